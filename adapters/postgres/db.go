@@ -1,0 +1,109 @@
+// Package postgres implements Kassa's stores on PostgreSQL with sqlx over lib/pq, and owns the
+// goose migrations embedded in the binary.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // registers the "postgres" driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Open connects to url and checks the connection.
+func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(40)
+	db.SetMaxIdleConns(40)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: cannot reach the database: %w", err)
+	}
+	return db, nil
+}
+
+func provider(db *sql.DB) (*goose.Provider, error) {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+}
+
+// MigrateUp applies every pending migration while holding goose's Postgres advisory lock, so
+// several processes starting together migrate once.
+func MigrateUp(ctx context.Context, db *sqlx.DB) ([]string, error) {
+	p, err := provider(db.DB)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Up(ctx)
+	var applied []string
+	for _, r := range res {
+		applied = append(applied, r.Source.Path)
+	}
+	return applied, err
+}
+
+// MigrationStatus reports each known migration and whether it is applied.
+type MigrationStatus struct {
+	Version int64
+	Name    string
+	Applied bool
+}
+
+// Status lists the embedded migrations and their state in the database.
+func Status(ctx context.Context, db *sqlx.DB) ([]MigrationStatus, error) {
+	p, err := provider(db.DB)
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MigrationStatus, 0, len(st))
+	for _, s := range st {
+		out = append(out, MigrationStatus{Version: s.Source.Version, Name: s.Source.Path, Applied: s.State == goose.StateApplied})
+	}
+	return out, nil
+}
+
+// ErrSchemaBehind means the database lacks migrations this binary carries.
+var ErrSchemaBehind = errors.New("database schema is behind this binary; run `kassa migrate up` or start with --migrate")
+
+// CheckCurrent returns ErrSchemaBehind when a migration is pending.
+func CheckCurrent(ctx context.Context, db *sqlx.DB) error {
+	p, err := provider(db.DB)
+	if err != nil {
+		return err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return ErrSchemaBehind
+	}
+	return nil
+}

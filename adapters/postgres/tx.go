@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// inTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise (and on
+// panic). Every store method that changes state goes through it, together with its events.
+func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// insertEvents writes events to the outbox inside the caller's transaction, so an event exists
+// exactly when the change it reports was committed.
+func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
+	for _, e := range events {
+		payload, err := json.Marshal(e.Object)
+		if err != nil {
+			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			e.ID, e.Scope.MerchantID, string(e.Scope.Env), e.Type, e.Created, payload); err != nil {
+			return fmt.Errorf("outbox: insert %s: %w", e.Type, err)
+		}
+	}
+	return nil
+}
