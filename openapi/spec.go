@@ -1,0 +1,40 @@
+package openapi
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// MerchantJSON is the bundled, self-contained OpenAPI document of the merchant API, as served
+// at GET /v1/openapi.json.
+//
+//go:embed gen/merchant.json
+var MerchantJSON []byte
+
+// OperatorJSON is the bundled, self-contained OpenAPI document of the operator API, as served
+// at GET /operator/v1/openapi.json.
+//
+//go:embed gen/operator.json
+var OperatorJSON []byte
+
+// LoadMerchant parses and validates the merchant API document. Each call returns a fresh
+// document, so callers may modify it (e.g. set Servers) without affecting others.
+func LoadMerchant() (*openapi3.T, error) { return load("merchant", MerchantJSON) }
+
+// LoadOperator parses and validates the operator API document. Each call returns a fresh
+// document.
+func LoadOperator() (*openapi3.T, error) { return load("operator", OperatorJSON) }
+
+func load(name string, data []byte) (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: load %s spec: %w", name, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("openapi: validate %s spec: %w", name, err)
+	}
+	return doc, nil
+}

@@ -1,0 +1,14 @@
+package openapi
+
+import "testing"
+
+func TestSpecsLoadAndValidate(t *testing.T) {
+	for name, load := range map[string]func() (any, error){
+		"merchant": func() (any, error) { return LoadMerchant() },
+		"operator": func() (any, error) { return LoadOperator() },
+	} {
+		if _, err := load(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
