@@ -1,5 +1,5 @@
 -- +goose Up
--- Platform tables: merchants, API keys, idempotency records, the events outbox and the sandbox
+-- Platform tables: merchants, API keys, dashboard users, idempotency records, the events outbox and the sandbox
 -- test clocks. Every tenant-owned table carries merchant_id and environment (architecture:
 -- Scale beyond one machine); money is bigint minor units; time is timestamptz.
 
@@ -24,6 +24,16 @@ CREATE TABLE api_keys (
     revoked_at    timestamptz
 );
 CREATE INDEX api_keys_merchant ON api_keys (merchant_id, environment, created DESC);
+
+-- Dashboard users (D1 owner_password). password_hash is an argon2id PHC string.
+CREATE TABLE users (
+    id            text PRIMARY KEY,
+    merchant_id   text NOT NULL REFERENCES merchants(id),
+    email         text NOT NULL,
+    password_hash text NOT NULL,
+    created       timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX users_merchant_email ON users (merchant_id, lower(email));
 
 CREATE TABLE idempotency_keys (
     merchant_id   text NOT NULL,
@@ -65,5 +75,6 @@ CREATE TABLE test_clocks (
 DROP TABLE test_clocks;
 DROP TABLE events;
 DROP TABLE idempotency_keys;
+DROP TABLE users;
 DROP TABLE api_keys;
 DROP TABLE merchants;

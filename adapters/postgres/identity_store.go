@@ -1,0 +1,202 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/identity"
+)
+
+// IdentityStore implements identity.Store.
+type IdentityStore struct{ db *sqlx.DB }
+
+var _ identity.Store = (*IdentityStore)(nil)
+
+// NewIdentityStore returns the merchants, API keys and users store.
+func NewIdentityStore(db *sqlx.DB) *IdentityStore { return &IdentityStore{db: db} }
+
+type merchantRow struct {
+	ID        string    `db:"id"`
+	Name      string    `db:"name"`
+	Country   string    `db:"country"`
+	Email     string    `db:"email"`
+	Onboarded bool      `db:"onboarded"`
+	Created   time.Time `db:"created"`
+}
+
+func (r merchantRow) merchant() *identity.Merchant {
+	return &identity.Merchant{ID: r.ID, Name: r.Name, Country: r.Country, Email: r.Email,
+		Onboarded: r.Onboarded, Created: r.Created.UTC()}
+}
+
+type apiKeyRow struct {
+	ID          string       `db:"id"`
+	MerchantID  string       `db:"merchant_id"`
+	Environment string       `db:"environment"`
+	Name        string       `db:"name"`
+	SecretHash  []byte       `db:"secret_hash"`
+	Display     string       `db:"display"`
+	Created     time.Time    `db:"created"`
+	LastUsed    sql.NullTime `db:"last_used"`
+	RevokedAt   sql.NullTime `db:"revoked_at"`
+}
+
+func nullTime(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+func (r apiKeyRow) key() *identity.APIKey {
+	return &identity.APIKey{ID: r.ID, MerchantID: r.MerchantID, Name: r.Name, Display: r.Display,
+		Env: core.Environment(r.Environment), Created: r.Created.UTC(),
+		LastUsed: nullTime(r.LastUsed), RevokedAt: nullTime(r.RevokedAt)}
+}
+
+const merchantCols = `id, name, country, email, onboarded, created`
+const apiKeyCols = `id, merchant_id, environment, name, secret_hash, display, created, last_used, revoked_at`
+
+func insertKey(ctx context.Context, ex sqlx.ExecerContext, k *identity.KeyRecord) error {
+	_, err := ex.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, environment, name, secret_hash, display, created)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		k.ID, k.MerchantID, string(k.Env), k.Name, k.SecretHash, k.Display, k.Created)
+	return err
+}
+
+// CreateMerchant implements identity.Store.
+func (s *IdentityStore) CreateMerchant(ctx context.Context, m *identity.Merchant, keys []*identity.KeyRecord, owner *identity.User) error {
+	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO merchants (`+merchantCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+			m.ID, m.Name, m.Country, m.Email, m.Onboarded, m.Created); err != nil {
+			return fmt.Errorf("identity: insert merchant: %w", err)
+		}
+		for _, k := range keys {
+			if err := insertKey(ctx, tx, k); err != nil {
+				return fmt.Errorf("identity: insert api key: %w", err)
+			}
+		}
+		if owner != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, created)
+				VALUES ($1, $2, $3, $4, $5)`, owner.ID, owner.MerchantID, owner.Email, owner.PasswordHash, owner.Created); err != nil {
+				return fmt.Errorf("identity: insert user: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// GetMerchant implements identity.Store.
+func (s *IdentityStore) GetMerchant(ctx context.Context, id string) (*identity.Merchant, error) {
+	var r merchantRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+merchantCols+` FROM merchants WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.merchant(), nil
+}
+
+// SetOnboarded implements identity.Store.
+func (s *IdentityStore) SetOnboarded(ctx context.Context, id string) (*identity.Merchant, error) {
+	var r merchantRow
+	err := s.db.GetContext(ctx, &r, `UPDATE merchants SET onboarded = true WHERE id = $1 RETURNING `+merchantCols, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.merchant(), nil
+}
+
+// CreateKey implements identity.Store.
+func (s *IdentityStore) CreateKey(ctx context.Context, k *identity.KeyRecord) error {
+	err := insertKey(ctx, s.db, k)
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "23503" { // foreign_key_violation: no such merchant
+		return identity.ErrNotFound
+	}
+	return err
+}
+
+// ListKeys implements identity.Store.
+func (s *IdentityStore) ListKeys(ctx context.Context, merchantID string) ([]*identity.APIKey, error) {
+	var rows []apiKeyRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+apiKeyCols+` FROM api_keys WHERE merchant_id = $1
+		ORDER BY created DESC, id DESC`, merchantID); err != nil {
+		return nil, err
+	}
+	out := make([]*identity.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = r.key()
+	}
+	return out, nil
+}
+
+// RevokeKey implements identity.Store.
+func (s *IdentityStore) RevokeKey(ctx context.Context, keyID string, at time.Time) (*identity.APIKey, error) {
+	var r apiKeyRow
+	err := s.db.GetContext(ctx, &r, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1
+		RETURNING `+apiKeyCols, keyID, at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.key(), nil
+}
+
+// KeyByHash implements identity.Store. The lookup uses the unique index on secret_hash.
+func (s *IdentityStore) KeyByHash(ctx context.Context, hash []byte) (*identity.AuthRecord, error) {
+	var r struct {
+		apiKeyRow
+		Onboarded bool `db:"onboarded"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT k.id, k.merchant_id, k.environment, k.name, k.secret_hash, k.display,
+			k.created, k.last_used, k.revoked_at, m.onboarded
+		FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.secret_hash = $1`, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &identity.AuthRecord{Key: *r.key(), SecretHash: r.SecretHash, Onboarded: r.Onboarded}, nil
+}
+
+// TouchKey implements identity.Store: at most one write per key and minute, whatever the
+// request rate.
+func (s *IdentityStore) TouchKey(ctx context.Context, keyID string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used = $2
+		WHERE id = $1 AND (last_used IS NULL OR last_used < $2::timestamptz - interval '1 minute')`, keyID, at)
+	return err
+}
+
+// UserByEmail returns the merchant's dashboard user with that e-mail (case-insensitive), or
+// identity.ErrNotFound.
+func (s *IdentityStore) UserByEmail(ctx context.Context, merchantID, email string) (*identity.User, error) {
+	var u identity.User
+	err := s.db.QueryRowxContext(ctx, `SELECT id, merchant_id, email, password_hash, created FROM users
+		WHERE merchant_id = $1 AND lower(email) = lower($2)`, merchantID, email).
+		Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.Created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Created = u.Created.UTC()
+	return &u, nil
+}

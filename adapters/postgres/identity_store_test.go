@@ -1,0 +1,224 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/identity"
+)
+
+type movableClock struct{ t time.Time }
+
+func (c *movableClock) Now() time.Time { return c.t }
+
+func identityFixture(t *testing.T) (*identity.Service, *postgres.IdentityStore, *movableClock) {
+	t.Helper()
+	db := pgtest.New(t)
+	st := postgres.NewIdentityStore(db)
+	clk := &movableClock{t: time.Now().UTC().Truncate(time.Second)}
+	return identity.NewService(st, clk), st, clk
+}
+
+func authCode(t *testing.T, err error, want error) {
+	t.Helper()
+	if err != want {
+		t.Fatalf("want %v, got %v", want, err)
+	}
+}
+
+func TestIdentityStoreCreateAndAuthenticate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, st, clk := identityFixture(t)
+	pw := "correct horse battery"
+	m, test, live, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "Owner@Acme.example", OwnerPassword: &pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.GetMerchant(ctx, m.ID)
+	if err != nil || *got != *m {
+		t.Fatalf("get: %+v %v (want %+v)", got, err, m)
+	}
+	u, err := st.UserByEmail(ctx, m.ID, "owner@acme.EXAMPLE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := identity.VerifyPassword(u.PasswordHash, pw); !ok {
+		t.Fatal("owner password does not verify")
+	}
+
+	for env, secret := range map[core.Environment]string{core.EnvTest: test, core.EnvLive: live} {
+		c, err := svc.Authenticate(ctx, "Bearer "+secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Scope != (core.Scope{MerchantID: m.ID, Env: env}) || c.Onboarded {
+			t.Fatalf("caller %+v", c)
+		}
+	}
+	keys, err := svc.ListKeys(ctx, m.ID)
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("keys %v %v", keys, err)
+	}
+	for _, k := range keys {
+		if k.LastUsed == nil || !k.LastUsed.Equal(clk.t) {
+			t.Fatalf("last_used not recorded: %+v", k)
+		}
+	}
+	// Within the minute last_used stays; after it, it moves.
+	clk.t = clk.t.Add(30 * time.Second)
+	_, _ = svc.Authenticate(ctx, "Bearer "+test)
+	keys, _ = svc.ListKeys(ctx, m.ID)
+	for _, k := range keys {
+		if k.LastUsed.Equal(clk.t) {
+			t.Fatal("last_used written twice within a minute")
+		}
+	}
+	clk.t = clk.t.Add(61 * time.Second)
+	_, _ = svc.Authenticate(ctx, "Bearer "+test)
+	keys, _ = svc.ListKeys(ctx, m.ID)
+	for _, k := range keys {
+		if k.Env == core.EnvTest && !k.LastUsed.Equal(clk.t) {
+			t.Fatalf("last_used not refreshed: %+v", k)
+		}
+	}
+
+	if _, err := svc.CompleteOnboarding(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := svc.Authenticate(ctx, "Bearer "+live); !c.Onboarded {
+		t.Fatal("onboarding not visible to the next request")
+	}
+	_, err = svc.GetMerchant(ctx, "mer_000000000000000000000000")
+	if !errors.Is(err, identity.ErrMerchantNotFound) {
+		t.Fatalf("unknown merchant: %v", err)
+	}
+	_, _, err = svc.CreateKey(ctx, "mer_000000000000000000000000", "k", core.EnvTest)
+	if !errors.Is(err, identity.ErrMerchantNotFound) {
+		t.Fatalf("key for unknown merchant: %v", err)
+	}
+}
+
+func TestIdentityStoreCreateMerchantIsAtomic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	st := postgres.NewIdentityStore(db)
+	now := time.Now().UTC()
+	m := &identity.Merchant{ID: core.NewID(core.PrefixMerchant), Name: "A", Country: "DE", Email: "a@b.de", Created: now}
+	k := &identity.KeyRecord{APIKey: identity.APIKey{ID: core.NewID(core.PrefixAPIKey), MerchantID: m.ID, Name: "k", Display: "sk_test_…abcd", Env: core.EnvTest, Created: now}, SecretHash: []byte("same-hash")}
+	k2 := *k
+	k2.ID = core.NewID(core.PrefixAPIKey) // same hash: violates the unique index
+	if err := st.CreateMerchant(ctx, m, []*identity.KeyRecord{k, &k2}, nil); err == nil {
+		t.Fatal("expected failure")
+	}
+	if _, err := st.GetMerchant(ctx, m.ID); !errors.Is(err, identity.ErrNotFound) {
+		t.Fatalf("merchant survived a failed create: %v", err)
+	}
+}
+
+func TestIdentityStoreRevoke(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, _, clk := identityFixture(t)
+	m, test, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "o@acme.example", Onboarded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := svc.CreateKey(ctx, m.ID, "Rotation", core.EnvTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Authenticate(ctx, "Bearer "+secret)
+	if err != nil || c.KeyID != k.ID {
+		t.Fatalf("%+v %v", c, err)
+	}
+	first, err := svc.RevokeKey(ctx, k.ID)
+	if err != nil || first.RevokedAt == nil {
+		t.Fatalf("%+v %v", first, err)
+	}
+	authCode(t, func() error { _, err := svc.Authenticate(ctx, "Bearer "+secret); return err }(), identity.ErrRevokedAPIKey)
+	clk.t = clk.t.Add(time.Hour)
+	again, err := svc.RevokeKey(ctx, k.ID)
+	if err != nil || !again.RevokedAt.Equal(*first.RevokedAt) {
+		t.Fatalf("second revoke: %+v %v", again, err)
+	}
+	// The other key of the merchant is untouched.
+	if _, err := svc.Authenticate(ctx, "Bearer "+test); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RevokeKey(ctx, "key_000000000000000000000000"); !errors.Is(err, identity.ErrAPIKeyNotFound) {
+		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+func TestIdentityStoreModeMismatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	svc := identity.NewService(postgres.NewIdentityStore(db), core.SystemClock{})
+	m, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "o@acme.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "sk_live_" + core.NewSecretPart()
+	if _, err := db.Exec(`INSERT INTO api_keys (id, merchant_id, environment, name, secret_hash, display)
+		VALUES ($1, $2, 'test', 'odd', $3, 'sk_live_…odd')`, core.NewID(core.PrefixAPIKey), m.ID, identity.HashSecret(secret)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Authenticate(ctx, "Bearer "+secret)
+	authCode(t, err, identity.ErrAPIKeyModeClash)
+	_, err = svc.Authenticate(ctx, "Bearer sk_live_"+core.NewSecretPart())
+	authCode(t, err, identity.ErrUnknownAPIKey)
+}
+
+func TestIdentityStoreTenantSeparation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, _, _ := identityFixture(t)
+	a, aTest, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "A", Country: "DE", Email: "a@a.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, bTest, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "B", Country: "FR", Email: "b@b.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := svc.Authenticate(ctx, "Bearer "+aTest)
+	cb, _ := svc.Authenticate(ctx, "Bearer "+bTest)
+	if ca.Scope.MerchantID != a.ID || cb.Scope.MerchantID != b.ID {
+		t.Fatalf("%+v %+v", ca, cb)
+	}
+	ka, _ := svc.ListKeys(ctx, a.ID)
+	kb, _ := svc.ListKeys(ctx, b.ID)
+	for _, k := range ka {
+		if k.MerchantID != a.ID {
+			t.Fatal("foreign key listed")
+		}
+	}
+	for _, k := range kb {
+		if k.MerchantID != b.ID {
+			t.Fatal("foreign key listed")
+		}
+	}
+	// Revoking A's key leaves B alone.
+	if _, err := svc.RevokeKey(ctx, ca.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, "Bearer "+bTest); err != nil {
+		t.Fatal(err)
+	}
+	// The same owner e-mail may exist under two merchants, but not twice under one.
+	pw := "0123456789"
+	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "C", Country: "DE", Email: "a@a.example", OwnerPassword: &pw}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "D", Country: "DE", Email: "A@a.example", OwnerPassword: &pw}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,61 @@
+package identity
+
+import (
+	"context"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Names of the keys every new merchant gets.
+const (
+	DefaultTestKeyName = "Default test key"
+	DefaultLiveKeyName = "Default live key"
+)
+
+// CreateMerchant creates a merchant with one test and one live key, and its first dashboard
+// user when in.OwnerPassword is set, in one transaction. The secrets are returned once and
+// never stored.
+func (s *Service) CreateMerchant(ctx context.Context, in NewMerchant) (m *Merchant, testSecret, liveSecret string, err error) {
+	in, err = normalizeMerchant(in)
+	if err != nil {
+		return nil, "", "", err
+	}
+	now := s.clock.Now()
+	m = &Merchant{
+		ID: core.NewID(core.PrefixMerchant), Name: in.Name, Country: in.Country, Email: in.Email,
+		Onboarded: in.Onboarded, Created: now,
+	}
+	testKey, testSecret := newKeyRecord(m.ID, DefaultTestKeyName, core.EnvTest, now)
+	liveKey, liveSecret := newKeyRecord(m.ID, DefaultLiveKeyName, core.EnvLive, now)
+	var owner *User
+	if in.OwnerPassword != nil {
+		hash, err := HashPassword(*in.OwnerPassword)
+		if err != nil {
+			return nil, "", "", err
+		}
+		owner = &User{ID: core.NewID(PrefixUser), MerchantID: m.ID, Email: in.Email, PasswordHash: hash, Created: now}
+	}
+	if err := s.store.CreateMerchant(ctx, m, []*KeyRecord{testKey, liveKey}, owner); err != nil {
+		return nil, "", "", err
+	}
+	return m, testSecret, liveSecret, nil
+}
+
+// GetMerchant returns the merchant, or 404 merchant_not_found.
+func (s *Service) GetMerchant(ctx context.Context, id string) (*Merchant, error) {
+	m, err := s.store.GetMerchant(ctx, id)
+	if err != nil {
+		return nil, notFound(err, ErrMerchantNotFound, "id", "merchant", id)
+	}
+	return m, nil
+}
+
+// CompleteOnboarding marks the merchant onboarded, so live requests may move money. Doing it
+// twice is harmless.
+func (s *Service) CompleteOnboarding(ctx context.Context, id string) (*Merchant, error) {
+	m, err := s.store.SetOnboarded(ctx, id)
+	if err != nil {
+		return nil, notFound(err, ErrMerchantNotFound, "id", "merchant", id)
+	}
+	return m, nil
+}

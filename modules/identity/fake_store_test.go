@@ -1,0 +1,121 @@
+package identity
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// memStore is an in-memory Store for the rule tests.
+type memStore struct {
+	mu        sync.Mutex
+	merchants map[string]*Merchant
+	keys      map[string]*KeyRecord
+	users     []*User
+	touches   int
+	failNext  error
+}
+
+func newMemStore() *memStore {
+	return &memStore{merchants: map[string]*Merchant{}, keys: map[string]*KeyRecord{}}
+}
+
+func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRecord, owner *User) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.failNext; err != nil {
+		s.failNext = nil
+		return err
+	}
+	c := *m
+	s.merchants[m.ID] = &c
+	for _, k := range keys {
+		kc := *k
+		s.keys[k.ID] = &kc
+	}
+	if owner != nil {
+		s.users = append(s.users, owner)
+	}
+	return nil
+}
+
+func (s *memStore) GetMerchant(_ context.Context, id string) (*Merchant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.merchants[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := *m
+	return &c, nil
+}
+
+func (s *memStore) SetOnboarded(ctx context.Context, id string) (*Merchant, error) {
+	s.mu.Lock()
+	if m, ok := s.merchants[id]; ok {
+		m.Onboarded = true
+	}
+	s.mu.Unlock()
+	return s.GetMerchant(ctx, id)
+}
+
+func (s *memStore) CreateKey(_ context.Context, k *KeyRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.merchants[k.MerchantID]; !ok {
+		return ErrNotFound
+	}
+	c := *k
+	s.keys[k.ID] = &c
+	return nil
+}
+
+func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*APIKey
+	for _, k := range s.keys {
+		if k.MerchantID == merchantID {
+			c := k.APIKey
+			out = append(out, &c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
+
+func (s *memStore) RevokeKey(_ context.Context, keyID string, at time.Time) (*APIKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[keyID]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if k.RevokedAt == nil {
+		k.RevokedAt = &at
+	}
+	c := k.APIKey
+	return &c, nil
+}
+
+func (s *memStore) KeyByHash(_ context.Context, hash []byte) (*AuthRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.keys {
+		if string(k.SecretHash) == string(hash) {
+			return &AuthRecord{Key: k.APIKey, SecretHash: k.SecretHash, Onboarded: s.merchants[k.MerchantID].Onboarded}, nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+func (s *memStore) TouchKey(_ context.Context, keyID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.touches++
+	if k, ok := s.keys[keyID]; ok && (k.LastUsed == nil || k.LastUsed.Before(at.Add(-time.Minute))) {
+		k.LastUsed = &at
+	}
+	return nil
+}

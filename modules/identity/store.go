@@ -1,0 +1,32 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by a Store when the merchant or key asked for does not exist.
+var ErrNotFound = errors.New("identity: not found")
+
+// Store keeps merchants, keys and users. adapters/postgres implements it.
+type Store interface {
+	// CreateMerchant inserts the merchant, its keys and (when not nil) its owner user in one
+	// transaction: all of them or none.
+	CreateMerchant(ctx context.Context, m *Merchant, keys []*KeyRecord, owner *User) error
+	// GetMerchant returns ErrNotFound for an unknown id.
+	GetMerchant(ctx context.Context, id string) (*Merchant, error)
+	// SetOnboarded marks the merchant onboarded and returns it; ErrNotFound for an unknown id.
+	SetOnboarded(ctx context.Context, id string) (*Merchant, error)
+	// CreateKey inserts a key; ErrNotFound when its merchant does not exist.
+	CreateKey(ctx context.Context, k *KeyRecord) error
+	// ListKeys returns the merchant's keys, newest first.
+	ListKeys(ctx context.Context, merchantID string) ([]*APIKey, error)
+	// RevokeKey sets revoked_at to at unless it is already set, and returns the key;
+	// ErrNotFound for an unknown id.
+	RevokeKey(ctx context.Context, keyID string, at time.Time) (*APIKey, error)
+	// KeyByHash finds the key whose secret hashes to hash; ErrNotFound when none does.
+	KeyByHash(ctx context.Context, hash []byte) (*AuthRecord, error)
+	// TouchKey sets last_used to at when it is unset or more than a minute older than at.
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+}
