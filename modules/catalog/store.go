@@ -1,0 +1,35 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Store keeps products and prices. Every method works inside one scope: a row of another
+// merchant or of the other environment is ErrNotFound, exactly like a missing one.
+//
+// Lists are newest first. A cursor (q.StartingAfter / q.EndingBefore) is the id of a row of the
+// same scope (and, for prices, of the same product); any other id gives ErrUnknownCursor. The
+// query given to a Store is already normalized.
+//
+// Writing a price whose lookup_key is already used by another active price of the scope gives
+// ErrLookupKeyTaken (param lookup_key), and the whole write is rolled back.
+type Store interface {
+	// CreateProduct inserts p and all of p.Prices() (and p's default price link) atomically.
+	CreateProduct(ctx context.Context, p *Product) error
+	// GetProduct returns the product with all its prices.
+	GetProduct(ctx context.Context, scope core.Scope, id string) (*Product, error)
+	// ListProducts pages the scope's products (only those whose active equals *active when
+	// active is set), each with all its prices.
+	ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*Product], error)
+	// UpdateProduct locks the product and its prices, hands them to fn, and — when fn returns
+	// nil — writes back the product and every price fn added or changed, in one transaction.
+	// When fn fails nothing is written and its error is returned as is. It returns the product
+	// as written.
+	UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(p *Product) error) (*Product, error)
+	// GetPrice returns a price of any product of the scope.
+	GetPrice(ctx context.Context, scope core.Scope, id string) (*Price, error)
+	// ListPrices pages the prices of a product; ErrNotFound when the product is unknown.
+	ListPrices(ctx context.Context, scope core.Scope, productID string, q core.ListQuery, active *bool) (core.Page[*Price], error)
+}
