@@ -1,0 +1,297 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/checkout"
+)
+
+// SessionStore keeps checkout sessions in checkout_sessions. Every query filters by
+// merchant_id and environment; every change is written with its events in one transaction.
+type SessionStore struct {
+	db *sqlx.DB
+}
+
+// NewSessionStore returns the checkout session store on db.
+func NewSessionStore(db *sqlx.DB) *SessionStore { return &SessionStore{db: db} }
+
+var _ checkout.Store = (*SessionStore)(nil)
+
+var sessionColumns = []string{
+	"id", "merchant_id", "environment", "checkout_mode", "status", "amount", "currency",
+	"client_secret", "checkout_url", "embed_url", "customer_name", "customer_email",
+	"reference", "description", "success_url", "cancel_url", "line_items", "metadata",
+	"cancellation_reason", "created", "expires_at",
+}
+
+// sessionCols renders the column list, qualified with alias when it is not empty.
+func sessionCols(alias string) string {
+	if alias == "" {
+		return strings.Join(sessionColumns, ", ")
+	}
+	q := make([]string, len(sessionColumns))
+	for i, c := range sessionColumns {
+		q[i] = alias + "." + c
+	}
+	return strings.Join(q, ", ")
+}
+
+type sessionRow struct {
+	ID                 string    `db:"id"`
+	MerchantID         string    `db:"merchant_id"`
+	Environment        string    `db:"environment"`
+	CheckoutMode       string    `db:"checkout_mode"`
+	Status             string    `db:"status"`
+	Amount             int64     `db:"amount"`
+	Currency           string    `db:"currency"`
+	ClientSecret       string    `db:"client_secret"`
+	CheckoutURL        string    `db:"checkout_url"`
+	EmbedURL           string    `db:"embed_url"`
+	CustomerName       string    `db:"customer_name"`
+	CustomerEmail      string    `db:"customer_email"`
+	Reference          *string   `db:"reference"`
+	Description        *string   `db:"description"`
+	SuccessURL         *string   `db:"success_url"`
+	CancelURL          *string   `db:"cancel_url"`
+	LineItems          []byte    `db:"line_items"`
+	Metadata           []byte    `db:"metadata"`
+	CancellationReason *string   `db:"cancellation_reason"`
+	Created            time.Time `db:"created"`
+	ExpiresAt          time.Time `db:"expires_at"`
+}
+
+func (r *sessionRow) session() (*checkout.Session, error) {
+	snap := checkout.SessionSnapshot{
+		ID:                 r.ID,
+		Scope:              core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		Mode:               checkout.Mode(r.CheckoutMode),
+		Status:             checkout.Status(r.Status),
+		Amount:             r.Amount,
+		Currency:           core.Currency(r.Currency),
+		ClientSecret:       r.ClientSecret,
+		CheckoutURL:        r.CheckoutURL,
+		EmbedURL:           r.EmbedURL,
+		CustomerName:       r.CustomerName,
+		CustomerEmail:      r.CustomerEmail,
+		Reference:          r.Reference,
+		Description:        r.Description,
+		SuccessURL:         r.SuccessURL,
+		CancelURL:          r.CancelURL,
+		CancellationReason: r.CancellationReason,
+		Created:            r.Created.UTC(),
+		ExpiresAt:          r.ExpiresAt.UTC(),
+	}
+	if err := json.Unmarshal(r.LineItems, &snap.LineItems); err != nil {
+		return nil, fmt.Errorf("checkout_sessions %s: line_items: %w", r.ID, err)
+	}
+	if err := json.Unmarshal(r.Metadata, &snap.Metadata); err != nil {
+		return nil, fmt.Errorf("checkout_sessions %s: metadata: %w", r.ID, err)
+	}
+	return checkout.RehydrateSession(snap), nil
+}
+
+// Insert saves a new session.
+func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
+	snap := s.Snapshot()
+	items := snap.LineItems
+	if items == nil {
+		items = []checkout.LineItem{}
+	}
+	lineItems, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	md := snap.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	metadata, err := json.Marshal(md)
+	if err != nil {
+		return err
+	}
+	hash := sha256.Sum256([]byte(snap.ClientSecret))
+	_, err = st.db.ExecContext(ctx, `INSERT INTO checkout_sessions (
+		id, merchant_id, environment, checkout_mode, status, amount, currency,
+		client_secret, client_secret_hash, checkout_url, embed_url, customer_name, customer_email,
+		reference, description, success_url, cancel_url, line_items, metadata,
+		cancellation_reason, created, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		snap.ID, snap.Scope.MerchantID, string(snap.Scope.Env), string(snap.Mode), string(snap.Status),
+		snap.Amount, string(snap.Currency), snap.ClientSecret, hash[:], snap.CheckoutURL, snap.EmbedURL,
+		snap.CustomerName, snap.CustomerEmail, snap.Reference, snap.Description, snap.SuccessURL,
+		snap.CancelURL, lineItems, metadata, snap.CancellationReason, snap.Created, snap.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("checkout_sessions: insert: %w", err)
+	}
+	return nil
+}
+
+// Get reads one session of scope.
+func (st *SessionStore) Get(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
+	return getSession(ctx, st.db, scope, id, false)
+}
+
+func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*checkout.Session, error) {
+	query := `SELECT ` + sessionCols("") + ` FROM checkout_sessions
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	var r sessionRow
+	if err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, core.NotFound("session", "id", id)
+		}
+		return nil, fmt.Errorf("checkout_sessions: get: %w", err)
+	}
+	return r.session()
+}
+
+// List returns one page of scope's sessions, newest first.
+func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status) (core.Page[*checkout.Session], error) {
+	var page core.Page[*checkout.Session]
+	args := []any{scope.MerchantID, string(scope.Env)}
+	where := `merchant_id = $1 AND environment = $2`
+	if status != "" {
+		args = append(args, string(status))
+		where += fmt.Sprintf(` AND status = $%d`, len(args))
+	}
+	order := `seq DESC`
+	cursor, param, cmp := q.StartingAfter, "starting_after", "<"
+	if q.EndingBefore != "" {
+		cursor, param, cmp, order = q.EndingBefore, "ending_before", ">", `seq ASC`
+	}
+	if cursor != "" {
+		var seq int64
+		err := st.db.GetContext(ctx, &seq, `SELECT seq FROM checkout_sessions
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), cursor)
+		if errors.Is(err, sql.ErrNoRows) {
+			return page, core.NotFound("session", param, cursor)
+		}
+		if err != nil {
+			return page, fmt.Errorf("checkout_sessions: list cursor: %w", err)
+		}
+		args = append(args, seq)
+		where += fmt.Sprintf(` AND seq %s $%d`, cmp, len(args))
+	}
+	args = append(args, q.Limit+1)
+	var rows []sessionRow
+	if err := st.db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT %s FROM checkout_sessions WHERE %s ORDER BY %s LIMIT $%d`,
+		sessionCols(""), where, order, len(args)), args...); err != nil {
+		return page, fmt.Errorf("checkout_sessions: list: %w", err)
+	}
+	if len(rows) > q.Limit {
+		page.HasMore = true
+		rows = rows[:q.Limit]
+	}
+	page.Items = make([]*checkout.Session, 0, len(rows))
+	for i := range rows {
+		s, err := rows[i].session()
+		if err != nil {
+			return page, err
+		}
+		page.Items = append(page.Items, s)
+	}
+	if q.EndingBefore != "" {
+		slices.Reverse(page.Items)
+	}
+	return page, nil
+}
+
+// Update locks the session row, calls fn, and writes the new state and events.
+func (st *SessionStore) Update(ctx context.Context, scope core.Scope, id string, fn checkout.UpdateFunc) (*checkout.Session, error) {
+	var out *checkout.Session
+	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
+		s, err := getSession(ctx, tx, scope, id, true)
+		if err != nil {
+			return err
+		}
+		if err := applySessionChange(ctx, tx, s, fn); err != nil {
+			return err
+		}
+		out = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ClaimDue locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) and applies fn to
+// each in one transaction.
+func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn checkout.UpdateFunc) (int, error) {
+	args := []any{until}
+	where := `s.status = 'open' AND s.expires_at <= $1`
+	if scope != nil {
+		args = append(args, scope.MerchantID, string(scope.Env))
+		where += ` AND s.merchant_id = $2 AND s.environment = $3`
+	} else {
+		// Test sessions of a merchant whose clock is frozen move only with that clock.
+		where += ` AND (s.environment = 'live' OR NOT EXISTS (
+			SELECT 1 FROM test_clocks c
+			WHERE c.merchant_id = s.merchant_id AND c.environment = s.environment AND c.frozen_time IS NOT NULL))`
+	}
+	args = append(args, limit)
+	query := fmt.Sprintf(`SELECT %s FROM checkout_sessions s WHERE %s
+		ORDER BY s.expires_at, s.id LIMIT $%d FOR UPDATE OF s SKIP LOCKED`, sessionCols("s"), where, len(args))
+	claimed := 0
+	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
+		var rows []sessionRow
+		if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
+			return fmt.Errorf("checkout_sessions: claim due: %w", err)
+		}
+		claimed = len(rows)
+		for i := range rows {
+			s, err := rows[i].session()
+			if err != nil {
+				return err
+			}
+			if err := applySessionChange(ctx, tx, s, fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return claimed, nil
+}
+
+// applySessionChange runs fn on a locked session and writes what changed with its events.
+// Only the status and the cancellation reason ever change after creation.
+func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, fn checkout.UpdateFunc) error {
+	before := s.Snapshot()
+	events, err := fn(s)
+	if err != nil {
+		return err
+	}
+	after := s.Snapshot()
+	if after.Status != before.Status || !equalStringPtr(after.CancellationReason, before.CancellationReason) {
+		if _, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET status = $4, cancellation_reason = $5
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+			after.Scope.MerchantID, string(after.Scope.Env), after.ID, string(after.Status), after.CancellationReason); err != nil {
+			return fmt.Errorf("checkout_sessions: update: %w", err)
+		}
+	}
+	return insertEvents(ctx, tx, events)
+}
+
+func equalStringPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

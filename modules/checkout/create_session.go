@@ -1,0 +1,275 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// CreateInput is the body of POST /v1/checkout/sessions (interface 4.1).
+type CreateInput struct {
+	Amount        *int64
+	Currency      string
+	CustomerName  string
+	CustomerEmail string
+	Mode          string // "" means payment
+	Reference     *string
+	Description   *string
+	SuccessURL    *string
+	CancelURL     *string
+	LineItems     []LineItem // Quantity 0 means 1
+	Metadata      map[string]string
+}
+
+// Limits of the create request (interface 8, D2, D13).
+const (
+	minNameRunes      = 2
+	maxNameRunes      = 120
+	maxEmailLen       = 254
+	maxURLLen         = 2048
+	maxReferenceRunes = 255
+	maxDescRunes      = 1000
+	maxLineItems      = 100
+	maxItemNameRunes  = 250
+	maxQuantity       = 9999
+	maxMetadataKeys   = 50
+	maxMetadataKey    = 40
+	maxMetadataValue  = 500
+)
+
+// Create opens a checkout session. A live caller that has not completed onboarding is refused
+// first (409 merchant_not_ready); then the fields are checked in the order of the request
+// table; a subscription session finally checks its price against the catalog.
+func (svc *Service) Create(ctx context.Context, caller core.Caller, in CreateInput) (*Session, error) {
+	scope := caller.Scope
+	if scope.Env == core.EnvLive && !caller.Onboarded {
+		return nil, core.ErrMerchantNotReady
+	}
+	f, err := validateCreate(in)
+	if err != nil {
+		return nil, err
+	}
+	if f.mode == ModeSubscription {
+		if err := svc.priceSubscription(ctx, scope, &f); err != nil {
+			return nil, err
+		}
+	}
+	now, err := svc.clocks.Now(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	s := newSession(scope, f, now, svc.checkoutBase)
+	if err := svc.store.Insert(ctx, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// priceSubscription fetches line_items[0]'s price and derives the amount from it.
+func (svc *Service) priceSubscription(ctx context.Context, scope core.Scope, f *sessionFields) error {
+	const param = "line_items.0.price_id"
+	item := f.lineItems[0]
+	p, err := svc.prices.LookupPrice(ctx, scope, *item.PriceID)
+	if err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
+			return ce.At(param)
+		}
+		return err
+	}
+	if !p.Active {
+		return ErrPriceInactive.At(param).Msg("Price '%s' is not active.", p.ID)
+	}
+	if !p.Recurring {
+		return ErrPriceNotRecurring.At(param).Msg("Price '%s' is not recurring; a subscription checkout needs a recurring price.", p.ID)
+	}
+	if p.Currency != f.currency {
+		return core.InvalidField("currency", "currency must be the price's currency (%s).", p.Currency.Lower())
+	}
+	qty := int64(item.Quantity)
+	if p.UnitAmount > 0 && qty > core.MaxAmount/p.UnitAmount {
+		return core.ErrAmountTooLarge.At("line_items.0.quantity")
+	}
+	amount := p.UnitAmount * qty
+	if err := core.CheckAmount(amount, "line_items.0.quantity"); err != nil {
+		return err
+	}
+	f.amount = amount
+	return nil
+}
+
+// validateCreate applies every rule that needs no I/O and returns the normalised fields.
+func validateCreate(in CreateInput) (sessionFields, error) {
+	var f sessionFields
+	switch in.Mode {
+	case "", string(ModePayment):
+		f.mode = ModePayment
+	case string(ModeSubscription):
+		f.mode = ModeSubscription
+	default:
+		return f, core.InvalidField("mode", "mode must be 'payment' or 'subscription'.")
+	}
+
+	if f.mode == ModePayment {
+		if in.Amount == nil {
+			return f, core.MissingField("amount")
+		}
+		if err := core.CheckAmount(*in.Amount, "amount"); err != nil {
+			return f, err
+		}
+		f.amount = *in.Amount
+	} else if in.Amount != nil {
+		return f, core.InvalidField("amount", "amount must be omitted in subscription mode; it comes from the price.")
+	}
+
+	if in.Currency == "" {
+		return f, core.MissingField("currency")
+	}
+	cur, err := core.ParseCurrency(in.Currency, "currency")
+	if err != nil {
+		return f, err
+	}
+	f.currency = cur
+
+	if in.CustomerName == "" {
+		return f, core.MissingField("customer_name")
+	}
+	name := strings.TrimSpace(in.CustomerName)
+	if n := utf8.RuneCountInString(name); n < minNameRunes || n > maxNameRunes {
+		return f, core.InvalidField("customer_name", "customer_name must be 2 to 120 characters.")
+	}
+	f.customerName = name
+
+	if in.CustomerEmail == "" {
+		return f, core.MissingField("customer_email")
+	}
+	email := strings.TrimSpace(in.CustomerEmail)
+	if !validEmail(email) {
+		return f, core.InvalidField("customer_email", "customer_email must be a valid e-mail address.")
+	}
+	f.customerEmail = email
+
+	if f.successURL, err = optionalURL(in.SuccessURL, "success_url"); err != nil {
+		return f, err
+	}
+	if f.cancelURL, err = optionalURL(in.CancelURL, "cancel_url"); err != nil {
+		return f, err
+	}
+	if in.Reference != nil && utf8.RuneCountInString(*in.Reference) > maxReferenceRunes {
+		return f, core.InvalidField("reference", "reference must be at most %d characters.", maxReferenceRunes)
+	}
+	f.reference = in.Reference
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > maxDescRunes {
+		return f, core.InvalidField("description", "description must be at most %d characters.", maxDescRunes)
+	}
+	f.description = in.Description
+
+	if f.lineItems, err = validateLineItems(in.LineItems); err != nil {
+		return f, err
+	}
+	if f.metadata, err = validateMetadata(in.Metadata); err != nil {
+		return f, err
+	}
+
+	if f.mode == ModeSubscription && (len(f.lineItems) == 0 || f.lineItems[0].PriceID == nil) {
+		return f, core.MissingField("line_items.0.price_id")
+	}
+	return f, nil
+}
+
+func validateLineItems(items []LineItem) ([]LineItem, error) {
+	if len(items) > maxLineItems {
+		return nil, core.InvalidField("line_items", "line_items may hold at most %d items.", maxLineItems)
+	}
+	out := make([]LineItem, 0, len(items))
+	for i, it := range items {
+		p := func(field string) string { return fmt.Sprintf("line_items.%d.%s", i, field) }
+		if n := utf8.RuneCountInString(it.Name); n < 1 || n > maxItemNameRunes || strings.TrimSpace(it.Name) == "" {
+			return nil, core.InvalidField(p("name"), "%s must be 1 to %d characters.", p("name"), maxItemNameRunes)
+		}
+		if it.Quantity == 0 {
+			it.Quantity = 1
+		}
+		if it.Quantity < 1 || it.Quantity > maxQuantity {
+			return nil, core.InvalidField(p("quantity"), "%s must be between 1 and %d.", p("quantity"), maxQuantity)
+		}
+		if it.Amount != nil && (*it.Amount < 0 || *it.Amount > core.MaxAmount) {
+			return nil, core.InvalidField(p("amount"), "%s must be between 0 and %d.", p("amount"), core.MaxAmount)
+		}
+		if it.ImageURL != nil && !validWebURL(*it.ImageURL) {
+			return nil, core.InvalidField(p("image_url"), "%s must be an absolute http or https URL.", p("image_url"))
+		}
+		if it.PriceID != nil && !core.HasIDShape(*it.PriceID, core.PrefixPrice) {
+			return nil, core.InvalidField(p("price_id"), "%s is not a price id.", p("price_id"))
+		}
+		if it.ProductID != nil && !core.HasIDShape(*it.ProductID, core.PrefixProduct) {
+			return nil, core.InvalidField(p("product_id"), "%s is not a product id.", p("product_id"))
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func validateMetadata(md map[string]string) (map[string]string, error) {
+	if len(md) > maxMetadataKeys {
+		return nil, core.InvalidField("metadata", "metadata may hold at most %d keys.", maxMetadataKeys)
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		if n := utf8.RuneCountInString(k); n < 1 || n > maxMetadataKey {
+			return nil, core.InvalidField("metadata", "metadata keys must be 1 to %d characters.", maxMetadataKey)
+		}
+		if utf8.RuneCountInString(v) > maxMetadataValue {
+			return nil, core.InvalidField("metadata", "metadata values must be at most %d characters.", maxMetadataValue)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func optionalURL(u *string, param string) (*string, error) {
+	if u == nil {
+		return nil, nil
+	}
+	if !validWebURL(*u) {
+		return nil, core.InvalidField(param, "%s must be an absolute http or https URL of at most %d characters.", param, maxURLLen)
+	}
+	return u, nil
+}
+
+// validWebURL accepts an absolute http or https URL with a host, at most 2048 bytes.
+func validWebURL(s string) bool {
+	if s == "" || len(s) > maxURLLen || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	return (scheme == "http" || scheme == "https") && u.Host != "" && u.Hostname() != ""
+}
+
+// validEmail accepts a bare address (no display name, no angle brackets) of at most 254
+// bytes whose domain part is non-empty and has no spaces.
+func validEmail(s string) bool {
+	if s == "" || len(s) > maxEmailLen {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at <= 0 {
+		return false
+	}
+	domain := s[at+1:]
+	return domain != "" && !strings.ContainsAny(domain, " \t\r\n")
+}

@@ -1,0 +1,73 @@
+package checkout
+
+import (
+	"context"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Get returns one session of the scope. An open session whose lifetime has run out is expired
+// on the way (lazy expiry, D6), in the same transaction as its event; the row lock and the
+// status check under it make that happen once whoever gets there first.
+func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Session, error) {
+	s, err := svc.store.Get(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	now, err := svc.clocks.Now(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	if !s.IsDue(now) {
+		return s, nil
+	}
+	return svc.expireIfDue(ctx, scope, id, now)
+}
+
+// expireIfDue locks the session and expires it when it is still due; otherwise it returns the
+// session as another transaction left it.
+func (svc *Service) expireIfDue(ctx context.Context, scope core.Scope, id string, now time.Time) (*Session, error) {
+	return svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
+		if !s.IsDue(now) {
+			return nil, nil
+		}
+		return svc.expiredEvent(s, expiryTime(s))
+	})
+}
+
+// List returns one page of the scope's sessions, newest first, optionally filtered by status
+// ("" = all). Sessions of the scope that are due are expired first (each with its event), so
+// the page and the status filter show the state a Get would show.
+func (svc *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, status string) (core.Page[*Session], error) {
+	var none core.Page[*Session]
+	q, err := q.Normalize()
+	if err != nil {
+		return none, err
+	}
+	st := Status(status)
+	if status != "" && !st.Valid() {
+		return none, core.InvalidField("status", "status must be one of open, complete, expired, canceled.")
+	}
+	now, err := svc.clocks.Now(ctx, scope)
+	if err != nil {
+		return none, err
+	}
+	if _, err := svc.ProcessDue(ctx, &scope, now); err != nil {
+		return none, err
+	}
+	page, err := svc.store.List(ctx, scope, q, st)
+	if err != nil {
+		return none, err
+	}
+	// A due row another transaction held during the sweep above is settled here: the lock
+	// waits for that transaction, and the status check under it avoids a second event.
+	for i, s := range page.Items {
+		if s.IsDue(now) {
+			if page.Items[i], err = svc.expireIfDue(ctx, scope, s.ID(), now); err != nil {
+				return none, err
+			}
+		}
+	}
+	return page, nil
+}

@@ -1,0 +1,215 @@
+package checkout
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Status is the state of a checkout session (interface 3.1).
+type Status string
+
+const (
+	StatusOpen     Status = "open"
+	StatusComplete Status = "complete"
+	StatusExpired  Status = "expired"
+	StatusCanceled Status = "canceled"
+)
+
+// Valid reports whether st is one of the four documented states.
+func (st Status) Valid() bool {
+	switch st {
+	case StatusOpen, StatusComplete, StatusExpired, StatusCanceled:
+		return true
+	}
+	return false
+}
+
+// Mode is the request's `mode` (echoed as `checkout_mode`, D6): a one-off payment or the first
+// payment of a subscription.
+type Mode string
+
+const (
+	ModePayment      Mode = "payment"
+	ModeSubscription Mode = "subscription"
+)
+
+// Lifetime of a session and of its client_secret (interface 8).
+const Lifetime = 24 * time.Hour
+
+// EventExpired is the event fired once when a session expires (interface 6.1, D6).
+const EventExpired = "checkout.session.expired"
+
+// LineItem is one display line of a session (interface 4.1: display only, never fetched in
+// payment mode). Quantity is at least 1 once the session exists.
+type LineItem struct {
+	Name      string  `json:"name"`
+	Quantity  int     `json:"quantity"`
+	Amount    *int64  `json:"amount,omitempty"`
+	ImageURL  *string `json:"image_url,omitempty"`
+	PriceID   *string `json:"price_id,omitempty"`
+	ProductID *string `json:"product_id,omitempty"`
+}
+
+// Session is the checkout session aggregate. Its fields are unexported: it is built by
+// newSession (which the create use case reaches only after validation) or rebuilt from
+// storage by RehydrateSession, and it changes state only through its transition methods.
+type Session struct {
+	id                 string
+	scope              core.Scope
+	mode               Mode
+	status             Status
+	amount             int64
+	currency           core.Currency
+	clientSecret       string
+	checkoutURL        string
+	embedURL           string
+	customerName       string
+	customerEmail      string
+	reference          *string
+	description        *string
+	successURL         *string
+	cancelURL          *string
+	lineItems          []LineItem
+	metadata           map[string]string
+	cancellationReason *string
+	created            time.Time
+	expiresAt          time.Time
+}
+
+// SessionSnapshot is the full state of a session as storage keeps it. It is the only way in
+// and out of storage: Snapshot to save, RehydrateSession to load.
+type SessionSnapshot struct {
+	ID                 string
+	Scope              core.Scope
+	Mode               Mode
+	Status             Status
+	Amount             int64
+	Currency           core.Currency
+	ClientSecret       string
+	CheckoutURL        string
+	EmbedURL           string
+	CustomerName       string
+	CustomerEmail      string
+	Reference          *string
+	Description        *string
+	SuccessURL         *string
+	CancelURL          *string
+	LineItems          []LineItem
+	Metadata           map[string]string
+	CancellationReason *string
+	Created            time.Time
+	ExpiresAt          time.Time
+}
+
+// RehydrateSession rebuilds a session from storage without re-validating it: what was stored
+// was valid when it was stored.
+func RehydrateSession(s SessionSnapshot) *Session {
+	return &Session{
+		id: s.ID, scope: s.Scope, mode: s.Mode, status: s.Status, amount: s.Amount,
+		currency: s.Currency, clientSecret: s.ClientSecret, checkoutURL: s.CheckoutURL,
+		embedURL: s.EmbedURL, customerName: s.CustomerName, customerEmail: s.CustomerEmail,
+		reference: s.Reference, description: s.Description, successURL: s.SuccessURL,
+		cancelURL: s.CancelURL, lineItems: slices.Clone(s.LineItems), metadata: maps.Clone(s.Metadata),
+		cancellationReason: s.CancellationReason, created: s.Created, expiresAt: s.ExpiresAt,
+	}
+}
+
+// Snapshot returns the session's full state for storage.
+func (s *Session) Snapshot() SessionSnapshot {
+	return SessionSnapshot{
+		ID: s.id, Scope: s.scope, Mode: s.mode, Status: s.status, Amount: s.amount,
+		Currency: s.currency, ClientSecret: s.clientSecret, CheckoutURL: s.checkoutURL,
+		EmbedURL: s.embedURL, CustomerName: s.customerName, CustomerEmail: s.customerEmail,
+		Reference: s.reference, Description: s.description, SuccessURL: s.successURL,
+		CancelURL: s.cancelURL, LineItems: slices.Clone(s.lineItems), Metadata: maps.Clone(s.metadata),
+		CancellationReason: s.cancellationReason, Created: s.created, ExpiresAt: s.expiresAt,
+	}
+}
+
+// sessionFields are the validated inputs of a new session.
+type sessionFields struct {
+	mode          Mode
+	amount        int64
+	currency      core.Currency
+	customerName  string
+	customerEmail string
+	reference     *string
+	description   *string
+	successURL    *string
+	cancelURL     *string
+	lineItems     []LineItem
+	metadata      map[string]string
+}
+
+// newSession opens a session at `now` with fresh id and client secret. checkoutBase is the
+// public base URL of the checkout origin, without a trailing slash. The fields must already
+// have passed the create rules (validateCreate).
+func newSession(scope core.Scope, f sessionFields, now time.Time, checkoutBase string) *Session {
+	id := core.NewID(core.PrefixSession)
+	secret := id + "_secret_" + core.NewSecretPart()
+	return &Session{
+		id:            id,
+		scope:         scope,
+		mode:          f.mode,
+		status:        StatusOpen,
+		amount:        f.amount,
+		currency:      f.currency,
+		clientSecret:  secret,
+		checkoutURL:   checkoutBase + "/c/" + id + "?cs=" + secret,
+		embedURL:      checkoutBase + "/embed/" + id + "?cs=" + secret,
+		customerName:  f.customerName,
+		customerEmail: f.customerEmail,
+		reference:     f.reference,
+		description:   f.description,
+		successURL:    f.successURL,
+		cancelURL:     f.cancelURL,
+		lineItems:     f.lineItems,
+		metadata:      f.metadata,
+		created:       now,
+		expiresAt:     now.Add(Lifetime),
+	}
+}
+
+func (s *Session) ID() string                    { return s.id }
+func (s *Session) Scope() core.Scope             { return s.scope }
+func (s *Session) Environment() core.Environment { return s.scope.Env }
+func (s *Session) Mode() Mode                    { return s.mode }
+func (s *Session) Status() Status                { return s.status }
+func (s *Session) Amount() int64                 { return s.amount }
+func (s *Session) Currency() core.Currency       { return s.currency }
+func (s *Session) ClientSecret() string          { return s.clientSecret }
+func (s *Session) CheckoutURL() string           { return s.checkoutURL }
+func (s *Session) EmbedURL() string              { return s.embedURL }
+func (s *Session) CustomerName() string          { return s.customerName }
+func (s *Session) CustomerEmail() string         { return s.customerEmail }
+func (s *Session) Reference() *string            { return s.reference }
+func (s *Session) Description() *string          { return s.description }
+func (s *Session) SuccessURL() *string           { return s.successURL }
+func (s *Session) CancelURL() *string            { return s.cancelURL }
+func (s *Session) LineItems() []LineItem         { return slices.Clone(s.lineItems) }
+func (s *Session) Metadata() map[string]string   { return maps.Clone(s.metadata) }
+func (s *Session) CancellationReason() *string   { return s.cancellationReason }
+func (s *Session) Created() time.Time            { return s.created }
+func (s *Session) ExpiresAt() time.Time          { return s.expiresAt }
+
+// IsDue reports whether the session is open and its lifetime has run out at now.
+func (s *Session) IsDue(now time.Time) bool {
+	return s.status == StatusOpen && !now.Before(s.expiresAt)
+}
+
+// Expire moves an open session to expired. A complete session answers
+// ErrSessionAlreadyCompleted; an expired or canceled one ErrSessionExpired (D6).
+func (s *Session) Expire() error {
+	switch s.status {
+	case StatusOpen:
+		s.status = StatusExpired
+		return nil
+	case StatusComplete:
+		return ErrSessionAlreadyCompleted
+	default:
+		return ErrSessionExpired
+	}
+}

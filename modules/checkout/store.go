@@ -1,0 +1,54 @@
+package checkout
+
+import (
+	"context"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Store keeps checkout sessions. Every method is confined to one merchant environment (a
+// scope), except ClaimDue without a scope, which is the background sweep. Unknown ids, and ids
+// of another merchant or environment, answer core.NotFound("session", …).
+type Store interface {
+	// Insert saves a new session.
+	Insert(ctx context.Context, s *Session) error
+	// Get reads one session without locking it.
+	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
+	// List returns one page of the scope's sessions, newest first, optionally only those in
+	// status (empty = all). A cursor id unknown in the scope answers session_not_found.
+	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error)
+	// Update locks the session row for the length of one transaction and calls fn with it.
+	// When fn returns nil, the session's new state and the returned events are written in that
+	// transaction; when fn fails nothing is written and its error is returned.
+	Update(ctx context.Context, scope core.Scope, id string, fn UpdateFunc) (*Session, error)
+	// ClaimDue locks up to limit open sessions whose expires_at ≤ until, oldest expiry first,
+	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
+	// one transaction, writing each session's new state and events as Update does. With scope
+	// nil it covers live sessions and test sessions of merchants whose test clock is not
+	// frozen; with a scope only that scope. It returns how many sessions it claimed.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
+}
+
+// UpdateFunc changes a locked session and returns the events that report the change.
+type UpdateFunc func(s *Session) ([]core.Event, error)
+
+// PriceInfo is what checkout needs to know of a catalog price (subscription mode).
+type PriceInfo struct {
+	ID         string
+	Active     bool
+	Recurring  bool
+	UnitAmount int64
+	Currency   core.Currency
+	ProductID  string
+}
+
+// PriceLookup reads a price of the scope's catalog. It answers core.NotFound("price", …) when
+// the price does not exist in the scope. The wiring adapts the catalog module to it, so that
+// checkout does not depend on catalog.
+type PriceLookup interface {
+	LookupPrice(ctx context.Context, scope core.Scope, priceID string) (*PriceInfo, error)
+}
+
+// Presenter renders a session in its public wire form; event payloads carry it.
+type Presenter func(*Session) any

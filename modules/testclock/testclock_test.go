@@ -1,0 +1,173 @@
+package testclock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+var (
+	realNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	scope   = core.Scope{MerchantID: "mer_clock", Env: core.EnvTest}
+	live    = core.Scope{MerchantID: "mer_clock", Env: core.EnvLive}
+)
+
+type memStore struct {
+	mu     sync.Mutex
+	frozen map[core.Scope]time.Time
+}
+
+func (m *memStore) FrozenTime(_ context.Context, s core.Scope) (*time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.frozen[s]; ok {
+		return &t, nil
+	}
+	return nil, nil
+}
+
+func (m *memStore) Advance(_ context.Context, s core.Scope, fn func(*time.Time) (time.Time, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var cur *time.Time
+	if t, ok := m.frozen[s]; ok {
+		cur = &t
+	}
+	t, err := fn(cur)
+	if err != nil {
+		return err
+	}
+	m.frozen[s] = t
+	return nil
+}
+
+type recorder struct {
+	calls []time.Time
+	err   error
+}
+
+func (r *recorder) ProcessDue(_ context.Context, s *core.Scope, until time.Time) (int, error) {
+	if s == nil || *s != scope {
+		panic("advance must pass its scope")
+	}
+	r.calls = append(r.calls, until)
+	return 0, r.err
+}
+
+func newSvc() (*Service, *memStore, *recorder) {
+	st := &memStore{frozen: map[core.Scope]time.Time{}}
+	rec := &recorder{}
+	return NewService(st, core.FixedClock{T: realNow}, rec), st, rec
+}
+
+func p(v int64) *int64 { return &v }
+
+func TestAdvanceRules(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		scope      core.Scope
+		seconds    *int64
+		to         *int64
+		code       string
+		param      string
+		wantTarget time.Time
+	}{
+		{name: "live refused", scope: live, seconds: p(10), code: "test_mode_only"},
+		{name: "neither", scope: scope, code: "parameter_missing", param: "seconds"},
+		{name: "both", scope: scope, seconds: p(10), to: p(realNow.Unix() + 10), code: "to_invalid", param: "to"},
+		{name: "seconds zero", scope: scope, seconds: p(0), code: "seconds_invalid", param: "seconds"},
+		{name: "seconds negative", scope: scope, seconds: p(-5), code: "seconds_invalid", param: "seconds"},
+		{name: "seconds above 2y", scope: scope, seconds: p(MaxAdvance + 1), code: "seconds_invalid", param: "seconds"},
+		{name: "seconds 2y ok", scope: scope, seconds: p(MaxAdvance), wantTarget: realNow.Add(time.Duration(MaxAdvance) * time.Second)},
+		{name: "seconds ok", scope: scope, seconds: p(3600), wantTarget: realNow.Add(time.Hour)},
+		{name: "to now", scope: scope, to: p(realNow.Unix()), code: "to_invalid", param: "to"},
+		{name: "to past", scope: scope, to: p(realNow.Unix() - 1), code: "to_invalid", param: "to"},
+		{name: "to beyond 2y", scope: scope, to: p(realNow.Unix() + MaxAdvance + 1), code: "to_invalid", param: "to"},
+		{name: "to ok", scope: scope, to: p(realNow.Unix() + 86400), wantTarget: realNow.Add(24 * time.Hour)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, st, rec := newSvc()
+			c, err := svc.Advance(context.Background(), tc.scope, tc.seconds, tc.to)
+			if tc.code != "" {
+				var ce *core.Error
+				if !errors.As(err, &ce) || ce.Code != tc.code || ce.Param != tc.param {
+					t.Fatalf("want %s (%s), got %v", tc.code, tc.param, err)
+				}
+				if len(rec.calls) != 0 || len(st.frozen) != 0 {
+					t.Fatal("a refused advance had effects")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.FrozenTime == nil || !c.FrozenTime.Equal(tc.wantTarget) || !c.Now.Equal(tc.wantTarget) {
+				t.Fatalf("clock %+v, want %v", c, tc.wantTarget)
+			}
+			if len(rec.calls) != 1 || !rec.calls[0].Equal(tc.wantTarget) {
+				t.Fatalf("processor calls %v", rec.calls)
+			}
+		})
+	}
+}
+
+func TestClockFreezesAfterAdvance(t *testing.T) {
+	t.Parallel()
+	svc, _, rec := newSvc()
+	ctx := context.Background()
+	c, err := svc.Get(ctx, scope)
+	if err != nil || c.FrozenTime != nil || !c.Now.Equal(realNow) {
+		t.Fatalf("initial %+v %v", c, err)
+	}
+	if _, err := svc.Get(ctx, live); !errors.Is(err, core.ErrTestModeOnly) {
+		t.Fatalf("live get: %v", err)
+	}
+	if _, err := svc.Advance(ctx, scope, p(60), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Advance(ctx, scope, nil, p(realNow.Unix()+120)); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := svc.Now(ctx, scope)
+	if !now.Equal(realNow.Add(2 * time.Minute)) {
+		t.Fatalf("now %v", now)
+	}
+	if ln, _ := svc.Now(ctx, live); !ln.Equal(realNow) {
+		t.Fatalf("live now %v", ln)
+	}
+	// `to` is checked against the frozen time, not the real one.
+	if _, err := svc.Advance(ctx, scope, nil, p(realNow.Unix()+100)); !errors.Is(err, core.InvalidField("to", "")) {
+		t.Fatalf("to before frozen time: %v", err)
+	}
+	if len(rec.calls) != 2 {
+		t.Fatalf("calls %v", rec.calls)
+	}
+}
+
+func TestAdvanceProcessorFailureLeavesClock(t *testing.T) {
+	t.Parallel()
+	svc, st, rec := newSvc()
+	rec.err = errors.New("boom")
+	extra := &recorder{}
+	svc.AddProcessor(extra)
+	if _, err := svc.Advance(context.Background(), scope, p(60), nil); err == nil {
+		t.Fatal("want error")
+	}
+	if len(st.frozen) != 0 || len(extra.calls) != 0 {
+		t.Fatal("clock moved or later processor ran after a failure")
+	}
+	rec.err = nil
+	if _, err := svc.Advance(context.Background(), scope, p(60), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(extra.calls) != 1 {
+		t.Fatal("added processor not run")
+	}
+}
