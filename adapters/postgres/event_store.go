@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/events"
+)
+
+// EventStore reads the events outbox.
+type EventStore struct{ db *sqlx.DB }
+
+// NewEventStore returns an EventStore over db.
+func NewEventStore(db *sqlx.DB) *EventStore { return &EventStore{db: db} }
+
+type eventRow struct {
+	ID          string    `db:"id"`
+	MerchantID  string    `db:"merchant_id"`
+	Environment string    `db:"environment"`
+	Type        string    `db:"type"`
+	Created     time.Time `db:"created"`
+	Data        []byte    `db:"data"`
+}
+
+func (r eventRow) event() *events.Event {
+	return &events.Event{ID: r.ID, Type: r.Type, Created: r.Created, Data: r.Data,
+		Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}}
+}
+
+// ListEvents pages the scope's events newest first by insertion order.
+func (s *EventStore) ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*events.Event], error) {
+	rows, hasMore, err := pageBySeq[eventRow](ctx, s.db, pageQuery{
+		table: "events", columns: "id, merchant_id, environment, type, created, data",
+		scope: scope, q: q, filter: "($3 = '' OR type = $3)", args: []any{typ},
+	})
+	if err != nil {
+		return core.Page[*events.Event]{}, err
+	}
+	out := core.Page[*events.Event]{HasMore: hasMore, Items: make([]*events.Event, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = r.event()
+	}
+	return out, nil
+}
+
+// GetEvent returns one event of the scope.
+func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) (*events.Event, error) {
+	var r eventRow
+	err := s.db.GetContext(ctx, &r, `SELECT id, merchant_id, environment, type, created, data FROM events
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.NotFound("event", "id", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.event(), nil
+}

@@ -1,0 +1,47 @@
+// Package events reads the events outbox on behalf of a merchant: every state change writes its
+// event in the same transaction (D10), and merchants can list and retrieve the events of their
+// own scope through GET /v1/events, the way integrators reconcile missed webhooks.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Event is one stored event; Data is the resource payload at event time, in wire form.
+type Event struct {
+	ID      string
+	Type    string
+	Scope   core.Scope
+	Created time.Time
+	Data    json.RawMessage
+}
+
+// Store reads events of one scope, newest first.
+type Store interface {
+	ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*Event], error)
+	GetEvent(ctx context.Context, scope core.Scope, id string) (*Event, error)
+}
+
+// Service is the read side of the outbox.
+type Service struct{ store Store }
+
+// NewService returns the events service over store.
+func NewService(store Store) *Service { return &Service{store: store} }
+
+// List returns a page of the scope's events, optionally of one type.
+func (s *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*Event], error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return core.Page[*Event]{}, err
+	}
+	return s.store.ListEvents(ctx, scope, q, typ)
+}
+
+// Get returns one event of the scope; another scope's event is 404 event_not_found.
+func (s *Service) Get(ctx context.Context, scope core.Scope, id string) (*Event, error) {
+	return s.store.GetEvent(ctx, scope, id)
+}
