@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// MaxBodyBytes is the largest request body accepted (1 MiB).
+const MaxBodyBytes = 1 << 20
+
+// Authenticator turns the Authorization header into the caller it stands for.
+type Authenticator func(ctx context.Context, authorization string) (core.Caller, error)
+
+// GateConfig configures the contract gate of one API (merchant or operator).
+type GateConfig struct {
+	Spec *openapi3.T
+	// Authenticate is used for operations that declare security; nil means such operations
+	// are checked by CheckToken instead (the operator API, which has no caller scope).
+	Authenticate Authenticator
+	CheckToken   func(authorization string) bool
+	Limiter      ports.RateLimiter      // nil: no rate limit
+	Idempotency  ports.IdempotencyStore // nil: no idempotency
+	Clocks       ports.Clocks           // idempotency retention follows the scope clock (D12)
+	Retention    time.Duration          // idempotency retention, default 24 h
+}
+
+// Gate enforces the contract in front of the generated strict server: unknown routes and
+// methods, authentication, rate limits, body limits, idempotency and request validation, in
+// that order, each failing with the documented envelope.
+type Gate struct {
+	cfg    GateConfig
+	router routers.Router
+	next   http.Handler
+}
+
+// NewGate builds the gate for spec in front of next.
+func NewGate(cfg GateConfig, next http.Handler) (*Gate, error) {
+	// Match on paths only: the servers listed in the spec are examples, not the host we run on.
+	doc := *cfg.Spec
+	doc.Servers = openapi3.Servers{{URL: "/"}}
+	router, err := legacy.NewRouter(&doc)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 24 * time.Hour
+	}
+	return &Gate{cfg: cfg, router: router, next: next}, nil
+}
+
+// CallerFrom returns the authenticated caller of the request.
+func CallerFrom(ctx context.Context) core.Caller {
+	c, _ := ctx.Value(keyCaller).(core.Caller)
+	return c
+}
+
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route, pathParams, err := g.router.FindRoute(r)
+	if err != nil {
+		if err.Error() == routers.ErrMethodNotAllowed.Error() {
+			WriteError(w, r, core.Invalid(codeMethodNotAllowed, "", "Method %s is not allowed on %s.", r.Method, r.URL.Path))
+			return
+		}
+		WriteError(w, r, core.Invalid(codeResourceMissing, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+		return
+	}
+	li := infoOf(r.Context())
+	li.route = route.Path
+
+	if secured(route) {
+		if g.cfg.Authenticate != nil {
+			caller, err := g.cfg.Authenticate(r.Context(), r.Header.Get("Authorization"))
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			li.merchant, li.env = caller.Scope.MerchantID, caller.Scope.Env
+			r = r.WithContext(context.WithValue(r.Context(), keyCaller, caller))
+			if g.cfg.Limiter != nil {
+				if ok, wait := g.cfg.Limiter.Allow(caller.Scope); !ok {
+					secs := int((wait + time.Second - 1) / time.Second)
+					if secs < 1 {
+						secs = 1
+					}
+					w.Header().Set("Retry-After", strconv.Itoa(secs))
+					WriteError(w, r, core.NewError(core.TypeRateLimit, codeRateLimited, "",
+						"Too many requests. Retry after "+strconv.Itoa(secs)+" second(s)."))
+					return
+				}
+			}
+		} else if g.cfg.CheckToken == nil || !g.cfg.CheckToken(r.Header.Get("Authorization")) {
+			WriteError(w, r, core.NewError(core.TypeAuthentication, "invalid_operator_token", "",
+				"Invalid operator token. Send Authorization: Bearer <KASSA_OPERATOR_TOKEN>."))
+			return
+		}
+	}
+
+	body, err := readBody(r, route)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+
+	serve := func(w http.ResponseWriter) {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err := validate(r, route, pathParams); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		g.next.ServeHTTP(w, r)
+	}
+	if g.cfg.Idempotency != nil && r.Method == http.MethodPost && secured(route) {
+		if key, present := r.Header["Idempotency-Key"]; present {
+			g.idempotent(w, r, key, body, serve)
+			return
+		}
+	}
+	serve(w)
+}
+
+// secured reports whether the operation declares a security requirement.
+func secured(route *routers.Route) bool {
+	if route.Operation.Security != nil {
+		return len(*route.Operation.Security) > 0
+	}
+	return len(route.Spec.Security) > 0
+}
+
+// readBody reads at most MaxBodyBytes, requires JSON when a body is present, and treats an
+// empty body of an operation that takes one as {} (every field optional or reported missing).
+func readBody(r *http.Request, route *routers.Route) ([]byte, error) {
+	if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodDelete || r.Method == http.MethodHead {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, core.Invalid(codeBodyInvalidJSON, "", "The request body could not be read.")
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, core.Invalid(codeBodyTooLarge, "", "The request body is larger than 1 MiB.")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if route.Operation.RequestBody != nil {
+			return []byte("{}"), nil
+		}
+		return nil, nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, perr := mime.ParseMediaType(ct)
+	if perr != nil || mt != "application/json" {
+		return nil, core.Invalid(codeContentTypeInvalid, "", "Content-Type must be application/json.")
+	}
+	return body, nil
+}
+
+// validate checks the request against the contract and maps the first failure to the
+// documented envelope (see validation_errors.go).
+func validate(r *http.Request, route *routers.Route, pathParams map[string]string) error {
+	in := &openapi3filter.RequestValidationInput{
+		Request:    r,
+		PathParams: pathParams,
+		Route:      route,
+		Options: &openapi3filter.Options{
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+			ExcludeRequestBody: false,
+		},
+	}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		return mapValidationError(err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/identity"
+	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+)
+
+// operatorAPI implements the operator API of D1 (onboarding merchants and their keys) plus the
+// health endpoints.
+type operatorAPI struct {
+	identity *identity.Service
+	ready    func(context.Context) error
+	spec     []byte
+}
+
+var _ op.StrictServerInterface = (*operatorAPI)(nil)
+
+func (b rawJSON) VisitGetOperatorSpecResponse(w http.ResponseWriter) error {
+	return b.VisitGetMerchantSpecResponse(w)
+}
+
+func (o *operatorAPI) GetOperatorSpec(context.Context, op.GetOperatorSpecRequestObject) (op.GetOperatorSpecResponseObject, error) {
+	return rawJSON(o.spec), nil
+}
+
+func (o *operatorAPI) Healthz(context.Context, op.HealthzRequestObject) (op.HealthzResponseObject, error) {
+	return op.Healthz200JSONResponse{Body: op.Health{Status: op.HealthStatusOk}}, nil
+}
+
+func (o *operatorAPI) Readyz(ctx context.Context, _ op.ReadyzRequestObject) (op.ReadyzResponseObject, error) {
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := o.ready(cctx); err != nil {
+		return nil, core.NewError(core.TypeAPI, codeUnavailable, "", "Not ready: the database is unreachable or its schema is behind this binary.")
+	}
+	return op.Readyz200JSONResponse{Body: op.Health{Status: op.HealthStatusOk}}, nil
+}
+
+func (o *operatorAPI) CreateMerchant(ctx context.Context, r op.CreateMerchantRequestObject) (op.CreateMerchantResponseObject, error) {
+	b := r.Body
+	in := identity.NewMerchant{Name: b.Name, Country: b.Country, Email: b.Email, OwnerPassword: b.OwnerPassword}
+	if b.Onboarded != nil {
+		in.Onboarded = *b.Onboarded
+	}
+	m, testKey, liveKey, err := o.identity.CreateMerchant(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return op.CreateMerchant201JSONResponse{Body: op.MerchantCreated{
+		Id: m.ID, Object: op.MerchantCreatedObjectMerchant, Name: m.Name, Country: m.Country, Email: m.Email,
+		Onboarded: m.Onboarded, Created: m.Created.Unix(), TestKey: testKey, LiveKey: liveKey,
+	}}, nil
+}
+
+func (o *operatorAPI) RetrieveMerchant(ctx context.Context, r op.RetrieveMerchantRequestObject) (op.RetrieveMerchantResponseObject, error) {
+	m, err := o.identity.GetMerchant(ctx, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	return op.RetrieveMerchant200JSONResponse{Body: presentMerchant(m)}, nil
+}
+
+func (o *operatorAPI) CompleteOnboarding(ctx context.Context, r op.CompleteOnboardingRequestObject) (op.CompleteOnboardingResponseObject, error) {
+	m, err := o.identity.CompleteOnboarding(ctx, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	return op.CompleteOnboarding200JSONResponse{Body: presentMerchant(m)}, nil
+}
+
+func (o *operatorAPI) CreateApiKey(ctx context.Context, r op.CreateApiKeyRequestObject) (op.CreateApiKeyResponseObject, error) {
+	k, secret, err := o.identity.CreateKey(ctx, r.Id, r.Body.Name, core.Environment(r.Body.Mode))
+	if err != nil {
+		return nil, err
+	}
+	p := presentKey(k)
+	return op.CreateApiKey201JSONResponse{Body: op.ApiKeyCreated{
+		Id: p.Id, Object: op.ApiKeyCreatedObjectApiKey, Merchant: p.Merchant, Name: p.Name, Mode: p.Mode,
+		Display: p.Display, Created: p.Created, LastUsed: p.LastUsed, RevokedAt: p.RevokedAt, Secret: secret,
+	}}, nil
+}
+
+func (o *operatorAPI) ListApiKeys(ctx context.Context, r op.ListApiKeysRequestObject) (op.ListApiKeysResponseObject, error) {
+	keys, err := o.identity.ListKeys(ctx, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	out := op.ApiKeyList{Object: op.ListObjectList, Url: "/operator/v1/merchants/" + r.Id + "/api_keys", Data: make([]op.ApiKey, 0, len(keys))}
+	for _, k := range keys {
+		out.Data = append(out.Data, presentKey(k))
+	}
+	return op.ListApiKeys200JSONResponse{Body: out}, nil
+}
+
+func (o *operatorAPI) RevokeApiKey(ctx context.Context, r op.RevokeApiKeyRequestObject) (op.RevokeApiKeyResponseObject, error) {
+	k, err := o.identity.RevokeKey(ctx, r.KeyId)
+	if err != nil {
+		return nil, err
+	}
+	return op.RevokeApiKey200JSONResponse{Body: presentKey(k)}, nil
+}
+
+func presentMerchant(m *identity.Merchant) op.Merchant {
+	return op.Merchant{Id: m.ID, Object: op.MerchantObjectMerchant, Name: m.Name, Country: m.Country,
+		Email: m.Email, Onboarded: m.Onboarded, Created: m.Created.Unix()}
+}
+
+func presentKey(k *identity.APIKey) op.ApiKey {
+	return op.ApiKey{Id: k.ID, Object: op.ApiKeyObjectApiKey, Merchant: k.MerchantID, Name: k.Name,
+		Mode: op.Environment(k.Env), Display: k.Display, Created: k.Created.Unix(),
+		LastUsed: unixPtr(k.LastUsed), RevokedAt: unixPtr(k.RevokedAt)}
+}
+
+func unixPtr(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	u := t.Unix()
+	return &u
+}
