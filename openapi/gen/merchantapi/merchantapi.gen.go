@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for CheckoutMode.
@@ -488,7 +487,7 @@ type CheckoutSessionCreate struct {
 	Currency string `json:"currency"`
 
 	// CustomerEmail The buyer's e-mail address; the receipt is sent here.
-	CustomerEmail openapi_types.Email `json:"customer_email"`
+	CustomerEmail string `json:"customer_email"`
 
 	// CustomerName The buyer's name, 2 to 120 characters.
 	CustomerName string `json:"customer_name"`

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ApiKeyObject.
@@ -374,7 +373,7 @@ type MerchantCreate struct {
 	Country string `json:"country"`
 
 	// Email Contact e-mail of the merchant; with `owner_password`, the login of the first dashboard user.
-	Email openapi_types.Email `json:"email"`
+	Email string `json:"email"`
 
 	// Name The merchant's legal or trading name.
 	Name string `json:"name"`

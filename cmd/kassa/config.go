@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything `kassa serve` reads. Each field has a flag and a KASSA_* environment
+// variable (D1); a flag given on the command line wins over the environment.
+type config struct {
+	DatabaseURL   string
+	OperatorToken string
+	APIAddr       string
+	CheckoutAddr  string
+	DashboardAddr string
+	APIURL        string
+	CheckoutURL   string
+	DashboardURL  string
+	LogFormat     string
+	RateLive      float64
+	RateTest      float64
+	SweepInterval time.Duration
+	Migrate       bool
+	Demo          bool
+}
+
+type setting struct {
+	name, env, def, help string
+	target               any
+}
+
+func (c *config) settings() []setting {
+	return []setting{
+		{"database-url", "KASSA_DATABASE_URL", "", "PostgreSQL URL (required)", &c.DatabaseURL},
+		{"operator-token", "KASSA_OPERATOR_TOKEN", "", "bearer token of the operator API; empty disables it", &c.OperatorToken},
+		{"api-addr", "KASSA_API_ADDR", "127.0.0.1:8080", "listen address of the API (merchant, App, operator)", &c.APIAddr},
+		{"checkout-addr", "KASSA_CHECKOUT_ADDR", "127.0.0.1:8081", "listen address of the hosted checkout origin", &c.CheckoutAddr},
+		{"dashboard-addr", "KASSA_DASHBOARD_ADDR", "127.0.0.1:8082", "listen address of the dashboard origin", &c.DashboardAddr},
+		{"api-url", "KASSA_API_URL", "", "public base URL of the API (default http://<api-addr>)", &c.APIURL},
+		{"checkout-url", "KASSA_CHECKOUT_URL", "", "public base URL of hosted checkout (default http://<checkout-addr>)", &c.CheckoutURL},
+		{"dashboard-url", "KASSA_DASHBOARD_URL", "", "public base URL of the dashboard (default http://<dashboard-addr>)", &c.DashboardURL},
+		{"log-format", "KASSA_LOG_FORMAT", "json", "json or text", &c.LogFormat},
+		{"rate-live", "KASSA_RATE_LIVE", "100", "live requests per second per merchant (burst equal)", &c.RateLive},
+		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
+		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, idempotency purge)", &c.SweepInterval},
+		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
+		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start and print a test key and a curl", &c.Demo},
+	}
+}
+
+// parse reads flags, then fills every flag not given from its environment variable.
+func (c *config) parse(fs *flag.FlagSet, args []string) error {
+	ss := c.settings()
+	for _, s := range ss {
+		help := fmt.Sprintf("%s (env %s)", s.help, s.env)
+		switch t := s.target.(type) {
+		case *string:
+			fs.StringVar(t, s.name, s.def, help)
+		case *float64:
+			d, _ := strconv.ParseFloat(s.def, 64)
+			fs.Float64Var(t, s.name, d, help)
+		case *time.Duration:
+			d, _ := time.ParseDuration(s.def)
+			fs.DurationVar(t, s.name, d, help)
+		case *bool:
+			fs.BoolVar(t, s.name, s.def == "true", help)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, s := range ss {
+		v, ok := os.LookupEnv(s.env)
+		if given[s.name] || !ok || v == "" {
+			continue
+		}
+		if err := fs.Set(s.name, v); err != nil {
+			return fmt.Errorf("%s: %w", s.env, err)
+		}
+	}
+	if c.DatabaseURL == "" {
+		return fmt.Errorf("no database: set KASSA_DATABASE_URL or --database-url (make run finds one for you)")
+	}
+	c.APIURL = baseURL(c.APIURL, c.APIAddr)
+	c.CheckoutURL = baseURL(c.CheckoutURL, c.CheckoutAddr)
+	c.DashboardURL = baseURL(c.DashboardURL, c.DashboardAddr)
+	return nil
+}
+
+func baseURL(explicit, addr string) string {
+	if explicit != "" {
+		return strings.TrimRight(explicit, "/")
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/ratelimit"
+	"github.com/kassa-pay/kassa/modules/identity"
+)
+
+func serve(ctx context.Context, args []string) error {
+	var cfg config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	if err := cfg.parse(fs, args); err != nil {
+		return err
+	}
+	log := newLogger(cfg.LogFormat)
+	slog.SetDefault(log)
+
+	db, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if cfg.Migrate {
+		applied, err := postgres.MigrateUp(ctx, db)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		log.Info("migrations applied", "count", len(applied))
+	} else if err := postgres.CheckCurrent(ctx, db); err != nil {
+		return err
+	}
+
+	a := wire(db, cfg.CheckoutURL)
+	api, err := httpapi.NewAPIHandler(httpapi.APIDeps{
+		Log:      log,
+		Identity: a.identity,
+		Catalog:  a.catalog,
+		Checkout: a.checkout,
+		Events:   a.events,
+		Clock:    a.testclock,
+		Limiter:  ratelimit.New(cfg.RateLive, cfg.RateTest),
+		Idem:     a.idem,
+		OperatorCheck: func(h string) bool {
+			return identity.OperatorTokenValid(h, cfg.OperatorToken)
+		},
+		Ready: func(ctx context.Context) error {
+			if err := db.PingContext(ctx); err != nil {
+				return err
+			}
+			return postgres.CheckCurrent(ctx, db)
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	servers := []*http.Server{
+		newServer(cfg.APIAddr, api),
+		newServer(cfg.CheckoutAddr, httpapi.Placeholder(log, "checkout")),
+		newServer(cfg.DashboardAddr, httpapi.Placeholder(log, "dashboard")),
+	}
+	listeners := make([]net.Listener, len(servers))
+	for i, s := range servers {
+		if listeners[i], err = net.Listen("tcp", s.Addr); err != nil {
+			for _, l := range listeners[:i] {
+				l.Close()
+			}
+			return err
+		}
+	}
+	log.Info("kassa listening", "api", cfg.APIURL, "checkout", cfg.CheckoutURL, "dashboard", cfg.DashboardURL)
+	if cfg.Demo {
+		if err := demo(ctx, a, cfg); err != nil {
+			return fmt.Errorf("demo merchant: %w", err)
+		}
+	}
+
+	var wg sync.WaitGroup
+	errc := make(chan error, len(servers))
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	sweepCtx, stopSweeps := context.WithCancel(context.Background())
+	wg.Add(1)
+	go func() { defer wg.Done(); sweep(sweepCtx, log, a, cfg.SweepInterval) }()
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: no new connections, finishing in-flight requests")
+	case err = <-errc:
+		log.Error("listener failed; shutting down", "error", err.Error())
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(shutdownCtx)
+	}
+	stopSweeps()
+	wg.Wait()
+	log.Info("stopped")
+	return err
+}
+
+func newServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+}
+
+// sweep runs the background work that is due: session expiry now, the idempotency purge
+// hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
+func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastPurge := time.Time{}
+	for {
+		now := time.Now()
+		if n, err := a.checkout.ProcessDue(ctx, nil, now); err != nil && ctx.Err() == nil {
+			log.Error("sweep: session expiry", "error", err.Error())
+		} else if n > 0 {
+			log.Info("sweep: sessions expired", "count", n)
+		}
+		if now.Sub(lastPurge) >= time.Hour {
+			if n, err := a.idem.Purge(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				log.Error("sweep: idempotency purge", "error", err.Error())
+			} else {
+				lastPurge = now
+				if n > 0 {
+					log.Info("sweep: idempotency records purged", "count", n)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
