@@ -1,0 +1,63 @@
+# Kassa's front door. `make` alone lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO           ?= go
+TEST_TIMEOUT ?= 20m
+# Database URL for run/test: $KASSA_DATABASE_URL when reachable, else the local server, else a
+# private throwaway cluster (see .ci/postgres.sh).
+PG_URL        = $$(.ci/postgres.sh)
+
+.PHONY: help run test generate check-generated lint arch bench conformance build db db-stop
+
+help: ## Show this list of targets
+	@echo "Kassa, a self-hosted payment platform. Usage: make <target>"
+	@echo
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, demo merchant
+	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --demo
+
+test: ## Run every test with -race, conformance suite included, against Postgres
+	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+generate: ## Regenerate code from the OpenAPI specs (go generate ./openapi/)
+	$(GO) generate ./openapi/
+
+check-generated: generate ## Fail when committed generated code differs from `make generate`
+	@if ! git diff --quiet --exit-code -- openapi/; then \
+		echo "Generated code under openapi/ is stale: run 'make generate' and commit the result." >&2; \
+		git diff --stat -- openapi/ >&2; exit 1; \
+	fi
+	@if [ -n "$${CI:-}" ] && [ -n "$$(git ls-files --others --exclude-standard -- openapi/)" ]; then \
+		echo "'make generate' created files under openapi/ that are not committed:" >&2; \
+		git ls-files --others --exclude-standard -- openapi/ >&2; exit 1; \
+	fi
+
+lint: ## gofmt, go vet and the architecture rule (modules/arch_test.go)
+	@unformatted="$$(gofmt -l $$(find . \( -path ./.git -o -path ./.pgdata -o -path ./bin \) -prune -o -name '*.go' -print))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -count=1 -run '^TestArchitecture' ./modules/
+
+arch: ## Only the architecture rule: core, ports and modules stay free of adapters
+	$(GO) test -count=1 -run '^TestArchitecture' -v ./modules/
+
+bench: ## Run the load benchmark (go run ./conformance/bench)
+	$(GO) run ./conformance/bench
+
+conformance: ## Run the conformance suite (set KASSA_BASE_URL, KASSA_OPERATOR_TOKEN to target a server)
+	$(if $(KASSA_BASE_URL),KASSA_BASE_URL='$(KASSA_BASE_URL)') \
+	$(if $(KASSA_OPERATOR_TOKEN),KASSA_OPERATOR_TOKEN='$(KASSA_OPERATOR_TOKEN)') \
+	$(GO) test -count=1 ./conformance/ -run . -v
+
+build: ## Build bin/kassa
+	$(GO) build -o bin/kassa ./cmd/kassa
+
+db: ## Print the URL of a usable Postgres (starting a private one if needed)
+	@.ci/postgres.sh
+
+db-stop: ## Stop the private Postgres cluster started by .ci/postgres.sh
+	@.ci/postgres.sh stop

@@ -1,0 +1,200 @@
+// Package harness runs the conformance suite's target: either a server named by KASSA_BASE_URL
+// (with KASSA_OPERATOR_TOKEN), or a fresh `kassa serve` process it builds and starts on a
+// fresh database. It also provides the validating HTTP transport and the per-section summary.
+package harness
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Target is a running Kassa server.
+type Target struct {
+	BaseURL       string // API listener, e.g. http://127.0.0.1:8080
+	CheckoutURL   string
+	OperatorToken string
+	DatabaseURL   string // set only when the harness started the server
+	LogPath       string // server log, when the harness started it
+	stop          func()
+}
+
+// Stop ends the server the harness started (a no-op for an external target).
+func (t *Target) Stop() {
+	if t.stop != nil {
+		t.stop()
+	}
+}
+
+// Options tune a server the harness starts.
+type Options struct {
+	Env map[string]string // extra KASSA_* settings
+}
+
+// Start returns the external target when KASSA_BASE_URL is set, else builds and starts one.
+func Start(ctx context.Context, opt Options) (*Target, error) {
+	if base := os.Getenv("KASSA_BASE_URL"); base != "" {
+		return &Target{BaseURL: strings.TrimRight(base, "/"), OperatorToken: os.Getenv("KASSA_OPERATOR_TOKEN")}, nil
+	}
+	return StartLocal(ctx, opt)
+}
+
+// ModuleRoot is the repository root (where go.mod is).
+func ModuleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Build compiles cmd/kassa into dir (with -race when the caller runs with -race).
+func Build(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "kassa")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "./cmd/kassa")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = ModuleRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build kassa: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// StartLocal builds kassa, creates a fresh database and starts `kassa serve --migrate` on free
+// loopback ports, waiting until /readyz answers.
+func StartLocal(ctx context.Context, opt Options) (*Target, error) {
+	dir, err := os.MkdirTemp("", "kassa-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	bin, err := Build(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	if err != nil {
+		return nil, err
+	}
+	t, err := Launch(ctx, bin, dbURL, filepath.Join(dir, "server.log"), opt)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	inner := t.stop
+	t.stop = func() { inner(); drop(); os.RemoveAll(dir) }
+	return t, nil
+}
+
+// Launch starts bin against dbURL and waits for readiness.
+func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Target, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	token := "op_" + core.NewSecretPart()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--migrate")
+	cmd.Env = append(os.Environ(),
+		"KASSA_DATABASE_URL="+dbURL,
+		"KASSA_OPERATOR_TOKEN="+token,
+		"KASSA_API_ADDR="+ports[0],
+		"KASSA_CHECKOUT_ADDR="+ports[1],
+		"KASSA_DASHBOARD_ADDR="+ports[2],
+		"KASSA_LOG_FORMAT=json",
+		"KASSA_DEMO=false",
+	)
+	for k, v := range opt.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t := &Target{
+		BaseURL: "http://" + ports[0], CheckoutURL: "http://" + ports[1],
+		OperatorToken: token, DatabaseURL: dbURL, LogPath: logPath,
+	}
+	t.stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("kassa serve exited early; log:\n%s", tail(logPath))
+		default:
+		}
+		if resp, err := http.Get(t.BaseURL + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return t, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.stop()
+	return nil, fmt.Errorf("kassa serve not ready within 60 s; log:\n%s", tail(logPath))
+}
+
+func freePorts(n int) ([]string, error) {
+	var out []string
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
+// tail returns the last lines of a log file.
+func tail(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > 40 {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
