@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ErrorType is the documented `error.type` of the merchant API envelope (interface 7).
 type ErrorType string
@@ -94,7 +97,12 @@ const (
 // FieldCode is the field-specific code of a malformed field (interface 7: "code is
 // field-specific"): the last named segment of the dotted param plus "_invalid", e.g.
 // "line_items.0.amount" → "amount_invalid", "customer_email" → "customer_email_invalid".
+// Below a metadata map the segments are the merchant's keys, not fields: anything there is
+// metadata_invalid.
 func FieldCode(param string) string {
+	if param == "metadata" || strings.HasPrefix(param, "metadata.") || strings.Contains(param, ".metadata") {
+		return CodeMetadataInvalid
+	}
 	leaf := param
 	for {
 		i := lastDot(leaf)

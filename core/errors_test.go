@@ -11,7 +11,8 @@ func TestFieldCode(t *testing.T) {
 		"line_items.0.amount": "amount_invalid",
 		"price.unit_amount":   "unit_amount_invalid",
 		"images.3":            "images_invalid",
-		"metadata.foo":        "foo_invalid",
+		"metadata.foo":        "metadata_invalid",
+		"price.metadata.x":    "metadata_invalid",
 		"":                    "parameter_invalid",
 		"recurring.interval":  "interval_invalid",
 	}
