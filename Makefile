@@ -21,7 +21,9 @@ run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, de
 
 test: ## Run every test with -race, conformance suite included, against Postgres
 	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	rm -f out/conformance-summary.txt; \
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; \
+	if [ -f out/conformance-summary.txt ]; then sed -n '/^conformance summary:/,$$p' out/conformance-summary.txt; fi
 
 generate: ## Regenerate code from the OpenAPI specs (go generate ./openapi/)
 	$(GO) generate ./openapi/

@@ -77,6 +77,10 @@ func (vt *ValidatingTransport) check(req *http.Request, reqBody []byte, resp *ht
 	}
 	vreq := req.Clone(context.Background())
 	vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
+	// Match on the path only, as the server does (the spec's servers are examples).
+	u := *vreq.URL
+	u.Scheme, u.Host = "", ""
+	vreq.URL = &u
 	for _, r := range vt.routers {
 		route, params, err := r.FindRoute(vreq)
 		if err != nil {
