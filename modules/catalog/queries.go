@@ -41,7 +41,8 @@ func (s *Service) ListPrices(ctx context.Context, scope core.Scope, productID st
 }
 
 // GetPrice returns a price of the product: product_not_found when the product is unknown,
-// price_not_found when the price is unknown or belongs to another product.
+// price_not_found (param `price_id`, the path parameter) when the price is unknown or belongs to
+// another product.
 func (s *Service) GetPrice(ctx context.Context, scope core.Scope, productID, priceID string) (*Price, error) {
 	pr, err := s.store.GetPrice(ctx, scope, priceID)
 	if err == nil && pr.ProductID() == productID {
@@ -53,7 +54,7 @@ func (s *Service) GetPrice(ctx context.Context, scope core.Scope, productID, pri
 	if _, err := s.store.GetProduct(ctx, scope, productID); err != nil {
 		return nil, productNotFound(err, productID)
 	}
-	return nil, core.NotFound("price", "", priceID)
+	return nil, core.NotFound("price", "price_id", priceID)
 }
 
 // FindPrice returns a price of any product of the scope (checkout and billing look prices up

@@ -24,10 +24,11 @@ func (s *Service) now(ctx context.Context, scope core.Scope) (time.Time, error) 
 	return s.clocks.Now(ctx, scope)
 }
 
-// productNotFound maps the store's ErrNotFound for a product id; other errors pass.
+// productNotFound maps the store's ErrNotFound for a product id to product_not_found with
+// param `id` (the path parameter, as for every other resource); other errors pass.
 func productNotFound(err error, id string) error {
 	if errors.Is(err, ErrNotFound) {
-		return core.NotFound("product", "", id)
+		return core.NotFound("product", "id", id)
 	}
 	return err
 }

@@ -192,7 +192,7 @@ func TestServiceDefaultPriceRules(t *testing.T) {
 		})
 	}
 	_, err = s.SetDefaultPrice(ctx, testScope, "prod_unknown", mine.ID())
-	wantErr(t, err, core.TypeNotFound, "product_not_found", "")
+	wantErr(t, err, core.TypeNotFound, "product_not_found", "id")
 
 	// set_as_default switches the default in the same call.
 	np, err := s.CreatePrice(ctx, testScope, p.ID(), PriceInput{Currency: "eur", UnitAmount: 800}, true)
@@ -223,22 +223,22 @@ func TestServiceArchiveAndPrices(t *testing.T) {
 		typ       core.ErrorType
 		code, prm string
 	}{
-		{"get unknown product", func() error { _, err := s.GetProduct(ctx, testScope, "prod_x"); return err }, core.TypeNotFound, "product_not_found", ""},
+		{"get unknown product", func() error { _, err := s.GetProduct(ctx, testScope, "prod_x"); return err }, core.TypeNotFound, "product_not_found", "id"},
 		{"get other env", func() error {
 			_, err := s.GetProduct(ctx, core.Scope{MerchantID: testScope.MerchantID, Env: core.EnvLive}, p.ID())
 			return err
-		}, core.TypeNotFound, "product_not_found", ""},
+		}, core.TypeNotFound, "product_not_found", "id"},
 		{"get other merchant", func() error {
 			_, err := s.GetProduct(ctx, core.Scope{MerchantID: "mer_other", Env: core.EnvTest}, p.ID())
 			return err
-		}, core.TypeNotFound, "product_not_found", ""},
-		{"get price wrong product", func() error { _, err := s.GetPrice(ctx, testScope, p.ID(), "price_x"); return err }, core.TypeNotFound, "price_not_found", ""},
-		{"get price unknown product", func() error { _, err := s.GetPrice(ctx, testScope, "prod_x", pr.ID()); return err }, core.TypeNotFound, "product_not_found", ""},
+		}, core.TypeNotFound, "product_not_found", "id"},
+		{"get price wrong product", func() error { _, err := s.GetPrice(ctx, testScope, p.ID(), "price_x"); return err }, core.TypeNotFound, "price_not_found", "price_id"},
+		{"get price unknown product", func() error { _, err := s.GetPrice(ctx, testScope, "prod_x", pr.ID()); return err }, core.TypeNotFound, "product_not_found", "id"},
 		{"find unknown price", func() error { _, err := s.FindPrice(ctx, testScope, "price_x"); return err }, core.TypeNotFound, "price_not_found", ""},
 		{"update unknown price", func() error {
 			_, err := s.UpdatePrice(ctx, testScope, p.ID(), "price_x", PricePatch{Nickname: ptr("n")})
 			return err
-		}, core.TypeNotFound, "price_not_found", ""},
+		}, core.TypeNotFound, "price_not_found", "price_id"},
 		{"update immutable", func() error {
 			_, err := s.UpdatePrice(ctx, testScope, p.ID(), pr.ID(), PricePatch{Immutable: []string{"currency"}})
 			return err
@@ -255,7 +255,7 @@ func TestServiceArchiveAndPrices(t *testing.T) {
 			_, err := s.ListPrices(ctx, testScope, p.ID(), core.ListQuery{EndingBefore: "price_x"}, nil)
 			return err
 		}, inv, "ending_before_invalid", "ending_before"},
-		{"list prices unknown product", func() error { _, err := s.ListPrices(ctx, testScope, "prod_x", core.ListQuery{}, nil); return err }, core.TypeNotFound, "product_not_found", ""},
+		{"list prices unknown product", func() error { _, err := s.ListPrices(ctx, testScope, "prod_x", core.ListQuery{}, nil); return err }, core.TypeNotFound, "product_not_found", "id"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { wantErr(t, tc.call(), tc.typ, tc.code, tc.prm) })
@@ -273,7 +273,7 @@ func TestServiceArchiveAndPrices(t *testing.T) {
 	_, err := s.CreatePrice(ctx, testScope, p.ID(), PriceInput{Currency: "eur", UnitAmount: 500}, false)
 	wantErr(t, err, inv, "product_inactive", "")
 	_, err = s.ArchiveProduct(ctx, testScope, "prod_x")
-	wantErr(t, err, core.TypeNotFound, "product_not_found", "")
+	wantErr(t, err, core.TypeNotFound, "product_not_found", "id")
 
 	got, err := s.UpdateProduct(ctx, testScope, p.ID(), ProductPatch{Active: ptr(true)})
 	if err != nil || !got.Active() || got.Prices()[0].Active() {

@@ -36,7 +36,7 @@ func (s *Service) UpdatePrice(ctx context.Context, scope core.Scope, productID, 
 	_, err = s.store.UpdateProduct(ctx, scope, productID, func(p *Product) error {
 		pr := p.Price(priceID)
 		if pr == nil {
-			return core.NotFound("price", "", priceID)
+			return core.NotFound("price", "price_id", priceID)
 		}
 		if err := pr.Apply(patch, now); err != nil {
 			return err
