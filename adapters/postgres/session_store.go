@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,43 +157,23 @@ func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id
 	return r.session()
 }
 
-// List returns one page of scope's sessions, newest first.
+// List returns one page of scope's sessions, newest first, paged like every list (page.go):
+// a cursor that names no session of the scope is 400 starting_after_invalid /
+// ending_before_invalid.
 func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status) (core.Page[*checkout.Session], error) {
 	var page core.Page[*checkout.Session]
-	args := []any{scope.MerchantID, string(scope.Env)}
-	where := `merchant_id = $1 AND environment = $2`
-	if status != "" {
-		args = append(args, string(status))
-		where += fmt.Sprintf(` AND status = $%d`, len(args))
-	}
-	order := `seq DESC`
-	cursor, param, cmp := q.StartingAfter, "starting_after", "<"
-	if q.EndingBefore != "" {
-		cursor, param, cmp, order = q.EndingBefore, "ending_before", ">", `seq ASC`
-	}
-	if cursor != "" {
-		var seq int64
-		err := st.db.GetContext(ctx, &seq, `SELECT seq FROM checkout_sessions
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), cursor)
-		if errors.Is(err, sql.ErrNoRows) {
-			return page, core.NotFound("session", param, cursor)
+	rows, hasMore, err := pageBySeq[sessionRow](ctx, st.db, pageQuery{
+		table: "checkout_sessions", columns: sessionCols(""), scope: scope, q: q,
+		filter: "($3 = '' OR status = $3)", args: []any{string(status)},
+	})
+	if err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) {
+			return page, err
 		}
-		if err != nil {
-			return page, fmt.Errorf("checkout_sessions: list cursor: %w", err)
-		}
-		args = append(args, seq)
-		where += fmt.Sprintf(` AND seq %s $%d`, cmp, len(args))
-	}
-	args = append(args, q.Limit+1)
-	var rows []sessionRow
-	if err := st.db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT %s FROM checkout_sessions WHERE %s ORDER BY %s LIMIT $%d`,
-		sessionCols(""), where, order, len(args)), args...); err != nil {
 		return page, fmt.Errorf("checkout_sessions: list: %w", err)
 	}
-	if len(rows) > q.Limit {
-		page.HasMore = true
-		rows = rows[:q.Limit]
-	}
+	page.HasMore = hasMore
 	page.Items = make([]*checkout.Session, 0, len(rows))
 	for i := range rows {
 		s, err := rows[i].session()
@@ -202,9 +181,6 @@ func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQ
 			return page, err
 		}
 		page.Items = append(page.Items, s)
-	}
-	if q.EndingBefore != "" {
-		slices.Reverse(page.Items)
 	}
 	return page, nil
 }

@@ -7,19 +7,30 @@ import (
 )
 
 // Expire ends an open session early (POST /v1/checkout/sessions/{id}/expire): the session
-// becomes expired and checkout.session.expired is written with it. An open session whose
-// lifetime already ran out is expired the same way (stamped at its expires_at). A complete
-// session answers ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired.
+// becomes expired and checkout.session.expired is written with it. A complete session answers
+// ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired. A session whose
+// lifetime already ran out is expired, whether or not anyone noticed yet (D6: a read would
+// show it expired): if nobody did, its expiry is recorded now, stamped at its expires_at with
+// its one event, and the call answers ErrSessionExpired like any later one, so the answer does
+// not depend on whether a read or the sweep came first.
 func (svc *Service) Expire(ctx context.Context, scope core.Scope, id string) (*Session, error) {
 	now, err := svc.clocks.Now(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	return svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
-		at := now
+	lapsed := false
+	s, err := svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
 		if s.IsDue(now) {
-			at = expiryTime(s)
+			lapsed = true
+			return svc.expiredEvent(s, expiryTime(s))
 		}
-		return svc.expiredEvent(s, at)
+		return svc.expiredEvent(s, now)
 	})
+	if err != nil {
+		return nil, err
+	}
+	if lapsed {
+		return nil, ErrSessionExpired
+	}
+	return s, nil
 }

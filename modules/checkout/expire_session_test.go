@@ -25,9 +25,12 @@ func TestExpireTransitions(t *testing.T) {
 		status  Status
 		advance time.Duration
 		wantErr error
+		events  int // checkout.session.expired events written by the call
 	}{
-		{name: "open", status: StatusOpen},
-		{name: "open and already due", status: StatusOpen, advance: 25 * time.Hour},
+		{name: "open", status: StatusOpen, events: 1},
+		// Past its lifetime the session is expired (D6) even if nobody noticed yet: the call
+		// records the expiry with its one event and answers session_expired.
+		{name: "open and already due", status: StatusOpen, advance: 25 * time.Hour, wantErr: ErrSessionExpired, events: 1},
 		{name: "complete", status: StatusComplete, wantErr: ErrSessionAlreadyCompleted},
 		{name: "expired", status: StatusExpired, wantErr: ErrSessionExpired},
 		{name: "canceled", status: StatusCanceled, wantErr: ErrSessionExpired},
@@ -48,8 +51,16 @@ func TestExpireTransitions(t *testing.T) {
 				if errors.As(err, &ce) && ce.Type != core.TypeInvalidState {
 					t.Fatalf("type %s", ce.Type)
 				}
-				if n := store.eventCount(EventExpired); n != 0 {
-					t.Fatalf("%d events", n)
+				if n := store.eventCount(EventExpired); n != tc.events {
+					t.Fatalf("%d events, want %d", n, tc.events)
+				}
+				if tc.events == 1 {
+					if ev := store.events[0]; !ev.Created.Equal(s.ExpiresAt()) {
+						t.Errorf("event at %v, want expires_at %v", ev.Created, s.ExpiresAt())
+					}
+					if got, err := svc.Get(context.Background(), testScope, s.ID()); err != nil || got.Status() != StatusExpired {
+						t.Fatalf("after a lapsed expire: %v %v", got, err)
+					}
 				}
 				return
 			}
@@ -63,11 +74,7 @@ func TestExpireTransitions(t *testing.T) {
 				t.Fatalf("%d events, want 1", n)
 			}
 			ev := store.events[0]
-			wantAt := t0
-			if tc.advance > 24*time.Hour {
-				wantAt = s.ExpiresAt()
-			}
-			if !ev.Created.Equal(wantAt) || ev.Scope != testScope {
+			if !ev.Created.Equal(t0) || ev.Scope != testScope {
 				t.Errorf("event at %v scope %v", ev.Created, ev.Scope)
 			}
 			if obj := ev.Object.(map[string]any); obj["status"] != "expired" || obj["id"] != s.ID() {

@@ -16,7 +16,8 @@ type Store interface {
 	// Get reads one session without locking it.
 	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
 	// List returns one page of the scope's sessions, newest first, optionally only those in
-	// status (empty = all). A cursor id unknown in the scope answers session_not_found.
+	// status (empty = all). A cursor id unknown in the scope answers 400
+	// starting_after_invalid / ending_before_invalid, as every list does.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error)
 	// Update locks the session row for the length of one transaction and calls fn with it.
 	// When fn returns nil, the session's new state and the returned events are written in that
