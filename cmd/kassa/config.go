@@ -26,6 +26,7 @@ type config struct {
 	SweepInterval time.Duration
 	Migrate       bool
 	Demo          bool
+	PprofAddr     string
 }
 
 type setting struct {
@@ -49,6 +50,7 @@ func (c *config) settings() []setting {
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, idempotency purge)", &c.SweepInterval},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start and print a test key and a curl", &c.Demo},
+		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }
 

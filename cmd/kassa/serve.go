@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -86,6 +87,19 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
+	if cfg.PprofAddr != "" {
+		servers = append(servers, pprofServer(cfg.PprofAddr))
+		l, err := net.Listen("tcp", cfg.PprofAddr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return fmt.Errorf("pprof listener: %w", err)
+		}
+		listeners = append(listeners, l)
+		log.Info("pprof listening", "addr", cfg.PprofAddr)
+	}
+
 	var wg sync.WaitGroup
 	errc := make(chan error, len(servers))
 	for i, s := range servers {
@@ -127,6 +141,18 @@ func newServer(addr string, h http.Handler) *http.Server {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+}
+
+// pprofServer serves net/http/pprof on a listener of its own (KASSA_PPROF_ADDR), never on the
+// API listener. It has no write timeout, so a long CPU profile can finish.
+func pprofServer(addr string) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
 
 // sweep runs the background work that is due: session expiry now, the idempotency purge
