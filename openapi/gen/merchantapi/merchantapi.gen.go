@@ -578,7 +578,9 @@ type ErrorBody struct {
 	// Example: amount
 	Param *string `json:"param,omitempty"`
 
-	// RequestId The `req_` id of the request, equal to the `Request-Id` response header.
+	// RequestId The `req_` id of the request, equal to the `Request-Id` response header; in a
+	// replayed response (`Idempotent-Replayed: true`) it is the id of the original request.
+	//
 	//
 	// Example: req_4fT2bq9XcV1mN8kLp0Qr7sZa
 	RequestId string `json:"request_id"`
@@ -1212,7 +1214,9 @@ type TestClock struct {
 // TestClockObject Always `test_clock`.
 type TestClockObject string
 
-// TestClockAdvance How far to move the clock; exactly one of `seconds` and `to`.
+// TestClockAdvance How far to move the clock: exactly one of `seconds` and `to`. Neither gives 400
+// `invalid_request`/`parameter_missing` with `param` `seconds`; both give 400
+// `invalid_request`/`to_invalid` with `param` `to`.
 type TestClockAdvance struct {
 	// Seconds Seconds to move forward, 1 to 63,072,000 (2 years).
 	Seconds *int64 `json:"seconds,omitempty"`
@@ -1569,9 +1573,12 @@ type ClientInterface interface {
 	// Returns the checkout sessions of this merchant and environment, newest first, optionally
 	// filtered by `status`. Each session includes its payment when one exists.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid` for a limit outside 1–100,
-	// `status_invalid`, both cursors given); 401; 404 `session_not_found` when a cursor names
-	// an unknown session; 429; 5xx.
+	// Sessions past their `expires_at` are listed (and filtered) as `expired`.
+	//
+	// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+	// 1–100, `status_invalid`, `ending_before_invalid` when both cursors are given,
+	// `starting_after_invalid` / `ending_before_invalid` when a cursor names no session of
+	// this merchant and environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1597,10 +1604,14 @@ type ClientInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
-	// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-	// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-	// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-	// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
@@ -1630,10 +1641,14 @@ type ClientInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
-	// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-	// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-	// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-	// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
@@ -1654,8 +1669,8 @@ type ClientInterface interface {
 	// Returns one checkout session with its payment embedded (`payment` is null until the
 	// session completes). A session past its `expires_at` is reported as `expired`.
 	//
-	// **Errors:** 401; 404 `not_found`/`session_not_found` for an unknown id or a session of
-	// another merchant or environment; 429; 5xx.
+	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+	// or a session of another merchant or environment; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1673,9 +1688,15 @@ type ClientInterface interface {
 	// `checkout.session.expired` event fires. Takes no body (an empty body or `{}` is
 	// accepted). Returns the expired session.
 	//
-	// **Errors:** 401; 404 `session_not_found`; 409 `idempotency_error`; 422
+	// A session already past its `expires_at` is expired, whether or not it was read since:
+	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
+	// event is stamped at `expires_at`.
+	//
+	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
-	// `invalid_state`/`session_expired` when it is already `expired` or `canceled`; 429; 5xx.
+	// `invalid_state`/`session_expired` when it is already `expired` (including past its
+	// `expires_at`) or `canceled`; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1695,8 +1716,10 @@ type ClientInterface interface {
 	// events of this merchant and of the key's environment are visible. Filter by exact
 	// `type`.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `event_not_found`
-	// for an unknown cursor; 429; 5xx.
+	// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+	// 1–100, `ending_before_invalid` when both cursors are given, `starting_after_invalid` /
+	// `ending_before_invalid` when a cursor names no event of this merchant and
+	// environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1712,7 +1735,8 @@ type ClientInterface interface {
 	//
 	// Returns one event of this merchant and environment.
 	//
-	// **Errors:** 401; 404 `not_found`/`event_not_found`; 429; 5xx.
+	// **Errors:** 401; 404 `not_found`/`event_not_found` (`param` `id`) for an unknown id or
+	// an event of another merchant or environment; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1745,8 +1769,9 @@ type ClientInterface interface {
 	// Returns the products of this merchant and environment, newest first, each with all its
 	// prices. Filter archived or active products with `active`.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`); 401; 404
-	// `product_not_found` when a cursor names an unknown product; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`, and
+	// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+	// not a product of this merchant and environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1847,11 +1872,14 @@ type ClientInterface interface {
 	// `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 	// key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 	// `active: false` archives the product (its prices stay as they are; use DELETE to
-	// archive the prices too). `default_price` must name a price of this product.
+	// archive the prices too); `active: true` restores the product but none of its prices.
+	// `default_price` must name an active price of this product.
 	//
-	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-	// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-	// 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+	// `price_product_mismatch` when `default_price` is a price of another product,
+	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+	// `id`), `price_not_found` (param `default_price`, unknown price); 409
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1872,11 +1900,14 @@ type ClientInterface interface {
 	// `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 	// key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 	// `active: false` archives the product (its prices stay as they are; use DELETE to
-	// archive the prices too). `default_price` must name a price of this product.
+	// archive the prices too); `active: true` restores the product but none of its prices.
+	// `default_price` must name an active price of this product.
 	//
-	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-	// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-	// 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+	// `price_product_mismatch` when `default_price` is a price of another product,
+	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+	// `id`), `price_not_found` (param `default_price`, unknown price); 409
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1892,11 +1923,13 @@ type ClientInterface interface {
 
 	// SetDefaultPriceWithBody Set the default price of a product
 	//
-	// Makes `price`, a price of this product, the product's `default_price`.
+	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
-	// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-	// `price_not_found` (unknown price or a price of another product); 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+	// price of another product of this merchant and environment; `price_inactive` for an
+	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+	// `price_not_found` (param `price`; unknown price, or one of another merchant or
+	// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1912,11 +1945,13 @@ type ClientInterface interface {
 
 	// SetDefaultPrice Set the default price of a product
 	//
-	// Makes `price`, a price of this product, the product's `default_price`.
+	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
-	// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-	// `price_not_found` (unknown price or a price of another product); 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+	// price of another product of this merchant and environment; `price_inactive` for an
+	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+	// `price_not_found` (param `price`; unknown price, or one of another merchant or
+	// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1935,8 +1970,9 @@ type ClientInterface interface {
 	// Returns the prices of the product, newest first, optionally only active or inactive
 	// ones.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `product_not_found`,
-	// `price_not_found` for an unknown cursor; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, and `starting_after_invalid` /
+	// `ending_before_invalid` with that `param` when the cursor is not a price of this
+	// product); 401; 404 `product_not_found`; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1956,9 +1992,9 @@ type ClientInterface interface {
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-	// `interval_count_invalid` for more than one year in total), 400
-	// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-	// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+	// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
@@ -1981,9 +2017,9 @@ type ClientInterface interface {
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-	// `interval_count_invalid` for more than one year in total), 400
-	// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-	// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+	// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
@@ -2002,8 +2038,8 @@ type ClientInterface interface {
 	//
 	// Returns one price of the product.
 	//
-	// **Errors:** 401; 404 `product_not_found`, `price_not_found` (also for a price of
-	// another product); 429; 5xx.
+	// **Errors:** 401; 404 `product_not_found` (param `id`), `price_not_found` (param
+	// `price_id`; also for a price of another product); 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2088,9 +2124,15 @@ type ClientInterface interface {
 	// notices, settlements) has happened in time order, with its events in the outbox. Test
 	// keys only; live always runs on real time.
 	//
-	// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-	// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// Advancing a clock that follows real time starts from real time and freezes the clock at
+	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000, `parameter_unknown` for any other field; 401; 403
+	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+	// 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2112,9 +2154,15 @@ type ClientInterface interface {
 	// notices, settlements) has happened in time order, with its events in the outbox. Test
 	// keys only; live always runs on real time.
 	//
-	// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-	// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// Advancing a clock that follows real time starts from real time and freezes the clock at
+	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000, `parameter_unknown` for any other field; 401; 403
+	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+	// 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2134,9 +2182,12 @@ type ClientInterface interface {
 // Returns the checkout sessions of this merchant and environment, newest first, optionally
 // filtered by `status`. Each session includes its payment when one exists.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid` for a limit outside 1–100,
-// `status_invalid`, both cursors given); 401; 404 `session_not_found` when a cursor names
-// an unknown session; 429; 5xx.
+// Sessions past their `expires_at` are listed (and filtered) as `expired`.
+//
+// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+// 1–100, `status_invalid`, `ending_before_invalid` when both cursors are given,
+// `starting_after_invalid` / `ending_before_invalid` when a cursor names no session of
+// this merchant and environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2174,10 +2225,14 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
-// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 // `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
@@ -2219,10 +2274,14 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
-// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 // `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
@@ -2255,8 +2314,8 @@ func (c *Client) CreateCheckoutSession(ctx context.Context, params *CreateChecko
 // Returns one checkout session with its payment embedded (`payment` is null until the
 // session completes). A session past its `expires_at` is reported as `expired`.
 //
-// **Errors:** 401; 404 `not_found`/`session_not_found` for an unknown id or a session of
-// another merchant or environment; 429; 5xx.
+// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+// or a session of another merchant or environment; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2286,9 +2345,15 @@ func (c *Client) RetrieveCheckoutSession(ctx context.Context, id SessionId, reqE
 // `checkout.session.expired` event fires. Takes no body (an empty body or `{}` is
 // accepted). Returns the expired session.
 //
-// **Errors:** 401; 404 `session_not_found`; 409 `idempotency_error`; 422
+// A session already past its `expires_at` is expired, whether or not it was read since:
+// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
+// event is stamped at `expires_at`.
+//
+// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+// or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
-// `invalid_state`/`session_expired` when it is already `expired` or `canceled`; 429; 5xx.
+// `invalid_state`/`session_expired` when it is already `expired` (including past its
+// `expires_at`) or `canceled`; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2320,8 +2385,10 @@ func (c *Client) ExpireCheckoutSession(ctx context.Context, id SessionId, params
 // events of this merchant and of the key's environment are visible. Filter by exact
 // `type`.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `event_not_found`
-// for an unknown cursor; 429; 5xx.
+// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+// 1–100, `ending_before_invalid` when both cursors are given, `starting_after_invalid` /
+// `ending_before_invalid` when a cursor names no event of this merchant and
+// environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2349,7 +2416,8 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 //
 // Returns one event of this merchant and environment.
 //
-// **Errors:** 401; 404 `not_found`/`event_not_found`; 429; 5xx.
+// **Errors:** 401; 404 `not_found`/`event_not_found` (`param` `id`) for an unknown id or
+// an event of another merchant or environment; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2406,8 +2474,9 @@ func (c *Client) GetMerchantSpec(ctx context.Context, reqEditors ...RequestEdito
 // Returns the products of this merchant and environment, newest first, each with all its
 // prices. Filter archived or active products with `active`.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`); 401; 404
-// `product_not_found` when a cursor names an unknown product; 429; 5xx.
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`, and
+// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+// not a product of this merchant and environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2568,11 +2637,14 @@ func (c *Client) RetrieveProduct(ctx context.Context, id ProductId, reqEditors .
 // `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 // key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 // `active: false` archives the product (its prices stay as they are; use DELETE to
-// archive the prices too). `default_price` must name a price of this product.
+// archive the prices too); `active: true` restores the product but none of its prices.
+// `default_price` must name an active price of this product.
 //
-// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-// 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+// `price_product_mismatch` when `default_price` is a price of another product,
+// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+// `id`), `price_not_found` (param `default_price`, unknown price); 409
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2605,11 +2677,14 @@ func (c *Client) UpdateProductWithBody(ctx context.Context, id ProductId, params
 // `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 // key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 // `active: false` archives the product (its prices stay as they are; use DELETE to
-// archive the prices too). `default_price` must name a price of this product.
+// archive the prices too); `active: true` restores the product but none of its prices.
+// `default_price` must name an active price of this product.
 //
-// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-// 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+// `price_product_mismatch` when `default_price` is a price of another product,
+// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+// `id`), `price_not_found` (param `default_price`, unknown price); 409
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2637,11 +2712,13 @@ func (c *Client) UpdateProduct(ctx context.Context, id ProductId, params *Update
 
 // SetDefaultPriceWithBody Set the default price of a product
 //
-// Makes `price`, a price of this product, the product's `default_price`.
+// Makes `price`, an active price of this product, the product's `default_price`.
 //
-// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-// `price_not_found` (unknown price or a price of another product); 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+// price of another product of this merchant and environment; `price_inactive` for an
+// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+// `price_not_found` (param `price`; unknown price, or one of another merchant or
+// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2669,11 +2746,13 @@ func (c *Client) SetDefaultPriceWithBody(ctx context.Context, id ProductId, para
 
 // SetDefaultPrice Set the default price of a product
 //
-// Makes `price`, a price of this product, the product's `default_price`.
+// Makes `price`, an active price of this product, the product's `default_price`.
 //
-// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-// `price_not_found` (unknown price or a price of another product); 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+// price of another product of this merchant and environment; `price_inactive` for an
+// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+// `price_not_found` (param `price`; unknown price, or one of another merchant or
+// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2704,8 +2783,9 @@ func (c *Client) SetDefaultPrice(ctx context.Context, id ProductId, params *SetD
 // Returns the prices of the product, newest first, optionally only active or inactive
 // ones.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `product_not_found`,
-// `price_not_found` for an unknown cursor; 429; 5xx.
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, and `starting_after_invalid` /
+// `ending_before_invalid` with that `param` when the cursor is not a price of this
+// product); 401; 404 `product_not_found`; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2737,9 +2817,9 @@ func (c *Client) ListPrices(ctx context.Context, id ProductId, params *ListPrice
 // `set_as_default: true` also makes it the product's `default_price`.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-// `interval_count_invalid` for more than one year in total), 400
-// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
@@ -2774,9 +2854,9 @@ func (c *Client) CreatePriceWithBody(ctx context.Context, id ProductId, params *
 // `set_as_default: true` also makes it the product's `default_price`.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-// `interval_count_invalid` for more than one year in total), 400
-// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
@@ -2807,8 +2887,8 @@ func (c *Client) CreatePrice(ctx context.Context, id ProductId, params *CreatePr
 //
 // Returns one price of the product.
 //
-// **Errors:** 401; 404 `product_not_found`, `price_not_found` (also for a price of
-// another product); 429; 5xx.
+// **Errors:** 401; 404 `product_not_found` (param `id`), `price_not_found` (param
+// `price_id`; also for a price of another product); 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2941,9 +3021,15 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // notices, settlements) has happened in time order, with its events in the outbox. Test
 // keys only; live always runs on real time.
 //
-// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// Advancing a clock that follows real time starts from real time and freezes the clock at
+// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000, `parameter_unknown` for any other field; 401; 403
+// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+// 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2977,9 +3063,15 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 // notices, settlements) has happened in time order, with its events in the outbox. Test
 // keys only; live always runs on real time.
 //
-// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// Advancing a clock that follows real time starts from real time and freezes the clock at
+// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000, `parameter_unknown` for any other field; 401; 403
+// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+// 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -4121,9 +4213,12 @@ type ClientWithResponsesInterface interface {
 	// Returns the checkout sessions of this merchant and environment, newest first, optionally
 	// filtered by `status`. Each session includes its payment when one exists.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid` for a limit outside 1–100,
-	// `status_invalid`, both cursors given); 401; 404 `session_not_found` when a cursor names
-	// an unknown session; 429; 5xx.
+	// Sessions past their `expires_at` are listed (and filtered) as `expired`.
+	//
+	// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+	// 1–100, `status_invalid`, `ending_before_invalid` when both cursors are given,
+	// `starting_after_invalid` / `ending_before_invalid` when a cursor names no session of
+	// this merchant and environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4151,10 +4246,14 @@ type ClientWithResponsesInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
-	// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-	// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-	// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-	// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
@@ -4184,10 +4283,14 @@ type ClientWithResponsesInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
-	// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-	// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-	// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-	// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
@@ -4208,8 +4311,8 @@ type ClientWithResponsesInterface interface {
 	// Returns one checkout session with its payment embedded (`payment` is null until the
 	// session completes). A session past its `expires_at` is reported as `expired`.
 	//
-	// **Errors:** 401; 404 `not_found`/`session_not_found` for an unknown id or a session of
-	// another merchant or environment; 429; 5xx.
+	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+	// or a session of another merchant or environment; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4229,9 +4332,15 @@ type ClientWithResponsesInterface interface {
 	// `checkout.session.expired` event fires. Takes no body (an empty body or `{}` is
 	// accepted). Returns the expired session.
 	//
-	// **Errors:** 401; 404 `session_not_found`; 409 `idempotency_error`; 422
+	// A session already past its `expires_at` is expired, whether or not it was read since:
+	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
+	// event is stamped at `expires_at`.
+	//
+	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
-	// `invalid_state`/`session_expired` when it is already `expired` or `canceled`; 429; 5xx.
+	// `invalid_state`/`session_expired` when it is already `expired` (including past its
+	// `expires_at`) or `canceled`; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4253,8 +4362,10 @@ type ClientWithResponsesInterface interface {
 	// events of this merchant and of the key's environment are visible. Filter by exact
 	// `type`.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `event_not_found`
-	// for an unknown cursor; 429; 5xx.
+	// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+	// 1–100, `ending_before_invalid` when both cursors are given, `starting_after_invalid` /
+	// `ending_before_invalid` when a cursor names no event of this merchant and
+	// environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4272,7 +4383,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns one event of this merchant and environment.
 	//
-	// **Errors:** 401; 404 `not_found`/`event_not_found`; 429; 5xx.
+	// **Errors:** 401; 404 `not_found`/`event_not_found` (`param` `id`) for an unknown id or
+	// an event of another merchant or environment; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4309,8 +4421,9 @@ type ClientWithResponsesInterface interface {
 	// Returns the products of this merchant and environment, newest first, each with all its
 	// prices. Filter archived or active products with `active`.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`); 401; 404
-	// `product_not_found` when a cursor names an unknown product; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`, and
+	// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+	// not a product of this merchant and environment); 401; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4417,11 +4530,14 @@ type ClientWithResponsesInterface interface {
 	// `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 	// key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 	// `active: false` archives the product (its prices stay as they are; use DELETE to
-	// archive the prices too). `default_price` must name a price of this product.
+	// archive the prices too); `active: true` restores the product but none of its prices.
+	// `default_price` must name an active price of this product.
 	//
-	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-	// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-	// 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+	// `price_product_mismatch` when `default_price` is a price of another product,
+	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+	// `id`), `price_not_found` (param `default_price`, unknown price); 409
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4442,11 +4558,14 @@ type ClientWithResponsesInterface interface {
 	// `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 	// key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 	// `active: false` archives the product (its prices stay as they are; use DELETE to
-	// archive the prices too). `default_price` must name a price of this product.
+	// archive the prices too); `active: true` restores the product but none of its prices.
+	// `default_price` must name an active price of this product.
 	//
-	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-	// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-	// 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+	// `price_product_mismatch` when `default_price` is a price of another product,
+	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+	// `id`), `price_not_found` (param `default_price`, unknown price); 409
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4462,11 +4581,13 @@ type ClientWithResponsesInterface interface {
 
 	// SetDefaultPriceWithBodyWithResponse Set the default price of a product
 	//
-	// Makes `price`, a price of this product, the product's `default_price`.
+	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
-	// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-	// `price_not_found` (unknown price or a price of another product); 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+	// price of another product of this merchant and environment; `price_inactive` for an
+	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+	// `price_not_found` (param `price`; unknown price, or one of another merchant or
+	// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4482,11 +4603,13 @@ type ClientWithResponsesInterface interface {
 
 	// SetDefaultPriceWithResponse Set the default price of a product
 	//
-	// Makes `price`, a price of this product, the product's `default_price`.
+	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
-	// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-	// `price_not_found` (unknown price or a price of another product); 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+	// price of another product of this merchant and environment; `price_inactive` for an
+	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+	// `price_not_found` (param `price`; unknown price, or one of another merchant or
+	// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4505,8 +4628,9 @@ type ClientWithResponsesInterface interface {
 	// Returns the prices of the product, newest first, optionally only active or inactive
 	// ones.
 	//
-	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `product_not_found`,
-	// `price_not_found` for an unknown cursor; 429; 5xx.
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, and `starting_after_invalid` /
+	// `ending_before_invalid` with that `param` when the cursor is not a price of this
+	// product); 401; 404 `product_not_found`; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4528,9 +4652,9 @@ type ClientWithResponsesInterface interface {
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-	// `interval_count_invalid` for more than one year in total), 400
-	// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-	// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+	// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
@@ -4553,9 +4677,9 @@ type ClientWithResponsesInterface interface {
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-	// `interval_count_invalid` for more than one year in total), 400
-	// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-	// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+	// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
@@ -4574,8 +4698,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns one price of the product.
 	//
-	// **Errors:** 401; 404 `product_not_found`, `price_not_found` (also for a price of
-	// another product); 429; 5xx.
+	// **Errors:** 401; 404 `product_not_found` (param `id`), `price_not_found` (param
+	// `price_id`; also for a price of another product); 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4664,9 +4788,15 @@ type ClientWithResponsesInterface interface {
 	// notices, settlements) has happened in time order, with its events in the outbox. Test
 	// keys only; live always runs on real time.
 	//
-	// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-	// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// Advancing a clock that follows real time starts from real time and freezes the clock at
+	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000, `parameter_unknown` for any other field; 401; 403
+	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+	// 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -4688,9 +4818,15 @@ type ClientWithResponsesInterface interface {
 	// notices, settlements) has happened in time order, with its events in the outbox. Test
 	// keys only; live always runs on real time.
 	//
-	// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-	// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// Advancing a clock that follows real time starts from real time and freezes the clock at
+	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000, `parameter_unknown` for any other field; 401; 403
+	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+	// 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -7959,9 +8095,12 @@ func (r AdvanceTestClockResponse) ContentType() string {
 // Returns the checkout sessions of this merchant and environment, newest first, optionally
 // filtered by `status`. Each session includes its payment when one exists.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid` for a limit outside 1–100,
-// `status_invalid`, both cursors given); 401; 404 `session_not_found` when a cursor names
-// an unknown session; 429; 5xx.
+// Sessions past their `expires_at` are listed (and filtered) as `expired`.
+//
+// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+// 1–100, `status_invalid`, `ending_before_invalid` when both cursors are given,
+// `starting_after_invalid` / `ending_before_invalid` when a cursor names no session of
+// this merchant and environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -7997,10 +8136,14 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
-// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 // `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
@@ -8038,10 +8181,14 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
-// **Errors:** 400 `invalid_request` (missing or malformed field, unknown field, price not
-// recurring), 400 `amount_too_small`/`amount_below_minimum` (below 250 minor units),
-// 400 `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
-// `currency_unsupported`; 401; 404 `price_not_found` (subscription mode); 409
+// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
+// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
+// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
+// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
+// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
+// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
+// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
 // `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
@@ -8070,8 +8217,8 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithResponse(ctx context.Cont
 // Returns one checkout session with its payment embedded (`payment` is null until the
 // session completes). A session past its `expires_at` is reported as `expired`.
 //
-// **Errors:** 401; 404 `not_found`/`session_not_found` for an unknown id or a session of
-// another merchant or environment; 429; 5xx.
+// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+// or a session of another merchant or environment; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8099,9 +8246,15 @@ func (c *ClientWithResponses) RetrieveCheckoutSessionWithResponse(ctx context.Co
 // `checkout.session.expired` event fires. Takes no body (an empty body or `{}` is
 // accepted). Returns the expired session.
 //
-// **Errors:** 401; 404 `session_not_found`; 409 `idempotency_error`; 422
+// A session already past its `expires_at` is expired, whether or not it was read since:
+// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
+// event is stamped at `expires_at`.
+//
+// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
+// or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
-// `invalid_state`/`session_expired` when it is already `expired` or `canceled`; 429; 5xx.
+// `invalid_state`/`session_expired` when it is already `expired` (including past its
+// `expires_at`) or `canceled`; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8131,8 +8284,10 @@ func (c *ClientWithResponses) ExpireCheckoutSessionWithResponse(ctx context.Cont
 // events of this merchant and of the key's environment are visible. Filter by exact
 // `type`.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `event_not_found`
-// for an unknown cursor; 429; 5xx.
+// **Errors:** 400 `invalid_request` with `param` (`limit_invalid` for a limit outside
+// 1–100, `ending_before_invalid` when both cursors are given, `starting_after_invalid` /
+// `ending_before_invalid` when a cursor names no event of this merchant and
+// environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8158,7 +8313,8 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 //
 // Returns one event of this merchant and environment.
 //
-// **Errors:** 401; 404 `not_found`/`event_not_found`; 429; 5xx.
+// **Errors:** 401; 404 `not_found`/`event_not_found` (`param` `id`) for an unknown id or
+// an event of another merchant or environment; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8211,8 +8367,9 @@ func (c *ClientWithResponses) GetMerchantSpecWithResponse(ctx context.Context, r
 // Returns the products of this merchant and environment, newest first, each with all its
 // prices. Filter archived or active products with `active`.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`); 401; 404
-// `product_not_found` when a cursor names an unknown product; 429; 5xx.
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `active_invalid`, and
+// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+// not a product of this merchant and environment); 401; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8359,11 +8516,14 @@ func (c *ClientWithResponses) RetrieveProductWithResponse(ctx context.Context, i
 // `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 // key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 // `active: false` archives the product (its prices stay as they are; use DELETE to
-// archive the prices too). `default_price` must name a price of this product.
+// archive the prices too); `active: true` restores the product but none of its prices.
+// `default_price` must name an active price of this product.
 //
-// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-// 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+// `price_product_mismatch` when `default_price` is a price of another product,
+// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+// `id`), `price_not_found` (param `default_price`, unknown price); 409
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8392,11 +8552,14 @@ func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Cont
 // `statement_descriptor`, `url`, `default_price`). `metadata` is merged key by key and a
 // key sent with the value `""` is removed. `images` and `tags` replace the whole list.
 // `active: false` archives the product (its prices stay as they are; use DELETE to
-// archive the prices too). `default_price` must name a price of this product.
+// archive the prices too); `active: true` restores the product but none of its prices.
+// `default_price` must name an active price of this product.
 //
-// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`); 401; 404
-// `product_not_found`, `price_not_found` (for `default_price`); 409 `idempotency_error`;
-// 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
+// `price_product_mismatch` when `default_price` is a price of another product,
+// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
+// `id`), `price_not_found` (param `default_price`, unknown price); 409
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8420,11 +8583,13 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 
 // SetDefaultPriceWithBodyWithResponse Set the default price of a product
 //
-// Makes `price`, a price of this product, the product's `default_price`.
+// Makes `price`, an active price of this product, the product's `default_price`.
 //
-// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-// `price_not_found` (unknown price or a price of another product); 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+// price of another product of this merchant and environment; `price_inactive` for an
+// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+// `price_not_found` (param `price`; unknown price, or one of another merchant or
+// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8448,11 +8613,13 @@ func (c *ClientWithResponses) SetDefaultPriceWithBodyWithResponse(ctx context.Co
 
 // SetDefaultPriceWithResponse Set the default price of a product
 //
-// Makes `price`, a price of this product, the product's `default_price`.
+// Makes `price`, an active price of this product, the product's `default_price`.
 //
-// **Errors:** 400 `invalid_request` (`parameter_missing`); 401; 404 `product_not_found`,
-// `price_not_found` (unknown price or a price of another product); 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
+// price of another product of this merchant and environment; `price_inactive` for an
+// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
+// `price_not_found` (param `price`; unknown price, or one of another merchant or
+// environment); 409 `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8479,8 +8646,9 @@ func (c *ClientWithResponses) SetDefaultPriceWithResponse(ctx context.Context, i
 // Returns the prices of the product, newest first, optionally only active or inactive
 // ones.
 //
-// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`); 401; 404 `product_not_found`,
-// `price_not_found` for an unknown cursor; 429; 5xx.
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, and `starting_after_invalid` /
+// `ending_before_invalid` with that `param` when the cursor is not a price of this
+// product); 401; 404 `product_not_found`; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8510,9 +8678,9 @@ func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, id Pro
 // `set_as_default: true` also makes it the product's `default_price`.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-// `interval_count_invalid` for more than one year in total), 400
-// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
@@ -8543,9 +8711,9 @@ func (c *ClientWithResponses) CreatePriceWithBodyWithResponse(ctx context.Contex
 // `set_as_default: true` also makes it the product's `default_price`.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
-// `interval_count_invalid` for more than one year in total), 400
-// `amount_too_small`/`amount_too_large` for `unit_amount`, 400 `currency_unsupported`;
-// 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
+// `interval_count_invalid` for more than one year in total, `product_inactive` when the
+// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
+// `currency_unsupported`; 401; 404 `product_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
@@ -8572,8 +8740,8 @@ func (c *ClientWithResponses) CreatePriceWithResponse(ctx context.Context, id Pr
 //
 // Returns one price of the product.
 //
-// **Errors:** 401; 404 `product_not_found`, `price_not_found` (also for a price of
-// another product); 429; 5xx.
+// **Errors:** 401; 404 `product_not_found` (param `id`), `price_not_found` (param
+// `price_id`; also for a price of another product); 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8694,9 +8862,15 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // notices, settlements) has happened in time order, with its events in the outbox. Test
 // keys only; live always runs on real time.
 //
-// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// Advancing a clock that follows real time starts from real time and freezes the clock at
+// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000, `parameter_unknown` for any other field; 401; 403
+// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+// 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8726,9 +8900,15 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // notices, settlements) has happened in time order, with its events in the outbox. Test
 // keys only; live always runs on real time.
 //
-// **Errors:** 400 `invalid_request` (neither or both fields, `to` not in the future,
-// more than 2 years); 401; 403 `permission_error`/`test_mode_only` for a live key; 409
-// `idempotency_error`; 413; 415; 429; 5xx.
+// Advancing a clock that follows real time starts from real time and freezes the clock at
+// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000, `parameter_unknown` for any other field; 401; 403
+// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
+// 429; 5xx.
 //
 // Example error body:
 // ```json

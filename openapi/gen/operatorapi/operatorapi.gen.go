@@ -306,7 +306,9 @@ type ErrorBody struct {
 	// Example: amount
 	Param *string `json:"param,omitempty"`
 
-	// RequestId The `req_` id of the request, equal to the `Request-Id` response header.
+	// RequestId The `req_` id of the request, equal to the `Request-Id` response header; in a
+	// replayed response (`Idempotent-Replayed: true`) it is the id of the original request.
+	//
 	//
 	// Example: req_4fT2bq9XcV1mN8kLp0Qr7sZa
 	RequestId string `json:"request_id"`
