@@ -3,11 +3,16 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -116,7 +121,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	serve := func(w http.ResponseWriter) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if err := validate(r, route, pathParams); err != nil {
+		if err := validate(r, route, pathParams, body); err != nil {
 			WriteError(w, r, err)
 			return
 		}
@@ -155,6 +160,9 @@ func readBody(r *http.Request, route *routers.Route) ([]byte, error) {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if route.Operation.RequestBody != nil {
+			// The validator and the generated decoder read this {} as JSON, whatever (or
+			// whether) a Content-Type was sent with the empty body.
+			r.Header.Set("Content-Type", "application/json")
 			return []byte("{}"), nil
 		}
 		return nil, nil
@@ -164,12 +172,20 @@ func readBody(r *http.Request, route *routers.Route) ([]byte, error) {
 	if perr != nil || mt != "application/json" {
 		return nil, core.Invalid(codeContentTypeInvalid, "", "Content-Type must be application/json.")
 	}
+	// Exactly one JSON value: the validator and the handlers decode only the first one, so
+	// trailing data (`{"a":1}{"b":2}`) would otherwise pass unnoticed.
+	if !json.Valid(body) {
+		return nil, core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid JSON.")
+	}
+	if !utf8.Valid(body) {
+		return nil, core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid UTF-8 JSON.")
+	}
 	return body, nil
 }
 
 // validate checks the request against the contract and maps the first failure to the
 // documented envelope (see validation_errors.go).
-func validate(r *http.Request, route *routers.Route, pathParams map[string]string) error {
+func validate(r *http.Request, route *routers.Route, pathParams map[string]string, body []byte) error {
 	in := &openapi3filter.RequestValidationInput{
 		Request:    r,
 		PathParams: pathParams,
@@ -182,5 +198,92 @@ func validate(r *http.Request, route *routers.Route, pathParams map[string]strin
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 		return mapValidationError(err)
 	}
+	return checkText(r, pathParams, body)
+}
+
+// checkText refuses text no resource can hold: a NUL character or invalid UTF-8 in a path
+// parameter or a query value, or a NUL in a string (key or value) of the JSON body (readBody
+// already refused a body that is not UTF-8). The database cannot
+// store either, so letting them through would surface as a 500 instead of a 400 naming the
+// field.
+func checkText(r *http.Request, pathParams map[string]string, body []byte) error {
+	for name, v := range pathParams {
+		// The router hands path parameters over as they appear in the escaped path.
+		if u, err := url.PathUnescape(v); err == nil {
+			v = u
+		}
+		if !cleanText(v) {
+			return core.InvalidField(name, "Invalid %s: it contains a NUL character or invalid UTF-8.", name)
+		}
+	}
+	for name, vs := range r.URL.Query() {
+		for _, v := range vs {
+			if !cleanText(name) || !cleanText(v) {
+				if !cleanText(name) {
+					name = ""
+				}
+				return core.InvalidField(name, "Invalid query parameter: it contains a NUL character or invalid UTF-8.")
+			}
+		}
+	}
+	// A NUL can only arrive escaped: raw control characters are not valid JSON.
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid JSON.")
+	}
+	if param, bad := nulString(v, ""); bad {
+		return core.InvalidField(param, "Invalid %s: it contains a NUL character.", orBody(param))
+	}
 	return nil
+}
+
+func orBody(param string) string {
+	if param == "" {
+		return "request body"
+	}
+	return param
+}
+
+func cleanText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// nulString finds the first string (in key order) of a decoded JSON value that holds a NUL
+// and returns its dotted path; for a bad key, the path of the object holding it.
+func nulString(v any, path string) (string, bool) {
+	join := func(seg string) string {
+		if path == "" {
+			return seg
+		}
+		return path + "." + seg
+	}
+	bad := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	switch x := v.(type) {
+	case string:
+		return path, bad(x)
+	case []any:
+		for i, e := range x {
+			if p, b := nulString(e, join(strconv.Itoa(i))); b {
+				return p, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if bad(k) {
+				return path, true
+			}
+			if p, b := nulString(x[k], join(k)); b {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }

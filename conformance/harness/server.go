@@ -87,7 +87,12 @@ func StartLocal(ctx context.Context, opt Options) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := Launch(ctx, bin, dbURL, filepath.Join(dir, "server.log"), opt)
+	// The server log is kept in out/ (git-ignored) so it can be read after a failing run.
+	logDir := filepath.Join(ModuleRoot(), "out")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	t, err := Launch(ctx, bin, dbURL, filepath.Join(logDir, "conformance-server.log"), opt)
 	if err != nil {
 		drop()
 		return nil, err

@@ -134,7 +134,7 @@ func TestMerchantNotFound(t *testing.T) {
 	_, err = svc.CompleteOnboarding(context.Background(), "mer_nope")
 	wantCode(t, err, core.TypeNotFound, "merchant_not_found", "id")
 	_, _, err = svc.CreateKey(context.Background(), "mer_nope", "k", core.EnvTest)
-	wantCode(t, err, core.TypeNotFound, "merchant_not_found", "merchant")
+	wantCode(t, err, core.TypeNotFound, "merchant_not_found", "id")
 	_, err = svc.ListKeys(context.Background(), "mer_nope")
 	wantCode(t, err, core.TypeNotFound, "merchant_not_found", "id")
 	_, err = svc.RevokeKey(context.Background(), "key_nope")

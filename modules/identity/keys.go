@@ -27,7 +27,7 @@ func (s *Service) CreateKey(ctx context.Context, merchantID, name string, env co
 	}
 	rec, secret := newKeyRecord(merchantID, name, env, s.clock.Now())
 	if err := s.store.CreateKey(ctx, rec); err != nil {
-		return nil, "", notFound(err, ErrMerchantNotFound, "merchant", "merchant", merchantID)
+		return nil, "", notFound(err, ErrMerchantNotFound, "id", "merchant", merchantID)
 	}
 	k := rec.APIKey
 	return &k, secret, nil
