@@ -150,11 +150,6 @@ func (r catalogPriceRow) price() (*catalog.Price, error) {
 	return catalog.RehydratePrice(rec), nil
 }
 
-func catalogJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
 // catalogLookupKeyTaken maps the partial unique index on active lookup keys to the domain error.
 func catalogLookupKeyTaken(err error) error {
 	var pe *pq.Error
@@ -165,14 +160,14 @@ func catalogLookupKeyTaken(err error) error {
 }
 
 func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
-	md, err := catalogJSON(r.Metadata)
+	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
 	}
 	var dims, defaultPrice any
 	if r.PackageDimensions != nil {
 		d := r.PackageDimensions
-		if dims, err = catalogJSON(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
+		if dims, err = jsonText(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
 			return err
 		}
 	}
@@ -190,14 +185,14 @@ func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 }
 
 func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
-	md, err := catalogJSON(r.Metadata)
+	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
 	}
 	var dims, defaultPrice any
 	if r.PackageDimensions != nil {
 		d := r.PackageDimensions
-		if dims, err = catalogJSON(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
+		if dims, err = jsonText(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
 			return err
 		}
 	}
@@ -215,7 +210,7 @@ func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 }
 
 func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
-	md, err := catalogJSON(r.Metadata)
+	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
 	}
@@ -237,7 +232,7 @@ func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord)
 
 // updatePrice writes the mutable fields of a price; amount, currency and recurrence never change.
 func catalogUpdatePrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
-	md, err := catalogJSON(r.Metadata)
+	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -20,14 +21,20 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Open connects to url and checks the connection.
+// DefaultMaxConns bounds a pool: a 2-core Postgres gains nothing from more concurrent
+// statements, and several processes (or test packages) must fit in its max_connections.
+const DefaultMaxConns = 20
+
+// Open connects to url and checks the connection. Unless the URL says otherwise it turns on
+// lib/pq's binary_parameters, which sends a parameterised statement in one round trip instead
+// of two (parse+describe, then bind+execute); the stores pass JSON as text for that reason.
 func Open(ctx context.Context, url string) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", url)
+	db, err := sqlx.Open("postgres", withBinaryParameters(url))
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(40)
-	db.SetMaxIdleConns(40)
+	db.SetMaxOpenConns(DefaultMaxConns)
+	db.SetMaxIdleConns(DefaultMaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -106,4 +113,17 @@ func CheckCurrent(ctx context.Context, db *sqlx.DB) error {
 		return ErrSchemaBehind
 	}
 	return nil
+}
+
+func withBinaryParameters(u string) string {
+	if strings.Contains(u, "binary_parameters") {
+		return u
+	}
+	if strings.Contains(u, "://") {
+		if strings.Contains(u, "?") {
+			return u + "&binary_parameters=yes"
+		}
+		return u + "?binary_parameters=yes"
+	}
+	return u + " binary_parameters=yes" // key=value form
 }

@@ -107,7 +107,7 @@ func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
 	if items == nil {
 		items = []checkout.LineItem{}
 	}
-	lineItems, err := json.Marshal(items)
+	lineItems, err := jsonText(items)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
 	if md == nil {
 		md = map[string]string{}
 	}
-	metadata, err := json.Marshal(md)
+	metadata, err := jsonText(md)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err err
 // exactly when the change it reports was committed.
 func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 	for _, e := range events {
-		payload, err := json.Marshal(e.Object)
+		payload, err := jsonText(e.Object)
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 		}
@@ -47,4 +47,12 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 		}
 	}
 	return nil
+}
+
+// jsonText encodes v for a json/jsonb parameter. It is passed as text: with lib/pq's
+// binary_parameters (see Open) a []byte argument would be sent in binary format, which jsonb
+// does not accept as plain JSON.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
 }

@@ -13,6 +13,7 @@ import (
 // variable (D1); a flag given on the command line wins over the environment.
 type config struct {
 	DatabaseURL   string
+	DBMaxConns    int
 	OperatorToken string
 	APIAddr       string
 	CheckoutAddr  string
@@ -37,6 +38,7 @@ type setting struct {
 func (c *config) settings() []setting {
 	return []setting{
 		{"database-url", "KASSA_DATABASE_URL", "", "PostgreSQL URL (required)", &c.DatabaseURL},
+		{"db-max-conns", "KASSA_DB_MAX_CONNS", "20", "largest number of open database connections", &c.DBMaxConns},
 		{"operator-token", "KASSA_OPERATOR_TOKEN", "", "bearer token of the operator API; empty disables it", &c.OperatorToken},
 		{"api-addr", "KASSA_API_ADDR", "127.0.0.1:8080", "listen address of the API (merchant, App, operator)", &c.APIAddr},
 		{"checkout-addr", "KASSA_CHECKOUT_ADDR", "127.0.0.1:8081", "listen address of the hosted checkout origin", &c.CheckoutAddr},
@@ -62,6 +64,9 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 		switch t := s.target.(type) {
 		case *string:
 			fs.StringVar(t, s.name, s.def, help)
+		case *int:
+			d, _ := strconv.Atoi(s.def)
+			fs.IntVar(t, s.name, d, help)
 		case *float64:
 			d, _ := strconv.ParseFloat(s.def, 64)
 			fs.Float64Var(t, s.name, d, help)

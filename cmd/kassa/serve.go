@@ -32,6 +32,10 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if n := cfg.DBMaxConns; n > 0 {
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+	}
 	if cfg.Migrate {
 		applied, err := postgres.MigrateUp(ctx, db)
 		if err != nil {

@@ -53,13 +53,14 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys (created);
 
 -- The events outbox (D10 envelope). Delivery state comes with the webhook issue.
 CREATE TABLE events (
-    id            text PRIMARY KEY,
+    id            text NOT NULL,
     merchant_id   text NOT NULL,
     environment   text NOT NULL,
     type          text NOT NULL,
     created       timestamptz NOT NULL,
     seq           bigserial NOT NULL,
-    data          jsonb NOT NULL
+    data          jsonb NOT NULL,
+    PRIMARY KEY (merchant_id, environment, id)  -- tenant-leading, as every tenant table
 );
 CREATE INDEX events_scope ON events (merchant_id, environment, seq DESC);
 

@@ -1,8 +1,9 @@
 -- +goose Up
 -- Hosted checkout sessions (interface 2.1, 3.1, 4.1; D6).
 
+-- The primary key leads with the tenant (see 00002_catalog.sql for why).
 CREATE TABLE checkout_sessions (
-    id                  text PRIMARY KEY,
+    id                  text NOT NULL,
     merchant_id         text NOT NULL REFERENCES merchants(id),
     environment         text NOT NULL CHECK (environment IN ('test', 'live')),
     seq                 bigserial NOT NULL,
@@ -31,7 +32,8 @@ CREATE TABLE checkout_sessions (
     metadata            jsonb NOT NULL DEFAULT '{}',
     cancellation_reason text,
     created             timestamptz NOT NULL,
-    expires_at          timestamptz NOT NULL
+    expires_at          timestamptz NOT NULL,
+    PRIMARY KEY (merchant_id, environment, id)
 );
 
 -- Lists: newest first within one merchant environment.

@@ -71,6 +71,9 @@ func New(t testing.TB) *sqlx.DB {
 		drop()
 		t.Fatalf("pgtest: %v", err)
 	}
+	// Test packages run in parallel, each with databases of its own: keep pools small.
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
 	t.Cleanup(func() { db.Close(); drop() })
 	if _, err := postgres.MigrateUp(ctx, db); err != nil {
 		t.Fatalf("pgtest: migrate: %v", err)
