@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // ListQuery is a cursor page request (D8): newest first, limit 1–100 (default 10), and at most
 // one of StartingAfter / EndingBefore, each an id of the same resource in the same scope.
 type ListQuery struct {
@@ -39,4 +41,7 @@ type Caller struct {
 	Scope     Scope
 	Onboarded bool // false: live requests that move money get merchant_not_ready (D1)
 	KeyID     string
+	// TestClock is the frozen time of the scope's sandbox clock as read with the key (nil: real
+	// time, and always nil for live); see WithClockReading.
+	TestClock *time.Time
 }

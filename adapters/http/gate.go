@@ -93,7 +93,11 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			li.merchant, li.env = caller.Scope.MerchantID, caller.Scope.Env
-			r = r.WithContext(context.WithValue(r.Context(), keyCaller, caller))
+			ctx := context.WithValue(r.Context(), keyCaller, caller)
+			if caller.Scope.Env == core.EnvTest {
+				ctx = core.WithClockReading(ctx, caller.Scope, caller.TestClock)
+			}
+			r = r.WithContext(ctx)
 			if g.cfg.Limiter != nil {
 				if ok, wait := g.cfg.Limiter.Allow(caller.Scope); !ok {
 					secs := int((wait + time.Second - 1) / time.Second)

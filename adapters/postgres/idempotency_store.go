@@ -42,13 +42,23 @@ type idempotencyRow struct {
 	Created     time.Time      `db:"created"`
 }
 
-// Claim implements ports.IdempotencyStore.
+// Claim implements ports.IdempotencyStore. It reads first: a live record (finished, or in
+// flight within its lease) is answered without a write, so replays of one key never queue on
+// that key's row lock. Only an absent, expired or abandoned key is claimed, with one atomic
+// statement that gives exactly one owner under any concurrency.
 func (s *IdempotencyStore) Claim(ctx context.Context, k ports.IdempotencyKey, hash []byte, now, expiredBefore, staleBefore time.Time) (*ports.IdempotencyRecord, error) {
 	// The loop only repeats when the row we lost to was released (deleted) between the claim
 	// attempt and the read; a handful of rounds is plenty.
 	for range 5 {
+		rec, err := s.read(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil && !rec.CreatedAt.Before(expiredBefore) && !(rec.InFlight && rec.CreatedAt.Before(staleBefore)) {
+			return rec, nil
+		}
 		var claimed bool
-		err := s.db.QueryRowxContext(ctx, claimSQL, k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key,
+		err = s.db.QueryRowxContext(ctx, claimSQL, k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key,
 			hash, now, expiredBefore, staleBefore).Scan(&claimed)
 		if err == nil {
 			return nil, nil
@@ -56,22 +66,27 @@ func (s *IdempotencyStore) Claim(ctx context.Context, k ports.IdempotencyKey, ha
 		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("idempotency: claim: %w", err)
 		}
-		var r idempotencyRow
-		err = s.db.GetContext(ctx, &r, `SELECT request_hash, in_flight, status, content_type, body, created
-			FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5`,
-			k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("idempotency: read: %w", err)
-		}
-		return &ports.IdempotencyRecord{
-			RequestHash: r.RequestHash, InFlight: r.InFlight, Status: int(r.Status.Int64),
-			ContentType: r.ContentType.String, Body: r.Body, CreatedAt: r.Created.UTC(),
-		}, nil
+		// Another request claimed or finished the key in between: read what it left.
 	}
 	return nil, errors.New("idempotency: claim did not settle; the key is being claimed and released repeatedly")
+}
+
+// read returns the record stored under k, or nil.
+func (s *IdempotencyStore) read(ctx context.Context, k ports.IdempotencyKey) (*ports.IdempotencyRecord, error) {
+	var r idempotencyRow
+	err := s.db.GetContext(ctx, &r, `SELECT request_hash, in_flight, status, content_type, body, created
+		FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5`,
+		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: read: %w", err)
+	}
+	return &ports.IdempotencyRecord{
+		RequestHash: r.RequestHash, InFlight: r.InFlight, Status: int(r.Status.Int64),
+		ContentType: r.ContentType.String, Body: r.Body, CreatedAt: r.Created.UTC(),
+	}, nil
 }
 
 // Complete implements ports.IdempotencyStore. Only an in-flight claim is completed, so a

@@ -158,22 +158,31 @@ func (s *IdentityStore) RevokeKey(ctx context.Context, keyID string, at time.Tim
 	return r.key(), nil
 }
 
-// KeyByHash implements identity.Store. The lookup uses the unique index on secret_hash.
+// KeyByHash implements identity.Store. The lookup uses the unique index on secret_hash; the
+// key's sandbox clock comes with it, so a request needs one query to know who it acts for and
+// what time it is there.
 func (s *IdentityStore) KeyByHash(ctx context.Context, hash []byte) (*identity.AuthRecord, error) {
 	var r struct {
 		apiKeyRow
-		Onboarded bool `db:"onboarded"`
+		Onboarded bool       `db:"onboarded"`
+		Frozen    *time.Time `db:"frozen_time"`
 	}
 	err := s.db.GetContext(ctx, &r, `SELECT k.id, k.merchant_id, k.environment, k.name, k.secret_hash, k.display,
-			k.created, k.last_used, k.revoked_at, m.onboarded
-		FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.secret_hash = $1`, hash)
+			k.created, k.last_used, k.revoked_at, m.onboarded, c.frozen_time
+		FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+		LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND c.environment = k.environment
+		WHERE k.secret_hash = $1`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, identity.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &identity.AuthRecord{Key: *r.key(), SecretHash: r.SecretHash, Onboarded: r.Onboarded}, nil
+	if r.Frozen != nil {
+		t := r.Frozen.UTC()
+		r.Frozen = &t
+	}
+	return &identity.AuthRecord{Key: *r.key(), SecretHash: r.SecretHash, Onboarded: r.Onboarded, TestClock: r.Frozen}, nil
 }
 
 // TouchKey implements identity.Store: at most one write per key and minute, whatever the

@@ -131,18 +131,18 @@ type floorRow struct {
 const selectSessionSQL = `SELECT id, merchant_id, environment, checkout_mode, status, amount, currency,
 	client_secret, checkout_url, embed_url, customer_name, customer_email, reference, description,
 	success_url, cancel_url, line_items, metadata, cancellation_reason, created, expires_at
-	FROM checkout_sessions WHERE id = $1`
+	FROM checkout_sessions WHERE merchant_id = $1 AND environment = 'test' AND id = $2`
 
-// selectFloor: a bare primary-key SELECT of one session row, over the same id pool the
-// retrieve scenario reads.
-func selectFloor(f *floorDB, ids []string) scenario {
+// selectFloor: a bare primary-key SELECT of one session row (the key is merchant,
+// environment, id), over the same id pool the retrieve scenario reads.
+func selectFloor(f *floorDB, merchantID string, ids []string) scenario {
 	return scenario{name: floorSelect, before: f.open, after: f.close, newOp: func(w int) op {
 		db := f.db
 		i := w * 7919
 		return func(ctx context.Context) error {
 			i++
 			var r floorRow
-			if err := db.GetContext(ctx, &r, selectSessionSQL, ids[i%len(ids)]); err != nil {
+			if err := db.GetContext(ctx, &r, selectSessionSQL, merchantID, ids[i%len(ids)]); err != nil {
 				return fmt.Errorf("select session: %w", err)
 			}
 			return nil

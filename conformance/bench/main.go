@@ -119,7 +119,7 @@ func run() error {
 		plan = append(plan, a.createProduct())
 	}
 	if db != nil && (sel("retrieve") || sel("replay")) {
-		plan = append(plan, selectFloor(db, ids))
+		plan = append(plan, selectFloor(db, m.ID, ids))
 	}
 	if sel("retrieve") {
 		plan = append(plan, a.retrieveSession(ids))

@@ -39,7 +39,8 @@ type KeyRecord struct {
 type AuthRecord struct {
 	Key        APIKey
 	SecretHash []byte
-	Onboarded  bool // the key's merchant
+	Onboarded  bool       // the key's merchant
+	TestClock  *time.Time // frozen time of the key's sandbox clock (test keys; nil = real time)
 }
 
 // secretPrefix is the prefix of secrets of env.

@@ -74,6 +74,7 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) (core.
 		Scope:     core.Scope{MerchantID: rec.Key.MerchantID, Env: rec.Key.Env},
 		Onboarded: rec.Onboarded,
 		KeyID:     rec.Key.ID,
+		TestClock: rec.TestClock,
 	}, nil
 }
 

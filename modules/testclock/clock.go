@@ -66,6 +66,12 @@ func (s *Service) Now(ctx context.Context, scope core.Scope) (time.Time, error) 
 	if scope.Env != core.EnvTest {
 		return s.real.Now(), nil
 	}
+	if frozen, ok := core.ClockReading(ctx, scope); ok {
+		if frozen != nil {
+			return *frozen, nil
+		}
+		return s.real.Now(), nil
+	}
 	frozen, err := s.store.FrozenTime(ctx, scope)
 	if err != nil {
 		return time.Time{}, err

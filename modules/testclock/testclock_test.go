@@ -171,3 +171,26 @@ func TestAdvanceProcessorFailureLeavesClock(t *testing.T) {
 		t.Fatal("added processor not run")
 	}
 }
+
+// A reading carried by the request (taken with the API key) answers Now without the store;
+// a reading of another scope is ignored.
+func TestNowUsesTheRequestsClockReading(t *testing.T) {
+	svc, st, _ := newSvc()
+	stored := realNow.Add(48 * time.Hour)
+	st.frozen[scope] = stored
+	carried := realNow.Add(time.Hour)
+
+	got, err := svc.Now(core.WithClockReading(context.Background(), scope, &carried), scope)
+	if err != nil || !got.Equal(carried) {
+		t.Fatalf("Now with a frozen reading = %v, %v; want %v", got, err, carried)
+	}
+	got, _ = svc.Now(core.WithClockReading(context.Background(), scope, nil), scope)
+	if !got.Equal(realNow) {
+		t.Fatalf("Now with a real-time reading = %v; want %v", got, realNow)
+	}
+	other := core.Scope{MerchantID: "mer_other", Env: core.EnvTest}
+	got, _ = svc.Now(core.WithClockReading(context.Background(), other, &carried), scope)
+	if !got.Equal(stored) {
+		t.Fatalf("a reading of another scope must be ignored: got %v, want the stored %v", got, stored)
+	}
+}
