@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -379,62 +376,12 @@ func (s *CatalogStore) GetPrice(ctx context.Context, scope core.Scope, id string
 	return row.price()
 }
 
-// catalogList describes one paged list: the table, the conditions that bound the cursor (scope),
-// and the extra filter of the listing.
-type catalogList struct {
-	table, cols string
-	scope       []string // conditions on args ($1..), bounding the cursor row too
-	args        []any
-	active      *bool // filter of the listing, not of the cursor
-}
-
-// page runs a newest-first, seq-keyed page query into dest (a pointer to a slice of rows whose
-// order it returns newest first). It reports has_more.
-func catalogPage[R any](ctx context.Context, db *sqlx.DB, ls catalogList, q core.ListQuery) ([]R, bool, error) {
-	args := slices.Clone(ls.args)
-	where := slices.Clone(ls.scope)
-	cursor, op, order := q.StartingAfter, "<", "DESC"
-	if q.EndingBefore != "" {
-		cursor, op, order = q.EndingBefore, ">", "ASC"
-	}
-	if cursor != "" {
-		var seq int64
-		cq := `SELECT seq FROM ` + ls.table + ` WHERE ` + strings.Join(append(slices.Clone(where), "id = $"+strconv.Itoa(len(args)+1)), " AND ")
-		if err := db.GetContext(ctx, &seq, cq, append(slices.Clone(args), cursor)...); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil, false, catalog.ErrUnknownCursor
-			}
-			return nil, false, err
-		}
-		args = append(args, seq)
-		where = append(where, "seq "+op+" $"+strconv.Itoa(len(args)))
-	}
-	if ls.active != nil {
-		args = append(args, *ls.active)
-		where = append(where, "active = $"+strconv.Itoa(len(args)))
-	}
-	args = append(args, q.Limit+1)
-	query := `SELECT ` + ls.cols + ` FROM ` + ls.table + ` WHERE ` + strings.Join(where, " AND ") +
-		` ORDER BY seq ` + order + ` LIMIT $` + strconv.Itoa(len(args))
-	var rows []R
-	if err := db.SelectContext(ctx, &rows, query, args...); err != nil {
-		return nil, false, err
-	}
-	hasMore := len(rows) > q.Limit
-	if hasMore {
-		rows = rows[:q.Limit]
-	}
-	if order == "ASC" {
-		slices.Reverse(rows)
-	}
-	return rows, hasMore, nil
-}
-
 // ListProducts pages the scope's products, each with all its prices.
 func (s *CatalogStore) ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*catalog.Product], error) {
-	ls := catalogList{table: "products", cols: catalogProductCols,
-		scope: []string{"merchant_id = $1", "environment = $2"}, args: []any{scope.MerchantID, string(scope.Env)}, active: active}
-	rows, hasMore, err := catalogPage[catalogProductRow](ctx, s.db, ls, q)
+	rows, hasMore, err := pageBySeq[catalogProductRow](ctx, s.db, pageQuery{
+		table: "products", columns: catalogProductCols, scope: scope, q: q,
+		filter: when(active != nil, cond{"active = ?", active}),
+	})
 	if err != nil {
 		return core.Page[*catalog.Product]{}, err
 	}
@@ -467,10 +414,11 @@ func (s *CatalogStore) ListPrices(ctx context.Context, scope core.Scope, product
 	if !exists {
 		return core.Page[*catalog.Price]{}, catalog.ErrNotFound
 	}
-	ls := catalogList{table: "prices", cols: catalogPriceCols,
-		scope: []string{"merchant_id = $1", "environment = $2", "product_id = $3"},
-		args:  []any{scope.MerchantID, string(scope.Env), productID}, active: active}
-	rows, hasMore, err := catalogPage[catalogPriceRow](ctx, s.db, ls, q)
+	rows, hasMore, err := pageBySeq[catalogPriceRow](ctx, s.db, pageQuery{
+		table: "prices", columns: catalogPriceCols, scope: scope, q: q,
+		within: []cond{{"product_id = ?", productID}},
+		filter: when(active != nil, cond{"active = ?", active}),
+	})
 	if err != nil {
 		return core.Page[*catalog.Price]{}, err
 	}

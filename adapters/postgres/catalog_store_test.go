@@ -144,8 +144,10 @@ func TestCatalogStoreListPaging(t *testing.T) {
 	// A cursor that is unknown, or a row of another merchant, is refused.
 	for _, q := range []core.ListQuery{{StartingAfter: "prod_unknown"}, {StartingAfter: foreign.ID()}, {EndingBefore: foreign.ID()}} {
 		q.Limit = 10
-		if _, err := st.ListProducts(ctx, scope, q, nil); !errors.Is(err, catalog.ErrUnknownCursor) {
-			t.Fatalf("cursor %+v: want ErrUnknownCursor, got %v", q, err)
+		_, err := st.ListProducts(ctx, scope, q, nil)
+		var ce *core.Error
+		if !errors.As(err, &ce) || (ce.Code != "starting_after_invalid" && ce.Code != "ending_before_invalid") {
+			t.Fatalf("cursor %+v: want a 400 cursor error, got %v", q, err)
 		}
 	}
 	_, err := svc.ListProducts(ctx, scope, core.ListQuery{EndingBefore: "prod_unknown"}, nil)

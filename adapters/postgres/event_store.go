@@ -36,7 +36,7 @@ func (r eventRow) event() *events.Event {
 func (s *EventStore) ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*events.Event], error) {
 	rows, hasMore, err := pageBySeq[eventRow](ctx, s.db, pageQuery{
 		table: "events", columns: "id, merchant_id, environment, type, created, data",
-		scope: scope, q: q, filter: "($3 = '' OR type = $3)", args: []any{typ},
+		scope: scope, q: q, filter: when(typ != "", cond{"type = ?", typ}),
 	})
 	if err != nil {
 		return core.Page[*events.Event]{}, err

@@ -6,30 +6,41 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
+// cond is one SQL condition with exactly one `?` placeholder, and its argument.
+type cond struct {
+	sql string
+	arg any
+}
+
 // pageQuery describes one cursor-paged list (D8) over a table with a bigserial seq column:
-// newest first, bounded to one scope, with an optional extra filter whose placeholders start
-// at $3 (args are appended after the scope's two).
+// newest first, always bounded to one scope.
 type pageQuery struct {
 	table, columns string
 	scope          core.Scope
 	q              core.ListQuery
-	filter         string // e.g. "($3 = '' OR type = $3)"; applies to the listing, not to the cursor
-	args           []any
+	within         []cond // narrow the list and its cursors (e.g. the prices of one product)
+	filter         []cond // narrow the listing only (status, type, active): any row may be a cursor
 }
 
 // pageBySeq runs the page query and returns its rows newest first and whether more follow.
-// A cursor id that is not in the scope is 400 starting_after_invalid / ending_before_invalid.
+// A cursor id that is not a row of the list (another scope, another product, unknown) is 400
+// starting_after_invalid / ending_before_invalid.
 func pageBySeq[R any](ctx context.Context, db *sqlx.DB, p pageQuery) ([]R, bool, error) {
-	args := append([]any{p.scope.MerchantID, string(p.scope.Env)}, p.args...)
-	where := "merchant_id = $1 AND environment = $2"
-	if p.filter != "" {
-		where += " AND " + p.filter
+	args := []any{p.scope.MerchantID, string(p.scope.Env)}
+	where := []string{"merchant_id = $1", "environment = $2"}
+	add := func(c cond) {
+		args = append(args, c.arg)
+		where = append(where, strings.Replace(c.sql, "?", "$"+strconv.Itoa(len(args)), 1))
+	}
+	for _, c := range p.within {
+		add(c)
 	}
 	cursor, param, op, order := p.q.StartingAfter, "starting_after", "<", "DESC"
 	if p.q.EndingBefore != "" {
@@ -37,19 +48,21 @@ func pageBySeq[R any](ctx context.Context, db *sqlx.DB, p pageQuery) ([]R, bool,
 	}
 	if cursor != "" {
 		var seq int64
-		err := db.GetContext(ctx, &seq, `SELECT seq FROM `+p.table+` WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-			p.scope.MerchantID, string(p.scope.Env), cursor)
+		err := db.GetContext(ctx, &seq, `SELECT seq FROM `+p.table+` WHERE `+strings.Join(where, " AND ")+
+			` AND id = $`+strconv.Itoa(len(args)+1), append(slices.Clone(args), cursor)...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, false, core.InvalidField(param, "No such object in this list: '%s'.", cursor)
 		}
 		if err != nil {
 			return nil, false, err
 		}
-		args = append(args, seq)
-		where += " AND seq " + op + " $" + strconv.Itoa(len(args))
+		add(cond{"seq " + op + " ?", seq})
+	}
+	for _, c := range p.filter {
+		add(c)
 	}
 	args = append(args, p.q.Limit+1)
-	query := `SELECT ` + p.columns + ` FROM ` + p.table + ` WHERE ` + where +
+	query := `SELECT ` + p.columns + ` FROM ` + p.table + ` WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY seq ` + order + ` LIMIT $` + strconv.Itoa(len(args))
 	var rows []R
 	if err := db.SelectContext(ctx, &rows, query, args...); err != nil {
@@ -63,4 +76,12 @@ func pageBySeq[R any](ctx context.Context, db *sqlx.DB, p pageQuery) ([]R, bool,
 		slices.Reverse(rows)
 	}
 	return rows, hasMore, nil
+}
+
+// when returns c in a slice when ok, for optional filters.
+func when(ok bool, c cond) []cond {
+	if !ok {
+		return nil
+	}
+	return []cond{c}
 }

@@ -164,7 +164,7 @@ func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQ
 	var page core.Page[*checkout.Session]
 	rows, hasMore, err := pageBySeq[sessionRow](ctx, st.db, pageQuery{
 		table: "checkout_sessions", columns: sessionCols(""), scope: scope, q: q,
-		filter: "($3 = '' OR status = $3)", args: []any{string(status)},
+		filter: when(status != "", cond{"status = ?", string(status)}),
 	})
 	if err != nil {
 		var ce *core.Error

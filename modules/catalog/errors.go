@@ -20,6 +20,5 @@ var (
 // Store sentinels: what a Store returns for a missing row or an unknown list cursor. The
 // Service turns them into the documented errors.
 var (
-	ErrNotFound      = errors.New("catalog: not found")
-	ErrUnknownCursor = errors.New("catalog: unknown list cursor")
+	ErrNotFound = errors.New("catalog: not found")
 )

@@ -19,23 +19,23 @@ func (s *Service) GetProduct(ctx context.Context, scope core.Scope, id string) (
 // ListProducts pages the scope's products, newest first, each with its prices; active filters
 // on the active flag when set.
 func (s *Service) ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*Product], error) {
-	q, err := listQuery(q)
+	q, err := q.Normalize()
 	if err != nil {
 		return core.Page[*Product]{}, err
 	}
 	page, err := s.store.ListProducts(ctx, scope, q, active)
-	return page, cursorError(err, q)
+	return page, err
 }
 
 // ListPrices pages a product's prices, newest first.
 func (s *Service) ListPrices(ctx context.Context, scope core.Scope, productID string, q core.ListQuery, active *bool) (core.Page[*Price], error) {
-	q, err := listQuery(q)
+	q, err := q.Normalize()
 	if err != nil {
 		return core.Page[*Price]{}, err
 	}
 	page, err := s.store.ListPrices(ctx, scope, productID, q, active)
 	if err != nil {
-		return page, cursorError(productNotFound(err, productID), q)
+		return page, productNotFound(err, productID)
 	}
 	return page, nil
 }

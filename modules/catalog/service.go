@@ -32,18 +32,3 @@ func productNotFound(err error, id string) error {
 	}
 	return err
 }
-
-// listQuery normalizes q and names the cursor error for the store's ErrUnknownCursor.
-func listQuery(q core.ListQuery) (core.ListQuery, error) {
-	return q.Normalize()
-}
-
-func cursorError(err error, q core.ListQuery) error {
-	if !errors.Is(err, ErrUnknownCursor) {
-		return err
-	}
-	if q.EndingBefore != "" {
-		return core.InvalidField("ending_before", "No such object: '%s'.", q.EndingBefore)
-	}
-	return core.InvalidField("starting_after", "No such object: '%s'.", q.StartingAfter)
-}

@@ -102,8 +102,11 @@ func (m *memStore) GetPrice(_ context.Context, scope core.Scope, id string) (*Pr
 }
 
 func (m *memStore) ListPrices(_ context.Context, scope core.Scope, productID string, q core.ListQuery, _ *bool) (core.Page[*Price], error) {
-	if q.StartingAfter != "" || q.EndingBefore != "" {
-		return core.Page[*Price]{}, ErrUnknownCursor
+	if q.EndingBefore != "" {
+		return core.Page[*Price]{}, core.InvalidField("ending_before", "unknown cursor")
+	}
+	if q.StartingAfter != "" {
+		return core.Page[*Price]{}, core.InvalidField("starting_after", "unknown cursor")
 	}
 	p, err := m.GetProduct(context.Background(), scope, productID)
 	if err != nil {

@@ -10,8 +10,9 @@ import (
 // merchant or of the other environment is ErrNotFound, exactly like a missing one.
 //
 // Lists are newest first. A cursor (q.StartingAfter / q.EndingBefore) is the id of a row of the
-// same scope (and, for prices, of the same product); any other id gives ErrUnknownCursor. The
-// query given to a Store is already normalized.
+// same scope (and, for prices, of the same product); any other id gives 400
+// starting_after_invalid or ending_before_invalid (a *core.Error). The query given to a Store
+// is already normalized.
 //
 // Writing a price whose lookup_key is already used by another active price of the scope gives
 // ErrLookupKeyTaken (param lookup_key), and the whole write is rolled back.

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"math"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,14 +15,10 @@ const (
 	MaxNameLen                = 250
 	MaxDescriptionLen         = 5000
 	MaxImages                 = 8
-	MaxURLLen                 = 2048
 	MaxUnitLabelLen           = 12
 	MaxStatementDescriptorLen = 22
 	MaxTags                   = 20
 	MaxTagLen                 = 64
-	MaxMetadataKeys           = 50
-	MaxMetadataKeyLen         = 40
-	MaxMetadataValueLen       = 500
 	MaxNicknameLen            = 250
 	MaxLookupKeyLen           = 200
 	MaxTrialPeriodDays        = 730
@@ -52,23 +47,12 @@ func checkName(name, param string) (string, error) {
 	return t, nil
 }
 
-func checkHTTPURL(s, param string) error {
-	if runes(s) > MaxURLLen {
-		return core.InvalidField(param, "URL must be at most %d characters.", MaxURLLen)
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return core.InvalidField(param, "Must be an absolute http or https URL.")
-	}
-	return nil
-}
-
 func checkImages(images []string) error {
 	if len(images) > MaxImages {
 		return core.InvalidField("images", "At most %d images are allowed.", MaxImages)
 	}
 	for i, img := range images {
-		if err := checkHTTPURL(img, "images."+strconv.Itoa(i)); err != nil {
+		if err := core.CheckWebURL(img, "images."+strconv.Itoa(i)); err != nil {
 			return err
 		}
 	}
@@ -113,7 +97,7 @@ func checkOptional(field, v string) error {
 			return core.InvalidField(field, `statement_descriptor must not contain any of < > \ ' ".`)
 		}
 	case "url":
-		return checkHTTPURL(v, field)
+		return core.CheckWebURL(v, field)
 	}
 	return nil
 }
@@ -134,26 +118,19 @@ func checkDimensions(d Dimensions) error {
 // modified. Metadata errors carry the code metadata_invalid, with param `metadata` or
 // `metadata.<key>`.
 func mergeMetadata(base, patch map[string]string, prefix string) (map[string]string, error) {
-	param := join(prefix, "metadata")
 	out := make(map[string]string, len(base)+len(patch))
 	for k, v := range base {
 		out[k] = v
 	}
 	for k, v := range patch {
-		if k == "" || runes(k) > MaxMetadataKeyLen {
-			return nil, core.Invalid("metadata_invalid", param, "Metadata keys must be 1 to %d characters.", MaxMetadataKeyLen)
-		}
-		if runes(v) > MaxMetadataValueLen {
-			return nil, core.Invalid("metadata_invalid", param+"."+k, "Metadata values must be at most %d characters.", MaxMetadataValueLen)
-		}
 		if v == "" {
 			delete(out, k)
 		} else {
 			out[k] = v
 		}
 	}
-	if len(out) > MaxMetadataKeys {
-		return nil, core.Invalid("metadata_invalid", param, "At most %d metadata keys are allowed.", MaxMetadataKeys)
+	if err := core.CheckMetadata(out, join(prefix, "metadata")); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

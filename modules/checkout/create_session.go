@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
-	"net/url"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -31,16 +30,11 @@ type CreateInput struct {
 const (
 	minNameRunes      = 2
 	maxNameRunes      = 120
-	maxEmailLen       = 254
-	maxURLLen         = 2048
 	maxReferenceRunes = 255
 	maxDescRunes      = 1000
 	maxLineItems      = 100
 	maxItemNameRunes  = 250
 	maxQuantity       = 9999
-	maxMetadataKeys   = 50
-	maxMetadataKey    = 40
-	maxMetadataValue  = 500
 )
 
 // Create opens a checkout session. A live caller that has not completed onboarding is refused
@@ -150,15 +144,15 @@ func validateCreate(in CreateInput) (sessionFields, error) {
 		return f, core.MissingField("customer_email")
 	}
 	email := strings.TrimSpace(in.CustomerEmail)
-	if !validEmail(email) {
+	if !core.ValidEmail(email) {
 		return f, core.InvalidField("customer_email", "customer_email must be a valid e-mail address.")
 	}
 	f.customerEmail = email
 
-	if f.successURL, err = optionalURL(in.SuccessURL, "success_url"); err != nil {
+	if f.successURL, err = optionalWebURL(in.SuccessURL, "success_url"); err != nil {
 		return f, err
 	}
-	if f.cancelURL, err = optionalURL(in.CancelURL, "cancel_url"); err != nil {
+	if f.cancelURL, err = optionalWebURL(in.CancelURL, "cancel_url"); err != nil {
 		return f, err
 	}
 	if in.Reference != nil && utf8.RuneCountInString(*in.Reference) > maxReferenceRunes {
@@ -173,8 +167,11 @@ func validateCreate(in CreateInput) (sessionFields, error) {
 	if f.lineItems, err = validateLineItems(in.LineItems); err != nil {
 		return f, err
 	}
-	if f.metadata, err = validateMetadata(in.Metadata); err != nil {
+	if err = core.CheckMetadata(in.Metadata, "metadata"); err != nil {
 		return f, err
+	}
+	if f.metadata = maps.Clone(in.Metadata); f.metadata == nil {
+		f.metadata = map[string]string{}
 	}
 
 	if f.mode == ModeSubscription && (len(f.lineItems) == 0 || f.lineItems[0].PriceID == nil) {
@@ -202,8 +199,10 @@ func validateLineItems(items []LineItem) ([]LineItem, error) {
 		if it.Amount != nil && (*it.Amount < 0 || *it.Amount > core.MaxAmount) {
 			return nil, core.InvalidField(p("amount"), "%s must be between 0 and %d.", p("amount"), core.MaxAmount)
 		}
-		if it.ImageURL != nil && !validWebURL(*it.ImageURL) {
-			return nil, core.InvalidField(p("image_url"), "%s must be an absolute http or https URL.", p("image_url"))
+		if it.ImageURL != nil {
+			if err := core.CheckWebURL(*it.ImageURL, p("image_url")); err != nil {
+				return nil, err
+			}
 		}
 		if it.PriceID != nil && !core.HasIDShape(*it.PriceID, core.PrefixPrice) {
 			return nil, core.InvalidField(p("price_id"), "%s is not a price id.", p("price_id"))
@@ -216,60 +215,9 @@ func validateLineItems(items []LineItem) ([]LineItem, error) {
 	return out, nil
 }
 
-func validateMetadata(md map[string]string) (map[string]string, error) {
-	if len(md) > maxMetadataKeys {
-		return nil, core.InvalidField("metadata", "metadata may hold at most %d keys.", maxMetadataKeys)
-	}
-	out := make(map[string]string, len(md))
-	for k, v := range md {
-		if n := utf8.RuneCountInString(k); n < 1 || n > maxMetadataKey {
-			return nil, core.InvalidField("metadata", "metadata keys must be 1 to %d characters.", maxMetadataKey)
-		}
-		if utf8.RuneCountInString(v) > maxMetadataValue {
-			return nil, core.InvalidField("metadata", "metadata values must be at most %d characters.", maxMetadataValue)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-func optionalURL(u *string, param string) (*string, error) {
+func optionalWebURL(u *string, param string) (*string, error) {
 	if u == nil {
 		return nil, nil
 	}
-	if !validWebURL(*u) {
-		return nil, core.InvalidField(param, "%s must be an absolute http or https URL of at most %d characters.", param, maxURLLen)
-	}
-	return u, nil
-}
-
-// validWebURL accepts an absolute http or https URL with a host, at most 2048 bytes.
-func validWebURL(s string) bool {
-	if s == "" || len(s) > maxURLLen || strings.ContainsAny(s, " \t\r\n") {
-		return false
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return false
-	}
-	scheme := strings.ToLower(u.Scheme)
-	return (scheme == "http" || scheme == "https") && u.Host != "" && u.Hostname() != ""
-}
-
-// validEmail accepts a bare address (no display name, no angle brackets) of at most 254
-// bytes whose domain part is non-empty and has no spaces.
-func validEmail(s string) bool {
-	if s == "" || len(s) > maxEmailLen {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Name != "" || a.Address != s {
-		return false
-	}
-	at := strings.LastIndexByte(s, '@')
-	if at <= 0 {
-		return false
-	}
-	domain := s[at+1:]
-	return domain != "" && !strings.ContainsAny(domain, " \t\r\n")
+	return u, core.CheckWebURL(*u, param)
 }

@@ -312,12 +312,12 @@ func TestPasswordHash(t *testing.T) {
 
 func TestValidEmail(t *testing.T) {
 	for _, s := range []string{"a@b.co", "first.last+tag@sub.example.org"} {
-		if !ValidEmail(s) {
+		if !core.ValidEmail(s) {
 			t.Errorf("%q should be valid", s)
 		}
 	}
 	for _, s := range []string{"", "a", "a@", "@b.co", "a@b", "a b@c.de", "a@b..co", "a@.b.co", "<a@b.co>", "a@b.co."} {
-		if ValidEmail(s) {
+		if core.ValidEmail(s) {
 			t.Errorf("%q should be invalid", s)
 		}
 	}

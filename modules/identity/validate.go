@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"net/mail"
 	"strings"
 	"unicode/utf8"
 
@@ -14,7 +13,6 @@ const (
 	MinPasswordLen     = 10
 	MaxPasswordLen     = 200
 	MaxKeyNameLen      = 100
-	maxEmailLen        = 254
 )
 
 // normalizeMerchant trims the text fields of in and checks every rule, returning the first
@@ -37,7 +35,7 @@ func normalizeMerchant(in NewMerchant) (NewMerchant, error) {
 	if in.Email == "" {
 		return in, core.InvalidField("email", "email is not a valid e-mail address.")
 	}
-	if !ValidEmail(in.Email) {
+	if !core.ValidEmail(in.Email) {
 		return in, core.InvalidField("email", "email is not a valid e-mail address.")
 	}
 	if in.OwnerPassword != nil {
@@ -51,24 +49,6 @@ func normalizeMerchant(in NewMerchant) (NewMerchant, error) {
 
 func validCountry(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
-}
-
-// ValidEmail reports whether s is a bare e-mail address (no display name, no angle
-// brackets) with a dotted domain.
-func ValidEmail(s string) bool {
-	if len(s) > maxEmailLen || strings.ContainsAny(s, " \t\r\n<>") {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Name != "" || a.Address != s {
-		return false
-	}
-	at := strings.LastIndexByte(s, '@')
-	if at < 1 {
-		return false
-	}
-	domain := s[at+1:]
-	return strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".") && !strings.Contains(domain, "..")
 }
 
 // checkKeyInput validates a key's name and environment.
