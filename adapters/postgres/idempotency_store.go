@@ -13,12 +13,17 @@ import (
 )
 
 // IdempotencyStore implements ports.IdempotencyStore (D4) on the idempotency_keys table.
-type IdempotencyStore struct{ db *sqlx.DB }
+type IdempotencyStore struct {
+	db  *sqlx.DB
+	hot *prepared
+}
 
 var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
 
 // NewIdempotencyStore returns the idempotency record store.
-func NewIdempotencyStore(db *sqlx.DB) *IdempotencyStore { return &IdempotencyStore{db: db} }
+func NewIdempotencyStore(db *sqlx.DB) *IdempotencyStore {
+	return &IdempotencyStore{db: db, hot: newPrepared(db)}
+}
 
 // claimSQL inserts a fresh in-flight claim, or takes over the existing row when it has expired
 // or is an abandoned in-flight claim. ON CONFLICT locks the conflicting row and re-checks the
@@ -74,7 +79,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, k ports.IdempotencyKey, ha
 // read returns the record stored under k, or nil.
 func (s *IdempotencyStore) read(ctx context.Context, k ports.IdempotencyKey) (*ports.IdempotencyRecord, error) {
 	var r idempotencyRow
-	err := s.db.GetContext(ctx, &r, `SELECT request_hash, in_flight, status, content_type, body, created
+	err := s.hot.get(ctx, &r, `SELECT request_hash, in_flight, status, content_type, body, created
 		FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5`,
 		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key)
 	if errors.Is(err, sql.ErrNoRows) {

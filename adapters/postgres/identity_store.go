@@ -15,12 +15,17 @@ import (
 )
 
 // IdentityStore implements identity.Store.
-type IdentityStore struct{ db *sqlx.DB }
+type IdentityStore struct {
+	db  *sqlx.DB
+	hot *prepared
+}
 
 var _ identity.Store = (*IdentityStore)(nil)
 
 // NewIdentityStore returns the merchants, API keys and users store.
-func NewIdentityStore(db *sqlx.DB) *IdentityStore { return &IdentityStore{db: db} }
+func NewIdentityStore(db *sqlx.DB) *IdentityStore {
+	return &IdentityStore{db: db, hot: newPrepared(db)}
+}
 
 type merchantRow struct {
 	ID        string    `db:"id"`
@@ -167,7 +172,7 @@ func (s *IdentityStore) KeyByHash(ctx context.Context, hash []byte) (*identity.A
 		Onboarded bool       `db:"onboarded"`
 		Frozen    *time.Time `db:"frozen_time"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT k.id, k.merchant_id, k.environment, k.name, k.secret_hash, k.display,
+	err := s.hot.get(ctx, &r, `SELECT k.id, k.merchant_id, k.environment, k.name, k.secret_hash, k.display,
 			k.created, k.last_used, k.revoked_at, m.onboarded, c.frozen_time
 		FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
 		LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND c.environment = k.environment

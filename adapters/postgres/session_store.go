@@ -19,11 +19,12 @@ import (
 // SessionStore keeps checkout sessions in checkout_sessions. Every query filters by
 // merchant_id and environment; every change is written with its events in one transaction.
 type SessionStore struct {
-	db *sqlx.DB
+	db  *sqlx.DB
+	hot *prepared
 }
 
 // NewSessionStore returns the checkout session store on db.
-func NewSessionStore(db *sqlx.DB) *SessionStore { return &SessionStore{db: db} }
+func NewSessionStore(db *sqlx.DB) *SessionStore { return &SessionStore{db: db, hot: newPrepared(db)} }
 
 var _ checkout.Store = (*SessionStore)(nil)
 
@@ -138,20 +139,29 @@ func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
 
 // Get reads one session of scope.
 func (st *SessionStore) Get(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
-	return getSession(ctx, st.db, scope, id, false)
+	var r sessionRow
+	err := st.hot.get(ctx, &r, sessionByIDSQL, scope.MerchantID, string(scope.Env), id)
+	return sessionOf(&r, err, id)
 }
 
+var sessionByIDSQL = `SELECT ` + sessionCols("") + ` FROM checkout_sessions
+	WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+
 func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*checkout.Session, error) {
-	query := `SELECT ` + sessionCols("") + ` FROM checkout_sessions
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	query := sessionByIDSQL
 	if lock {
 		query += ` FOR UPDATE`
 	}
 	var r sessionRow
-	if err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, core.NotFound("session", "id", id)
-		}
+	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
+	return sessionOf(&r, err, id)
+}
+
+func sessionOf(r *sessionRow, err error, id string) (*checkout.Session, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.NotFound("session", "id", id)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("checkout_sessions: get: %w", err)
 	}
 	return r.session()

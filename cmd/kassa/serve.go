@@ -46,6 +46,11 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	var autovacuum string
+	if err := db.GetContext(ctx, &autovacuum, "SHOW autovacuum"); err == nil && autovacuum != "on" {
+		log.Warn("PostgreSQL runs with autovacuum off: tables get no planner statistics, and lookups by id may scan a merchant's whole list index; enable autovacuum or ANALYZE regularly")
+	}
+
 	a := wire(db, cfg.CheckoutURL)
 	api, err := httpapi.NewAPIHandler(httpapi.APIDeps{
 		Log:      log,

@@ -59,6 +59,7 @@ type loadConfig struct {
 	duration time.Duration
 	warmup   time.Duration
 	maxReqs  int64 // hard cap on requests of one measured run
+	analyze  bool  // ANALYZE before each scenario (reported in the header)
 }
 
 // runScenario warms the workload up, then measures it: exactly conns workers, each looping

@@ -39,7 +39,7 @@ func run() error {
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
 		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
-		analyze   = flag.Bool("analyze", false, "run ANALYZE before each scenario (planner statistics, as autovacuum would)")
+		analyze   = flag.Bool("analyze", true, "run ANALYZE before each scenario: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
 	if *conns < 1 || *duration <= 0 {
@@ -100,7 +100,7 @@ func run() error {
 		return err
 	}
 
-	cfg := loadConfig{conns: *conns, duration: *duration, warmup: *warmup, maxReqs: *maxReqs}
+	cfg := loadConfig{conns: *conns, duration: *duration, warmup: *warmup, maxReqs: *maxReqs, analyze: *analyze && t.DatabaseURL != ""}
 	// Each floor runs right before the scenarios compared with it.
 	var plan []scenario
 	var db *floorDB

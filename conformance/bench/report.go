@@ -44,8 +44,12 @@ func report(w io.Writer, rows []row, cfg loadConfig) (allPass bool) {
 			floors[r.res.name] = r.res
 		}
 	}
-	fmt.Fprintf(w, "\nKassa bench: %d connections, %s per scenario (after %s warm-up), loopback\n\n",
-		cfg.conns, cfg.duration, cfg.warmup)
+	stats := "planner statistics fresh (ANALYZE before each scenario)"
+	if !cfg.analyze {
+		stats = "no ANALYZE (a database autovacuum has not reached yet)"
+	}
+	fmt.Fprintf(w, "\nKassa bench: %d connections, %s per scenario (after %s warm-up), loopback, %s\n\n",
+		cfg.conns, cfg.duration, cfg.warmup, stats)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp99 ms\trps/floor\tp99/floor\ttarget\tverdict\t")
 	allPass = true
