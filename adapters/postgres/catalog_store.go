@@ -156,20 +156,27 @@ func catalogLookupKeyTaken(err error) error {
 	return err
 }
 
-func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
-	md, err := jsonText(r.Metadata)
-	if err != nil {
-		return err
+// catalogProductColumns encodes the product columns that are not stored as they are: metadata
+// and package dimensions as JSON text, and an unset default price as NULL.
+func catalogProductColumns(r catalog.ProductRecord) (md string, dims, defaultPrice any, err error) {
+	if md, err = jsonText(r.Metadata); err != nil {
+		return "", nil, nil, err
 	}
-	var dims, defaultPrice any
-	if r.PackageDimensions != nil {
-		d := r.PackageDimensions
+	if d := r.PackageDimensions; d != nil {
 		if dims, err = jsonText(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
-			return err
+			return "", nil, nil, err
 		}
 	}
 	if r.DefaultPrice != "" {
 		defaultPrice = r.DefaultPrice
+	}
+	return md, dims, defaultPrice, nil
+}
+
+func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
+	md, dims, defaultPrice, err := catalogProductColumns(r)
+	if err != nil {
+		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO products (id, merchant_id, environment, name, description,
 		tax_code, unit_label, statement_descriptor, url, images, tags, shippable, package_dimensions,
@@ -182,19 +189,9 @@ func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 }
 
 func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
-	md, err := jsonText(r.Metadata)
+	md, dims, defaultPrice, err := catalogProductColumns(r)
 	if err != nil {
 		return err
-	}
-	var dims, defaultPrice any
-	if r.PackageDimensions != nil {
-		d := r.PackageDimensions
-		if dims, err = jsonText(catalogDimensions{d.Length, d.Width, d.Height, d.Weight}); err != nil {
-			return err
-		}
-	}
-	if r.DefaultPrice != "" {
-		defaultPrice = r.DefaultPrice
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE products SET name = $4, description = $5, tax_code = $6,
 		unit_label = $7, statement_descriptor = $8, url = $9, images = $10, tags = $11, shippable = $12,
