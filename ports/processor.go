@@ -1,0 +1,188 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// PaymentMethodKind is a payment method Kassa accepts (D6); it is the payment's
+// `payment_method` on the wire.
+type PaymentMethodKind string
+
+const (
+	MethodCard      PaymentMethodKind = "card"
+	MethodSEPADebit PaymentMethodKind = "sepa_debit"
+)
+
+// Valid reports whether k is one of the accepted methods.
+func (k PaymentMethodKind) Valid() bool { return k == MethodCard || k == MethodSEPADebit }
+
+// CardDetails is what the buyer typed. It exists only for the duration of one Charge call:
+// it is never stored, and it refuses to be printed, logged or JSON-encoded in full (String,
+// GoString, LogValue and MarshalJSON all give the redacted form). A live adapter builds its
+// own wire request from the fields.
+type CardDetails struct {
+	Number   string
+	ExpMonth int
+	ExpYear  int // four digits, or two meaning 20xx
+	CVC      string
+	Name     string
+}
+
+// SEPADetails is the bank account of a SEPA Direct Debit. Like CardDetails it is not stored
+// (only country and last four are) and prints redacted.
+type SEPADetails struct {
+	IBAN          string
+	AccountHolder string
+}
+
+const redacted = "[redacted]"
+
+func (c CardDetails) String() string {
+	return "card{last4=" + core.Last4(c.Number) + " number=" + redacted + " cvc=" + redacted + "}"
+}
+func (c CardDetails) GoString() string             { return c.String() }
+func (c CardDetails) LogValue() slog.Value         { return slog.StringValue(c.String()) }
+func (c CardDetails) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
+
+func (s SEPADetails) String() string {
+	return "sepa_debit{last4=" + core.Last4(s.IBAN) + " iban=" + redacted + "}"
+}
+func (s SEPADetails) GoString() string             { return s.String() }
+func (s SEPADetails) LogValue() slog.Value         { return slog.StringValue(s.String()) }
+func (s SEPADetails) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// ChargeRequest asks a processor to move money from the buyer. Exactly one source is given:
+// Card (Method card), SEPA (Method sepa_debit), or PaymentMethodRef, a method saved by an
+// earlier charge of the same kind (subscription renewals, D8).
+type ChargeRequest struct {
+	Scope     core.Scope
+	Reference string // the Kassa object being paid: cs_ session or in_ invoice id
+	// Amount in minor units. 0 only with SavePaymentMethod: the method is verified and saved
+	// without moving money (a subscription's trial, D8).
+	Amount   int64
+	Currency core.Currency
+	Method   PaymentMethodKind
+
+	Card             *CardDetails
+	SEPA             *SEPADetails
+	PaymentMethodRef string
+
+	// SavePaymentMethod asks for a reusable PaymentMethodRef in a succeeded result.
+	SavePaymentMethod bool
+	// OffSession: the buyer is not present (renewals, dunning retries), so nothing that needs
+	// the buyer (3-D Secure) can happen; such a charge fails with authentication_required.
+	OffSession bool
+	// IdempotencyKey makes a retried Charge return the same ProcessorRef.
+	IdempotencyKey string
+}
+
+// ChargeOutcome is where a charge stands after a processor call.
+type ChargeOutcome string
+
+const (
+	OutcomeSucceeded      ChargeOutcome = "succeeded"
+	OutcomeFailed         ChargeOutcome = "failed"
+	OutcomeRequiresAction ChargeOutcome = "requires_action" // 3-D Secure: call CompleteAction
+	OutcomeProcessing     ChargeOutcome = "processing"      // delayed (SEPA): call Settle at SettlesAt
+)
+
+// Decline codes a processor reports in ChargeResult.DeclineCode. The checkout answers a card
+// failure with 402 card_error / card_declined and this decline_code (D6).
+const (
+	DeclineGenericDecline         = "generic_decline"
+	DeclineInsufficientFunds      = "insufficient_funds"
+	DeclineLostCard               = "lost_card"
+	DeclineExpiredCard            = "expired_card"
+	DeclineIncorrectCVC           = "incorrect_cvc"
+	DeclineIncorrectNumber        = "incorrect_number"
+	DeclineInvalidExpiryMonth     = "invalid_expiry_month"
+	DeclineInvalidExpiryYear      = "invalid_expiry_year"
+	DeclineInvalidCVC             = "invalid_cvc"
+	DeclineAuthenticationFailed   = "authentication_failed"   // the buyer failed or cancelled 3-D Secure
+	DeclineAuthenticationRequired = "authentication_required" // 3-D Secure needed but off-session
+	DeclineInvalidIBAN            = "invalid_iban"
+)
+
+// CardInfo is everything about a card that may be stored and shown (D6).
+type CardInfo struct {
+	Brand    string // core.Brand*
+	Last4    string
+	Country  string // ISO 3166-1 alpha-2 of the issuer; decides EEA vs non-EEA fees (D7)
+	Funding  string // credit | debit | prepaid | unknown
+	ExpMonth int
+	ExpYear  int // four digits
+}
+
+// SEPAInfo is everything about a debited bank account that may be stored.
+type SEPAInfo struct {
+	Country string // from the IBAN
+	Last4   string
+}
+
+// ChargeAction is what the buyer must do before a requires_action charge can go on.
+type ChargeAction struct {
+	Kind string // "three_d_secure"
+	// RedirectURL is the issuer's page for a live processor. Empty in the sandbox: Kassa shows
+	// its own test page whose approve/fail buttons end in CompleteAction.
+	RedirectURL string
+}
+
+// ActionThreeDSecure is the only ChargeAction.Kind so far.
+const ActionThreeDSecure = "three_d_secure"
+
+// DisputeNotice says that the buyer's bank will open a dispute on a succeeded charge.
+type DisputeNotice struct {
+	OpensAt time.Time
+	Reason  string // e.g. "fraudulent"
+}
+
+// ChargeResult is what a processor answers. It never carries a card number or an IBAN.
+type ChargeResult struct {
+	Outcome      ChargeOutcome
+	ProcessorRef string // the processor's id of the charge; the same through its whole life
+
+	Card *CardInfo // card charges, when the number was readable
+	SEPA *SEPAInfo // SEPA charges, when the IBAN was valid
+
+	// PaymentMethodRef is set on a succeeded charge that asked for SavePaymentMethod.
+	PaymentMethodRef string
+
+	DeclineCode    string // failed: one of the Decline* codes
+	FailureMessage string // failed: a sentence fit for the buyer, never containing the number
+
+	Action    *ChargeAction  // requires_action
+	SettlesAt *time.Time     // processing: when Settle will give the final outcome
+	Dispute   *DisputeNotice // succeeded, and a dispute will follow
+	// FundsAvailableNow: the amount is available in the balance at once instead of at T+2 (D7).
+	FundsAvailableNow bool
+}
+
+// Errors of the Processor port. A decline is not an error but a failed ChargeResult; an error
+// means the call itself could not be served (a bug in the caller, or transient trouble).
+var (
+	ErrChargeRequestInvalid = errors.New("processor: charge request invalid")
+	ErrProcessorRefUnknown  = errors.New("processor: unknown processor reference")
+	ErrChargeNotActionable  = errors.New("processor: charge is not awaiting customer action")
+	ErrChargeNotSettleable  = errors.New("processor: charge is not a delayed (processing) charge")
+)
+
+// Processor moves money for payments: the sandbox adapter for the test environment, a live
+// processor's adapter for live. Every call takes the scope's time (`now`, the test clock in
+// the sandbox, D12) instead of reading a clock. Implementations keep no state that callers
+// depend on: everything a later call needs is in ProcessorRef and PaymentMethodRef.
+type Processor interface {
+	// Charge runs a charge. A decline is a failed result, not an error.
+	Charge(ctx context.Context, req ChargeRequest, now time.Time) (ChargeResult, error)
+	// CompleteAction reports the buyer's 3-D Secure outcome on a requires_action charge:
+	// approve gives succeeded, refusal failed with authentication_failed.
+	CompleteAction(ctx context.Context, processorRef string, approve bool, now time.Time) (ChargeResult, error)
+	// Settle gives the outcome of a processing (SEPA) charge: still processing before its
+	// SettlesAt, then succeeded or failed. It is idempotent.
+	Settle(ctx context.Context, processorRef string, now time.Time) (ChargeResult, error)
+}
