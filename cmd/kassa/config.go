@@ -27,6 +27,8 @@ type config struct {
 	SweepInterval time.Duration
 	Migrate       bool
 	Demo          bool
+	WebhookKey    string
+	WebhookLAN    bool
 	PprofAddr     string
 }
 
@@ -51,6 +53,8 @@ func (c *config) settings() []setting {
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, idempotency purge)", &c.SweepInterval},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
+		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
+		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let live webhook deliveries reach private, loopback and link-local addresses (development only)", &c.WebhookLAN},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start and print a test key and a curl", &c.Demo},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}

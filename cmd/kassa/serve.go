@@ -15,7 +15,11 @@ import (
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
+	"github.com/kassa-pay/kassa/adapters/signing"
+	"github.com/kassa-pay/kassa/adapters/webhookhttp"
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -52,6 +56,12 @@ func serve(ctx context.Context, args []string) error {
 	}
 
 	a := wire(db, cfg.CheckoutURL)
+	listenCtx, stopListening := context.WithCancel(context.Background())
+	defer stopListening()
+	deliveries, err := webhookWorker(listenCtx, log, a, cfg)
+	if err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
 	api, err := httpapi.NewAPIHandler(httpapi.APIDeps{
 		Log:      log,
 		Identity: a.identity,
@@ -123,6 +133,8 @@ func serve(ctx context.Context, args []string) error {
 	sweepCtx, stopSweeps := context.WithCancel(context.Background())
 	wg.Add(1)
 	go func() { defer wg.Done(); sweep(sweepCtx, log, a, cfg.SweepInterval) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
 
 	select {
 	case <-ctx.Done():
@@ -193,4 +205,31 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// webhookWorker wires the webhook delivery worker: the Postgres store (secrets sealed with
+// --webhook-secret-key; unset = stored in clear, with a warning), the HTTP sender
+// (--webhook-allow-private lets live deliveries reach private addresses, for development) and
+// the LISTEN wake-up. Every process runs one; they share the work through SKIP LOCKED claims.
+func webhookWorker(ctx context.Context, log *slog.Logger, a *app, cfg config) (*webhooks.Worker, error) {
+	key, err := signing.ParseKey(cfg.WebhookKey)
+	if err != nil {
+		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
+	}
+	box, err := signing.NewBox(key)
+	if err != nil {
+		return nil, err
+	}
+	if !box.Sealing() {
+		log.Warn("KASSA_WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored in clear; set a 32-byte key (base64) in production")
+	}
+	allowPrivate := cfg.WebhookLAN
+	wake, err := postgres.ListenWebhooks(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		log.Warn("webhooks: LISTEN failed; deliveries are found by polling only", "error", err.Error())
+		wake = nil
+	}
+	return webhooks.NewWorker(postgres.NewWebhookStore(a.db, box),
+		webhookhttp.New(webhookhttp.Options{AllowPrivate: allowPrivate}), core.SystemClock{},
+		webhooks.WorkerOptions{Wake: wake, Log: log}), nil
 }

@@ -1,0 +1,434 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/webhooks"
+)
+
+// SecretSealer seals webhook signing secrets at rest (adapters/signing.Box implements it).
+// aad is the endpoint id, so a sealed secret cannot be moved to another endpoint's row.
+type SecretSealer interface {
+	Seal(secret, aad string) ([]byte, error)
+	Open(sealed []byte, aad string) (string, error)
+}
+
+// WebhookStore keeps webhook endpoints, deliveries and attempts (webhooks.Store).
+type WebhookStore struct {
+	db     *sqlx.DB
+	sealer SecretSealer
+}
+
+// NewWebhookStore returns a WebhookStore over db sealing secrets with sealer.
+func NewWebhookStore(db *sqlx.DB, sealer SecretSealer) *WebhookStore {
+	return &WebhookStore{db: db, sealer: sealer}
+}
+
+var _ webhooks.Store = (*WebhookStore)(nil)
+
+const endpointCols = `merchant_id, environment, id, url, enabled_events, description, status, disabled_reason,
+	secret_sealed, previous_secret_sealed, previous_secret_expires_at, failing_since, created`
+
+type endpointRow struct {
+	MerchantID      string         `db:"merchant_id"`
+	Environment     string         `db:"environment"`
+	ID              string         `db:"id"`
+	URL             string         `db:"url"`
+	EnabledEvents   pq.StringArray `db:"enabled_events"`
+	Description     string         `db:"description"`
+	Status          string         `db:"status"`
+	DisabledReason  sql.NullString `db:"disabled_reason"`
+	SecretSealed    []byte         `db:"secret_sealed"`
+	PreviousSealed  []byte         `db:"previous_secret_sealed"`
+	PreviousExpires sql.NullTime   `db:"previous_secret_expires_at"`
+	FailingSince    sql.NullTime   `db:"failing_since"`
+	Created         time.Time      `db:"created"`
+}
+
+func (s *WebhookStore) endpoint(r *endpointRow) (*webhooks.Endpoint, error) {
+	secret, err := s.sealer.Open(r.SecretSealed, r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
+	}
+	sn := webhooks.EndpointSnapshot{
+		ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		URL: r.URL, EnabledEvents: []string(r.EnabledEvents), Description: r.Description,
+		Status: webhooks.Status(r.Status), DisabledReason: webhooks.DisabledReason(r.DisabledReason.String),
+		Secret: secret, Created: r.Created.UTC(),
+	}
+	if r.PreviousSealed != nil && r.PreviousExpires.Valid {
+		prev, err := s.sealer.Open(r.PreviousSealed, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
+		}
+		exp := r.PreviousExpires.Time.UTC()
+		sn.Previous = &webhooks.Secret{Value: prev, ExpiresAt: &exp}
+	}
+	if r.FailingSince.Valid {
+		t := r.FailingSince.Time.UTC()
+		sn.FailingSince = &t
+	}
+	return webhooks.RehydrateEndpoint(sn), nil
+}
+
+// sealed returns the stored forms of the endpoint's secrets.
+func (s *WebhookStore) sealed(sn webhooks.EndpointSnapshot) (cur, prev []byte, prevExp *time.Time, err error) {
+	if cur, err = s.sealer.Seal(sn.Secret, sn.ID); err != nil {
+		return nil, nil, nil, err
+	}
+	if sn.Previous != nil && sn.Previous.ExpiresAt != nil {
+		if prev, err = s.sealer.Seal(sn.Previous.Value, sn.ID); err != nil {
+			return nil, nil, nil, err
+		}
+		prevExp = sn.Previous.ExpiresAt
+	}
+	return cur, prev, prevExp, nil
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// InsertEndpoint saves a new endpoint. The scope's endpoints are counted under a transaction-
+// scoped advisory lock of the scope, so concurrent creations cannot pass MaxEndpoints.
+func (s *WebhookStore) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
+	sn := e.Snapshot()
+	cur, prev, prevExp, err := s.sealed(sn)
+	if err != nil {
+		return err
+	}
+	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1 || ':' || $2, 0))`,
+			sn.Scope.MerchantID, string(sn.Scope.Env)); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`,
+			sn.Scope.MerchantID, string(sn.Scope.Env)); err != nil {
+			return err
+		}
+		if n >= webhooks.MaxEndpoints {
+			return webhooks.ErrEndpointLimit
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, sn.URL, pq.StringArray(sn.EnabledEvents), sn.Description,
+			string(sn.Status), nullString(string(sn.DisabledReason)), cur, prev, prevExp, sn.FailingSince, sn.Created)
+		if err != nil {
+			return fmt.Errorf("webhook_endpoints: insert: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *WebhookStore) getEndpoint(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*webhooks.Endpoint, error) {
+	query := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	var r endpointRow
+	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.NotFound("webhook_endpoint", "id", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.endpoint(&r)
+}
+
+// GetEndpoint reads one endpoint of the scope.
+func (s *WebhookStore) GetEndpoint(ctx context.Context, scope core.Scope, id string) (*webhooks.Endpoint, error) {
+	return s.getEndpoint(ctx, s.db, scope, id, false)
+}
+
+// ListEndpoints returns the scope's endpoints, newest first.
+func (s *WebhookStore) ListEndpoints(ctx context.Context, scope core.Scope) ([]*webhooks.Endpoint, error) {
+	var rows []endpointRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
+		WHERE merchant_id = $1 AND environment = $2 ORDER BY seq DESC`, scope.MerchantID, string(scope.Env)); err != nil {
+		return nil, err
+	}
+	out := make([]*webhooks.Endpoint, 0, len(rows))
+	for i := range rows {
+		e, err := s.endpoint(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// UpdateEndpoint locks the endpoint, calls fn and writes the new state; a disabled endpoint's
+// pending deliveries become disabled in the same transaction.
+func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, fn func(*webhooks.Endpoint) error) (*webhooks.Endpoint, error) {
+	var out *webhooks.Endpoint
+	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		e, err := s.getEndpoint(ctx, tx, scope, id, true)
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+		if err := s.writeEndpoint(ctx, tx, e, time.Now()); err != nil {
+			return err
+		}
+		out = e
+		return nil
+	})
+	return out, err
+}
+
+// writeEndpoint stores the mutable state of a locked endpoint.
+func (s *WebhookStore) writeEndpoint(ctx context.Context, tx *sqlx.Tx, e *webhooks.Endpoint, now time.Time) error {
+	sn := e.Snapshot()
+	cur, prev, prevExp, err := s.sealed(sn)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $4, enabled_events = $5, description = $6,
+		status = $7, disabled_reason = $8, secret_sealed = $9, previous_secret_sealed = $10,
+		previous_secret_expires_at = $11, failing_since = $12
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, sn.URL, pq.StringArray(sn.EnabledEvents), sn.Description,
+		string(sn.Status), nullString(string(sn.DisabledReason)), cur, prev, prevExp, sn.FailingSince); err != nil {
+		return fmt.Errorf("webhook_endpoints: update: %w", err)
+	}
+	if !e.Enabled() {
+		return disablePending(ctx, tx, sn, now)
+	}
+	return nil
+}
+
+// DeleteEndpoint removes the endpoint; its deliveries and attempts go with it (ON DELETE
+// CASCADE).
+func (s *WebhookStore) DeleteEndpoint(ctx context.Context, scope core.Scope, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		scope.MerchantID, string(scope.Env), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return core.NotFound("webhook_endpoint", "id", id)
+	}
+	return nil
+}
+
+type fanoutRow struct {
+	MerchantID  string `db:"merchant_id"`
+	Environment string `db:"environment"`
+	EventID     string `db:"event_id"`
+	Type        string `db:"type"`
+}
+
+// FanOut turns queued outbox events into deliveries, one per matching enabled endpoint.
+func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, match func(*webhooks.Endpoint, string) bool) (int, error) {
+	taken := 0
+	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		var rows []fanoutRow
+		if err := tx.SelectContext(ctx, &rows, `SELECT f.merchant_id, f.environment, f.event_id, coalesce(ev.type, '') AS type
+			FROM webhook_fanout f
+			LEFT JOIN events ev ON ev.merchant_id = f.merchant_id AND ev.environment = f.environment AND ev.id = f.event_id
+			ORDER BY f.event_seq LIMIT $1 FOR UPDATE OF f SKIP LOCKED`, limit); err != nil {
+			return fmt.Errorf("webhook_fanout: claim: %w", err)
+		}
+		taken = len(rows)
+		endpoints := map[core.Scope][]*webhooks.Endpoint{}
+		for _, r := range rows {
+			scope := core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
+			eps, seen := endpoints[scope]
+			if !seen {
+				var err error
+				if eps, err = s.enabledEndpoints(ctx, tx, scope); err != nil {
+					return err
+				}
+				endpoints[scope] = eps
+			}
+			for _, e := range eps {
+				if r.Type == "" || !match(e, r.Type) {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+					(merchant_id, environment, id, endpoint_id, event_id, status, next_attempt_at, created)
+					VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6)
+					ON CONFLICT (merchant_id, environment, endpoint_id, event_id) DO NOTHING`,
+					r.MerchantID, r.Environment, core.NewID(webhooks.PrefixDelivery), e.ID(), r.EventID, now); err != nil {
+					return fmt.Errorf("webhook_deliveries: insert: %w", err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_fanout WHERE merchant_id = $1 AND environment = $2 AND event_id = $3`,
+				r.MerchantID, r.Environment, r.EventID); err != nil {
+				return fmt.Errorf("webhook_fanout: delete: %w", err)
+			}
+		}
+		return nil
+	})
+	return taken, err
+}
+
+// enabledEndpoints reads the scope's enabled endpoints FOR SHARE: a concurrent disable or
+// delete waits for the fan-out to commit, so it sees (and disables or deletes) the deliveries
+// created for the endpoint, and no pending delivery is left behind a disabled endpoint.
+func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scope core.Scope) ([]*webhooks.Endpoint, error) {
+	var rows []endpointRow
+	if err := tx.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
+		WHERE merchant_id = $1 AND environment = $2 AND status = 'enabled' ORDER BY seq FOR SHARE`, scope.MerchantID, string(scope.Env)); err != nil {
+		return nil, err
+	}
+	out := make([]*webhooks.Endpoint, 0, len(rows))
+	for i := range rows {
+		e, err := s.endpoint(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+type claimRow struct {
+	MerchantID  string    `db:"merchant_id"`
+	Environment string    `db:"environment"`
+	ID          string    `db:"id"`
+	EndpointID  string    `db:"endpoint_id"`
+	EventID     string    `db:"event_id"`
+	Attempts    int       `db:"attempts"`
+	Type        string    `db:"type"`
+	Created     time.Time `db:"created"`
+	Data        []byte    `db:"data"`
+}
+
+// ClaimDue reserves the next attempt of up to limit due deliveries (see webhooks.Store).
+func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*webhooks.Job, error) {
+	var jobs []*webhooks.Job
+	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		var rows []claimRow
+		if err := tx.SelectContext(ctx, &rows, `WITH due AS (
+				SELECT d.merchant_id, d.environment, d.id
+				FROM webhook_deliveries d
+				JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.endpoint_id
+				WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND e.status = 'enabled'
+				ORDER BY d.next_attempt_at
+				LIMIT $3
+				FOR UPDATE OF d SKIP LOCKED
+			), claimed AS (
+				UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2, last_attempt_at = $1
+				FROM due WHERE d.merchant_id = due.merchant_id AND d.environment = due.environment AND d.id = due.id
+				RETURNING d.merchant_id, d.environment, d.id, d.endpoint_id, d.event_id, d.attempts
+			)
+			SELECT c.merchant_id, c.environment, c.id, c.endpoint_id, c.event_id, c.attempts, ev.type, ev.created, ev.data
+			FROM claimed c
+			JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id`,
+			now, now.Add(lease), limit); err != nil {
+			return fmt.Errorf("webhook_deliveries: claim: %w", err)
+		}
+		cache := map[string]*webhooks.Endpoint{}
+		for _, r := range rows {
+			scope := core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
+			key := r.MerchantID + "/" + r.Environment + "/" + r.EndpointID
+			e, ok := cache[key]
+			if !ok {
+				var err error
+				if e, err = s.getEndpoint(ctx, tx, scope, r.EndpointID, false); err != nil {
+					return err
+				}
+				cache[key] = e
+			}
+			jobs = append(jobs, &webhooks.Job{
+				DeliveryID: r.ID, Attempt: r.Attempts, Endpoint: e,
+				Event: webhooks.OutboxEvent{ID: r.EventID, Type: r.Type, Scope: scope, Created: r.Created.UTC(), Data: r.Data},
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// RecordAttempt stores an attempt and applies its consequences (see webhooks.Store).
+func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next) error {
+	scope := job.Event.Scope
+	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		e, err := s.getEndpoint(ctx, tx, scope, job.Endpoint.ID(), true)
+		if errors.Is(err, core.NotFound("webhook_endpoint", "", "")) {
+			return nil // deleted meanwhile, with its deliveries: nothing left to record
+		}
+		if err != nil {
+			return err
+		}
+		o := a.Outcome
+		var status sql.NullInt64
+		if o.StatusCode != 0 {
+			status = sql.NullInt64{Int64: int64(o.StatusCode), Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (merchant_id, environment, delivery_id, attempt,
+			endpoint_id, event_id, started_at, latency_ms, status_code, response_excerpt, error)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			scope.MerchantID, string(scope.Env), job.DeliveryID, a.Number, e.ID(), job.Event.ID, a.StartedAt,
+			o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err)); err != nil {
+			return fmt.Errorf("webhook_attempts: insert: %w", err)
+		}
+		before := e.Snapshot()
+		next := fn(e)
+		now := time.Now()
+		var completed *time.Time
+		if next.Status != webhooks.DeliveryPending {
+			completed = &now
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $5, next_attempt_at = $6, completed_at = $7
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND attempts = $4 AND status = 'pending'`,
+			scope.MerchantID, string(scope.Env), job.DeliveryID, job.Attempt, string(next.Status), next.NextAttemptAt, completed); err != nil {
+			return fmt.Errorf("webhook_deliveries: update: %w", err)
+		}
+		return s.writeEndpointHealth(ctx, tx, before, e, now)
+	})
+}
+
+// writeEndpointHealth stores what an attempt can change on an endpoint (status, reason, start
+// of the failure run), and only when it changed: most attempts leave the endpoint row alone.
+func (s *WebhookStore) writeEndpointHealth(ctx context.Context, tx *sqlx.Tx, before webhooks.EndpointSnapshot, e *webhooks.Endpoint, now time.Time) error {
+	after := e.Snapshot()
+	sameTime := func(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+	if after.Status == before.Status && after.DisabledReason == before.DisabledReason && sameTime(after.FailingSince, before.FailingSince) {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $4, disabled_reason = $5, failing_since = $6
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		after.Scope.MerchantID, string(after.Scope.Env), after.ID, string(after.Status),
+		nullString(string(after.DisabledReason)), after.FailingSince); err != nil {
+		return fmt.Errorf("webhook_endpoints: update health: %w", err)
+	}
+	if !e.Enabled() {
+		return disablePending(ctx, tx, after, now)
+	}
+	return nil
+}
+
+// disablePending ends the pending deliveries of a disabled endpoint.
+func disablePending(ctx context.Context, tx *sqlx.Tx, sn webhooks.EndpointSnapshot, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, completed_at = $4
+		WHERE merchant_id = $1 AND environment = $2 AND endpoint_id = $3 AND status = 'pending'`,
+		sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, now); err != nil {
+		return fmt.Errorf("webhook_deliveries: disable: %w", err)
+	}
+	return nil
+}
+
+// NextDue returns the earliest next_attempt_at of a pending delivery.
+func (s *WebhookStore) NextDue(ctx context.Context) (time.Time, bool, error) {
+	var at sql.NullTime
+	if err := s.db.GetContext(ctx, &at, `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`); err != nil {
+		return time.Time{}, false, err
+	}
+	return at.Time, at.Valid, nil
+}

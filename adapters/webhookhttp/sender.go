@@ -1,0 +1,190 @@
+// Package webhookhttp sends webhook deliveries over HTTP (webhooks.Sender): a signed POST of
+// the event envelope with the D10 headers, a 10 s timeout, no redirects followed, the response
+// body read up to a 4 KiB excerpt, and, for live deliveries, no private, loopback or
+// link-local destinations.
+package webhookhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/signing"
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/webhooks"
+)
+
+// Header names of a delivery (D10).
+const (
+	HeaderSignature   = signing.HeaderName
+	HeaderEventID     = "Service-Event-Id"
+	HeaderEventType   = "Service-Event-Type"
+	HeaderEnvironment = "Service-Environment"
+	HeaderAttempt     = "Service-Delivery-Attempt"
+)
+
+// UserAgent identifies Kassa's deliveries.
+const UserAgent = "Kassa-Webhooks/1.0"
+
+// Options tune a Sender; zero values take the defaults.
+type Options struct {
+	// Timeout bounds a whole delivery (connect, send, response, body excerpt); default
+	// webhooks.Timeout (10 s).
+	Timeout time.Duration
+	// AllowPrivate lets live deliveries reach private, loopback and link-local addresses
+	// (KASSA_WEBHOOK_ALLOW_PRIVATE, for development). Test deliveries always may, so a
+	// merchant can point a sandbox endpoint at a local tunnel or container.
+	AllowPrivate bool
+	// ExcerptLimit caps the response body read; default webhooks.ExcerptLimit (4 KiB).
+	ExcerptLimit int
+}
+
+// Sender implements webhooks.Sender.
+type Sender struct {
+	o       Options
+	guarded *http.Client // live: every dialled address is checked
+	open    *http.Client // test, or AllowPrivate
+}
+
+var _ webhooks.Sender = (*Sender)(nil)
+
+// New returns a Sender.
+func New(o Options) *Sender {
+	if o.Timeout <= 0 {
+		o.Timeout = webhooks.Timeout
+	}
+	if o.ExcerptLimit <= 0 {
+		o.ExcerptLimit = webhooks.ExcerptLimit
+	}
+	return &Sender{o: o, guarded: client(o.Timeout, true), open: client(o.Timeout, false)}
+}
+
+// ErrForbiddenAddress is the failure of a live delivery whose host resolves to an address that
+// is not public.
+var ErrForbiddenAddress = errors.New("destination address is not public")
+
+func client(timeout time.Duration, guard bool) *http.Client {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if guard {
+		// Control runs for every address the dialer connects to, after name resolution, so
+		// the check applies to the IP actually used: a host that resolves to a public address
+		// when the URL is saved and to a private one at delivery time (DNS rebinding) is
+		// refused.
+		d.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
+			}
+			if !Public(ap.Addr()) {
+				return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
+			}
+			return nil
+		}
+	}
+	t := &http.Transport{
+		Proxy:                 nil, // a proxy from the environment would dial on our behalf, past the check
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		DisableCompression:    true,
+	}
+	return &http.Client{
+		Transport: t,
+		Timeout:   timeout,
+		// Redirects are not followed: the 3xx is the answer, and it does not acknowledge.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Public reports whether a is an address a live delivery may reach: not unspecified,
+// loopback, private (RFC 1918, fc00::/7), link-local, multicast, CGNAT (100.64.0.0/10) or
+// otherwise reserved.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
+		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() {
+		return false
+	}
+	for _, p := range reserved {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("100::/64"),
+}
+
+// Send performs one delivery and reports its outcome.
+func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome {
+	c := s.open
+	if m.Environment != core.EnvTest && !s.o.AllowPrivate {
+		c = s.guarded
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))
+	if err != nil {
+		return webhooks.Outcome{Err: "invalid request: " + err.Error()}
+	}
+	req.ContentLength = int64(len(m.Body))
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	h.Set(HeaderSignature, signing.Header(m.Timestamp, m.Body, m.Secrets...))
+	h.Set(HeaderEventID, m.EventID)
+	h.Set(HeaderEventType, m.EventType)
+	h.Set(HeaderEnvironment, string(m.Environment))
+	h.Set(HeaderAttempt, strconv.Itoa(m.Attempt))
+
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return webhooks.Outcome{Latency: time.Since(start), Err: describe(err)}
+	}
+	defer resp.Body.Close()
+	// The status decides; the body only feeds the excerpt, so a failure while reading it (a
+	// slow or cut-off body) is not a failed delivery. The rest of a longer body is not read.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.o.ExcerptLimit)))
+	return webhooks.Outcome{StatusCode: resp.StatusCode, Latency: time.Since(start), Excerpt: webhooks.Excerpt(body)}
+}
+
+// describe turns a transport error into the recorded message.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ErrForbiddenAddress):
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return op.Err.Error()
+		}
+		return ErrForbiddenAddress.Error()
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "timeout: no answer within the delivery timeout"
+	}
+	return err.Error()
+}

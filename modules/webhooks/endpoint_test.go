@@ -1,0 +1,233 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+var (
+	t0       = time.Unix(1_800_000_000, 0).UTC()
+	testScp  = core.Scope{MerchantID: "mer_1", Env: core.EnvTest}
+	liveScp  = core.Scope{MerchantID: "mer_1", Env: core.EnvLive}
+	anyEvent = []string{AllEvents}
+)
+
+func mustEndpoint(t *testing.T, scope core.Scope, p EndpointParams) *Endpoint {
+	t.Helper()
+	e, err := newEndpoint(scope, p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestNewEndpointValidation(t *testing.T) {
+	cases := []struct {
+		name  string
+		scope core.Scope
+		p     EndpointParams
+		code  string
+		param string
+	}{
+		{"http in live", liveScp, EndpointParams{URL: "http://shop.example/hook", EnabledEvents: anyEvent}, "url_invalid", "url"},
+		{"not a url", testScp, EndpointParams{URL: "shop.example/hook", EnabledEvents: anyEvent}, "url_invalid", "url"},
+		{"ftp", testScp, EndpointParams{URL: "ftp://shop.example/", EnabledEvents: anyEvent}, "url_invalid", "url"},
+		{"credentials", testScp, EndpointParams{URL: "https://u:p@shop.example/", EnabledEvents: anyEvent}, "url_invalid", "url"},
+		{"no events", testScp, EndpointParams{URL: "https://shop.example/"}, core.CodeParameterMissing, "enabled_events"},
+		{"unknown event", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: []string{"invoice.paid", "payment_intent.succeeded"}}, "enabled_events_invalid", "enabled_events.1"},
+		{"prefix wildcard is for apps", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: []string{"checkout.*"}}, "enabled_events_invalid", "enabled_events.0"},
+		{"long description", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent, Description: strings.Repeat("x", MaxDescriptionLen+1)}, "description_invalid", "description"},
+	}
+	for _, c := range cases {
+		_, err := newEndpoint(c.scope, c.p, t0)
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Type != core.TypeInvalidRequest || ce.Code != c.code || ce.Param != c.param {
+			t.Errorf("%s: got %v, want %s at %s", c.name, err, c.code, c.param)
+		}
+	}
+	e := mustEndpoint(t, testScp, EndpointParams{URL: "http://localhost:3000/hook", EnabledEvents: []string{"invoice.paid", "invoice.paid", "charge.refunded"}})
+	if !core.HasIDShape(e.ID(), PrefixEndpoint) || !strings.HasPrefix(e.Secret(), PrefixSecret) ||
+		len(e.Secret()) < len(PrefixSecret)+32 || e.Status() != StatusEnabled {
+		t.Fatalf("endpoint %+v", e.Snapshot())
+	}
+	if got := e.EnabledEvents(); !slices.Equal(got, []string{"invoice.paid", "charge.refunded"}) {
+		t.Errorf("events not deduplicated: %v", got)
+	}
+	mustEndpoint(t, liveScp, EndpointParams{URL: "https://shop.example/hook", EnabledEvents: anyEvent})
+}
+
+func TestSubscribes(t *testing.T) {
+	all := mustEndpoint(t, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
+	some := mustEndpoint(t, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: []string{"invoice.paid"}})
+	for _, ev := range MerchantEvents {
+		if !all.Subscribes(ev) {
+			t.Errorf("* misses %s", ev)
+		}
+	}
+	if !some.Subscribes("invoice.paid") || some.Subscribes("invoice.voided") {
+		t.Error("exact subscription")
+	}
+	// App-only events never reach merchant endpoints, even under *.
+	for _, ev := range []string{"payment_intent.succeeded", "checkout.session.canceled", "checkout.session.refunded"} {
+		if all.Subscribes(ev) {
+			t.Errorf("* delivers app-only %s", ev)
+		}
+	}
+}
+
+func TestRotation(t *testing.T) {
+	e := mustEndpoint(t, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
+	first := e.Secret()
+	if got := e.ActiveSecrets(t0); !slices.Equal(got, []string{first}) {
+		t.Fatalf("before rotation: %v", got)
+	}
+	second := e.RotateSecret(t0)
+	if second == first || e.Secret() != second {
+		t.Fatal("rotation kept the secret")
+	}
+	if got := e.ActiveSecrets(t0.Add(SecretOverlap - time.Second)); !slices.Equal(got, []string{second, first}) {
+		t.Errorf("during overlap: %v", got)
+	}
+	if got := e.ActiveSecrets(t0.Add(SecretOverlap)); !slices.Equal(got, []string{second}) {
+		t.Errorf("after overlap: %v", got)
+	}
+	third := e.RotateSecret(t0.Add(time.Hour))
+	if got := e.ActiveSecrets(t0.Add(2 * time.Hour)); !slices.Equal(got, []string{third, second}) {
+		t.Errorf("second rotation keeps at most two: %v", got)
+	}
+	// Survives a round trip through storage.
+	if got := RehydrateEndpoint(e.Snapshot()).ActiveSecrets(t0.Add(2 * time.Hour)); !slices.Equal(got, []string{third, second}) {
+		t.Errorf("after rehydration: %v", got)
+	}
+}
+
+func TestDisableRules(t *testing.T) {
+	fail := Outcome{StatusCode: 500}
+	ok := Outcome{StatusCode: 200}
+
+	e := mustEndpoint(t, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
+	if !e.RecordOutcome(Outcome{StatusCode: 410}, t0) {
+		t.Fatal("410 did not report disabling")
+	}
+	if e.Enabled() || e.DisabledReason() != DisabledGone {
+		t.Fatalf("410: %s %s", e.Status(), e.DisabledReason())
+	}
+	e.Enable()
+	if !e.Enabled() || e.DisabledReason() != "" || e.FailingSince() != nil {
+		t.Fatal("enable")
+	}
+
+	// Five days of uninterrupted failure disable; a success in between resets the run.
+	if e.RecordOutcome(fail, t0) || e.RecordOutcome(fail, t0.Add(4*24*time.Hour)) {
+		t.Fatal("disabled too early")
+	}
+	e.RecordOutcome(ok, t0.Add(4*24*time.Hour+time.Hour))
+	if e.FailingSince() != nil {
+		t.Fatal("success did not end the run")
+	}
+	start := t0.Add(5 * 24 * time.Hour)
+	e.RecordOutcome(fail, start)
+	if e.RecordOutcome(fail, start.Add(FailureWindow-time.Second)) || !e.Enabled() {
+		t.Fatal("disabled before five days")
+	}
+	if !e.RecordOutcome(fail, start.Add(FailureWindow)) || e.Enabled() || e.DisabledReason() != DisabledFailing {
+		t.Fatalf("five days: %s %s", e.Status(), e.DisabledReason())
+	}
+
+	// A merchant's disable keeps its reason; 410 later does not overwrite it.
+	m := mustEndpoint(t, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
+	m.Disable(DisabledByMerchant)
+	if m.RecordOutcome(Outcome{StatusCode: 410}, t0) || m.DisabledReason() != DisabledByMerchant {
+		t.Fatal("reason overwritten")
+	}
+}
+
+// memStore is a minimal Store for the service tests.
+type memStore struct {
+	mu  sync.Mutex
+	eps map[string]EndpointSnapshot
+}
+
+func (m *memStore) InsertEndpoint(_ context.Context, e *Endpoint) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.eps[e.ID()] = e.Snapshot()
+	return nil
+}
+func (m *memStore) GetEndpoint(_ context.Context, s core.Scope, id string) (*Endpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sn, ok := m.eps[id]; ok && sn.Scope == s {
+		return RehydrateEndpoint(sn), nil
+	}
+	return nil, notFound(id)
+}
+func (m *memStore) ListEndpoints(context.Context, core.Scope) ([]*Endpoint, error) { return nil, nil }
+func (m *memStore) UpdateEndpoint(ctx context.Context, s core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error) {
+	e, err := m.GetEndpoint(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(e); err != nil {
+		return nil, err
+	}
+	return e, m.InsertEndpoint(ctx, e)
+}
+func (m *memStore) DeleteEndpoint(context.Context, core.Scope, string) error { return nil }
+func (m *memStore) FanOut(context.Context, int, time.Time, func(*Endpoint, string) bool) (int, error) {
+	return 0, nil
+}
+func (m *memStore) ClaimDue(context.Context, time.Time, time.Duration, int) ([]*Job, error) {
+	return nil, nil
+}
+func (m *memStore) RecordAttempt(context.Context, *Job, Attempt, func(*Endpoint) Next) error {
+	return nil
+}
+func (m *memStore) NextDue(context.Context) (time.Time, bool, error) { return time.Time{}, false, nil }
+
+func TestServiceUseCases(t *testing.T) {
+	ctx := context.Background()
+	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
+	if err != nil || secret != e.Secret() {
+		t.Fatal(err)
+	}
+	_, rotated, err := svc.RotateSecret(ctx, testScp, e.ID())
+	if err != nil || rotated == secret {
+		t.Fatal("rotate", err)
+	}
+	got, _ := svc.GetEndpoint(ctx, testScp, e.ID())
+	if !slices.Equal(got.ActiveSecrets(t0), []string{rotated, secret}) {
+		t.Fatal("rotation not stored")
+	}
+	if d, _ := svc.DisableEndpoint(ctx, testScp, e.ID()); d.Enabled() || d.DisabledReason() != DisabledByMerchant {
+		t.Fatal("disable")
+	}
+	if d, _ := svc.EnableEndpoint(ctx, testScp, e.ID()); !d.Enabled() {
+		t.Fatal("enable")
+	}
+	if _, err := svc.GetEndpoint(ctx, liveScp, e.ID()); !errors.Is(err, core.NotFound("webhook_endpoint", "", "")) {
+		t.Fatalf("other environment: %v", err)
+	}
+	if _, err := svc.GetEndpoint(ctx, testScp, "nope"); !errors.Is(err, core.NotFound("webhook_endpoint", "", "")) {
+		t.Fatalf("bad id: %v", err)
+	}
+}
+
+func TestEnvelope(t *testing.T) {
+	b, err := Envelope(OutboxEvent{ID: "evt_1", Type: "invoice.paid", Scope: testScp, Created: t0, Data: []byte(`{"id":"in_1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"evt_1","object":"event","type":"invoice.paid","environment":"test","api_version":"2026-11-01","created":1800000000,"data":{"object":{"id":"in_1"}}}`
+	if string(b) != want {
+		t.Fatalf("envelope\n%s\nwant\n%s", b, want)
+	}
+}

@@ -1,0 +1,35 @@
+package webhooks
+
+import (
+	"encoding/json"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// envelope is the body of a delivery (D10, interface 6.2 without the app-only installation).
+type envelope struct {
+	ID          string       `json:"id"`
+	Object      string       `json:"object"`
+	Type        string       `json:"type"`
+	Environment string       `json:"environment"`
+	APIVersion  string       `json:"api_version"`
+	Created     int64        `json:"created"`
+	Data        envelopeData `json:"data"`
+}
+
+type envelopeData struct {
+	Object json.RawMessage `json:"object"`
+}
+
+// Envelope returns the JSON body delivered for ev: {id, object:"event", type, environment,
+// api_version, created, data:{object}}. The same event always gives the same bytes.
+func Envelope(ev OutboxEvent) ([]byte, error) {
+	data := ev.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return json.Marshal(envelope{
+		ID: ev.ID, Object: "event", Type: ev.Type, Environment: string(ev.Scope.Env),
+		APIVersion: core.APIVersion, Created: ev.Created.Unix(), Data: envelopeData{Object: data},
+	})
+}

@@ -1,0 +1,88 @@
+package webhooks
+
+import (
+	"context"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Service is the management use cases of webhook endpoints. The dashboard API that exposes
+// them comes later; nothing here renders a secret except the values CreateEndpoint and
+// RotateSecret return.
+type Service struct {
+	store Store
+	clock core.Clock
+}
+
+// NewService wires the endpoint use cases.
+func NewService(store Store, clock core.Clock) *Service {
+	return &Service{store: store, clock: clock}
+}
+
+// CreateEndpoint validates p and saves a new enabled endpoint. The returned secret is shown to
+// the merchant once.
+func (s *Service) CreateEndpoint(ctx context.Context, scope core.Scope, p EndpointParams) (e *Endpoint, secret string, err error) {
+	e, err = newEndpoint(scope, p, s.clock.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.store.InsertEndpoint(ctx, e); err != nil {
+		return nil, "", err
+	}
+	return e, e.Secret(), nil
+}
+
+// GetEndpoint returns one endpoint of the scope.
+func (s *Service) GetEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error) {
+	if !core.HasIDShape(id, PrefixEndpoint) {
+		return nil, notFound(id)
+	}
+	return s.store.GetEndpoint(ctx, scope, id)
+}
+
+// ListEndpoints returns the scope's endpoints, newest first.
+func (s *Service) ListEndpoints(ctx context.Context, scope core.Scope) ([]*Endpoint, error) {
+	return s.store.ListEndpoints(ctx, scope)
+}
+
+// UpdateEndpoint replaces the url, events and description of an endpoint.
+func (s *Service) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, p EndpointParams) (*Endpoint, error) {
+	return s.update(ctx, scope, id, func(e *Endpoint) error { return e.Update(p) })
+}
+
+// RotateSecret gives the endpoint a new secret (returned, to be shown once); the previous one
+// keeps signing for SecretOverlap.
+func (s *Service) RotateSecret(ctx context.Context, scope core.Scope, id string) (e *Endpoint, secret string, err error) {
+	now := s.clock.Now()
+	e, err = s.update(ctx, scope, id, func(e *Endpoint) error {
+		secret = e.RotateSecret(now)
+		return nil
+	})
+	return e, secret, err
+}
+
+// DisableEndpoint stops deliveries to the endpoint; its pending deliveries become disabled.
+func (s *Service) DisableEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error) {
+	return s.update(ctx, scope, id, func(e *Endpoint) error { e.Disable(DisabledByMerchant); return nil })
+}
+
+// EnableEndpoint resumes deliveries of events written from now on. Deliveries disabled
+// meanwhile are not resent (redelivery by hand comes with the dashboard).
+func (s *Service) EnableEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error) {
+	return s.update(ctx, scope, id, func(e *Endpoint) error { e.Enable(); return nil })
+}
+
+// DeleteEndpoint removes the endpoint, its deliveries and their attempts.
+func (s *Service) DeleteEndpoint(ctx context.Context, scope core.Scope, id string) error {
+	if !core.HasIDShape(id, PrefixEndpoint) {
+		return notFound(id)
+	}
+	return s.store.DeleteEndpoint(ctx, scope, id)
+}
+
+func (s *Service) update(ctx context.Context, scope core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error) {
+	if !core.HasIDShape(id, PrefixEndpoint) {
+		return nil, notFound(id)
+	}
+	return s.store.UpdateEndpoint(ctx, scope, id, fn)
+}

@@ -1,0 +1,76 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Store keeps endpoints, deliveries and attempts. Endpoint methods are confined to one scope;
+// unknown ids, and ids of another merchant or environment, answer core.NotFound
+// ("webhook_endpoint", …). FanOut, ClaimDue, RecordAttempt and NextDue are the background
+// work and span every scope.
+type Store interface {
+	// InsertEndpoint saves a new endpoint, refusing with ErrEndpointLimit when the scope
+	// already has MaxEndpoints.
+	InsertEndpoint(ctx context.Context, e *Endpoint) error
+	// GetEndpoint reads one endpoint.
+	GetEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error)
+	// ListEndpoints returns the scope's endpoints, newest first (at most MaxEndpoints).
+	ListEndpoints(ctx context.Context, scope core.Scope) ([]*Endpoint, error)
+	// UpdateEndpoint locks the endpoint for one transaction and calls fn with it; when fn
+	// returns nil the new state is written. When the endpoint ends disabled, its pending
+	// deliveries become disabled in the same transaction.
+	UpdateEndpoint(ctx context.Context, scope core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error)
+	// DeleteEndpoint removes the endpoint with its deliveries and attempts.
+	DeleteEndpoint(ctx context.Context, scope core.Scope, id string) error
+
+	// FanOut takes up to limit events written to the outbox and not yet fanned out (claimed
+	// with FOR UPDATE SKIP LOCKED, so concurrent callers share the work), and creates one
+	// pending delivery, due at once, for each enabled endpoint of the event's scope for which
+	// match is true; the event is then marked done in the same transaction. It returns how
+	// many events it took.
+	FanOut(ctx context.Context, limit int, now time.Time, match func(e *Endpoint, eventType string) bool) (int, error)
+	// ClaimDue takes up to limit pending deliveries of enabled endpoints whose next attempt is
+	// due at now, with FOR UPDATE SKIP LOCKED, and in the same transaction reserves their next
+	// attempt number and moves next_attempt_at to now+lease, then commits. A job is therefore
+	// handed to one caller only; if that caller dies, the delivery becomes due again when the
+	// lease ends and is retried under the next attempt number.
+	ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Job, error)
+	// RecordAttempt stores the attempt of job and, with the job's endpoint locked, calls fn,
+	// which updates the endpoint and returns what becomes of the delivery. The delivery is
+	// changed only if it still holds the job's attempt number (a delivery retaken after its
+	// lease ended is left to its new owner). When the endpoint ends disabled, its other
+	// pending deliveries become disabled too.
+	RecordAttempt(ctx context.Context, job *Job, a Attempt, fn func(e *Endpoint) Next) error
+	// NextDue returns when the earliest pending delivery of an enabled endpoint falls due, or
+	// ok false when there is none.
+	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
+}
+
+// OutboxEvent is an event as read from the outbox for delivery.
+type OutboxEvent struct {
+	ID      string
+	Type    string
+	Scope   core.Scope
+	Created time.Time
+	Data    json.RawMessage // the resource at event time (data.object)
+}
+
+// Job is one claimed attempt: a delivery, the attempt number reserved for it, its endpoint
+// (with secrets) and its event.
+type Job struct {
+	DeliveryID string
+	Attempt    int // 1-based, reserved by the claim
+	Endpoint   *Endpoint
+	Event      OutboxEvent
+}
+
+// Attempt is the record of one attempt, kept for the dashboard.
+type Attempt struct {
+	Number    int
+	StartedAt time.Time
+	Outcome   Outcome
+}

@@ -1,0 +1,185 @@
+package webhooks
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Message is one signed HTTP delivery as the Sender performs it. The sender signs Body with
+// every secret of Secrets at Timestamp (D10: one v1 per active secret) and sets the headers
+// Service-Signature, Service-Event-Id, Service-Event-Type, Service-Environment,
+// Service-Delivery-Attempt and Content-Type: application/json.
+type Message struct {
+	URL         string
+	Environment core.Environment // live deliveries may not reach private addresses
+	EventID     string
+	EventType   string
+	Attempt     int // 1-based
+	Body        []byte
+	Secrets     []string
+	Timestamp   time.Time
+}
+
+// Sender performs one delivery: POST Body to URL within Timeout, redirects not followed, and
+// reports what happened. It never returns an error: a transport failure is Outcome.Err.
+type Sender interface {
+	Send(ctx context.Context, m Message) Outcome
+}
+
+// WorkerOptions tune a Worker; zero values take the defaults.
+type WorkerOptions struct {
+	Batch        int           // deliveries (and events) taken per claim; default 50
+	Concurrency  int           // deliveries sent in parallel; default 8
+	Lease        time.Duration // how long a claimed attempt is reserved; default 2 min, must exceed the send timeout
+	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
+	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY from the
+	// outbox (a new event for a scope with endpoints). Polling remains the fallback.
+	Wake <-chan struct{}
+	Rand func() float64 // jitter source in [0, 1); default DefaultRand
+	Log  *slog.Logger   // default slog.Default()
+}
+
+// Worker fans new outbox events out into deliveries and sends the due ones. Any number of
+// workers, in one process or several, can share a database: events and deliveries are claimed
+// with FOR UPDATE SKIP LOCKED and every attempt number is handed out once.
+type Worker struct {
+	store  Store
+	sender Sender
+	clock  core.Clock
+	o      WorkerOptions
+}
+
+// NewWorker returns a worker over store and sender; clock is the wall clock in production.
+func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *Worker {
+	if o.Batch <= 0 {
+		o.Batch = 50
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Lease <= 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 5 * time.Second
+	}
+	if o.Rand == nil {
+		o.Rand = DefaultRand
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Worker{store: store, sender: sender, clock: clock, o: o}
+}
+
+// minWait is the shortest sleep between rounds, so that a due delivery that cannot be taken
+// right now (another worker holds it) is not polled in a tight loop.
+const minWait = 250 * time.Millisecond
+
+// Run works until ctx ends: a round (RunOnce), then a sleep until the earliest pending
+// delivery falls due, a wake-up, or PollInterval, whichever comes first. Sends in flight when
+// ctx ends are finished and recorded (each is bounded by the sender's timeout).
+func (w *Worker) Run(ctx context.Context) error {
+	for {
+		wait := w.o.PollInterval
+		if _, err := w.RunOnce(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.o.Log.Error("webhooks: delivery round failed", "error", err.Error())
+		} else if at, ok, err := w.store.NextDue(ctx); err == nil && ok {
+			if d := at.Sub(w.clock.Now()); d < wait {
+				wait = max(d, minWait)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-w.o.Wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// RunOnce fans out every waiting event, then sends every delivery due now, batch after batch,
+// and returns how many attempts it made.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	match := func(e *Endpoint, typ string) bool { return e.Subscribes(typ) }
+	for {
+		n, err := w.store.FanOut(ctx, w.o.Batch, w.clock.Now(), match)
+		if err != nil {
+			return 0, err
+		}
+		if n < w.o.Batch {
+			break
+		}
+	}
+	sent := 0
+	for {
+		jobs, err := w.store.ClaimDue(ctx, w.clock.Now(), w.o.Lease, w.o.Batch)
+		if err != nil {
+			return sent, err
+		}
+		w.sendAll(ctx, jobs)
+		sent += len(jobs)
+		if len(jobs) < w.o.Batch || ctx.Err() != nil {
+			return sent, ctx.Err()
+		}
+	}
+}
+
+func (w *Worker) sendAll(ctx context.Context, jobs []*Job) {
+	sem := make(chan struct{}, w.o.Concurrency)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w.deliver(ctx, j)
+		}()
+	}
+	wg.Wait()
+}
+
+// deliver sends one claimed attempt and records it. It detaches from ctx's cancellation: an
+// attempt whose number is reserved is finished and recorded rather than abandoned to its
+// lease.
+func (w *Worker) deliver(ctx context.Context, j *Job) {
+	ctx = context.WithoutCancel(ctx)
+	started := w.clock.Now()
+	var o Outcome
+	body, err := Envelope(j.Event)
+	if err != nil {
+		o = Outcome{Err: "encode envelope: " + err.Error()}
+	} else {
+		o = w.sender.Send(ctx, Message{
+			URL: j.Endpoint.URL(), Environment: j.Event.Scope.Env, EventID: j.Event.ID,
+			EventType: j.Event.Type, Attempt: j.Attempt, Body: body,
+			Secrets: j.Endpoint.ActiveSecrets(started), Timestamp: started,
+		})
+	}
+	o.Excerpt = Excerpt([]byte(o.Excerpt))
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = w.store.RecordAttempt(rctx, j, Attempt{Number: j.Attempt, StartedAt: started, Outcome: o}, func(e *Endpoint) Next {
+		now := w.clock.Now()
+		if e.RecordOutcome(o, now) {
+			w.o.Log.Warn("webhooks: endpoint disabled", "endpoint", e.ID(), "merchant", e.Scope().MerchantID,
+				"environment", string(e.Scope().Env), "reason", string(e.DisabledReason()))
+		}
+		return decide(j.Attempt, o, now, !e.Enabled(), w.o.Rand())
+	})
+	if err != nil {
+		// The attempt's number stays reserved; the delivery becomes due again when its lease
+		// ends and is retried under the next number.
+		w.o.Log.Error("webhooks: record attempt", "delivery", j.DeliveryID, "attempt", j.Attempt, "error", err.Error())
+	}
+}
