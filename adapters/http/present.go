@@ -7,6 +7,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
+	"github.com/kassa-pay/kassa/modules/payments"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
@@ -48,6 +49,44 @@ func presentSession(s *checkout.Session) api.CheckoutSession {
 	if r := s.CancellationReason(); r != nil {
 		cr := api.CheckoutSessionCancellationReason(*r)
 		out.CancellationReason = &cr
+	}
+	if p := s.Payment(); p != nil {
+		pp := presentPayment(p)
+		out.Payment = &pp
+	}
+	return out
+}
+
+// PresentPayment renders a payment (2.2); it also renders payment event payloads
+// (checkout.PaymentPresenter).
+func PresentPayment(p *payments.Payment) any { return presentPayment(p) }
+
+func presentPayment(p *payments.Payment) api.Payment {
+	fee := p.Fee()
+	c := p.Customer()
+	out := api.Payment{
+		Id:             p.ID(),
+		Object:         api.PaymentObjectPayment,
+		SessionId:      p.SessionID(),
+		InvoiceId:      p.InvoiceID(),
+		Amount:         p.Amount(),
+		AmountRefunded: p.AmountRefunded(),
+		Currency:       string(p.Currency()),
+		Status:         api.PaymentStatus(p.Status()),
+		PaymentMethod:  api.PaymentPaymentMethod(p.PaymentMethod()),
+		Fee: api.PaymentFee{
+			ServiceFeeEur:            fee.ServiceFeeEUR,
+			ServiceFeeChargeCurrency: fee.ServiceFeeChargeCurrency,
+			PspFeeEur:                fee.PSPFeeEUR,
+			Currency:                 string(fee.Currency),
+		},
+		Customer:  api.PaymentCustomer{Name: c.Name, Email: c.Email},
+		Reference: p.Reference(),
+		Metadata:  metadataOut(p.Metadata()),
+		Created:   p.Created().Unix(),
+	}
+	if card := p.Card(); card != nil {
+		out.Card = &api.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
 	}
 	return out
 }

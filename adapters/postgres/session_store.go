@@ -14,6 +14,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // SessionStore keeps checkout sessions in checkout_sessions. Every query filters by
@@ -71,7 +72,8 @@ type sessionRow struct {
 	ExpiresAt          time.Time `db:"expires_at"`
 }
 
-func (r *sessionRow) session() (*checkout.Session, error) {
+// session rebuilds the row's session; p is its payment (nil for a session without one).
+func (r *sessionRow) session(p *payments.Payment) (*checkout.Session, error) {
 	snap := checkout.SessionSnapshot{
 		ID:                 r.ID,
 		Scope:              core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
@@ -91,6 +93,7 @@ func (r *sessionRow) session() (*checkout.Session, error) {
 		CancellationReason: r.CancellationReason,
 		Created:            r.Created.UTC(),
 		ExpiresAt:          r.ExpiresAt.UTC(),
+		Payment:            p,
 	}
 	if err := json.Unmarshal(r.LineItems, &snap.LineItems); err != nil {
 		return nil, fmt.Errorf("checkout_sessions %s: line_items: %w", r.ID, err)
@@ -141,7 +144,7 @@ func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
 func (st *SessionStore) Get(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
 	var r sessionRow
 	err := st.hot.get(ctx, &r, sessionByIDSQL, scope.MerchantID, string(scope.Env), id)
-	return sessionOf(&r, err, id)
+	return sessionOf(ctx, st.db, &r, err, id)
 }
 
 var sessionByIDSQL = `SELECT ` + sessionCols("") + ` FROM checkout_sessions
@@ -154,17 +157,27 @@ func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id
 	}
 	var r sessionRow
 	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
-	return sessionOf(&r, err, id)
+	return sessionOf(ctx, q, &r, err, id)
 }
 
-func sessionOf(r *sessionRow, err error, id string) (*checkout.Session, error) {
+// sessionOf turns the result of a one-session query into the session. A complete session's
+// payment is read with it: one more indexed query (payments_session), only for complete
+// sessions.
+func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err error, id string) (*checkout.Session, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.NotFound("session", "id", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("checkout_sessions: get: %w", err)
 	}
-	return r.session()
+	var p *payments.Payment
+	if checkout.Status(r.Status) == checkout.StatusComplete {
+		scope := core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
+		if p, err = paymentBySession(ctx, q, scope, r.ID); err != nil {
+			return nil, err
+		}
+	}
+	return r.session(p)
 }
 
 // List returns one page of scope's sessions, newest first, paged like every list (page.go):
@@ -185,8 +198,18 @@ func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQ
 	}
 	page.HasMore = hasMore
 	page.Items = make([]*checkout.Session, 0, len(rows))
+	var complete []string
 	for i := range rows {
-		s, err := rows[i].session()
+		if checkout.Status(rows[i].Status) == checkout.StatusComplete {
+			complete = append(complete, rows[i].ID)
+		}
+	}
+	paid, err := paymentsBySessions(ctx, st.db, scope, complete)
+	if err != nil {
+		return page, err
+	}
+	for i := range rows {
+		s, err := rows[i].session(paid[rows[i].ID])
 		if err != nil {
 			return page, err
 		}
@@ -204,6 +227,41 @@ func (st *SessionStore) Update(ctx context.Context, scope core.Scope, id string,
 			return err
 		}
 		if err := applySessionChange(ctx, tx, s, fn); err != nil {
+			return err
+		}
+		out = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UpdateWithPayment locks the session row, calls fn, and writes the payment fn returns, the
+// session's new state and the events in one transaction.
+func (st *SessionStore) UpdateWithPayment(ctx context.Context, scope core.Scope, id string, fn checkout.PaymentUpdateFunc) (*checkout.Session, error) {
+	var out *checkout.Session
+	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
+		s, err := getSession(ctx, tx, scope, id, true)
+		if err != nil {
+			return err
+		}
+		err = applySessionChange(ctx, tx, s, func(s *checkout.Session) ([]core.Event, error) {
+			r, evs, err := fn(s)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				// The payment goes in before the session's update and the events: a failed
+				// insert leaves nothing behind.
+				if err := insertPayment(ctx, tx, r); err != nil {
+					return nil, err
+				}
+			}
+			return evs, nil
+		})
+		if err != nil {
 			return err
 		}
 		out = s
@@ -240,7 +298,7 @@ func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 		}
 		claimed = len(rows)
 		for i := range rows {
-			s, err := rows[i].session()
+			s, err := rows[i].session(nil) // open sessions have no payment
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/kassa-pay/kassa/adapters/fx"
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/core"
@@ -14,6 +15,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/testclock"
 )
 
@@ -33,6 +35,12 @@ func wire(db *sqlx.DB, checkoutURL string) *app {
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
 	co := checkout.NewService(postgres.NewSessionStore(db), catalogPrices{cat}, tc, checkoutURL, httpapi.PresentSession)
+	// Fees (D7) need the ECB reference rate of the charge day. The calculator takes the
+	// ports.FXRates port; the bundled sample fixture (fx.NewSample) is wired here for every
+	// environment only because nothing calls checkout.Complete over HTTP yet. Before the
+	// browser API takes live payments, a production rate source (fx.ECB refreshed from the
+	// ECB daily XML) must replace it explicitly: the sample's rates stop at its last day.
+	co.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), httpapi.PresentPayment)
 	tc.AddProcessor(co)
 	return &app{
 		db:        db,

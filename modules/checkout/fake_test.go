@@ -2,11 +2,13 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // memStore is an in-memory Store for the unit tests: one mutex plays the row locks.
@@ -14,7 +16,10 @@ type memStore struct {
 	mu       sync.Mutex
 	sessions []SessionSnapshot // insertion order = seq
 	events   []core.Event
-	frozen   map[string]bool // merchant ids whose test clock is frozen
+	payments []payments.Record
+	// failPaymentInsert makes UpdateWithPayment fail after fn, as a failed insert would.
+	failPaymentInsert bool
+	frozen            map[string]bool // merchant ids whose test clock is frozen
 }
 
 func newMemStore() *memStore { return &memStore{frozen: map[string]bool{}} }
@@ -82,6 +87,34 @@ func (m *memStore) Update(_ context.Context, scope core.Scope, id string, fn Upd
 		return nil, core.NotFound("session", "id", id)
 	}
 	return m.apply(i, fn)
+}
+
+func (m *memStore) UpdateWithPayment(_ context.Context, scope core.Scope, id string, fn PaymentUpdateFunc) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := m.find(scope, id)
+	if i < 0 {
+		return nil, core.NotFound("session", "id", id)
+	}
+	s := RehydrateSession(m.sessions[i])
+	rec, evs, err := fn(s)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		if m.failPaymentInsert {
+			return nil, errors.New("insert payment: boom")
+		}
+		for _, r := range m.payments {
+			if *r.Payment.SessionID() == id {
+				return nil, errors.New("insert payment: duplicate session")
+			}
+		}
+		m.payments = append(m.payments, *rec)
+	}
+	m.sessions[i] = s.Snapshot()
+	m.events = append(m.events, evs...)
+	return s, nil
 }
 
 func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error) {

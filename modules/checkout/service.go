@@ -18,6 +18,9 @@ type Service struct {
 	clocks       ports.Clocks
 	checkoutBase string
 	present      Presenter
+	// Payments (EnablePayments): nil until wired.
+	fees           Fees
+	presentPayment PaymentPresenter
 }
 
 // NewService wires the checkout use cases. checkoutBaseURL is the public base URL of the

@@ -1,11 +1,13 @@
 package checkout
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // Status is the state of a checkout session (interface 3.1).
@@ -77,6 +79,9 @@ type Session struct {
 	cancellationReason *string
 	created            time.Time
 	expiresAt          time.Time
+	// payment is the payment of a complete session: set by Complete, or attached by the
+	// store when it loads a complete session. nil otherwise.
+	payment *payments.Payment
 }
 
 // SessionSnapshot is the full state of a session as storage keeps it. It is the only way in
@@ -102,6 +107,10 @@ type SessionSnapshot struct {
 	CancellationReason *string
 	Created            time.Time
 	ExpiresAt          time.Time
+	// Payment is the session's payment when it is complete. Storage keeps it in its own
+	// table; a store attaches it when it loads a complete session (and must, so that the
+	// session renders with its payment, interface 2.2).
+	Payment *payments.Payment
 }
 
 // RehydrateSession rebuilds a session from storage without re-validating it: what was stored
@@ -114,7 +123,15 @@ func RehydrateSession(s SessionSnapshot) *Session {
 		reference: s.Reference, description: s.Description, successURL: s.SuccessURL,
 		cancelURL: s.CancelURL, lineItems: slices.Clone(s.LineItems), metadata: maps.Clone(s.Metadata),
 		cancellationReason: s.CancellationReason, created: s.Created, expiresAt: s.ExpiresAt,
+		payment: clonePayment(s.Payment),
 	}
+}
+
+func clonePayment(p *payments.Payment) *payments.Payment {
+	if p == nil {
+		return nil
+	}
+	return payments.RehydratePayment(p.Snapshot())
 }
 
 // Snapshot returns the session's full state for storage.
@@ -126,6 +143,7 @@ func (s *Session) Snapshot() SessionSnapshot {
 		Reference: s.reference, Description: s.description, SuccessURL: s.successURL,
 		CancelURL: s.cancelURL, LineItems: slices.Clone(s.lineItems), Metadata: maps.Clone(s.metadata),
 		CancellationReason: s.cancellationReason, Created: s.created, ExpiresAt: s.expiresAt,
+		Payment: clonePayment(s.payment),
 	}
 }
 
@@ -195,6 +213,9 @@ func (s *Session) CancellationReason() *string   { return s.cancellationReason }
 func (s *Session) Created() time.Time            { return s.created }
 func (s *Session) ExpiresAt() time.Time          { return s.expiresAt }
 
+// Payment returns the payment of a complete session (a copy), or nil.
+func (s *Session) Payment() *payments.Payment { return clonePayment(s.payment) }
+
 // IsDue reports whether the session is open and its lifetime has run out at now.
 func (s *Session) IsDue(now time.Time) bool {
 	return s.status == StatusOpen && !now.Before(s.expiresAt)
@@ -212,4 +233,53 @@ func (s *Session) Expire() error {
 	default:
 		return ErrSessionExpired
 	}
+}
+
+// CancellationCustomerCanceled is the cancellation_reason of a session the buyer canceled on
+// the hosted page (D6).
+const CancellationCustomerCanceled = "customer_canceled"
+
+// checkOpen is the guard of every transition out of open: a complete session answers
+// ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired, and an open
+// session whose lifetime has run out at now is expired (D6: lazy expiry), never completed or
+// canceled, so it answers ErrSessionExpired too.
+func (s *Session) checkOpen(now time.Time) error {
+	switch s.status {
+	case StatusOpen:
+		if s.IsDue(now) {
+			return ErrSessionExpired
+		}
+		return nil
+	case StatusComplete:
+		return ErrSessionAlreadyCompleted
+	default:
+		return ErrSessionExpired
+	}
+}
+
+// Complete moves an open session to complete with its payment p, created at now for this
+// session (interface 3.1: "payment completed"). The guards are those of checkOpen. A payment
+// of another session or scope is a bug and answers a plain error.
+func (s *Session) Complete(p *payments.Payment, now time.Time) error {
+	if err := s.checkOpen(now); err != nil {
+		return err
+	}
+	if p == nil || p.SessionID() == nil || *p.SessionID() != s.id || p.Scope() != s.scope {
+		return errors.New("checkout: complete: the payment does not belong to this session")
+	}
+	s.status = StatusComplete
+	s.payment = clonePayment(p)
+	return nil
+}
+
+// Cancel moves an open session to canceled with cancellation_reason customer_canceled (D6:
+// the buyer pressed "Cancel" on the hosted page). The guards are those of checkOpen.
+func (s *Session) Cancel(now time.Time) error {
+	if err := s.checkOpen(now); err != nil {
+		return err
+	}
+	r := CancellationCustomerCanceled
+	s.status = StatusCanceled
+	s.cancellationReason = &r
+	return nil
 }

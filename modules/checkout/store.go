@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // Store keeps checkout sessions. Every method is confined to one merchant environment (a
@@ -29,7 +30,16 @@ type Store interface {
 	// nil it covers live sessions and test sessions of merchants whose test clock is not
 	// frozen; with a scope only that scope. It returns how many sessions it claimed.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
+	// UpdateWithPayment is Update for the completion of a session: it locks the session row,
+	// calls fn, and when fn returns nil writes, in that one transaction, the payment fn
+	// returned (if any), the session's new state and the events. When any write fails nothing
+	// is written. A session has at most one payment: a second one is refused by storage.
+	UpdateWithPayment(ctx context.Context, scope core.Scope, id string, fn PaymentUpdateFunc) (*Session, error)
 }
+
+// PaymentUpdateFunc changes a locked session and returns the payment to insert with the
+// change (nil: none) and the events that report it.
+type PaymentUpdateFunc func(s *Session) (*payments.Record, []core.Event, error)
 
 // UpdateFunc changes a locked session and returns the events that report the change.
 type UpdateFunc func(s *Session) ([]core.Event, error)
