@@ -1,0 +1,155 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Message is one e-mail to one recipient, sent on behalf of a merchant environment. Text is
+// the plain-text part and HTML the optional HTML alternative; adapters send both as
+// multipart/alternative. From is optional: empty means the adapter's configured sender.
+// Headers are extra headers (e.g. "X-Kassa-Payment"); the structural ones (From, To, Subject,
+// Date, Message-ID, MIME and content headers) cannot be set through it.
+type Message struct {
+	Scope   core.Scope
+	To      string
+	Subject string
+	Text    string
+	HTML    string
+	From    string
+	Headers map[string]string
+}
+
+// Mailer sends e-mail. An error that wraps ErrPermanent (see IsPermanent) means this message
+// can never be delivered as it is (a malformed address, a recipient the server refuses with a
+// 5xx reply, a message over the size limit): drop it. Any other error is transient (the
+// server is down or slow, a 4xx reply, a timeout, a database error) and the send may be
+// retried later, e.g. by the outbox consumer.
+type Mailer interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// ErrPermanent marks a failure that retrying will not cure.
+var ErrPermanent = errors.New("mail: permanent failure")
+
+// permanentError wraps a cause so that it matches both ErrPermanent and the cause.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() []error { return []error{ErrPermanent, e.err} }
+
+// Permanent marks err as permanent (nil stays nil). errors.Is(result, ErrPermanent) holds and
+// the cause stays reachable with errors.Is / errors.As.
+func Permanent(err error) error {
+	if err == nil || errors.Is(err, ErrPermanent) {
+		return err
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err is a permanent mail failure.
+func IsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
+
+// Limits of a Message, checked by Validate.
+const (
+	MaxMailSubjectLen = 998     // one RFC 5322 line
+	MaxMailBodyBytes  = 1 << 20 // Text and HTML together
+	MaxMailHeaders    = 20
+	MaxMailHeaderLen  = 998
+)
+
+// reservedHeaders are set by the adapters from the Message fields (or by the mail system) and
+// may not be overridden; neither may any Content-* header.
+var reservedHeaders = map[string]bool{
+	"from": true, "to": true, "cc": true, "bcc": true, "subject": true, "date": true,
+	"message-id": true, "mime-version": true, "sender": true, "return-path": true,
+	"received": true,
+}
+
+// Validate checks a message before it is sent or stored. Every failure wraps ErrPermanent,
+// since the same message would fail again. Error texts never contain the addresses or
+// bodies.
+func (m Message) Validate() error {
+	bad := func(format string, args ...any) error {
+		return Permanent(fmt.Errorf("mail: invalid message: "+format, args...))
+	}
+	if m.Scope.MerchantID == "" || !m.Scope.Env.Valid() {
+		return bad("scope is missing")
+	}
+	if !core.ValidEmail(m.To) {
+		return bad("recipient is not a bare e-mail address")
+	}
+	if m.From != "" {
+		if strings.ContainsAny(m.From, "\r\n") {
+			return bad("sender contains a line break")
+		}
+		if _, err := mail.ParseAddress(m.From); err != nil {
+			return bad("sender is not an e-mail address")
+		}
+	}
+	if strings.TrimSpace(m.Subject) == "" || len(m.Subject) > MaxMailSubjectLen || strings.ContainsAny(m.Subject, "\r\n") {
+		return bad("subject must be one non-empty line of at most %d bytes", MaxMailSubjectLen)
+	}
+	if m.Text == "" {
+		return bad("the plain-text part is missing")
+	}
+	if len(m.Text)+len(m.HTML) > MaxMailBodyBytes {
+		return bad("body exceeds %d bytes", MaxMailBodyBytes)
+	}
+	if len(m.Headers) > MaxMailHeaders {
+		return bad("more than %d extra headers", MaxMailHeaders)
+	}
+	for k, v := range m.Headers {
+		if !validHeaderName(k) {
+			return bad("header name %q is not a valid field name", k)
+		}
+		if reservedHeaders[strings.ToLower(k)] || strings.HasPrefix(strings.ToLower(k), "content-") {
+			return bad("header %q is set by the mailer", k)
+		}
+		if len(v) > MaxMailHeaderLen || strings.ContainsAny(v, "\r\n") {
+			return bad("header %q must be one line of at most %d bytes", k, MaxMailHeaderLen)
+		}
+	}
+	return nil
+}
+
+// validHeaderName: RFC 5322 field names are printable US-ASCII except colon.
+func validHeaderName(k string) bool {
+	if k == "" || len(k) > 76 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 33 || c > 126 || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// MailboxMessage is a message kept by the development mailbox instead of being sent; the
+// dashboard's test mode shows them.
+type MailboxMessage struct {
+	ID      string // msg_…
+	Scope   core.Scope
+	From    string
+	To      string
+	Subject string
+	Text    string
+	HTML    string
+	Headers map[string]string
+	Created time.Time
+}
+
+// Mailbox reads the messages the development mailbox kept for a scope.
+type Mailbox interface {
+	// ListMailbox returns one page of the scope's messages, newest first (D8 cursors).
+	ListMailbox(ctx context.Context, scope core.Scope, q core.ListQuery) (core.Page[MailboxMessage], error)
+	// GetMailboxMessage returns one message of the scope, or core.NotFound("mailbox_message").
+	GetMailboxMessage(ctx context.Context, scope core.Scope, id string) (MailboxMessage, error)
+}
