@@ -19,9 +19,10 @@ help: ## Show this list of targets
 run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, demo merchant
 	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --demo
 
-test: ## Run every test with -race, conformance suite included, against Postgres
+test: ## Run every test with -race, conformance and browser suites included, against Postgres
 	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \
-	rm -f out/conformance-summary.txt; \
+	export KASSA_CHROMIUM="$$(.ci/chromium.sh)" KASSA_REQUIRE_BROWSER=1; \
+	rm -rf out/conformance-summary.txt out/screenshots; \
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; \
 	if [ -f out/conformance-summary.txt ]; then sed -n '/^conformance summary:/,$$p' out/conformance-summary.txt; fi
 

@@ -58,6 +58,7 @@ func run(m *testing.M) int {
 		harness.Section(id, title)
 	}
 	code := m.Run()
+	harness.CloseBrowser()
 	var summary bytes.Buffer
 	if _, failed := harness.PrintSummary(&summary); failed > 0 && code == 0 {
 		code = 1

@@ -23,7 +23,8 @@ import (
 // Target is a running Kassa server.
 type Target struct {
 	BaseURL       string // API listener, e.g. http://127.0.0.1:8080
-	CheckoutURL   string
+	CheckoutURL   string // checkout listener (hosted pages, browser API)
+	DashboardURL  string // dashboard listener
 	OperatorToken string
 	DatabaseURL   string // set only when the harness started the server
 	LogPath       string // server log, when the harness started it
@@ -42,10 +43,16 @@ type Options struct {
 	Env map[string]string // extra KASSA_* settings
 }
 
-// Start returns the external target when KASSA_BASE_URL is set, else builds and starts one.
+// Start returns the external target when KASSA_BASE_URL is set (KASSA_CHECKOUT_URL and
+// KASSA_DASHBOARD_URL name its other origins), else builds and starts one.
 func Start(ctx context.Context, opt Options) (*Target, error) {
 	if base := os.Getenv("KASSA_BASE_URL"); base != "" {
-		return &Target{BaseURL: strings.TrimRight(base, "/"), OperatorToken: os.Getenv("KASSA_OPERATOR_TOKEN")}, nil
+		return &Target{
+			BaseURL:       strings.TrimRight(base, "/"),
+			CheckoutURL:   strings.TrimRight(os.Getenv("KASSA_CHECKOUT_URL"), "/"),
+			DashboardURL:  strings.TrimRight(os.Getenv("KASSA_DASHBOARD_URL"), "/"),
+			OperatorToken: os.Getenv("KASSA_OPERATOR_TOKEN"),
+		}, nil
 	}
 	return StartLocal(ctx, opt)
 }
@@ -134,7 +141,7 @@ func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Targ
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t := &Target{
-		BaseURL: "http://" + ports[0], CheckoutURL: "http://" + ports[1],
+		BaseURL: "http://" + ports[0], CheckoutURL: "http://" + ports[1], DashboardURL: "http://" + ports[2],
 		OperatorToken: token, DatabaseURL: dbURL, LogPath: logPath,
 	}
 	t.stop = func() {
