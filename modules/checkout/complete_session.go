@@ -51,6 +51,10 @@ type CompletionInput struct {
 	SEPA *ports.SEPAInfo
 	// SettlesAt is when a processing charge settles (ports.ChargeResult.SettlesAt).
 	SettlesAt *time.Time
+	// Dispute says that the buyer's bank will open a dispute on this succeeded charge
+	// (ports.ChargeResult.Dispute; the sandbox's dispute card). The payment keeps it so the
+	// dispute sweep can open it when it is due.
+	Dispute *ports.DisputeNotice
 }
 
 // Complete records a charge of an open session: in one transaction under the session's row
@@ -163,6 +167,10 @@ func (svc *Service) newPayment(ctx context.Context, s *Session, in CompletionInp
 	fi := payments.FeeInput{Amount: s.Amount(), Currency: s.Currency(), Method: method, ChargedAt: now}
 	var card *payments.Card
 	rec := &payments.Record{ProcessorRef: in.ProcessorRef}
+	if d := in.Dispute; d != nil {
+		t := d.OpensAt.UTC()
+		rec.DisputeOpensAt, rec.DisputeReason = &t, d.Reason
+	}
 	if status == payments.StatusProcessing {
 		t := in.SettlesAt.UTC()
 		rec.SettlesAt = &t

@@ -20,6 +20,10 @@ type Record struct {
 	CardExpMonth, CardExpYear int
 	// SEPACountry and SEPALast4 describe the debited account of a sepa_debit payment.
 	SEPACountry, SEPALast4 string
+	// DisputeOpensAt is when the buyer's bank opens a dispute on this payment (the sandbox's
+	// dispute card), with its reason; nil when none is announced.
+	DisputeOpensAt *time.Time
+	DisputeReason  string
 }
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
