@@ -89,9 +89,13 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	checkoutHandler, err := checkoutOrigin(log, a, httpapi.Placeholder(log, "checkout"))
+	if err != nil {
+		return err
+	}
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
-		newServer(cfg.CheckoutAddr, httpapi.Placeholder(log, "checkout")),
+		newServer(cfg.CheckoutAddr, checkoutHandler),
 		newServer(cfg.DashboardAddr, httpapi.Placeholder(log, "dashboard")),
 	}
 	listeners := make([]net.Listener, len(servers))

@@ -88,3 +88,13 @@ func (svc *Service) lockedOpen(s *Session, now time.Time) (lapsed []core.Event, 
 	}
 	return nil, nil
 }
+
+// BuyerMerchant returns the merchant of s as its buyer sees it (name, onboarding), for
+// rendering the answer of Confirm, ResolveAction and CancelByBuyer, whose session is no longer
+// open once they succeed.
+func (svc *Service) BuyerMerchant(ctx context.Context, s *Session) (BuyerMerchant, error) {
+	if svc.buyer == nil {
+		return BuyerMerchant{}, errBuyerNotWired
+	}
+	return svc.buyer.Merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
+}
