@@ -164,9 +164,6 @@ type SignIn struct {
 	Password string `json:"password"`
 }
 
-// CSRFToken defines model for CSRFToken.
-type CSRFToken = string
-
 // BadRequest The error envelope returned with every 4xx and 5xx response.
 type BadRequest = Error
 
@@ -190,13 +187,6 @@ type SignInFailed = Error
 
 // UnsupportedMediaType The error envelope returned with every 4xx and 5xx response.
 type UnsupportedMediaType = Error
-
-// SignOutParams defines parameters for SignOut.
-type SignOutParams struct {
-	// XCSRFToken The session's CSRF token (from sign-in or `GET /api/v1/session`). Required on every
-	// unsafe request; missing or wrong → 403 `permission_error`/`csrf_token_invalid`.
-	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
-}
 
 // SignInJSONRequestBody defines body for SignIn for application/json ContentType.
 type SignInJSONRequestBody = SignIn
@@ -283,7 +273,7 @@ type ClientInterface interface {
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
 	// Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
-	SignOut(ctx context.Context, params *SignOutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSession The current session
 	//
@@ -333,8 +323,8 @@ type ClientInterface interface {
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
 // Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
-func (c *Client) SignOut(ctx context.Context, params *SignOutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSignOutRequest(c.Server, params)
+func (c *Client) SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSignOutRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +405,7 @@ func (c *Client) SignIn(ctx context.Context, body SignInJSONRequestBody, reqEdit
 }
 
 // NewSignOutRequest constructs an http.Request for the SignOut method
-func NewSignOutRequest(server string, params *SignOutParams) (*http.Request, error) {
+func NewSignOutRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -436,21 +426,6 @@ func NewSignOutRequest(server string, params *SignOutParams) (*http.Request, err
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XCSRFToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-CSRF-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -577,7 +552,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
-	SignOutWithResponse(ctx context.Context, params *SignOutParams, reqEditors ...RequestEditorFn) (*SignOutResponse, error)
+	SignOutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SignOutResponse, error)
 
 	// GetSessionWithResponse The current session
 	//
@@ -958,8 +933,8 @@ func (r SignInResponse) ContentType() string {
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
-func (c *ClientWithResponses) SignOutWithResponse(ctx context.Context, params *SignOutParams, reqEditors ...RequestEditorFn) (*SignOutResponse, error) {
-	rsp, err := c.SignOut(ctx, params, reqEditors...)
+func (c *ClientWithResponses) SignOutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SignOutResponse, error) {
+	rsp, err := c.SignOut(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1419,7 +1394,7 @@ func ParseSignInResponse(rsp *http.Response) (*SignInResponse, error) {
 type ServerInterface interface {
 	// SignOut Sign out
 	// (DELETE /api/v1/session)
-	SignOut(w http.ResponseWriter, r *http.Request, params SignOutParams)
+	SignOut(w http.ResponseWriter, r *http.Request)
 	// GetSession The current session
 	// (GET /api/v1/session)
 	GetSession(w http.ResponseWriter, r *http.Request)
@@ -1440,35 +1415,8 @@ type MiddlewareFunc func(http.Handler) http.Handler
 // SignOut operation middleware
 func (siw *ServerInterfaceWrapper) SignOut(w http.ResponseWriter, r *http.Request) {
 
-	var err error
-	_ = err
-
-	// Parameter object where we will unmarshal all parameters from the context
-	var params SignOutParams
-
-	headers := r.Header
-
-	// ------------- Optional header parameter "X-CSRF-Token" -------------
-	if valueList, found := headers[http.CanonicalHeaderKey("X-CSRF-Token")]; found {
-		var XCSRFToken CSRFToken
-		n := len(valueList)
-		if n != 1 {
-			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-CSRF-Token", Count: n})
-			return
-		}
-
-		err = runtime.BindStyledParameterWithOptions("simple", "X-CSRF-Token", valueList[0], &XCSRFToken, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
-		if err != nil {
-			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-CSRF-Token", Err: err})
-			return
-		}
-
-		params.XCSRFToken = &XCSRFToken
-
-	}
-
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.SignOut(w, r, params)
+		siw.Handler.SignOut(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1710,7 +1658,6 @@ type UnsupportedMediaTypeJSONResponse struct {
 }
 
 type SignOutRequestObject struct {
-	Params SignOutParams
 }
 
 type SignOutResponseObject interface {
@@ -2104,10 +2051,8 @@ type strictHandler struct {
 }
 
 // SignOut operation middleware
-func (sh *strictHandler) SignOut(w http.ResponseWriter, r *http.Request, params SignOutParams) {
+func (sh *strictHandler) SignOut(w http.ResponseWriter, r *http.Request) {
 	var request SignOutRequestObject
-
-	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.SignOut(ctx, request.(SignOutRequestObject))
