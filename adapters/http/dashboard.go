@@ -14,6 +14,8 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	"github.com/kassa-pay/kassa/ports"
@@ -28,7 +30,9 @@ type DashboardDeps struct {
 	Catalog   *catalog.Service
 	Checkout  *checkout.Service
 	Events    *events.Service
-	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
+	Payments  *payments.Queries
+	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
+	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
 	// SecureCookie marks the session cookie Secure (the dashboard URL is https).
 	SecureCookie bool
 }
@@ -170,4 +174,14 @@ func (a *dashboardAPI) SignOut(ctx context.Context, _ dash.SignOutRequestObject)
 	}
 	cookie := a.sessionCookie("")
 	return dash.SignOut204Response{Headers: dash.SignOut204ResponseHeaders{SetCookie: &cookie}}, nil
+}
+
+// withParam names param on a domain error that names none (a path id looked up by a use case
+// that does not know the parameter's name).
+func withParam(err error, param string) error {
+	var de *core.Error
+	if errors.As(err, &de) && de.Param == "" {
+		return de.At(param)
+	}
+	return err
 }

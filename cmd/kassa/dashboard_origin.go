@@ -1,19 +1,39 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/signing"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // dashboardOrigin is the handler of the dashboard listener (D1): the JSON API under /api/
 // (session cookie + CSRF, openapi/dashboard.yaml) and the pages on every other path.
-func dashboardOrigin(log *slog.Logger, a *app, cfg config) (http.Handler, error) {
+// rates is the FX source fees are converted with (the payment detail shows the rate used).
+func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) (http.Handler, error) {
+	key, err := signing.ParseKey(cfg.WebhookKey)
+	if err != nil {
+		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
+	}
+	box, err := signing.NewBox(key)
+	if err != nil {
+		return nil, err
+	}
+	// The development mailbox is read here; messages land in it when no SMTP server is set.
+	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, "Kassa <no-reply@kassa.invalid>")
+	if err != nil {
+		return nil, err
+	}
+	payStore := postgres.NewPaymentStore(a.db)
 	apiHandler, err := httpapi.NewDashboardAPI(httpapi.DashboardDeps{
 		Log:          log,
 		Identity:     a.identity,
@@ -21,6 +41,9 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config) (http.Handler, error)
 		Catalog:      a.catalog,
 		Checkout:     a.checkout,
 		Events:       a.events,
+		Payments:     payments.NewQueries(payStore, payStore, rates),
+		Webhooks:     webhooks.NewService(postgres.NewWebhookStore(a.db, box), core.SystemClock{}),
+		Mailbox:      mailbox,
 		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
 	})
 	if err != nil {

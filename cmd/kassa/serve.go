@@ -89,7 +89,7 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
-	dashboard, err := dashboardOrigin(log, a, cfg)
+	dashboard, err := dashboardOrigin(log, a, cfg, fees.Rates())
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +17,146 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for ApiKeyObject.
+const (
+	ApiKeyObjectApiKey ApiKeyObject = "api_key"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyObject enum.
+func (e ApiKeyObject) Valid() bool {
+	switch e {
+	case ApiKeyObjectApiKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApiKeyCreatedObject.
+const (
+	ApiKeyCreatedObjectApiKey ApiKeyCreatedObject = "api_key"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyCreatedObject enum.
+func (e ApiKeyCreatedObject) Valid() bool {
+	switch e {
+	case ApiKeyCreatedObjectApiKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckoutMode.
+const (
+	CheckoutModePayment      CheckoutMode = "payment"
+	CheckoutModeSubscription CheckoutMode = "subscription"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutMode enum.
+func (e CheckoutMode) Valid() bool {
+	switch e {
+	case CheckoutModePayment:
+		return true
+	case CheckoutModeSubscription:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckoutSessionCancellationReason.
+const (
+	CheckoutSessionCancellationReasonCustomerCanceled CheckoutSessionCancellationReason = "customer_canceled"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutSessionCancellationReason enum.
+func (e CheckoutSessionCancellationReason) Valid() bool {
+	switch e {
+	case CheckoutSessionCancellationReasonCustomerCanceled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckoutSessionObject.
+const (
+	CheckoutSessionObjectCheckoutSession CheckoutSessionObject = "checkout.session"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutSessionObject enum.
+func (e CheckoutSessionObject) Valid() bool {
+	switch e {
+	case CheckoutSessionObjectCheckoutSession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckoutSessionStatus.
+const (
+	CheckoutSessionStatusCanceled CheckoutSessionStatus = "canceled"
+	CheckoutSessionStatusComplete CheckoutSessionStatus = "complete"
+	CheckoutSessionStatusExpired  CheckoutSessionStatus = "expired"
+	CheckoutSessionStatusOpen     CheckoutSessionStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutSessionStatus enum.
+func (e CheckoutSessionStatus) Valid() bool {
+	switch e {
+	case CheckoutSessionStatusCanceled:
+		return true
+	case CheckoutSessionStatusComplete:
+		return true
+	case CheckoutSessionStatusExpired:
+		return true
+	case CheckoutSessionStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DashboardEnvironment.
+const (
+	DashboardEnvironmentLive DashboardEnvironment = "live"
+	DashboardEnvironmentTest DashboardEnvironment = "test"
+)
+
+// Valid indicates whether the value is a known member of the DashboardEnvironment enum.
+func (e DashboardEnvironment) Valid() bool {
+	switch e {
+	case DashboardEnvironmentLive:
+		return true
+	case DashboardEnvironmentTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Environment.
+const (
+	EnvironmentLive Environment = "live"
+	EnvironmentTest Environment = "test"
+)
+
+// Valid indicates whether the value is a known member of the Environment enum.
+func (e Environment) Valid() bool {
+	switch e {
+	case EnvironmentLive:
+		return true
+	case EnvironmentTest:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ErrorType.
 const (
@@ -68,6 +208,457 @@ func (e ErrorType) Valid() bool {
 		return false
 	}
 }
+
+// Defines values for EventObject.
+const (
+	EventObjectEvent EventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the EventObject enum.
+func (e EventObject) Valid() bool {
+	switch e {
+	case EventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListObject.
+const (
+	ListObjectList ListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the ListObject enum.
+func (e ListObject) Valid() bool {
+	switch e {
+	case ListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentObject.
+const (
+	PaymentObjectPayment PaymentObject = "payment"
+)
+
+// Valid indicates whether the value is a known member of the PaymentObject enum.
+func (e PaymentObject) Valid() bool {
+	switch e {
+	case PaymentObjectPayment:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentPaymentMethod.
+const (
+	PaymentPaymentMethodCard      PaymentPaymentMethod = "card"
+	PaymentPaymentMethodSepaDebit PaymentPaymentMethod = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the PaymentPaymentMethod enum.
+func (e PaymentPaymentMethod) Valid() bool {
+	switch e {
+	case PaymentPaymentMethodCard:
+		return true
+	case PaymentPaymentMethodSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentStatus.
+const (
+	PaymentStatusDisputed          PaymentStatus = "disputed"
+	PaymentStatusFailed            PaymentStatus = "failed"
+	PaymentStatusPartiallyRefunded PaymentStatus = "partially_refunded"
+	PaymentStatusProcessing        PaymentStatus = "processing"
+	PaymentStatusRefunded          PaymentStatus = "refunded"
+	PaymentStatusSucceeded         PaymentStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentStatus enum.
+func (e PaymentStatus) Valid() bool {
+	switch e {
+	case PaymentStatusDisputed:
+		return true
+	case PaymentStatusFailed:
+		return true
+	case PaymentStatusPartiallyRefunded:
+		return true
+	case PaymentStatusProcessing:
+		return true
+	case PaymentStatusRefunded:
+		return true
+	case PaymentStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentStatusFilter.
+const (
+	PaymentStatusFilterDisputed          PaymentStatusFilter = "disputed"
+	PaymentStatusFilterFailed            PaymentStatusFilter = "failed"
+	PaymentStatusFilterPartiallyRefunded PaymentStatusFilter = "partially_refunded"
+	PaymentStatusFilterProcessing        PaymentStatusFilter = "processing"
+	PaymentStatusFilterRefunded          PaymentStatusFilter = "refunded"
+	PaymentStatusFilterSucceeded         PaymentStatusFilter = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentStatusFilter enum.
+func (e PaymentStatusFilter) Valid() bool {
+	switch e {
+	case PaymentStatusFilterDisputed:
+		return true
+	case PaymentStatusFilterFailed:
+		return true
+	case PaymentStatusFilterPartiallyRefunded:
+		return true
+	case PaymentStatusFilterProcessing:
+		return true
+	case PaymentStatusFilterRefunded:
+		return true
+	case PaymentStatusFilterSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PriceObject.
+const (
+	PriceObjectPrice PriceObject = "price"
+)
+
+// Valid indicates whether the value is a known member of the PriceObject enum.
+func (e PriceObject) Valid() bool {
+	switch e {
+	case PriceObjectPrice:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PriceType.
+const (
+	PriceTypeOneTime   PriceType = "one_time"
+	PriceTypeRecurring PriceType = "recurring"
+)
+
+// Valid indicates whether the value is a known member of the PriceType enum.
+func (e PriceType) Valid() bool {
+	switch e {
+	case PriceTypeOneTime:
+		return true
+	case PriceTypeRecurring:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductObject.
+const (
+	ProductObjectProduct ProductObject = "product"
+)
+
+// Valid indicates whether the value is a known member of the ProductObject enum.
+func (e ProductObject) Valid() bool {
+	switch e {
+	case ProductObjectProduct:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecurringInterval.
+const (
+	RecurringIntervalDay   RecurringInterval = "day"
+	RecurringIntervalMonth RecurringInterval = "month"
+	RecurringIntervalWeek  RecurringInterval = "week"
+	RecurringIntervalYear  RecurringInterval = "year"
+)
+
+// Valid indicates whether the value is a known member of the RecurringInterval enum.
+func (e RecurringInterval) Valid() bool {
+	switch e {
+	case RecurringIntervalDay:
+		return true
+	case RecurringIntervalMonth:
+		return true
+	case RecurringIntervalWeek:
+		return true
+	case RecurringIntervalYear:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxBehavior.
+const (
+	TaxBehaviorExclusive   TaxBehavior = "exclusive"
+	TaxBehaviorInclusive   TaxBehavior = "inclusive"
+	TaxBehaviorUnspecified TaxBehavior = "unspecified"
+)
+
+// Valid indicates whether the value is a known member of the TaxBehavior enum.
+func (e TaxBehavior) Valid() bool {
+	switch e {
+	case TaxBehaviorExclusive:
+		return true
+	case TaxBehaviorInclusive:
+		return true
+	case TaxBehaviorUnspecified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UsageType.
+const (
+	UsageTypeLicensed UsageType = "licensed"
+	UsageTypeMetered  UsageType = "metered"
+)
+
+// Valid indicates whether the value is a known member of the UsageType enum.
+func (e UsageType) Valid() bool {
+	switch e {
+	case UsageTypeLicensed:
+		return true
+	case UsageTypeMetered:
+		return true
+	default:
+		return false
+	}
+}
+
+// ApiKey A secret API key as it may be shown (never the secret).
+type ApiKey struct {
+	Created int64 `json:"created"`
+
+	// Display The prefix and the last four characters, e.g. `sk_test_…a1B2`.
+	Display string `json:"display"`
+
+	// Id Identifier, prefix `key_`.
+	Id string `json:"id"`
+
+	// LastUsed Unix seconds of the last request made with the key (to the minute), or null.
+	LastUsed *int64 `json:"last_used"`
+
+	// Mode A merchant environment.
+	Mode   DashboardEnvironment `json:"mode"`
+	Name   string               `json:"name"`
+	Object ApiKeyObject         `json:"object"`
+
+	// RevokedAt Unix seconds of revocation, or null while the key works.
+	RevokedAt *int64 `json:"revoked_at"`
+}
+
+// ApiKeyObject defines model for ApiKey.Object.
+type ApiKeyObject string
+
+// ApiKeyCreate defines model for ApiKeyCreate.
+type ApiKeyCreate struct {
+	// Name A name that says where the key is used.
+	Name string `json:"name"`
+}
+
+// ApiKeyCreated defines model for ApiKeyCreated.
+type ApiKeyCreated struct {
+	Created int64 `json:"created"`
+
+	// Display The prefix and the last four characters, e.g. `sk_test_…a1B2`.
+	Display string `json:"display"`
+
+	// Id Identifier, prefix `key_`.
+	Id string `json:"id"`
+
+	// LastUsed Unix seconds of the last request made with the key (to the minute), or null.
+	LastUsed *int64 `json:"last_used"`
+
+	// Mode A merchant environment.
+	Mode   DashboardEnvironment `json:"mode"`
+	Name   string               `json:"name"`
+	Object ApiKeyCreatedObject  `json:"object"`
+
+	// RevokedAt Unix seconds of revocation, or null while the key works.
+	RevokedAt *int64 `json:"revoked_at"`
+
+	// Secret The secret key, shown in this response only.
+	Secret string `json:"secret"`
+}
+
+// ApiKeyCreatedObject defines model for ApiKeyCreated.Object.
+type ApiKeyCreatedObject string
+
+// ApiKeyList defines model for ApiKeyList.
+type ApiKeyList struct {
+	// Data The keys, newest first.
+	Data []ApiKey `json:"data"`
+}
+
+// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
+// the recurring price in `line_items[0].price_id`.
+type CheckoutMode string
+
+// CheckoutSession A hosted checkout session.
+type CheckoutSession struct {
+	// Amount Amount to charge in minor units.
+	Amount int64 `json:"amount"`
+
+	// CancelUrl Where the browser goes after cancelling, or null.
+	CancelUrl *string `json:"cancel_url"`
+
+	// CancellationReason Why the session was canceled (`customer_canceled`), or null.
+	CancellationReason *CheckoutSessionCancellationReason `json:"cancellation_reason"`
+
+	// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
+	// the recurring price in `line_items[0].price_id`.
+	CheckoutMode CheckoutMode `json:"checkout_mode"`
+
+	// CheckoutUrl Hosted checkout page to redirect the buyer to (`{checkout_base}/c/<id>?cs=<client_secret>`).
+	CheckoutUrl string `json:"checkout_url"`
+
+	// ClientSecret Secret of the form `cs_<id>_secret_<random>` that lets one browser load this
+	// session's hosted checkout. May be sent to the browser; do not log or share it.
+	// Invalid once the session leaves `open`.
+	ClientSecret string `json:"client_secret"`
+
+	// Created Unix seconds of creation.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 currency code.
+	//
+	// Example: EUR
+	Currency string `json:"currency"`
+
+	// CustomerEmail The buyer's e-mail address.
+	CustomerEmail string `json:"customer_email"`
+
+	// CustomerName The buyer's name.
+	CustomerName string `json:"customer_name"`
+
+	// Description Text shown on the checkout page, or null.
+	Description *string `json:"description"`
+
+	// EmbedUrl Embeddable checkout page for an iframe (`{checkout_base}/embed/<id>?cs=<client_secret>`).
+	EmbedUrl string `json:"embed_url"`
+
+	// ExpiresAt Unix seconds when the session expires, 24 hours after creation.
+	ExpiresAt int64 `json:"expires_at"`
+
+	// Id Identifier, prefix `cs_`.
+	//
+	// Example: cs_a1B2c3D4e5F6g7H8i9J0k1L2
+	Id string `json:"id"`
+
+	// LineItems The display line items (empty when none were given).
+	LineItems []LineItem `json:"line_items"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Mode The environment, decided by the key used: `test` (sandbox) or `live`.
+	Mode Environment `json:"mode"`
+
+	// Object Always `checkout.session`.
+	Object CheckoutSessionObject `json:"object"`
+
+	// Payment The payment of a completed session, or null.
+	Payment *Payment `json:"payment"`
+
+	// Reference Your order id, or null.
+	Reference *string `json:"reference"`
+
+	// Status `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
+	// the API) or `canceled` (the buyer pressed Cancel on the hosted page).
+	Status CheckoutSessionStatus `json:"status"`
+
+	// SuccessUrl Where the browser goes after paying, or null.
+	SuccessUrl *string `json:"success_url"`
+}
+
+// CheckoutSessionCancellationReason Why the session was canceled (`customer_canceled`), or null.
+type CheckoutSessionCancellationReason string
+
+// CheckoutSessionObject Always `checkout.session`.
+type CheckoutSessionObject string
+
+// CheckoutSessionList A page of checkout sessions.
+type CheckoutSessionList struct {
+	// Data The sessions, newest first.
+	Data []CheckoutSession `json:"data"`
+
+	// HasMore Whether more objects follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list, e.g. `/v1/checkout/sessions`.
+	Url string `json:"url"`
+}
+
+// CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
+// the API) or `canceled` (the buyer pressed Cancel on the hosted page).
+type CheckoutSessionStatus string
+
+// DashboardEnvironment A merchant environment.
+type DashboardEnvironment string
+
+// DashboardPriceCreate defines model for DashboardPriceCreate.
+type DashboardPriceCreate struct {
+	// Currency Three-letter ISO 4217 currency code, any case.
+	Currency string `json:"currency"`
+
+	// Nickname Internal label.
+	Nickname *string `json:"nickname,omitempty"`
+
+	// Recurring Makes a price recurring.
+	Recurring *RecurringParams `json:"recurring,omitempty"`
+
+	// SetAsDefault Make it the product's default price.
+	SetAsDefault *bool `json:"set_as_default,omitempty"`
+
+	// UnitAmount Price of one unit in minor units, 250 to 99,999,999.
+	UnitAmount int64 `json:"unit_amount"`
+}
+
+// DashboardProductCreate defines model for DashboardProductCreate.
+type DashboardProductCreate struct {
+	// Description Long description.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Name Public name shown on receipts and checkout.
+	Name string `json:"name"`
+}
+
+// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
+type Environment string
 
 // Error The error envelope returned with every 4xx and 5xx response.
 type Error struct {
@@ -126,6 +717,501 @@ type ErrorBody struct {
 // Idempotency-Key).
 type ErrorType string
 
+// Event A state change, as delivered to webhooks.
+type Event struct {
+	// ApiVersion API version of the payload, e.g. `2026-11-01`.
+	ApiVersion string `json:"api_version"`
+
+	// Created Unix seconds when the change happened.
+	Created int64 `json:"created"`
+
+	// Data The payload of an event.
+	Data EventData `json:"data"`
+
+	// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
+	Environment Environment `json:"environment"`
+
+	// Id Identifier, prefix `evt_`; the deduplication key.
+	Id string `json:"id"`
+
+	// Object Always `event`.
+	Object EventObject `json:"object"`
+
+	// Type The event name, e.g. `checkout.session.completed`. Ignore types you do not know.
+	Type string `json:"type"`
+}
+
+// EventObject Always `event`.
+type EventObject string
+
+// EventData The payload of an event.
+type EventData struct {
+	// Object The resource at event time, in its API shape.
+	Object map[string]interface{} `json:"object"`
+}
+
+// EventTypeList defines model for EventTypeList.
+type EventTypeList struct {
+	// Data The merchant event types, in catalog order.
+	Data []string `json:"data"`
+}
+
+// FeeBreakdown How the payment's fee splits (D7). Fees are computed in EUR cents; `total_eur` is what
+// the merchant pays (`service_eur` + `psp_eur`), and `service_charge_currency` is
+// `total_eur` in the charge currency's minor units at `rate` (1 EUR = rate units of the
+// charge currency, ECB reference rate of `rate_date`), rounded half-up.
+type FeeBreakdown struct {
+	// ChargeCurrency The payment's currency.
+	ChargeCurrency string `json:"charge_currency"`
+
+	// NetAmount The amount minus the fee, in the charge currency's minor units.
+	NetAmount int64 `json:"net_amount"`
+
+	// PspEur The part the payment processor keeps, EUR cents.
+	PspEur int64 `json:"psp_eur"`
+
+	// Rate The exchange rate used, as a decimal (`1` for EUR).
+	Rate string `json:"rate"`
+
+	// RateDate The publication day of that rate (YYYY-MM-DD).
+	RateDate openapi_types.Date `json:"rate_date"`
+
+	// ServiceChargeCurrency The whole fee in the charge currency's minor units, debited from the balance.
+	ServiceChargeCurrency int64 `json:"service_charge_currency"`
+
+	// ServiceEur Kassa's own part of the fee, EUR cents.
+	ServiceEur int64 `json:"service_eur"`
+
+	// TotalEur The whole fee, EUR cents (`fee.service_fee_eur` of the payment).
+	TotalEur int64 `json:"total_eur"`
+}
+
+// LineItem A line item as stored on the session.
+type LineItem struct {
+	// Amount Display amount of one unit in minor units, or null.
+	Amount *int64 `json:"amount"`
+
+	// ImageUrl Image URL, or null.
+	ImageUrl *string `json:"image_url"`
+
+	// Name Name of the item.
+	Name string `json:"name"`
+
+	// PriceId Linked catalog price, or null.
+	PriceId *string `json:"price_id"`
+
+	// ProductId Linked catalog product, or null.
+	ProductId *string `json:"product_id"`
+
+	// Quantity Quantity.
+	Quantity int `json:"quantity"`
+}
+
+// ListObject Always `list`.
+type ListObject string
+
+// MailboxMessage defines model for MailboxMessage.
+type MailboxMessage struct {
+	Created int64  `json:"created"`
+	From    string `json:"from"`
+
+	// Html The HTML body (empty when the message has none). Show it sandboxed.
+	Html string `json:"html"`
+
+	// Id Identifier, prefix `msg_`.
+	Id      string `json:"id"`
+	Subject string `json:"subject"`
+
+	// Text The plain-text body.
+	Text string `json:"text"`
+	To   string `json:"to"`
+}
+
+// MailboxMessageList defines model for MailboxMessageList.
+type MailboxMessageList struct {
+	Data    []MailboxMessage `json:"data"`
+	HasMore bool             `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+	Url    string     `json:"url"`
+}
+
+// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+// most 500 characters.
+//
+// Example: {"order_id":"1042"}
+type Metadata map[string]string
+
+// Money defines model for Money.
+type Money struct {
+	// Amount Minor units.
+	Amount int64 `json:"amount"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+}
+
+// Overview defines model for Overview.
+type Overview struct {
+	// Environment A merchant environment.
+	Environment DashboardEnvironment `json:"environment"`
+
+	// OpenSessionsCount Checkout sessions that are open now.
+	OpenSessionsCount int64            `json:"open_sessions_count"`
+	Payments          OverviewPayments `json:"payments"`
+
+	// RecentPayments The five newest payments.
+	RecentPayments []Payment `json:"recent_payments"`
+
+	// WebhookEndpointsCount Webhook endpoints of the environment.
+	WebhookEndpointsCount int64 `json:"webhook_endpoints_count"`
+}
+
+// OverviewPayments defines model for OverviewPayments.
+type OverviewPayments struct {
+	// Count Payments of the environment, any status.
+	Count int64 `json:"count"`
+
+	// Gross Per currency (sorted by code), the sum of the amounts of those payments.
+	Gross []Money `json:"gross"`
+
+	// SucceededCount Payments that succeeded (now `succeeded`, refunded or disputed included).
+	SucceededCount int64 `json:"succeeded_count"`
+}
+
+// PackageDimensions Shipping dimensions of the package.
+type PackageDimensions struct {
+	// Height Height in centimetres, positive.
+	Height float32 `json:"height"`
+
+	// Length Length in centimetres, positive.
+	Length float32 `json:"length"`
+
+	// Weight Weight in grams, positive.
+	Weight float32 `json:"weight"`
+
+	// Width Width in centimetres, positive.
+	Width float32 `json:"width"`
+}
+
+// Payment A payment, created when a session completes or an invoice is paid.
+type Payment struct {
+	// Amount Amount charged in minor units.
+	Amount int64 `json:"amount"`
+
+	// AmountRefunded Amount refunded so far in minor units.
+	AmountRefunded int64 `json:"amount_refunded"`
+
+	// Card Card details for `card` payments, null otherwise.
+	Card *PaymentCard `json:"card"`
+
+	// Created Unix seconds of creation.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 currency code.
+	Currency string `json:"currency"`
+
+	// Customer The paying customer.
+	Customer PaymentCustomer `json:"customer"`
+
+	// Fee Fees of this payment, locked at payment time.
+	Fee PaymentFee `json:"fee"`
+
+	// Id Identifier, prefix `py_`.
+	Id string `json:"id"`
+
+	// InvoiceId The paid invoice (`in_…`), or null for checkout payments.
+	InvoiceId *string `json:"invoice_id"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Object Always `payment`.
+	Object PaymentObject `json:"object"`
+
+	// PaymentMethod The payment method used.
+	PaymentMethod PaymentPaymentMethod `json:"payment_method"`
+
+	// Reference The merchant's order id, or null.
+	Reference *string `json:"reference"`
+
+	// SessionId The checkout session (`cs_…`), or null for invoice payments.
+	SessionId *string `json:"session_id"`
+
+	// Status `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
+	// `partially_refunded` or `disputed`.
+	Status PaymentStatus `json:"status"`
+}
+
+// PaymentObject Always `payment`.
+type PaymentObject string
+
+// PaymentPaymentMethod The payment method used.
+type PaymentPaymentMethod string
+
+// PaymentStatus `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
+// `partially_refunded` or `disputed`.
+type PaymentStatus string
+
+// PaymentCard The card used for the payment (no sensitive data).
+type PaymentCard struct {
+	// Brand Card brand, e.g. `visa`, `mastercard`.
+	Brand string `json:"brand"`
+
+	// Country Two-letter country code of the issuer.
+	Country string `json:"country"`
+
+	// Funding Funding type, e.g. `credit`, `debit`, `prepaid`.
+	Funding string `json:"funding"`
+
+	// Last4 Last four digits of the card number.
+	Last4 string `json:"last4"`
+}
+
+// PaymentCustomer The paying customer.
+type PaymentCustomer struct {
+	// Email Customer e-mail address.
+	Email string `json:"email"`
+
+	// Name Customer name.
+	Name string `json:"name"`
+}
+
+// PaymentDetail defines model for PaymentDetail.
+type PaymentDetail struct {
+	// Events Events about the payment or its checkout session, newest first (at most 100).
+	Events []Event `json:"events"`
+
+	// FeeBreakdown How the payment's fee splits (D7). Fees are computed in EUR cents; `total_eur` is what
+	// the merchant pays (`service_eur` + `psp_eur`), and `service_charge_currency` is
+	// `total_eur` in the charge currency's minor units at `rate` (1 EUR = rate units of the
+	// charge currency, ECB reference rate of `rate_date`), rounded half-up.
+	FeeBreakdown FeeBreakdown `json:"fee_breakdown"`
+
+	// Payment A payment, created when a session completes or an invoice is paid.
+	Payment Payment `json:"payment"`
+}
+
+// PaymentFee Fees of this payment, locked at payment time.
+type PaymentFee struct {
+	// Currency Upper-case charge currency of `service_fee_charge_currency`.
+	Currency string `json:"currency"`
+
+	// PspFeeEur Share of the fee going to the payment processor, in EUR cents.
+	PspFeeEur int64 `json:"psp_fee_eur"`
+
+	// ServiceFeeChargeCurrency Platform fee converted to the charge currency (minor units), deducted from the balance.
+	ServiceFeeChargeCurrency int64 `json:"service_fee_charge_currency"`
+
+	// ServiceFeeEur Platform fee in EUR cents.
+	ServiceFeeEur int64 `json:"service_fee_eur"`
+}
+
+// PaymentList A page of payments.
+type PaymentList struct {
+	// Data The payments, newest first.
+	Data    []Payment `json:"data"`
+	HasMore bool      `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// PaymentStatusFilter defines model for PaymentStatusFilter.
+type PaymentStatusFilter string
+
+// Price A price of a product.
+type Price struct {
+	// Active false when archived.
+	Active bool `json:"active"`
+
+	// Created Unix seconds of creation.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 currency code.
+	Currency string `json:"currency"`
+
+	// Id Identifier, prefix `price_`.
+	Id string `json:"id"`
+
+	// LookupKey Your lookup key, or null.
+	LookupKey *string `json:"lookup_key"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Nickname Internal label, or null.
+	Nickname *string `json:"nickname"`
+
+	// Object Always `price`.
+	Object PriceObject `json:"object"`
+
+	// Product The product (`prod_…`) this price belongs to.
+	Product string `json:"product"`
+
+	// Recurring The billing cycle, or null for one-time prices.
+	Recurring *Recurring `json:"recurring"`
+
+	// TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
+	TaxBehavior TaxBehavior `json:"tax_behavior"`
+
+	// Type `recurring` when `recurring` is set, else `one_time`.
+	Type PriceType `json:"type"`
+
+	// UnitAmount Price of one unit in minor units.
+	UnitAmount int64 `json:"unit_amount"`
+}
+
+// PriceObject Always `price`.
+type PriceObject string
+
+// PriceType `recurring` when `recurring` is set, else `one_time`.
+type PriceType string
+
+// PriceList A page of prices.
+type PriceList struct {
+	// Data The prices, newest first.
+	Data []Price `json:"data"`
+
+	// HasMore Whether more objects follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list, e.g. `/v1/products/prod_…/prices`.
+	Url string `json:"url"`
+}
+
+// Product A catalog product with all its prices.
+type Product struct {
+	// Active false when archived.
+	Active bool `json:"active"`
+
+	// Created Unix seconds of creation.
+	Created int64 `json:"created"`
+
+	// DefaultPrice The default price (`price_…`), or null.
+	DefaultPrice *string `json:"default_price"`
+
+	// Description Long description, or null.
+	Description *string `json:"description"`
+
+	// Id Identifier, prefix `prod_`.
+	Id string `json:"id"`
+
+	// Images Image URLs; the first is the thumbnail.
+	Images []string `json:"images"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Name Public name.
+	Name string `json:"name"`
+
+	// Object Always `product`.
+	Object ProductObject `json:"object"`
+
+	// PackageDimensions Package dimensions, or null.
+	PackageDimensions *PackageDimensions `json:"package_dimensions"`
+
+	// Prices All prices of the product, newest first.
+	Prices []Price `json:"prices"`
+
+	// Shippable Whether the product is shipped, or null when not stated.
+	Shippable *bool `json:"shippable"`
+
+	// StatementDescriptor Card statement text, or null.
+	StatementDescriptor *string `json:"statement_descriptor"`
+
+	// Tags Internal labels.
+	Tags []string `json:"tags"`
+
+	// TaxCode Tax code, or null.
+	TaxCode *string `json:"tax_code"`
+
+	// UnitLabel Unit label, or null.
+	UnitLabel *string `json:"unit_label"`
+
+	// Updated Unix seconds of the last change.
+	Updated int64 `json:"updated"`
+
+	// Url Product page URL, or null.
+	Url *string `json:"url"`
+}
+
+// ProductObject Always `product`.
+type ProductObject string
+
+// ProductList A page of products.
+type ProductList struct {
+	// Data The products, newest first.
+	Data []Product `json:"data"`
+
+	// HasMore Whether more objects follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list, `/v1/products`.
+	Url string `json:"url"`
+}
+
+// Recurring The billing cycle of a recurring price.
+type Recurring struct {
+	// Interval Billing interval unit.
+	Interval RecurringInterval `json:"interval"`
+
+	// IntervalCount Number of intervals between bills.
+	IntervalCount int `json:"interval_count"`
+
+	// TrialPeriodDays Default trial in days, or null.
+	TrialPeriodDays *int `json:"trial_period_days"`
+
+	// UsageType `licensed` (bill the quantity, default) or `metered`.
+	UsageType UsageType `json:"usage_type"`
+}
+
+// RecurringInterval Billing interval unit.
+type RecurringInterval string
+
+// RecurringParams Makes a price recurring.
+type RecurringParams struct {
+	// Interval Billing interval unit.
+	Interval RecurringInterval `json:"interval"`
+
+	// IntervalCount Number of intervals between bills, default 1 (3 with `month` = every 3 months). At
+	// most one year in total: 365 days, 52 weeks, 12 months or 1 year.
+	IntervalCount *int `json:"interval_count,omitempty"`
+
+	// TrialPeriodDays Default free trial in days for subscriptions on this price, 0 to 730.
+	TrialPeriodDays *int `json:"trial_period_days,omitempty"`
+
+	// UsageType `licensed` (bill the quantity, default) or `metered`.
+	UsageType *UsageType `json:"usage_type,omitempty"`
+}
+
 // Session defines model for Session.
 type Session struct {
 	// CsrfToken Send it as `X-CSRF-Token` on every unsafe request of this session.
@@ -164,17 +1250,47 @@ type SignIn struct {
 	Password string `json:"password"`
 }
 
+// TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
+type TaxBehavior string
+
+// UsageType `licensed` (bill the quantity, default) or `metered`.
+type UsageType string
+
+// ActiveFilter defines model for ActiveFilter.
+type ActiveFilter = bool
+
+// EndingBefore defines model for EndingBefore.
+type EndingBefore = string
+
+// Env A merchant environment.
+type Env = DashboardEnvironment
+
+// Limit defines model for Limit.
+type Limit = int
+
+// ObjectId defines model for ObjectId.
+type ObjectId = string
+
+// StartingAfter defines model for StartingAfter.
+type StartingAfter = string
+
 // BadRequest The error envelope returned with every 4xx and 5xx response.
 type BadRequest = Error
 
 // CSRFInvalid The error envelope returned with every 4xx and 5xx response.
 type CSRFInvalid = Error
 
+// Conflict The error envelope returned with every 4xx and 5xx response.
+type Conflict = Error
+
 // InternalServerError The error envelope returned with every 4xx and 5xx response.
 type InternalServerError = Error
 
 // LoginThrottled The error envelope returned with every 4xx and 5xx response.
 type LoginThrottled = Error
+
+// NotFound The error envelope returned with every 4xx and 5xx response.
+type NotFound = Error
 
 // PayloadTooLarge The error envelope returned with every 4xx and 5xx response.
 type PayloadTooLarge = Error
@@ -188,8 +1304,99 @@ type SignInFailed = Error
 // UnsupportedMediaType The error envelope returned with every 4xx and 5xx response.
 type UnsupportedMediaType = Error
 
+// ListMailboxParams defines parameters for ListMailbox.
+type ListMailboxParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ListCheckoutSessionsParams defines parameters for ListCheckoutSessions.
+type ListCheckoutSessionsParams struct {
+	// Status Only sessions in this status.
+	Status *CheckoutSessionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ListPaymentsParams defines parameters for ListPayments.
+type ListPaymentsParams struct {
+	// Status Only payments in this status.
+	Status *PaymentStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ListProductsParams defines parameters for ListProducts.
+type ListProductsParams struct {
+	// Active Only active (`true`) or only archived (`false`) objects. Default both.
+	Active *ActiveFilter `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ListPricesParams defines parameters for ListPrices.
+type ListPricesParams struct {
+	// Active Only active (`true`) or only archived (`false`) objects. Default both.
+	Active *ActiveFilter `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
 // SignInJSONRequestBody defines body for SignIn for application/json ContentType.
 type SignInJSONRequestBody = SignIn
+
+// CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
+type CreateApiKeyJSONRequestBody = ApiKeyCreate
+
+// CreateProductJSONRequestBody defines body for CreateProduct for application/json ContentType.
+type CreateProductJSONRequestBody = DashboardProductCreate
+
+// CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
+type CreatePriceJSONRequestBody = DashboardPriceCreate
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -265,6 +1472,23 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListEventTypes Event types a webhook endpoint can subscribe to
+	//
+	// The merchant event catalog (D10): the types a webhook endpoint may list in
+	// `enabled_events` (or `*` for all of them, including types added later).
+	//
+	// **Errors:** 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
+	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDashboardSpec This API's OpenAPI document
+	//
+	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
+	//
+	// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
+	GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SignOut Sign out
 	//
 	// Ends the session: it is deleted on the server and the cookie is cleared. The cookie
@@ -313,6 +1537,232 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/session (the `SignIn` operationId).
 	SignIn(ctx context.Context, body SignInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMailbox The test mailbox
+	//
+	// E-mail Kassa would have sent for the merchant's test environment (receipts, …), newest
+	// first, when it runs without a mail server (the development mailbox). Test environment
+	// only; paged like every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
+	ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListApiKeys List the environment's API keys
+	//
+	// The merchant's secret keys of this environment, newest first, revoked ones included.
+	// Secrets are never shown again: `display` is the prefix and the last four characters.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
+	ListApiKeys(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApiKeyWithBody Create an API key
+	//
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// The `secret` is in this response only; Kassa keeps its SHA-256.
+	//
+	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithBody(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApiKey Create an API key
+	//
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// The `secret` is in this response only; Kassa keeps its SHA-256.
+	//
+	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+	CreateApiKey(ctx context.Context, env Env, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeApiKey Revoke an API key
+	//
+	// Revokes the key at once: the next request made with it gets 401 `invalid_api_key`.
+	// Revoking a revoked key keeps its first `revoked_at`.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
+	// (also for another merchant's key or a key of the other environment); 5xx.
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
+	RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCheckoutSessions List checkout sessions
+	//
+	// The environment's checkout sessions, newest first, in the merchant API's shape (due
+	// sessions are expired first, as on the merchant API).
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
+	ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOverview Overview of an environment
+	//
+	// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
+	// five newest payments, the number of open checkout sessions and of webhook endpoints.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
+	GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayments List payments
+	//
+	// The environment's payments, newest first, in the shape of interface 2.2, optionally
+	// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
+	// every list (D8).
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
+	ListPayments(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayment A payment with its fee breakdown and events
+	//
+	// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+	// concern it or its checkout session, newest first (at most 100).
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
+	// another merchant's or the other environment's payment); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
+	GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ArchivePrice Archive a price
+	//
+	// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
+	// `active: false`; existing subscriptions keep billing.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+	//
+	// Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
+	ArchivePrice(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProducts List products
+	//
+	// The environment's products with their prices, newest first, as `GET /v1/products`.
+	//
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
+	ListProducts(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProductWithBody Create a product
+	//
+	// Creates a product, as `POST /v1/products` with the same rules and errors.
+	//
+	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+	CreateProductWithBody(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProduct Create a product
+	//
+	// Creates a product, as `POST /v1/products` with the same rules and errors.
+	//
+	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+	CreateProduct(ctx context.Context, env Env, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ArchiveProduct Archive a product
+	//
+	// Archives the product and its prices (`active` false), as the merchant API does.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
+	ArchiveProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPrices List a product's prices
+	//
+	// The product's prices, newest first.
+	//
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
+	// `product_not_found`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
+	ListPrices(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePriceWithBody Create a price
+	//
+	// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+	// errors (at least 250 minor units, supported currency, recurring interval limits).
+	//
+	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+	CreatePriceWithBody(ctx context.Context, env Env, id ObjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePrice Create a price
+	//
+	// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+	// errors (at least 250 minor units, supported currency, recurring interval limits).
+	//
+	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+	CreatePrice(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListEventTypes Event types a webhook endpoint can subscribe to
+//
+// The merchant event catalog (D10): the types a webhook endpoint may list in
+// `enabled_events` (or `*` for all of them, including types added later).
+//
+// **Errors:** 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
+func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventTypesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDashboardSpec This API's OpenAPI document
+//
+// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
+//
+// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
+func (c *Client) GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDashboardSpecRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // SignOut Sign out
@@ -402,6 +1852,419 @@ func (c *Client) SignIn(ctx context.Context, body SignInJSONRequestBody, reqEdit
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// ListMailbox The test mailbox
+//
+// E-mail Kassa would have sent for the merchant's test environment (receipts, …), newest
+// first, when it runs without a mail server (the development mailbox). Test environment
+// only; paged like every list.
+//
+// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
+func (c *Client) ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMailboxRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListApiKeys List the environment's API keys
+//
+// The merchant's secret keys of this environment, newest first, revoked ones included.
+// Secrets are never shown again: `display` is the prefix and the last four characters.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
+func (c *Client) ListApiKeys(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListApiKeysRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApiKeyWithBody Create an API key
+//
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// The `secret` is in this response only; Kassa keeps its SHA-256.
+//
+// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+func (c *Client) CreateApiKeyWithBody(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateApiKeyRequestWithBody(c.Server, env, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApiKey Create an API key
+//
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// The `secret` is in this response only; Kassa keeps its SHA-256.
+//
+// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+func (c *Client) CreateApiKey(ctx context.Context, env Env, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateApiKeyRequest(c.Server, env, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeApiKey Revoke an API key
+//
+// Revokes the key at once: the next request made with it gets 401 `invalid_api_key`.
+// Revoking a revoked key keeps its first `revoked_at`.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
+// (also for another merchant's key or a key of the other environment); 5xx.
+//
+// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
+func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeApiKeyRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCheckoutSessions List checkout sessions
+//
+// The environment's checkout sessions, newest first, in the merchant API's shape (due
+// sessions are expired first, as on the merchant API).
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
+func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCheckoutSessionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOverview Overview of an environment
+//
+// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
+// five newest payments, the number of open checkout sessions and of webhook endpoints.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
+func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOverviewRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayments List payments
+//
+// The environment's payments, newest first, in the shape of interface 2.2, optionally
+// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
+// every list (D8).
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
+func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPaymentsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayment A payment with its fee breakdown and events
+//
+// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+// concern it or its checkout session, newest first (at most 100).
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
+// another merchant's or the other environment's payment); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
+func (c *Client) GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ArchivePrice Archive a price
+//
+// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
+// `active: false`; existing subscriptions keep billing.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+//
+// Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
+func (c *Client) ArchivePrice(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchivePriceRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListProducts List products
+//
+// The environment's products with their prices, newest first, as `GET /v1/products`.
+//
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
+func (c *Client) ListProducts(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProductsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProductWithBody Create a product
+//
+// Creates a product, as `POST /v1/products` with the same rules and errors.
+//
+// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+func (c *Client) CreateProductWithBody(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, env, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProduct Create a product
+//
+// Creates a product, as `POST /v1/products` with the same rules and errors.
+//
+// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+func (c *Client) CreateProduct(ctx context.Context, env Env, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, env, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ArchiveProduct Archive a product
+//
+// Archives the product and its prices (`active` false), as the merchant API does.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
+func (c *Client) ArchiveProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewArchiveProductRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPrices List a product's prices
+//
+// The product's prices, newest first.
+//
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
+// `product_not_found`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
+func (c *Client) ListPrices(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPricesRequest(c.Server, env, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePriceWithBody Create a price
+//
+// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+// errors (at least 250 minor units, supported currency, recurring interval limits).
+//
+// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+func (c *Client) CreatePriceWithBody(ctx context.Context, env Env, id ObjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriceRequestWithBody(c.Server, env, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePrice Create a price
+//
+// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+// errors (at least 250 minor units, supported currency, recurring interval limits).
+//
+// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+func (c *Client) CreatePrice(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriceRequest(c.Server, env, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewListEventTypesRequest constructs an http.Request for the ListEventTypes method
+func NewListEventTypesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/event_types")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDashboardSpecRequest constructs an http.Request for the GetDashboardSpec method
+func NewGetDashboardSpecRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewSignOutRequest constructs an http.Request for the SignOut method
@@ -498,6 +2361,859 @@ func NewSignInRequestWithBody(server string, contentType string, body io.Reader)
 	return req, nil
 }
 
+// NewListMailboxRequest constructs an http.Request for the ListMailbox method
+func NewListMailboxRequest(server string, params *ListMailboxParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/test/mailbox")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListApiKeysRequest constructs an http.Request for the ListApiKeys method
+func NewListApiKeysRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/api_keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateApiKeyRequest calls the generic CreateApiKey builder with application/json body
+func NewCreateApiKeyRequest(server string, env Env, body CreateApiKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateApiKeyRequestWithBody(server, env, "application/json", bodyReader)
+}
+
+// NewCreateApiKeyRequestWithBody constructs an http.Request for the CreateApiKey method, with any body, and a specified content type
+func NewCreateApiKeyRequestWithBody(server string, env Env, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/api_keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeApiKeyRequest constructs an http.Request for the RevokeApiKey method
+func NewRevokeApiKeyRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/api_keys/%s/revoke", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCheckoutSessionsRequest constructs an http.Request for the ListCheckoutSessions method
+func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckoutSessionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/checkout_sessions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOverviewRequest constructs an http.Request for the GetOverview method
+func NewGetOverviewRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/overview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPaymentsRequest constructs an http.Request for the ListPayments method
+func NewListPaymentsRequest(server string, env Env, params *ListPaymentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentRequest constructs an http.Request for the GetPayment method
+func NewGetPaymentRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payments/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewArchivePriceRequest constructs an http.Request for the ArchivePrice method
+func NewArchivePriceRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/prices/%s/archive", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListProductsRequest constructs an http.Request for the ListProducts method
+func NewListProductsRequest(server string, env Env, params *ListProductsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/products", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateProductRequest calls the generic CreateProduct builder with application/json body
+func NewCreateProductRequest(server string, env Env, body CreateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProductRequestWithBody(server, env, "application/json", bodyReader)
+}
+
+// NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
+func NewCreateProductRequestWithBody(server string, env Env, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/products", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewArchiveProductRequest constructs an http.Request for the ArchiveProduct method
+func NewArchiveProductRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/products/%s/archive", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPricesRequest constructs an http.Request for the ListPrices method
+func NewListPricesRequest(server string, env Env, id ObjectId, params *ListPricesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/products/%s/prices", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePriceRequest calls the generic CreatePrice builder with application/json body
+func NewCreatePriceRequest(server string, env Env, id ObjectId, body CreatePriceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePriceRequestWithBody(server, env, id, "application/json", bodyReader)
+}
+
+// NewCreatePriceRequestWithBody constructs an http.Request for the CreatePrice method, with any body, and a specified content type
+func NewCreatePriceRequestWithBody(server string, env Env, id ObjectId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/products/%s/prices", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -541,6 +3257,27 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
+	//
+	// The merchant event catalog (D10): the types a webhook endpoint may list in
+	// `enabled_events` (or `*` for all of them, including types added later).
+	//
+	// **Errors:** 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
+	ListEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error)
+
+	// GetDashboardSpecWithResponse This API's OpenAPI document
+	//
+	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
+	GetDashboardSpecWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDashboardSpecResponse, error)
 
 	// SignOutWithResponse Sign out
 	//
@@ -594,6 +3331,341 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/session (the `SignIn` operationId).
 	SignInWithResponse(ctx context.Context, body SignInJSONRequestBody, reqEditors ...RequestEditorFn) (*SignInResponse, error)
+
+	// ListMailboxWithResponse The test mailbox
+	//
+	// E-mail Kassa would have sent for the merchant's test environment (receipts, …), newest
+	// first, when it runs without a mail server (the development mailbox). Test environment
+	// only; paged like every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
+	ListMailboxWithResponse(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*ListMailboxResponse, error)
+
+	// ListApiKeysWithResponse List the environment's API keys
+	//
+	// The merchant's secret keys of this environment, newest first, revoked ones included.
+	// Secrets are never shown again: `display` is the prefix and the last four characters.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
+	ListApiKeysWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*ListApiKeysResponse, error)
+
+	// CreateApiKeyWithBodyWithResponse Create an API key
+	//
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// The `secret` is in this response only; Kassa keeps its SHA-256.
+	//
+	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithBodyWithResponse(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error)
+
+	// CreateApiKeyWithResponse Create an API key
+	//
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// The `secret` is in this response only; Kassa keeps its SHA-256.
+	//
+	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+	CreateApiKeyWithResponse(ctx context.Context, env Env, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error)
+
+	// RevokeApiKeyWithResponse Revoke an API key
+	//
+	// Revokes the key at once: the next request made with it gets 401 `invalid_api_key`.
+	// Revoking a revoked key keeps its first `revoked_at`.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
+	// (also for another merchant's key or a key of the other environment); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
+	RevokeApiKeyWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error)
+
+	// ListCheckoutSessionsWithResponse List checkout sessions
+	//
+	// The environment's checkout sessions, newest first, in the merchant API's shape (due
+	// sessions are expired first, as on the merchant API).
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
+	ListCheckoutSessionsWithResponse(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*ListCheckoutSessionsResponse, error)
+
+	// GetOverviewWithResponse Overview of an environment
+	//
+	// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
+	// five newest payments, the number of open checkout sessions and of webhook endpoints.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
+	GetOverviewWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetOverviewResponse, error)
+
+	// ListPaymentsWithResponse List payments
+	//
+	// The environment's payments, newest first, in the shape of interface 2.2, optionally
+	// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
+	// every list (D8).
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
+	ListPaymentsWithResponse(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error)
+
+	// GetPaymentWithResponse A payment with its fee breakdown and events
+	//
+	// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+	// concern it or its checkout session, newest first (at most 100).
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
+	// another merchant's or the other environment's payment); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
+	GetPaymentWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
+
+	// ArchivePriceWithResponse Archive a price
+	//
+	// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
+	// `active: false`; existing subscriptions keep billing.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
+	ArchivePriceWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*ArchivePriceResponse, error)
+
+	// ListProductsWithResponse List products
+	//
+	// The environment's products with their prices, newest first, as `GET /v1/products`.
+	//
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
+	ListProductsWithResponse(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
+
+	// CreateProductWithBodyWithResponse Create a product
+	//
+	// Creates a product, as `POST /v1/products` with the same rules and errors.
+	//
+	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+	CreateProductWithBodyWithResponse(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// CreateProductWithResponse Create a product
+	//
+	// Creates a product, as `POST /v1/products` with the same rules and errors.
+	//
+	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+	// `csrf_token_invalid`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+	CreateProductWithResponse(ctx context.Context, env Env, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// ArchiveProductWithResponse Archive a product
+	//
+	// Archives the product and its prices (`active` false), as the merchant API does.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
+	ArchiveProductWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*ArchiveProductResponse, error)
+
+	// ListPricesWithResponse List a product's prices
+	//
+	// The product's prices, newest first.
+	//
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
+	// `product_not_found`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
+	ListPricesWithResponse(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*ListPricesResponse, error)
+
+	// CreatePriceWithBodyWithResponse Create a price
+	//
+	// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+	// errors (at least 250 minor units, supported currency, recurring interval limits).
+	//
+	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+	CreatePriceWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriceResponse, error)
+
+	// CreatePriceWithResponse Create a price
+	//
+	// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+	// errors (at least 250 minor units, supported currency, recurring interval limits).
+	//
+	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+	CreatePriceWithResponse(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriceResponse, error)
+}
+
+// ListEventTypesResponse200Headers the declared response headers of an HTTP 200 response for ListEventTypes
+type ListEventTypesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListEventTypesResponse401Headers the declared response headers of an HTTP 401 response for ListEventTypes
+type ListEventTypesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListEventTypesResponse500Headers the declared response headers of an HTTP 500 response for ListEventTypes
+type ListEventTypesResponse500Headers struct {
+	RequestId *string
+}
+
+type ListEventTypesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventTypeList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEventTypesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventTypesResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListEventTypesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventTypesResponse) GetJSON200() *EventTypeList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventTypesResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventTypesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventTypesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventTypesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventTypesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventTypesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDashboardSpecResponse200Headers the declared response headers of an HTTP 200 response for GetDashboardSpec
+type GetDashboardSpecResponse200Headers struct {
+	RequestId *string
+}
+
+type GetDashboardSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDashboardSpecResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDashboardSpecResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDashboardSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDashboardSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDashboardSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDashboardSpecResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // SignOutResponse204Headers the declared response headers of an HTTP 204 response for SignOut
@@ -923,6 +3995,1592 @@ func (r SignInResponse) ContentType() string {
 	return ""
 }
 
+// ListMailboxResponse200Headers the declared response headers of an HTTP 200 response for ListMailbox
+type ListMailboxResponse200Headers struct {
+	RequestId *string
+}
+
+// ListMailboxResponse400Headers the declared response headers of an HTTP 400 response for ListMailbox
+type ListMailboxResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListMailboxResponse401Headers the declared response headers of an HTTP 401 response for ListMailbox
+type ListMailboxResponse401Headers struct {
+	RequestId *string
+}
+
+// ListMailboxResponse500Headers the declared response headers of an HTTP 500 response for ListMailbox
+type ListMailboxResponse500Headers struct {
+	RequestId *string
+}
+
+type ListMailboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MailboxMessageList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMailboxResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListMailboxResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListMailboxResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListMailboxResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMailboxResponse) GetJSON200() *MailboxMessageList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMailboxResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMailboxResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMailboxResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMailboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMailboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMailboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMailboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListApiKeysResponse200Headers the declared response headers of an HTTP 200 response for ListApiKeys
+type ListApiKeysResponse200Headers struct {
+	RequestId *string
+}
+
+// ListApiKeysResponse400Headers the declared response headers of an HTTP 400 response for ListApiKeys
+type ListApiKeysResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListApiKeysResponse401Headers the declared response headers of an HTTP 401 response for ListApiKeys
+type ListApiKeysResponse401Headers struct {
+	RequestId *string
+}
+
+// ListApiKeysResponse500Headers the declared response headers of an HTTP 500 response for ListApiKeys
+type ListApiKeysResponse500Headers struct {
+	RequestId *string
+}
+
+type ListApiKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKeyList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListApiKeysResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListApiKeysResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListApiKeysResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListApiKeysResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListApiKeysResponse) GetJSON200() *ApiKeyList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListApiKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListApiKeysResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListApiKeysResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListApiKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListApiKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListApiKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListApiKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateApiKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateApiKey
+type CreateApiKeyResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateApiKeyResponse400Headers the declared response headers of an HTTP 400 response for CreateApiKey
+type CreateApiKeyResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateApiKeyResponse401Headers the declared response headers of an HTTP 401 response for CreateApiKey
+type CreateApiKeyResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateApiKeyResponse403Headers the declared response headers of an HTTP 403 response for CreateApiKey
+type CreateApiKeyResponse403Headers struct {
+	RequestId *string
+}
+
+// CreateApiKeyResponse413Headers the declared response headers of an HTTP 413 response for CreateApiKey
+type CreateApiKeyResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateApiKeyResponse415Headers the declared response headers of an HTTP 415 response for CreateApiKey
+type CreateApiKeyResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateApiKeyResponse500Headers the declared response headers of an HTTP 500 response for CreateApiKey
+type CreateApiKeyResponse500Headers struct {
+	RequestId *string
+}
+
+type CreateApiKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiKeyCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateApiKeyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateApiKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateApiKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateApiKeyResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateApiKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateApiKeyResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateApiKeyResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateApiKeyResponse) GetJSON201() *ApiKeyCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateApiKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateApiKeyResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateApiKeyResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateApiKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateApiKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateApiKeyResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateApiKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateApiKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateApiKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeApiKeyResponse200Headers the declared response headers of an HTTP 200 response for RevokeApiKey
+type RevokeApiKeyResponse200Headers struct {
+	RequestId *string
+}
+
+// RevokeApiKeyResponse400Headers the declared response headers of an HTTP 400 response for RevokeApiKey
+type RevokeApiKeyResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RevokeApiKeyResponse401Headers the declared response headers of an HTTP 401 response for RevokeApiKey
+type RevokeApiKeyResponse401Headers struct {
+	RequestId *string
+}
+
+// RevokeApiKeyResponse403Headers the declared response headers of an HTTP 403 response for RevokeApiKey
+type RevokeApiKeyResponse403Headers struct {
+	RequestId *string
+}
+
+// RevokeApiKeyResponse404Headers the declared response headers of an HTTP 404 response for RevokeApiKey
+type RevokeApiKeyResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RevokeApiKeyResponse500Headers the declared response headers of an HTTP 500 response for RevokeApiKey
+type RevokeApiKeyResponse500Headers struct {
+	RequestId *string
+}
+
+type RevokeApiKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeApiKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeApiKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeApiKeyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeApiKeyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeApiKeyResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevokeApiKeyResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON200() *ApiKey {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeApiKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeApiKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeApiKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCheckoutSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListCheckoutSessionsResponse400Headers the declared response headers of an HTTP 400 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListCheckoutSessionsResponse401Headers the declared response headers of an HTTP 401 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListCheckoutSessionsResponse500Headers the declared response headers of an HTTP 500 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse500Headers struct {
+	RequestId *string
+}
+
+type ListCheckoutSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CheckoutSessionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCheckoutSessionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCheckoutSessionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCheckoutSessionsResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCheckoutSessionsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON200() *CheckoutSessionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCheckoutSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCheckoutSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCheckoutSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCheckoutSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOverviewResponse200Headers the declared response headers of an HTTP 200 response for GetOverview
+type GetOverviewResponse200Headers struct {
+	RequestId *string
+}
+
+// GetOverviewResponse400Headers the declared response headers of an HTTP 400 response for GetOverview
+type GetOverviewResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetOverviewResponse401Headers the declared response headers of an HTTP 401 response for GetOverview
+type GetOverviewResponse401Headers struct {
+	RequestId *string
+}
+
+// GetOverviewResponse500Headers the declared response headers of an HTTP 500 response for GetOverview
+type GetOverviewResponse500Headers struct {
+	RequestId *string
+}
+
+type GetOverviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Overview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOverviewResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetOverviewResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOverviewResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetOverviewResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOverviewResponse) GetJSON200() *Overview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOverviewResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOverviewResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetOverviewResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOverviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOverviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOverviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOverviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ListPayments
+type ListPaymentsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListPaymentsResponse400Headers the declared response headers of an HTTP 400 response for ListPayments
+type ListPaymentsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListPaymentsResponse401Headers the declared response headers of an HTTP 401 response for ListPayments
+type ListPaymentsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListPaymentsResponse500Headers the declared response headers of an HTTP 500 response for ListPayments
+type ListPaymentsResponse500Headers struct {
+	RequestId *string
+}
+
+type ListPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPaymentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPaymentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPaymentsResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPaymentsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPaymentsResponse) GetJSON200() *PaymentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPaymentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPaymentsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPaymentsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentResponse200Headers the declared response headers of an HTTP 200 response for GetPayment
+type GetPaymentResponse200Headers struct {
+	RequestId *string
+}
+
+// GetPaymentResponse400Headers the declared response headers of an HTTP 400 response for GetPayment
+type GetPaymentResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPaymentResponse401Headers the declared response headers of an HTTP 401 response for GetPayment
+type GetPaymentResponse401Headers struct {
+	RequestId *string
+}
+
+// GetPaymentResponse404Headers the declared response headers of an HTTP 404 response for GetPayment
+type GetPaymentResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPaymentResponse500Headers the declared response headers of an HTTP 500 response for GetPayment
+type GetPaymentResponse500Headers struct {
+	RequestId *string
+}
+
+type GetPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentResponse) GetJSON200() *PaymentDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ArchivePriceResponse200Headers the declared response headers of an HTTP 200 response for ArchivePrice
+type ArchivePriceResponse200Headers struct {
+	RequestId *string
+}
+
+// ArchivePriceResponse400Headers the declared response headers of an HTTP 400 response for ArchivePrice
+type ArchivePriceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchivePriceResponse401Headers the declared response headers of an HTTP 401 response for ArchivePrice
+type ArchivePriceResponse401Headers struct {
+	RequestId *string
+}
+
+// ArchivePriceResponse403Headers the declared response headers of an HTTP 403 response for ArchivePrice
+type ArchivePriceResponse403Headers struct {
+	RequestId *string
+}
+
+// ArchivePriceResponse404Headers the declared response headers of an HTTP 404 response for ArchivePrice
+type ArchivePriceResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchivePriceResponse500Headers the declared response headers of an HTTP 500 response for ArchivePrice
+type ArchivePriceResponse500Headers struct {
+	RequestId *string
+}
+
+type ArchivePriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Price
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ArchivePriceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ArchivePriceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ArchivePriceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ArchivePriceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ArchivePriceResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ArchivePriceResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ArchivePriceResponse) GetJSON200() *Price {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ArchivePriceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ArchivePriceResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ArchivePriceResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ArchivePriceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ArchivePriceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ArchivePriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ArchivePriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ArchivePriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ArchivePriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
+type ListProductsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListProductsResponse400Headers the declared response headers of an HTTP 400 response for ListProducts
+type ListProductsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListProductsResponse401Headers the declared response headers of an HTTP 401 response for ListProducts
+type ListProductsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListProductsResponse500Headers the declared response headers of an HTTP 500 response for ListProducts
+type ListProductsResponse500Headers struct {
+	RequestId *string
+}
+
+type ListProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProductList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProductsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListProductsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListProductsResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListProductsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProductsResponse) GetJSON200() *ProductList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListProductsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListProductsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListProductsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
+type CreateProductResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateProductResponse400Headers the declared response headers of an HTTP 400 response for CreateProduct
+type CreateProductResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateProductResponse401Headers the declared response headers of an HTTP 401 response for CreateProduct
+type CreateProductResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateProductResponse403Headers the declared response headers of an HTTP 403 response for CreateProduct
+type CreateProductResponse403Headers struct {
+	RequestId *string
+}
+
+// CreateProductResponse413Headers the declared response headers of an HTTP 413 response for CreateProduct
+type CreateProductResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateProductResponse415Headers the declared response headers of an HTTP 415 response for CreateProduct
+type CreateProductResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateProductResponse500Headers the declared response headers of an HTTP 500 response for CreateProduct
+type CreateProductResponse500Headers struct {
+	RequestId *string
+}
+
+type CreateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProductResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateProductResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateProductResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProductResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateProductResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateProductResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateProductResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProductResponse) GetJSON201() *Product {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateProductResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProductResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateProductResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateProductResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ArchiveProductResponse200Headers the declared response headers of an HTTP 200 response for ArchiveProduct
+type ArchiveProductResponse200Headers struct {
+	RequestId *string
+}
+
+// ArchiveProductResponse400Headers the declared response headers of an HTTP 400 response for ArchiveProduct
+type ArchiveProductResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchiveProductResponse401Headers the declared response headers of an HTTP 401 response for ArchiveProduct
+type ArchiveProductResponse401Headers struct {
+	RequestId *string
+}
+
+// ArchiveProductResponse403Headers the declared response headers of an HTTP 403 response for ArchiveProduct
+type ArchiveProductResponse403Headers struct {
+	RequestId *string
+}
+
+// ArchiveProductResponse404Headers the declared response headers of an HTTP 404 response for ArchiveProduct
+type ArchiveProductResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchiveProductResponse500Headers the declared response headers of an HTTP 500 response for ArchiveProduct
+type ArchiveProductResponse500Headers struct {
+	RequestId *string
+}
+
+type ArchiveProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ArchiveProductResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ArchiveProductResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ArchiveProductResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ArchiveProductResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ArchiveProductResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ArchiveProductResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ArchiveProductResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ArchiveProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ArchiveProductResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ArchiveProductResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ArchiveProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ArchiveProductResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ArchiveProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ArchiveProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ArchiveProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ArchiveProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPricesResponse200Headers the declared response headers of an HTTP 200 response for ListPrices
+type ListPricesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListPricesResponse400Headers the declared response headers of an HTTP 400 response for ListPrices
+type ListPricesResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListPricesResponse401Headers the declared response headers of an HTTP 401 response for ListPrices
+type ListPricesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListPricesResponse404Headers the declared response headers of an HTTP 404 response for ListPrices
+type ListPricesResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListPricesResponse500Headers the declared response headers of an HTTP 500 response for ListPrices
+type ListPricesResponse500Headers struct {
+	RequestId *string
+}
+
+type ListPricesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PriceList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPricesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPricesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPricesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListPricesResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPricesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPricesResponse) GetJSON200() *PriceList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPricesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPricesResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPricesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPricesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPricesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPricesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPricesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPricesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePriceResponse201Headers the declared response headers of an HTTP 201 response for CreatePrice
+type CreatePriceResponse201Headers struct {
+	RequestId *string
+}
+
+// CreatePriceResponse400Headers the declared response headers of an HTTP 400 response for CreatePrice
+type CreatePriceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreatePriceResponse401Headers the declared response headers of an HTTP 401 response for CreatePrice
+type CreatePriceResponse401Headers struct {
+	RequestId *string
+}
+
+// CreatePriceResponse403Headers the declared response headers of an HTTP 403 response for CreatePrice
+type CreatePriceResponse403Headers struct {
+	RequestId *string
+}
+
+// CreatePriceResponse404Headers the declared response headers of an HTTP 404 response for CreatePrice
+type CreatePriceResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreatePriceResponse409Headers the declared response headers of an HTTP 409 response for CreatePrice
+type CreatePriceResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreatePriceResponse413Headers the declared response headers of an HTTP 413 response for CreatePrice
+type CreatePriceResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreatePriceResponse415Headers the declared response headers of an HTTP 415 response for CreatePrice
+type CreatePriceResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreatePriceResponse500Headers the declared response headers of an HTTP 500 response for CreatePrice
+type CreatePriceResponse500Headers struct {
+	RequestId *string
+}
+
+type CreatePriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Price
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePriceResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePriceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePriceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePriceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreatePriceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePriceResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePriceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreatePriceResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreatePriceResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePriceResponse) GetJSON201() *Price {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePriceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePriceResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePriceResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreatePriceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePriceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePriceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreatePriceResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePriceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
+//
+// The merchant event catalog (D10): the types a webhook endpoint may list in
+// `enabled_events` (or `*` for all of them, including types added later).
+//
+// **Errors:** 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
+func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error) {
+	rsp, err := c.ListEventTypes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventTypesResponse(rsp)
+}
+
+// GetDashboardSpecWithResponse This API's OpenAPI document
+//
+// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
+func (c *ClientWithResponses) GetDashboardSpecWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDashboardSpecResponse, error) {
+	rsp, err := c.GetDashboardSpec(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDashboardSpecResponse(rsp)
+}
+
 // SignOutWithResponse Sign out
 //
 // Ends the session: it is deleted on the server and the cookie is cleared. The cookie
@@ -998,6 +5656,431 @@ func (c *ClientWithResponses) SignInWithResponse(ctx context.Context, body SignI
 		return nil, err
 	}
 	return ParseSignInResponse(rsp)
+}
+
+// ListMailboxWithResponse The test mailbox
+//
+// E-mail Kassa would have sent for the merchant's test environment (receipts, …), newest
+// first, when it runs without a mail server (the development mailbox). Test environment
+// only; paged like every list.
+//
+// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
+func (c *ClientWithResponses) ListMailboxWithResponse(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*ListMailboxResponse, error) {
+	rsp, err := c.ListMailbox(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMailboxResponse(rsp)
+}
+
+// ListApiKeysWithResponse List the environment's API keys
+//
+// The merchant's secret keys of this environment, newest first, revoked ones included.
+// Secrets are never shown again: `display` is the prefix and the last four characters.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
+func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*ListApiKeysResponse, error) {
+	rsp, err := c.ListApiKeys(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListApiKeysResponse(rsp)
+}
+
+// CreateApiKeyWithBodyWithResponse Create an API key
+//
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// The `secret` is in this response only; Kassa keeps its SHA-256.
+//
+// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error) {
+	rsp, err := c.CreateApiKeyWithBody(ctx, env, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateApiKeyResponse(rsp)
+}
+
+// CreateApiKeyWithResponse Create an API key
+//
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// The `secret` is in this response only; Kassa keeps its SHA-256.
+//
+// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/api_keys (the `CreateApiKey` operationId).
+func (c *ClientWithResponses) CreateApiKeyWithResponse(ctx context.Context, env Env, body CreateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateApiKeyResponse, error) {
+	rsp, err := c.CreateApiKey(ctx, env, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateApiKeyResponse(rsp)
+}
+
+// RevokeApiKeyWithResponse Revoke an API key
+//
+// Revokes the key at once: the next request made with it gets 401 `invalid_api_key`.
+// Revoking a revoked key keeps its first `revoked_at`.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
+// (also for another merchant's key or a key of the other environment); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
+func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error) {
+	rsp, err := c.RevokeApiKey(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeApiKeyResponse(rsp)
+}
+
+// ListCheckoutSessionsWithResponse List checkout sessions
+//
+// The environment's checkout sessions, newest first, in the merchant API's shape (due
+// sessions are expired first, as on the merchant API).
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
+func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*ListCheckoutSessionsResponse, error) {
+	rsp, err := c.ListCheckoutSessions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCheckoutSessionsResponse(rsp)
+}
+
+// GetOverviewWithResponse Overview of an environment
+//
+// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
+// five newest payments, the number of open checkout sessions and of webhook endpoints.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
+func (c *ClientWithResponses) GetOverviewWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetOverviewResponse, error) {
+	rsp, err := c.GetOverview(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOverviewResponse(rsp)
+}
+
+// ListPaymentsWithResponse List payments
+//
+// The environment's payments, newest first, in the shape of interface 2.2, optionally
+// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
+// every list (D8).
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
+func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error) {
+	rsp, err := c.ListPayments(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPaymentsResponse(rsp)
+}
+
+// GetPaymentWithResponse A payment with its fee breakdown and events
+//
+// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+// concern it or its checkout session, newest first (at most 100).
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
+// another merchant's or the other environment's payment); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
+func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error) {
+	rsp, err := c.GetPayment(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentResponse(rsp)
+}
+
+// ArchivePriceWithResponse Archive a price
+//
+// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
+// `active: false`; existing subscriptions keep billing.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
+func (c *ClientWithResponses) ArchivePriceWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*ArchivePriceResponse, error) {
+	rsp, err := c.ArchivePrice(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseArchivePriceResponse(rsp)
+}
+
+// ListProductsWithResponse List products
+//
+// The environment's products with their prices, newest first, as `GET /v1/products`.
+//
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
+func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error) {
+	rsp, err := c.ListProducts(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProductsResponse(rsp)
+}
+
+// CreateProductWithBodyWithResponse Create a product
+//
+// Creates a product, as `POST /v1/products` with the same rules and errors.
+//
+// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, env Env, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, env, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// CreateProductWithResponse Create a product
+//
+// Creates a product, as `POST /v1/products` with the same rules and errors.
+//
+// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
+// `csrf_token_invalid`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, env Env, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, env, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// ArchiveProductWithResponse Archive a product
+//
+// Archives the product and its prices (`active` false), as the merchant API does.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
+func (c *ClientWithResponses) ArchiveProductWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*ArchiveProductResponse, error) {
+	rsp, err := c.ArchiveProduct(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseArchiveProductResponse(rsp)
+}
+
+// ListPricesWithResponse List a product's prices
+//
+// The product's prices, newest first.
+//
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
+// `product_not_found`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
+func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*ListPricesResponse, error) {
+	rsp, err := c.ListPrices(ctx, env, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPricesResponse(rsp)
+}
+
+// CreatePriceWithBodyWithResponse Create a price
+//
+// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+// errors (at least 250 minor units, supported currency, recurring interval limits).
+//
+// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+func (c *ClientWithResponses) CreatePriceWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriceResponse, error) {
+	rsp, err := c.CreatePriceWithBody(ctx, env, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriceResponse(rsp)
+}
+
+// CreatePriceWithResponse Create a price
+//
+// Adds a price to the product, as `POST /v1/products/{id}/prices` with the same rules and
+// errors (at least 250 minor units, supported currency, recurring interval limits).
+//
+// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
+func (c *ClientWithResponses) CreatePriceWithResponse(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriceResponse, error) {
+	rsp, err := c.CreatePrice(ctx, env, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriceResponse(rsp)
+}
+
+// ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
+func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventTypesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventTypeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEventTypesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListEventTypesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListEventTypesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDashboardSpecResponse parses an HTTP response from a GetDashboardSpecWithResponse call
+func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDashboardSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDashboardSpecResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseSignOutResponse parses an HTTP response from a SignOutWithResponse call
@@ -1390,8 +6473,1786 @@ func ParseSignInResponse(rsp *http.Response) (*SignInResponse, error) {
 	return response, nil
 }
 
+// ParseListMailboxResponse parses an HTTP response from a ListMailboxWithResponse call
+func ParseListMailboxResponse(rsp *http.Response) (*ListMailboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMailboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MailboxMessageList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMailboxResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListMailboxResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListMailboxResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListMailboxResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListApiKeysResponse parses an HTTP response from a ListApiKeysWithResponse call
+func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListApiKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListApiKeysResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListApiKeysResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListApiKeysResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListApiKeysResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateApiKeyResponse parses an HTTP response from a CreateApiKeyWithResponse call
+func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateApiKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiKeyCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateApiKeyResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateApiKeyResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateApiKeyResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateApiKeyResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateApiKeyResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateApiKeyResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateApiKeyResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeApiKeyResponse parses an HTTP response from a RevokeApiKeyWithResponse call
+func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeApiKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeApiKeyResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokeApiKeyResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevokeApiKeyResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeApiKeyResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeApiKeyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevokeApiKeyResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCheckoutSessionsResponse parses an HTTP response from a ListCheckoutSessionsWithResponse call
+func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCheckoutSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CheckoutSessionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCheckoutSessionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCheckoutSessionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCheckoutSessionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCheckoutSessionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOverviewResponse parses an HTTP response from a GetOverviewWithResponse call
+func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOverviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Overview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOverviewResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetOverviewResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetOverviewResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetOverviewResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPaymentsResponse parses an HTTP response from a ListPaymentsWithResponse call
+func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPaymentsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPaymentsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPaymentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPaymentsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentResponse parses an HTTP response from a GetPaymentWithResponse call
+func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseArchivePriceResponse parses an HTTP response from a ArchivePriceWithResponse call
+func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ArchivePriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Price
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ArchivePriceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ArchivePriceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ArchivePriceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ArchivePriceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ArchivePriceResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ArchivePriceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
+func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProductList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProductsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListProductsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListProductsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListProductsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProductResponse parses an HTTP response from a CreateProductWithResponse call
+func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProductResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateProductResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateProductResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProductResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateProductResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateProductResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateProductResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseArchiveProductResponse parses an HTTP response from a ArchiveProductWithResponse call
+func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ArchiveProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ArchiveProductResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ArchiveProductResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ArchiveProductResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ArchiveProductResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ArchiveProductResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ArchiveProductResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPricesResponse parses an HTTP response from a ListPricesWithResponse call
+func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPricesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PriceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPricesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPricesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPricesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListPricesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPricesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePriceResponse parses an HTTP response from a CreatePriceWithResponse call
+func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Price
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePriceResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePriceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePriceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePriceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreatePriceResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePriceResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePriceResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreatePriceResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreatePriceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListEventTypes Event types a webhook endpoint can subscribe to
+	// (GET /api/v1/event_types)
+	ListEventTypes(w http.ResponseWriter, r *http.Request)
+	// GetDashboardSpec This API's OpenAPI document
+	// (GET /api/v1/openapi.json)
+	GetDashboardSpec(w http.ResponseWriter, r *http.Request)
 	// SignOut Sign out
 	// (DELETE /api/v1/session)
 	SignOut(w http.ResponseWriter, r *http.Request)
@@ -1401,6 +8262,48 @@ type ServerInterface interface {
 	// SignIn Sign in
 	// (POST /api/v1/session)
 	SignIn(w http.ResponseWriter, r *http.Request)
+	// ListMailbox The test mailbox
+	// (GET /api/v1/test/mailbox)
+	ListMailbox(w http.ResponseWriter, r *http.Request, params ListMailboxParams)
+	// ListApiKeys List the environment's API keys
+	// (GET /api/v1/{env}/api_keys)
+	ListApiKeys(w http.ResponseWriter, r *http.Request, env Env)
+	// CreateApiKey Create an API key
+	// (POST /api/v1/{env}/api_keys)
+	CreateApiKey(w http.ResponseWriter, r *http.Request, env Env)
+	// RevokeApiKey Revoke an API key
+	// (POST /api/v1/{env}/api_keys/{id}/revoke)
+	RevokeApiKey(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ListCheckoutSessions List checkout sessions
+	// (GET /api/v1/{env}/checkout_sessions)
+	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
+	// GetOverview Overview of an environment
+	// (GET /api/v1/{env}/overview)
+	GetOverview(w http.ResponseWriter, r *http.Request, env Env)
+	// ListPayments List payments
+	// (GET /api/v1/{env}/payments)
+	ListPayments(w http.ResponseWriter, r *http.Request, env Env, params ListPaymentsParams)
+	// GetPayment A payment with its fee breakdown and events
+	// (GET /api/v1/{env}/payments/{id})
+	GetPayment(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ArchivePrice Archive a price
+	// (POST /api/v1/{env}/prices/{id}/archive)
+	ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ListProducts List products
+	// (GET /api/v1/{env}/products)
+	ListProducts(w http.ResponseWriter, r *http.Request, env Env, params ListProductsParams)
+	// CreateProduct Create a product
+	// (POST /api/v1/{env}/products)
+	CreateProduct(w http.ResponseWriter, r *http.Request, env Env)
+	// ArchiveProduct Archive a product
+	// (POST /api/v1/{env}/products/{id}/archive)
+	ArchiveProduct(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ListPrices List a product's prices
+	// (GET /api/v1/{env}/products/{id}/prices)
+	ListPrices(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ListPricesParams)
+	// CreatePrice Create a price
+	// (POST /api/v1/{env}/products/{id}/prices)
+	CreatePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -1411,6 +8314,34 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListEventTypes operation middleware
+func (siw *ServerInterfaceWrapper) ListEventTypes(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListEventTypes(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDashboardSpec operation middleware
+func (siw *ServerInterfaceWrapper) GetDashboardSpec(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDashboardSpec(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // SignOut operation middleware
 func (siw *ServerInterfaceWrapper) SignOut(w http.ResponseWriter, r *http.Request) {
@@ -1445,6 +8376,677 @@ func (siw *ServerInterfaceWrapper) SignIn(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SignIn(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListMailbox operation middleware
+func (siw *ServerInterfaceWrapper) ListMailbox(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMailboxParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMailbox(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListApiKeys operation middleware
+func (siw *ServerInterfaceWrapper) ListApiKeys(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListApiKeys(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateApiKey operation middleware
+func (siw *ServerInterfaceWrapper) CreateApiKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateApiKey(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeApiKey operation middleware
+func (siw *ServerInterfaceWrapper) RevokeApiKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeApiKey(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListCheckoutSessions operation middleware
+func (siw *ServerInterfaceWrapper) ListCheckoutSessions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCheckoutSessionsParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCheckoutSessions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetOverview operation middleware
+func (siw *ServerInterfaceWrapper) GetOverview(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOverview(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPayments operation middleware
+func (siw *ServerInterfaceWrapper) ListPayments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPaymentsParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayments(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayment operation middleware
+func (siw *ServerInterfaceWrapper) GetPayment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayment(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ArchivePrice operation middleware
+func (siw *ServerInterfaceWrapper) ArchivePrice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ArchivePrice(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProducts operation middleware
+func (siw *ServerInterfaceWrapper) ListProducts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListProductsParams
+
+	// ------------- Optional query parameter "active" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "active", r.URL.Query(), &params.Active, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "active"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "active", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProducts(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateProduct operation middleware
+func (siw *ServerInterfaceWrapper) CreateProduct(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateProduct(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ArchiveProduct operation middleware
+func (siw *ServerInterfaceWrapper) ArchiveProduct(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ArchiveProduct(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPrices operation middleware
+func (siw *ServerInterfaceWrapper) ListPrices(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPricesParams
+
+	// ------------- Optional query parameter "active" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "active", r.URL.Query(), &params.Active, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "active"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "active", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPrices(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePrice operation middleware
+func (siw *ServerInterfaceWrapper) CreatePrice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePrice(w, r, env, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1574,9 +9176,25 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 		ErrorHandlerFunc:   options.ErrorHandlerFunc,
 	}
 
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/event_types", wrapper.ListEventTypes)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetDashboardSpec)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/session", wrapper.SignOut)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/session", wrapper.GetSession)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/session", wrapper.SignIn)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox", wrapper.ListMailbox)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/prices/{id}/archive", wrapper.ArchivePrice)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.ListProducts)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.CreateProduct)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products/{id}/archive", wrapper.ArchiveProduct)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.ListPrices)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.CreatePrice)
 
 	return m
 }
@@ -1600,6 +9218,16 @@ type CSRFInvalidJSONResponse struct {
 	Headers CSRFInvalidResponseHeaders
 }
 
+type ConflictResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type ConflictJSONResponse struct {
+	Body Error
+
+	Headers ConflictResponseHeaders
+}
+
 type InternalServerErrorResponseHeaders struct {
 	RequestId *string
 }
@@ -1617,6 +9245,16 @@ type LoginThrottledJSONResponse struct {
 	Body Error
 
 	Headers LoginThrottledResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type NotFoundJSONResponse struct {
+	Body Error
+
+	Headers NotFoundResponseHeaders
 }
 
 type PayloadTooLargeResponseHeaders struct {
@@ -1655,6 +9293,104 @@ type UnsupportedMediaTypeJSONResponse struct {
 	Body Error
 
 	Headers UnsupportedMediaTypeResponseHeaders
+}
+
+type ListEventTypesRequestObject struct {
+}
+
+type ListEventTypesResponseObject interface {
+	VisitListEventTypesResponse(w http.ResponseWriter) error
+}
+
+type ListEventTypes200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListEventTypes200JSONResponse struct {
+	Body    EventTypeList
+	Headers ListEventTypes200ResponseHeaders
+}
+
+func (response ListEventTypes200JSONResponse) VisitListEventTypesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventTypes401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListEventTypes401JSONResponse) VisitListEventTypesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventTypes500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListEventTypes500JSONResponse) VisitListEventTypesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSpecRequestObject struct {
+}
+
+type GetDashboardSpecResponseObject interface {
+	VisitGetDashboardSpecResponse(w http.ResponseWriter) error
+}
+
+type GetDashboardSpec200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDashboardSpec200JSONResponse struct {
+	Body    map[string]interface{}
+	Headers GetDashboardSpec200ResponseHeaders
+}
+
+func (response GetDashboardSpec200JSONResponse) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type SignOutRequestObject struct {
@@ -1998,8 +9734,1627 @@ func (response SignIn500JSONResponse) VisitSignInResponse(w http.ResponseWriter)
 	return err
 }
 
+type ListMailboxRequestObject struct {
+	Params ListMailboxParams
+}
+
+type ListMailboxResponseObject interface {
+	VisitListMailboxResponse(w http.ResponseWriter) error
+}
+
+type ListMailbox200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListMailbox200JSONResponse struct {
+	Body    MailboxMessageList
+	Headers ListMailbox200ResponseHeaders
+}
+
+func (response ListMailbox200JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMailbox400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMailbox400JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMailbox401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListMailbox401JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMailbox500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListMailbox500JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeysRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type ListApiKeysResponseObject interface {
+	VisitListApiKeysResponse(w http.ResponseWriter) error
+}
+
+type ListApiKeys200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListApiKeys200JSONResponse struct {
+	Body    ApiKeyList
+	Headers ListApiKeys200ResponseHeaders
+}
+
+func (response ListApiKeys200JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeys400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListApiKeys400JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeys401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListApiKeys401JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeys500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListApiKeys500JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKeyRequestObject struct {
+	Env  Env `json:"env"`
+	Body *CreateApiKeyJSONRequestBody
+}
+
+type CreateApiKeyResponseObject interface {
+	VisitCreateApiKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateApiKey201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateApiKey201JSONResponse struct {
+	Body    ApiKeyCreated
+	Headers CreateApiKey201ResponseHeaders
+}
+
+func (response CreateApiKey201JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateApiKey400JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CreateApiKey401JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response CreateApiKey403JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateApiKey413JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateApiKey415JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApiKey500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateApiKey500JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKeyRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type RevokeApiKeyResponseObject interface {
+	VisitRevokeApiKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeApiKey200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RevokeApiKey200JSONResponse struct {
+	Body    ApiKey
+	Headers RevokeApiKey200ResponseHeaders
+}
+
+func (response RevokeApiKey200JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeApiKey400JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response RevokeApiKey401JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response RevokeApiKey403JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RevokeApiKey404JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCheckoutSessionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListCheckoutSessionsParams
+}
+
+type ListCheckoutSessionsResponseObject interface {
+	VisitListCheckoutSessionsResponse(w http.ResponseWriter) error
+}
+
+type ListCheckoutSessions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListCheckoutSessions200JSONResponse struct {
+	Body    CheckoutSessionList
+	Headers ListCheckoutSessions200ResponseHeaders
+}
+
+func (response ListCheckoutSessions200JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCheckoutSessions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListCheckoutSessions400JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCheckoutSessions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListCheckoutSessions401JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCheckoutSessions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListCheckoutSessions500JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOverviewRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type GetOverviewResponseObject interface {
+	VisitGetOverviewResponse(w http.ResponseWriter) error
+}
+
+type GetOverview200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetOverview200JSONResponse struct {
+	Body    Overview
+	Headers GetOverview200ResponseHeaders
+}
+
+func (response GetOverview200JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOverview400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetOverview400JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOverview401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetOverview401JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOverview500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetOverview500JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPaymentsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListPaymentsParams
+}
+
+type ListPaymentsResponseObject interface {
+	VisitListPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListPayments200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListPayments200JSONResponse struct {
+	Body    PaymentList
+	Headers ListPayments200ResponseHeaders
+}
+
+func (response ListPayments200JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPayments400JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListPayments401JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListPayments500JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetPaymentResponseObject interface {
+	VisitGetPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetPayment200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetPayment200JSONResponse struct {
+	Body    PaymentDetail
+	Headers GetPayment200ResponseHeaders
+}
+
+func (response GetPayment200JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayment400JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetPayment401JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayment404JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetPayment500JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePriceRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type ArchivePriceResponseObject interface {
+	VisitArchivePriceResponse(w http.ResponseWriter) error
+}
+
+type ArchivePrice200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ArchivePrice200JSONResponse struct {
+	Body    Price
+	Headers ArchivePrice200ResponseHeaders
+}
+
+func (response ArchivePrice200JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ArchivePrice400JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ArchivePrice401JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response ArchivePrice403JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ArchivePrice404JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ArchivePrice500JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListProductsParams
+}
+
+type ListProductsResponseObject interface {
+	VisitListProductsResponse(w http.ResponseWriter) error
+}
+
+type ListProducts200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListProducts200JSONResponse struct {
+	Body    ProductList
+	Headers ListProducts200ResponseHeaders
+}
+
+func (response ListProducts200JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProducts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListProducts400JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProducts401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListProducts401JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProducts500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListProducts500JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProductRequestObject struct {
+	Env  Env `json:"env"`
+	Body *CreateProductJSONRequestBody
+}
+
+type CreateProductResponseObject interface {
+	VisitCreateProductResponse(w http.ResponseWriter) error
+}
+
+type CreateProduct201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateProduct201JSONResponse struct {
+	Body    Product
+	Headers CreateProduct201ResponseHeaders
+}
+
+func (response CreateProduct201JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateProduct400JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CreateProduct401JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response CreateProduct403JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateProduct413JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateProduct415JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateProduct500JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProductRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type ArchiveProductResponseObject interface {
+	VisitArchiveProductResponse(w http.ResponseWriter) error
+}
+
+type ArchiveProduct200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ArchiveProduct200JSONResponse struct {
+	Body    Product
+	Headers ArchiveProduct200ResponseHeaders
+}
+
+func (response ArchiveProduct200JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ArchiveProduct400JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ArchiveProduct401JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response ArchiveProduct403JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ArchiveProduct404JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ArchiveProduct500JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPricesRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params ListPricesParams
+}
+
+type ListPricesResponseObject interface {
+	VisitListPricesResponse(w http.ResponseWriter) error
+}
+
+type ListPrices200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListPrices200JSONResponse struct {
+	Body    PriceList
+	Headers ListPrices200ResponseHeaders
+}
+
+func (response ListPrices200JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPrices400JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListPrices401JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListPrices404JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListPrices500JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePriceRequestObject struct {
+	Env  Env      `json:"env"`
+	Id   ObjectId `json:"id"`
+	Body *CreatePriceJSONRequestBody
+}
+
+type CreatePriceResponseObject interface {
+	VisitCreatePriceResponse(w http.ResponseWriter) error
+}
+
+type CreatePrice201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreatePrice201JSONResponse struct {
+	Body    Price
+	Headers CreatePrice201ResponseHeaders
+}
+
+func (response CreatePrice201JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreatePrice400JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CreatePrice401JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response CreatePrice403JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreatePrice404JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreatePrice409JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreatePrice413JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreatePrice415JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrice500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreatePrice500JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListEventTypes Event types a webhook endpoint can subscribe to
+	// (GET /api/v1/event_types)
+	ListEventTypes(ctx context.Context, request ListEventTypesRequestObject) (ListEventTypesResponseObject, error)
+	// GetDashboardSpec This API's OpenAPI document
+	// (GET /api/v1/openapi.json)
+	GetDashboardSpec(ctx context.Context, request GetDashboardSpecRequestObject) (GetDashboardSpecResponseObject, error)
 	// SignOut Sign out
 	// (DELETE /api/v1/session)
 	SignOut(ctx context.Context, request SignOutRequestObject) (SignOutResponseObject, error)
@@ -2009,6 +11364,48 @@ type StrictServerInterface interface {
 	// SignIn Sign in
 	// (POST /api/v1/session)
 	SignIn(ctx context.Context, request SignInRequestObject) (SignInResponseObject, error)
+	// ListMailbox The test mailbox
+	// (GET /api/v1/test/mailbox)
+	ListMailbox(ctx context.Context, request ListMailboxRequestObject) (ListMailboxResponseObject, error)
+	// ListApiKeys List the environment's API keys
+	// (GET /api/v1/{env}/api_keys)
+	ListApiKeys(ctx context.Context, request ListApiKeysRequestObject) (ListApiKeysResponseObject, error)
+	// CreateApiKey Create an API key
+	// (POST /api/v1/{env}/api_keys)
+	CreateApiKey(ctx context.Context, request CreateApiKeyRequestObject) (CreateApiKeyResponseObject, error)
+	// RevokeApiKey Revoke an API key
+	// (POST /api/v1/{env}/api_keys/{id}/revoke)
+	RevokeApiKey(ctx context.Context, request RevokeApiKeyRequestObject) (RevokeApiKeyResponseObject, error)
+	// ListCheckoutSessions List checkout sessions
+	// (GET /api/v1/{env}/checkout_sessions)
+	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
+	// GetOverview Overview of an environment
+	// (GET /api/v1/{env}/overview)
+	GetOverview(ctx context.Context, request GetOverviewRequestObject) (GetOverviewResponseObject, error)
+	// ListPayments List payments
+	// (GET /api/v1/{env}/payments)
+	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
+	// GetPayment A payment with its fee breakdown and events
+	// (GET /api/v1/{env}/payments/{id})
+	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
+	// ArchivePrice Archive a price
+	// (POST /api/v1/{env}/prices/{id}/archive)
+	ArchivePrice(ctx context.Context, request ArchivePriceRequestObject) (ArchivePriceResponseObject, error)
+	// ListProducts List products
+	// (GET /api/v1/{env}/products)
+	ListProducts(ctx context.Context, request ListProductsRequestObject) (ListProductsResponseObject, error)
+	// CreateProduct Create a product
+	// (POST /api/v1/{env}/products)
+	CreateProduct(ctx context.Context, request CreateProductRequestObject) (CreateProductResponseObject, error)
+	// ArchiveProduct Archive a product
+	// (POST /api/v1/{env}/products/{id}/archive)
+	ArchiveProduct(ctx context.Context, request ArchiveProductRequestObject) (ArchiveProductResponseObject, error)
+	// ListPrices List a product's prices
+	// (GET /api/v1/{env}/products/{id}/prices)
+	ListPrices(ctx context.Context, request ListPricesRequestObject) (ListPricesResponseObject, error)
+	// CreatePrice Create a price
+	// (POST /api/v1/{env}/products/{id}/prices)
+	CreatePrice(ctx context.Context, request CreatePriceRequestObject) (CreatePriceResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -2048,6 +11445,54 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListEventTypes operation middleware
+func (sh *strictHandler) ListEventTypes(w http.ResponseWriter, r *http.Request) {
+	var request ListEventTypesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventTypes(ctx, request.(ListEventTypesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventTypes")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListEventTypesResponseObject); ok {
+		if err := validResponse.VisitListEventTypesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDashboardSpec operation middleware
+func (sh *strictHandler) GetDashboardSpec(w http.ResponseWriter, r *http.Request) {
+	var request GetDashboardSpecRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDashboardSpec(ctx, request.(GetDashboardSpecRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDashboardSpec")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDashboardSpecResponseObject); ok {
+		if err := validResponse.VisitGetDashboardSpecResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // SignOut operation middleware
@@ -2122,6 +11567,401 @@ func (sh *strictHandler) SignIn(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SignInResponseObject); ok {
 		if err := validResponse.VisitSignInResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListMailbox operation middleware
+func (sh *strictHandler) ListMailbox(w http.ResponseWriter, r *http.Request, params ListMailboxParams) {
+	var request ListMailboxRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMailbox(ctx, request.(ListMailboxRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMailbox")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListMailboxResponseObject); ok {
+		if err := validResponse.VisitListMailboxResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListApiKeys operation middleware
+func (sh *strictHandler) ListApiKeys(w http.ResponseWriter, r *http.Request, env Env) {
+	var request ListApiKeysRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListApiKeys(ctx, request.(ListApiKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListApiKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListApiKeysResponseObject); ok {
+		if err := validResponse.VisitListApiKeysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateApiKey operation middleware
+func (sh *strictHandler) CreateApiKey(w http.ResponseWriter, r *http.Request, env Env) {
+	var request CreateApiKeyRequestObject
+
+	request.Env = env
+
+	var body CreateApiKeyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateApiKey(ctx, request.(CreateApiKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateApiKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateApiKeyResponseObject); ok {
+		if err := validResponse.VisitCreateApiKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeApiKey operation middleware
+func (sh *strictHandler) RevokeApiKey(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request RevokeApiKeyRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeApiKey(ctx, request.(RevokeApiKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeApiKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeApiKeyResponseObject); ok {
+		if err := validResponse.VisitRevokeApiKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListCheckoutSessions operation middleware
+func (sh *strictHandler) ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams) {
+	var request ListCheckoutSessionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCheckoutSessions(ctx, request.(ListCheckoutSessionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCheckoutSessions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCheckoutSessionsResponseObject); ok {
+		if err := validResponse.VisitListCheckoutSessionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOverview operation middleware
+func (sh *strictHandler) GetOverview(w http.ResponseWriter, r *http.Request, env Env) {
+	var request GetOverviewRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOverview(ctx, request.(GetOverviewRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOverview")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOverviewResponseObject); ok {
+		if err := validResponse.VisitGetOverviewResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayments operation middleware
+func (sh *strictHandler) ListPayments(w http.ResponseWriter, r *http.Request, env Env, params ListPaymentsParams) {
+	var request ListPaymentsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayments(ctx, request.(ListPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPaymentsResponseObject); ok {
+		if err := validResponse.VisitListPaymentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayment operation middleware
+func (sh *strictHandler) GetPayment(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetPaymentRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayment(ctx, request.(GetPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPaymentResponseObject); ok {
+		if err := validResponse.VisitGetPaymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ArchivePrice operation middleware
+func (sh *strictHandler) ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request ArchivePriceRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ArchivePrice(ctx, request.(ArchivePriceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ArchivePrice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ArchivePriceResponseObject); ok {
+		if err := validResponse.VisitArchivePriceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProducts operation middleware
+func (sh *strictHandler) ListProducts(w http.ResponseWriter, r *http.Request, env Env, params ListProductsParams) {
+	var request ListProductsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProducts(ctx, request.(ListProductsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProducts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProductsResponseObject); ok {
+		if err := validResponse.VisitListProductsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateProduct operation middleware
+func (sh *strictHandler) CreateProduct(w http.ResponseWriter, r *http.Request, env Env) {
+	var request CreateProductRequestObject
+
+	request.Env = env
+
+	var body CreateProductJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateProduct(ctx, request.(CreateProductRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateProduct")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateProductResponseObject); ok {
+		if err := validResponse.VisitCreateProductResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ArchiveProduct operation middleware
+func (sh *strictHandler) ArchiveProduct(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request ArchiveProductRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ArchiveProduct(ctx, request.(ArchiveProductRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ArchiveProduct")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ArchiveProductResponseObject); ok {
+		if err := validResponse.VisitArchiveProductResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPrices operation middleware
+func (sh *strictHandler) ListPrices(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ListPricesParams) {
+	var request ListPricesRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPrices(ctx, request.(ListPricesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPrices")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPricesResponseObject); ok {
+		if err := validResponse.VisitListPricesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePrice operation middleware
+func (sh *strictHandler) CreatePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request CreatePriceRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	var body CreatePriceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePrice(ctx, request.(CreatePriceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePrice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePriceResponseObject); ok {
+		if err := validResponse.VisitCreatePriceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
