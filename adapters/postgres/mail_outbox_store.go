@@ -16,12 +16,13 @@ import (
 const MailOutboxIDPrefix = "mob_"
 
 // queueReceipt queues the receipt of a payment inside the caller's transaction, dated at (the
-// scope's time when the payment succeeded). A payment has at most one receipt: a second
-// queueing is a no-op.
+// scope's time when the payment succeeded). It is due at once: the database's time in whole
+// seconds, as the workers' clock (core.SystemClock) reads it. A payment has at most one
+// receipt: a second queueing is a no-op.
 func queueReceipt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, paymentID string, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox
 		(merchant_id, environment, id, kind, payment_id, next_attempt_at, created)
-		VALUES ($1, $2, $3, 'receipt', $4, now(), $5)
+		VALUES ($1, $2, $3, 'receipt', $4, date_trunc('second', now()), $5)
 		ON CONFLICT (merchant_id, environment, payment_id, kind) DO NOTHING`,
 		scope.MerchantID, string(scope.Env), core.NewID(MailOutboxIDPrefix), paymentID, at.UTC()); err != nil {
 		return fmt.Errorf("mail_outbox: queue receipt: %w", err)
