@@ -36,7 +36,9 @@ func (m *memReceipts) RecordReceipt(_ context.Context, j *ReceiptJob, o ReceiptO
 	return nil
 }
 
-func (m *memReceipts) NextReceiptDue(context.Context) (time.Time, bool, error) { return time.Time{}, false, nil }
+func (m *memReceipts) NextReceiptDue(context.Context) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
 
 // mailerFunc adapts a function to ports.Mailer.
 type mailerFunc func(ports.Message) error
