@@ -55,7 +55,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
-	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc, checkoutDoc); err != nil {
+	dashboardDoc, err := openapi.LoadDashboard()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc, checkoutDoc, dashboardDoc); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}

@@ -23,6 +23,7 @@ import (
 type app struct {
 	db        *sqlx.DB
 	identity  *identity.Service
+	dashboard *identity.Dashboard
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
@@ -42,7 +43,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	tc.AddProcessor(co)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident)
-	return &app{
+	a := &app{
 		db:        db,
 		identity:  ident,
 		catalog:   cat,
@@ -51,6 +52,8 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}
+	a.dashboard = newDashboard(a)
+	return a
 }
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural
