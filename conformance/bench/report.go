@@ -93,8 +93,10 @@ func report(w io.Writer, rows []row, cfg loadConfig) (allPass bool) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "rps/floor and p99/floor: create session and create product are compared with the INSERT+event floor;")
-	fmt.Fprintln(w, "retrieve and replay with the primary-key SELECT floor. \"confirm a payment\" is a whole payment")
-	fmt.Fprintln(w, "(create session on the merchant API + confirm with the client secret on the browser API) and has no floor.")
+	fmt.Fprintln(w, "retrieve and replay with the primary-key SELECT floor; the webhook scenario's producers with the same")
+	fmt.Fprintln(w, "create + expire load for a merchant without endpoints (its delivery figures follow the table).")
+	fmt.Fprintln(w, "\"confirm a payment\" is a whole payment (create a session on the merchant API, confirm it with the")
+	fmt.Fprintln(w, "client secret on the browser API) and has no floor.")
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "\nFLAGGED:\n  "+strings.Join(notes, "\n  "))
 	}
