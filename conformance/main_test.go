@@ -50,12 +50,17 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
+	checkoutDoc, err := openapi.LoadCheckout()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
 	dashboardDoc, err := openapi.LoadDashboard()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
-	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc, dashboardDoc); err != nil {
+	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc, checkoutDoc, dashboardDoc); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
@@ -83,6 +88,7 @@ func run(m *testing.M) int {
 // sectionTitles names the sections cases cite.
 var sectionTitles = map[string]string{
 	"2.1": "checkout session object",
+	"2.2": "payment object",
 	"2.4": "product object",
 	"2.5": "price object",
 	"3.1": "checkout session states",
@@ -90,6 +96,7 @@ var sectionTitles = map[string]string{
 	"4.1": "checkout session endpoints",
 	"4.3": "product endpoints",
 	"5.1": "merchant API authentication",
+	"5.2": "checkout client_secret",
 	"7":   "errors",
 	"8":   "limits and idempotency",
 	"D1":  "operator API and health",
@@ -98,6 +105,7 @@ var sectionTitles = map[string]string{
 	"D4":  "idempotency",
 	"D5":  "rate limits",
 	"D6":  "checkout sessions",
+	"D7":  "fees and FX",
 	"D8":  "list envelope and paging",
 	"D10": "events outbox",
 	"D12": "sandbox test clock",

@@ -2,7 +2,7 @@
 // server), drives it with a bounded load generator over loopback and compares each scenario
 // with a floor measured the same way straight against Postgres.
 //
-//	go run ./conformance/bench [-duration 10s] [-conns 32] [-only create,product,retrieve,replay,webhook]
+//	go run ./conformance/bench [-duration 10s] [-conns 32] [-only create,product,retrieve,replay,pay,webhook]
 //	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…] [-dashboard-url http://127.0.0.1:8082]
 //
 // The exit status is 0 whatever the verdicts (it is a measurement); it is non-zero only when
@@ -37,7 +37,7 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay,webhook")
+		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay,pay,webhook")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE before each scenario: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
@@ -128,6 +128,9 @@ func run() error {
 	if sel("replay") {
 		plan = append(plan, a.replay(replayKey))
 	}
+	if sel("pay") && t.CheckoutURL != "" {
+		plan = append(plan, a.pay(t.CheckoutURL))
+	}
 	var hooks *hookReceiver
 	if sel("webhook") {
 		var err error
@@ -172,7 +175,7 @@ func run() error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rows = append(rows, row{res: res, floor: sc.floor})
+		rows = append(rows, row{res: res, floor: sc.floor, noFloor: sc.noFloor})
 	}
 	report(os.Stdout, rows, cfg)
 	if delivered != nil {

@@ -1,6 +1,9 @@
 package checkout
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // CancelByBuyer cancels the session for the holder of its client secret (D6: the buyer
 // pressed "Cancel" on the hosted page): the session becomes canceled with cancellation_reason
@@ -17,9 +20,9 @@ func (svc *Service) CancelByBuyer(ctx context.Context, sessionID, clientSecret s
 		return nil, err
 	}
 	out, err := svc.Cancel(ctx, s.Scope(), s.ID())
-	if err != nil {
-		// Complete meanwhile (a payment won the race): the secret is no longer valid.
+	if errors.Is(err, ErrSessionAlreadyCompleted) {
+		// A payment won the race: the secret is no longer valid.
 		return nil, ErrSessionExpired
 	}
-	return out, nil
+	return out, err
 }

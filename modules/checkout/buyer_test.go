@@ -1,0 +1,363 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// fakeProcessor answers by card number (or IBAN) and records every call.
+type fakeProcessor struct {
+	mu       sync.Mutex
+	keys     []string // idempotency keys of Charge calls, in order
+	actions  int
+	failNext error
+}
+
+func (p *fakeProcessor) Charge(_ context.Context, req ports.ChargeRequest, now time.Time) (ports.ChargeResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.failNext; err != nil {
+		p.failNext = nil
+		return ports.ChargeResult{}, err
+	}
+	p.keys = append(p.keys, req.IdempotencyKey)
+	ref := "ref_" + req.IdempotencyKey
+	if req.SEPA != nil {
+		at := now.Add(2 * time.Minute)
+		return ports.ChargeResult{Outcome: ports.OutcomeProcessing, ProcessorRef: ref, SEPA: &ports.SEPAInfo{Country: "DE", Last4: "3000"}, SettlesAt: &at}, nil
+	}
+	card := &ports.CardInfo{Brand: "visa", Last4: core.Last4(req.Card.Number), Country: "DE", Funding: "credit", ExpMonth: 12, ExpYear: 2030}
+	switch req.Card.Number {
+	case "4000000000000002":
+		return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: ref, Card: card, DeclineCode: ports.DeclineGenericDecline, FailureMessage: "Your card was declined."}, nil
+	case "4000002760003184":
+		return ports.ChargeResult{Outcome: ports.OutcomeRequiresAction, ProcessorRef: ref, Card: card, Action: &ports.ChargeAction{Kind: ports.ActionThreeDSecure}}, nil
+	}
+	return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref, Card: card}, nil
+}
+
+func (p *fakeProcessor) CompleteAction(_ context.Context, ref string, approve bool, _ time.Time) (ports.ChargeResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.actions++
+	if !approve {
+		return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: ref, DeclineCode: ports.DeclineAuthenticationFailed}, nil
+	}
+	return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref}, nil
+}
+
+func (p *fakeProcessor) Settle(context.Context, string, time.Time) (ports.ChargeResult, error) {
+	return ports.ChargeResult{}, ports.ErrChargeNotSettleable
+}
+
+func (p *fakeProcessor) charges() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.keys...)
+}
+
+type fakeMerchants map[string]BuyerMerchant
+
+func (f fakeMerchants) BuyerMerchant(_ context.Context, id string) (BuyerMerchant, error) {
+	if m, ok := f[id]; ok {
+		return m, nil
+	}
+	return BuyerMerchant{}, core.NotFound("merchant", "id", id)
+}
+
+func newBuyerService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
+	t.Helper()
+	svc, store, clocks := newPaymentsService(t)
+	proc := &fakeProcessor{}
+	svc.EnableBuyer(BuyerDeps{
+		Processors: map[core.Environment]ports.Processor{core.EnvTest: proc},
+		Merchants:  fakeMerchants{testScope.MerchantID: {Name: "Acme Books", Onboarded: true}},
+	})
+	return svc, store, clocks, proc
+}
+
+func cardInput(number string) ConfirmInput {
+	return ConfirmInput{Method: ports.MethodCard, Card: &ports.CardDetails{Number: number, ExpMonth: 12, ExpYear: 2030, CVC: "123"}}
+}
+
+func TestBuyerViewAuthorisesOnlyTheSecretOfTheSession(t *testing.T) {
+	t.Parallel()
+	svc, store, clocks, _ := newBuyerService(t)
+	a, b := mustCreate(t, svc, testScope), mustCreate(t, svc, testScope)
+	v, err := svc.BuyerView(context.Background(), a.ID(), a.ClientSecret())
+	if err != nil || v.Session.ID() != a.ID() || v.MerchantName != "Acme Books" || v.Pending != nil {
+		t.Fatalf("view = %+v, %v", v, err)
+	}
+	for name, c := range map[string][2]string{
+		"wrong secret":          {a.ID(), a.ClientSecret() + "x"},
+		"other session secret":  {a.ID(), b.ClientSecret()},
+		"unknown id":            {"cs_unknown", a.ClientSecret()},
+		"empty secret":          {a.ID(), ""},
+		"empty id":              {"", a.ClientSecret()},
+		"secret prefix only":    {a.ID(), a.ClientSecret()[:10]},
+		"id of b with secret a": {b.ID(), a.ClientSecret()},
+	} {
+		if _, err := svc.BuyerView(context.Background(), c[0], c[1]); !errors.Is(err, ErrSessionExpired) {
+			t.Errorf("%s: %v, want ErrSessionExpired", name, err)
+		}
+	}
+	// Lazy expiry: the buyer who comes too late expires the session, with one event.
+	clocks.set(t0.Add(Lifetime))
+	for range 2 {
+		if _, err := svc.BuyerView(context.Background(), a.ID(), a.ClientSecret()); !errors.Is(err, ErrSessionExpired) {
+			t.Fatalf("due session: %v", err)
+		}
+	}
+	if n := store.eventCount(EventExpired); n != 1 {
+		t.Fatalf("%d expired events, want 1", n)
+	}
+}
+
+func TestConfirmValidatesBeforeCharging(t *testing.T) {
+	t.Parallel()
+	svc, _, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	card := func(f func(*ports.CardDetails)) ConfirmInput {
+		in := cardInput("4242424242424242")
+		f(in.Card)
+		return in
+	}
+	for _, tc := range []struct {
+		name  string
+		in    ConfirmInput
+		code  string
+		param string
+	}{
+		{"no method", ConfirmInput{}, core.CodeParameterMissing, "payment_method"},
+		{"unknown method", ConfirmInput{Method: "klarna"}, "payment_method_invalid", "payment_method"},
+		{"card missing", ConfirmInput{Method: ports.MethodCard}, core.CodeParameterMissing, "card"},
+		{"luhn", card(func(c *ports.CardDetails) { c.Number = "4242424242424241" }), "number_invalid", "card.number"},
+		{"short", card(func(c *ports.CardDetails) { c.Number = "4242" }), "number_invalid", "card.number"},
+		{"month", card(func(c *ports.CardDetails) { c.ExpMonth = 13 }), "exp_month_invalid", "card.exp_month"},
+		{"year", card(func(c *ports.CardDetails) { c.ExpYear = 123 }), "exp_year_invalid", "card.exp_year"},
+		{"far year", card(func(c *ports.CardDetails) { c.ExpYear = 2090 }), "exp_year_invalid", "card.exp_year"},
+		{"expired", card(func(c *ports.CardDetails) { c.ExpMonth, c.ExpYear = 2, 2026 }), "card_expired", "card.exp_year"},
+		{"cvc missing", card(func(c *ports.CardDetails) { c.CVC = "" }), core.CodeParameterMissing, "card.cvc"},
+		{"cvc short", card(func(c *ports.CardDetails) { c.CVC = "12" }), "cvc_invalid", "card.cvc"},
+		{"amex cvc", card(func(c *ports.CardDetails) { c.Number, c.CVC = "378282246310005", "123" }), "cvc_invalid", "card.cvc"},
+		{"both sources", ConfirmInput{Method: ports.MethodCard, Card: cardInput("4242424242424242").Card, SEPA: &ports.SEPADetails{}}, core.CodeParameterUnknown, "sepa_debit"},
+		{"sepa missing", ConfirmInput{Method: ports.MethodSEPADebit}, core.CodeParameterMissing, "sepa_debit"},
+		{"iban", ConfirmInput{Method: ports.MethodSEPADebit, SEPA: &ports.SEPADetails{IBAN: "DE89370400440532013001", AccountHolder: "A B"}}, "iban_invalid", "sepa_debit.iban"},
+		{"holder", ConfirmInput{Method: ports.MethodSEPADebit, SEPA: &ports.SEPADetails{IBAN: "DE89370400440532013000"}}, core.CodeParameterMissing, "sepa_debit.account_holder"},
+	} {
+		_, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), tc.in)
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Type != core.TypeInvalidRequest || ce.Code != tc.code || ce.Param != tc.param {
+			t.Errorf("%s: %v, want invalid_request/%s at %s", tc.name, err, tc.code, tc.param)
+		}
+	}
+	if n := len(proc.charges()); n != 0 {
+		t.Fatalf("%d charges for invalid input", n)
+	}
+}
+
+func TestConfirmSucceedsOnceAndInvalidatesTheSecret(t *testing.T) {
+	t.Parallel()
+	svc, store, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	res, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242"))
+	if err != nil || res.Status != ConfirmSucceeded || res.Session.Status() != StatusComplete || res.Session.Payment() == nil {
+		t.Fatalf("confirm = %+v, %v", res, err)
+	}
+	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242")); !errors.Is(err, ErrSessionExpired) {
+		t.Fatalf("second confirm: %v, want ErrSessionExpired", err)
+	}
+	if keys := proc.charges(); len(keys) != 1 || keys[0] != s.ID()+":1" {
+		t.Fatalf("charges = %v", keys)
+	}
+	if len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 || store.eventCount(payments.EventPaymentIntentSucceeded) != 1 {
+		t.Fatalf("payments %d, completed %d", len(store.payments), store.eventCount(EventCompleted))
+	}
+}
+
+func TestConcurrentConfirmsChargeOnce(t *testing.T) {
+	t.Parallel()
+	svc, store, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242"))
+			if err == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			} else if !errors.Is(err, ErrSessionExpired) {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 1 || len(proc.charges()) != 1 || len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 {
+		t.Fatalf("ok %d, charges %d, payments %d, completed %d", ok, len(proc.charges()), len(store.payments), store.eventCount(EventCompleted))
+	}
+}
+
+func TestConfirmDeclineKeepsTheSessionOpenAndGuardsAgainstCardTesting(t *testing.T) {
+	t.Parallel()
+	svc, store, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	for i := 1; i <= MaxDeclines; i++ {
+		_, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4000000000000002"))
+		var de *DeclineError
+		if !errors.As(err, &de) || de.DeclineCode != ports.DeclineGenericDecline {
+			t.Fatalf("decline %d: %v", i, err)
+		}
+	}
+	got, _ := store.Get(context.Background(), testScope, s.ID())
+	if got.Status() != StatusOpen || got.Buyer().Declines != MaxDeclines || got.Buyer().Attempts != MaxDeclines {
+		t.Fatalf("after declines: %s %+v", got.Status(), got.Buyer())
+	}
+	if store.eventCount(payments.EventPaymentIntentPaymentFailed) != MaxDeclines {
+		t.Fatalf("%d payment_failed events", store.eventCount(payments.EventPaymentIntentPaymentFailed))
+	}
+	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242")); !errors.Is(err, ErrConfirmLimit) {
+		t.Fatalf("after %d declines: %v, want ErrConfirmLimit", MaxDeclines, err)
+	}
+	keys := proc.charges()
+	if len(keys) != MaxDeclines || keys[0] != s.ID()+":1" || keys[9] != s.ID()+":10" {
+		t.Fatalf("idempotency keys = %v", keys)
+	}
+}
+
+func TestConfirmProcessorErrorKeepsTheAttemptNumber(t *testing.T) {
+	t.Parallel()
+	svc, store, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	proc.failNext = errors.New("network down")
+	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err == nil {
+		t.Fatal("confirm succeeded through a processor error")
+	}
+	got, _ := store.Get(context.Background(), testScope, s.ID())
+	if got.Buyer().Attempts != 0 || got.Status() != StatusOpen {
+		t.Fatalf("after a failed call: %+v %s", got.Buyer(), got.Status())
+	}
+	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err != nil {
+		t.Fatal(err)
+	}
+	if keys := proc.charges(); len(keys) != 1 || keys[0] != s.ID()+":1" {
+		t.Fatalf("the retry used %v, want the same attempt key", keys)
+	}
+}
+
+func TestThreeDSecureApproveAndRefuse(t *testing.T) {
+	t.Parallel()
+	svc, store, _, _ := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	if _, err := svc.ResolveAction(context.Background(), s.ID(), s.ClientSecret(), true); !errors.Is(err, ErrNoPendingAction) {
+		t.Fatalf("resolve without pending: %v", err)
+	}
+	res, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4000002760003184"))
+	if err != nil || res.Status != ConfirmRequiresAction || res.Action == nil || res.Action.Kind != ports.ActionThreeDSecure {
+		t.Fatalf("confirm 3DS = %+v, %v", res, err)
+	}
+	if store.eventCount(payments.EventPaymentIntentRequiresAction) != 1 {
+		t.Fatal("no requires_action event")
+	}
+	v, err := svc.BuyerView(context.Background(), s.ID(), s.ClientSecret())
+	if err != nil || v.Pending == nil {
+		t.Fatalf("view while pending: %+v %v", v, err)
+	}
+	_, err = svc.ResolveAction(context.Background(), s.ID(), s.ClientSecret(), false)
+	var de *DeclineError
+	if !errors.As(err, &de) || de.DeclineCode != ports.DeclineAuthenticationFailed {
+		t.Fatalf("refuse: %v", err)
+	}
+	if v, _ := svc.BuyerView(context.Background(), s.ID(), s.ClientSecret()); v.Pending != nil {
+		t.Fatal("pending kept after a refused challenge")
+	}
+	// Again, approved this time: the card info of the pending charge reaches the payment.
+	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4000002760003184")); err != nil {
+		t.Fatal(err)
+	}
+	res, err = svc.ResolveAction(context.Background(), s.ID(), s.ClientSecret(), true)
+	if err != nil || res.Status != ConfirmSucceeded || res.Session.Status() != StatusComplete {
+		t.Fatalf("approve = %+v, %v", res, err)
+	}
+	if c := res.Session.Payment().Card(); c == nil || c.Last4 != "3184" {
+		t.Fatalf("payment card = %+v", c)
+	}
+	if store.eventCount(EventCompleted) != 1 {
+		t.Fatal("no completed event")
+	}
+}
+
+func TestConfirmSEPAProcessing(t *testing.T) {
+	t.Parallel()
+	svc, store, _, _ := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	res, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), ConfirmInput{Method: ports.MethodSEPADebit,
+		SEPA: &ports.SEPADetails{IBAN: "DE89 3704 0044 0532 0130 00", AccountHolder: "Ada Lovelace"}})
+	if err != nil || res.Status != ConfirmProcessing || res.Session.Status() != StatusComplete {
+		t.Fatalf("confirm SEPA = %+v, %v", res, err)
+	}
+	if p := res.Session.Payment(); p.Status() != payments.StatusProcessing {
+		t.Fatalf("payment status %s", p.Status())
+	}
+	if store.eventCount(EventAsyncPaymentPending) != 1 || store.eventCount(EventCompleted) != 0 {
+		t.Fatal("wrong events for a processing payment")
+	}
+}
+
+func TestLiveWithoutProcessorIsRefused(t *testing.T) {
+	t.Parallel()
+	svc, store, _ := newPaymentsService(t)
+	live := core.Scope{MerchantID: testScope.MerchantID, Env: core.EnvLive}
+	notReady := core.Scope{MerchantID: "mer_" + strings.Repeat("b", 24), Env: core.EnvLive}
+	svc.EnableBuyer(BuyerDeps{Merchants: fakeMerchants{
+		live.MerchantID:     {Name: "Ready", Onboarded: true},
+		notReady.MerchantID: {Name: "Not ready"},
+	}})
+	a := mustCreateLive(t, svc, store, live)
+	b := mustCreateLive(t, svc, store, notReady)
+	if _, err := svc.Confirm(context.Background(), a.ID(), a.ClientSecret(), cardInput("4242424242424242")); !errors.Is(err, ErrProcessorUnavailable) {
+		t.Fatalf("onboarded live: %v", err)
+	}
+	if _, err := svc.Confirm(context.Background(), b.ID(), b.ClientSecret(), cardInput("4242424242424242")); !errors.Is(err, core.ErrMerchantNotReady) {
+		t.Fatalf("not onboarded live: %v", err)
+	}
+}
+
+// mustCreateLive stores an open session of scope directly (Create refuses live callers that
+// are not onboarded, which this test needs to have a session of).
+func mustCreateLive(t *testing.T, svc *Service, store *memStore, scope core.Scope) *Session {
+	t.Helper()
+	s := newSession(scope, sessionFields{mode: ModePayment, amount: 1000, currency: "EUR", customerName: "Ada", customerEmail: "ada@example.com"}, t0, svc.checkoutBase)
+	if err := store.Insert(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestCancelByBuyer(t *testing.T) {
+	t.Parallel()
+	svc, store, _, _ := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	got, err := svc.CancelByBuyer(context.Background(), s.ID(), s.ClientSecret())
+	if err != nil || got.Status() != StatusCanceled || *got.CancellationReason() != CancellationCustomerCanceled {
+		t.Fatalf("cancel = %v, %v", got, err)
+	}
+	if _, err := svc.CancelByBuyer(context.Background(), s.ID(), s.ClientSecret()); !errors.Is(err, ErrSessionExpired) {
+		t.Fatalf("second cancel: %v", err)
+	}
+	if store.eventCount(EventCanceled) != 1 {
+		t.Fatal("canceled event count")
+	}
+}
