@@ -96,10 +96,19 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	checkoutHandler, err := checkoutOrigin(log, a, httpapi.Placeholder(log, "checkout"))
+	if err != nil {
+		return err
+	}
+	dashboard, err := dashboardOrigin(log, a, cfg, fees.Rates())
+	if err != nil {
+		return err
+	}
+
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
-		newServer(cfg.CheckoutAddr, httpapi.Placeholder(log, "checkout")),
-		newServer(cfg.DashboardAddr, httpapi.Placeholder(log, "dashboard")),
+		newServer(cfg.CheckoutAddr, checkoutHandler),
+		newServer(cfg.DashboardAddr, dashboard),
 	}
 	listeners := make([]net.Listener, len(servers))
 	for i, s := range servers {
@@ -194,7 +203,8 @@ func pprofServer(addr string) *http.Server {
 }
 
 // sweep runs the background work that is due: session expiry and the payments sweep (SEPA
-// settlement, disputes) now, the idempotency purge hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
+// settlement, disputes) now, the idempotency purge and the purge of ended dashboard sessions
+// hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
 func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -219,6 +229,11 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 				if n > 0 {
 					log.Info("sweep: idempotency records purged", "count", n)
 				}
+			}
+			if n, err := a.dashboard.Purge(ctx); err != nil && ctx.Err() == nil {
+				log.Error("sweep: dashboard sessions purge", "error", err.Error())
+			} else if n > 0 {
+				log.Info("sweep: ended dashboard sessions and old sign-in failures purged", "count", n)
 			}
 		}
 		select {

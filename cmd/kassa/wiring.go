@@ -24,6 +24,7 @@ import (
 type app struct {
 	db        *sqlx.DB
 	identity  *identity.Service
+	dashboard *identity.Dashboard
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
@@ -46,9 +47,11 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	// them too (D12). The sandbox processor gives the outcomes.
 	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sandbox.New(), httpapi.AsyncPresenters(co))
 	tc.AddProcessor(ps)
-	return &app{
+	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
+	enableBuyer(co, ident)
+	a := &app{
 		db:        db,
-		identity:  identity.NewService(postgres.NewIdentityStore(db), clock),
+		identity:  ident,
 		catalog:   cat,
 		checkout:  co,
 		testclock: tc,
@@ -56,6 +59,8 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}
+	a.dashboard = newDashboard(a)
+	return a
 }
 
 // The payments sweep tells the test clock its due times, so an advance interleaves settlements
