@@ -150,6 +150,34 @@ func TestPaymentsAsync(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D12", "one advance interleaves settlement with session expiry in time order", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		start := clockFreeze(t, m.Test)
+		open := csCreate(t, m.Test, sessionBody()) // expires at start + 24 h
+		paid := asyncPay(t, m, asyncIBANSettles)   // settles at start + 2 min
+		clockAdvance(t, m.Test, 25*3600)
+		var order []string
+		for _, e := range evtList(t, m.Test, "", 100).Data { // newest first
+			id, _ := e.Data.Object["id"].(string)
+			switch {
+			case e.Type == "checkout.session.expired" && id == open.Id:
+				order = append(order, "expired")
+				if e.Created != open.ExpiresAt {
+					t.Errorf("expired created %d, want expires_at %d", e.Created, open.ExpiresAt)
+				}
+			case e.Type == "checkout.session.async_payment_succeeded" && id == paid.Id:
+				order = append(order, "settled")
+				if e.Created != start+asyncSettleDelay {
+					t.Errorf("settled created %d, want %d", e.Created, start+asyncSettleDelay)
+				}
+			}
+		}
+		if strings.Join(order, ",") != "expired,settled" {
+			t.Fatalf("newest first: %v, want the expiry (24 h) after the settlement (2 min)", order)
+		}
+	})
+
 	harness.Rule(t, "ISO", "a merchant's advance settles only its own payments", func(t *testing.T) {
 		t.Parallel()
 		a, b := newMerchant(t, true), newMerchant(t, true)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -92,6 +93,16 @@ func (st *PaymentStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 		return 0, err
 	}
 	return claimed, nil
+}
+
+// NextDue returns the earliest due_at ≤ until of scope's payments.
+func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	var at sql.NullTime
+	if err := st.db.GetContext(ctx, &at, `SELECT min(due_at) FROM payments
+		WHERE merchant_id = $1 AND environment = $2 AND due_at <= $3`, scope.MerchantID, string(scope.Env), until); err != nil {
+		return time.Time{}, false, fmt.Errorf("payments: next due: %w", err)
+	}
+	return at.Time.UTC(), at.Valid, nil
 }
 
 // applyPaymentChange runs fn on a locked payment and writes what changed: the payment's state

@@ -63,6 +63,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	return a
 }
 
+// The payments sweep tells the test clock its due times, so an advance interleaves settlements
+// and disputes with other modules' work in time order (D12).
+var _ testclock.NextDuer = (*payments.Sweeper)(nil)
+
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural
 // dependency; the translation keeps checkout free of catalog's types).
 type catalogPrices struct{ cat *catalog.Service }

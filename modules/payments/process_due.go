@@ -105,6 +105,12 @@ func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 	}
 }
 
+// NextDue returns when the scope's next payment work falls due (at most until), so that a
+// test clock advance can interleave it in time order with other modules' work (D12).
+func (s *Sweeper) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	return s.store.NextDue(ctx, scope, until)
+}
+
 // handled is what handling one claimed payment decided.
 type handled struct {
 	change DueChange

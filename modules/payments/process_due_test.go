@@ -70,6 +70,19 @@ func (m *memDueStore) ClaimDue(_ context.Context, _ *core.Scope, until time.Time
 	return len(due), nil
 }
 
+func (m *memDueStore) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
+	var next *time.Time
+	for _, r := range m.recs {
+		if at := m.dueAt(r); at != nil && !at.After(until) && (next == nil || at.Before(*next)) {
+			next = at
+		}
+	}
+	if next == nil {
+		return time.Time{}, false, nil
+	}
+	return *next, true, nil
+}
+
 // scriptedSettlements answers Settle from a table by processor ref.
 type scriptedSettlements map[string]ports.ChargeResult
 

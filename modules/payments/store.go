@@ -51,6 +51,9 @@ type DueStore interface {
 	// covers live payments and test payments of merchants whose test clock is not frozen; with
 	// a scope only that scope. It returns how many payments it claimed.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn DueFunc) (int, error)
+	// NextDue returns the earliest due time ≤ until among the scope's payments; ok is false
+	// when none is due by until.
+	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
 }
 
 // DueFunc handles one claimed payment: it changes rec in place and returns what else to write.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // Advance moves the scope's clock forward (POST /v1/test_helpers/clock/advance) by `seconds`
@@ -40,10 +41,8 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 		s.mu.RLock()
 		procs := append(s.processors[:0:0], s.processors...)
 		s.mu.RUnlock()
-		for _, p := range procs {
-			if _, err := p.ProcessDue(ctx, &scope, target); err != nil {
-				return time.Time{}, err
-			}
+		if err := runInTimeOrder(ctx, procs, scope, target); err != nil {
+			return time.Time{}, err
 		}
 		return target, nil
 	})
@@ -51,4 +50,57 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 		return Clock{}, err
 	}
 	return s.clock(&target), nil
+}
+
+// NextDuer is a ports.DueProcessor that can tell when its next work of a scope falls due. The
+// advance steps through those moments so that the effects of different processors happen in
+// time order (D12) rather than processor after processor.
+type NextDuer interface {
+	// NextDue returns the earliest due time ≤ until of the scope's pending work; ok is false
+	// when nothing is due by until.
+	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
+}
+
+// maxSteps bounds the stepping of one advance; the rest is then done in one final pass.
+const maxSteps = 10_000
+
+// runInTimeOrder runs every processor's work up to target in time order: while some NextDuer
+// has work due by target, every processor runs up to the earliest such moment (processors
+// registered first go first within a moment), and finally every processor runs up to target.
+// Work of processors without NextDue that falls between two moments thus runs at the later
+// moment, before the work due then, which keeps the order. A moment that does not move forward
+// (the work is held by a concurrent sweep) ends the stepping.
+func runInTimeOrder(ctx context.Context, procs []ports.DueProcessor, scope core.Scope, target time.Time) error {
+	var last time.Time
+	for step := 0; step < maxSteps; step++ {
+		next, found := time.Time{}, false
+		for _, p := range procs {
+			nd, ok := p.(NextDuer)
+			if !ok {
+				continue
+			}
+			at, ok, err := nd.NextDue(ctx, scope, target)
+			if err != nil {
+				return err
+			}
+			if ok && (!found || at.Before(next)) {
+				next, found = at, true
+			}
+		}
+		if !found || (step > 0 && !next.After(last)) {
+			break
+		}
+		for _, p := range procs {
+			if _, err := p.ProcessDue(ctx, &scope, next); err != nil {
+				return err
+			}
+		}
+		last = next
+	}
+	for _, p := range procs {
+		if _, err := p.ProcessDue(ctx, &scope, target); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -194,3 +194,65 @@ func TestNowUsesTheRequestsClockReading(t *testing.T) {
 		t.Fatalf("a reading of another scope must be ignored: got %v, want the stored %v", got, stored)
 	}
 }
+
+// schedule is a processor with work at fixed times; it logs "name@offset" as it does it.
+// With next set it also implements NextDuer.
+type schedule struct {
+	name string
+	due  []time.Duration // offsets from realNow, pending
+	log  *[]string
+}
+
+func (s *schedule) ProcessDue(_ context.Context, _ *core.Scope, until time.Time) (int, error) {
+	n := 0
+	var left []time.Duration
+	for _, d := range s.due {
+		if !realNow.Add(d).After(until) {
+			*s.log = append(*s.log, s.name+"@"+d.String())
+			n++
+		} else {
+			left = append(left, d)
+		}
+	}
+	s.due = left
+	return n, nil
+}
+
+type steppedSchedule struct{ *schedule }
+
+func (s steppedSchedule) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
+	var next time.Time
+	found := false
+	for _, d := range s.due {
+		if at := realNow.Add(d); !at.After(until) && (!found || at.Before(next)) {
+			next, found = at, true
+		}
+	}
+	return next, found, nil
+}
+
+// Work of several processors runs in time order when one of them tells its due times, and
+// processors without NextDue still run (at the next moment, or at the end).
+func TestAdvanceRunsProcessorsInTimeOrder(t *testing.T) {
+	t.Parallel()
+	var log []string
+	plain := &schedule{name: "expiry", due: []time.Duration{time.Minute, 3 * time.Minute, time.Hour}, log: &log}
+	stepped := steppedSchedule{&schedule{name: "settle", due: []time.Duration{2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 2 * time.Hour}, log: &log}}
+	st := &memStore{frozen: map[core.Scope]time.Time{scope: realNow}}
+	svc := NewService(st, core.FixedClock{T: realNow}, plain, stepped)
+	if _, err := svc.Advance(context.Background(), scope, p(int64(90*60)), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"expiry@1m0s", "settle@2m0s", "expiry@3m0s", "settle@3m0s", "settle@5m0s", "expiry@1h0m0s"}
+	if len(log) != len(want) {
+		t.Fatalf("log %v, want %v", log, want)
+	}
+	for i := range want {
+		if log[i] != want[i] {
+			t.Fatalf("log %v, want %v", log, want)
+		}
+	}
+	if len(stepped.due) != 1 {
+		t.Fatalf("work after the target ran: %v left", stepped.due)
+	}
+}

@@ -787,7 +787,12 @@ type Payment struct {
 	SessionId *string `json:"session_id"`
 
 	// Status `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
-	// `partially_refunded` or `disputed`.
+	// `partially_refunded` or `disputed`. A `sepa_debit` payment starts `processing` and
+	// becomes `succeeded` or `failed` when it settles (events `payment_intent.succeeded`
+	// or `payment_intent.payment_failed`, and `checkout.session.async_payment_succeeded`
+	// or `checkout.session.async_payment_failed`). A `succeeded` or `partially_refunded`
+	// payment becomes `disputed` when a dispute opens (`charge.dispute.created`) and
+	// returns to that status if the dispute is won.
 	Status PaymentStatus `json:"status"`
 }
 
@@ -798,7 +803,12 @@ type PaymentObject string
 type PaymentPaymentMethod string
 
 // PaymentStatus `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
-// `partially_refunded` or `disputed`.
+// `partially_refunded` or `disputed`. A `sepa_debit` payment starts `processing` and
+// becomes `succeeded` or `failed` when it settles (events `payment_intent.succeeded`
+// or `payment_intent.payment_failed`, and `checkout.session.async_payment_succeeded`
+// or `checkout.session.async_payment_failed`). A `succeeded` or `partially_refunded`
+// payment becomes `disputed` when a dispute opens (`charge.dispute.created`) and
+// returns to that status if the dispute is won.
 type PaymentStatus string
 
 // PaymentCard The card used for the payment (no sensitive data).

@@ -1,0 +1,115 @@
+package postgres_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// countingMailer counts messages per X-Kassa-Payment header.
+type countingMailer struct {
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func (m *countingMailer) Send(_ context.Context, msg ports.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sent[msg.Headers["X-Kassa-Payment"]]++
+	return nil
+}
+
+func composeForTest(r payments.Receipt) (ports.Message, error) {
+	return ports.Message{Scope: r.Scope, To: r.To, Subject: "Receipt", Text: r.MerchantName,
+		Headers: map[string]string{"X-Kassa-Payment": r.PaymentID}}, nil
+}
+
+// Several workers drain one outbox: every receipt is sent exactly once, with its facts.
+func TestMailOutboxWorkersSendEachReceiptOnce(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	f := newDueFixture(t, db)
+	scope := pgtest.Merchant(t, db)
+	const n = 12
+	var ids []string
+	for range n {
+		ids = append(ids, f.pay(t, scope, "4242424242424242").Payment().ID())
+	}
+	mailer := &countingMailer{sent: map[string]int{}}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var wg sync.WaitGroup
+	for range 4 {
+		w := payments.NewReceiptWorker(postgres.NewMailOutboxStore(db), composeForTest, mailer, core.SystemClock{},
+			payments.ReceiptWorkerOptions{Batch: 2, Log: quiet})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w.RunOnce(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if mailer.sent[id] != 1 {
+			t.Errorf("payment %s: %d receipts", id, mailer.sent[id])
+		}
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'sent' AND attempts = 1 AND completed_at IS NOT NULL`); c != n {
+		t.Fatalf("%d sent rows", c)
+	}
+}
+
+// A claimed receipt is reserved for its lease; a stale attempt cannot record over a newer one.
+func TestMailOutboxLease(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	f := newDueFixture(t, db)
+	scope := pgtest.Merchant(t, db)
+	paid := f.pay(t, scope, "4242424242424242")
+	st := postgres.NewMailOutboxStore(db)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second).Add(time.Second)
+	jobs, err := st.ClaimReceipts(ctx, now, time.Minute, 10)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("%d %v", len(jobs), err)
+	}
+	r := jobs[0].Receipt
+	if r.To != "grace@example.com" || r.MerchantName != "Test merchant" || r.PaymentID != paid.Payment().ID() ||
+		r.Amount != 2500 || r.Currency != "EUR" || r.CardBrand != "visa" || r.CardLast4 != "4242" || r.IBANLast4 != "" ||
+		!r.Date.Equal(payNow) || r.Scope != scope || jobs[0].Attempt != 1 {
+		t.Fatalf("receipt %+v", jobs[0])
+	}
+	if again, _ := st.ClaimReceipts(ctx, now.Add(30*time.Second), time.Minute, 10); len(again) != 0 {
+		t.Fatal("claimed within its lease")
+	}
+	if at, ok, err := st.NextReceiptDue(ctx); err != nil || !ok || !at.Equal(now.Add(time.Minute)) {
+		t.Fatalf("next due %s %v %v", at, ok, err)
+	}
+	// The lease ends: the receipt is claimed again as attempt 2; attempt 1 can no longer record.
+	second, err := st.ClaimReceipts(ctx, now.Add(2*time.Minute), time.Minute, 10)
+	if err != nil || len(second) != 1 || second[0].Attempt != 2 {
+		t.Fatalf("%v %v", second, err)
+	}
+	if err := st.RecordReceipt(ctx, jobs[0], payments.ReceiptOutcome{Status: payments.ReceiptSent, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'pending'`); c != 1 {
+		t.Fatal("a stale attempt recorded its outcome")
+	}
+	if err := st.RecordReceipt(ctx, second[0], payments.ReceiptOutcome{Status: payments.ReceiptSent, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.NextReceiptDue(ctx); ok {
+		t.Fatal("nothing should be pending")
+	}
+}
