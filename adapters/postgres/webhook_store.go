@@ -361,15 +361,49 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 }
 
 // RecordAttempt stores an attempt and applies its consequences (see webhooks.Store).
+//
+// Most attempts leave the endpoint as it was (a success after a success, a failure within a
+// run of failures), and all the attempts of one endpoint record concurrently, so the first try
+// holds the endpoint FOR SHARE: fn sees a state nobody can change before the commit, and
+// concurrent recorders do not queue behind each other's commits. Only when fn changes the
+// endpoint (a run of failures starts or ends, the endpoint is disabled) is that try rolled
+// back and the attempt recorded again with the endpoint FOR UPDATE, calling fn on the state
+// read under that lock.
 func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next) error {
+	err := s.recordAttempt(ctx, job, a, fn, false)
+	if errors.Is(err, errEndpointChanged) {
+		err = s.recordAttempt(ctx, job, a, fn, true)
+	}
+	return err
+}
+
+// errEndpointChanged rolls back a shared-lock try of RecordAttempt whose fn changed the endpoint.
+var errEndpointChanged = errors.New("webhook endpoint changed: record under an exclusive lock")
+
+func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next, exclusive bool) error {
 	scope := job.Event.Scope
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		e, err := s.getEndpoint(ctx, tx, scope, job.Endpoint.ID(), true)
-		if errors.Is(err, core.NotFound("webhook_endpoint", "", "")) {
+		lock := "FOR SHARE"
+		if exclusive {
+			lock = "FOR UPDATE"
+		}
+		var r endpointRow
+		err := tx.GetContext(ctx, &r, `SELECT `+endpointCols+` FROM webhook_endpoints
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3 `+lock, scope.MerchantID, string(scope.Env), job.Endpoint.ID())
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil // deleted meanwhile, with its deliveries: nothing left to record
 		}
 		if err != nil {
 			return err
+		}
+		e, err := s.endpoint(&r)
+		if err != nil {
+			return err
+		}
+		before := e.Snapshot()
+		next := fn(e)
+		if !exclusive && healthChanged(before, e.Snapshot()) {
+			return errEndpointChanged
 		}
 		o := a.Outcome
 		var status sql.NullInt64
@@ -383,8 +417,6 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a w
 			o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err)); err != nil {
 			return fmt.Errorf("webhook_attempts: insert: %w", err)
 		}
-		before := e.Snapshot()
-		next := fn(e)
 		now := time.Now()
 		var completed *time.Time
 		if next.Status != webhooks.DeliveryPending {
@@ -395,16 +427,25 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a w
 			scope.MerchantID, string(scope.Env), job.DeliveryID, job.Attempt, string(next.Status), next.NextAttemptAt, completed); err != nil {
 			return fmt.Errorf("webhook_deliveries: update: %w", err)
 		}
+		if !exclusive {
+			return nil
+		}
 		return s.writeEndpointHealth(ctx, tx, before, e, now)
 	})
+}
+
+// healthChanged reports whether an attempt changed what it may change on an endpoint: its
+// status, the reason, or the start of its run of failures.
+func healthChanged(before, after webhooks.EndpointSnapshot) bool {
+	sameTime := func(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+	return after.Status != before.Status || after.DisabledReason != before.DisabledReason || !sameTime(after.FailingSince, before.FailingSince)
 }
 
 // writeEndpointHealth stores what an attempt can change on an endpoint (status, reason, start
 // of the failure run), and only when it changed: most attempts leave the endpoint row alone.
 func (s *WebhookStore) writeEndpointHealth(ctx context.Context, tx *sqlx.Tx, before webhooks.EndpointSnapshot, e *webhooks.Endpoint, now time.Time) error {
 	after := e.Snapshot()
-	sameTime := func(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
-	if after.Status == before.Status && after.DisabledReason == before.DisabledReason && sameTime(after.FailingSince, before.FailingSince) {
+	if !healthChanged(before, after) {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $4, disabled_reason = $5, failing_since = $6

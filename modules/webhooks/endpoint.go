@@ -212,6 +212,16 @@ func (e *Endpoint) ActiveSecrets(now time.Time) []string {
 	return out
 }
 
+// PreviousSecretExpiresAt returns until when the previous secret still signs, if it does at
+// now (after a rotation, for SecretOverlap), else nil. It never reveals the secret.
+func (e *Endpoint) PreviousSecretExpiresAt(now time.Time) *time.Time {
+	if e.previous == nil || e.previous.ExpiresAt == nil || !now.Before(*e.previous.ExpiresAt) {
+		return nil
+	}
+	t := *e.previous.ExpiresAt
+	return &t
+}
+
 // Secret returns the current secret. Callers must not show it except right after creation or
 // rotation.
 func (e *Endpoint) Secret() string { return e.current }

@@ -43,7 +43,9 @@ type Store interface {
 	// which updates the endpoint and returns what becomes of the delivery. The delivery is
 	// changed only if it still holds the job's attempt number (a delivery retaken after its
 	// lease ended is left to its new owner). When the endpoint ends disabled, its other
-	// pending deliveries become disabled too.
+	// pending deliveries become disabled too. fn may be called more than once, each time on a
+	// fresh read of the endpoint; only the last call's endpoint and result are kept, so fn must
+	// have no other effect.
 	RecordAttempt(ctx context.Context, job *Job, a Attempt, fn func(e *Endpoint) Next) error
 	// NextDue returns when the earliest pending delivery of an enabled endpoint falls due, or
 	// ok false when there is none.

@@ -169,11 +169,12 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	o.Excerpt = Excerpt([]byte(o.Excerpt))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	var disabled *Endpoint // set when this attempt disabled the endpoint (by the last call of fn)
 	err = w.store.RecordAttempt(rctx, j, Attempt{Number: j.Attempt, StartedAt: started, Outcome: o}, func(e *Endpoint) Next {
 		now := w.clock.Now()
+		disabled = nil
 		if e.RecordOutcome(o, now) {
-			w.o.Log.Warn("webhooks: endpoint disabled", "endpoint", e.ID(), "merchant", e.Scope().MerchantID,
-				"environment", string(e.Scope().Env), "reason", string(e.DisabledReason()))
+			disabled = e
 		}
 		return decide(j.Attempt, o, now, !e.Enabled(), w.o.Rand())
 	})
@@ -181,5 +182,10 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 		// The attempt's number stays reserved; the delivery becomes due again when its lease
 		// ends and is retried under the next number.
 		w.o.Log.Error("webhooks: record attempt", "delivery", j.DeliveryID, "attempt", j.Attempt, "error", err.Error())
+		return
+	}
+	if disabled != nil {
+		w.o.Log.Warn("webhooks: endpoint disabled", "endpoint", disabled.ID(), "merchant", disabled.Scope().MerchantID,
+			"environment", string(disabled.Scope().Env), "reason", string(disabled.DisabledReason()))
 	}
 }
