@@ -20,6 +20,16 @@ var MerchantJSON []byte
 //go:embed gen/operator.json
 var OperatorJSON []byte
 
+// CheckoutJSON is the bundled, self-contained OpenAPI document of the checkout browser API, as
+// served at GET /api/v1/openapi.json on the checkout origin.
+//
+//go:embed gen/checkout.json
+var CheckoutJSON []byte
+
+// LoadCheckout parses and validates the checkout browser API document. Each call returns a
+// fresh document.
+func LoadCheckout() (*openapi3.T, error) { return load("checkout", CheckoutJSON) }
+
 // DashboardJSON is the bundled, self-contained OpenAPI document of the dashboard JSON API, as
 // served at GET /api/v1/openapi.json on the dashboard origin.
 //

@@ -89,14 +89,17 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	checkoutHandler, err := checkoutOrigin(log, a, httpapi.Placeholder(log, "checkout"))
+	if err != nil {
+		return err
+	}
 	dashboard, err := dashboardOrigin(log, a, cfg, fees.Rates())
 	if err != nil {
 		return err
 	}
-
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
-		newServer(cfg.CheckoutAddr, httpapi.Placeholder(log, "checkout")),
+		newServer(cfg.CheckoutAddr, checkoutHandler),
 		newServer(cfg.DashboardAddr, dashboard),
 	}
 	listeners := make([]net.Listener, len(servers))

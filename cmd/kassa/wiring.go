@@ -41,9 +41,11 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	}
 	co.EnablePayments(fees, httpapi.PresentPayment)
 	tc.AddProcessor(co)
+	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
+	enableBuyer(co, ident)
 	a := &app{
 		db:        db,
-		identity:  identity.NewService(postgres.NewIdentityStore(db), clock),
+		identity:  ident,
 		catalog:   cat,
 		checkout:  co,
 		testclock: tc,
