@@ -76,7 +76,7 @@ func dashboardPages() http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
-		if r.URL.Path != "/" {
+		if r.URL.Path != "/" && r.URL.Path != "/login" {
 			w.WriteHeader(http.StatusNotFound)
 		}
 		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Kassa dashboard</title></head>` +
