@@ -120,7 +120,9 @@ func (m *memDashboard) ClearLoginFailures(_ context.Context, email string) error
 	return nil
 }
 
-func (m *memDashboard) PurgeDashboard(context.Context, time.Time, time.Time) (int64, error) { return 0, nil }
+func (m *memDashboard) PurgeDashboard(context.Context, time.Time, time.Time) (int64, error) {
+	return 0, nil
+}
 
 func cheapUser(t *testing.T, email, password string) *User {
 	t.Helper()
