@@ -31,6 +31,10 @@ type config struct {
 	WebhookKey    string
 	WebhookLAN    bool
 	PprofAddr     string
+	// Dashboard sign-in throttling (identity.ThrottlePolicy).
+	LoginPerEmail int
+	LoginPerIP    int
+	LoginWindow   time.Duration
 	FeePlans      string
 	FXFile        string
 	FXURL         string
@@ -65,6 +69,9 @@ func (c *config) settings() []setting {
 		{"fx-file", "KASSA_FX_FILE", "", "ECB reference-rate XML file (daily, 90-day or history format) loaded at start; empty = the bundled sample (test fixture figures)", &c.FXFile},
 		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
+		{"login-failures-per-email", "KASSA_LOGIN_FAILURES_PER_EMAIL", "5", "failed dashboard sign-ins allowed per e-mail address within the login window", &c.LoginPerEmail},
+		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address within the login window", &c.LoginPerIP},
+		{"login-window", "KASSA_LOGIN_WINDOW", "15m", "window of the dashboard sign-in throttle; beyond the limits, sign-in answers 429 until the oldest failure is this old", &c.LoginWindow},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }
