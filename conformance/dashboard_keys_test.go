@@ -73,6 +73,10 @@ func TestDashboardAPIKeys(t *testing.T) {
 		if list.JSON200.Data[0].Id != k.Id {
 			t.Fatal("the list is not newest first")
 		}
+		live, err := o.Client.ListApiKeysWithResponse(ctx, dashLive)
+		if err != nil || live.JSON200 == nil || len(live.JSON200.Data) != 1 || live.JSON200.Data[0].Mode != dashLive {
+			t.Fatalf("live list (only the default live key): %v %s", err, live.Body)
+		}
 
 		rv, err := o.Client.RevokeApiKeyWithResponse(ctx, dashTest, k.Id)
 		if err != nil {
