@@ -1,8 +1,8 @@
-// Package openapi holds Kassa's API contracts: merchant.yaml, operator.yaml, checkout.yaml and
-// dashboard.yaml (OpenAPI 3.0.3), the components they share (shared.yaml), the bundled
-// self-contained JSON documents (gen/*.json) and the oapi-codegen configurations of the
-// generated Go packages (gen/merchantapi, gen/operatorapi, gen/checkoutapi, gen/dashboardapi).
-// Run "go generate ./openapi/" after editing a YAML file.
+// Package openapi holds Kassa's API contracts: merchant.yaml, operator.yaml, checkout.yaml
+// (the browser API of the checkout origin) and dashboard.yaml (OpenAPI 3.0.3), the components
+// they share (shared.yaml), the bundled self-contained JSON documents (gen/*.json) and the
+// oapi-codegen configurations of the generated Go packages (gen/merchantapi, gen/operatorapi,
+// gen/checkoutapi, gen/dashboardapi). Run "go generate ./openapi/" after editing a YAML file.
 package openapi
 
 // Bundle each API into one self-contained JSON document, then generate Go from it.

@@ -30,7 +30,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 		return nil, err
 	}
 	// The development mailbox is read here; messages land in it when no SMTP server is set.
-	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, "Kassa <no-reply@kassa.invalid>")
+	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, cfg.MailFrom)
 	if err != nil {
 		return nil, err
 	}
