@@ -3,7 +3,9 @@ package conformance
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -177,6 +179,46 @@ func TestDashboardPayments(t *testing.T) {
 		o := newDashOwner(t)
 		r := dashRaw(t, http.MethodGet, "/api/v1/prod/payments", o.sessionToken(t), "", nil)
 		wantError(t, r.Status, r.Header, r.Body, 400, "invalid_request", "env_invalid", "env")
+	})
+
+	harness.Rule(t, "DASH", "the test mailbox shows the receipt of a test payment, and only to its merchant", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		other := newDashOwner(t)
+		s := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
+		// Receipts leave through the mail outbox after the commit: wait for it.
+		deadline := time.Now().Add(20 * time.Second)
+		var found *dash.MailboxMessage
+		for found == nil && time.Now().Before(deadline) {
+			mb, err := o.Client.ListMailboxWithResponse(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mb.JSON200 == nil {
+				t.Fatalf("mailbox: %d %s", mb.StatusCode(), mb.Body)
+			}
+			for i, m := range mb.JSON200.Data {
+				if m.To == s.CustomerEmail {
+					found = &mb.JSON200.Data[i]
+				}
+			}
+			if found == nil {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		if found == nil {
+			t.Fatal("no receipt in the test mailbox within 20 s")
+		}
+		if !strings.HasPrefix(found.Id, "msg_") || found.Subject == "" || !strings.Contains(found.Text, "4242") {
+			t.Fatalf("receipt %+v", found)
+		}
+		theirs, err := other.Client.ListMailboxWithResponse(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if theirs.JSON200 == nil || len(theirs.JSON200.Data) != 0 {
+			t.Fatalf("another merchant's mailbox: %s", theirs.Body)
+		}
 	})
 
 	harness.Rule(t, "DASH", "event types are the merchant webhook catalog; the test mailbox answers a list", func(t *testing.T) {
