@@ -8,9 +8,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
 )
 
@@ -153,4 +156,38 @@ func dashRaw(t *testing.T, method, path, session, body string, headers map[strin
 		t.Fatal(err)
 	}
 	return Raw{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// dashPay creates a checkout session with the merchant's test key and pays it with card
+// number through the checkout browser API (authorised by the client secret), as a buyer
+// would; it returns the completed session with its payment.
+func dashPay(t *testing.T, m *Merchant, amount int64, currency, card string) *api.CheckoutSession {
+	t.Helper()
+	s := csCreate(t, m.Test, api.CheckoutSessionCreate{Amount: &amount, Currency: currency,
+		CustomerName: "Ada Lovelace", CustomerEmail: "ada@example.com"})
+	// The checkout origin has a contract of its own; this helper is not the place to check it.
+	buyer, err := checkoutapi.NewClientWithResponses(target.CheckoutURL,
+		checkoutapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+s.ClientSecret)
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	month, year, cvc, name := 12, time.Now().Year()+3, "123", "Ada Lovelace"
+	resp, err := buyer.ConfirmBuyerSessionWithResponse(context.Background(), s.Id, checkoutapi.ConfirmRequest{
+		PaymentMethod: "card",
+		Card:          &checkoutapi.CardInput{Number: &card, ExpMonth: &month, ExpYear: &year, Cvc: &cvc, Name: &name},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JSON200 == nil {
+		t.Fatalf("confirm %s: %d %s", s.Id, resp.StatusCode(), resp.Body)
+	}
+	done := csGet(t, m.Test, s.Id)
+	if done.Payment == nil {
+		t.Fatalf("session %s has no payment after confirmation (status %s)", s.Id, done.Status)
+	}
+	return done
 }

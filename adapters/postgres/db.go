@@ -54,7 +54,10 @@ func provider(db *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+	// Migration numbers are reserved per work stream and may land in any order (00009 before
+	// 00007); each touches its own tables, so a database that has a later one applies an
+	// earlier newcomer instead of refusing to start.
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
 }
 
 // MigrateUp applies every pending migration while holding goose's Postgres advisory lock, so

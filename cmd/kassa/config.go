@@ -31,6 +31,10 @@ type config struct {
 	WebhookKey    string
 	WebhookLAN    bool
 	PprofAddr     string
+	// Dashboard sign-in throttling (identity.ThrottlePolicy).
+	LoginPerEmail int
+	LoginPerIP    int
+	LoginWindow   time.Duration
 	FeePlans      string
 	FXFile        string
 	FXURL         string
@@ -69,6 +73,9 @@ func (c *config) settings() []setting {
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
 		{"smtp-url", "KASSA_SMTP_URL", "", "SMTP server for e-mail (receipts): smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (TLS); empty keeps e-mail in the development mailbox", &c.SMTPURL},
 		{"mail-from", "KASSA_MAIL_FROM", defaultMailFrom, "sender of Kassa's e-mail", &c.MailFrom},
+		{"login-failures-per-email", "KASSA_LOGIN_FAILURES_PER_EMAIL", "5", "failed dashboard sign-ins allowed per e-mail address within the login window", &c.LoginPerEmail},
+		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address within the login window", &c.LoginPerIP},
+		{"login-window", "KASSA_LOGIN_WINDOW", "15m", "window of the dashboard sign-in throttle; beyond the limits, sign-in answers 429 until the oldest failure is this old", &c.LoginWindow},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }

@@ -20,6 +20,7 @@ import (
 // (session cookie + CSRF, openapi/dashboard.yaml) and the pages on every other path.
 // rates is the FX source fees are converted with (the payment detail shows the rate used).
 func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) (http.Handler, error) {
+	configureDashboard(a, cfg)
 	key, err := signing.ParseKey(cfg.WebhookKey)
 	if err != nil {
 		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
@@ -29,7 +30,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 		return nil, err
 	}
 	// The development mailbox is read here; messages land in it when no SMTP server is set.
-	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, "Kassa <no-reply@kassa.invalid>")
+	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, cfg.MailFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -55,10 +56,13 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	return httpapi.Outer(log.With("listener", "dashboard"), mux), nil
 }
 
-// newDashboard wires the dashboard sign-in use cases (sessions on the wall clock: the sandbox
-// test clock never ends a dashboard session).
-func newDashboard(a *app) *identity.Dashboard {
-	return identity.NewDashboard(postgres.NewDashboardStore(a.db), core.SystemClock{}, identity.DefaultThrottle)
+// configureDashboard replaces the app's dashboard sign-in use cases with ones that follow the
+// configured throttle (the sweep purges through the same value). Sessions run on the wall
+// clock: the sandbox test clock never ends a dashboard session.
+func configureDashboard(a *app, cfg config) {
+	a.dashboard = identity.NewDashboard(postgres.NewDashboardStore(a.db), core.SystemClock{}, identity.ThrottlePolicy{
+		PerEmail: cfg.LoginPerEmail, PerIP: cfg.LoginPerIP, Window: cfg.LoginWindow,
+	})
 }
 
 // dashboardPages serves the dashboard's pages. Until the pages land it is one plain page that
@@ -76,7 +80,7 @@ func dashboardPages() http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
-		if r.URL.Path != "/" {
+		if r.URL.Path != "/" && r.URL.Path != "/login" {
 			w.WriteHeader(http.StatusNotFound)
 		}
 		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Kassa dashboard</title></head>` +

@@ -42,11 +42,13 @@ func demo(ctx context.Context, a *app, cfg config) error {
 Kassa is running.
   API        %s   (OpenAPI: %s/v1/openapi.json)
   Checkout   %s
-  Dashboard  %s
-  Demo merchant %s (dashboard login %s / %s)
+  Dashboard  %s   (JSON API: %s/api/v1/openapi.json)
+  Demo merchant %s
   Test key   %s   (shown once; stored only as a hash)
 
-Create a checkout session:
+Try the whole payment loop:
+
+1. Create a checkout session:
 
 curl -s %s/v1/checkout/sessions \
   -H "Authorization: Bearer %s" \
@@ -54,6 +56,15 @@ curl -s %s/v1/checkout/sessions \
   -H "Idempotency-Key: $(date +%%s%%N)" \
   -d '{"amount": 2500, "currency": "eur", "customer_name": "Ada Lovelace", "customer_email": "ada@example.com", "description": "Order #1001"}'
 
-`, cfg.APIURL, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, id, demoEmail, demoPassword, secret, cfg.APIURL, secret)
+2. Open the checkout_url of the answer in a browser and pay with the test card
+   4242 4242 4242 4242 (any future expiry, any CVC).
+
+3. Sign in to the dashboard at %s/login
+   e-mail    %s
+   password  %s
+   and find the payment, its fee breakdown and its events under Payments (test mode).
+
+`, cfg.APIURL, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, cfg.DashboardURL, id, secret, cfg.APIURL, secret,
+		cfg.DashboardURL, demoEmail, demoPassword)
 	return nil
 }

@@ -104,7 +104,6 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
 		newServer(cfg.CheckoutAddr, checkoutHandler),

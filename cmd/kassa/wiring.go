@@ -59,7 +59,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}
-	a.dashboard = newDashboard(a)
+	a.dashboard = identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.DefaultThrottle)
 	return a
 }
 

@@ -1,0 +1,137 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/identity"
+)
+
+type movingClock struct{ t time.Time }
+
+func (c *movingClock) Now() time.Time { return c.t }
+
+// Dashboard sign-in on Postgres: sessions by token hash with idle and absolute expiry, sign-out,
+// throttling per e-mail and per address, and the same e-mail in two merchants.
+func TestDashboardSignIn(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	clk := &movingClock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}
+	ids := identity.NewService(postgres.NewIdentityStore(db), clk)
+	owner := func(email, password string) string {
+		t.Helper()
+		m, _, _, err := ids.CreateMerchant(ctx, identity.NewMerchant{Name: "Shop", Country: "DE", Email: email, OwnerPassword: &password})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	first := owner("Ann@Example.com", "first password")
+	second := owner("ann@example.com", "second password")
+	d := identity.NewDashboard(postgres.NewDashboardStore(db), clk, identity.ThrottlePolicy{PerEmail: 3, PerIP: 5, Window: 15 * time.Minute})
+
+	// The same e-mail in two merchants: the password decides which one signs in.
+	for want, pw := range map[string]string{first: "first password", second: "second password"} {
+		res, err := d.SignIn(ctx, "ANN@example.com", pw, "192.0.2.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Session.MerchantID != want || res.Session.UserEmail == "" || len(res.Token) < 40 {
+			t.Fatalf("signed in as %+v", res.Session)
+		}
+	}
+
+	res, err := d.SignIn(ctx, "ann@example.com", "first password", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []byte
+	if err := db.Get(&stored, `SELECT token_hash FROM dashboard_sessions WHERE token_hash = $1`, identity.HashSecret(res.Token)); err != nil {
+		t.Fatalf("session not stored by its hash: %v", err)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM dashboard_sessions WHERE token_hash = $1`, []byte(res.Token)); n != 0 {
+		t.Fatal("token stored in clear")
+	}
+	// Active use keeps the session; 12 h idle ends it.
+	for range 3 {
+		clk.t = clk.t.Add(11 * time.Hour)
+		if _, err := d.Session(ctx, res.Token); err != nil {
+			t.Fatalf("active session refused: %v", err)
+		}
+	}
+	clk.t = clk.t.Add(12*time.Hour + time.Second)
+	if _, err := d.Session(ctx, res.Token); !errors.Is(err, identity.ErrSessionRequired) {
+		t.Fatalf("idle session: %v", err)
+	}
+	// 7 days after sign-in it ends whatever the activity.
+	res, _ = d.SignIn(ctx, "ann@example.com", "first password", "192.0.2.1")
+	for range 18 { // 180 h, beyond the 168 h limit
+		clk.t = clk.t.Add(10 * time.Hour)
+		_, err := d.Session(ctx, res.Token)
+		if clk.t.Before(res.Session.ExpiresAt) && err != nil {
+			t.Fatalf("session refused before its end: %v", err)
+		}
+		if !clk.t.Before(res.Session.ExpiresAt) && !errors.Is(err, identity.ErrSessionRequired) {
+			t.Fatalf("session beyond 7 days: %v", err)
+		}
+	}
+	// Sign-out ends it at once.
+	res, _ = d.SignIn(ctx, "ann@example.com", "first password", "192.0.2.1")
+	s, err := d.Session(ctx, res.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SignOut(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Session(ctx, res.Token); !errors.Is(err, identity.ErrSessionRequired) {
+		t.Fatalf("after sign-out: %v", err)
+	}
+
+	// Throttling per e-mail: 3 failures, then 429 even with the right password, until the
+	// oldest failure leaves the window.
+	throttled := func(err error) bool {
+		var te *identity.ThrottledError
+		return errors.As(err, &te) && te.RetryAfter >= time.Second && errors.Is(err, &core.Error{Type: core.TypeRateLimit, Code: "login_throttled"})
+	}
+	for i := range 3 {
+		if _, err := d.SignIn(ctx, "ann@example.com", "nope", "198.51.100.7"); !errors.Is(err, identity.ErrCredentialsInvalid) {
+			t.Fatalf("failure %d: %v", i, err)
+		}
+		clk.t = clk.t.Add(time.Minute)
+	}
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.8"); !throttled(err) {
+		t.Fatalf("4th attempt: %v", err)
+	}
+	clk.t = clk.t.Add(13 * time.Minute)
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.8"); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+	// Throttling per address, across e-mails (unknown ones included).
+	for i := range 5 {
+		if _, err := d.SignIn(ctx, "x"+string(rune('a'+i))+"@example.com", "nope", "203.0.113.9"); !errors.Is(err, identity.ErrCredentialsInvalid) {
+			t.Fatalf("address failure %d: %v", i, err)
+		}
+	}
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "203.0.113.9"); !throttled(err) {
+		t.Fatalf("address throttle: %v", err)
+	}
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "203.0.113.10"); err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+
+	// The purge keeps live sessions and recent failures only.
+	clk.t = clk.t.Add(30 * 24 * time.Hour)
+	if _, err := d.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM dashboard_sessions`) + countRows(t, db, `SELECT count(*) FROM login_failures`); n != 0 {
+		t.Fatalf("%d rows left after purge", n)
+	}
+}
