@@ -87,7 +87,7 @@ func serve(ctx context.Context, args []string) error {
 
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
-		newServer(cfg.CheckoutAddr, httpapi.Placeholder(log, "checkout")),
+		newServer(cfg.CheckoutAddr, checkoutPages(log, a)),
 		newServer(cfg.DashboardAddr, httpapi.Placeholder(log, "dashboard")),
 	}
 	listeners := make([]net.Listener, len(servers))
