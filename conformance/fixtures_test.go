@@ -81,11 +81,17 @@ type Raw struct {
 // headers set one.
 func raw(t *testing.T, method, path, key, body string, headers map[string]string) Raw {
 	t.Helper()
+	return rawAt(t, target.BaseURL, method, path, key, body, headers)
+}
+
+// rawAt is raw against another API base URL (a sibling server).
+func rawAt(t *testing.T, base, method, path, key, body string, headers map[string]string) Raw {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, target.BaseURL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/kassa-pay/kassa/adapters/fx"
 	"os"
 	"strconv"
 	"strings"
@@ -30,6 +31,10 @@ type config struct {
 	WebhookKey    string
 	WebhookLAN    bool
 	PprofAddr     string
+	FeePlans      string
+	FXFile        string
+	FXURL         string
+	FXRefresh     time.Duration
 }
 
 type setting struct {
@@ -56,6 +61,10 @@ func (c *config) settings() []setting {
 		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let live webhook deliveries reach private, loopback and link-local addresses (development only)", &c.WebhookLAN},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start and print a test key and a curl", &c.Demo},
+		{"fee-plans", "KASSA_FEE_PLANS", "", "JSON file of fee plans (D7; format of testdata/fees/default.json); empty = the built-in defaults", &c.FeePlans},
+		{"fx-file", "KASSA_FX_FILE", "", "ECB reference-rate XML file (daily, 90-day or history format) loaded at start; empty = the bundled sample (test fixture figures)", &c.FXFile},
+		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},
+		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }

@@ -19,8 +19,10 @@ Usage:
   kassa merchant create --name N --country CC --email E [--onboarded] [--owner-password P]
   kassa key create --merchant mer_… --name N --mode test|live
   kassa key revoke --key key_…
+  kassa listen [--addr 127.0.0.1:4000] [--secret whsec_…]
+                                           receive webhooks locally and verify their signatures
 
-Every command reads KASSA_DATABASE_URL (or --database-url). Run "kassa serve -h" for all settings.
+Every command but listen reads KASSA_DATABASE_URL (or --database-url). Run "kassa serve -h" for all settings.
 `
 
 func main() {
@@ -46,6 +48,8 @@ func run(ctx context.Context, args []string) error {
 		return merchantCmd(ctx, rest)
 	case "key":
 		return keyCmd(ctx, rest)
+	case "listen":
+		return listen(ctx, rest, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -55,7 +55,11 @@ func serve(ctx context.Context, args []string) error {
 		log.Warn("PostgreSQL runs with autovacuum off: tables get no planner statistics, and lookups by id may scan a merchant's whole list index; enable autovacuum or ANALYZE regularly")
 	}
 
-	a := wire(db, cfg.CheckoutURL)
+	fees, rates, err := feeCalculator(cfg, log)
+	if err != nil {
+		return err
+	}
+	a := wire(db, cfg.CheckoutURL, fees)
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	defer stopListening()
 	deliveries, err := webhookWorker(listenCtx, log, a, cfg)
@@ -135,6 +139,10 @@ func serve(ctx context.Context, args []string) error {
 	go func() { defer wg.Done(); sweep(sweepCtx, log, a, cfg.SweepInterval) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
+	if rates != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); rates.Run(sweepCtx) }()
+	}
 
 	select {
 	case <-ctx.Done():

@@ -30,17 +30,15 @@ type app struct {
 	idem      *postgres.IdempotencyStore
 }
 
-func wire(db *sqlx.DB, checkoutURL string) *app {
+func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	clock := core.SystemClock{}
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
 	co := checkout.NewService(postgres.NewSessionStore(db), catalogPrices{cat}, tc, checkoutURL, httpapi.PresentSession)
-	// Fees (D7) need the ECB reference rate of the charge day. The calculator takes the
-	// ports.FXRates port; the bundled sample fixture (fx.NewSample) is wired here for every
-	// environment only because nothing calls checkout.Complete over HTTP yet. Before the
-	// browser API takes live payments, a production rate source (fx.ECB refreshed from the
-	// ECB daily XML) must replace it explicitly: the sample's rates stop at its last day.
-	co.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), httpapi.PresentPayment)
+	if fees == nil { // operator subcommands: nothing is charged
+		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
+	}
+	co.EnablePayments(fees, httpapi.PresentPayment)
 	tc.AddProcessor(co)
 	return &app{
 		db:        db,

@@ -28,7 +28,29 @@ type Target struct {
 	OperatorToken string
 	DatabaseURL   string // set only when the harness started the server
 	LogPath       string // server log, when the harness started it
+	bin           string // the binary, when the harness built it (Sibling)
 	stop          func()
+}
+
+// CanLaunchSiblings reports whether the harness built this target, so that Sibling can start
+// more servers on its database.
+func (t *Target) CanLaunchSiblings() bool { return t.bin != "" && t.DatabaseURL != "" }
+
+// Sibling starts one more `kassa serve` of the same binary on the same database, with its own
+// listeners and the extra settings of opt (e.g. a low rate limit, or a second process sharing
+// background work). Its operator token is its own; merchants and keys are shared through the
+// database. The caller stops it. Only for targets the harness started (CanLaunchSiblings).
+func (t *Target) Sibling(ctx context.Context, name string, opt Options) (*Target, error) {
+	if !t.CanLaunchSiblings() {
+		return nil, fmt.Errorf("harness: an external target cannot launch siblings")
+	}
+	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
+	s, err := Launch(ctx, t.bin, t.DatabaseURL, logPath, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.bin = t.bin
+	return s, nil
 }
 
 // Stop ends the server the harness started (a no-op for an external target).
@@ -105,6 +127,7 @@ func StartLocal(ctx context.Context, opt Options) (*Target, error) {
 		return nil, err
 	}
 	inner := t.stop
+	t.bin = bin
 	t.stop = func() { inner(); drop(); os.RemoveAll(dir) }
 	return t, nil
 }
