@@ -24,11 +24,12 @@ import (
 func init() { sectionTitles["5.2"] = "checkout client_secret" }
 
 const (
-	pgCardOK      = "4242424242424242"
-	pgCardDecline = "4000000000000002"
-	pgCard3DS     = "4000002760003184"
-	pgIBANOK      = "DE89370400440532013000"
-	pgCompleted   = "checkout.session.completed"
+	pgCardOK       = "4242424242424242"
+	pgCardDecline  = "4000000000000002"
+	pgCard3DS      = "4000002760003184"
+	pgIBANOK       = "DE89370400440532013000"
+	pgCompleted    = "checkout.session.completed"
+	pgAsyncPending = "checkout.session.async_payment_pending"
 )
 
 var pgHTTP = &http.Client{
@@ -130,15 +131,20 @@ func pgRequireBuyer(t *testing.T, s api.CheckoutSession) {
 }
 
 // pgWantComplete asserts the session is complete with a payment in status and exactly one
-// checkout.session.completed event.
+// event of its completion: checkout.session.completed for a succeeded payment,
+// checkout.session.async_payment_pending for a processing one (SEPA).
 func pgWantComplete(t *testing.T, m *Merchant, id string, status api.PaymentStatus) {
 	t.Helper()
 	got := csGet(t, m.Test, id)
 	if got.Status != "complete" || got.Payment == nil || got.Payment.Status != status {
 		t.Fatalf("session %s: status %s, payment %+v; want complete with a %s payment", id, got.Status, got.Payment, status)
 	}
-	if evs := evtForSession(t, m.Test, pgCompleted, id); len(evs) != 1 {
-		t.Fatalf("%d %s events, want exactly 1", len(evs), pgCompleted)
+	typ := pgCompleted
+	if status == "processing" {
+		typ = pgAsyncPending
+	}
+	if evs := evtForSession(t, m.Test, typ, id); len(evs) != 1 {
+		t.Fatalf("%d %s events, want exactly 1", len(evs), typ)
 	}
 }
 
