@@ -50,7 +50,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
-	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc); err != nil {
+	dashboardDoc, err := openapi.LoadDashboard()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	if transport, err = harness.NewValidatingTransport(merchantDoc, operatorDoc, dashboardDoc); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}

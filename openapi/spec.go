@@ -20,6 +20,22 @@ var MerchantJSON []byte
 //go:embed gen/operator.json
 var OperatorJSON []byte
 
+// CheckoutJSON is the bundled, self-contained OpenAPI document of the checkout browser API, as
+// served at GET /api/v1/openapi.json on the checkout origin.
+//
+//go:embed gen/checkout.json
+var CheckoutJSON []byte
+
+// LoadCheckout parses and validates the checkout browser API document. Each call returns a
+// fresh document.
+func LoadCheckout() (*openapi3.T, error) { return load("checkout", CheckoutJSON) }
+
+// DashboardJSON is the bundled, self-contained OpenAPI document of the dashboard JSON API, as
+// served at GET /api/v1/openapi.json on the dashboard origin.
+//
+//go:embed gen/dashboard.json
+var DashboardJSON []byte
+
 // LoadMerchant parses and validates the merchant API document. Each call returns a fresh
 // document, so callers may modify it (e.g. set Servers) without affecting others.
 func LoadMerchant() (*openapi3.T, error) { return load("merchant", MerchantJSON) }
@@ -27,6 +43,10 @@ func LoadMerchant() (*openapi3.T, error) { return load("merchant", MerchantJSON)
 // LoadOperator parses and validates the operator API document. Each call returns a fresh
 // document.
 func LoadOperator() (*openapi3.T, error) { return load("operator", OperatorJSON) }
+
+// LoadDashboard parses and validates the dashboard API document. Each call returns a fresh
+// document.
+func LoadDashboard() (*openapi3.T, error) { return load("dashboard", DashboardJSON) }
 
 func load(name string, data []byte) (*openapi3.T, error) {
 	doc, err := openapi3.NewLoader().LoadFromData(data)

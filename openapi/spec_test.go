@@ -4,8 +4,10 @@ import "testing"
 
 func TestSpecsLoadAndValidate(t *testing.T) {
 	for name, load := range map[string]func() (any, error){
-		"merchant": func() (any, error) { return LoadMerchant() },
-		"operator": func() (any, error) { return LoadOperator() },
+		"merchant":  func() (any, error) { return LoadMerchant() },
+		"operator":  func() (any, error) { return LoadOperator() },
+		"checkout":  func() (any, error) { return LoadCheckout() },
+		"dashboard": func() (any, error) { return LoadDashboard() },
 	} {
 		if _, err := load(); err != nil {
 			t.Errorf("%s: %v", name, err)

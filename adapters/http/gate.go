@@ -36,10 +36,14 @@ type GateConfig struct {
 	// are checked by CheckToken instead (the operator API, which has no caller scope).
 	Authenticate Authenticator
 	CheckToken   func(authorization string) bool
-	Limiter      ports.RateLimiter      // nil: no rate limit
-	Idempotency  ports.IdempotencyStore // nil: no idempotency
-	Clocks       ports.Clocks           // idempotency retention follows the scope clock (D12)
-	Retention    time.Duration          // idempotency retention, default 24 h
+	// Authorize, when set, replaces Authenticate and CheckToken for secured operations: it
+	// sees the whole request (the dashboard's session cookie and CSRF header) and the path
+	// parameters, and returns the request context the operation runs with.
+	Authorize   func(r *http.Request, pathParams map[string]string) (context.Context, error)
+	Limiter     ports.RateLimiter      // nil: no rate limit
+	Idempotency ports.IdempotencyStore // nil: no idempotency
+	Clocks      ports.Clocks           // idempotency retention follows the scope clock (D12)
+	Retention   time.Duration          // idempotency retention, default 24 h
 }
 
 // Gate enforces the contract in front of the generated strict server: unknown routes and
@@ -86,7 +90,14 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	li.route = route.Path
 
 	if secured(route) {
-		if g.cfg.Authenticate != nil {
+		if g.cfg.Authorize != nil {
+			ctx, err := g.cfg.Authorize(r, pathParams)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			r = r.WithContext(ctx)
+		} else if g.cfg.Authenticate != nil {
 			caller, err := g.cfg.Authenticate(r.Context(), r.Header.Get("Authorization"))
 			if err != nil {
 				WriteError(w, r, err)

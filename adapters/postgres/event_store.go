@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -60,4 +61,20 @@ func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) 
 		return nil, err
 	}
 	return r.event(), nil
+}
+
+// EventsAbout implements events.Store: the scope's events whose payload object has one of ids
+// (payloads are the objects themselves), newest first.
+func (s *EventStore) EventsAbout(ctx context.Context, scope core.Scope, ids []string, limit int) ([]*events.Event, error) {
+	var rows []eventRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, merchant_id, environment, type, created, data FROM events
+		WHERE merchant_id = $1 AND environment = $2 AND data->>'id' = ANY($3)
+		ORDER BY seq DESC LIMIT $4`, scope.MerchantID, string(scope.Env), pq.Array(ids), limit); err != nil {
+		return nil, err
+	}
+	out := make([]*events.Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.event()
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -34,6 +35,10 @@ var sessionColumns = []string{
 	"client_secret", "checkout_url", "embed_url", "customer_name", "customer_email",
 	"reference", "description", "success_url", "cancel_url", "line_items", "metadata",
 	"cancellation_reason", "created", "expires_at",
+	// The buyer's side (00007): confirmation bookkeeping and a charge waiting for 3-D Secure.
+	"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
+	"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
+	"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year",
 }
 
 // sessionCols renders the column list, qualified with alias when it is not empty.
@@ -70,6 +75,7 @@ type sessionRow struct {
 	CancellationReason *string   `db:"cancellation_reason"`
 	Created            time.Time `db:"created"`
 	ExpiresAt          time.Time `db:"expires_at"`
+	buyerRow
 }
 
 // session rebuilds the row's session; p is its payment (nil for a session without one).
@@ -94,6 +100,7 @@ func (r *sessionRow) session(p *payments.Payment) (*checkout.Session, error) {
 		Created:            r.Created.UTC(),
 		ExpiresAt:          r.ExpiresAt.UTC(),
 		Payment:            p,
+		Buyer:              r.buyerRow.state(),
 	}
 	if err := json.Unmarshal(r.LineItems, &snap.LineItems); err != nil {
 		return nil, fmt.Errorf("checkout_sessions %s: line_items: %w", r.ID, err)
@@ -315,7 +322,8 @@ func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 }
 
 // applySessionChange runs fn on a locked session and writes what changed with its events.
-// Only the status and the cancellation reason ever change after creation.
+// Only the status, the cancellation reason and the buyer's bookkeeping ever change after
+// creation.
 func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, fn checkout.UpdateFunc) error {
 	before := s.Snapshot()
 	events, err := fn(s)
@@ -323,6 +331,11 @@ func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, f
 		return err
 	}
 	after := s.Snapshot()
+	if !reflect.DeepEqual(after.Buyer, before.Buyer) {
+		if err := updateBuyerState(ctx, tx, after); err != nil {
+			return err
+		}
+	}
 	if after.Status != before.Status || !equalStringPtr(after.CancellationReason, before.CancellationReason) {
 		if _, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET status = $4, cancellation_reason = $5
 			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,

@@ -89,10 +89,19 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a))
+	if err != nil {
+		return err
+	}
+	dashboard, err := dashboardOrigin(log, a, cfg, fees.Rates())
+	if err != nil {
+		return err
+	}
+
 	servers := []*http.Server{
 		newServer(cfg.APIAddr, api),
-		newServer(cfg.CheckoutAddr, checkoutPages(log, a)),
-		newServer(cfg.DashboardAddr, httpapi.Placeholder(log, "dashboard")),
+		newServer(cfg.CheckoutAddr, checkoutHandler),
+		newServer(cfg.DashboardAddr, dashboard),
 	}
 	listeners := make([]net.Listener, len(servers))
 	for i, s := range servers {
@@ -184,8 +193,9 @@ func pprofServer(addr string) *http.Server {
 	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
 
-// sweep runs the background work that is due: session expiry now, the idempotency purge
-// hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
+// sweep runs the background work that is due: session expiry now, the idempotency purge and
+// the purge of ended dashboard sessions hourly. Every process may run it; rows are claimed
+// with FOR UPDATE SKIP LOCKED.
 func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -205,6 +215,11 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 				if n > 0 {
 					log.Info("sweep: idempotency records purged", "count", n)
 				}
+			}
+			if n, err := a.dashboard.Purge(ctx); err != nil && ctx.Err() == nil {
+				log.Error("sweep: dashboard sessions purge", "error", err.Error())
+			} else if n > 0 {
+				log.Info("sweep: ended dashboard sessions and old sign-in failures purged", "count", n)
 			}
 		}
 		select {

@@ -23,6 +23,7 @@ import (
 type app struct {
 	db        *sqlx.DB
 	identity  *identity.Service
+	dashboard *identity.Dashboard
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
@@ -40,15 +41,19 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	}
 	co.EnablePayments(fees, httpapi.PresentPayment)
 	tc.AddProcessor(co)
-	return &app{
+	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
+	enableBuyer(co, ident)
+	a := &app{
 		db:        db,
-		identity:  identity.NewService(postgres.NewIdentityStore(db), clock),
+		identity:  ident,
 		catalog:   cat,
 		checkout:  co,
 		testclock: tc,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}
+	a.dashboard = newDashboard(a)
+	return a
 }
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

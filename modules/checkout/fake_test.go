@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"slices"
 	"sync"
@@ -48,6 +49,17 @@ func (m *memStore) Get(_ context.Context, scope core.Scope, id string) (*Session
 		return nil, core.NotFound("session", "id", id)
 	}
 	return RehydrateSession(m.sessions[i]), nil
+}
+
+func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.sessions {
+		if sha256.Sum256([]byte(s.ClientSecret)) == hash {
+			return RehydrateSession(s), nil
+		}
+	}
+	return nil, core.NotFound("session", "id", "")
 }
 
 func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error) {

@@ -21,6 +21,8 @@ type Service struct {
 	// Payments (EnablePayments): nil until wired.
 	fees           Fees
 	presentPayment PaymentPresenter
+	// Buyer use cases (EnableBuyer): nil until wired.
+	buyer *BuyerDeps
 }
 
 // NewService wires the checkout use cases. checkoutBaseURL is the public base URL of the

@@ -82,6 +82,8 @@ type Session struct {
 	// payment is the payment of a complete session: set by Complete, or attached by the
 	// store when it loads a complete session. nil otherwise.
 	payment *payments.Payment
+	// buyer is the buyer-side bookkeeping of confirmations (buyer_state.go).
+	buyer BuyerState
 }
 
 // SessionSnapshot is the full state of a session as storage keeps it. It is the only way in
@@ -111,6 +113,9 @@ type SessionSnapshot struct {
 	// table; a store attaches it when it loads a complete session (and must, so that the
 	// session renders with its payment, interface 2.2).
 	Payment *payments.Payment
+	// Buyer is the bookkeeping of the buyer's confirmations: attempts, declines and the
+	// charge waiting for 3-D Secure (buyer_state.go).
+	Buyer BuyerState
 }
 
 // RehydrateSession rebuilds a session from storage without re-validating it: what was stored
@@ -123,7 +128,7 @@ func RehydrateSession(s SessionSnapshot) *Session {
 		reference: s.Reference, description: s.Description, successURL: s.SuccessURL,
 		cancelURL: s.CancelURL, lineItems: slices.Clone(s.LineItems), metadata: maps.Clone(s.Metadata),
 		cancellationReason: s.CancellationReason, created: s.Created, expiresAt: s.ExpiresAt,
-		payment: clonePayment(s.Payment),
+		payment: clonePayment(s.Payment), buyer: s.Buyer.clone(),
 	}
 }
 
@@ -143,7 +148,7 @@ func (s *Session) Snapshot() SessionSnapshot {
 		Reference: s.reference, Description: s.description, SuccessURL: s.successURL,
 		CancelURL: s.cancelURL, LineItems: slices.Clone(s.lineItems), Metadata: maps.Clone(s.metadata),
 		CancellationReason: s.cancellationReason, Created: s.created, ExpiresAt: s.expiresAt,
-		Payment: clonePayment(s.payment),
+		Payment: clonePayment(s.payment), Buyer: s.buyer.clone(),
 	}
 }
 

@@ -16,6 +16,11 @@ type Store interface {
 	Insert(ctx context.Context, s *Session) error
 	// Get reads one session without locking it.
 	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
+	// FindByClientSecretHash reads, without locking, the session whose client secret has
+	// this SHA-256 hash, in whatever scope it lives: the buyer's side has no API key, only
+	// the secret. No such session answers core.NotFound("session", …). The caller still
+	// compares the id and the secret itself.
+	FindByClientSecretHash(ctx context.Context, hash [32]byte) (*Session, error)
 	// List returns one page of the scope's sessions, newest first, optionally only those in
 	// status (empty = all). A cursor id unknown in the scope answers 400
 	// starting_after_invalid / ending_before_invalid, as every list does.

@@ -24,6 +24,9 @@ type Event struct {
 type Store interface {
 	ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*Event], error)
 	GetEvent(ctx context.Context, scope core.Scope, id string) (*Event, error)
+	// EventsAbout returns the scope's events whose data.object.id is one of ids, newest
+	// first, at most limit of them.
+	EventsAbout(ctx context.Context, scope core.Scope, ids []string, limit int) ([]*Event, error)
 }
 
 // Service is the read side of the outbox.
@@ -44,4 +47,22 @@ func (s *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, 
 // Get returns one event of the scope; another scope's event is 404 event_not_found.
 func (s *Service) Get(ctx context.Context, scope core.Scope, id string) (*Event, error) {
 	return s.store.GetEvent(ctx, scope, id)
+}
+
+// MaxEventsAbout bounds the events About returns.
+const MaxEventsAbout = 100
+
+// About returns the scope's events about any of the objects ids (their data.object.id), newest
+// first, at most MaxEventsAbout: the history of a payment together with its checkout session.
+func (s *Service) About(ctx context.Context, scope core.Scope, ids ...string) ([]*Event, error) {
+	var keep []string
+	for _, id := range ids {
+		if id != "" {
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	return s.store.EventsAbout(ctx, scope, keep, MaxEventsAbout)
 }

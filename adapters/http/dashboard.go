@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/catalog"
+	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/events"
+	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/openapi"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// DashboardDeps is what the dashboard JSON API needs. Every handler calls a module use case;
+// the dashboard has no business rules of its own.
+type DashboardDeps struct {
+	Log       *slog.Logger
+	Identity  *identity.Service
+	Dashboard *identity.Dashboard
+	Catalog   *catalog.Service
+	Checkout  *checkout.Service
+	Events    *events.Service
+	Payments  *payments.Queries
+	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
+	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
+	// SecureCookie marks the session cookie Secure (the dashboard URL is https).
+	SecureCookie bool
+}
+
+// dashboardAPI implements the generated strict server of the dashboard API
+// (openapi/dashboard.yaml). Handlers find the session's merchant, acting in the path's
+// environment, with CallerFrom(ctx), as merchant API handlers do.
+type dashboardAPI struct {
+	d DashboardDeps
+}
+
+var _ dash.StrictServerInterface = (*dashboardAPI)(nil)
+
+// SessionCookie is the name of the dashboard session cookie.
+const SessionCookie = "kassa_session"
+
+// Context keys of the dashboard.
+type dashKey int
+
+const (
+	keyDashSession dashKey = iota
+	keyClientIP
+)
+
+// DashboardSessionFrom returns the signed-in session of a dashboard request (nil before the
+// gate has authorised it, or for sign-in).
+func DashboardSessionFrom(ctx context.Context) *identity.DashboardSession {
+	s, _ := ctx.Value(keyDashSession).(*identity.DashboardSession)
+	return s
+}
+
+// NewDashboardAPI assembles the dashboard JSON API (everything under /api/ on the dashboard
+// origin): the contract gate with session-cookie and CSRF authorisation in front of the
+// generated strict server. Mount it under /api/ inside Outer.
+func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
+	spec, err := openapi.LoadDashboard()
+	if err != nil {
+		return nil, fmt.Errorf("dashboard spec: %w", err)
+	}
+	h := dash.NewStrictHandlerWithOptions(&dashboardAPI{d: d}, nil, dash.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
+			WriteError(w, r, core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid JSON for this endpoint."))
+		},
+		ResponseErrorHandlerFunc: writeDashboardError,
+	})
+	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: paramError})
+	gate, err := NewGate(GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard)}, mux)
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// API answers are private to the signed-in user and never cached.
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		gate.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyClientIP, host)))
+	}), nil
+}
+
+// dashboardAuthorizer checks the session cookie of every secured operation and, for unsafe
+// methods, the X-CSRF-Token header; it puts the session and the caller (the session's merchant
+// in the path's environment) into the context.
+func dashboardAuthorizer(sessions *identity.Dashboard) func(*http.Request, map[string]string) (context.Context, error) {
+	return func(r *http.Request, params map[string]string) (context.Context, error) {
+		token := ""
+		if c, err := r.Cookie(SessionCookie); err == nil {
+			token = c.Value
+		}
+		s, err := sessions.Session(r.Context(), token)
+		if err != nil {
+			return nil, err
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if !s.CSRFValid(r.Header.Get("X-CSRF-Token")) {
+				return nil, identity.ErrCSRFInvalid
+			}
+		}
+		env := core.Environment(params["env"])
+		if !env.Valid() {
+			env = "" // the request validator reports the bad value next
+		}
+		li := infoOf(r.Context())
+		li.merchant, li.env = s.MerchantID, env
+		ctx := context.WithValue(r.Context(), keyDashSession, s)
+		return context.WithValue(ctx, keyCaller, s.Caller(env)), nil
+	}
+}
+
+// writeDashboardError is WriteError plus the Retry-After header of a throttled sign-in.
+func writeDashboardError(w http.ResponseWriter, r *http.Request, err error) {
+	var te *identity.ThrottledError
+	if errors.As(err, &te) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(te.RetryAfter.Seconds())))
+	}
+	WriteError(w, r, err)
+}
+
+// sessionCookie is the Set-Cookie value that starts (token != "") or clears the session.
+func (a *dashboardAPI) sessionCookie(token string) string {
+	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: a.d.SecureCookie, MaxAge: int(identity.SessionMaxAge.Seconds())}
+	if token == "" {
+		c.MaxAge = -1 // Max-Age=0: delete now
+	}
+	return c.String()
+}
+
+func presentDashSession(s *identity.DashboardSession) dash.Session {
+	return dash.Session{
+		User:      dash.SessionUser{Id: s.UserID, Email: s.UserEmail},
+		Merchant:  dash.SessionMerchant{Id: s.MerchantID, Name: s.MerchantName, Onboarded: s.MerchantOnboarded},
+		CsrfToken: s.CSRFToken,
+		ExpiresAt: s.ExpiresAt.Unix(),
+	}
+}
+
+func (a *dashboardAPI) SignIn(ctx context.Context, r dash.SignInRequestObject) (dash.SignInResponseObject, error) {
+	ip, _ := ctx.Value(keyClientIP).(string)
+	res, err := a.d.Dashboard.SignIn(ctx, r.Body.Email, r.Body.Password, ip)
+	if err != nil {
+		return nil, err
+	}
+	cookie := a.sessionCookie(res.Token)
+	return dash.SignIn200JSONResponse{Body: presentDashSession(res.Session), Headers: dash.SignIn200ResponseHeaders{SetCookie: &cookie}}, nil
+}
+
+func (a *dashboardAPI) GetSession(ctx context.Context, _ dash.GetSessionRequestObject) (dash.GetSessionResponseObject, error) {
+	return dash.GetSession200JSONResponse{Body: presentDashSession(DashboardSessionFrom(ctx))}, nil
+}
+
+func (a *dashboardAPI) SignOut(ctx context.Context, _ dash.SignOutRequestObject) (dash.SignOutResponseObject, error) {
+	if err := a.d.Dashboard.SignOut(ctx, DashboardSessionFrom(ctx)); err != nil {
+		return nil, err
+	}
+	cookie := a.sessionCookie("")
+	return dash.SignOut204Response{Headers: dash.SignOut204ResponseHeaders{SetCookie: &cookie}}, nil
+}
+
+// withParam names param on a domain error that names none (a path id looked up by a use case
+// that does not know the parameter's name).
+func withParam(err error, param string) error {
+	var de *core.Error
+	if errors.As(err, &de) && de.Param == "" {
+		return de.At(param)
+	}
+	return err
+}

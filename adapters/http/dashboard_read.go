@@ -1,0 +1,223 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/openapi"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	openapi_types "github.com/oapi-codegen/runtime/types"
+)
+
+// The read routes of the dashboard: overview, payments, checkout sessions, event types, test
+// mailbox. Payments, sessions, products and prices have the merchant API's wire shape: the
+// merchant presenters render them and rewire moves the result into the dashboard's generated
+// type (the same schema, generated twice).
+
+// rewire converts a wire value of one generated package into the equally shaped type of
+// another through its JSON form.
+func rewire[T any](v any) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return out, fmt.Errorf("dashboard: rewire %T: %w", v, err)
+	}
+	return out, nil
+}
+
+func (b rawJSON) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
+	return b.VisitGetMerchantSpecResponse(w)
+}
+
+func (a *dashboardAPI) GetDashboardSpec(context.Context, dash.GetDashboardSpecRequestObject) (dash.GetDashboardSpecResponseObject, error) {
+	return rawJSON(openapi.DashboardJSON), nil
+}
+
+func (a *dashboardAPI) ListEventTypes(context.Context, dash.ListEventTypesRequestObject) (dash.ListEventTypesResponseObject, error) {
+	return dash.ListEventTypes200JSONResponse{Body: dash.EventTypeList{Data: append([]string(nil), webhooks.MerchantEvents...)}}, nil
+}
+
+// dashList is the cursor query of a dashboard list.
+func dashList(limit *int, after, before *string) core.ListQuery {
+	var q core.ListQuery
+	if limit != nil {
+		q.Limit = *limit
+	}
+	if after != nil {
+		q.StartingAfter = *after
+	}
+	if before != nil {
+		q.EndingBefore = *before
+	}
+	return q
+}
+
+// recentPayments is how many payments the overview shows.
+const recentPayments = 5
+
+func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewRequestObject) (dash.GetOverviewResponseObject, error) {
+	scope := CallerFrom(ctx).Scope
+	sum, err := a.d.Payments.Summary(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := a.d.Payments.List(ctx, scope, core.ListQuery{Limit: recentPayments}, "")
+	if err != nil {
+		return nil, err
+	}
+	open, err := a.d.Checkout.CountOpen(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	var endpoints int64
+	if a.d.Webhooks != nil {
+		eps, err := a.d.Webhooks.ListEndpoints(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		endpoints = int64(len(eps))
+	}
+	out := dash.Overview{
+		Environment: dash.DashboardEnvironment(scope.Env),
+		Payments: dash.OverviewPayments{Count: sum.Count, SucceededCount: sum.SucceededCount,
+			Gross: make([]dash.Money, 0, len(sum.Gross))},
+		RecentPayments:        make([]dash.Payment, 0, len(recent.Items)),
+		OpenSessionsCount:     open,
+		WebhookEndpointsCount: endpoints,
+	}
+	for _, g := range sum.Gross {
+		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
+	}
+	for _, p := range recent.Items {
+		dp, err := rewire[dash.Payment](presentPayment(p))
+		if err != nil {
+			return nil, err
+		}
+		out.RecentPayments = append(out.RecentPayments, dp)
+	}
+	return dash.GetOverview200JSONResponse{Body: out}, nil
+}
+
+func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequestObject) (dash.ListPaymentsResponseObject, error) {
+	status := ""
+	if r.Params.Status != nil {
+		status = string(*r.Params.Status)
+	}
+	p := r.Params
+	page, err := a.d.Payments.List(ctx, CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.PaymentList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
+		Data: make([]dash.Payment, 0, len(page.Items))}
+	for _, p := range page.Items {
+		dp, err := rewire[dash.Payment](presentPayment(p))
+		if err != nil {
+			return nil, err
+		}
+		out.Data = append(out.Data, dp)
+	}
+	return dash.ListPayments200JSONResponse{Body: out}, nil
+}
+
+func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestObject) (dash.GetPaymentResponseObject, error) {
+	scope := CallerFrom(ctx).Scope
+	p, err := a.d.Payments.Get(ctx, scope, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := a.d.Payments.Breakdown(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	sessionID := ""
+	if s := p.SessionID(); s != nil {
+		sessionID = *s
+	}
+	evs, err := a.d.Events.About(ctx, scope, p.ID(), sessionID)
+	if err != nil {
+		return nil, err
+	}
+	payment, err := rewire[dash.Payment](presentPayment(p))
+	if err != nil {
+		return nil, err
+	}
+	out := dash.PaymentDetail{
+		Payment: payment,
+		FeeBreakdown: dash.FeeBreakdown{
+			ServiceEur: fb.ServiceEUR, PspEur: fb.PSPEUR, TotalEur: fb.TotalEUR,
+			ChargeCurrency: string(fb.ChargeCurrency), ServiceChargeCurrency: fb.TotalChargeCurrency,
+			NetAmount: fb.Net, Rate: fb.Rate, RateDate: dateOf(fb.RateDate),
+		},
+		Events: make([]dash.Event, 0, len(evs)),
+	}
+	for _, e := range evs {
+		me, err := presentEvent(e)
+		if err != nil {
+			return nil, err
+		}
+		de, err := rewire[dash.Event](me)
+		if err != nil {
+			return nil, err
+		}
+		out.Events = append(out.Events, de)
+	}
+	return dash.GetPayment200JSONResponse{Body: out}, nil
+}
+
+func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListCheckoutSessionsRequestObject) (dash.ListCheckoutSessionsResponseObject, error) {
+	status := ""
+	if r.Params.Status != nil {
+		status = string(*r.Params.Status)
+	}
+	p := r.Params
+	page, err := a.d.Checkout.List(ctx, CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.CheckoutSessionList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
+		Data: make([]dash.CheckoutSession, 0, len(page.Items))}
+	for _, s := range page.Items {
+		ds, err := rewire[dash.CheckoutSession](presentSession(s))
+		if err != nil {
+			return nil, err
+		}
+		out.Data = append(out.Data, ds)
+	}
+	return dash.ListCheckoutSessions200JSONResponse{Body: out}, nil
+}
+
+func (a *dashboardAPI) ListMailbox(ctx context.Context, r dash.ListMailboxRequestObject) (dash.ListMailboxResponseObject, error) {
+	out := dash.MailboxMessageList{Object: dash.ListObjectList, Url: "/api/v1/test/mailbox", Data: []dash.MailboxMessage{}}
+	scope := core.Scope{MerchantID: CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
+	q, err := dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore).Normalize()
+	if err != nil {
+		return nil, err
+	}
+	if a.d.Mailbox == nil {
+		return dash.ListMailbox200JSONResponse{Body: out}, nil
+	}
+	page, err := a.d.Mailbox.ListMailbox(ctx, scope, q)
+	if err != nil {
+		return nil, err
+	}
+	out.HasMore = page.HasMore
+	for _, m := range page.Items {
+		out.Data = append(out.Data, dash.MailboxMessage{Id: m.ID, To: m.To, From: m.From, Subject: m.Subject,
+			Text: m.Text, Html: m.HTML, Created: m.Created.Unix()})
+	}
+	return dash.ListMailbox200JSONResponse{Body: out}, nil
+}
+
+// dateOf is a calendar date of the wire (YYYY-MM-DD).
+func dateOf(t time.Time) openapi_types.Date {
+	return openapi_types.Date{Time: t.UTC()}
+}

@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/modules/identity"
+)
+
+// DashboardStore implements identity.DashboardStore: dashboard users by e-mail, sessions
+// (kept by the SHA-256 of their token) and failed sign-ins.
+type DashboardStore struct{ db *sqlx.DB }
+
+var _ identity.DashboardStore = (*DashboardStore)(nil)
+
+// NewDashboardStore returns the dashboard sign-in store on db.
+func NewDashboardStore(db *sqlx.DB) *DashboardStore { return &DashboardStore{db: db} }
+
+// UsersByEmail implements identity.DashboardStore.
+func (s *DashboardStore) UsersByEmail(ctx context.Context, email string, limit int) ([]*identity.User, error) {
+	rows, err := s.db.QueryxContext(ctx, `SELECT id, merchant_id, email, password_hash, created FROM users
+		WHERE lower(email) = lower($1) ORDER BY created, id LIMIT $2`, email, limit)
+	if err != nil {
+		return nil, fmt.Errorf("users: by email: %w", err)
+	}
+	defer rows.Close()
+	var out []*identity.User
+	for rows.Next() {
+		var u identity.User
+		if err := rows.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.Created); err != nil {
+			return nil, err
+		}
+		u.Created = u.Created.UTC()
+		out = append(out, &u)
+	}
+	return out, rows.Err()
+}
+
+// CreateSession implements identity.DashboardStore.
+func (s *DashboardStore) CreateSession(ctx context.Context, r *identity.SessionRecord) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO dashboard_sessions
+		(token_hash, merchant_id, user_id, csrf_token, created, last_seen, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		r.TokenHash, r.MerchantID, r.UserID, r.CSRFToken, r.Created, r.LastSeen, r.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("dashboard_sessions: insert: %w", err)
+	}
+	return nil
+}
+
+// SessionByHash implements identity.DashboardStore: one query reads the session, its user and
+// its merchant.
+func (s *DashboardStore) SessionByHash(ctx context.Context, hash []byte) (*identity.DashboardSession, error) {
+	var r struct {
+		TokenHash  []byte    `db:"token_hash"`
+		MerchantID string    `db:"merchant_id"`
+		UserID     string    `db:"user_id"`
+		CSRFToken  string    `db:"csrf_token"`
+		Created    time.Time `db:"created"`
+		LastSeen   time.Time `db:"last_seen"`
+		ExpiresAt  time.Time `db:"expires_at"`
+		Email      string    `db:"email"`
+		Name       string    `db:"name"`
+		Onboarded  bool      `db:"onboarded"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT s.token_hash, s.merchant_id, s.user_id, s.csrf_token, s.created,
+			s.last_seen, s.expires_at, u.email, m.name, m.onboarded
+		FROM dashboard_sessions s JOIN users u ON u.id = s.user_id JOIN merchants m ON m.id = s.merchant_id
+		WHERE s.token_hash = $1`, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, identity.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dashboard_sessions: get: %w", err)
+	}
+	return &identity.DashboardSession{
+		SessionRecord: identity.SessionRecord{
+			TokenHash: r.TokenHash, UserID: r.UserID, MerchantID: r.MerchantID, CSRFToken: r.CSRFToken,
+			Created: r.Created.UTC(), LastSeen: r.LastSeen.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
+		},
+		UserEmail: r.Email, MerchantName: r.Name, MerchantOnboarded: r.Onboarded,
+	}, nil
+}
+
+// TouchSession implements identity.DashboardStore: at most one write per session and minute.
+func (s *DashboardStore) TouchSession(ctx context.Context, hash []byte, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $2
+		WHERE token_hash = $1 AND last_seen < $2::timestamptz - interval '1 minute'`, hash, at)
+	return err
+}
+
+// DeleteSession implements identity.DashboardStore.
+func (s *DashboardStore) DeleteSession(ctx context.Context, hash []byte) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM dashboard_sessions WHERE token_hash = $1`, hash)
+	return err
+}
+
+// RecordLoginFailure implements identity.DashboardStore.
+func (s *DashboardStore) RecordLoginFailure(ctx context.Context, email, clientIP string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO login_failures (kind, subject, at)
+		VALUES ('email', $1, $3), ('ip', $2, $3)`, email, clientIP, at)
+	if err != nil {
+		return fmt.Errorf("login_failures: insert: %w", err)
+	}
+	return nil
+}
+
+// LoginFailures implements identity.DashboardStore.
+func (s *DashboardStore) LoginFailures(ctx context.Context, email, clientIP string, since time.Time) (identity.LoginFailureCounts, error) {
+	var rows []struct {
+		Kind   string       `db:"kind"`
+		N      int          `db:"n"`
+		Oldest sql.NullTime `db:"oldest"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT kind, count(*) AS n, min(at) AS oldest FROM login_failures
+		WHERE ((kind = 'email' AND subject = $1) OR (kind = 'ip' AND subject = $2)) AND at > $3
+		GROUP BY kind`, email, clientIP, since)
+	if err != nil {
+		return identity.LoginFailureCounts{}, fmt.Errorf("login_failures: count: %w", err)
+	}
+	var c identity.LoginFailureCounts
+	for _, r := range rows {
+		switch r.Kind {
+		case "email":
+			c.Email, c.EmailOldest = r.N, r.Oldest.Time.UTC()
+		case "ip":
+			c.IP, c.IPOldest = r.N, r.Oldest.Time.UTC()
+		}
+	}
+	return c, nil
+}
+
+// ClearLoginFailures implements identity.DashboardStore.
+func (s *DashboardStore) ClearLoginFailures(ctx context.Context, email string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM login_failures WHERE kind = 'email' AND subject = $1`, email)
+	return err
+}
+
+// PurgeDashboard implements identity.DashboardStore.
+func (s *DashboardStore) PurgeDashboard(ctx context.Context, now, before time.Time) (int64, error) {
+	var total int64
+	for _, q := range []struct {
+		sql string
+		arg time.Time
+	}{
+		{`DELETE FROM dashboard_sessions WHERE expires_at <= $1 OR last_seen <= $1::timestamptz - interval '12 hours'`, now},
+		{`DELETE FROM login_failures WHERE at <= $1`, before},
+	} {
+		res, err := s.db.ExecContext(ctx, q.sql, q.arg)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}

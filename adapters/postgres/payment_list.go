@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lib/pq"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+var _ payments.Lister = (*PaymentStore)(nil)
+
+// List implements payments.Lister with the shared cursor pager (payments_scope index).
+func (st *PaymentStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status payments.Status) (core.Page[*payments.Payment], error) {
+	rows, more, err := pageBySeq[paymentRow](ctx, st.db, pageQuery{
+		table: "payments", columns: paymentColumns, scope: scope, q: q,
+		filter: when(status != "", cond{"status = ?", string(status)}),
+	})
+	if err != nil {
+		return core.Page[*payments.Payment]{}, err
+	}
+	page := core.Page[*payments.Payment]{HasMore: more, Items: make([]*payments.Payment, 0, len(rows))}
+	for i := range rows {
+		p, err := rows[i].payment()
+		if err != nil {
+			return core.Page[*payments.Payment]{}, err
+		}
+		page.Items = append(page.Items, p)
+	}
+	return page, nil
+}
+
+// Summarize implements payments.Lister in one scan of the scope's payments.
+func (st *PaymentStore) Summarize(ctx context.Context, scope core.Scope, captured []payments.Status) (payments.Summary, error) {
+	names := make([]string, len(captured))
+	for i, s := range captured {
+		names[i] = string(s)
+	}
+	var rows []struct {
+		Currency string `db:"currency"`
+		Count    int64  `db:"n"`
+		Captured int64  `db:"captured"`
+		Gross    int64  `db:"gross"`
+	}
+	err := st.db.SelectContext(ctx, &rows, `SELECT currency, count(*) AS n,
+			count(*) FILTER (WHERE status = ANY($3)) AS captured,
+			COALESCE(sum(amount) FILTER (WHERE status = ANY($3)), 0)::bigint AS gross
+		FROM payments WHERE merchant_id = $1 AND environment = $2
+		GROUP BY currency ORDER BY currency`, scope.MerchantID, string(scope.Env), pq.Array(names))
+	if err != nil {
+		return payments.Summary{}, fmt.Errorf("payments: summarize: %w", err)
+	}
+	var s payments.Summary
+	for _, r := range rows {
+		s.Count += r.Count
+		s.SucceededCount += r.Captured
+		if r.Captured > 0 {
+			s.Gross = append(s.Gross, payments.Money{Currency: core.Currency(r.Currency), Amount: r.Gross})
+		}
+	}
+	return s, nil
+}

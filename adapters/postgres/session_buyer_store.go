@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// buyerRow is the buyer's side of a checkout_sessions row (migration 00007).
+type buyerRow struct {
+	ConfirmAttempts     int     `db:"confirm_attempts"`
+	ConfirmDeclines     int     `db:"confirm_declines"`
+	PendingProcessorRef *string `db:"pending_processor_ref"`
+	PendingMethod       *string `db:"pending_method"`
+	PendingAction       *string `db:"pending_action"`
+	PendingRedirectURL  *string `db:"pending_redirect_url"`
+	PendingCardBrand    *string `db:"pending_card_brand"`
+	PendingCardLast4    *string `db:"pending_card_last4"`
+	PendingCardCountry  *string `db:"pending_card_country"`
+	PendingCardFunding  *string `db:"pending_card_funding"`
+	PendingCardExpMonth *int    `db:"pending_card_exp_month"`
+	PendingCardExpYear  *int    `db:"pending_card_exp_year"`
+}
+
+func (b *buyerRow) state() checkout.BuyerState {
+	st := checkout.BuyerState{Attempts: b.ConfirmAttempts, Declines: b.ConfirmDeclines}
+	if b.PendingProcessorRef == nil {
+		return st
+	}
+	p := &checkout.PendingCharge{
+		ProcessorRef: *b.PendingProcessorRef,
+		Method:       ports.PaymentMethodKind(pendingStr(b.PendingMethod)),
+		Action:       checkout.PendingAction{Kind: pendingStr(b.PendingAction), RedirectURL: pendingStr(b.PendingRedirectURL)},
+	}
+	if b.PendingCardBrand != nil {
+		p.Card = &ports.CardInfo{
+			Brand: *b.PendingCardBrand, Last4: pendingStr(b.PendingCardLast4), Country: pendingStr(b.PendingCardCountry),
+			Funding: pendingStr(b.PendingCardFunding), ExpMonth: pendingInt(b.PendingCardExpMonth), ExpYear: pendingInt(b.PendingCardExpYear),
+		}
+	}
+	st.Pending = p
+	return st
+}
+
+func pendingStr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func pendingInt(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
+func optStr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+// updateBuyerState writes the buyer's bookkeeping of a locked session.
+func updateBuyerState(ctx context.Context, tx *sqlx.Tx, snap checkout.SessionSnapshot) error {
+	b := snap.Buyer
+	var ref, method, action, redirect, brand, last4, country, funding *string
+	var expMonth, expYear *int
+	if p := b.Pending; p != nil {
+		ref, method = &p.ProcessorRef, optStr(string(p.Method))
+		action, redirect = optStr(p.Action.Kind), optStr(p.Action.RedirectURL)
+		if c := p.Card; c != nil {
+			brand, last4, country, funding = &c.Brand, &c.Last4, &c.Country, &c.Funding
+			expMonth, expYear = optInt(c.ExpMonth), optInt(c.ExpYear)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET confirm_attempts = $4, confirm_declines = $5,
+		pending_processor_ref = $6, pending_method = $7, pending_action = $8, pending_redirect_url = $9,
+		pending_card_brand = $10, pending_card_last4 = $11, pending_card_country = $12,
+		pending_card_funding = $13, pending_card_exp_month = $14, pending_card_exp_year = $15
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		snap.Scope.MerchantID, string(snap.Scope.Env), snap.ID, b.Attempts, b.Declines,
+		ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear)
+	if err != nil {
+		return fmt.Errorf("checkout_sessions: update buyer state: %w", err)
+	}
+	return nil
+}
+
+// FindByClientSecretHash reads the session whose client_secret_hash is hash (the UNIQUE index
+// of 00003), in any scope: the buyer's side holds only the secret.
+func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, error) {
+	var r sessionRow
+	err := st.hot.get(ctx, &r, sessionBySecretSQL, hash[:])
+	return sessionOf(ctx, st.db, &r, err, "")
+}
+
+var sessionBySecretSQL = `SELECT ` + sessionCols("") + ` FROM checkout_sessions WHERE client_secret_hash = $1`

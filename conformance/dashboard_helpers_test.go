@@ -1,0 +1,156 @@
+package conformance
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/kassa-pay/kassa/core"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+)
+
+func init() {
+	sectionTitles["DASH"] = "dashboard API (session, CSRF, routes)"
+}
+
+// DashOwner is a merchant of the test's own with a dashboard owner login, signed in: Client
+// carries the session cookie (in Jar) and sends the CSRF token on unsafe requests.
+type DashOwner struct {
+	*Merchant
+	Email, Password string
+	Jar             http.CookieJar
+	CSRF            string
+	Client          *dash.ClientWithResponses
+}
+
+// newDashMerchant creates a merchant whose owner can sign in to the dashboard (D1
+// owner_password), with an e-mail address of its own, and returns it not yet signed in.
+func newDashMerchant(t *testing.T, onboarded bool) *DashOwner {
+	t.Helper()
+	email := "owner-" + strings.ToLower(core.RandomBase62(10)) + "@example.com"
+	password := "pw-" + core.NewSecretPart()
+	resp, err := operator(t).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
+		Name: "Dashboard " + core.RandomBase62(6), Country: "DE", Email: email, Onboarded: &onboarded,
+		OwnerPassword: &password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JSON201 == nil {
+		t.Fatalf("create merchant: %d %s", resp.StatusCode(), resp.Body)
+	}
+	m := resp.JSON201
+	o := &DashOwner{
+		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey, Test: client(t, m.TestKey), Live: client(t, m.LiveKey)},
+		Email:    email, Password: password,
+	}
+	o.Jar, o.Client = dashClient(t, &o.CSRF)
+	return o
+}
+
+// newDashOwner is newDashMerchant (onboarded) signed in.
+func newDashOwner(t *testing.T) *DashOwner {
+	t.Helper()
+	o := newDashMerchant(t, true)
+	o.signIn(t)
+	return o
+}
+
+// signIn signs the owner in and keeps the CSRF token.
+func (o *DashOwner) signIn(t *testing.T) *dash.Session {
+	t.Helper()
+	resp, err := o.Client.SignInWithResponse(context.Background(), dash.SignIn{Email: o.Email, Password: o.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JSON200 == nil {
+		t.Fatalf("sign in: %d %s", resp.StatusCode(), resp.Body)
+	}
+	o.CSRF = resp.JSON200.CsrfToken
+	return resp.JSON200
+}
+
+// sessionToken is the current value of the owner's session cookie ("" when none).
+func (o *DashOwner) sessionToken(t *testing.T) string {
+	t.Helper()
+	u, _ := url.Parse(target.DashboardURL)
+	for _, c := range o.Jar.Cookies(u) {
+		if c.Name == "kassa_session" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// dashClient returns a dashboard client with a cookie jar of its own that sends *csrf as
+// X-CSRF-Token on unsafe requests (when not empty).
+func dashClient(t *testing.T, csrf *string) (http.CookieJar, *dash.ClientWithResponses) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dash.NewClientWithResponses(target.DashboardURL,
+		dash.WithHTTPClient(&http.Client{Transport: transport, Jar: jar}),
+		dash.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			if r.Method != http.MethodGet && csrf != nil && *csrf != "" && r.Header.Get("X-CSRF-Token") == "" {
+				r.Header.Set("X-CSRF-Token", *csrf)
+			}
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jar, c
+}
+
+// csrfHeader overrides the CSRF header of one request ("" removes it).
+func csrfHeader(v string) dash.RequestEditorFn {
+	return func(_ context.Context, r *http.Request) error {
+		if v == "" {
+			r.Header.Set("X-CSRF-Token", "")
+			r.Header.Del("X-CSRF-Token")
+			return nil
+		}
+		r.Header.Set("X-CSRF-Token", v)
+		return nil
+	}
+}
+
+// dashRaw sends a request to the dashboard origin with the given session cookie value ("" =
+// none) and headers; responses pass the validating transport.
+func dashRaw(t *testing.T, method, path, session, body string, headers map[string]string) Raw {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, target.DashboardURL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if session != "" {
+		req.AddCookie(&http.Cookie{Name: "kassa_session", Value: session})
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := transport.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Raw{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}

@@ -1,0 +1,79 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// BuyerMerchant is what the buyer's side needs to know of the merchant behind a session.
+type BuyerMerchant struct {
+	Name string
+	// Onboarded is false while the operator has not completed the merchant's onboarding:
+	// live charges are then refused with 409 merchant_not_ready (D1).
+	Onboarded bool
+}
+
+// MerchantNames reads the merchant of a session for its buyer. The wiring adapts the identity
+// module to it, so that checkout does not depend on identity.
+type MerchantNames interface {
+	BuyerMerchant(ctx context.Context, merchantID string) (BuyerMerchant, error)
+}
+
+// BuyerDeps is what the buyer use cases need beyond the session store.
+type BuyerDeps struct {
+	// Processors charges per environment: test → the sandbox adapter. An environment without
+	// one (live, until a live processor adapter exists) refuses charges cleanly: 409
+	// merchant_not_ready when the merchant is not onboarded, else 503 processor_unavailable.
+	// It never pretends a charge succeeded.
+	Processors map[core.Environment]ports.Processor
+	Merchants  MerchantNames
+}
+
+// EnableBuyer wires the buyer use cases (BuyerView, Confirm, ResolveAction, CancelByBuyer).
+// Until it is called they answer a plain error (an opaque 500). Confirm and ResolveAction also
+// need EnablePayments.
+func (svc *Service) EnableBuyer(d BuyerDeps) {
+	procs := make(map[core.Environment]ports.Processor, len(d.Processors))
+	for env, p := range d.Processors {
+		if p != nil {
+			procs[env] = p
+		}
+	}
+	d.Processors = procs
+	svc.buyer = &d
+}
+
+// Errors of the buyer use cases (besides ErrSessionExpired and *DeclineError).
+var (
+	// ErrProcessorUnavailable: no processor can charge in the session's environment (live,
+	// while no live processor adapter is configured). 503 api_error; retrying later is fine
+	// and nothing was charged.
+	ErrProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
+		"Payments cannot be processed in this environment right now; nothing was charged.")
+	// ErrConfirmLimit: the card-testing guard (MaxDeclines declined charges on this session).
+	ErrConfirmLimit = core.NewError(core.TypeInvalidState, "session_confirm_limit", "",
+		"Too many declined payment attempts on this checkout session; start a new checkout.")
+	// ErrNoPendingAction: ResolveAction on a session with no charge waiting for the buyer.
+	ErrNoPendingAction = core.NewError(core.TypeInvalidState, "no_action_pending", "",
+		"No payment of this checkout session is waiting for authentication.")
+)
+
+var errBuyerNotWired = errors.New("checkout: buyer use cases are not wired (EnableBuyer)")
+
+// processorFor returns the processor of the session's environment, or the documented refusal.
+func (svc *Service) processorFor(ctx context.Context, scope core.Scope) (ports.Processor, error) {
+	if p, ok := svc.buyer.Processors[scope.Env]; ok {
+		return p, nil
+	}
+	m, err := svc.buyer.Merchants.BuyerMerchant(ctx, scope.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	if scope.Env == core.EnvLive && !m.Onboarded {
+		return nil, core.ErrMerchantNotReady
+	}
+	return nil, ErrProcessorUnavailable
+}

@@ -1,0 +1,65 @@
+package checkout
+
+import "github.com/kassa-pay/kassa/ports"
+
+// MaxDeclines is the card-testing guard: once this many charges of one session were declined,
+// the session refuses further confirmations (422 invalid_state / session_confirm_limit) and
+// the buyer needs a new session from the merchant. Ten leaves room for honest typos and
+// retries with other cards while making a session useless for testing stolen numbers.
+const MaxDeclines = 10
+
+// BuyerState is the buyer-side bookkeeping of an open session, kept on the session row so
+// that it changes in the same transaction as the session and its events.
+type BuyerState struct {
+	// Attempts counts the charges started for the session. Attempt n uses the processor
+	// idempotency key "<session id>:<n>"; the counter is written in the transaction that
+	// records the charge's outcome, so a charge whose outcome was never recorded (a crash, a
+	// failed commit) is retried with the same key and the processor answers the same charge.
+	Attempts int
+	// Declines counts the declined charges (the card-testing guard, MaxDeclines).
+	Declines int
+	// Pending is a charge that waits for the buyer (3-D Secure); nil when none does.
+	Pending *PendingCharge
+}
+
+// PendingCharge is a requires_action charge of the session, with everything ResolveAction
+// needs to finish it. It never holds the card number: only what D6 allows to be stored.
+type PendingCharge struct {
+	ProcessorRef string
+	Method       ports.PaymentMethodKind
+	Card         *ports.CardInfo
+	Action       PendingAction
+}
+
+func (b BuyerState) clone() BuyerState {
+	if b.Pending != nil {
+		p := *b.Pending
+		if p.Card != nil {
+			c := *p.Card
+			p.Card = &c
+		}
+		b.Pending = &p
+	}
+	return b
+}
+
+// Buyer returns the session's buyer-side bookkeeping (a copy).
+func (s *Session) Buyer() BuyerState { return s.buyer.clone() }
+
+// nextAttempt counts a new charge and returns its number (1-based).
+func (s *Session) nextAttempt() int {
+	s.buyer.Attempts++
+	return s.buyer.Attempts
+}
+
+// recordDecline counts a declined charge and forgets any pending one.
+func (s *Session) recordDecline() {
+	s.buyer.Declines++
+	s.buyer.Pending = nil
+}
+
+// setPending remembers the charge that waits for the buyer (replacing an abandoned one).
+func (s *Session) setPending(p PendingCharge) { s.buyer.Pending = &p }
+
+// clearPending forgets the pending charge (it completed or was abandoned).
+func (s *Session) clearPending() { s.buyer.Pending = nil }

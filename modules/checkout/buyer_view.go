@@ -1,0 +1,100 @@
+package checkout
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// BuyerView returns the public view of an open session for the holder of its client secret
+// (the hosted page, the browser API). An unknown id, a wrong secret and a session that is no
+// longer open all answer ErrSessionExpired (422 session_expired), so the answer reveals
+// nothing about sessions whose secret the caller does not hold. A session whose lifetime ran
+// out is expired on the way, with its one event (D6: lazy expiry).
+func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret string) (*BuyerView, error) {
+	if svc.buyer == nil {
+		return nil, errBuyerNotWired
+	}
+	s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	if err != nil {
+		return nil, err
+	}
+	m, err := svc.buyer.Merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	v := &BuyerView{Session: s, MerchantName: m.Name}
+	if p := s.buyer.Pending; p != nil {
+		a := p.Action
+		v.Pending = &a
+	}
+	return v, nil
+}
+
+// buyerSession authorises a buyer: it finds the session by the hash of clientSecret, checks
+// in constant time that the id and the secret are the session's, and that the session is
+// open at the scope's time. It returns the session (unlocked) and that time.
+func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret string) (*Session, time.Time, error) {
+	if sessionID == "" || clientSecret == "" {
+		return nil, time.Time{}, ErrSessionExpired
+	}
+	s, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
+		return nil, time.Time{}, ErrSessionExpired
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	idOK := subtle.ConstantTimeCompare([]byte(s.ID()), []byte(sessionID))
+	secretOK := subtle.ConstantTimeCompare([]byte(s.ClientSecret()), []byte(clientSecret))
+	if idOK&secretOK != 1 {
+		return nil, time.Time{}, ErrSessionExpired
+	}
+	now, err := svc.clocks.Now(ctx, s.Scope())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if s.IsDue(now) {
+		if _, err := svc.expireIfDue(ctx, s.Scope(), s.ID(), now); err != nil {
+			return nil, time.Time{}, err
+		}
+		return nil, time.Time{}, ErrSessionExpired
+	}
+	if s.Status() != StatusOpen {
+		return nil, time.Time{}, ErrSessionExpired
+	}
+	return s, now, nil
+}
+
+// lockedOpen is the guard of every buyer change under the session's row lock: a due session
+// is expired (its events returned, lapsed set) and any session that is not open answers
+// ErrSessionExpired: once complete, expired or canceled the client secret is no longer valid
+// (interface 5.2), so a second confirm after success is 422 session_expired too.
+func (svc *Service) lockedOpen(s *Session, now time.Time) (lapsed []core.Event, err error) {
+	if s.IsDue(now) {
+		evs, err := svc.expiredEvent(s, expiryTime(s))
+		if err != nil {
+			return nil, err
+		}
+		return evs, nil
+	}
+	if s.Status() != StatusOpen {
+		return nil, ErrSessionExpired
+	}
+	return nil, nil
+}
+
+// BuyerMerchant returns the merchant of s as its buyer sees it (name, onboarding), for
+// rendering the answer of Confirm, ResolveAction and CancelByBuyer, whose session is no longer
+// open once they succeed.
+func (svc *Service) BuyerMerchant(ctx context.Context, s *Session) (BuyerMerchant, error) {
+	if svc.buyer == nil {
+		return BuyerMerchant{}, errBuyerNotWired
+	}
+	return svc.buyer.Merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
+}

@@ -1,0 +1,108 @@
+package identity
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+// Dashboard session lifetimes (dashboard API): a session ends after SessionIdle without a
+// request, and SessionMaxAge after sign-in whatever the activity.
+const (
+	SessionIdle   = 12 * time.Hour
+	SessionMaxAge = 7 * 24 * time.Hour
+	// sessionTouchGranularity bounds how often a session's last_seen is written.
+	sessionTouchGranularity = time.Minute
+)
+
+// SessionRecord is what the store keeps of a new session: never the token, only its SHA-256.
+type SessionRecord struct {
+	TokenHash  []byte
+	UserID     string
+	MerchantID string
+	CSRFToken  string
+	Created    time.Time
+	LastSeen   time.Time
+	ExpiresAt  time.Time // Created + SessionMaxAge
+}
+
+// DashboardSession is a signed-in dashboard session with who it belongs to.
+type DashboardSession struct {
+	SessionRecord
+	UserEmail         string
+	MerchantName      string
+	MerchantOnboarded bool
+}
+
+// Caller is the session's merchant acting in env, as the merchant API's key would.
+func (s *DashboardSession) Caller(env core.Environment) core.Caller {
+	return core.Caller{Scope: core.Scope{MerchantID: s.MerchantID, Env: env}, Onboarded: s.MerchantOnboarded}
+}
+
+// CSRFValid reports, in constant time, whether token is the session's CSRF token.
+func (s *DashboardSession) CSRFValid(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRFToken)) == 1
+}
+
+// ErrSessionRequired is the 401 of a dashboard request without a valid session.
+var ErrSessionRequired = core.NewError(core.TypeAuthentication, "session_required", "",
+	"Sign in first: this request needs a valid dashboard session (the kassa_session cookie).")
+
+// ErrCSRFInvalid is the 403 of an unsafe dashboard request without the session's CSRF token.
+var ErrCSRFInvalid = core.NewError(core.TypePermission, "csrf_token_invalid", "",
+	"The X-CSRF-Token header is missing or does not match this session.")
+
+// Dashboard is the sign-in, session and throttling use cases of the merchant dashboard.
+type Dashboard struct {
+	store    DashboardStore
+	clock    core.Clock
+	throttle ThrottlePolicy
+}
+
+// NewDashboard wires the dashboard use cases to their store and clock.
+func NewDashboard(store DashboardStore, clock core.Clock, throttle ThrottlePolicy) *Dashboard {
+	return &Dashboard{store: store, clock: clock, throttle: throttle.withDefaults()}
+}
+
+// Session returns the live session of a cookie token and marks it used: 401 session_required
+// when the token is unknown, signed out, idle for SessionIdle or older than SessionMaxAge.
+func (d *Dashboard) Session(ctx context.Context, token string) (*DashboardSession, error) {
+	if token == "" || len(token) > 200 {
+		return nil, ErrSessionRequired
+	}
+	hash := HashSecret(token)
+	s, err := d.store.SessionByHash(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrSessionRequired
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := d.clock.Now()
+	if !now.Before(s.ExpiresAt) || !now.Before(s.LastSeen.Add(SessionIdle)) {
+		// Best effort: an ended session is refused whether or not its row goes now.
+		_ = d.store.DeleteSession(ctx, hash)
+		return nil, ErrSessionRequired
+	}
+	if now.Sub(s.LastSeen) >= sessionTouchGranularity {
+		_ = d.store.TouchSession(ctx, hash, now)
+	}
+	return s, nil
+}
+
+// SignOut ends the session at once: its cookie stops working, even a kept copy of it.
+func (d *Dashboard) SignOut(ctx context.Context, s *DashboardSession) error {
+	if s == nil {
+		return nil
+	}
+	return d.store.DeleteSession(ctx, s.TokenHash)
+}
+
+// Purge deletes ended sessions and sign-in failures that no longer count (the sweep).
+func (d *Dashboard) Purge(ctx context.Context) (int64, error) {
+	now := d.clock.Now()
+	return d.store.PurgeDashboard(ctx, now, now.Add(-d.throttle.Window))
+}

@@ -1,0 +1,133 @@
+package payments
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Lister reads pages and sums of a scope's payments (the dashboard's read side).
+type Lister interface {
+	// List returns one page of the scope's payments, newest first, only those in status when
+	// it is not empty. A cursor that is not a payment of the scope is 400
+	// starting_after_invalid / ending_before_invalid.
+	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Payment], error)
+	// Summarize counts the scope's payments and sums, per currency, the amounts of those in
+	// one of the captured statuses.
+	Summarize(ctx context.Context, scope core.Scope, captured []Status) (Summary, error)
+}
+
+// Summary is the scope's payment figures of the dashboard overview.
+type Summary struct {
+	Count          int64
+	SucceededCount int64
+	// Gross is, per currency (sorted by code), the sum of the succeeded payments' amounts.
+	Gross []Money
+}
+
+// Money is an amount in minor units of a currency.
+type Money struct {
+	Currency core.Currency
+	Amount   int64
+}
+
+// CapturedStatuses are the states of a payment whose money was taken: succeeded, and the
+// states a succeeded payment can move to (refunds, disputes). Overview figures count these.
+var CapturedStatuses = []Status{StatusSucceeded, StatusPartiallyRefunded, StatusRefunded, StatusDisputed}
+
+// statuses lists every payment status, for validating filters.
+var statuses = []Status{StatusProcessing, StatusSucceeded, StatusFailed, StatusPartiallyRefunded, StatusRefunded, StatusDisputed}
+
+// Queries are the read-only payment use cases of the dashboard.
+type Queries struct {
+	reader Reader
+	lister Lister
+	rates  ports.FXRates
+}
+
+// NewQueries wires the read use cases to their store and to the FX source the fees were
+// computed with (for the rate shown in a fee breakdown).
+func NewQueries(reader Reader, lister Lister, rates ports.FXRates) *Queries {
+	return &Queries{reader: reader, lister: lister, rates: rates}
+}
+
+// List returns a page of the scope's payments, newest first, optionally in one status.
+func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery, status string) (core.Page[*Payment], error) {
+	lq, err := lq.Normalize()
+	if err != nil {
+		return core.Page[*Payment]{}, err
+	}
+	st := Status(status)
+	if status != "" && !validStatus(st) {
+		names := make([]string, len(statuses))
+		for i, s := range statuses {
+			names[i] = string(s)
+		}
+		return core.Page[*Payment]{}, core.InvalidField("status", "status must be one of %s.", strings.Join(names, ", "))
+	}
+	return q.lister.List(ctx, scope, lq, st)
+}
+
+func validStatus(s Status) bool {
+	for _, v := range statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Get returns one payment of the scope, or 404 payment_not_found.
+func (q *Queries) Get(ctx context.Context, scope core.Scope, id string) (*Payment, error) {
+	return q.reader.Get(ctx, scope, id)
+}
+
+// Summary returns the scope's overview figures.
+func (q *Queries) Summary(ctx context.Context, scope core.Scope) (Summary, error) {
+	return q.lister.Summarize(ctx, scope, CapturedStatuses)
+}
+
+// FeeBreakdown is how a payment's fee splits (D7). ServiceEUR + PSPEUR = TotalEUR, the fee the
+// merchant pays; TotalChargeCurrency is TotalEUR at Rate in the charge currency, the amount
+// debited; Net is the amount minus that.
+type FeeBreakdown struct {
+	ServiceEUR, PSPEUR, TotalEUR int64
+	ChargeCurrency               core.Currency
+	TotalChargeCurrency          int64
+	Net                          int64
+	// Rate is 1 EUR in the charge currency (exact decimal), published on RateDate.
+	Rate     string
+	RateDate time.Time
+}
+
+// Breakdown splits the payment's locked fee and finds the rate it was converted at: the rate
+// of the fee's rate day from the same FX source (1 for EUR).
+func (q *Queries) Breakdown(ctx context.Context, p *Payment) (FeeBreakdown, error) {
+	fee := p.Fee()
+	b := FeeBreakdown{
+		ServiceEUR: fee.ServiceFeeEUR - fee.PSPFeeEUR, PSPEUR: fee.PSPFeeEUR, TotalEUR: fee.ServiceFeeEUR,
+		ChargeCurrency: p.Currency(), TotalChargeCurrency: fee.ServiceFeeChargeCurrency,
+		Net: p.Amount() - fee.ServiceFeeChargeCurrency, Rate: "1", RateDate: fee.RateDate,
+	}
+	if p.Currency() == "EUR" || q.rates == nil {
+		return b, nil
+	}
+	r, err := q.rates.Rate(ctx, fee.RateDate, "EUR", p.Currency())
+	if err != nil {
+		return FeeBreakdown{}, fmt.Errorf("payments: rate of %s: %w", p.ID(), err)
+	}
+	b.Rate = decimal(r.Value())
+	return b, nil
+}
+
+// decimal renders an exact rate with up to 10 decimals and no trailing zeros.
+func decimal(r *big.Rat) string {
+	s := r.FloatString(10)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
