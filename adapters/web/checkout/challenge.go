@@ -1,8 +1,14 @@
 package checkoutweb
 
 import (
+	"errors"
 	"net/http"
+
+	"github.com/kassa-pay/kassa/core"
 )
+
+// codeNoActionPending is the use case's answer when no charge waits for 3-D Secure.
+const codeNoActionPending = "no_action_pending"
 
 // The sandbox's 3-D Secure step (D6: card 4000002760003184): Kassa shows a simulated issuer
 // challenge with "Complete" and "Fail"; either answer goes to the use case, which completes
@@ -42,6 +48,12 @@ func (h *Handler) resolveChallenge(w http.ResponseWriter, r *http.Request, k pag
 		return
 	}
 	res, err := h.buyer.ResolveAction(r.Context(), id, cs, action == actionPass)
+	var de *core.Error
+	if errors.As(err, &de) && de.Code == codeNoActionPending {
+		// Answered already (another tab, a replayed post): back to the session's page.
+		http.Redirect(w, r, sessionPath(k, id, "", cs), http.StatusSeeOther)
+		return
+	}
 	if err != nil {
 		// A failed challenge is a decline: the checkout page again, with the reason.
 		h.confirmFailed(w, r, k, checkoutPage(k, view, cs), err)

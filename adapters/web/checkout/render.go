@@ -43,6 +43,7 @@ type page struct {
 	Items       []lineItem
 	Total       string
 	Test        bool
+	SEPA        bool // SEPA Direct Debit is offered (EUR sessions only)
 
 	Errors      fieldErrors
 	FormError   string
@@ -91,7 +92,7 @@ func summary(k pageKind, view *checkout.BuyerView, cs string) *page {
 	p := &page{
 		kind: k, formTargets: targets, Embed: k == pageEmbed, ID: s.ID(), Secret: cs, Base: base,
 		Merchant: view.MerchantName, Total: FormatMoney(s.Amount(), s.Currency()),
-		Test: s.Environment() == core.EnvTest, Errors: fieldErrors{},
+		Test: s.Environment() == core.EnvTest, SEPA: s.Currency() == "EUR", Errors: fieldErrors{},
 	}
 	if d := s.Description(); d != nil {
 		p.Description = *d
