@@ -121,15 +121,6 @@ func pgWant(t *testing.T, p pgPage, status int, parts ...string) {
 	}
 }
 
-// pgRequireBuyer skips a case while the server has no buyer use cases wired (the pages then
-// answer 503 service_unavailable); they land with the checkout browser API.
-func pgRequireBuyer(t *testing.T, s api.CheckoutSession) {
-	t.Helper()
-	if p := pgGet(t, s.CheckoutUrl); p.Status == http.StatusServiceUnavailable {
-		t.Skip("the server has no buyer use cases wired yet")
-	}
-}
-
 // pgWantComplete asserts the session is complete with a payment in status and exactly one
 // event of its completion: checkout.session.completed for a succeeded payment,
 // checkout.session.async_payment_pending for a processing one (SEPA).

@@ -21,7 +21,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		s := pgSession(t, m, "description", "Two mugs <handmade>", "line_items", []map[string]any{
 			{"name": "Mug", "quantity": 2, "amount": 1250, "image_url": "https://img.example/mug.png"},
 		})
-		pgRequireBuyer(t, s)
 		p := pgGet(t, s.CheckoutUrl)
 		pgWant(t, p, 200, "Two mugs &lt;handmade&gt;", "Mug", "× 2", "12.50 €", "25.00 €", "Test mode",
 			`src="https://img.example/mug.png"`, `autocomplete="cc-name"`, `autocomplete="cc-number"`,
@@ -35,7 +34,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		jpy := pgSession(t, m, "currency", "jpy", "amount", 123456)
-		pgRequireBuyer(t, jpy)
 		pgWant(t, pgGet(t, jpy.CheckoutUrl), 200, "¥123,456")
 		usd := pgSession(t, m, "currency", "usd", "amount", 123456)
 		pgWant(t, pgGet(t, usd.CheckoutUrl), 200, "$1,234.56")
@@ -45,7 +43,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks", "cancel_url", "https://cart.example/back")
-		pgRequireBuyer(t, s)
 		top := pgGet(t, s.CheckoutUrl)
 		csp := top.Header.Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "base-uri 'none'",
@@ -78,7 +75,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m)
-		pgRequireBuyer(t, s)
 		base := pgBase(t, s)
 		wrong := pgGet(t, base+"/c/"+s.Id+"?cs="+s.ClientSecret+"x")
 		pgWant(t, wrong, 422, "no longer valid")
@@ -102,7 +98,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m)
-		pgRequireBuyer(t, s)
 		form := url.Values{"method": {"card"}, "card_number": {"4242424242424241"}, "card_exp": {"01 / 20"}, "card_cvc": {"1"}}
 		p := pgPost(t, s, "/c/"+s.Id+"/pay", form)
 		pgWant(t, p, 400, `id="err-card_number">Your card number is invalid`, `id="err-card_exp">Your card has expired`, `id="err-card_cvc">Enter the 3 or 4 digit`)
@@ -120,7 +115,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks?order=7")
-		pgRequireBuyer(t, s)
 		d := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardDecline))
 		pgWant(t, d, 402, "Your card was declined", `data-decline-code="generic_decline"`)
 		if got := csGet(t, m.Test, s.Id); got.Status != "open" {
@@ -138,7 +132,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "reference", "order-42")
-		pgRequireBuyer(t, s)
 		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardOK))
 		pgWant(t, p, 200, "payment was received", "25.00 €", "order-42", "4242")
 		pgWantComplete(t, m, s.Id, "succeeded")
@@ -148,7 +141,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks")
-		pgRequireBuyer(t, s)
 		challenge := "/c/" + s.Id + "/3ds?cs=" + s.ClientSecret
 		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCard3DS))
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != challenge {
@@ -179,7 +171,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks")
-		pgRequireBuyer(t, s)
 		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgSEPAForm("DE89 3704 0044 0532 0130 00"))
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "https://shop.example/thanks" {
 			t.Fatalf("sepa: %d %q", p.Status, p.Header.Get("Location"))
@@ -193,7 +184,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "cancel_url", "https://shop.example/cart")
-		pgRequireBuyer(t, s)
 		p := pgPost(t, s, "/c/"+s.Id+"/cancel", nil)
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "https://shop.example/cart" {
 			t.Fatalf("cancel: %d %q", p.Status, p.Header.Get("Location"))
@@ -211,7 +201,6 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks")
-		pgRequireBuyer(t, s)
 		const posts = 6
 		statuses := make([]int, posts)
 		var wg sync.WaitGroup
