@@ -3,9 +3,11 @@ package conformance
 import (
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 )
@@ -229,6 +231,40 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		}
 		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardOK)), 422) // the replay
 		pgWantComplete(t, m, s.Id, "succeeded")
+	})
+
+	harness.Rule(t, "5.2", "the client secret, the card number and the IBAN typed into the pages never reach the server log", func(t *testing.T) {
+		t.Parallel()
+		if target.LogPath == "" {
+			t.Skip("the server log is not available (external target)")
+		}
+		m := newMerchant(t, true)
+		s := pgSession(t, m, "success_url", "https://shop.example/thanks")
+		pgGet(t, s.CheckoutUrl)
+		pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm("4000000000009995")) // declined: insufficient_funds
+		pgPost(t, s, "/c/"+s.Id+"/pay", pgSEPAForm("DE62370400440532013001"))
+		pgGet(t, s.CheckoutUrl)                                     // 422: the secret is used
+		pgGet(t, pgBase(t, s)+"/c/"+s.Id+"/3ds?cs="+s.ClientSecret) // 422 as well
+		secret := strings.TrimPrefix(s.ClientSecret, s.Id+"_secret_")
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			log, err := os.ReadFile(target.LogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, leak := range []string{secret, "4000000000009995", "370400440532013001"} {
+				if strings.Contains(string(log), leak) {
+					t.Fatalf("the server log contains %q", leak)
+				}
+			}
+			if time.Now().After(deadline) {
+				if !strings.Contains(string(log), "/c/{id}/pay") {
+					t.Fatal("the server log has no line for the pay route: is it the target's log?")
+				}
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 	})
 
 	harness.Rule(t, "D6", "kassa.js and the page assets are served; kassa.js to any origin", func(t *testing.T) {
