@@ -4,11 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/checkout"
 )
-
-// codeNoActionPending is the use case's answer when no charge waits for 3-D Secure.
-const codeNoActionPending = "no_action_pending"
 
 // The sandbox's 3-D Secure step (D6: card 4000002760003184): Kassa shows a simulated issuer
 // challenge with "Complete" and "Fail"; either answer goes to the use case, which completes
@@ -23,7 +20,7 @@ func (h *Handler) showChallenge(w http.ResponseWriter, r *http.Request, k pageKi
 		return
 	}
 	if view.Pending == nil {
-		http.Redirect(w, r, sessionPath(k, id, "", cs), http.StatusSeeOther)
+		seeOther(w, r, sessionPath(k, id, "", cs))
 		return
 	}
 	h.render(w, r, http.StatusOK, challengePage(k, view, cs))
@@ -48,10 +45,9 @@ func (h *Handler) resolveChallenge(w http.ResponseWriter, r *http.Request, k pag
 		return
 	}
 	res, err := h.buyer.ResolveAction(r.Context(), id, cs, action == actionPass)
-	var de *core.Error
-	if errors.As(err, &de) && de.Code == codeNoActionPending {
+	if errors.Is(err, checkout.ErrNoPendingAction) {
 		// Answered already (another tab, a replayed post): back to the session's page.
-		http.Redirect(w, r, sessionPath(k, id, "", cs), http.StatusSeeOther)
+		seeOther(w, r, sessionPath(k, id, "", cs))
 		return
 	}
 	if err != nil {

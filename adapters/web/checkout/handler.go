@@ -92,7 +92,7 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, k pageKind) {
 	}
 	if view.Pending != nil {
 		// A charge waits for 3-D Secure: the buyer finishes (or fails) it first.
-		http.Redirect(w, r, sessionPath(k, id, "/3ds", cs), http.StatusSeeOther)
+		seeOther(w, r, sessionPath(k, id, "/3ds", cs))
 		return
 	}
 	h.render(w, r, http.StatusOK, checkoutPage(k, view, cs))

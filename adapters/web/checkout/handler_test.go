@@ -107,7 +107,7 @@ func (f *fakeBuyer) ResolveAction(_ context.Context, id, cs string, approve bool
 		return nil, err
 	}
 	if !f.pending {
-		return nil, core.Invalid("no_pending_action", "", "Nothing waits for authentication.")
+		return nil, checkout.ErrNoPendingAction
 	}
 	if !approve {
 		f.pending = false
@@ -345,4 +345,47 @@ func TestAssetsAndUnknownPaths(t *testing.T) {
 			t.Fatalf("%s: %d", p, a.status)
 		}
 	}
+}
+
+func TestSEPAOnlyForEUR(t *testing.T) {
+	f := newFake("", "")
+	f.snap.Currency, f.snap.Amount = "USD", 123456
+	a := do(t, newHandler(f), "GET", "/c/"+fakeID+"?cs="+fakeSecret, nil)
+	wantIn(t, a, "$1,234.56")
+	if strings.Contains(a.body, `name="iban"`) {
+		t.Fatal("SEPA offered on a USD session")
+	}
+}
+
+func TestRefusalsAndReplays(t *testing.T) {
+	f := newFake("", "")
+	h := newHandler(f)
+	// The challenge answered twice (two tabs): the second goes back to the session's page.
+	do(t, h, "POST", "/c/"+fakeID+"/pay", payCard("4000002760003184"))
+	if a := do(t, h, "POST", "/c/"+fakeID+"/3ds", url.Values{"cs": {fakeSecret}, "action": {"fail"}}); a.status != 402 {
+		t.Fatalf("fail: %d", a.status)
+	}
+	a := do(t, h, "POST", "/c/"+fakeID+"/3ds", url.Values{"cs": {fakeSecret}, "action": {"fail"}})
+	if a.status != 303 || a.header.Get("Location") != "/c/"+fakeID+"?cs="+fakeSecret || a.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("replayed challenge answer: %d %v", a.status, a.header)
+	}
+	if a := do(t, h, "POST", "/c/"+fakeID+"/3ds", url.Values{"cs": {fakeSecret}, "action": {"maybe"}}); a.status != 400 {
+		t.Fatalf("unknown answer: %d", a.status)
+	}
+}
+
+// refusingBuyer refuses every confirmation with a use-case error that is not about an input.
+type refusingBuyer struct{ *fakeBuyer }
+
+func (refusingBuyer) Confirm(context.Context, string, string, checkout.ConfirmInput) (*checkout.ConfirmResult, error) {
+	return nil, core.NewError(core.TypeInvalidState, "session_confirm_limit", "", "Too many attempts.")
+}
+
+func TestUseCaseRefusalShownAboveTheForm(t *testing.T) {
+	h := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Buyer: refusingBuyer{newFake("", "")}})
+	a := do(t, h, "POST", "/c/"+fakeID+"/pay", payCard("4242424242424242"))
+	if a.status != 422 {
+		t.Fatalf("status %d", a.status)
+	}
+	wantIn(t, a, `id="form-error" role="alert">Too many attempts.`, `id="card-form"`)
 }

@@ -69,3 +69,10 @@ func formAction(targets []string) []string {
 	}
 	return out
 }
+
+// seeOther answers 303 to target. Redirects within a session carry the client secret in
+// their Location, so no redirect is cached either.
+func seeOther(w http.ResponseWriter, r *http.Request, target string) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}

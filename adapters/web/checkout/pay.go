@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 )
@@ -39,8 +40,9 @@ func (h *Handler) pay(w http.ResponseWriter, r *http.Request, k pageKind) {
 	h.outcome(w, r, k, view, res, cs)
 }
 
-// confirmFailed shows the checkout page again for a decline (402) or a refused input (400),
-// with the reason next to the field it is about; other errors go to fail.
+// confirmFailed shows the checkout page again for a decline (402), a refused input (400, next
+// to its field) or another refusal of the use case (its status and message); a used or
+// expired secret and unexpected errors go to fail.
 func (h *Handler) confirmFailed(w http.ResponseWriter, r *http.Request, k pageKind, page *page, err error) {
 	var decline *checkout.DeclineError
 	if errors.As(err, &decline) {
@@ -53,13 +55,15 @@ func (h *Handler) confirmFailed(w http.ResponseWriter, r *http.Request, k pageKi
 		return
 	}
 	var de *core.Error
-	if errors.As(err, &de) && de.Type == core.TypeInvalidRequest {
-		if f := fieldOfParam(de.Param); f != "" {
+	if errors.As(err, &de) && !errors.Is(err, checkout.ErrSessionExpired) {
+		// A refused input next to its field; anything else the use case refuses (too many
+		// tries, a live merchant not ready) above the form, with the use case's words.
+		if f := fieldOfParam(de.Param); f != "" && de.Type == core.TypeInvalidRequest {
 			page.Errors[f] = de.Message
 		} else {
 			page.FormError = de.Message
 		}
-		h.render(w, r, http.StatusBadRequest, page)
+		h.render(w, r, httpapi.StatusOf(de), page)
 		return
 	}
 	h.fail(w, r, k, err)
@@ -75,7 +79,7 @@ func (h *Handler) outcome(w http.ResponseWriter, r *http.Request, k pageKind, vi
 		if res.Action != nil && res.Action.RedirectURL != "" {
 			target = res.Action.RedirectURL // a live issuer's own challenge
 		}
-		http.Redirect(w, r, target, http.StatusSeeOther)
+		seeOther(w, r, target)
 		return
 	case checkout.ConfirmSucceeded, checkout.ConfirmProcessing:
 	default:
@@ -100,5 +104,5 @@ func (h *Handler) leave(w http.ResponseWriter, r *http.Request, k pageKind, url,
 		h.render(w, r, http.StatusOK, leavePage(url, heading, message))
 		return
 	}
-	http.Redirect(w, r, url, http.StatusSeeOther)
+	seeOther(w, r, url)
 }
