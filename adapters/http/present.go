@@ -88,6 +88,7 @@ func presentPayment(p *payments.Payment) api.Payment {
 	if card := p.Card(); card != nil {
 		out.Card = &api.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
 	}
+	out.FailureCode, out.FailureMessage = p.FailureCode(), p.FailureMessage()
 	return out
 }
 

@@ -16,9 +16,11 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// PaymentStore reads payments. Payments are written only by SessionStore.UpdateWithPayment,
-// in the transaction that completes their session; every query filters by merchant_id and
-// environment.
+// PaymentStore reads payments and runs the payments sweep's claims (payments.DueStore).
+// Payments are created only by SessionStore.UpdateWithPayment, in the transaction that
+// completes their session, and change state only through ClaimDue; every query filters by
+// merchant_id and environment. Whenever a payment is written as succeeded for the first time,
+// its receipt is queued in mail_outbox in the same transaction.
 type PaymentStore struct {
 	db *sqlx.DB
 }
@@ -26,7 +28,10 @@ type PaymentStore struct {
 // NewPaymentStore returns the payment store on db.
 func NewPaymentStore(db *sqlx.DB) *PaymentStore { return &PaymentStore{db: db} }
 
-var _ payments.Reader = (*PaymentStore)(nil)
+var (
+	_ payments.Reader   = (*PaymentStore)(nil)
+	_ payments.DueStore = (*PaymentStore)(nil)
+)
 
 var paymentColumns = strings.Join([]string{
 	"id", "merchant_id", "environment", "session_id", "invoice_id", "amount", "amount_refunded",
@@ -151,10 +156,13 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 	if c := p.Card; c != nil {
 		brand, last4, country, funding = &c.Brand, &c.Last4, &c.Country, &c.Funding
 	}
-	var prev *string
-	if p.StatusBeforeDispute != "" {
-		s := string(p.StatusBeforeDispute)
-		prev = &s
+	prev := previousStatus(p)
+	var disputeReason *string
+	if rec.DisputeOpensAt != nil {
+		if rec.DisputeReason == "" {
+			return errors.New("payments: insert: a dispute notice needs a reason")
+		}
+		disputeReason = &rec.DisputeReason
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO payments (
 		id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
@@ -162,9 +170,9 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		card_exp_month, card_exp_year, sepa_country, sepa_last4,
 		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
 		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created)
+		processor_ref, settles_at, created, dispute_opens_at, dispute_reason)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
+		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`,
 		p.ID, p.Scope.MerchantID, string(p.Scope.Env), p.SessionID, p.InvoiceID, p.Amount, p.AmountRefunded,
 		string(p.Currency), string(p.Status), prev, p.DisputeLost, string(p.PaymentMethod),
 		brand, last4, country, funding, nullIfZero(rec.CardExpMonth), nullIfZero(rec.CardExpYear),
@@ -172,7 +180,7 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		p.Fee.ServiceFeeEUR, p.Fee.PSPFeeEUR, p.Fee.ServiceFeeChargeCurrency, string(p.Fee.Currency),
 		p.Fee.RateDate.UTC().Format(time.DateOnly),
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
-		rec.ProcessorRef, rec.SettlesAt, p.Created)
+		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason)
 	if err != nil {
 		var pe *pq.Error
 		if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "payments_session" {
@@ -180,7 +188,19 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		}
 		return fmt.Errorf("payments: insert: %w", err)
 	}
+	if p.Status == payments.StatusSucceeded {
+		// A card payment succeeds as it is created: its receipt is queued with it.
+		return queueReceipt(ctx, tx, p.Scope, p.ID, p.Created)
+	}
 	return nil
+}
+
+func previousStatus(p payments.PaymentSnapshot) *string {
+	if p.StatusBeforeDispute == "" {
+		return nil
+	}
+	s := string(p.StatusBeforeDispute)
+	return &s
 }
 
 // Get reads one payment of scope.

@@ -257,10 +257,10 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 					continue
 				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
-					(merchant_id, environment, id, endpoint_id, event_id, status, next_attempt_at, created)
-					VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6)
+					(merchant_id, environment, id, endpoint_id, event_id, event_type, status, next_attempt_at, created)
+					VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)
 					ON CONFLICT (merchant_id, environment, endpoint_id, event_id) DO NOTHING`,
-					r.MerchantID, r.Environment, core.NewID(webhooks.PrefixDelivery), e.ID(), r.EventID, now); err != nil {
+					r.MerchantID, r.Environment, core.NewID(webhooks.PrefixDelivery), e.ID(), r.EventID, r.Type, now); err != nil {
 					return fmt.Errorf("webhook_deliveries: insert: %w", err)
 				}
 			}
@@ -322,11 +322,16 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 			), claimed AS (
 				UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2, last_attempt_at = $1
 				FROM due WHERE d.merchant_id = due.merchant_id AND d.environment = due.environment AND d.id = due.id
-				RETURNING d.merchant_id, d.environment, d.id, d.endpoint_id, d.event_id, d.attempts
+				RETURNING d.merchant_id, d.environment, d.id, d.endpoint_id, d.event_id, d.attempts, d.event_type,
+					d.test_event_created, d.test_event_data
 			)
-			SELECT c.merchant_id, c.environment, c.id, c.endpoint_id, c.event_id, c.attempts, ev.type, ev.created, ev.data
+			-- An outbox event is read from events; a test event travels in its delivery.
+			SELECT c.merchant_id, c.environment, c.id, c.endpoint_id, c.event_id, c.attempts,
+				coalesce(ev.type, c.event_type) AS type, coalesce(ev.created, c.test_event_created) AS created,
+				coalesce(ev.data, c.test_event_data) AS data
 			FROM claimed c
-			JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id`,
+			LEFT JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id
+			WHERE ev.id IS NOT NULL OR c.test_event_data IS NOT NULL`,
 			now, now.Add(lease), limit); err != nil {
 			return fmt.Errorf("webhook_deliveries: claim: %w", err)
 		}

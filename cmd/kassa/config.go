@@ -35,6 +35,8 @@ type config struct {
 	FXFile        string
 	FXURL         string
 	FXRefresh     time.Duration
+	SMTPURL       string
+	MailFrom      string
 }
 
 type setting struct {
@@ -56,7 +58,7 @@ func (c *config) settings() []setting {
 		{"log-format", "KASSA_LOG_FORMAT", "json", "json or text", &c.LogFormat},
 		{"rate-live", "KASSA_RATE_LIVE", "100", "live requests per second per merchant (burst equal)", &c.RateLive},
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
-		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, idempotency purge)", &c.SweepInterval},
+		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, SEPA settlement, disputes, idempotency purge)", &c.SweepInterval},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
 		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let live webhook deliveries reach private, loopback and link-local addresses (development only)", &c.WebhookLAN},
@@ -65,6 +67,8 @@ func (c *config) settings() []setting {
 		{"fx-file", "KASSA_FX_FILE", "", "ECB reference-rate XML file (daily, 90-day or history format) loaded at start; empty = the bundled sample (test fixture figures)", &c.FXFile},
 		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
+		{"smtp-url", "KASSA_SMTP_URL", "", "SMTP server for e-mail (receipts): smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (TLS); empty keeps e-mail in the development mailbox", &c.SMTPURL},
+		{"mail-from", "KASSA_MAIL_FROM", defaultMailFrom, "sender of Kassa's e-mail", &c.MailFrom},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kassa-pay/kassa/adapters/email"
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
@@ -19,7 +20,9 @@ import (
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -65,6 +68,10 @@ func serve(ctx context.Context, args []string) error {
 	deliveries, err := webhookWorker(listenCtx, log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
+	}
+	receipts, err := receiptWorker(log, a, cfg)
+	if err != nil {
+		return fmt.Errorf("e-mail: %w", err)
 	}
 	api, err := httpapi.NewAPIHandler(httpapi.APIDeps{
 		Log:      log,
@@ -148,6 +155,8 @@ func serve(ctx context.Context, args []string) error {
 	go func() { defer wg.Done(); sweep(sweepCtx, log, a, cfg.SweepInterval) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = receipts.Run(sweepCtx) }()
 	if rates != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); rates.Run(sweepCtx) }()
@@ -193,9 +202,9 @@ func pprofServer(addr string) *http.Server {
 	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
 
-// sweep runs the background work that is due: session expiry now, the idempotency purge and
-// the purge of ended dashboard sessions hourly. Every process may run it; rows are claimed
-// with FOR UPDATE SKIP LOCKED.
+// sweep runs the background work that is due: session expiry and the payments sweep (SEPA
+// settlement, disputes) now, the idempotency purge and the purge of ended dashboard sessions
+// hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
 func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -206,6 +215,11 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 			log.Error("sweep: session expiry", "error", err.Error())
 		} else if n > 0 {
 			log.Info("sweep: sessions expired", "count", n)
+		}
+		if n, err := a.payments.ProcessDue(ctx, nil, now); err != nil && ctx.Err() == nil {
+			log.Error("sweep: payments (settlement, disputes)", "error", err.Error())
+		} else if n > 0 {
+			log.Info("sweep: payments settled or disputed", "count", n)
 		}
 		if now.Sub(lastPurge) >= time.Hour {
 			if n, err := a.idem.Purge(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
@@ -255,4 +269,24 @@ func webhookWorker(ctx context.Context, log *slog.Logger, a *app, cfg config) (*
 	return webhooks.NewWorker(postgres.NewWebhookStore(a.db, box),
 		webhookhttp.New(webhookhttp.Options{AllowPrivate: allowPrivate}), core.SystemClock{},
 		webhooks.WorkerOptions{Wake: wake, Log: log}), nil
+}
+
+// receiptWorker wires the receipt sender: the mail outbox, the receipt templates of the e-mail
+// adapter, and the mailer chosen by newMailer. Every process runs one; they share the queue
+// through SKIP LOCKED claims.
+func receiptWorker(log *slog.Logger, a *app, cfg config) (*payments.ReceiptWorker, error) {
+	mailer, err := newMailer(cfg, a.db, a.testclock, log)
+	if err != nil {
+		return nil, err
+	}
+	return payments.NewReceiptWorker(postgres.NewMailOutboxStore(a.db), composeReceipt, mailer, core.SystemClock{},
+		payments.ReceiptWorkerOptions{Log: log}), nil
+}
+
+// composeReceipt renders a receipt with the e-mail adapter's templates.
+func composeReceipt(r payments.Receipt) (ports.Message, error) {
+	return email.ReceiptMessage(r.Scope, r.To, email.Receipt{
+		MerchantName: r.MerchantName, Amount: r.Amount, Currency: r.Currency, Reference: r.Reference,
+		PaymentID: r.PaymentID, CardBrand: r.CardBrand, CardLast4: r.CardLast4, IBANLast4: r.IBANLast4, Date: r.Date,
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/fx"
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -27,6 +28,7 @@ type app struct {
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
+	payments  *payments.Sweeper
 	events    *events.Service
 	idem      *postgres.IdempotencyStore
 }
@@ -41,6 +43,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	}
 	co.EnablePayments(fees, httpapi.PresentPayment)
 	tc.AddProcessor(co)
+	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
+	// them too (D12). The sandbox processor gives the outcomes.
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sandbox.New(), httpapi.AsyncPresenters(co))
+	tc.AddProcessor(ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident)
 	a := &app{
@@ -49,6 +55,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		catalog:   cat,
 		checkout:  co,
 		testclock: tc,
+		payments:  ps,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}

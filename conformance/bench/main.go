@@ -2,8 +2,8 @@
 // server), drives it with a bounded load generator over loopback and compares each scenario
 // with a floor measured the same way straight against Postgres.
 //
-//	go run ./conformance/bench [-duration 10s] [-conns 32] [-only create,product,retrieve,replay]
-//	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…]
+//	go run ./conformance/bench [-duration 10s] [-conns 32] [-only create,product,retrieve,replay,webhook]
+//	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…] [-dashboard-url http://127.0.0.1:8082]
 //
 // The exit status is 0 whatever the verdicts (it is a measurement); it is non-zero only when
 // the setup fails.
@@ -37,7 +37,8 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay")
+		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay,webhook")
+		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE before each scenario: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
@@ -62,7 +63,7 @@ func run() error {
 			return fmt.Errorf("-base-url needs -operator-token")
 		}
 		t = &harness.Target{BaseURL: strings.TrimRight(*baseURL, "/"), OperatorToken: *opToken, DatabaseURL: *dbURL,
-			CheckoutURL: "http://127.0.0.1:8081"}
+			CheckoutURL: "http://127.0.0.1:8081", DashboardURL: strings.TrimRight(*dashURL, "/")}
 	} else {
 		fmt.Fprintln(os.Stderr, "bench: building kassa and starting it on a fresh database…")
 		env := map[string]string{
@@ -127,6 +128,22 @@ func run() error {
 	if sel("replay") {
 		plan = append(plan, a.replay(replayKey))
 	}
+	var hooks *hookReceiver
+	if sel("webhook") {
+		var err error
+		if hooks, err = setupWebhookBench(ctx, t); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: webhook scenario skipped: %v\n", err)
+		} else {
+			defer hooks.srv.Close()
+			// Its own merchants: the baseline's has no endpoint, the scenario's has one.
+			bm, err := createMerchant(ctx, t.BaseURL, t.OperatorToken, "Bench webhook baseline merchant")
+			if err != nil {
+				return err
+			}
+			plan = append(plan, api{base: t.BaseURL, key: bm.TestKey}.expireOp(baselineExpire, "", nil),
+				api{base: t.BaseURL, key: hooks.key}.expireOp(webhookExpire, baselineExpire, hooks.commit))
+		}
+	}
 
 	if *analyze && t.DatabaseURL != "" {
 		for i := range plan {
@@ -135,11 +152,22 @@ func run() error {
 	}
 
 	var rows []row
+	var baseline *result
+	var delivered *webhookResult
+	var producers result
 	for _, sc := range plan {
 		fmt.Fprintf(os.Stderr, "bench: %s …\n", sc.name)
-		res, err := runScenario(ctx, cfg, sc)
-		if err != nil {
+		var res result
+		var err error
+		if sc.name == webhookExpire {
+			var d webhookResult
+			res, d = runWebhookScenario(ctx, cfg, sc, hooks)
+			delivered, producers = &d, res
+		} else if res, err = runScenario(ctx, cfg, sc); err != nil {
 			return err
+		}
+		if sc.name == baselineExpire {
+			baseline = &res
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -147,5 +175,8 @@ func run() error {
 		rows = append(rows, row{res: res, floor: sc.floor})
 	}
 	report(os.Stdout, rows, cfg)
+	if delivered != nil {
+		reportWebhooks(os.Stdout, producers, baseline, *delivered)
+	}
 	return nil
 }

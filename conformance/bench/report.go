@@ -89,7 +89,8 @@ func report(w io.Writer, rows []row, cfg loadConfig) (allPass bool) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "rps/floor and p99/floor: create session and create product are compared with the INSERT+event floor;")
-	fmt.Fprintln(w, "retrieve and replay with the primary-key SELECT floor.")
+	fmt.Fprintln(w, "retrieve and replay with the primary-key SELECT floor; the webhook scenario's producers with the same")
+	fmt.Fprintln(w, "create + expire load for a merchant without endpoints (its delivery figures follow the table).")
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "\nFLAGGED:\n  "+strings.Join(notes, "\n  "))
 	}

@@ -179,10 +179,18 @@ type merchant struct {
 }
 
 func createMerchant(ctx context.Context, base, operatorToken, name string) (merchant, error) {
+	return createMerchantOwned(ctx, base, operatorToken, name, "bench+"+strings.ToLower(core.RandomBase62(8))+"@example.com", "")
+}
+
+// createMerchantOwned creates a merchant; with ownerPassword, email becomes its first
+// dashboard user.
+func createMerchantOwned(ctx context.Context, base, operatorToken, name, email, ownerPassword string) (merchant, error) {
 	var m merchant
-	body, _ := json.Marshal(map[string]any{
-		"name": name, "country": "DE", "email": "bench+" + strings.ToLower(core.RandomBase62(8)) + "@example.com", "onboarded": true,
-	})
+	fields := map[string]any{"name": name, "country": "DE", "email": email, "onboarded": true}
+	if ownerPassword != "" {
+		fields["owner_password"] = ownerPassword
+	}
+	body, _ := json.Marshal(fields)
 	st, _, b, err := do(ctx, newClient(1), http.MethodPost, base+"/operator/v1/merchants", operatorToken, nil, string(body))
 	if err := check(st, b, err); err != nil {
 		return m, fmt.Errorf("operator API: create merchant: %w", err)

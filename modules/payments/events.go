@@ -31,3 +31,10 @@ const (
 	// amount_refunded, amount, currency, reason, fully_refunded } (6.1). Merchant only.
 	EventChargeRefunded = "charge.refunded"
 )
+
+// Event types of the payments sweep (D9). charge.dispute.created is an outbox event (visible
+// in /v1/events); which webhook channel carries it is the webhook catalog's decision.
+const (
+	// EventChargeDisputeCreated: the buyer's bank opened a dispute; data.object is the dispute.
+	EventChargeDisputeCreated = "charge.dispute.created"
+)

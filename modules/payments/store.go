@@ -34,3 +34,32 @@ type Reader interface {
 	// GetBySession reads the payment of a checkout session (at most one exists).
 	GetBySession(ctx context.Context, scope core.Scope, sessionID string) (*Payment, error)
 }
+
+// DueStore claims the payments that have due work: the settlement of a processing payment
+// (Record.SettlesAt), or the announced dispute (Record.DisputeOpensAt) of a succeeded or
+// partially refunded payment that has none yet.
+//
+// Storage queues the payment's receipt (at most one per payment) in the transaction that
+// writes a payment as succeeded for the first time: the insert of a succeeded payment, or a
+// change from processing to succeeded here.
+type DueStore interface {
+	// ClaimDue locks up to limit payments whose next due time is ≤ until, earliest first,
+	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
+	// one transaction. fn changes the record in place (the payment's state, SettlesAt); what
+	// changed, the dispute fn opened and its events are written in that transaction. When fn
+	// fails nothing of the batch is written and its error is returned. With scope nil it
+	// covers live payments and test payments of merchants whose test clock is not frozen; with
+	// a scope only that scope. It returns how many payments it claimed.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn DueFunc) (int, error)
+}
+
+// DueFunc handles one claimed payment: it changes rec in place and returns what else to write.
+type DueFunc func(rec *Record) (DueChange, error)
+
+// DueChange is what handling a due payment writes besides the payment itself.
+type DueChange struct {
+	// Dispute is a dispute opened on the payment (nil: none).
+	Dispute *Dispute
+	// Events report the change, in order.
+	Events []core.Event
+}

@@ -151,8 +151,9 @@ func TestDisableRules(t *testing.T) {
 
 // memStore is a minimal Store for the service tests.
 type memStore struct {
-	mu  sync.Mutex
-	eps map[string]EndpointSnapshot
+	mu         sync.Mutex
+	eps        map[string]EndpointSnapshot
+	testEvents []OutboxEvent
 }
 
 func (m *memStore) InsertEndpoint(_ context.Context, e *Endpoint) error {

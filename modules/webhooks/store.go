@@ -48,6 +48,23 @@ type Store interface {
 	// NextDue returns when the earliest pending delivery of an enabled endpoint falls due, or
 	// ok false when there is none.
 	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
+
+	// ListDeliveries pages the deliveries of one endpoint of the scope, newest first (the
+	// endpoint's existence is checked by the caller). A cursor that is not a delivery of that
+	// endpoint is 400 starting_after_invalid / ending_before_invalid.
+	ListDeliveries(ctx context.Context, scope core.Scope, endpointID string, q core.ListQuery) (core.Page[*Delivery], error)
+	// GetDelivery reads one delivery of the scope with its attempts, oldest first; unknown and
+	// foreign ids answer core.NotFound("webhook_delivery", …).
+	GetDelivery(ctx context.Context, scope core.Scope, id string) (*DeliveryDetail, error)
+	// Redeliver makes one delivery of the scope pending and due at now, whatever its status,
+	// and wakes the workers. With the delivery and its endpoint locked it refuses with
+	// ErrEndpointDisabled when the endpoint is disabled.
+	Redeliver(ctx context.Context, scope core.Scope, id string, now time.Time) (*Delivery, error)
+	// InsertTestDelivery stores a synthetic event (never written to the events outbox) with
+	// one pending delivery, due at now, to the endpoint endpointID of the scope, and wakes the
+	// workers. The endpoint is locked while checked: a disabled endpoint gets
+	// ErrEndpointDisabled, an unknown one core.NotFound("webhook_endpoint", …).
+	InsertTestDelivery(ctx context.Context, endpointID string, ev OutboxEvent, now time.Time) (*Delivery, error)
 }
 
 // OutboxEvent is an event as read from the outbox for delivery.

@@ -1,0 +1,106 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+)
+
+// Sandbox test data (D6) and delays of the sandbox processor.
+const (
+	asyncIBANSettles = "DE89370400440532013000" // processing → succeeded
+	asyncIBANFails   = "DE62370400440532013001" // processing → failed, insufficient_funds
+	asyncCardDispute = "4000000000000259"       // succeeded, disputed one minute later
+	asyncSettleDelay = 120                      // seconds from confirmation to settlement
+	asyncDisputeWait = 60                       // seconds from success to the dispute
+)
+
+// asyncPay creates an EUR session for m's test environment and pays it the way a buyer's
+// browser does: the browser API on the checkout origin, authorised by the client secret
+// (D6), with a card number or an IBAN. It returns the session as the merchant API shows it
+// afterwards. When the target has no browser API the case is skipped.
+func asyncPay(t *testing.T, m *Merchant, source string) api.CheckoutSession {
+	t.Helper()
+	s := csCreate(t, m.Test, sessionBody())
+	body := map[string]any{"payment_method": "card",
+		"card": map[string]any{"number": source, "exp_month": 12, "exp_year": 2034, "cvc": "123", "name": "Ada Lovelace"}}
+	if len(source) == 22 {
+		body = map[string]any{"payment_method": "sepa_debit",
+			"sepa_debit": map[string]any{"iban": source, "account_holder": "Ada Lovelace"}}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.CheckoutURL == "" {
+		t.Skip("the target's checkout origin is unknown (set KASSA_CHECKOUT_URL)")
+	}
+	req, err := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/checkout/sessions/%s/confirm", target.CheckoutURL, s.Id),
+		bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.ClientSecret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusNotFound {
+		t.Skip("the target has no checkout browser API yet")
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirm with %s: %d %s", source, resp.StatusCode, out)
+	}
+	return *csGet(t, m.Test, s.Id)
+}
+
+// asyncPayment returns the payment embedded in session id, failing when there is none.
+func asyncPayment(t *testing.T, m *Merchant, id string) api.Payment {
+	t.Helper()
+	s := csGet(t, m.Test, id)
+	if s.Payment == nil {
+		t.Fatalf("session %s has no payment", id)
+	}
+	return *s.Payment
+}
+
+// asyncEvents returns the events of type typ whose data.object field key equals value, newest
+// first.
+func asyncEvents(t *testing.T, m *Merchant, typ, key, value string) []api.Event {
+	t.Helper()
+	var out []api.Event
+	for _, e := range evtList(t, m.Test, typ, 100).Data {
+		if v, _ := e.Data.Object[key].(string); v == value {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// asyncOne is asyncEvents expecting exactly one event.
+func asyncOne(t *testing.T, m *Merchant, typ, key, value string) api.Event {
+	t.Helper()
+	evs := asyncEvents(t, m, typ, key, value)
+	if len(evs) != 1 {
+		t.Fatalf("%d %s events with %s = %s, want 1", len(evs), typ, key, value)
+	}
+	return evs[0]
+}
+
+// asyncEmbedded returns data.object.payment of a session event.
+func asyncEmbedded(t *testing.T, e api.Event) map[string]any {
+	t.Helper()
+	p, ok := e.Data.Object["payment"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: data.object has no payment: %v", e.Type, e.Data.Object)
+	}
+	return p
+}
