@@ -717,7 +717,18 @@ type ErrorBody struct {
 // Idempotency-Key).
 type ErrorType string
 
-// Event A state change, as delivered to webhooks.
+// Event A state change, as delivered to webhooks. `data.object` by type, for payments:
+//
+//   - `payment_intent.succeeded`, `payment_intent.payment_failed`: the `Payment`.
+//   - `checkout.session.completed`, `checkout.session.async_payment_pending`,
+//     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
+//     the `CheckoutSession` with its `payment` embedded as it is after the change (a
+//     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
+//   - `charge.dispute.created`: the `Dispute`.
+//
+// A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
+// test clock past that moment settles it before the advance returns. `created` is the
+// moment the change was due, so events of one advance come in time order.
 type Event struct {
 	// ApiVersion API version of the payload, e.g. `2026-11-01`.
 	ApiVersion string `json:"api_version"`
@@ -915,6 +926,13 @@ type Payment struct {
 
 	// Customer The paying customer.
 	Customer PaymentCustomer `json:"customer"`
+
+	// FailureCode Why a `failed` payment failed (a delayed method the bank refused at settlement),
+	// e.g. `insufficient_funds`. Present only on failed payments.
+	FailureCode *string `json:"failure_code,omitempty"`
+
+	// FailureMessage A sentence explaining `failure_code`. Present only on failed payments.
+	FailureMessage *string `json:"failure_message,omitempty"`
 
 	// Fee Fees of this payment, locked at payment time.
 	Fee PaymentFee `json:"fee"`
