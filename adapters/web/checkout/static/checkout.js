@@ -187,8 +187,11 @@
         if (name === "card_number") { formatCard(input); }
         if (name === "card_exp") { formatExp(input, ev); }
         if (name === "card_cvc") { input.value = digits(input.value).slice(0, 4); }
-        // While typing only clear errors; complain once the field is left.
-        if (!check(name, input.value)) { showField(name, ""); }
+        // While typing: clear an error as soon as the value is right, and complain before
+        // the field is left only once the value is complete (a full card number, a full date).
+        var msg = check(name, input.value), v = digits(input.value);
+        if (!msg) { showField(name, ""); }
+        else if ((name === "card_number" && v.length >= 16) || (name === "card_exp" && v.length >= 4)) { showField(name, msg); }
       });
       input.addEventListener("blur", function () {
         if (input.value) { showField(name, check(name, input.value)); }
