@@ -191,6 +191,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgCard(t, ctx, pgCardOK)
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#heading", "payment was received")
+		pgWaitText(t, ctx, "#receipt", "25.00 €")
 		harness.Screenshot(t, ctx, "checkout-receipt")
 
 		x := pgSession(t, m)

@@ -165,14 +165,40 @@
     };
   }
 
-  function showDone(heading, message) {
+  // showDone replaces the page with the outcome; rows are [label, value] pairs of a receipt.
+  function showDone(heading, message, rows) {
     var main = document.querySelector("main");
     main.textContent = "";
     var s = document.createElement("section");
     s.className = "outcome"; s.id = "outcome";
     var h = document.createElement("h1"); h.id = "heading"; h.textContent = heading;
     var p = document.createElement("p"); p.id = "message"; p.textContent = message;
-    s.appendChild(h); s.appendChild(p); main.appendChild(s);
+    s.appendChild(h); s.appendChild(p);
+    if (rows && rows.length) {
+      var dl = document.createElement("dl");
+      dl.className = "receipt"; dl.id = "receipt";
+      rows.forEach(function (r) {
+        if (!r[1]) { return; }
+        var dt = document.createElement("dt"), dd = document.createElement("dd");
+        dt.textContent = r[0]; dd.textContent = r[1];
+        dl.appendChild(dt); dl.appendChild(dd);
+      });
+      s.appendChild(dl);
+    }
+    main.appendChild(s);
+  }
+
+  // receiptRows reads what the receipt shows from the page (merchant, total, as the server
+  // formatted them) and from the confirmation (how it was paid).
+  function receiptRows(body, status) {
+    var text = function (id) { var e = document.getElementById(id); return e ? e.textContent : ""; };
+    var pay = body.session && body.session.payment, method = "";
+    if (pay && pay.card && pay.card.last4) {
+      method = "Card •••• " + pay.card.last4;
+    } else if (pay && pay.payment_method === "sepa_debit") {
+      method = "SEPA Direct Debit";
+    }
+    return [["Paid to", text("merchant")], ["Amount", text("total")], ["Status", status], ["Payment method", method]];
   }
 
   function enhancePay(root) {
@@ -207,9 +233,9 @@
       }
       if (body.redirect_url) { leave(body.redirect_url, embed); return; }
       if (st === "processing") {
-        showDone("Thank you, your payment is processing.", "Your bank transfers the amount in the next few days; you will receive a confirmation by e-mail.");
+        showDone("Thank you, your payment is processing.", "Your bank transfers the amount in the next few days; you will receive a confirmation by e-mail.", receiptRows(body, "Processing"));
       } else {
-        showDone("Thank you, your payment was received.", "You will receive a receipt by e-mail.");
+        showDone("Thank you, your payment was received.", "You will receive a receipt by e-mail.", receiptRows(body, "Paid"));
       }
     }
 
