@@ -85,6 +85,11 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 			}
 			route := li.route
 			if route == "" {
+				// A page handler's net/http pattern (e.g. "GET /c/{id}"): never the path
+				// itself, which may carry ids, nor the query, which may carry a secret.
+				route = r.Pattern
+			}
+			if route == "" {
 				route = "unmatched"
 			}
 			attrs := []any{"method", r.Method, "route", route, "status", sw.status,

@@ -96,7 +96,7 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
-	checkoutHandler, err := checkoutOrigin(log, a, httpapi.Placeholder(log, "checkout"))
+	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a))
 	if err != nil {
 		return err
 	}

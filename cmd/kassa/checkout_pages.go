@@ -1,0 +1,18 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+
+	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	checkoutweb "github.com/kassa-pay/kassa/adapters/web/checkout"
+)
+
+// checkoutPages is the hosted checkout (every path of the checkout listener but /api/): the
+// pages over the buyer use cases of the checkout service, behind the same outer middleware
+// as the APIs (request id, panic recovery, an access log line without the query string, so
+// the client secret in `?cs=` is never logged).
+func checkoutPages(log *slog.Logger, a *app) http.Handler {
+	log = log.With("listener", "checkout")
+	return httpapi.Outer(log, checkoutweb.New(checkoutweb.Deps{Log: log, Buyer: a.checkout}))
+}
