@@ -9,6 +9,7 @@ import (
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/signing"
+	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -52,7 +53,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiHandler)
-	mux.Handle("/", dashboardPages())
+	mux.Handle("/", dashboardweb.New())
 	return httpapi.Outer(log.With("listener", "dashboard"), mux), nil
 }
 
@@ -62,29 +63,5 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 func configureDashboard(a *app, cfg config) {
 	a.dashboard = identity.NewDashboard(postgres.NewDashboardStore(a.db), core.SystemClock{}, identity.ThrottlePolicy{
 		PerEmail: cfg.LoginPerEmail, PerIP: cfg.LoginPerIP, Window: cfg.LoginWindow,
-	})
-}
-
-// dashboardPages serves the dashboard's pages. Until the pages land it is one plain page that
-// says where the JSON API is.
-func dashboardPages() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		if r.URL.Path != "/" && r.URL.Path != "/login" {
-			w.WriteHeader(http.StatusNotFound)
-		}
-		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Kassa dashboard</title></head>` +
-			`<body><h1>Kassa dashboard</h1><p>The dashboard JSON API is served under <code>/api/v1</code> ` +
-			`(sign in with <code>POST /api/v1/session</code>).</p></body></html>`))
 	})
 }

@@ -1,0 +1,88 @@
+// The dashboard JSON API client (openapi/dashboard.yaml, same origin, under /api/v1). The session
+// cookie travels by itself; the CSRF token is kept in memory only (never in storage) and sent as
+// X-CSRF-Token on every unsafe method. A 401 means the session is gone: the page sends the
+// person to /login and comes back here afterwards.
+
+let csrfToken = null;
+
+export function setCSRFToken(token) {
+  csrfToken = token || null;
+}
+
+// APIError carries the error envelope of the API: type, code, param, message, and for 429 the
+// Retry-After seconds.
+export class APIError extends Error {
+  constructor(status, body, headers, fallback) {
+    const e = (body && body.error) || {};
+    super(e.message || fallback || `The server answered ${status}.`);
+    this.status = status;
+    this.type = e.type || '';
+    this.code = e.code || '';
+    this.param = e.param || null;
+    this.requestId = e.request_id || (headers && headers.get('Request-Id')) || '';
+    const retry = headers && Number(headers.get('Retry-After'));
+    this.retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
+  }
+}
+
+const unsafe = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+// loginURL is the sign-in page that brings the person back to where they were.
+export function loginURL() {
+  const here = location.pathname + location.search;
+  return here.startsWith('/login') ? '/login' : `/login?next=${encodeURIComponent(here)}`;
+}
+
+// request sends method path (below /api/v1) with an optional JSON body and returns the decoded
+// answer (null for 204). Options: auth401 false keeps a 401 as an error instead of leaving for
+// /login (the sign-in form uses it).
+export async function request(method, path, body, { auth401 = true, retried = false } = {}) {
+  const headers = { Accept: 'application/json' };
+  const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  if (unsafe.has(method) && csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  let resp;
+  try {
+    resp = await fetch(`/api/v1${path}`, init);
+  } catch {
+    throw new APIError(0, null, null, 'The dashboard could not reach the server. Check the connection and try again.');
+  }
+  if (resp.status === 204) return null;
+  let data = null;
+  try {
+    data = await resp.json();
+  } catch {
+    data = null;
+  }
+  if (resp.ok) return data;
+  const err = new APIError(resp.status, data, resp.headers);
+  if (resp.status === 401 && auth401) {
+    location.assign(loginURL());
+    // Keep the page as it is while the browser leaves.
+    return new Promise(() => {});
+  }
+  // A token that no longer matches (a new sign-in in another tab) is refreshed once.
+  if (resp.status === 403 && err.code === 'csrf_token_invalid' && !retried && unsafe.has(method)) {
+    const s = await request('GET', '/session');
+    setCSRFToken(s && s.csrf_token);
+    return request(method, path, body, { auth401, retried: true });
+  }
+  throw err;
+}
+
+export const get = (path) => request('GET', path);
+export const post = (path, body) => request('POST', path, body);
+export const del = (path) => request('DELETE', path);
+
+// query builds "?a=b&c=d" from an object, leaving out empty values.
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

@@ -1,0 +1,44 @@
+// Test mailbox (test mode only): the e-mails Kassa would have sent (receipts), kept by the
+// development mailbox instead of an SMTP server. Messages show as text; the HTML version is
+// shown as source, never rendered, so a message cannot run anything in the dashboard.
+import { get, query } from '../api.js';
+import { h } from '../dom.js';
+import { when } from '../format.js';
+import { facts, table } from '../ui.js';
+import { pageHead } from './common.js';
+
+async function messages() {
+  return (await get(`/test/mailbox${query({ limit: 100 })}`)).data || [];
+}
+
+export async function list(ctx) {
+  ctx.title('Test mailbox');
+  const msgs = await messages();
+  return h('div', null,
+    pageHead('Test mailbox'),
+    h('p', { class: 'hint' }, 'E-mails sent in test mode (e.g. receipts to customer_email) land here instead of in a real inbox.'),
+    table([
+      { label: 'Subject', cell: (m) => h('a', { href: `/test/mailbox/${m.id}`, 'data-message': m.id }, m.subject || '(no subject)') },
+      { label: 'To', cell: (m) => m.to },
+      { label: 'From', cell: (m) => m.from },
+      { label: 'Received', cell: (m) => when(m.created) },
+    ], msgs, 'No messages yet. Pay a test checkout session with a customer e-mail to receive a receipt.', 'Messages'));
+}
+
+export async function detail(ctx) {
+  ctx.title('Message');
+  const msgs = await messages();
+  const m = msgs.find((x) => x.id === ctx.id);
+  const back = h('a', { href: '/test/mailbox' }, 'Back to the mailbox');
+  if (!m) return h('div', null, h('h1', null, 'Message not found'), h('p', null, 'The mailbox keeps the latest messages only. ', back));
+  ctx.title(m.subject || 'Message');
+  return h('div', null,
+    h('p', { class: 'breadcrumb' }, back),
+    pageHead(m.subject || '(no subject)'),
+    h('div', { class: 'panel message-head' }, facts([
+      ['From', m.from], ['To', m.to], ['Received', when(m.created, '—', true)],
+    ])),
+    h('h2', null, 'Text'),
+    h('pre', { id: 'message-text' }, m.text || '(no text part)'),
+    m.html ? h('details', null, h('summary', null, 'HTML version (source)'), h('pre', null, m.html)) : null);
+}

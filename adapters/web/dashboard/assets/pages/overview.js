@@ -1,0 +1,43 @@
+// Overview: counts, gross volume per currency and the latest payments of one environment.
+import { get } from '../api.js';
+import { h } from '../dom.js';
+import { money } from '../format.js';
+import { table } from '../ui.js';
+import { pageHead, paymentColumns } from './common.js';
+
+export async function list(ctx) {
+  ctx.title('Overview');
+  const o = await get(`${ctx.base}/overview`);
+  const pay = o.payments || { count: 0, succeeded_count: 0, gross: [] };
+  const gross = pay.gross && pay.gross.length
+    ? h('ul', { class: 'gross' }, pay.gross.map((g) => h('li', null, money(g.amount, g.currency))))
+    : h('p', { class: 'value' }, '—');
+  const card = (label, value, key) => h('div', { class: 'card', 'data-card': key },
+    h('p', { class: 'label' }, label), value instanceof Node ? value : h('p', { class: 'value' }, String(value)));
+  return h('div', null,
+    pageHead('Overview'),
+    ctx.env === 'test' && !pay.count ? gettingStarted(ctx) : null,
+    h('div', { class: 'cards' },
+      card('Payments', pay.count, 'payments'),
+      card('Succeeded', pay.succeeded_count, 'succeeded'),
+      card('Gross volume', gross, 'gross'),
+      card('Open checkout sessions', o.open_sessions_count, 'open_sessions'),
+      card('Webhook endpoints', o.webhook_endpoints_count, 'webhook_endpoints')),
+    h('h2', null, 'Recent payments'),
+    table(paymentColumns(ctx.base), o.recent_payments || [],
+      ctx.env === 'test'
+        ? 'No payments yet. Create a checkout session with your test key and pay it with 4242 4242 4242 4242.'
+        : 'No live payments yet.', 'Recent payments'),
+    h('p', null, h('a', { href: `${ctx.base}/payments` }, 'All payments →')));
+}
+
+// gettingStarted walks a new merchant through a first test payment.
+function gettingStarted(ctx) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'start-title', id: 'getting-started' },
+    h('h2', { id: 'start-title' }, 'Take a test payment'),
+    h('ol', null,
+      h('li', null, 'Create a test key on the ', h('a', { href: `${ctx.base}/api_keys` }, 'API keys'), ' page (or use the one printed when the merchant was created).'),
+      h('li', null, 'Create a checkout session: ', h('code', null, 'POST /v1/checkout/sessions'), ' with the key as Bearer token.'),
+      h('li', null, 'Open its checkout_url (also linked on the ', h('a', { href: `${ctx.base}/checkout_sessions` }, 'Checkout sessions'), ' page) and pay with the card 4242 4242 4242 4242, any future expiry and any CVC.'),
+      h('li', null, 'The payment shows up here; add a ', h('a', { href: `${ctx.base}/webhooks` }, 'webhook endpoint'), ' to be told about it.')));
+}

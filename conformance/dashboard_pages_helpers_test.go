@@ -1,0 +1,238 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kassa-pay/kassa/conformance/harness"
+	"github.com/kassa-pay/kassa/core"
+	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+)
+
+// Helpers of the dashboard page cases (browser tests of adapters/web/dashboard against the real
+// server). Names start with pg so they do not collide with the helpers of other sections.
+
+func init() {
+	harness.Section("PAGES", "dashboard pages (browser)")
+}
+
+// dpOwner is a merchant of the test's own with a dashboard owner (D1 owner_password).
+type dpOwner struct {
+	*Merchant
+	Name, Email, Password string
+}
+
+// dpNewOwner creates a merchant whose e-mail and password sign in to the dashboard.
+func dpNewOwner(t *testing.T) *dpOwner {
+	t.Helper()
+	if target.DashboardURL == "" {
+		t.Skip("no dashboard URL (set KASSA_DASHBOARD_URL for an external target)")
+	}
+	name := "Pages " + core.RandomBase62(6)
+	email := "owner-" + strings.ToLower(core.RandomBase62(10)) + "@example.com"
+	password := "correct horse " + core.RandomBase62(8)
+	onboarded := true
+	resp, err := operator(t).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
+		Name: name, Country: "DE", Email: email, Onboarded: &onboarded, OwnerPassword: &password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JSON201 == nil {
+		t.Fatalf("create merchant: %d %s", resp.StatusCode(), resp.Body)
+	}
+	m := resp.JSON201
+	return &dpOwner{
+		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey, Test: client(t, m.TestKey), Live: client(t, m.LiveKey)},
+		Name:     name, Email: email, Password: password,
+	}
+}
+
+// dpURL is a page URL on the dashboard origin.
+func dpURL(path string) string { return target.DashboardURL + path }
+
+// dpDo runs browser steps and fails the test on error, naming the step.
+func dpDo(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// dpWait polls the JavaScript expression cond (a boolean) until it holds, across navigations,
+// and fails after 20 s with what and the page's location and main text.
+func dpWait(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var lastErr error
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("(() => { try { return !!(%s); } catch (e) { return false; } })()", cond)))
+		if err == nil && ok {
+			return
+		}
+		lastErr = err
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			loc, _ := chromedp.Run(ctx, chromedp.Location())
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 1500) : ""`))
+			t.Fatalf("waiting for %s: not so after 20 s (last error %v); at %s; page:\n%s", what, lastErr, loc, text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// dpText returns the text of the first element sel matches ("" when none).
+func dpText(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%s) || {}).textContent || ""`, dpJS(sel))))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// dpValue returns the value of the first input sel matches.
+func dpValue(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%s) || {}).value || ""`, dpJS(sel))))
+	if err != nil {
+		t.Fatalf("value of %s: %v", sel, err)
+	}
+	return s
+}
+
+// dpJS quotes s as a JavaScript string literal.
+func dpJS(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// dpHas is a JavaScript condition: sel matches an element whose text contains text.
+func dpHas(sel, text string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll(%s)].some((e) => e.textContent.includes(%s))`, dpJS(sel), dpJS(text))
+}
+
+// dpAt is a JavaScript condition: the page is at path (without query) and done loading.
+func dpAt(path string) string {
+	return fmt.Sprintf(`location.pathname === %s && document.querySelector("#main h1") && !document.querySelector("#main[aria-busy]")`, dpJS(path))
+}
+
+// dpType clears the input sel and types text into it, as a person would.
+func dpType(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// dpClick clicks the first visible element sel matches.
+func dpClick(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)
+}
+
+// dpSignIn signs in through the sign-in page and waits for the test overview.
+func dpSignIn(t *testing.T, ctx context.Context, o *dpOwner) {
+	t.Helper()
+	dpDo(t, ctx, "open the sign-in page", chromedp.Navigate(dpURL("/login")))
+	dpWait(t, ctx, "the sign-in form is ready", `!document.getElementById("login-submit").disabled`)
+	dpDo(t, ctx, "fill the sign-in form",
+		dpType("#login-email", o.Email), dpType("#login-password", o.Password), dpClick("#login-submit"))
+	dpWait(t, ctx, "the overview after sign-in", dpAt("/test/overview"))
+}
+
+// dpGo opens path in the app and waits until its page has loaded.
+func dpGo(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	dpDo(t, ctx, "open "+path, chromedp.Navigate(dpURL(path)))
+	dpWait(t, ctx, path+" loaded", dpAt(strings.SplitN(path, "?", 2)[0]))
+}
+
+// dpAPI is a dashboard API session outside the browser (cookie jar + CSRF token), for checks
+// and for setting up state the page under test does not own.
+type dpAPI struct {
+	c    *http.Client
+	csrf string
+}
+
+// dpAPISignIn signs o in on the dashboard API.
+func dpAPISignIn(t *testing.T, o *dpOwner) *dpAPI {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	a := &dpAPI{c: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
+	status, body := a.do(t, "POST", "/api/v1/session", map[string]string{"email": o.Email, "password": o.Password})
+	if status != http.StatusOK {
+		t.Fatalf("dashboard sign-in: %d %s", status, body)
+	}
+	var s struct {
+		CSRF string `json:"csrf_token"`
+	}
+	if err := json.Unmarshal(body, &s); err != nil || s.CSRF == "" {
+		t.Fatalf("dashboard sign-in answer without csrf_token: %s", body)
+	}
+	a.csrf = s.CSRF
+	return a
+}
+
+func (a *dpAPI) do(t *testing.T, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, dpURL(path), rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.csrf != "" && method != "GET" {
+		req.Header.Set("X-CSRF-Token", a.csrf)
+	}
+	resp, err := a.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// dpPay pays a test session with the success card through the checkout browser API, as the
+// hosted page does, and fails unless the payment succeeds.
+func dpPay(t *testing.T, cs *api.CheckoutSession) {
+	t.Helper()
+	if target.CheckoutURL == "" {
+		t.Skip("no checkout URL (set KASSA_CHECKOUT_URL for an external target)")
+	}
+	body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123","name":"Ada Lovelace"}}`
+	req, err := http.NewRequest("POST", target.CheckoutURL+"/api/v1/checkout/sessions/"+cs.Id+"/confirm", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+cs.ClientSecret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &r) != nil || r.Status != "succeeded" {
+		t.Fatalf("confirm %s: %d %s", cs.Id, resp.StatusCode, b)
+	}
+}

@@ -1,0 +1,93 @@
+package conformance
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kassa-pay/kassa/conformance/harness"
+)
+
+func TestDashboardPagesMailbox(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "PAGES", "the test mailbox lists the receipt of a paid session and shows it; live has no mailbox", func(t *testing.T) {
+		t.Parallel()
+		o := dpNewOwner(t)
+		ctx := harness.NewBrowser(t)
+		dpSignIn(t, ctx, o)
+		dpGo(t, ctx, "/test/mailbox")
+		dpWait(t, ctx, "the empty mailbox", dpHas("#main .empty", "No messages"))
+		dpDo(t, ctx, "open the live mailbox", chromedp.Navigate(dpURL("/live/mailbox")))
+		dpWait(t, ctx, "no live mailbox", dpHas("h1", "not found"))
+
+		// A receipt goes to customer_email after the payment commits (sent from the outbox).
+		body := sessionBody()
+		body.CustomerEmail = "receipt-reader@example.com"
+		dpPay(t, csCreate(t, o.Test, body))
+		a := dpAPISignIn(t, o)
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			status, b := a.do(t, "GET", "/api/v1/test/mailbox", nil)
+			var list struct {
+				Data []struct{ ID string } `json:"data"`
+			}
+			if status == http.StatusOK && json.Unmarshal(b, &list) == nil && len(list.Data) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no receipt reached the development mailbox within 15 s")
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		dpGo(t, ctx, "/test/mailbox")
+		dpWait(t, ctx, "the receipt in the list", dpHas("#main tbody", "receipt-reader@example.com"))
+		harness.Screenshot(t, ctx, "dashboard-mailbox")
+		dpDo(t, ctx, "open the receipt", dpClick("a[data-message]"))
+		dpWait(t, ctx, "the message text", `/^\/test\/mailbox\/[a-z]+_/.test(location.pathname) && document.getElementById("message-text").textContent.length > 0`)
+		harness.Screenshot(t, ctx, "dashboard-mailbox-message")
+	})
+}
+
+// Every page of the app, loaded directly: the page renders, each form control has a label, and
+// nothing on it is a clickable non-button.
+func TestDashboardPagesAccessible(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "PAGES", "every page loads by its URL with a heading, labelled controls and real buttons", func(t *testing.T) {
+		t.Parallel()
+		o := dpNewOwner(t)
+		ctx := harness.NewBrowser(t)
+		dpSignIn(t, ctx, o)
+		for _, path := range []string{"/test/overview", "/test/payments", "/test/checkout_sessions", "/test/api_keys",
+			"/test/webhooks", "/test/catalog", "/test/mailbox", "/live/overview", "/live/api_keys", "/live/catalog"} {
+			dpGo(t, ctx, path)
+			if failed := dpText(t, ctx, "#main .notice-error"); failed != "" {
+				t.Errorf("%s: the page shows an error: %s", path, failed)
+			}
+			unlabelled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input, select, textarea")]
+				.filter((el) => el.type !== "hidden" && !el.labels.length && !el.getAttribute("aria-label"))
+				.map((el) => el.outerHTML.slice(0, 120))`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(unlabelled) > 0 {
+				t.Errorf("%s: controls without a label: %v", path, unlabelled)
+			}
+			fake, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#app [onclick]:not(button), a:not([href])").length`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fake > 0 {
+				t.Errorf("%s: %d clickable elements that are neither buttons nor links", path, fake)
+			}
+			// The page's own name is the document title, with the environment in test mode.
+			title, _ := chromedp.Run(ctx, chromedp.Title())
+			if path[:5] == "/test" && !(strings.Contains(title, "Test") && strings.Contains(title, "Kassa")) {
+				t.Errorf("%s: title %q does not say Test and Kassa", path, title)
+			}
+		}
+	})
+}
