@@ -3,11 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/kassa-pay/kassa/adapters/fx"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kassa-pay/kassa/adapters/fx"
 )
 
 // config is everything `kassa serve` reads. Each field has a flag and a KASSA_* environment
@@ -28,6 +29,7 @@ type config struct {
 	SweepInterval time.Duration
 	Migrate       bool
 	Demo          bool
+	DemoHookAddr  string
 	WebhookKey    string
 	WebhookLAN    bool
 	PprofAddr     string
@@ -66,7 +68,8 @@ func (c *config) settings() []setting {
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
 		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let live webhook deliveries reach private, loopback and link-local addresses (development only)", &c.WebhookLAN},
-		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start and print a test key and a curl", &c.Demo},
+		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start; every start prints a new test key, a webhook secret and the steps of a payment", &c.Demo},
+		{"demo-webhook-addr", "KASSA_DEMO_WEBHOOK_ADDR", "127.0.0.1:4000", "with --demo: address of the local receiver (kassa listen --addr) the demo merchant's test webhook endpoint points at", &c.DemoHookAddr},
 		{"fee-plans", "KASSA_FEE_PLANS", "", "JSON file of fee plans (D7; format of testdata/fees/default.json); empty = the built-in defaults", &c.FeePlans},
 		{"fx-file", "KASSA_FX_FILE", "", "ECB reference-rate XML file (daily, 90-day or history format) loaded at start; empty = the bundled sample (test fixture figures)", &c.FXFile},
 		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},

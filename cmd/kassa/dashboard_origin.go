@@ -1,19 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
-	"github.com/kassa-pay/kassa/adapters/signing"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
-	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -22,14 +19,6 @@ import (
 // rates is the FX source fees are converted with (the payment detail shows the rate used).
 func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) (http.Handler, error) {
 	configureDashboard(a, cfg)
-	key, err := signing.ParseKey(cfg.WebhookKey)
-	if err != nil {
-		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
-	}
-	box, err := signing.NewBox(key)
-	if err != nil {
-		return nil, err
-	}
 	// The development mailbox is read here; messages land in it when no SMTP server is set.
 	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, cfg.MailFrom)
 	if err != nil {
@@ -44,7 +33,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 		Checkout:     a.checkout,
 		Events:       a.events,
 		Payments:     payments.NewQueries(payStore, payStore, rates),
-		Webhooks:     webhooks.NewService(postgres.NewWebhookStore(a.db, box), core.SystemClock{}),
+		Webhooks:     a.webhooks,
 		Mailbox:      mailbox,
 		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
 	})

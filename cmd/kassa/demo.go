@@ -7,16 +7,21 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
 const (
 	demoEmail    = "demo@kassa.example"
 	demoPassword = "kassa-demo-password"
+	// demoHookNote names the demo merchant's test endpoint for `kassa listen` (at
+	// --demo-webhook-addr; test mode may deliver to loopback addresses).
+	demoHookNote = "make run: kassa listen"
 )
 
-// demo makes sure a demo merchant exists and prints a fresh test key with a curl that works.
-// Secrets are stored hashed, so a key can only be printed when it is made: every start under
-// `make run` makes one (named "make run") and prints it.
+// demo makes sure a demo merchant exists and prints a fresh test key, a webhook signing secret
+// and the steps of the whole payment loop. Secrets are stored hashed or sealed and shown once,
+// so every start under `make run` makes a new key (named "make run") and rotates the demo
+// endpoint's secret (the previous one keeps signing for 24 h, D10).
 func demo(ctx context.Context, a *app, cfg config) error {
 	id, err := postgres.MerchantIDByEmail(ctx, a.db, demoEmail)
 	if err != nil {
@@ -38,33 +43,77 @@ func demo(ctx context.Context, a *app, cfg config) error {
 			return err
 		}
 	}
+	hookURL := "http://" + cfg.DemoHookAddr + "/"
+	hookSecret, err := demoEndpoint(ctx, a.webhooks, core.Scope{MerchantID: id, Env: core.EnvTest}, hookURL)
+	if err != nil {
+		return fmt.Errorf("demo webhook endpoint: %w", err)
+	}
 	fmt.Printf(`
 Kassa is running.
-  API        %s   (OpenAPI: %s/v1/openapi.json)
-  Checkout   %s
-  Dashboard  %s   (JSON API: %s/api/v1/openapi.json)
-  Demo merchant %s
-  Test key   %s   (shown once; stored only as a hash)
+  API        %[1]s   (OpenAPI: %[1]s/v1/openapi.json)
+  Checkout   %[2]s
+  Dashboard  %[3]s   (JSON API: %[3]s/api/v1/openapi.json)
+  Demo merchant %[4]s
+  Test key   %[5]s   (shown once; stored only as a hash)
 
 Try the whole payment loop:
 
-1. Create a checkout session:
+1. In a second terminal, start a local webhook receiver that verifies every signature
+   (the demo merchant's test endpoint %[9]s points at it):
 
-curl -s %s/v1/checkout/sessions \
-  -H "Authorization: Bearer %s" \
+   go run ./cmd/kassa listen --addr %[10]s --secret %[6]s
+
+2. Create a checkout session:
+
+curl -s %[1]s/v1/checkout/sessions \
+  -H "Authorization: Bearer %[5]s" \
   -H "Content-Type: application/json" \
   -H "Idempotency-Key: $(date +%%s%%N)" \
   -d '{"amount": 2500, "currency": "eur", "customer_name": "Ada Lovelace", "customer_email": "ada@example.com", "description": "Order #1001"}'
 
-2. Open the checkout_url of the answer in a browser and pay with the test card
-   4242 4242 4242 4242 (any future expiry, any CVC).
+3. Open the checkout_url of the answer in a browser and pay with the test card
+   4242 4242 4242 4242 (any future expiry, any CVC). The receiver prints the
+   checkout.session.completed event with "signature verified".
 
-3. Sign in to the dashboard at %s/login
-   e-mail    %s
-   password  %s
-   and find the payment, its fee breakdown and its events under Payments (test mode).
+4. Sign in to the dashboard at %[3]s/login
+   e-mail    %[7]s
+   password  %[8]s
+   Payments shows the payment with its fee breakdown and events, Webhooks the delivery log
+   of every attempt, Test mailbox the buyer's receipt.
 
-`, cfg.APIURL, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, cfg.DashboardURL, id, secret, cfg.APIURL, secret,
-		cfg.DashboardURL, demoEmail, demoPassword)
+`, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, id, secret, hookSecret, demoEmail, demoPassword, hookURL, cfg.DemoHookAddr)
 	return nil
+}
+
+// demoEndpoint makes sure the demo merchant's test environment has an enabled endpoint for
+// every event at url and returns a secret to verify its deliveries with: a new endpoint's, or
+// a freshly rotated one.
+func demoEndpoint(ctx context.Context, hooks *webhooks.Service, scope core.Scope, url string) (string, error) {
+	list, err := hooks.ListEndpoints(ctx, scope)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range list {
+		if e.Description() != demoHookNote {
+			continue
+		}
+		if e.URL() != url {
+			if _, err := hooks.UpdateEndpoint(ctx, scope, e.ID(), webhooks.EndpointParams{
+				URL: url, EnabledEvents: e.EnabledEvents(), Description: demoHookNote,
+			}); err != nil {
+				return "", err
+			}
+		}
+		if !e.Enabled() {
+			if _, err := hooks.EnableEndpoint(ctx, scope, e.ID()); err != nil {
+				return "", err
+			}
+		}
+		_, secret, err := hooks.RotateSecret(ctx, scope, e.ID())
+		return secret, err
+	}
+	_, secret, err := hooks.CreateEndpoint(ctx, scope, webhooks.EndpointParams{
+		URL: url, EnabledEvents: []string{webhooks.AllEvents}, Description: demoHookNote,
+	})
+	return secret, err
 }

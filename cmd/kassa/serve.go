@@ -65,10 +65,12 @@ func serve(ctx context.Context, args []string) error {
 	a := wire(db, cfg.CheckoutURL, fees)
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	defer stopListening()
-	deliveries, err := webhookWorker(listenCtx, log, a, cfg)
+	hooks, err := webhookStore(log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
+	a.webhooks = webhooks.NewService(hooks, core.SystemClock{})
+	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
 	receipts, err := receiptWorker(log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("e-mail: %w", err)
@@ -243,11 +245,10 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 	}
 }
 
-// webhookWorker wires the webhook delivery worker: the Postgres store (secrets sealed with
-// --webhook-secret-key; unset = stored in clear, with a warning), the HTTP sender
-// (--webhook-allow-private lets live deliveries reach private addresses, for development) and
-// the LISTEN wake-up. Every process runs one; they share the work through SKIP LOCKED claims.
-func webhookWorker(ctx context.Context, log *slog.Logger, a *app, cfg config) (*webhooks.Worker, error) {
+// webhookStore is the webhook store every part shares: the worker, the dashboard API and the
+// demo. Signing secrets are sealed at rest with KASSA_WEBHOOK_SECRET_KEY (AES-256-GCM); without
+// a key they are stored in clear, with a warning.
+func webhookStore(log *slog.Logger, a *app, cfg config) (*postgres.WebhookStore, error) {
 	key, err := signing.ParseKey(cfg.WebhookKey)
 	if err != nil {
 		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
@@ -259,15 +260,21 @@ func webhookWorker(ctx context.Context, log *slog.Logger, a *app, cfg config) (*
 	if !box.Sealing() {
 		log.Warn("KASSA_WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored in clear; set a 32-byte key (base64) in production")
 	}
-	allowPrivate := cfg.WebhookLAN
+	return postgres.NewWebhookStore(a.db, box), nil
+}
+
+// webhookWorker wires the webhook delivery worker over store: woken by LISTEN/NOTIFY (polling
+// when LISTEN fails), sending through the outbound adapter that refuses private addresses in
+// live mode unless KASSA_WEBHOOK_ALLOW_PRIVATE is set. Every process runs one; they share the
+// work through SKIP LOCKED claims.
+func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.WebhookStore, cfg config) *webhooks.Worker {
 	wake, err := postgres.ListenWebhooks(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		log.Warn("webhooks: LISTEN failed; deliveries are found by polling only", "error", err.Error())
 		wake = nil
 	}
-	return webhooks.NewWorker(postgres.NewWebhookStore(a.db, box),
-		webhookhttp.New(webhookhttp.Options{AllowPrivate: allowPrivate}), core.SystemClock{},
-		webhooks.WorkerOptions{Wake: wake, Log: log}), nil
+	return webhooks.NewWorker(store, webhookhttp.New(webhookhttp.Options{AllowPrivate: cfg.WebhookLAN}),
+		core.SystemClock{}, webhooks.WorkerOptions{Wake: wake, Log: log})
 }
 
 // receiptWorker wires the receipt sender: the mail outbox, the receipt templates of the e-mail

@@ -18,6 +18,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/testclock"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
 // app is the wired application: modules over their Postgres stores.
@@ -30,6 +31,7 @@ type app struct {
 	testclock *testclock.Service
 	payments  *payments.Sweeper
 	events    *events.Service
+	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
 	idem      *postgres.IdempotencyStore
 }
 

@@ -53,6 +53,10 @@ func (t *Target) Sibling(ctx context.Context, name string, opt Options) (*Target
 	return s, nil
 }
 
+// Binary is the path of the kassa binary the harness built ("" for an external target), for
+// cases that run its other commands (kassa listen).
+func (t *Target) Binary() string { return t.bin }
+
 // Stop ends the server the harness started (a no-op for an external target).
 func (t *Target) Stop() {
 	if t.stop != nil {
