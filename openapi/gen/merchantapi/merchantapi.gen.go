@@ -757,7 +757,13 @@ type Payment struct {
 	// FailureMessage A sentence explaining `failure_code`. Present only on failed payments.
 	FailureMessage *string `json:"failure_message,omitempty"`
 
-	// Fee Fees of this payment, locked at payment time.
+	// Fee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+	// merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
+	// rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
+	// arithmetic is exact and rounds half-up (a tie away from zero) at exactly three steps,
+	// each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
+	// each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
+	// in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
 	Fee PaymentFee `json:"fee"`
 
 	// Id Identifier, prefix `py_`.
@@ -835,7 +841,13 @@ type PaymentCustomer struct {
 	Name string `json:"name"`
 }
 
-// PaymentFee Fees of this payment, locked at payment time.
+// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
+// rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
+// arithmetic is exact and rounds half-up (a tie away from zero) at exactly three steps,
+// each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
+// each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
+// in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
 type PaymentFee struct {
 	// Currency Upper-case charge currency of `service_fee_charge_currency`.
 	Currency string `json:"currency"`
