@@ -213,26 +213,6 @@ func (a *dpAPI) do(t *testing.T, method, path string, body any) (int, []byte) {
 // hosted page does, and fails unless the payment succeeds.
 func dpPay(t *testing.T, cs *api.CheckoutSession) {
 	t.Helper()
-	if target.CheckoutURL == "" {
-		t.Skip("no checkout URL (set KASSA_CHECKOUT_URL for an external target)")
-	}
-	body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123","name":"Ada Lovelace"}}`
-	req, err := http.NewRequest("POST", target.CheckoutURL+"/api/v1/checkout/sessions/"+cs.Id+"/confirm", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+cs.ClientSecret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &r) != nil || r.Status != "succeeded" {
-		t.Fatalf("confirm %s: %d %s", cs.Id, resp.StatusCode, b)
-	}
+	payNeedsCheckout(t)
+	payConfirmOK(t, cs, payCard(payCardOK), "succeeded")
 }

@@ -1,11 +1,6 @@
 package conformance
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"testing"
 
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
@@ -23,38 +18,17 @@ const (
 // asyncPay creates an EUR session for m's test environment and pays it the way a buyer's
 // browser does: the browser API on the checkout origin, authorised by the client secret
 // (D6), with a card number or an IBAN. It returns the session as the merchant API shows it
-// afterwards. When the target has no browser API the case is skipped.
+// afterwards.
 func asyncPay(t *testing.T, m *Merchant, source string) api.CheckoutSession {
 	t.Helper()
+	payNeedsCheckout(t)
 	s := csCreate(t, m.Test, sessionBody())
-	body := map[string]any{"payment_method": "card",
-		"card": map[string]any{"number": source, "exp_month": 12, "exp_year": 2034, "cvc": "123", "name": "Ada Lovelace"}}
+	body := payCard(source)
 	if len(source) == 22 {
-		body = map[string]any{"payment_method": "sepa_debit",
-			"sepa_debit": map[string]any{"iban": source, "account_holder": "Ada Lovelace"}}
+		body = paySEPA(source)
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if target.CheckoutURL == "" {
-		t.Skip("the target's checkout origin is unknown (set KASSA_CHECKOUT_URL)")
-	}
-	req, err := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/checkout/sessions/%s/confirm", target.CheckoutURL, s.Id),
-		bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.ClientSecret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("confirm with %s: %d %s", source, resp.StatusCode, out)
+	if resp := payConfirm(t, s, body); resp.StatusCode() != 200 {
+		t.Fatalf("confirm with %s: %d %s", source, resp.StatusCode(), resp.Body)
 	}
 	return *csGet(t, m.Test, s.Id)
 }
