@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -35,9 +36,16 @@ type DashOwner struct {
 // owner_password), with an e-mail address of its own, and returns it not yet signed in.
 func newDashMerchant(t *testing.T, onboarded bool) *DashOwner {
 	t.Helper()
+	return newDashMerchantAt(t, target, onboarded)
+}
+
+// newDashMerchantAt is newDashMerchant on another server the harness started (e.g. one on a
+// database of its own); the owner's clients talk to that server.
+func newDashMerchantAt(t *testing.T, srv *harness.Target, onboarded bool) *DashOwner {
+	t.Helper()
 	email := "owner-" + strings.ToLower(core.RandomBase62(10)) + "@example.com"
 	password := "pw-" + core.NewSecretPart()
-	resp, err := operator(t).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
+	resp, err := operatorAt(t, srv).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
 		Name: "Dashboard " + core.RandomBase62(6), Country: "DE", Email: email, Onboarded: &onboarded,
 		OwnerPassword: &password,
 	})
@@ -49,19 +57,39 @@ func newDashMerchant(t *testing.T, onboarded bool) *DashOwner {
 	}
 	m := resp.JSON201
 	o := &DashOwner{
-		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey, Test: client(t, m.TestKey), Live: client(t, m.LiveKey)},
-		Email:    email, Password: password,
+		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey,
+			Test: clientAt(t, srv.BaseURL, m.TestKey), Live: clientAt(t, srv.BaseURL, m.LiveKey)},
+		Email: email, Password: password,
 	}
-	o.Jar, o.Client = dashClient(t, &o.CSRF)
+	o.Jar, o.Client = dashClientAt(t, srv.DashboardURL, nil, &o.CSRF)
 	return o
 }
 
 // newDashOwner is newDashMerchant (onboarded) signed in.
 func newDashOwner(t *testing.T) *DashOwner {
 	t.Helper()
-	o := newDashMerchant(t, true)
+	return newDashOwnerAt(t, target)
+}
+
+// newDashOwnerAt is newDashOwner on another server the harness started.
+func newDashOwnerAt(t *testing.T, srv *harness.Target) *DashOwner {
+	t.Helper()
+	o := newDashMerchantAt(t, srv, true)
 	o.signIn(t)
 	return o
+}
+
+// at returns the owner with clients bound to another server on the same database (a sibling,
+// or a server started after this one died): keys, dashboard session and CSRF token live in the
+// database, and the cookie jar is shared (cookies do not depend on the port).
+func (o *DashOwner) at(t *testing.T, srv *harness.Target) *DashOwner {
+	t.Helper()
+	m := *o.Merchant
+	m.Test, m.Live = clientAt(t, srv.BaseURL, m.TestKey), clientAt(t, srv.BaseURL, m.LiveKey)
+	c := *o
+	c.Merchant = &m
+	_, c.Client = dashClientAt(t, srv.DashboardURL, o.Jar, &c.CSRF)
+	return &c
 }
 
 // signIn signs the owner in and keeps the CSRF token.
@@ -94,11 +122,20 @@ func (o *DashOwner) sessionToken(t *testing.T) string {
 // X-CSRF-Token on unsafe requests (when not empty).
 func dashClient(t *testing.T, csrf *string) (http.CookieJar, *dash.ClientWithResponses) {
 	t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
+	return dashClientAt(t, target.DashboardURL, nil, csrf)
+}
+
+// dashClientAt is dashClient for another dashboard origin, with jar as its cookie jar (a new
+// one when nil).
+func dashClientAt(t *testing.T, base string, jar http.CookieJar, csrf *string) (http.CookieJar, *dash.ClientWithResponses) {
+	t.Helper()
+	if jar == nil {
+		var err error
+		if jar, err = cookiejar.New(nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c, err := dash.NewClientWithResponses(target.DashboardURL,
+	c, err := dash.NewClientWithResponses(base,
 		dash.WithHTTPClient(&http.Client{Transport: transport, Jar: jar}),
 		dash.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			if r.Method != http.MethodGet && csrf != nil && *csrf != "" && r.Header.Get("X-CSRF-Token") == "" {

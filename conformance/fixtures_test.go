@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/core"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
@@ -24,8 +25,14 @@ type Merchant struct {
 // operator returns a typed operator API client.
 func operator(t *testing.T) *op.ClientWithResponses {
 	t.Helper()
-	c, err := op.NewClientWithResponses(target.BaseURL, op.WithHTTPClient(transport.Client()),
-		op.WithRequestEditorFn(op.RequestEditorFn(bearer(target.OperatorToken))))
+	return operatorAt(t, target)
+}
+
+// operatorAt is operator for another server the harness started (its token is its own).
+func operatorAt(t *testing.T, srv *harness.Target) *op.ClientWithResponses {
+	t.Helper()
+	c, err := op.NewClientWithResponses(srv.BaseURL, op.WithHTTPClient(transport.Client()),
+		op.WithRequestEditorFn(op.RequestEditorFn(bearer(srv.OperatorToken))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,13 @@ func newMerchant(t *testing.T, onboarded bool) *Merchant {
 // client returns a typed merchant API client that authenticates with key.
 func client(t *testing.T, key string) *api.ClientWithResponses {
 	t.Helper()
-	c, err := api.NewClientWithResponses(target.BaseURL, api.WithHTTPClient(transport.Client()), api.WithRequestEditorFn(bearer(key)))
+	return clientAt(t, target.BaseURL, key)
+}
+
+// clientAt is client for another API base URL (a sibling server).
+func clientAt(t *testing.T, base, key string) *api.ClientWithResponses {
+	t.Helper()
+	c, err := api.NewClientWithResponses(base, api.WithHTTPClient(transport.Client()), api.WithRequestEditorFn(bearer(key)))
 	if err != nil {
 		t.Fatal(err)
 	}

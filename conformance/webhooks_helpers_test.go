@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -159,15 +160,31 @@ func hookEndpoint(t *testing.T, o *DashOwner, env dash.Env, url string, events .
 // committed when this returns. It returns the session id.
 func hookExpiredSession(t *testing.T, c *api.ClientWithResponses) string {
 	t.Helper()
-	s := csCreate(t, c, sessionBody())
-	resp, err := c.ExpireCheckoutSessionWithResponse(context.Background(), s.Id, nil)
+	id, err := hookTryExpiredSession(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.JSON200 == nil {
-		t.Fatalf("expire session: %d %s", resp.StatusCode(), resp.Body)
+	return id
+}
+
+// hookTryExpiredSession is hookExpiredSession returning its error, for callers that run it
+// on goroutines of their own (where t.Fatal may not be called).
+func hookTryExpiredSession(c *api.ClientWithResponses) (string, error) {
+	cr, err := c.CreateCheckoutSessionWithResponse(context.Background(), nil, sessionBody())
+	if err != nil {
+		return "", err
 	}
-	return s.Id
+	if cr.JSON200 == nil {
+		return "", fmt.Errorf("create session: %d %s", cr.StatusCode(), cr.Body)
+	}
+	resp, err := c.ExpireCheckoutSessionWithResponse(context.Background(), cr.JSON200.Id, nil)
+	if err != nil {
+		return "", err
+	}
+	if resp.JSON200 == nil {
+		return "", fmt.Errorf("expire session %s: %d %s", cr.JSON200.Id, resp.StatusCode(), resp.Body)
+	}
+	return cr.JSON200.Id, nil
 }
 
 // hookSignatures parses a Service-Signature header (t=…,v1=…[,v1=…]) by hand.
@@ -229,8 +246,8 @@ func hookDelivery(t *testing.T, o *DashOwner, id string) *dash.WebhookDeliveryDe
 	return resp.JSON200
 }
 
-// hookDeliveryOf finds the delivery of one event in an endpoint's log.
-func hookDeliveryOf(t *testing.T, o *DashOwner, endpointID, eventID string) dash.WebhookDelivery {
+// hookDeliveries is the first page (up to 100, newest first) of an endpoint's test log.
+func hookDeliveries(t *testing.T, o *DashOwner, endpointID string) dash.WebhookDeliveryList {
 	t.Helper()
 	resp, err := o.Client.ListWebhookDeliveriesWithResponse(context.Background(), dash.DashboardEnvironmentTest, endpointID,
 		&dash.ListWebhookDeliveriesParams{Limit: ptr(100)})
@@ -240,7 +257,13 @@ func hookDeliveryOf(t *testing.T, o *DashOwner, endpointID, eventID string) dash
 	if resp.JSON200 == nil {
 		t.Fatalf("list deliveries: %d %s", resp.StatusCode(), resp.Body)
 	}
-	for _, d := range resp.JSON200.Data {
+	return *resp.JSON200
+}
+
+// hookDeliveryOf finds the delivery of one event in an endpoint's log.
+func hookDeliveryOf(t *testing.T, o *DashOwner, endpointID, eventID string) dash.WebhookDelivery {
+	t.Helper()
+	for _, d := range hookDeliveries(t, o, endpointID).Data {
 		if d.EventId == eventID {
 			return d
 		}

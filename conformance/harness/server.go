@@ -30,6 +30,7 @@ type Target struct {
 	LogPath       string // server log, when the harness started it
 	bin           string // the binary, when the harness built it (Sibling)
 	stop          func()
+	kill          func()
 }
 
 // CanLaunchSiblings reports whether the harness built this target, so that Sibling can start
@@ -57,10 +58,42 @@ func (t *Target) Sibling(ctx context.Context, name string, opt Options) (*Target
 // cases that run its other commands (kassa listen).
 func (t *Target) Binary() string { return t.bin }
 
+// Lone starts one more `kassa serve` of the same binary on a fresh database of its own, for
+// cases whose background work (webhook deliveries, sweeps) must not be shared with the suite's
+// server, e.g. to see what survives the death of the only process. Stop or Kill end the
+// process; drop removes the database and is called once every server started on it (with
+// Sibling of the returned target) has ended. Only for targets the harness started.
+func (t *Target) Lone(ctx context.Context, name string, opt Options) (s *Target, drop func(), err error) {
+	if !t.CanLaunchSiblings() {
+		return nil, nil, fmt.Errorf("harness: an external target cannot launch servers")
+	}
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	if err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
+	if s, err = Launch(ctx, t.bin, dbURL, logPath, opt); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	s.bin = t.bin
+	return s, drop, nil
+}
+
 // Stop ends the server the harness started (a no-op for an external target).
 func (t *Target) Stop() {
 	if t.stop != nil {
 		t.stop()
+	}
+}
+
+// Kill ends the server the harness started with SIGKILL, as a crash or an OOM kill would: no
+// graceful shutdown, requests and webhook deliveries in flight are cut off. It returns once
+// the process is gone. It ends the process only (StartLocal's database stays until Stop); a
+// no-op for an external target.
+func (t *Target) Kill() {
+	if t.kill != nil {
+		t.kill()
 	}
 }
 
@@ -179,6 +212,11 @@ func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Targ
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+		logf.Close()
+	}
+	t.kill = func() {
+		_ = cmd.Process.Kill() // SIGKILL on Unix
+		<-exited
 		logf.Close()
 	}
 	deadline := time.Now().Add(60 * time.Second)
