@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -241,8 +242,7 @@ func TestWebhookProcesses(t *testing.T) {
 			dA.Delivery.NextAttemptAt == nil || dA.Delivery.CompletedAt != nil {
 			t.Fatalf("the delivery cut off by the kill: %+v, want pending after 1 attempt with a next attempt due", dA.Delivery)
 		}
-		t.Logf("cut-off delivery %s: next attempt due in %s; %d attempts in its log",
-			dA.Delivery.Id, time.Until(time.Unix(*dA.Delivery.NextAttemptAt, 0)).Round(time.Second), len(dA.Attempts))
+		t.Logf("cut-off delivery %s: next attempt due in %s", dA.Delivery.Id, time.Until(time.Unix(*dA.Delivery.NextAttemptAt, 0)).Round(time.Second))
 		// Redelivering it by hand brings that attempt forward: the same event and body, as
 		// attempt 2 (the number of the cut-off attempt is never reused).
 		re, err := o.Client.RedeliverWebhookDeliveryWithResponse(ctx, dash.DashboardEnvironmentTest, dA.Delivery.Id)
@@ -256,9 +256,14 @@ func TestWebhookProcesses(t *testing.T) {
 		if a2.Header.Get("Service-Delivery-Attempt") != "2" || string(a2.Body) != string(a1.Body) || !hookSignedBy(t, a2, ep.Secret) {
 			t.Fatalf("the cut-off event came again as attempt %q (same body: %v)", a2.Header.Get("Service-Delivery-Attempt"), string(a2.Body) == string(a1.Body))
 		}
-		hookWaitDelivery(t, o, dA.Delivery.Id, 5*time.Second, func(d *dash.WebhookDeliveryDetail) bool {
+		done := hookWaitDelivery(t, o, dA.Delivery.Id, 5*time.Second, func(d *dash.WebhookDeliveryDetail) bool {
 			return d.Delivery.Status == dash.WebhookDeliveryStatusSucceeded && d.Delivery.Attempts == 2
 		})
+		// Both attempt numbers are in the log: the cut-off one as interrupted, then the answer.
+		if l := done.Attempts; len(l) != 2 || l[0].Number != 1 || l[0].StatusCode != nil || l[0].Error == nil ||
+			!strings.HasPrefix(*l[0].Error, "interrupted:") || l[1].Number != 2 || l[1].StatusCode == nil || *l[1].StatusCode != 200 {
+			t.Fatalf("attempt log of the cut-off delivery: %+v, want 1 interrupted, 2 answered 200", l)
+		}
 		if n := len(rc.got()); n != 3 {
 			t.Fatalf("the receiver got %d requests, want 3 (A cut off, B, A again)", n)
 		}

@@ -311,14 +311,27 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 	var jobs []*webhooks.Job
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var rows []claimRow
+		// An attempt number handed out earlier whose outcome never came (its worker died) is
+		// written to the attempt log as interrupted, in the same statement that hands out the
+		// next one.
 		if err := tx.SelectContext(ctx, &rows, `WITH due AS (
-				SELECT d.merchant_id, d.environment, d.id
+				SELECT d.merchant_id, d.environment, d.id, d.endpoint_id, d.event_id, d.attempts, d.last_attempt_at
 				FROM webhook_deliveries d
 				JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id AND e.environment = d.environment AND e.id = d.endpoint_id
 				WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND e.status = 'enabled'
 				ORDER BY d.next_attempt_at
 				LIMIT $3
 				FOR UPDATE OF d SKIP LOCKED
+			), lost AS (
+				INSERT INTO webhook_attempts (merchant_id, environment, delivery_id, attempt, endpoint_id, event_id,
+					started_at, latency_ms, status_code, response_excerpt, error)
+				SELECT due.merchant_id, due.environment, due.id, due.attempts, due.endpoint_id, due.event_id,
+					due.last_attempt_at, 0, NULL, '', $4
+				FROM due
+				WHERE due.attempts > 0 AND due.last_attempt_at IS NOT NULL AND NOT EXISTS (
+					SELECT 1 FROM webhook_attempts a WHERE a.merchant_id = due.merchant_id
+						AND a.environment = due.environment AND a.delivery_id = due.id AND a.attempt = due.attempts)
+				ON CONFLICT DO NOTHING
 			), claimed AS (
 				UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2, last_attempt_at = $1
 				FROM due WHERE d.merchant_id = due.merchant_id AND d.environment = due.environment AND d.id = due.id
@@ -332,7 +345,7 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 			FROM claimed c
 			LEFT JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id
 			WHERE ev.id IS NOT NULL OR c.test_event_data IS NOT NULL`,
-			now, now.Add(lease), limit); err != nil {
+			now, now.Add(lease), limit, webhooks.InterruptedError); err != nil {
 			return fmt.Errorf("webhook_deliveries: claim: %w", err)
 		}
 		cache := map[string]*webhooks.Endpoint{}
@@ -412,9 +425,13 @@ func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a w
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (merchant_id, environment, delivery_id, attempt,
 			endpoint_id, event_id, started_at, latency_ms, status_code, response_excerpt, error)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (merchant_id, environment, delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
+				latency_ms = EXCLUDED.latency_ms, status_code = EXCLUDED.status_code,
+				response_excerpt = EXCLUDED.response_excerpt, error = EXCLUDED.error
+			WHERE webhook_attempts.error = $12`, // a late outcome replaces the interrupted placeholder
 			scope.MerchantID, string(scope.Env), job.DeliveryID, a.Number, e.ID(), job.Event.ID, a.StartedAt,
-			o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err)); err != nil {
+			o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err), webhooks.InterruptedError); err != nil {
 			return fmt.Errorf("webhook_attempts: insert: %w", err)
 		}
 		now := time.Now()

@@ -463,6 +463,54 @@ func TestWebhookCrashLosesNothing(t *testing.T) {
 	if d := e.delivery(t, evt2); d.Status != "succeeded" {
 		t.Fatalf("delivery %+v", d)
 	}
+	// The log shows both attempt numbers: the one that died as interrupted, then the success.
+	if got := attemptLog(t, e, evt2); got != "1:-:"+webhooks.InterruptedError+" 2:200:" {
+		t.Fatalf("attempt log %q", got)
+	}
+}
+
+// attemptLog renders the attempts of evt's delivery as "number:status:error", oldest first.
+func attemptLog(t *testing.T, e *whEnv, evt string) string {
+	t.Helper()
+	var rows []string
+	if err := e.db.Select(&rows, `SELECT attempt || ':' || coalesce(status_code::text, '-') || ':' || coalesce(error, '')
+		FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`, evt); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(rows, " ")
+}
+
+// A worker that overran its lease and records afterwards: its outcome replaces the interrupted
+// placeholder the next claim wrote, and the next attempt's record is kept beside it.
+func TestWebhookLateOutcomeReplacesInterrupted(t *testing.T) {
+	e := newWhEnv(t)
+	rc := newReceiver(t, nil)
+	e.endpoint(t, rc.URL)
+	evt := e.event(t, "invoice.paid")
+	ctx := context.Background()
+	if _, err := e.store.FanOut(ctx, 10, e.clock.Now(), func(ep *webhooks.Endpoint, typ string) bool { return ep.Subscribes(typ) }); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.store.ClaimDue(ctx, e.clock.Now(), time.Minute, 10)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim: %v %d", err, len(first))
+	}
+	e.clock.Add(time.Minute)
+	second, err := e.store.ClaimDue(ctx, e.clock.Now(), time.Minute, 10)
+	if err != nil || len(second) != 1 || second[0].Attempt != 2 {
+		t.Fatalf("second claim: %v %d", err, len(second))
+	}
+	if got := attemptLog(t, e, evt); got != "1:-:"+webhooks.InterruptedError {
+		t.Fatalf("after the second claim: %q", got)
+	}
+	keep := func(*webhooks.Endpoint) webhooks.Next { return webhooks.Next{Status: webhooks.DeliveryPending} }
+	late := webhooks.Attempt{Number: 1, StartedAt: e.clock.Now(), Outcome: webhooks.Outcome{StatusCode: 200, Latency: 90 * time.Second}}
+	if err := e.store.RecordAttempt(ctx, first[0], late, keep); err != nil {
+		t.Fatal(err)
+	}
+	if got := attemptLog(t, e, evt); got != "1:200:" {
+		t.Fatalf("after the late record: %q", got)
+	}
 }
 
 func TestWebhookRotationSignsWithBothSecrets(t *testing.T) {

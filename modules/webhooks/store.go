@@ -87,6 +87,12 @@ type Job struct {
 	Event      OutboxEvent
 }
 
+// InterruptedError is the error of an attempt whose outcome was never recorded: the worker
+// that held it stopped (or overran its lease) before it could. The store writes it into the
+// attempt log when the delivery is claimed again, so every attempt number handed out appears
+// there; if the slow worker records after all, its outcome replaces this placeholder.
+const InterruptedError = "interrupted: no outcome was recorded before the attempt's reservation ended (the sending process stopped); the event is sent again"
+
 // Attempt is the record of one attempt, kept for the dashboard.
 type Attempt struct {
 	Number    int

@@ -1460,7 +1460,7 @@ type UsageType string
 
 // WebhookAttempt One attempt of a delivery.
 type WebhookAttempt struct {
-	// Error The transport failure (timeout, connection refused, forbidden address…), else null.
+	// Error The transport failure (timeout, connection refused, forbidden address…), or a text starting `interrupted:` for an attempt whose sending process stopped before it recorded an outcome (it is sent again as the next attempt); else null.
 	Error     *string `json:"error"`
 	LatencyMs int64   `json:"latency_ms"`
 
