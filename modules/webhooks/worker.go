@@ -80,20 +80,40 @@ func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *W
 // right now (another worker holds it) is not polled in a tight loop.
 const minWait = 250 * time.Millisecond
 
-// Run works until ctx ends: a round (RunOnce), then a sleep until the earliest pending
-// delivery falls due, a wake-up, or PollInterval, whichever comes first. Sends in flight when
-// ctx ends are finished and recorded (each is bounded by the sender's timeout).
+// settleWait is the first sleep after a round that found nothing following one that did work;
+// it doubles with every further empty round up to PollInterval. The outbox trigger notifies
+// only when the fan-out queue was empty (migration 00011): an event queued while a worker was
+// busy is found by the next round, and one whose transaction was still committing while that
+// round ran is found by these short polls instead of waiting for PollInterval.
+const settleWait = 50 * time.Millisecond
+
+// Run works until ctx ends: a round (RunOnce), then, when the round did work, another round
+// right away; else a sleep until the earliest pending delivery falls due, a wake-up, or the
+// poll interval (settleWait after work, doubling up to PollInterval), whichever comes first.
+// Sends in flight when ctx ends are finished and recorded (each is bounded by the sender's
+// timeout).
 func (w *Worker) Run(ctx context.Context) error {
+	poll := w.o.PollInterval
 	for {
+		n, err := w.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil && n > 0 {
+			poll = settleWait
+			continue
+		}
 		wait := w.o.PollInterval
-		if _, err := w.RunOnce(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		if poll < wait {
+			wait = poll
+			poll = min(2*poll, w.o.PollInterval)
+		}
+		if err != nil {
 			w.o.Log.Error("webhooks: delivery round failed", "error", err.Error())
+			wait = w.o.PollInterval
 		} else if at, ok, err := w.store.NextDue(ctx); err == nil && ok {
 			if d := at.Sub(w.clock.Now()); d < wait {
-				wait = max(d, minWait)
+				wait = max(d, min(minWait, wait))
 			}
 		}
 		t := time.NewTimer(wait)
