@@ -127,7 +127,9 @@ func TestWebhookRecordAfterDisableLeavesNothingPending(t *testing.T) {
 	next := e.clock.Now().Add(time.Minute)
 	err := e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(),
 		Outcome: webhooks.Outcome{StatusCode: 500}},
-		func(*webhooks.Endpoint) webhooks.Next { return webhooks.Next{Status: webhooks.DeliveryPending, NextAttemptAt: &next} })
+		func(*webhooks.Endpoint) webhooks.Next {
+			return webhooks.Next{Status: webhooks.DeliveryPending, NextAttemptAt: &next}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

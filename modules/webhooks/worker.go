@@ -32,7 +32,7 @@ type Sender interface {
 
 // WorkerOptions tune a Worker; zero values take the defaults.
 type WorkerOptions struct {
-	Batch        int           // deliveries (and events) taken per claim; default 50
+	Batch        int           // deliveries (and events) taken per claim; default 128
 	Concurrency  int           // deliveries sent (and recorded) in parallel; default 32
 	Lease        time.Duration // how long a claimed attempt is reserved; default 2 min, must exceed the send timeout
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
@@ -56,7 +56,7 @@ type Worker struct {
 // NewWorker returns a worker over store and sender; clock is the wall clock in production.
 func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *Worker {
 	if o.Batch <= 0 {
-		o.Batch = 50
+		o.Batch = 128
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32
