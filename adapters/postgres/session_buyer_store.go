@@ -4,7 +4,9 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -104,10 +106,25 @@ func buyerStateArgs(snap checkout.SessionSnapshot) []any {
 
 // FindByClientSecretHash reads the session whose client_secret_hash is hash (the UNIQUE index
 // of 00003), in any scope: the buyer's side holds only the secret.
-func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, error) {
-	var r sessionRow
+// The scope's sandbox clock is read with it (as the API key lookup does for the merchant API).
+func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, *time.Time, error) {
+	var r struct {
+		sessionRow
+		FrozenTime *time.Time `db:"frozen_time"`
+	}
 	err := st.hot.get(ctx, &r, sessionBySecretSQL, hash[:])
-	return sessionOf(ctx, st.db, &r, err, "")
+	s, err := sessionOf(ctx, st.db, &r.sessionRow, err, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	var frozen *time.Time
+	if r.FrozenTime != nil && s.Environment() == core.EnvTest {
+		t := r.FrozenTime.UTC()
+		frozen = &t
+	}
+	return s, frozen, nil
 }
 
-var sessionBySecretSQL = `SELECT ` + sessionCols("") + ` FROM checkout_sessions WHERE client_secret_hash = $1`
+var sessionBySecretSQL = `SELECT ` + sessionCols("s") + `, c.frozen_time FROM checkout_sessions s
+	LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND c.environment = s.environment
+	WHERE s.client_secret_hash = $1`
