@@ -24,8 +24,8 @@ func (e *whEnv) claimAll(t *testing.T) []*webhooks.Job {
 	return jobs
 }
 
-// Attempts recorded at the same time, each by its one statement, are all written once, with
-// their delivery's next step.
+// Attempts recorded at the same time share statements (attemptBatcher); every one is written
+// once, with its delivery's next step.
 func TestWebhookConcurrentRecordsAllWritten(t *testing.T) {
 	e := newWhEnv(t)
 	e.endpoint(t, "http://127.0.0.1:1/hooks")
@@ -138,5 +138,83 @@ func TestWebhookRecordAfterDisableLeavesNothingPending(t *testing.T) {
 	}
 	if a := e.attempts(t, evt); len(a) != 1 {
 		t.Errorf("attempts %+v", a)
+	}
+}
+
+// In a group of concurrent records, the attempts of an endpoint whose health changed after the
+// claim are left out of the group's statement and decided again on the current state; the
+// others are written by the group.
+func TestWebhookConcurrentRecordsOneEndpointChanged(t *testing.T) {
+	e := newWhEnv(t)
+	changed, _ := e.endpoint(t, "http://127.0.0.1:1/a")
+	e.endpoint(t, "http://127.0.0.1:1/b")
+	var evts []string
+	for range 20 {
+		evts = append(evts, e.event(t, "invoice.paid"))
+	}
+	jobs := e.claimAll(t)
+	if len(jobs) != 2*len(evts) {
+		t.Fatalf("claimed %d, want %d", len(jobs), 2*len(evts))
+	}
+	since := e.clock.Now().Add(-time.Hour)
+	if _, err := e.db.Exec(`UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1`, changed.ID(), since); err != nil {
+		t.Fatal(err)
+	}
+	o := webhooks.Outcome{StatusCode: 200}
+	var mu sync.Mutex
+	sawFailing := map[string]bool{} // delivery → the last call of fn saw the run of failures
+	var wg sync.WaitGroup
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(), Outcome: o},
+				func(ep *webhooks.Endpoint) webhooks.Next {
+					mu.Lock()
+					sawFailing[j.DeliveryID] = ep.Snapshot().FailingSince != nil
+					mu.Unlock()
+					ep.RecordOutcome(o, e.clock.Now())
+					return webhooks.Next{Status: webhooks.DeliverySucceeded}
+				})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended := false
+	for _, j := range jobs {
+		if j.Endpoint.ID() == changed.ID() && sawFailing[j.DeliveryID] {
+			ended = true
+		}
+		if j.Endpoint.ID() != changed.ID() && sawFailing[j.DeliveryID] {
+			t.Errorf("delivery %s of the unchanged endpoint saw a run of failures", j.DeliveryID)
+		}
+	}
+	if !ended {
+		t.Error("no record of the changed endpoint was decided on its current state")
+	}
+	var failing *time.Time
+	if err := e.db.Get(&failing, `SELECT failing_since FROM webhook_endpoints WHERE id = $1`, changed.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if failing != nil {
+		t.Errorf("failing_since %v after successes", failing)
+	}
+	var n int
+	if err := e.db.Get(&n, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1`, e.scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	var done int
+	if err := e.db.Get(&done, `SELECT count(*) FROM webhook_deliveries WHERE merchant_id = $1 AND status = 'succeeded' AND attempts = 1`,
+		e.scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(jobs) || done != len(jobs) {
+		t.Errorf("%d attempts and %d succeeded deliveries for %d jobs", n, done, len(jobs))
 	}
 }

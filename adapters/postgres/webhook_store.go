@@ -24,13 +24,14 @@ type SecretSealer interface {
 
 // WebhookStore keeps webhook endpoints, deliveries and attempts (webhooks.Store).
 type WebhookStore struct {
-	db     *sqlx.DB
-	sealer SecretSealer
+	db       *sqlx.DB
+	sealer   SecretSealer
+	attempts *attemptBatcher
 }
 
 // NewWebhookStore returns a WebhookStore over db sealing secrets with sealer.
 func NewWebhookStore(db *sqlx.DB, sealer SecretSealer) *WebhookStore {
-	return &WebhookStore{db: db, sealer: sealer}
+	return &WebhookStore{db: db, sealer: sealer, attempts: &attemptBatcher{db: db}}
 }
 
 var _ webhooks.Store = (*WebhookStore)(nil)
@@ -383,10 +384,10 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 // Most attempts leave the endpoint as it was (a success after a success, a failure within a
 // run of failures), and all the attempts of one endpoint record concurrently. So fn first runs
 // on the endpoint as the claim read it, and when it leaves the endpoint's health (status,
-// reason, start of the failure run) as it was, the attempt is recorded by one statement that
-// holds the endpoint FOR SHARE only if its health is still what fn saw, and writes nothing
-// otherwise: one round trip, and concurrent recorders do not queue behind each other's
-// commits. When the endpoint changed meanwhile (or was deleted) the attempt is recorded in a
+// reason, start of the failure run) as it was, the attempt is recorded by a statement that
+// holds the endpoint FOR SHARE and writes the attempt only if its health is still what fn saw
+// (attemptBatcher: the attempts recorded at the same time share that statement and its
+// commit), and concurrent recorders do not queue behind each other's commits. When the endpoint changed meanwhile (or was deleted) the attempt is recorded in a
 // transaction that reads the endpoint FOR SHARE and calls fn on that state; when fn changes
 // the endpoint (a run of failures starts or ends, the endpoint is disabled) the attempt is
 // recorded with the endpoint FOR UPDATE, calling fn on the state read under that lock.
@@ -398,56 +399,21 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a w
 		if healthChanged(before, e.Snapshot()) {
 			return s.recordAttempt(ctx, job, a, fn, true)
 		}
-		recorded, err := s.recordIfUnchanged(ctx, job, a, before, next)
-		if err != nil || recorded {
+		recorded, err := s.attempts.record(ctx, &attemptRecord{job: job, a: a, seen: before, next: next, now: time.Now()})
+		if recorded {
+			return nil
+		}
+		if err != nil && ctx.Err() != nil {
 			return err
 		}
+		// Not recorded: the endpoint changed or was deleted, or the group failed as a whole
+		// (nothing of it was written); this attempt alone takes the transactional path.
 	}
 	err := s.recordAttempt(ctx, job, a, fn, false)
 	if errors.Is(err, errEndpointChanged) {
 		err = s.recordAttempt(ctx, job, a, fn, true)
 	}
 	return err
-}
-
-// recordIfUnchanged records attempt a of job with its next step in one statement, provided
-// the endpoint's health is still that of seen (locked FOR SHARE for the statement); it reports
-// whether it did.
-func (s *WebhookStore) recordIfUnchanged(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, seen webhooks.EndpointSnapshot, next webhooks.Next) (bool, error) {
-	scope := job.Event.Scope
-	o := a.Outcome
-	var status sql.NullInt64
-	if o.StatusCode != 0 {
-		status = sql.NullInt64{Int64: int64(o.StatusCode), Valid: true}
-	}
-	now := time.Now()
-	var completed *time.Time
-	if next.Status != webhooks.DeliveryPending {
-		completed = &now
-	}
-	var n int
-	err := s.db.GetContext(ctx, &n, `WITH ep AS (
-			SELECT id FROM webhook_endpoints
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3
-				AND status = $4 AND disabled_reason IS NOT DISTINCT FROM $5 AND failing_since IS NOT DISTINCT FROM $6
-			FOR SHARE
-		), attempt AS (
-			INSERT INTO webhook_attempts (merchant_id, environment, delivery_id, attempt,
-				endpoint_id, event_id, started_at, latency_ms, status_code, response_excerpt, error)
-			SELECT $1, $2, $7, $8, ep.id, $9, $10, $11, $12, $13, $14 FROM ep
-		), delivery AS (
-			UPDATE webhook_deliveries d SET status = $15, next_attempt_at = $16, completed_at = $17
-			FROM ep
-			WHERE d.merchant_id = $1 AND d.environment = $2 AND d.id = $7 AND d.attempts = $8 AND d.status = 'pending'
-		)
-		SELECT count(*) FROM ep`,
-		scope.MerchantID, string(scope.Env), seen.ID, string(seen.Status), nullString(string(seen.DisabledReason)), seen.FailingSince,
-		job.DeliveryID, a.Number, job.Event.ID, a.StartedAt, o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err),
-		string(next.Status), next.NextAttemptAt, completed)
-	if err != nil {
-		return false, fmt.Errorf("webhook_attempts: record: %w", err)
-	}
-	return n > 0, nil
 }
 
 // errEndpointChanged rolls back a shared-lock try of RecordAttempt whose fn changed the endpoint.
