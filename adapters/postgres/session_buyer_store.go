@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
-	"github.com/jmoiron/sqlx"
-
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -74,8 +75,21 @@ func optInt(n int) *int {
 	return &n
 }
 
-// updateBuyerState writes the buyer's bookkeeping of a locked session.
-func updateBuyerState(ctx context.Context, tx *sqlx.Tx, snap checkout.SessionSnapshot) error {
+// buyerStateSet is the SET list of an UPDATE that writes the buyer's bookkeeping of a locked
+// session from its arguments, the first of which is $first.
+func buyerStateSet(first int) string {
+	cols := []string{"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
+		"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
+		"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year"}
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		set[i] = c + " = $" + strconv.Itoa(first+i)
+	}
+	return strings.Join(set, ", ")
+}
+
+// buyerStateArgs are the arguments of buyerStateSet, in its order.
+func buyerStateArgs(snap checkout.SessionSnapshot) []any {
 	b := snap.Buyer
 	var ref, method, action, redirect, brand, last4, country, funding *string
 	var expMonth, expYear *int
@@ -87,25 +101,30 @@ func updateBuyerState(ctx context.Context, tx *sqlx.Tx, snap checkout.SessionSna
 			expMonth, expYear = optInt(c.ExpMonth), optInt(c.ExpYear)
 		}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET confirm_attempts = $4, confirm_declines = $5,
-		pending_processor_ref = $6, pending_method = $7, pending_action = $8, pending_redirect_url = $9,
-		pending_card_brand = $10, pending_card_last4 = $11, pending_card_country = $12,
-		pending_card_funding = $13, pending_card_exp_month = $14, pending_card_exp_year = $15
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-		snap.Scope.MerchantID, string(snap.Scope.Env), snap.ID, b.Attempts, b.Declines,
-		ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear)
-	if err != nil {
-		return fmt.Errorf("checkout_sessions: update buyer state: %w", err)
-	}
-	return nil
+	return []any{b.Attempts, b.Declines, ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear}
 }
 
 // FindByClientSecretHash reads the session whose client_secret_hash is hash (the UNIQUE index
 // of 00003), in any scope: the buyer's side holds only the secret.
-func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, error) {
-	var r sessionRow
+// The scope's sandbox clock is read with it (as the API key lookup does for the merchant API).
+func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, *time.Time, error) {
+	var r struct {
+		sessionRow
+		FrozenTime *time.Time `db:"frozen_time"`
+	}
 	err := st.hot.get(ctx, &r, sessionBySecretSQL, hash[:])
-	return sessionOf(ctx, st.db, &r, err, "")
+	s, err := sessionOf(ctx, st.db, &r.sessionRow, err, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	var frozen *time.Time
+	if r.FrozenTime != nil && s.Environment() == core.EnvTest {
+		t := r.FrozenTime.UTC()
+		frozen = &t
+	}
+	return s, frozen, nil
 }
 
-var sessionBySecretSQL = `SELECT ` + sessionCols("") + ` FROM checkout_sessions WHERE client_secret_hash = $1`
+var sessionBySecretSQL = `SELECT ` + sessionCols("s") + `, c.frozen_time FROM checkout_sessions s
+	LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND c.environment = s.environment
+	WHERE s.client_secret_hash = $1`

@@ -68,11 +68,11 @@ func TestSessionStoreFindsByClientSecretHash(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	store := postgres.NewSessionStore(db)
 	s := createSession(t, checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)}), scope)
-	got, err := store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret())))
-	if err != nil || got.ID() != s.ID() || got.Scope() != scope {
+	got, frozen, err := store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret())))
+	if err != nil || got.ID() != s.ID() || got.Scope() != scope || frozen != nil {
 		t.Fatalf("find = %v, %v", got, err)
 	}
-	_, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret()+"x")))
+	_, _, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret()+"x")))
 	var ce *core.Error
 	if !errors.As(err, &ce) || ce.Type != core.TypeNotFound {
 		t.Fatalf("unknown hash: %v, want not found", err)

@@ -323,7 +323,8 @@ func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 
 // applySessionChange runs fn on a locked session and writes what changed with its events.
 // Only the status, the cancellation reason and the buyer's bookkeeping ever change after
-// creation.
+// creation; whatever changed is written by one UPDATE (a confirmation changes both the buyer's
+// bookkeeping and the status: one new row version, one round trip).
 func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, fn checkout.UpdateFunc) error {
 	before := s.Snapshot()
 	events, err := fn(s)
@@ -331,15 +332,19 @@ func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, f
 		return err
 	}
 	after := s.Snapshot()
-	if !reflect.DeepEqual(after.Buyer, before.Buyer) {
-		if err := updateBuyerState(ctx, tx, after); err != nil {
-			return err
-		}
-	}
+	args := []any{after.Scope.MerchantID, string(after.Scope.Env), after.ID}
+	var set []string
 	if after.Status != before.Status || !equalStringPtr(after.CancellationReason, before.CancellationReason) {
-		if _, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET status = $4, cancellation_reason = $5
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-			after.Scope.MerchantID, string(after.Scope.Env), after.ID, string(after.Status), after.CancellationReason); err != nil {
+		set = append(set, "status = $4, cancellation_reason = $5")
+		args = append(args, string(after.Status), after.CancellationReason)
+	}
+	if !reflect.DeepEqual(after.Buyer, before.Buyer) {
+		set = append(set, buyerStateSet(len(args)+1))
+		args = append(args, buyerStateArgs(after)...)
+	}
+	if len(set) > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET `+strings.Join(set, ", ")+`
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, args...); err != nil {
 			return fmt.Errorf("checkout_sessions: update: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -33,18 +34,27 @@ func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err err
 }
 
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
-// exactly when the change it reports was committed.
+// exactly when the change it reports was committed. They go in one INSERT (one round trip), in
+// their order: seq, which orders the outbox, follows the order of the VALUES rows.
 func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
-	for _, e := range events {
+	if len(events) == 0 {
+		return nil
+	}
+	const cols = 6
+	rows := make([]string, len(events))
+	args := make([]any, 0, cols*len(events))
+	for i, e := range events {
 		payload, err := jsonText(e.Object)
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			e.ID, e.Scope.MerchantID, string(e.Scope.Env), e.Type, e.Created, payload); err != nil {
-			return fmt.Errorf("outbox: insert %s: %w", e.Type, err)
-		}
+		n := i * cols
+		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), e.Type, e.Created, payload)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
+		VALUES `+strings.Join(rows, ", "), args...); err != nil {
+		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
 	}
 	return nil
 }

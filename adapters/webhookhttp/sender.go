@@ -90,11 +90,14 @@ func client(timeout time.Duration, guard bool) *http.Client {
 		}
 	}
 	t := &http.Transport{
-		Proxy:                 nil, // a proxy from the environment would dial on our behalf, past the check
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   4,
+		Proxy:             nil, // a proxy from the environment would dial on our behalf, past the check
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      100,
+		// As many kept-alive connections per host as the worker sends to it at once (its
+		// Concurrency): with fewer, every delivery beyond them closed its connection after the
+		// answer and the next one dialled a new one.
+		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
@@ -170,8 +173,15 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome 
 	// The status decides; the body only feeds the excerpt, so a failure while reading it (a
 	// slow or cut-off body) is not a failed delivery. The rest of a longer body is not read.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.o.ExcerptLimit)))
+	// A short remainder is read to its end so that the connection can be kept alive for the
+	// next delivery; a longer one is dropped with the connection.
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 	return webhooks.Outcome{StatusCode: resp.StatusCode, Latency: time.Since(start), Excerpt: webhooks.Excerpt(body)}
 }
+
+// drainLimit is how much of a response body beyond the excerpt is read so that its connection
+// can be reused.
+const drainLimit = 16 << 10
 
 // describe turns a transport error into the recorded message.
 func describe(err error) string {

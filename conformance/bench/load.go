@@ -25,6 +25,9 @@ type scenario struct {
 	// while a floor runs.
 	before func(context.Context) error
 	after  func()
+	// settle (optional) runs between the warm-up and the measured run: ANALYZE (-analyze), so
+	// that the statistics know the rows the scenario's own merchant just created.
+	settle func(context.Context) error
 }
 
 // result is what one measured run produced.
@@ -61,7 +64,7 @@ type loadConfig struct {
 	duration time.Duration
 	warmup   time.Duration
 	maxReqs  int64 // hard cap on requests of one measured run
-	analyze  bool  // ANALYZE before each scenario (reported in the header)
+	analyze  bool  // ANALYZE after each warm-up (reported in the header)
 }
 
 // runScenario warms the workload up, then measures it: exactly conns workers, each looping
@@ -81,6 +84,11 @@ func runScenario(ctx context.Context, cfg loadConfig, sc scenario) (result, erro
 	}
 	if cfg.warmup > 0 {
 		drive(ctx, ops, cfg.warmup, cfg.maxReqs, false)
+	}
+	if sc.settle != nil {
+		if err := sc.settle(ctx); err != nil {
+			return result{}, fmt.Errorf("%s: %w", sc.name, err)
+		}
 	}
 	res := drive(ctx, ops, cfg.duration, cfg.maxReqs, true)
 	res.name = sc.name

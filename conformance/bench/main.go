@@ -40,7 +40,7 @@ func run() error {
 		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay,pay,webhook")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
-		analyze   = flag.Bool("analyze", true, "run ANALYZE before each scenario: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
+		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
 	if *conns < 1 || *duration <= 0 {
@@ -150,7 +150,7 @@ func run() error {
 
 	if *analyze && t.DatabaseURL != "" {
 		for i := range plan {
-			plan[i].before = withAnalyze(t.DatabaseURL, plan[i].before)
+			plan[i].settle = analyzer(t.DatabaseURL)
 		}
 	}
 

@@ -46,7 +46,7 @@ func report(w io.Writer, rows []row, cfg loadConfig) (allPass bool) {
 			floors[r.res.name] = r.res
 		}
 	}
-	stats := "planner statistics fresh (ANALYZE before each scenario)"
+	stats := "planner statistics fresh (ANALYZE after each warm-up)"
 	if !cfg.analyze {
 		stats = "no ANALYZE (a database autovacuum has not reached yet)"
 	}

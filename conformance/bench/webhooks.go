@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -208,6 +209,11 @@ func runWebhookScenario(ctx context.Context, cfg loadConfig, sc scenario, r *hoo
 	if cfg.warmup > 0 {
 		drive(ctx, ops, cfg.warmup, cfg.maxReqs, false)
 		r.drain(ctx, 5*time.Second)
+	}
+	if sc.settle != nil {
+		if err := sc.settle(ctx); err != nil { // as runScenario; the statistics stay as they were
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", sc.name, err)
+		}
 	}
 	r.reset()
 	start := time.Now()

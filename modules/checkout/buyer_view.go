@@ -42,7 +42,7 @@ func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret st
 	if sessionID == "" || clientSecret == "" {
 		return nil, time.Time{}, ErrSessionExpired
 	}
-	s, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
+	s, frozen, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
 		return nil, time.Time{}, ErrSessionExpired
@@ -55,7 +55,7 @@ func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret st
 	if idOK&secretOK != 1 {
 		return nil, time.Time{}, ErrSessionExpired
 	}
-	now, err := svc.clocks.Now(ctx, s.Scope())
+	now, err := svc.clocks.Now(core.WithClockReading(ctx, s.Scope(), frozen), s.Scope())
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -51,15 +51,15 @@ func (m *memStore) Get(_ context.Context, scope core.Scope, id string) (*Session
 	return RehydrateSession(m.sessions[i]), nil
 }
 
-func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Session, error) {
+func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Session, *time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.sessions {
 		if sha256.Sum256([]byte(s.ClientSecret)) == hash {
-			return RehydrateSession(s), nil
+			return RehydrateSession(s), nil, nil // fakeClocks reads its own time
 		}
 	}
-	return nil, core.NotFound("session", "id", "")
+	return nil, nil, core.NotFound("session", "id", "")
 }
 
 func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error) {

@@ -19,8 +19,10 @@ type Store interface {
 	// FindByClientSecretHash reads, without locking, the session whose client secret has
 	// this SHA-256 hash, in whatever scope it lives: the buyer's side has no API key, only
 	// the secret. No such session answers core.NotFound("session", …). The caller still
-	// compares the id and the secret itself.
-	FindByClientSecretHash(ctx context.Context, hash [32]byte) (*Session, error)
+	// compares the id and the secret itself. frozen is the session scope's sandbox clock,
+	// read with it (nil: real time; see core.WithClockReading), so that the buyer's request
+	// does not read the clock again.
+	FindByClientSecretHash(ctx context.Context, hash [32]byte) (s *Session, frozen *time.Time, err error)
 	// List returns one page of the scope's sessions, newest first, optionally only those in
 	// status (empty = all). A cursor id unknown in the scope answers 400
 	// starting_after_invalid / ending_before_invalid, as every list does.

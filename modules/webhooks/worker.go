@@ -32,8 +32,8 @@ type Sender interface {
 
 // WorkerOptions tune a Worker; zero values take the defaults.
 type WorkerOptions struct {
-	Batch        int           // deliveries (and events) taken per claim; default 50
-	Concurrency  int           // deliveries sent in parallel; default 8
+	Batch        int           // deliveries (and events) taken per claim; default 128
+	Concurrency  int           // deliveries sent (and recorded) in parallel; default 32
 	Lease        time.Duration // how long a claimed attempt is reserved; default 2 min, must exceed the send timeout
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
 	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY from the
@@ -56,10 +56,10 @@ type Worker struct {
 // NewWorker returns a worker over store and sender; clock is the wall clock in production.
 func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *Worker {
 	if o.Batch <= 0 {
-		o.Batch = 50
+		o.Batch = 128
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 8
+		o.Concurrency = 32
 	}
 	if o.Lease <= 0 {
 		o.Lease = 2 * time.Minute
@@ -80,20 +80,40 @@ func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *W
 // right now (another worker holds it) is not polled in a tight loop.
 const minWait = 250 * time.Millisecond
 
-// Run works until ctx ends: a round (RunOnce), then a sleep until the earliest pending
-// delivery falls due, a wake-up, or PollInterval, whichever comes first. Sends in flight when
-// ctx ends are finished and recorded (each is bounded by the sender's timeout).
+// settleWait is the first sleep after a round that found nothing following one that did work;
+// it doubles with every further empty round up to PollInterval. The outbox trigger notifies
+// only when the fan-out queue was empty (migration 00011): an event queued while a worker was
+// busy is found by the next round, and one whose transaction was still committing while that
+// round ran is found by these short polls instead of waiting for PollInterval.
+const settleWait = 50 * time.Millisecond
+
+// Run works until ctx ends: a round (RunOnce), then, when the round did work, another round
+// right away; else a sleep until the earliest pending delivery falls due, a wake-up, or the
+// poll interval (settleWait after work, doubling up to PollInterval), whichever comes first.
+// Sends in flight when ctx ends are finished and recorded (each is bounded by the sender's
+// timeout).
 func (w *Worker) Run(ctx context.Context) error {
+	poll := w.o.PollInterval
 	for {
+		n, err := w.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil && n > 0 {
+			poll = settleWait
+			continue
+		}
 		wait := w.o.PollInterval
-		if _, err := w.RunOnce(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		if poll < wait {
+			wait = poll
+			poll = min(2*poll, w.o.PollInterval)
+		}
+		if err != nil {
 			w.o.Log.Error("webhooks: delivery round failed", "error", err.Error())
+			wait = w.o.PollInterval
 		} else if at, ok, err := w.store.NextDue(ctx); err == nil && ok {
 			if d := at.Sub(w.clock.Now()); d < wait {
-				wait = max(d, minWait)
+				wait = max(d, min(minWait, wait))
 			}
 		}
 		t := time.NewTimer(wait)
@@ -108,45 +128,47 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// RunOnce fans out every waiting event, then sends every delivery due now, batch after batch,
-// and returns how many attempts it made.
+// RunOnce fans out the waiting events and sends the deliveries due now, batch after batch,
+// until a claim finds fewer than Batch due deliveries and no event was waiting; it returns how
+// many attempts it made once all of them are recorded. Sending is a pipeline: up to
+// Concurrency attempts are in flight, and the next claim (with the fan-out of the events that
+// arrived meanwhile) is made as soon as the last job of the previous one has started, not when
+// the slowest of them has finished.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	match := func(e *Endpoint, typ string) bool { return e.Subscribes(typ) }
-	for {
-		n, err := w.store.FanOut(ctx, w.o.Batch, w.clock.Now(), match)
-		if err != nil {
-			return 0, err
-		}
-		if n < w.o.Batch {
-			break
-		}
-	}
+	sem := make(chan struct{}, w.o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	sent := 0
 	for {
+		fanned := 0
+		for {
+			n, err := w.store.FanOut(ctx, w.o.Batch, w.clock.Now(), match)
+			if err != nil {
+				return sent, err
+			}
+			fanned += n
+			if n < w.o.Batch {
+				break
+			}
+		}
 		jobs, err := w.store.ClaimDue(ctx, w.clock.Now(), w.o.Lease, w.o.Batch)
 		if err != nil {
 			return sent, err
 		}
-		w.sendAll(ctx, jobs)
+		for _, j := range jobs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				w.deliver(ctx, j)
+			}()
+		}
 		sent += len(jobs)
-		if len(jobs) < w.o.Batch || ctx.Err() != nil {
+		if (len(jobs) < w.o.Batch && fanned == 0) || ctx.Err() != nil {
 			return sent, ctx.Err()
 		}
 	}
-}
-
-func (w *Worker) sendAll(ctx context.Context, jobs []*Job) {
-	sem := make(chan struct{}, w.o.Concurrency)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			w.deliver(ctx, j)
-		}()
-	}
-	wg.Wait()
 }
 
 // deliver sends one claimed attempt and records it. It detaches from ctx's cancellation: an
