@@ -27,7 +27,7 @@ type attemptBatcher struct {
 	flushers int // goroutines writing groups
 }
 
-// maxAttemptGroup bounds one group (17 array parameters whatever its size); maxFlushers is how
+// maxAttemptGroup bounds one group (17 array parameters and one text whatever its size); maxFlushers is how
 // many groups are written at once, so that one group's commit does not hold up the next.
 const (
 	maxAttemptGroup = 64
@@ -164,6 +164,12 @@ func (b *attemptBatcher) write(ctx context.Context, group []*attemptRecord) (map
 			SELECT merchant_id, environment, delivery_id, attempt, endpoint_id, event_id, started_at,
 				latency_ms, status_code, response_excerpt, error
 			FROM ok
+			-- a late outcome replaces the placeholder of an attempt the next claim found
+			-- interrupted (webhooks.InterruptedError)
+			ON CONFLICT (merchant_id, environment, delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
+				latency_ms = EXCLUDED.latency_ms, status_code = EXCLUDED.status_code,
+				response_excerpt = EXCLUDED.response_excerpt, error = EXCLUDED.error
+			WHERE webhook_attempts.error = $18
 		), delivery AS (
 			UPDATE webhook_deliveries d SET status = ok.next_status, next_attempt_at = ok.next_attempt_at,
 				completed_at = ok.completed_at
@@ -176,7 +182,8 @@ func (b *attemptBatcher) write(ctx context.Context, group []*attemptRecord) (map
 		pq.GenericArray{A: reasons}, pq.GenericArray{A: failing},
 		pq.StringArray(deliveries), pq.Int64Array(attempts), pq.StringArray(eventIDs), pq.StringArray(started),
 		pq.Int64Array(latencies), pq.GenericArray{A: codes}, pq.StringArray(excerpts),
-		pq.GenericArray{A: errs}, pq.StringArray(nextStatus), pq.GenericArray{A: nextAt}, pq.GenericArray{A: completed})
+		pq.GenericArray{A: errs}, pq.StringArray(nextStatus), pq.GenericArray{A: nextAt}, pq.GenericArray{A: completed},
+		webhooks.InterruptedError)
 	if err != nil {
 		return nil, fmt.Errorf("webhook_attempts: record a group of %d: %w", n, err)
 	}
