@@ -139,7 +139,7 @@ func (s *IdentityStore) CreateKey(ctx context.Context, k *identity.KeyRecord) er
 func (s *IdentityStore) ListKeys(ctx context.Context, merchantID string) ([]*identity.APIKey, error) {
 	var rows []apiKeyRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+apiKeyCols+` FROM api_keys WHERE merchant_id = $1
-		ORDER BY created DESC, id DESC`, merchantID); err != nil {
+		ORDER BY created DESC, seq DESC`, merchantID); err != nil {
 		return nil, err
 	}
 	out := make([]*identity.APIKey, len(rows))

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -220,5 +221,33 @@ func TestIdentityStoreTenantSeparation(t *testing.T) {
 	}
 	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "D", Country: "DE", Email: "A@a.example", OwnerPassword: &pw}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Keys made within one second (the resolution of created) are still listed newest first.
+func TestIdentityStoreListsKeysNewestFirstWithinASecond(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, _, _ := identityFixture(t) // the fixture's clock stands still
+	m, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "o@acme.example", Onboarded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	for i := range 8 {
+		k, _, err := svc.CreateKey(ctx, m.ID, fmt.Sprintf("key %d", i), core.EnvTest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, k.ID)
+	}
+	list, err := svc.ListKeys(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range made {
+		if got := list[len(made)-1-i].ID; got != id {
+			t.Fatalf("position %d: %s, want %s (newest first)", len(made)-1-i, got, id)
+		}
 	}
 }
