@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
-	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -29,9 +28,9 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler,
 // enableBuyer wires the buyer side of checkout: the sandbox processor charges the test
 // environment; live has no processor adapter yet, so live confirmations are refused
 // (merchant_not_ready before onboarding, else processor_unavailable), never faked.
-func enableBuyer(co *checkout.Service, id *identity.Service) {
+func enableBuyer(co *checkout.Service, id *identity.Service, sandbox ports.Processor) {
 	co.EnableBuyer(checkout.BuyerDeps{
-		Processors: map[core.Environment]ports.Processor{core.EnvTest: sandbox.New()},
+		Processors: map[core.Environment]ports.Processor{core.EnvTest: sandbox},
 		Merchants:  identityMerchants{id},
 	})
 }

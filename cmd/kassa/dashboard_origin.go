@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
@@ -18,7 +20,6 @@ import (
 // (session cookie + CSRF, openapi/dashboard.yaml) and the pages on every other path.
 // rates is the FX source fees are converted with (the payment detail shows the rate used).
 func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) (http.Handler, error) {
-	configureDashboard(a, cfg)
 	// The development mailbox is read here; messages land in it when no SMTP server is set.
 	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, cfg.MailFrom)
 	if err != nil {
@@ -46,11 +47,11 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	return httpapi.Outer(log.With("listener", "dashboard"), mux), nil
 }
 
-// configureDashboard replaces the app's dashboard sign-in use cases with ones that follow the
-// configured throttle (the sweep purges through the same value). Sessions run on the wall
-// clock: the sandbox test clock never ends a dashboard session.
-func configureDashboard(a *app, cfg config) {
-	a.dashboard = identity.NewDashboard(postgres.NewDashboardStore(a.db), core.SystemClock{}, identity.ThrottlePolicy{
+// dashboardUseCases are the dashboard's sign-in and session use cases with the configured
+// throttle; the dashboard API signs in through them and the sweep purges through them.
+// Sessions run on the wall clock: the sandbox test clock never ends a dashboard session.
+func dashboardUseCases(db *sqlx.DB, cfg config) *identity.Dashboard {
+	return identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.ThrottlePolicy{
 		PerEmail: cfg.LoginPerEmail, PerIP: cfg.LoginPerIP, Window: cfg.LoginWindow,
 	})
 }

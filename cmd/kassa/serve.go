@@ -70,6 +70,7 @@ func serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	a.webhooks = webhooks.NewService(hooks, core.SystemClock{})
+	a.dashboard = dashboardUseCases(db, cfg)
 	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
 	receipts, err := receiptWorker(log, a, cfg)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 type app struct {
 	db        *sqlx.DB
 	identity  *identity.Service
-	dashboard *identity.Dashboard
+	dashboard *identity.Dashboard // set by serve, which owns the sign-in throttle settings
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
@@ -47,11 +47,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	tc.AddProcessor(co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The sandbox processor gives the outcomes.
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sandbox.New(), httpapi.AsyncPresenters(co))
+	sb := sandbox.New()
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, httpapi.AsyncPresenters(co))
 	tc.AddProcessor(ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
-	enableBuyer(co, ident)
-	a := &app{
+	enableBuyer(co, ident, sb)
+	return &app{
 		db:        db,
 		identity:  ident,
 		catalog:   cat,
@@ -61,8 +62,6 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 	}
-	a.dashboard = identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.DefaultThrottle)
-	return a
 }
 
 // The payments sweep tells the test clock its due times, so an advance interleaves settlements
