@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 
@@ -24,7 +22,6 @@ import (
 // DashboardDeps is what the dashboard JSON API needs. Every handler calls a module use case;
 // the dashboard has no business rules of its own.
 type DashboardDeps struct {
-	Log       *slog.Logger
 	Identity  *identity.Service
 	Dashboard *identity.Dashboard
 	Catalog   *catalog.Service
@@ -33,6 +30,8 @@ type DashboardDeps struct {
 	Payments  *payments.Queries
 	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
 	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
+	// ClientIP finds the client address the sign-in throttle counts per (trusted proxies).
+	ClientIP ClientIP
 	// SecureCookie marks the session cookie Secure (the dashboard URL is https).
 	SecureCookie bool
 }
@@ -87,11 +86,7 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 		// API answers are private to the signed-in user and never cached.
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		gate.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyClientIP, host)))
+		gate.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyClientIP, d.ClientIP.Of(r))))
 	}), nil
 }
 

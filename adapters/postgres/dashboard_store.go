@@ -87,10 +87,10 @@ func (s *DashboardStore) SessionByHash(ctx context.Context, hash []byte) (*ident
 	}, nil
 }
 
-// TouchSession implements identity.DashboardStore: at most one write per session and minute.
+// TouchSession implements identity.DashboardStore.
 func (s *DashboardStore) TouchSession(ctx context.Context, hash []byte, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $2
-		WHERE token_hash = $1 AND last_seen < $2::timestamptz - interval '1 minute'`, hash, at)
+		WHERE token_hash = $1 AND last_seen < $2`, hash, at)
 	return err
 }
 
@@ -142,16 +142,16 @@ func (s *DashboardStore) ClearLoginFailures(ctx context.Context, email string) e
 }
 
 // PurgeDashboard implements identity.DashboardStore.
-func (s *DashboardStore) PurgeDashboard(ctx context.Context, now, before time.Time) (int64, error) {
+func (s *DashboardStore) PurgeDashboard(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error) {
 	var total int64
 	for _, q := range []struct {
-		sql string
-		arg time.Time
+		sql  string
+		args []any
 	}{
-		{`DELETE FROM dashboard_sessions WHERE expires_at <= $1 OR last_seen <= $1::timestamptz - interval '12 hours'`, now},
-		{`DELETE FROM login_failures WHERE at <= $1`, before},
+		{`DELETE FROM dashboard_sessions WHERE expires_at <= $1 OR last_seen <= $2`, []any{now, idleBefore}},
+		{`DELETE FROM login_failures WHERE at <= $1`, []any{failuresBefore}},
 	} {
-		res, err := s.db.ExecContext(ctx, q.sql, q.arg)
+		res, err := s.db.ExecContext(ctx, q.sql, q.args...)
 		if err != nil {
 			return total, err
 		}

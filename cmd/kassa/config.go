@@ -34,15 +34,16 @@ type config struct {
 	WebhookLAN    bool
 	PprofAddr     string
 	// Dashboard sign-in throttling (identity.ThrottlePolicy).
-	LoginPerEmail int
-	LoginPerIP    int
-	LoginWindow   time.Duration
-	FeePlans      string
-	FXFile        string
-	FXURL         string
-	FXRefresh     time.Duration
-	SMTPURL       string
-	MailFrom      string
+	LoginPerEmail  int
+	LoginPerIP     int
+	LoginWindow    time.Duration
+	TrustedProxies string
+	FeePlans       string
+	FXFile         string
+	FXURL          string
+	FXRefresh      time.Duration
+	SMTPURL        string
+	MailFrom       string
 }
 
 type setting struct {
@@ -79,6 +80,7 @@ func (c *config) settings() []setting {
 		{"login-failures-per-email", "KASSA_LOGIN_FAILURES_PER_EMAIL", "5", "failed dashboard sign-ins allowed per e-mail address within the login window", &c.LoginPerEmail},
 		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address within the login window", &c.LoginPerIP},
 		{"login-window", "KASSA_LOGIN_WINDOW", "15m", "window of the dashboard sign-in throttle; beyond the limits, sign-in answers 429 until the oldest failure is this old", &c.LoginWindow},
+		{"trusted-proxies", "KASSA_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For is believed (the client address of the per-address sign-in limit); empty = the connection's peer", &c.TrustedProxies},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }

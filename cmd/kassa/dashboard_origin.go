@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -25,9 +26,12 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	if err != nil {
 		return nil, err
 	}
+	clientIP, err := httpapi.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("KASSA_TRUSTED_PROXIES: %w", err)
+	}
 	payStore := postgres.NewPaymentStore(a.db)
 	apiHandler, err := httpapi.NewDashboardAPI(httpapi.DashboardDeps{
-		Log:          log,
 		Identity:     a.identity,
 		Dashboard:    a.dashboard,
 		Catalog:      a.catalog,
@@ -36,6 +40,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 		Payments:     payments.NewQueries(payStore, payStore, rates),
 		Webhooks:     a.webhooks,
 		Mailbox:      mailbox,
+		ClientIP:     clientIP,
 		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
 	})
 	if err != nil {

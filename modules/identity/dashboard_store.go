@@ -17,7 +17,8 @@ type DashboardStore interface {
 	// SessionByHash returns the live session whose token hashes to hash with its user and
 	// merchant, or ErrNotFound. It does not judge expiry: the use case does.
 	SessionByHash(ctx context.Context, hash []byte) (*DashboardSession, error)
-	// TouchSession sets the session's last_seen to at when it is more than a minute older.
+	// TouchSession sets the session's last_seen to at when it is older (the use case calls it
+	// at most once per sessionTouchGranularity).
 	TouchSession(ctx context.Context, hash []byte, at time.Time) error
 	// DeleteSession removes the session (no error when it does not exist).
 	DeleteSession(ctx context.Context, hash []byte) error
@@ -29,8 +30,9 @@ type DashboardStore interface {
 	LoginFailures(ctx context.Context, email, clientIP string, since time.Time) (LoginFailureCounts, error)
 	// ClearLoginFailures forgets the e-mail's failures (after a successful sign-in).
 	ClearLoginFailures(ctx context.Context, email string) error
-	// PurgeDashboard deletes sessions that ended and failures older than before.
-	PurgeDashboard(ctx context.Context, now, before time.Time) (int64, error)
+	// PurgeDashboard deletes sessions that expired by now or were last seen before idleBefore,
+	// and sign-in failures older than failuresBefore.
+	PurgeDashboard(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error)
 }
 
 // LoginFailureCounts is what LoginFailures reports.

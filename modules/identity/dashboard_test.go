@@ -120,7 +120,7 @@ func (m *memDashboard) ClearLoginFailures(_ context.Context, email string) error
 	return nil
 }
 
-func (m *memDashboard) PurgeDashboard(context.Context, time.Time, time.Time) (int64, error) {
+func (m *memDashboard) PurgeDashboard(context.Context, time.Time, time.Time, time.Time) (int64, error) {
 	return 0, nil
 }
 
