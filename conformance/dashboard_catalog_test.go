@@ -43,6 +43,14 @@ func TestDashboardCatalog(t *testing.T) {
 		if got.JSON200 == nil || got.JSON200.DefaultPrice == nil || *got.JSON200.DefaultPrice != price.Id {
 			t.Fatalf("merchant API product: %d %s", got.StatusCode(), got.Body)
 		}
+		// The dashboard reads it as one product too.
+		one, err := o.Client.GetProductWithResponse(ctx, dashTest, p.Id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one.JSON200 == nil || one.JSON200.Id != p.Id || one.JSON200.DefaultPrice == nil || *one.JSON200.DefaultPrice != price.Id {
+			t.Fatalf("dashboard product: %d %s", one.StatusCode(), one.Body)
+		}
 		lp, err := o.Client.ListPricesWithResponse(ctx, dashTest, p.Id, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -121,6 +129,11 @@ func TestDashboardCatalog(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantErr(t, a, a.HTTPResponse, a.Body, 404, "not_found", "product_not_found", "id")
+			g, err := c.who.Client.GetProductWithResponse(ctx, c.env, pr.JSON201.Id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantErr(t, g, g.HTTPResponse, g.Body, 404, "not_found", "product_not_found", "id")
 			l, err := c.who.Client.ListPricesWithResponse(ctx, c.env, pr.JSON201.Id, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -44,6 +44,18 @@ func (a *dashboardAPI) CreateProduct(ctx context.Context, r dash.CreateProductRe
 	return dash.CreateProduct201JSONResponse{Body: dp}, nil
 }
 
+func (a *dashboardAPI) GetProduct(ctx context.Context, r dash.GetProductRequestObject) (dash.GetProductResponseObject, error) {
+	p, err := a.d.Catalog.GetProduct(ctx, CallerFrom(ctx).Scope, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	dp, err := rewire[dash.Product](presentProduct(p))
+	if err != nil {
+		return nil, err
+	}
+	return dash.GetProduct200JSONResponse{Body: dp}, nil
+}
+
 func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProductRequestObject) (dash.ArchiveProductResponseObject, error) {
 	p, err := a.d.Catalog.ArchiveProduct(ctx, CallerFrom(ctx).Scope, r.Id)
 	if err != nil {

@@ -114,14 +114,11 @@ export async function detail(ctx) {
   let product;
   let prices;
   try {
-    // The product read is the first price of the list call's product; the API has no single
-    // product read, so find it in the prices' product field or the product list.
-    prices = await get(`${base}/prices${query({ limit: 100 })}`);
-    product = await findProduct(ctx);
+    [product, prices] = await Promise.all([get(base), get(`${base}/prices${query({ limit: 100 })}`)]);
   } catch (err) {
     return missing(err, 'Product', back);
   }
-  ctx.title(product ? product.name : ctx.id);
+  ctx.title(product.name);
 
   const currencySelect = h('select', { name: 'currency' },
     currencies.map((c) => h('option', { value: c, selected: c === 'EUR' }, c)));
@@ -162,16 +159,16 @@ export async function detail(ctx) {
     });
   });
 
-  const productActive = product ? product.active : true;
+  const productActive = product.active;
   return h('div', null,
     h('p', { class: 'breadcrumb' }, h('a', { href: `${ctx.base}/catalog` }, 'Catalog'), ' / ', h('span', { class: 'mono' }, ctx.id)),
-    pageHead(product ? product.name : ctx.id, product ? activeBadge(product) : null,
+    pageHead(product.name, activeBadge(product),
       productActive ? archiveButton('The product and all its prices can no longer be used in new checkout sessions.', 'this product', async () => {
         await post(`${base}/archive`);
         await ctx.reload();
         flash('ok', 'Product archived, with its prices.');
       }) : null),
-    product ? h('section', { class: 'panel', 'aria-labelledby': 'prod-facts' },
+    h('section', { class: 'panel', 'aria-labelledby': 'prod-facts' },
       h('h2', { id: 'prod-facts' }, 'Product'),
       facts([
         ['ID', h('span', { class: 'mono' }, product.id)],
@@ -179,7 +176,7 @@ export async function detail(ctx) {
         ['Default price', product.default_price ? h('span', { class: 'mono' }, product.default_price) : null],
         ['Created', when(product.created)],
         ['Updated', when(product.updated)],
-      ])) : null,
+      ])),
     h('h2', null, 'Prices'),
     table([
       { label: 'Price', cell: (pr) => priceLabel(pr) },
@@ -194,18 +191,4 @@ export async function detail(ctx) {
       }) : '') },
     ], prices.data || [], 'No prices yet.', 'Prices'),
     productActive ? h('section', { class: 'panel', 'aria-labelledby': 'new-price' }, h('h2', { id: 'new-price' }, 'Add a price'), form) : null);
-}
-
-// findProduct pages through the product list for ctx.id (the dashboard API lists products but
-// has no single-product read).
-async function findProduct(ctx) {
-  let after = '';
-  for (let i = 0; i < 50; i += 1) {
-    const page = await get(`${ctx.base}/products${query({ limit: 100, starting_after: after })}`);
-    const found = (page.data || []).find((p) => p.id === ctx.id);
-    if (found) return found;
-    if (!page.has_more || !page.data.length) return null;
-    after = page.data[page.data.length - 1].id;
-  }
-  return null;
 }
