@@ -137,9 +137,18 @@ func (s *IdentityStore) CreateKey(ctx context.Context, k *identity.KeyRecord) er
 
 // ListKeys implements identity.Store.
 func (s *IdentityStore) ListKeys(ctx context.Context, merchantID string) ([]*identity.APIKey, error) {
+	return s.listKeys(ctx, `merchant_id = $1`, merchantID)
+}
+
+// ListScopeKeys implements identity.Store.
+func (s *IdentityStore) ListScopeKeys(ctx context.Context, scope core.Scope) ([]*identity.APIKey, error) {
+	return s.listKeys(ctx, `merchant_id = $1 AND environment = $2`, scope.MerchantID, string(scope.Env))
+}
+
+func (s *IdentityStore) listKeys(ctx context.Context, where string, args ...any) ([]*identity.APIKey, error) {
 	var rows []apiKeyRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+apiKeyCols+` FROM api_keys WHERE merchant_id = $1
-		ORDER BY created DESC, seq DESC`, merchantID); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+apiKeyCols+` FROM api_keys WHERE `+where+`
+		ORDER BY created DESC, seq DESC`, args...); err != nil {
 		return nil, err
 	}
 	out := make([]*identity.APIKey, len(rows))
@@ -151,9 +160,18 @@ func (s *IdentityStore) ListKeys(ctx context.Context, merchantID string) ([]*ide
 
 // RevokeKey implements identity.Store.
 func (s *IdentityStore) RevokeKey(ctx context.Context, keyID string, at time.Time) (*identity.APIKey, error) {
+	return s.revokeKey(ctx, `id = $2`, at, keyID)
+}
+
+// RevokeScopeKey implements identity.Store.
+func (s *IdentityStore) RevokeScopeKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) (*identity.APIKey, error) {
+	return s.revokeKey(ctx, `id = $2 AND merchant_id = $3 AND environment = $4`, at, keyID, scope.MerchantID, string(scope.Env))
+}
+
+func (s *IdentityStore) revokeKey(ctx context.Context, where string, at time.Time, args ...any) (*identity.APIKey, error) {
 	var r apiKeyRow
-	err := s.db.GetContext(ctx, &r, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1
-		RETURNING `+apiKeyCols, keyID, at)
+	err := s.db.GetContext(ctx, &r, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE `+where+`
+		RETURNING `+apiKeyCols, append([]any{at}, args...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, identity.ErrNotFound
 	}

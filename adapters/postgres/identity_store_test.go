@@ -251,3 +251,34 @@ func TestIdentityStoreListsKeysNewestFirstWithinASecond(t *testing.T) {
 		}
 	}
 }
+
+// The dashboard's key use cases see one merchant environment: a key of the other environment
+// is neither listed nor revocable there.
+func TestIdentityStoreScopeKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, _, _ := identityFixture(t)
+	m, _, live, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "o@acme.example", Onboarded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Authenticate(ctx, "Bearer "+live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := core.Scope{MerchantID: m.ID, Env: core.EnvTest}
+	keys, err := svc.ListScopeKeys(ctx, test)
+	if err != nil || len(keys) != 1 || keys[0].Env != core.EnvTest {
+		t.Fatalf("test keys: %+v %v", keys, err)
+	}
+	if _, err := svc.RevokeScopeKey(ctx, test, c.KeyID); !errors.Is(err, identity.ErrAPIKeyNotFound) {
+		t.Fatalf("revoking the live key under test: %v", err)
+	}
+	if _, err := svc.Authenticate(ctx, "Bearer "+live); err != nil {
+		t.Fatalf("the live key was revoked: %v", err)
+	}
+	k, err := svc.RevokeScopeKey(ctx, core.Scope{MerchantID: m.ID, Env: core.EnvLive}, c.KeyID)
+	if err != nil || k.RevokedAt == nil {
+		t.Fatalf("revoke under live: %+v %v", k, err)
+	}
+}

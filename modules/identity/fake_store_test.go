@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/kassa-pay/kassa/core"
 )
 
 // memStore is an in-memory Store for the rule tests.
@@ -83,6 +85,27 @@ func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, er
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, nil
+}
+
+func (s *memStore) ListScopeKeys(ctx context.Context, scope core.Scope) ([]*APIKey, error) {
+	all, _ := s.ListKeys(ctx, scope.MerchantID)
+	var out []*APIKey
+	for _, k := range all {
+		if k.Env == scope.Env {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) RevokeScopeKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) (*APIKey, error) {
+	s.mu.Lock()
+	k, ok := s.keys[keyID]
+	s.mu.Unlock()
+	if !ok || k.MerchantID != scope.MerchantID || k.Env != scope.Env {
+		return nil, ErrNotFound
+	}
+	return s.RevokeKey(ctx, keyID, at)
 }
 
 func (s *memStore) RevokeKey(_ context.Context, keyID string, at time.Time) (*APIKey, error) {

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
@@ -9,19 +10,10 @@ import (
 // Keys of one merchant environment, as the dashboard manages them: a key of another merchant
 // or of the other environment is not there (404 api_key_not_found).
 
-// ListScopeKeys returns the scope's keys, newest first, revoked ones included.
+// ListScopeKeys returns the scope's keys, newest first, revoked ones included. The caller's
+// session vouches for the merchant, so nothing else is read.
 func (s *Service) ListScopeKeys(ctx context.Context, scope core.Scope) ([]*APIKey, error) {
-	all, err := s.ListKeys(ctx, scope.MerchantID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*APIKey, 0, len(all))
-	for _, k := range all {
-		if k.Env == scope.Env {
-			out = append(out, k)
-		}
-	}
-	return out, nil
+	return s.store.ListScopeKeys(ctx, scope)
 }
 
 // CreateScopeKey issues a new key of the scope's environment; the secret is returned once.
@@ -32,14 +24,9 @@ func (s *Service) CreateScopeKey(ctx context.Context, scope core.Scope, name str
 // RevokeScopeKey revokes a key of the scope at once; a key of another merchant or environment
 // is 404 api_key_not_found and stays untouched.
 func (s *Service) RevokeScopeKey(ctx context.Context, scope core.Scope, keyID string) (*APIKey, error) {
-	keys, err := s.ListScopeKeys(ctx, scope)
-	if err != nil {
-		return nil, err
+	k, err := s.store.RevokeScopeKey(ctx, scope, keyID, s.clock.Now())
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrAPIKeyNotFound.At("id").Msg("No such API key: '%s'.", keyID)
 	}
-	for _, k := range keys {
-		if k.ID == keyID {
-			return s.RevokeKey(ctx, keyID)
-		}
-	}
-	return nil, ErrAPIKeyNotFound.At("id").Msg("No such API key: '%s'.", keyID)
+	return k, err
 }

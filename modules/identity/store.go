@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/kassa-pay/kassa/core"
 )
 
 // ErrNotFound is returned by a Store when the merchant or key asked for does not exist.
@@ -22,9 +24,14 @@ type Store interface {
 	CreateKey(ctx context.Context, k *KeyRecord) error
 	// ListKeys returns the merchant's keys, newest first.
 	ListKeys(ctx context.Context, merchantID string) ([]*APIKey, error)
+	// ListScopeKeys returns the keys of one merchant environment, newest first.
+	ListScopeKeys(ctx context.Context, scope core.Scope) ([]*APIKey, error)
 	// RevokeKey sets revoked_at to at unless it is already set, and returns the key;
 	// ErrNotFound for an unknown id.
 	RevokeKey(ctx context.Context, keyID string, at time.Time) (*APIKey, error)
+	// RevokeScopeKey is RevokeKey for a key of scope only: ErrNotFound (and nothing changed)
+	// for a key of another merchant or environment.
+	RevokeScopeKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) (*APIKey, error)
 	// KeyByHash finds the key whose secret hashes to hash; ErrNotFound when none does.
 	KeyByHash(ctx context.Context, hash []byte) (*AuthRecord, error)
 	// TouchKey sets last_used to at when it is unset or more than a minute older than at.
