@@ -53,15 +53,18 @@ func (e *ECB) Merge(r io.Reader) error {
 }
 
 // Refresher keeps an ECB table current from a URL (D7: "refreshed from the ECB URL in
-// production"). It fetches once at start and then every Every; a failed fetch is logged and
-// retried after RetryAfter, and the table keeps its last good figures meanwhile.
+// production"). It fetches once at start (unless Fetched) and then every Every; a failed fetch
+// is logged and retried after RetryAfter, and the table keeps its last good figures meanwhile.
 type Refresher struct {
 	Rates      *ECB
 	URL        string
 	Client     *http.Client  // default: 30 s timeout
 	Every      time.Duration // default 6 h (the ECB publishes once per working day, ~16:00 CET)
 	RetryAfter time.Duration // default 5 min
-	Log        *slog.Logger  // default slog.Default()
+	// Fetched says the caller has just fetched (Fetch): Run then waits Every before its first
+	// fetch instead of fetching at once.
+	Fetched bool
+	Log     *slog.Logger // default slog.Default()
 }
 
 // Fetch downloads the document once and merges it into the table.
@@ -94,7 +97,7 @@ func (r *Refresher) Fetch(ctx context.Context) error {
 	return r.Rates.Merge(bytes.NewReader(data))
 }
 
-// Run fetches now and then on schedule until ctx ends.
+// Run fetches now (after Every when Fetched) and then on schedule until ctx ends.
 func (r *Refresher) Run(ctx context.Context) {
 	every, retry, log := r.Every, r.RetryAfter, r.Log
 	if every <= 0 {
@@ -105,6 +108,15 @@ func (r *Refresher) Run(ctx context.Context) {
 	}
 	if log == nil {
 		log = slog.Default()
+	}
+	if r.Fetched {
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 	for {
 		wait := every

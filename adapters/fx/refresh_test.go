@@ -133,3 +133,20 @@ func TestRefresherRefusesOversizedDocuments(t *testing.T) {
 		t.Fatalf("oversized: %v", err)
 	}
 }
+
+// A refresher whose caller has just fetched waits Every before its first fetch.
+func TestRefresherFetchedWaitsBeforeFirstFetch(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte(dailyDoc))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	(&Refresher{Rates: NewSample(), URL: srv.URL, Every: time.Hour, Fetched: true}).Run(ctx)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("fetched %d times", n)
+	}
+}

@@ -111,7 +111,6 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, due time.Time, fn payments.DueFunc) error {
 	id := rec.Payment.ID()
 	before := rec.Payment.Snapshot()
-	beforeSettles := utcPtr(rec.SettlesAt)
 	ch, err := fn(rec)
 	if err != nil {
 		return err
@@ -135,17 +134,15 @@ func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, 
 		}
 		disputeID = &ds.ID
 	}
-	if after.Status != before.Status || !equalStringPtr(previousStatus(after), previousStatus(before)) ||
-		after.DisputeLost != before.DisputeLost || !equalStringPtr(after.FailureCode, before.FailureCode) ||
-		!equalStringPtr(after.FailureMessage, before.FailureMessage) || !equalTimePtr(rec.SettlesAt, beforeSettles) ||
-		disputeID != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
-			failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id)
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-			after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
-			after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID); err != nil {
-			return fmt.Errorf("payments: update: %w", err)
-		}
+	// A claimed payment changes (its state, its settlement time or its dispute), so the row is
+	// written without comparing it with what was read; one the handler left alone is written
+	// back as it was.
+	if _, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
+		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id)
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
+		after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID); err != nil {
+		return fmt.Errorf("payments: update: %w", err)
 	}
 	if before.Status == payments.StatusProcessing && after.Status == payments.StatusSucceeded {
 		if err := queueReceipt(ctx, tx, after.Scope, id, due); err != nil {
@@ -153,11 +150,4 @@ func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, 
 		}
 	}
 	return insertEvents(ctx, tx, ch.Events)
-}
-
-func equalTimePtr(a, b *time.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(*b)
 }

@@ -58,7 +58,7 @@ func serve(ctx context.Context, args []string) error {
 		log.Warn("PostgreSQL runs with autovacuum off: tables get no planner statistics, and lookups by id may scan a merchant's whole list index; enable autovacuum or ANALYZE regularly")
 	}
 
-	fees, rates, err := feeCalculator(cfg, log)
+	fees, rates, refresher, err := feeCalculator(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dashboard, err := dashboardOrigin(log, a, cfg, fees.Rates())
+	dashboard, err := dashboardOrigin(log, a, cfg, rates)
 	if err != nil {
 		return err
 	}
@@ -159,9 +159,9 @@ func serve(ctx context.Context, args []string) error {
 	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = receipts.Run(sweepCtx) }()
-	if rates != nil {
+	if refresher != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); rates.Run(sweepCtx) }()
+		go func() { defer wg.Done(); refresher.Run(sweepCtx) }()
 	}
 
 	select {

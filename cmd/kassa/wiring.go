@@ -39,16 +39,19 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	clock := core.SystemClock{}
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
-	co := checkout.NewService(postgres.NewSessionStore(db), catalogPrices{cat}, tc, checkoutURL, httpapi.PresentSession)
+	sessions := postgres.NewSessionStore(db)
+	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL, httpapi.PresentSession)
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
 	co.EnablePayments(fees, httpapi.PresentPayment)
 	tc.AddProcessor(co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
-	// them too (D12). The sandbox processor gives the outcomes.
+	// them too (D12). The sandbox processor gives the outcomes. The async session events read
+	// the session from its store: it is complete (it has a payment), so checkout.Service.Get's
+	// lazy expiry, and its test clock read, has nothing to do.
 	sb := sandbox.New()
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, httpapi.AsyncPresenters(co))
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, httpapi.AsyncPresenters(sessions))
 	tc.AddProcessor(ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident, sb)

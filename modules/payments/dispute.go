@@ -71,12 +71,6 @@ type DisputeSnapshot struct {
 	Created       time.Time
 }
 
-// RehydrateDispute rebuilds a dispute from storage without re-validating it.
-func RehydrateDispute(s DisputeSnapshot) *Dispute {
-	return &Dispute{id: s.ID, scope: s.Scope, paymentID: s.PaymentID, amount: s.Amount, currency: s.Currency,
-		reason: s.Reason, status: s.Status, evidenceDueBy: s.EvidenceDueBy, created: s.Created}
-}
-
 // Snapshot returns the dispute's full state for storage.
 func (d *Dispute) Snapshot() DisputeSnapshot {
 	return DisputeSnapshot{ID: d.id, Scope: d.scope, PaymentID: d.paymentID, Amount: d.amount, Currency: d.currency,

@@ -255,7 +255,3 @@ func (f Fee) Share(part, whole int64) (Fee, error) {
 	}
 	return out, nil
 }
-
-// Rates returns the FX source the calculator converts with (the dashboard shows the rate a
-// fee used).
-func (c *FeeCalculator) Rates() ports.FXRates { return c.rates }

@@ -393,3 +393,22 @@ func TestRefundReversesTheFeeProRata(t *testing.T) {
 		t.Fatalf("reversals add up to %+v", sum)
 	}
 }
+
+// The status filter's error message lists exactly the states Status.Valid accepts.
+func TestStatusListMatchesValid(t *testing.T) {
+	seen := map[Status]bool{}
+	for _, s := range statuses {
+		if !s.Valid() || seen[s] {
+			t.Errorf("%q in the list: valid %v, repeated %v", s, s.Valid(), seen[s])
+		}
+		seen[s] = true
+	}
+	for _, s := range []Status{StatusProcessing, StatusSucceeded, StatusFailed, StatusPartiallyRefunded, StatusRefunded, StatusDisputed} {
+		if !seen[s] {
+			t.Errorf("%q missing from the list", s)
+		}
+	}
+	if Status("pending").Valid() {
+		t.Error("pending accepted")
+	}
+}

@@ -24,9 +24,12 @@ type Lister interface {
 
 // Summary is the scope's payment figures of the dashboard overview.
 type Summary struct {
-	Count          int64
+	Count int64
+	// SucceededCount counts the payments in one of CapturedStatuses (succeeded, and refunded or
+	// disputed since).
 	SucceededCount int64
-	// Gross is, per currency (sorted by code), the sum of the succeeded payments' amounts.
+	// Gross is, per currency (sorted by code), the sum of the amounts of the payments in one of
+	// CapturedStatuses.
 	Gross []Money
 }
 
@@ -40,7 +43,8 @@ type Money struct {
 // states a succeeded payment can move to (refunds, disputes). Overview figures count these.
 var CapturedStatuses = []Status{StatusSucceeded, StatusPartiallyRefunded, StatusRefunded, StatusDisputed}
 
-// statuses lists every payment status, for validating filters.
+// statuses lists every payment status (those Status.Valid accepts), for the message of an
+// invalid status filter.
 var statuses = []Status{StatusProcessing, StatusSucceeded, StatusFailed, StatusPartiallyRefunded, StatusRefunded, StatusDisputed}
 
 // Queries are the read-only payment use cases of the dashboard.
@@ -63,7 +67,7 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 		return core.Page[*Payment]{}, err
 	}
 	st := Status(status)
-	if status != "" && !validStatus(st) {
+	if status != "" && !st.Valid() {
 		names := make([]string, len(statuses))
 		for i, s := range statuses {
 			names[i] = string(s)
@@ -71,15 +75,6 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 		return core.Page[*Payment]{}, core.InvalidField("status", "status must be one of %s.", strings.Join(names, ", "))
 	}
 	return q.lister.List(ctx, scope, lq, st)
-}
-
-func validStatus(s Status) bool {
-	for _, v := range statuses {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Get returns one payment of the scope, or 404 payment_not_found.

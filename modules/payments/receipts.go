@@ -74,10 +74,18 @@ var ReceiptBackoff = []time.Duration{
 	30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 12 * time.Hour,
 }
 
+// DefaultReceiptSendTimeout bounds one receipt attempt (rendering and sending). It matches the
+// SMTP adapter's own bound on a send (twice email.DefaultSMTPTimeout).
+const DefaultReceiptSendTimeout = 30 * time.Second
+
 // ReceiptWorkerOptions tune a ReceiptWorker; zero values take the defaults.
 type ReceiptWorkerOptions struct {
-	Batch        int           // receipts per claim; default 20
-	Lease        time.Duration // reservation of a claimed receipt; default 2 min (above the SMTP timeout)
+	Batch int           // receipts per claim; default 20
+	Lease time.Duration // reservation of a claimed receipt; default 2 min, at least 2 × SendTimeout
+	// SendTimeout bounds one attempt; default DefaultReceiptSendTimeout. A claimed receipt is
+	// only attempted while its lease still covers SendTimeout; the rest of the batch is left
+	// to be claimed again when the lease ends.
+	SendTimeout  time.Duration
 	PollInterval time.Duration // longest sleep between rounds; default 2 s
 	Log          *slog.Logger  // default slog.Default()
 }
@@ -99,9 +107,13 @@ func NewReceiptWorker(store ReceiptStore, compose ReceiptComposer, mailer ports.
 	if o.Batch <= 0 {
 		o.Batch = 20
 	}
+	if o.SendTimeout <= 0 {
+		o.SendTimeout = DefaultReceiptSendTimeout
+	}
 	if o.Lease <= 0 {
 		o.Lease = 2 * time.Minute
 	}
+	o.Lease = max(o.Lease, 2*o.SendTimeout) // room for at least one attempt per claim
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
 	}
@@ -137,29 +149,45 @@ func (w *ReceiptWorker) Run(ctx context.Context) error {
 }
 
 // RunOnce sends every receipt due now, batch after batch, and returns how many attempts it
-// made.
+// made. The attempts of a batch are sent one after another, so a slow mail server could keep
+// the last ones past their lease, when another worker may claim and send them again. Before
+// each attempt the round therefore stops when ctx is done or when the lease no longer covers
+// SendTimeout; the receipts not attempted are claimed again once their lease ends.
 func (w *ReceiptWorker) RunOnce(ctx context.Context) (int, error) {
 	n := 0
 	for {
-		jobs, err := w.store.ClaimReceipts(ctx, w.clock.Now(), w.o.Lease, w.o.Batch)
+		claimed := w.clock.Now()
+		jobs, err := w.store.ClaimReceipts(ctx, claimed, w.o.Lease, w.o.Batch)
 		if err != nil {
 			return n, err
 		}
-		for _, j := range jobs {
+		// The last moment an attempt may start and still end within the lease.
+		lastStart := claimed.Add(w.o.Lease - w.o.SendTimeout)
+		for i, j := range jobs {
+			if ctx.Err() != nil {
+				return n, ctx.Err()
+			}
+			if w.clock.Now().After(lastStart) {
+				w.o.Log.Warn("receipts: lease too short for the rest of the batch; left for a later claim",
+					"left", len(jobs)-i, "lease", w.o.Lease.String())
+				return n, nil
+			}
 			w.send(ctx, j)
+			n++
 		}
-		n += len(jobs)
 		if len(jobs) < w.o.Batch || ctx.Err() != nil {
 			return n, ctx.Err()
 		}
 	}
 }
 
-// send makes one attempt and records it. It detaches from ctx's cancellation, so a claimed
-// attempt is finished and recorded rather than left to its lease.
+// send makes one attempt, bounded by SendTimeout, and records it. It detaches from ctx's
+// cancellation, so a started attempt is finished and recorded rather than left to its lease.
 func (w *ReceiptWorker) send(ctx context.Context, j *ReceiptJob) {
 	ctx = context.WithoutCancel(ctx)
-	err := w.attempt(ctx, j)
+	actx, cancelAttempt := context.WithTimeout(ctx, w.o.SendTimeout)
+	err := w.attempt(actx, j)
+	cancelAttempt()
 	now := w.clock.Now()
 	o := ReceiptOutcome{Status: ReceiptSent, At: now}
 	if err != nil {
