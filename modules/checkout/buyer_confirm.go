@@ -41,7 +41,7 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 	if svc.fees == nil {
 		return nil, errors.New("checkout: confirm: payments are not wired (EnablePayments)")
 	}
-	s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
