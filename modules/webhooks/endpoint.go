@@ -16,7 +16,7 @@ const (
 	PrefixEndpoint = "we_"
 	PrefixSecret   = "whsec_"
 	// PrefixDelivery names one event × endpoint delivery. D2 does not list it; deliveries are
-	// not yet exposed on any API (the dashboard will show them).
+	// exposed by the dashboard API only (the delivery log and redelivery).
 	PrefixDelivery = "wd_"
 )
 

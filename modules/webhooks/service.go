@@ -6,9 +6,9 @@ import (
 	"github.com/kassa-pay/kassa/core"
 )
 
-// Service is the management use cases of webhook endpoints. The dashboard API that exposes
-// them comes later; nothing here renders a secret except the values CreateEndpoint and
-// RotateSecret return.
+// Service is the management use cases of webhook endpoints and their deliveries, exposed by
+// the dashboard API (/api/v1/{env}/webhook_endpoints); nothing here renders a secret except
+// the values CreateEndpoint and RotateSecret return.
 type Service struct {
 	store Store
 	clock core.Clock
@@ -67,7 +67,7 @@ func (s *Service) DisableEndpoint(ctx context.Context, scope core.Scope, id stri
 }
 
 // EnableEndpoint resumes deliveries of events written from now on. Deliveries disabled
-// meanwhile are not resent (redelivery by hand comes with the dashboard).
+// meanwhile are not resent by it; the merchant can redeliver them one by one (Redeliver).
 func (s *Service) EnableEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error) {
 	return s.update(ctx, scope, id, func(e *Endpoint) error { e.Enable(); return nil })
 }
