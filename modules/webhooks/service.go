@@ -45,11 +45,6 @@ func (s *Service) ListEndpoints(ctx context.Context, scope core.Scope) ([]*Endpo
 	return s.store.ListEndpoints(ctx, scope)
 }
 
-// UpdateEndpoint replaces the url, events and description of an endpoint.
-func (s *Service) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, p EndpointParams) (*Endpoint, error) {
-	return s.update(ctx, scope, id, func(e *Endpoint) error { return e.Update(p) })
-}
-
 // RotateSecret gives the endpoint a new secret (returned, to be shown once); the previous one
 // keeps signing for SecretOverlap.
 func (s *Service) RotateSecret(ctx context.Context, scope core.Scope, id string) (e *Endpoint, secret string, err error) {
