@@ -206,7 +206,7 @@ func (e *Endpoint) Subscribes(typ string) bool {
 // the previous one while its overlap lasts.
 func (e *Endpoint) ActiveSecrets(now time.Time) []string {
 	out := []string{e.current}
-	if e.previous != nil && e.previous.ExpiresAt != nil && now.Before(*e.previous.ExpiresAt) {
+	if e.PreviousSecretExpiresAt(now) != nil {
 		out = append(out, e.previous.Value)
 	}
 	return out
