@@ -92,6 +92,22 @@ func CardBrand(number string) string {
 	return BrandUnknown
 }
 
+// BrandName is the display name of a card brand for buyers (pages, receipts): Visa,
+// Mastercard, American Express, Discover; "Card" for unknown or any other brand.
+func BrandName(brand string) string {
+	switch brand {
+	case BrandVisa:
+		return "Visa"
+	case BrandMastercard:
+		return "Mastercard"
+	case BrandAmex:
+		return "American Express"
+	case BrandDiscover:
+		return "Discover"
+	}
+	return "Card"
+}
+
 // ExpiryValid reports whether a card expiring at the end of month/year (in UTC) is still
 // usable at now: month 1–12; a year below 100 means 20xx; the card is valid through the last
 // instant of its expiry month, and not more than 50 years ahead.

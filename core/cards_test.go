@@ -103,6 +103,18 @@ func TestCardBrand(t *testing.T) {
 	}
 }
 
+func TestBrandName(t *testing.T) {
+	cases := map[string]string{
+		BrandVisa: "Visa", BrandMastercard: "Mastercard", BrandAmex: "American Express",
+		BrandDiscover: "Discover", BrandUnknown: "Card", "jcb": "Card", "": "Card",
+	}
+	for in, want := range cases {
+		if got := BrandName(in); got != want {
+			t.Errorf("BrandName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestExpiryValid(t *testing.T) {
 	now := time.Date(2026, time.March, 15, 12, 0, 0, 0, time.UTC)
 	cases := []struct {

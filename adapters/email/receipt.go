@@ -45,11 +45,6 @@ type receiptView struct {
 	Date      string
 }
 
-var brandNames = map[string]string{
-	core.BrandVisa: "Visa", core.BrandMastercard: "Mastercard", core.BrandAmex: "American Express",
-	core.BrandDiscover: "Discover", core.BrandUnknown: "Card",
-}
-
 const receiptText = `Receipt from {{.Merchant}}
 
 Amount paid: {{.Amount}}
@@ -131,11 +126,7 @@ func RenderReceipt(r Receipt) (RenderedMail, error) {
 		if len(r.CardLast4) != 4 || strings.Trim(r.CardLast4, "0123456789") != "" {
 			return bad("card last4 must be exactly four digits")
 		}
-		name, ok := brandNames[r.CardBrand]
-		if !ok {
-			name = brandNames[core.BrandUnknown]
-		}
-		v.Method = name + " •••• " + r.CardLast4
+		v.Method = core.BrandName(r.CardBrand) + " •••• " + r.CardLast4
 	case r.IBANLast4 != "":
 		if len(r.IBANLast4) != 4 || strings.TrimFunc(r.IBANLast4, isAlnum) != "" {
 			return bad("IBAN last4 must be exactly four characters")

@@ -109,17 +109,8 @@ type checkoutAPI struct {
 
 var _ capi.StrictServerInterface = (*checkoutAPI)(nil)
 
-type checkoutSpec []byte
-
-func (b checkoutSpec) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(b)
-	return err
-}
-
 func (a *checkoutAPI) GetCheckoutSpec(context.Context, capi.GetCheckoutSpecRequestObject) (capi.GetCheckoutSpecResponseObject, error) {
-	return checkoutSpec(a.spec), nil
+	return rawJSON(a.spec), nil
 }
 
 func (a *checkoutAPI) GetBuyerSession(ctx context.Context, r capi.GetBuyerSessionRequestObject) (capi.GetBuyerSessionResponseObject, error) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 )
@@ -66,27 +65,13 @@ func nextAction(a *checkout.PendingAction) *capi.NextAction {
 }
 
 // writeCheckoutError writes the error envelope of the browser API: a decline as 402
-// card_error / card_declined with its decline_code, processor_unavailable as 503, anything
-// else as the merchant API does.
+// card_error / card_declined with its decline_code, anything else as the merchant API does
+// (processor_unavailable is 503 by the status table).
 func writeCheckoutError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *checkout.DeclineError
 	if errors.As(err, &de) {
-		ce := de.CoreError()
-		body := errorEnvelope{Error: errorBody{Type: ce.Type, Code: ce.Code, Message: ce.Message, RequestID: RequestID(r.Context())}}
-		if ce.Param != "" {
-			p := ce.Param
-			body.Error.Param = &p
-		}
-		dc := de.DeclineCode
-		body.Error.DeclineCode = &dc
-		writeJSON(w, http.StatusPaymentRequired, body)
+		writeEnvelope(w, RequestID(r.Context()), de.CoreError(), de.DeclineCode)
 		return
 	}
-	ce := AsDomainError(r, err)
-	if ce.Type == core.TypeAPI && ce.Code == checkout.ErrProcessorUnavailable.Code {
-		body := errorEnvelope{Error: errorBody{Type: ce.Type, Code: ce.Code, Message: ce.Message, RequestID: RequestID(r.Context())}}
-		writeJSON(w, http.StatusServiceUnavailable, body)
-		return
-	}
-	writeEnvelope(w, RequestID(r.Context()), ce)
+	writeEnvelope(w, RequestID(r.Context()), AsDomainError(r, err), "")
 }

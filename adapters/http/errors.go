@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/checkout"
 )
 
 // statusByType is the one table from documented error types to HTTP status (interface 7).
@@ -33,6 +34,8 @@ var statusByCode = map[string]int{
 	codeBodyTooLarge:       http.StatusRequestEntityTooLarge,
 	codeContentTypeInvalid: http.StatusUnsupportedMediaType,
 	codeUnavailable:        http.StatusServiceUnavailable,
+	// No processor can charge in the session's environment (the browser API and the pages).
+	checkout.ErrProcessorUnavailable.Code: http.StatusServiceUnavailable,
 }
 
 // Transport-level codes (D3).
@@ -92,14 +95,19 @@ func AsDomainError(r *http.Request, err error) *core.Error {
 // WriteError writes the documented error envelope for err.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	de := AsDomainError(r, err)
-	writeEnvelope(w, RequestID(r.Context()), de)
+	writeEnvelope(w, RequestID(r.Context()), de, "")
 }
 
-func writeEnvelope(w http.ResponseWriter, requestID string, de *core.Error) {
+// writeEnvelope writes de with the status of the table; declineCode, when not empty, is the
+// decline_code of a refused charge.
+func writeEnvelope(w http.ResponseWriter, requestID string, de *core.Error, declineCode string) {
 	body := errorEnvelope{Error: errorBody{Type: de.Type, Code: de.Code, Message: de.Message, RequestID: requestID}}
 	if de.Param != "" {
 		p := de.Param
 		body.Error.Param = &p
+	}
+	if declineCode != "" {
+		body.Error.DeclineCode = &declineCode
 	}
 	writeJSON(w, StatusOf(de), body)
 }

@@ -23,15 +23,20 @@ type merchantAPI struct {
 
 var _ api.StrictServerInterface = (*merchantAPI)(nil)
 
-// rawJSON is a response written as it is (the served OpenAPI document).
+// rawJSON is a response written as it is (the served OpenAPI documents of the merchant and
+// the browser API).
 type rawJSON []byte
 
-func (b rawJSON) VisitGetMerchantSpecResponse(w http.ResponseWriter) error {
+func (b rawJSON) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(b)
 	return err
 }
+
+func (b rawJSON) VisitGetMerchantSpecResponse(w http.ResponseWriter) error { return b.write(w) }
+
+func (b rawJSON) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error { return b.write(w) }
 
 func (m *merchantAPI) GetMerchantSpec(context.Context, api.GetMerchantSpecRequestObject) (api.GetMerchantSpecResponseObject, error) {
 	return rawJSON(m.spec), nil

@@ -11,6 +11,12 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
+// buyerColumns are the buyer's side of a checkout_sessions row (migration 00007):
+// confirmation bookkeeping and a charge waiting for 3-D Secure, in the order of buyerStateArgs.
+var buyerColumns = []string{"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
+	"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
+	"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year"}
+
 // buyerRow is the buyer's side of a checkout_sessions row (migration 00007).
 type buyerRow struct {
 	ConfirmAttempts     int     `db:"confirm_attempts"`
@@ -34,55 +40,31 @@ func (b *buyerRow) state() checkout.BuyerState {
 	}
 	p := &checkout.PendingCharge{
 		ProcessorRef: *b.PendingProcessorRef,
-		Method:       ports.PaymentMethodKind(pendingStr(b.PendingMethod)),
-		Action:       checkout.PendingAction{Kind: pendingStr(b.PendingAction), RedirectURL: pendingStr(b.PendingRedirectURL)},
+		Method:       ports.PaymentMethodKind(deref(b.PendingMethod)),
+		Action:       checkout.PendingAction{Kind: deref(b.PendingAction), RedirectURL: deref(b.PendingRedirectURL)},
 	}
 	if b.PendingCardBrand != nil {
 		p.Card = &ports.CardInfo{
-			Brand: *b.PendingCardBrand, Last4: pendingStr(b.PendingCardLast4), Country: pendingStr(b.PendingCardCountry),
-			Funding: pendingStr(b.PendingCardFunding), ExpMonth: pendingInt(b.PendingCardExpMonth), ExpYear: pendingInt(b.PendingCardExpYear),
+			Brand: *b.PendingCardBrand, Last4: deref(b.PendingCardLast4), Country: deref(b.PendingCardCountry),
+			Funding: deref(b.PendingCardFunding), ExpMonth: derefInt(b.PendingCardExpMonth), ExpYear: derefInt(b.PendingCardExpYear),
 		}
 	}
 	st.Pending = p
 	return st
 }
 
-func pendingStr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func pendingInt(n *int) int {
+func derefInt(n *int) int {
 	if n == nil {
 		return 0
 	}
 	return *n
 }
 
-func optStr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func optInt(n int) *int {
-	if n == 0 {
-		return nil
-	}
-	return &n
-}
-
 // buyerStateSet is the SET list of an UPDATE that writes the buyer's bookkeeping of a locked
 // session from its arguments, the first of which is $first.
 func buyerStateSet(first int) string {
-	cols := []string{"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
-		"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
-		"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year"}
-	set := make([]string, len(cols))
-	for i, c := range cols {
+	set := make([]string, len(buyerColumns))
+	for i, c := range buyerColumns {
 		set[i] = c + " = $" + strconv.Itoa(first+i)
 	}
 	return strings.Join(set, ", ")
@@ -94,11 +76,11 @@ func buyerStateArgs(snap checkout.SessionSnapshot) []any {
 	var ref, method, action, redirect, brand, last4, country, funding *string
 	var expMonth, expYear *int
 	if p := b.Pending; p != nil {
-		ref, method = &p.ProcessorRef, optStr(string(p.Method))
-		action, redirect = optStr(p.Action.Kind), optStr(p.Action.RedirectURL)
+		ref, method = &p.ProcessorRef, nullIfEmpty(string(p.Method))
+		action, redirect = nullIfEmpty(p.Action.Kind), nullIfEmpty(p.Action.RedirectURL)
 		if c := p.Card; c != nil {
 			brand, last4, country, funding = &c.Brand, &c.Last4, &c.Country, &c.Funding
-			expMonth, expYear = optInt(c.ExpMonth), optInt(c.ExpYear)
+			expMonth, expYear = nullIfZero(c.ExpMonth), nullIfZero(c.ExpYear)
 		}
 	}
 	return []any{b.Attempts, b.Declines, ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear}

@@ -30,16 +30,14 @@ func NewSessionStore(db *sqlx.DB) *SessionStore { return &SessionStore{db: db, h
 
 var _ checkout.Store = (*SessionStore)(nil)
 
-var sessionColumns = []string{
+// sessionColumns are the columns of a checkout_sessions row: the session's own, then the
+// buyer's side (buyerColumns).
+var sessionColumns = append([]string{
 	"id", "merchant_id", "environment", "checkout_mode", "status", "amount", "currency",
 	"client_secret", "checkout_url", "embed_url", "customer_name", "customer_email",
 	"reference", "description", "success_url", "cancel_url", "line_items", "metadata",
 	"cancellation_reason", "created", "expires_at",
-	// The buyer's side (00007): confirmation bookkeeping and a charge waiting for 3-D Secure.
-	"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
-	"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
-	"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year",
-}
+}, buyerColumns...)
 
 // sessionCols renders the column list, qualified with alias when it is not empty.
 func sessionCols(alias string) string {

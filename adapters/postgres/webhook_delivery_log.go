@@ -35,20 +35,12 @@ type deliveryRow struct {
 	CompletedAt   sql.NullTime `db:"completed_at"`
 }
 
-func timePtr(t sql.NullTime) *time.Time {
-	if !t.Valid {
-		return nil
-	}
-	u := t.Time.UTC()
-	return &u
-}
-
 func (r *deliveryRow) delivery() *webhooks.Delivery {
 	return &webhooks.Delivery{
 		ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		EndpointID: r.EndpointID, EventID: r.EventID, EventType: r.EventType,
-		Status: webhooks.DeliveryStatus(r.Status), Attempts: r.Attempts, NextAttemptAt: timePtr(r.NextAttemptAt),
-		Created: r.Created.UTC(), LastAttemptAt: timePtr(r.LastAttemptAt), CompletedAt: timePtr(r.CompletedAt),
+		Status: webhooks.DeliveryStatus(r.Status), Attempts: r.Attempts, NextAttemptAt: nullTime(r.NextAttemptAt),
+		Created: r.Created.UTC(), LastAttemptAt: nullTime(r.LastAttemptAt), CompletedAt: nullTime(r.CompletedAt),
 	}
 }
 

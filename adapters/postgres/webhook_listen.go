@@ -9,7 +9,8 @@ import (
 )
 
 // WebhookChannel is the NOTIFY channel the events trigger signals when it queues an event for
-// webhook fan-out (migration 00004).
+// webhook fan-out into an empty queue (migrations 00004, 00011), and Redeliver and the test
+// event signal when they make a delivery due (notifyWorkers).
 const WebhookChannel = "kassa_webhooks"
 
 // ListenWebhooks LISTENs on WebhookChannel over a connection of its own and returns a channel

@@ -405,24 +405,22 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 // the endpoint (a run of failures starts or ends, the endpoint is disabled) the attempt is
 // recorded with the endpoint FOR UPDATE, calling fn on the state read under that lock.
 func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next) error {
-	if job.Endpoint != nil {
-		e := webhooks.RehydrateEndpoint(job.Endpoint.Snapshot())
-		before := e.Snapshot()
-		next := fn(e)
-		if healthChanged(before, e.Snapshot()) {
-			return s.recordAttempt(ctx, job, a, fn, true)
-		}
-		recorded, err := s.attempts.record(ctx, &attemptRecord{job: job, a: a, seen: before, next: next, now: time.Now()})
-		if recorded {
-			return nil
-		}
-		if err != nil && ctx.Err() != nil {
-			return err
-		}
-		// Not recorded: the endpoint changed or was deleted, or the group failed as a whole
-		// (nothing of it was written); this attempt alone takes the transactional path.
+	e := webhooks.RehydrateEndpoint(job.Endpoint.Snapshot())
+	before := e.Snapshot()
+	next := fn(e)
+	if healthChanged(before, e.Snapshot()) {
+		return s.recordAttempt(ctx, job, a, fn, true)
 	}
-	err := s.recordAttempt(ctx, job, a, fn, false)
+	recorded, err := s.attempts.record(ctx, &attemptRecord{job: job, a: a, seen: before, next: next, now: time.Now()})
+	if recorded {
+		return nil
+	}
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	// Not recorded: the endpoint changed or was deleted, or the group failed as a whole
+	// (nothing of it was written); this attempt alone takes the transactional path.
+	err = s.recordAttempt(ctx, job, a, fn, false)
 	if errors.Is(err, errEndpointChanged) {
 		err = s.recordAttempt(ctx, job, a, fn, true)
 	}

@@ -94,9 +94,10 @@ func client(timeout time.Duration, guard bool) *http.Client {
 		DialContext:       d.DialContext,
 		ForceAttemptHTTP2: true,
 		MaxIdleConns:      100,
-		// As many kept-alive connections per host as the worker sends to it at once (its
-		// Concurrency): with fewer, every delivery beyond them closed its connection after the
-		// answer and the next one dialled a new one.
+		// At least as many kept-alive connections per host as the worker sends to it at once
+		// (its Concurrency, 32 by default; 64 leaves room for a larger setting): with fewer,
+		// every delivery beyond them closed its connection after the answer and the next one
+		// dialled a new one.
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   timeout,

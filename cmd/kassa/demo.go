@@ -98,9 +98,7 @@ func demoEndpoint(ctx context.Context, hooks *webhooks.Service, scope core.Scope
 			continue
 		}
 		if e.URL() != url {
-			if _, err := hooks.UpdateEndpoint(ctx, scope, e.ID(), webhooks.EndpointParams{
-				URL: url, EnabledEvents: e.EnabledEvents(), Description: demoHookNote,
-			}); err != nil {
+			if _, err := hooks.ChangeEndpoint(ctx, scope, e.ID(), webhooks.EndpointChanges{URL: &url}); err != nil {
 				return "", err
 			}
 		}

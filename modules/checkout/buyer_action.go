@@ -23,7 +23,7 @@ func (svc *Service) ResolveAction(ctx context.Context, sessionID, clientSecret s
 	if svc.fees == nil {
 		return nil, errors.New("checkout: resolve action: payments are not wired (EnablePayments)")
 	}
-	s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,8 @@ func (svc *Service) CancelByBuyer(ctx context.Context, sessionID, clientSecret s
 	if svc.buyer == nil {
 		return nil, errBuyerNotWired
 	}
-	s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	// ctx carries the clock reading of the secret check: Cancel reads the same time.
+	ctx, s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 	if svc.fees == nil {
 		return nil, errors.New("checkout: confirm: payments are not wired (EnablePayments)")
 	}
-	s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +175,8 @@ func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.Pa
 	return nil, nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), res.Outcome)
 }
 
-// completionEvents are the events of a session that completed with payment p: as Complete
-// writes them (payment_intent.succeeded and checkout.session.completed for a succeeded
+// completionEvents are the events of a session that completed with payment p, for Confirm,
+// ResolveAction and Complete alike (payment_intent.succeeded and checkout.session.completed for a succeeded
 // payment, checkout.session.async_payment_pending for a processing one).
 func (svc *Service) completionEvents(s *Session, p *payments.Payment, now time.Time) []core.Event {
 	scope := s.Scope()

@@ -19,7 +19,7 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 	if svc.buyer == nil {
 		return nil, errBuyerNotWired
 	}
-	s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	_, s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -37,38 +37,41 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 
 // buyerSession authorises a buyer: it finds the session by the hash of clientSecret, checks
 // in constant time that the id and the secret are the session's, and that the session is
-// open at the scope's time. It returns the session (unlocked) and that time.
-func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret string) (*Session, time.Time, error) {
+// open at the scope's time. It returns the session (unlocked), that time, and ctx carrying the
+// clock reading it came from (core.WithClockReading), so that a use case that reads the
+// scope's clock again reads the same time without another query.
+func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret string) (context.Context, *Session, time.Time, error) {
 	if sessionID == "" || clientSecret == "" {
-		return nil, time.Time{}, ErrSessionExpired
+		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	s, frozen, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
-		return nil, time.Time{}, ErrSessionExpired
+		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	idOK := subtle.ConstantTimeCompare([]byte(s.ID()), []byte(sessionID))
 	secretOK := subtle.ConstantTimeCompare([]byte(s.ClientSecret()), []byte(clientSecret))
 	if idOK&secretOK != 1 {
-		return nil, time.Time{}, ErrSessionExpired
+		return nil, nil, time.Time{}, ErrSessionExpired
 	}
-	now, err := svc.clocks.Now(core.WithClockReading(ctx, s.Scope(), frozen), s.Scope())
+	ctx = core.WithClockReading(ctx, s.Scope(), frozen)
+	now, err := svc.clocks.Now(ctx, s.Scope())
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	if s.IsDue(now) {
 		if _, err := svc.expireIfDue(ctx, s.Scope(), s.ID(), now); err != nil {
-			return nil, time.Time{}, err
+			return nil, nil, time.Time{}, err
 		}
-		return nil, time.Time{}, ErrSessionExpired
+		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	if s.Status() != StatusOpen {
-		return nil, time.Time{}, ErrSessionExpired
+		return nil, nil, time.Time{}, ErrSessionExpired
 	}
-	return s, now, nil
+	return ctx, s, now, nil
 }
 
 // lockedOpen is the guard of every buyer change under the session's row lock: a due session

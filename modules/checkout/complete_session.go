@@ -27,9 +27,9 @@ type Fees interface {
 // payloads. The session presenter embeds the payment in the session itself.
 type PaymentPresenter func(*payments.Payment) any
 
-// EnablePayments wires what Complete and RecordDecline need: the fee calculator and the
-// payment presenter (nil: a minimal built-in rendering, meant for tests). Until it is called,
-// Complete answers an error.
+// EnablePayments wires what completing a session needs (Confirm, ResolveAction, Complete): the
+// fee calculator and the payment presenter (nil: a minimal built-in rendering, meant for
+// tests). Until it is called, Confirm and Complete answer an error.
 func (svc *Service) EnablePayments(fees Fees, present PaymentPresenter) {
 	if present == nil {
 		present = minimalPaymentPresenter
@@ -39,7 +39,7 @@ func (svc *Service) EnablePayments(fees Fees, present PaymentPresenter) {
 }
 
 // CompletionInput is what the processor answered for a charge of the session that moved money
-// (or will: a delayed method), as the caller (the browser API) got it from ports.Processor.
+// (or will: a delayed method), as the caller got it from ports.Processor.
 type CompletionInput struct {
 	Method ports.PaymentMethodKind
 	// Outcome is succeeded (cards, SEPA settled at once) or processing (SEPA in flight).
@@ -57,10 +57,15 @@ type CompletionInput struct {
 	Dispute *ports.DisputeNotice
 }
 
-// Complete records a charge of an open session: in one transaction under the session's row
-// lock it re-checks that the session is open and not due, inserts the payment (its fee from
-// the fee calculator with the default plan, card country deciding EEA or not, D7), marks the
-// session complete and writes the events:
+// Complete records a charge of an open session that the caller made itself. The buyer use
+// cases do not call it: Confirm and ResolveAction charge under the session's row lock and
+// complete the session in that same transaction (applyCharge), with the same payment and
+// events. Complete serves callers that hold a processor's answer already (tests and fixtures
+// that need completed sessions and payments).
+//
+// In one transaction under the session's row lock it re-checks that the session is open and
+// not due, inserts the payment (its fee from the fee calculator with the default plan, card
+// country deciding EEA or not, D7), marks the session complete and writes the events:
 //
 //	succeeded  → payment_intent.succeeded (data.object: the payment) and
 //	             checkout.session.completed (data.object: the session with its payment)
@@ -116,15 +121,7 @@ func (svc *Service) Complete(ctx context.Context, scope core.Scope, sessionID st
 		if err := s.Complete(rec.Payment, now); err != nil {
 			return nil, nil, err
 		}
-		var evs []core.Event
-		if status == payments.StatusSucceeded {
-			evs = append(evs,
-				core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, svc.presentPayment(rec.Payment)),
-				core.NewEvent(EventCompleted, scope, now, svc.present(s)))
-		} else {
-			evs = append(evs, core.NewEvent(EventAsyncPaymentPending, scope, now, svc.present(s)))
-		}
-		return rec, evs, nil
+		return rec, svc.completionEvents(s, rec.Payment, now), nil
 	})
 	if err != nil {
 		return nil, err

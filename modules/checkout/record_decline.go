@@ -30,7 +30,9 @@ type DeclineInput struct {
 // RecordDecline writes payment_intent.payment_failed for a declined charge of a session. It
 // writes only the event: the session is not touched and stays open so the buyer can retry
 // (D6); the caller answers the buyer with 402 card_error / card_declined. No payment is
-// created for a decline. The event is written whatever the session's status (the charge was
+// created for a decline. Confirm and ResolveAction do not call it: they write the same event
+// (declinePayload) in the transaction that also counts the decline on the session, which
+// RecordDecline does not. The event is written whatever the session's status (the charge was
 // refused whatever it is), under the session's row lock so it is ordered with the session's
 // other changes; an unknown session answers core.NotFound.
 //

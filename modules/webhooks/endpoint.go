@@ -16,7 +16,7 @@ const (
 	PrefixEndpoint = "we_"
 	PrefixSecret   = "whsec_"
 	// PrefixDelivery names one event × endpoint delivery. D2 does not list it; deliveries are
-	// not yet exposed on any API (the dashboard will show them).
+	// exposed by the dashboard API only (the delivery log and redelivery).
 	PrefixDelivery = "wd_"
 )
 
@@ -206,7 +206,7 @@ func (e *Endpoint) Subscribes(typ string) bool {
 // the previous one while its overlap lasts.
 func (e *Endpoint) ActiveSecrets(now time.Time) []string {
 	out := []string{e.current}
-	if e.previous != nil && e.previous.ExpiresAt != nil && now.Before(*e.previous.ExpiresAt) {
+	if e.PreviousSecretExpiresAt(now) != nil {
 		out = append(out, e.previous.Value)
 	}
 	return out

@@ -6,9 +6,9 @@ import (
 	"github.com/kassa-pay/kassa/core"
 )
 
-// Service is the management use cases of webhook endpoints. The dashboard API that exposes
-// them comes later; nothing here renders a secret except the values CreateEndpoint and
-// RotateSecret return.
+// Service is the management use cases of webhook endpoints and their deliveries, exposed by
+// the dashboard API (/api/v1/{env}/webhook_endpoints); nothing here renders a secret except
+// the values CreateEndpoint and RotateSecret return.
 type Service struct {
 	store Store
 	clock core.Clock
@@ -45,11 +45,6 @@ func (s *Service) ListEndpoints(ctx context.Context, scope core.Scope) ([]*Endpo
 	return s.store.ListEndpoints(ctx, scope)
 }
 
-// UpdateEndpoint replaces the url, events and description of an endpoint.
-func (s *Service) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, p EndpointParams) (*Endpoint, error) {
-	return s.update(ctx, scope, id, func(e *Endpoint) error { return e.Update(p) })
-}
-
 // RotateSecret gives the endpoint a new secret (returned, to be shown once); the previous one
 // keeps signing for SecretOverlap.
 func (s *Service) RotateSecret(ctx context.Context, scope core.Scope, id string) (e *Endpoint, secret string, err error) {
@@ -67,7 +62,7 @@ func (s *Service) DisableEndpoint(ctx context.Context, scope core.Scope, id stri
 }
 
 // EnableEndpoint resumes deliveries of events written from now on. Deliveries disabled
-// meanwhile are not resent (redelivery by hand comes with the dashboard).
+// meanwhile are not resent by it; the merchant can redeliver them one by one (Redeliver).
 func (s *Service) EnableEndpoint(ctx context.Context, scope core.Scope, id string) (*Endpoint, error) {
 	return s.update(ctx, scope, id, func(e *Endpoint) error { e.Enable(); return nil })
 }

@@ -32,12 +32,21 @@ type Sender interface {
 
 // WorkerOptions tune a Worker; zero values take the defaults.
 type WorkerOptions struct {
-	Batch        int           // deliveries (and events) taken per claim; default 128
-	Concurrency  int           // deliveries sent (and recorded) in parallel; default 32
-	Lease        time.Duration // how long a claimed attempt is reserved; default 2 min, must exceed the send timeout
+	Batch       int // deliveries (and events) taken per claim; default 128
+	Concurrency int // deliveries sent (and recorded) in parallel; default 32
+	// Lease is how long a claimed attempt is reserved; default 2 min. A claimed job may wait
+	// for a free slot behind the sends in flight from the previous claim and the earlier jobs
+	// of its own claim, so the last job of a claim is sent up to ceil(Batch/Concurrency) send
+	// timeouts (and recordings) after the claim: Lease must exceed (ceil(Batch/Concurrency)+1)
+	// send timeouts (5 × 10 s with the defaults), else another worker may claim the attempt
+	// again and send it twice.
+	Lease        time.Duration
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
-	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY from the
-	// outbox (a new event for a scope with endpoints). Polling remains the fallback.
+	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY, which the
+	// outbox trigger sends for a new event of a scope with endpoints only when the fan-out
+	// queue was empty (migration 00011; a busy worker finds the others by its next rounds),
+	// and Redeliver and SendTestEvent send for the delivery they make due. Polling remains the
+	// fallback.
 	Wake <-chan struct{}
 	Rand func() float64 // jitter source in [0, 1); default DefaultRand
 	Log  *slog.Logger   // default slog.Default()

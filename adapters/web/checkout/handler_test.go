@@ -389,3 +389,22 @@ func TestUseCaseRefusalShownAboveTheForm(t *testing.T) {
 	}
 	wantIn(t, a, `id="form-error" role="alert">Too many attempts.`, `id="card-form"`)
 }
+
+// unprocessableBuyer is a live session with no live processor configured: every
+// confirmation meets processor_unavailable.
+type unprocessableBuyer struct{ *fakeBuyer }
+
+func (unprocessableBuyer) Confirm(context.Context, string, string, checkout.ConfirmInput) (*checkout.ConfirmResult, error) {
+	return nil, checkout.ErrProcessorUnavailable
+}
+
+func TestLiveSessionWithoutProcessorIs503(t *testing.T) {
+	f := newFake("", "")
+	f.snap.Scope.Env = core.EnvLive
+	h := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Buyer: unprocessableBuyer{f}})
+	a := do(t, h, "POST", "/c/"+fakeID+"/pay", payCard("4242424242424242"))
+	if a.status != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", a.status)
+	}
+	wantIn(t, a, `id="form-error" role="alert">`+checkout.ErrProcessorUnavailable.Message, `id="card-form"`)
+}

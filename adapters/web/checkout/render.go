@@ -136,27 +136,13 @@ func receiptPage(k pageKind, view *checkout.BuyerView, s *checkout.Session, st c
 	}
 	if pay := s.Payment(); pay != nil {
 		if c := pay.Card(); c != nil && c.Last4 != "" {
-			rc.Method = brandName(c.Brand) + " •••• " + c.Last4
+			rc.Method = core.BrandName(c.Brand) + " •••• " + c.Last4
 		} else if pay.PaymentMethod() == "sepa_debit" {
 			rc.Method = "SEPA Direct Debit"
 		}
 	}
 	p.Receipt = rc
 	return p
-}
-
-func brandName(b string) string {
-	switch b {
-	case core.BrandVisa:
-		return "Visa"
-	case core.BrandMastercard:
-		return "Mastercard"
-	case core.BrandAmex:
-		return "American Express"
-	case core.BrandDiscover:
-		return "Discover"
-	}
-	return "Card"
 }
 
 func canceledPage(k pageKind) *page {
