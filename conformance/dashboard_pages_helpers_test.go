@@ -15,7 +15,6 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/core"
-	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
 )
 
@@ -207,12 +206,4 @@ func (a *dpAPI) do(t *testing.T, method, path string, body any) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, b
-}
-
-// dpPay pays a test session with the success card through the checkout browser API, as the
-// hosted page does, and fails unless the payment succeeds.
-func dpPay(t *testing.T, cs *api.CheckoutSession) {
-	t.Helper()
-	payNeedsCheckout(t)
-	payConfirmOK(t, cs, payCard(payCardOK), "succeeded")
 }

@@ -27,7 +27,8 @@ func TestDashboardPagesMailbox(t *testing.T) {
 		// A receipt goes to customer_email after the payment commits (sent from the outbox).
 		body := sessionBody()
 		body.CustomerEmail = "receipt-reader@example.com"
-		dpPay(t, csCreate(t, o.Test, body))
+		payNeedsCheckout(t)
+		payConfirmOK(t, csCreate(t, o.Test, body), payCard(payCardOK), "succeeded")
 		a := dpAPISignIn(t, o)
 		deadline := time.Now().Add(15 * time.Second)
 		for {

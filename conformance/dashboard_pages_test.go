@@ -248,14 +248,15 @@ func TestDashboardPagesPaymentsAndSessions(t *testing.T) {
 	})
 	harness.Rule(t, "PAGES", "a paid session shows on the overview, in the payments list and as a payment with its fee breakdown and events; JPY has no decimals", func(t *testing.T) {
 		t.Parallel()
+		payNeedsCheckout(t)
 		o := dpNewOwner(t)
 		eur := csCreate(t, o.Test, sessionBody())
-		dpPay(t, eur)
+		payConfirmOK(t, eur, payCard(payCardOK), "succeeded")
 		jpyBody := sessionBody()
 		jpyBody.Currency = "jpy"
 		jpyBody.Amount = ptr(int64(1200))
 		jpy := csCreate(t, o.Test, jpyBody)
-		dpPay(t, jpy)
+		payConfirmOK(t, jpy, payCard(payCardOK), "succeeded")
 		paid := csGet(t, o.Test, jpy.Id)
 		if paid.Payment == nil {
 			t.Fatalf("paid JPY session %s has no payment", jpy.Id)
