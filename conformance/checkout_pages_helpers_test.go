@@ -23,15 +23,6 @@ import (
 
 func init() { sectionTitles["5.2"] = "checkout client_secret" }
 
-const (
-	pgCardOK       = "4242424242424242"
-	pgCardDecline  = "4000000000000002"
-	pgCard3DS      = "4000002760003184"
-	pgIBANOK       = "DE89370400440532013000"
-	pgCompleted    = "checkout.session.completed"
-	pgAsyncPending = "checkout.session.async_payment_pending"
-)
-
 var pgHTTP = &http.Client{
 	Timeout:       30 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -130,9 +121,9 @@ func pgWantComplete(t *testing.T, m *Merchant, id string, status api.PaymentStat
 	if got.Status != "complete" || got.Payment == nil || got.Payment.Status != status {
 		t.Fatalf("session %s: status %s, payment %+v; want complete with a %s payment", id, got.Status, got.Payment, status)
 	}
-	typ := pgCompleted
+	typ := payEventCompleted
 	if status == "processing" {
-		typ = pgAsyncPending
+		typ = payEventPending
 	}
 	if evs := evtForSession(t, m.Test, typ, id); len(evs) != 1 {
 		t.Fatalf("%d %s events, want exactly 1", len(evs), typ)

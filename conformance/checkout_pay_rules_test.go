@@ -319,7 +319,7 @@ func TestCheckoutPayRules(t *testing.T) {
 		m := newMerchant(t, true)
 		s := paySession(t, m)
 		for i := range 10 {
-			r := payConfirm(t, s, payCard("4000000000000002"))
+			r := payConfirm(t, s, payCard(payCardDecline))
 			if r.StatusCode() != 402 {
 				t.Fatalf("decline %d: %d %s", i+1, r.StatusCode(), r.Body)
 			}
@@ -385,7 +385,7 @@ func TestCheckoutPayRules(t *testing.T) {
 		}
 		check("view", payView(t, s.Id, s.ClientSecret).HTTPResponse.Header)
 		check("401", payView(t, s.Id, "").HTTPResponse.Header)
-		check("402", payConfirm(t, s, payCard("4000000000000002")).HTTPResponse.Header)
+		check("402", payConfirm(t, s, payCard(payCardDecline)).HTTPResponse.Header)
 		check("200 confirm", payConfirm(t, s, payCard(payCardOK)).HTTPResponse.Header)
 		check("422", payView(t, s.Id, s.ClientSecret).HTTPResponse.Header)
 		check("404", rawAt(t, target.CheckoutURL, "GET", "/api/v1/nothing", "", "", nil).Header)
