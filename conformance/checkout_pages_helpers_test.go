@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -134,13 +133,11 @@ func pgWantComplete(t *testing.T, m *Merchant, id string, status api.PaymentStat
 // cancel pages; /frame embeds the embed_url given as ?src=; /kassajs pays with kassa.js.
 type pgShop struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
 }
 
 func pgNewShop(t *testing.T) *pgShop {
 	t.Helper()
-	s := &pgShop{hits: map[string]int{}}
+	s := &pgShop{}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -150,16 +147,7 @@ func pgNewShop(t *testing.T) *pgShop {
 // site than the checkout origin (127.0.0.1), not only another port.
 func (s *pgShop) Origin() string { return strings.Replace(s.URL, "127.0.0.1", "localhost", 1) }
 
-func (s *pgShop) Hits(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
-}
-
 func (s *pgShop) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.hits[r.URL.Path]++
-	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	q := r.URL.Query()
 	switch r.URL.Path {
