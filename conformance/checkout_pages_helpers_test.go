@@ -167,11 +167,11 @@ func (s *pgShop) serve(w http.ResponseWriter, r *http.Request) {
 document.getElementById("pay").addEventListener("click", function () {
   var out = document.getElementById("result");
   out.textContent = "busy";
-  Kassa.confirm({session: %q, clientSecret: %q, card: {number: %q, exp_month: 12, exp_year: 2034, cvc: "123", name: "Ada"}})
+  Kassa.confirm({session: %q, clientSecret: %q, card: {number: %q, exp_month: 12, exp_year: %d, cvc: "123", name: "Ada"}})
     .then(function (r) { out.textContent = "ok:" + r.status; },
           function (e) { out.textContent = "error:" + e.status + ":" + e.code + ":" + (e.decline_code || ""); });
 });
-</script>`, htmlAttr(q.Get("kassa")), q.Get("session"), q.Get("secret"), q.Get("card"))
+</script>`, htmlAttr(q.Get("kassa")), q.Get("session"), q.Get("secret"), q.Get("card"), time.Now().Year()+3)
 	default:
 		http.NotFound(w, r)
 	}
