@@ -25,10 +25,10 @@ func init() {
 // carries the session cookie (in Jar) and sends the CSRF token on unsafe requests.
 type DashOwner struct {
 	*Merchant
-	Email, Password string
-	Jar             http.CookieJar
-	CSRF            string
-	Client          *dash.ClientWithResponses
+	Name, Email, Password string
+	Jar                   http.CookieJar
+	CSRF                  string
+	Client                *dash.ClientWithResponses
 }
 
 // newDashMerchant creates a merchant whose owner can sign in to the dashboard (D1
@@ -44,8 +44,9 @@ func newDashMerchantAt(t *testing.T, srv *harness.Target, onboarded bool) *DashO
 	t.Helper()
 	email := "owner-" + strings.ToLower(core.RandomBase62(10)) + "@example.com"
 	password := "pw-" + core.NewSecretPart()
+	name := "Dashboard " + core.RandomBase62(6)
 	resp, err := operatorAt(t, srv).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
-		Name: "Dashboard " + core.RandomBase62(6), Country: "DE", Email: email, Onboarded: &onboarded,
+		Name: name, Country: "DE", Email: email, Onboarded: &onboarded,
 		OwnerPassword: &password,
 	})
 	if err != nil {
@@ -58,7 +59,7 @@ func newDashMerchantAt(t *testing.T, srv *harness.Target, onboarded bool) *DashO
 	o := &DashOwner{
 		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey,
 			Test: clientAt(t, srv.BaseURL, m.TestKey), Live: clientAt(t, srv.BaseURL, m.LiveKey)},
-		Email: email, Password: password,
+		Name: name, Email: email, Password: password,
 	}
 	o.Jar, o.Client = dashClientAt(t, srv.DashboardURL, nil, &o.CSRF)
 	return o

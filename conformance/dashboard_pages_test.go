@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
@@ -82,10 +83,14 @@ func TestDashboardPagesSignIn(t *testing.T) {
 // dpFailSignIn makes n failed sign-ins for email on the dashboard API.
 func dpFailSignIn(t *testing.T, email string, n int) {
 	t.Helper()
-	a := &dpAPI{c: &http.Client{}}
+	_, c := dashClient(t, nil)
 	for i := range n {
-		if status, body := a.do(t, "POST", "/api/v1/session", map[string]string{"email": email, "password": fmt.Sprintf("wrong password %d", i)}); status != http.StatusUnauthorized {
-			t.Fatalf("failed sign-in %d: %d %s", i, status, body)
+		resp, err := c.SignInWithResponse(context.Background(), dash.SignIn{Email: email, Password: fmt.Sprintf("wrong password %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode() != http.StatusUnauthorized {
+			t.Fatalf("failed sign-in %d: %d %s", i, resp.StatusCode(), resp.Body)
 		}
 	}
 }
