@@ -28,7 +28,8 @@ func pgType(t *testing.T, ctx context.Context, kv ...string) {
 		if err := chromedp.Do(ctx,
 			chromedp.WaitReady(chromedp.ID(kv[i])),
 			chromedp.Evaluate[chromedp.Void](clear),
-			chromedp.SendKeys(chromedp.ID(kv[i]), kv[i+1]),
+			chromedp.Focus(chromedp.ID(kv[i]), chromedp.NodeVisible), // not SendKeys: see dpType
+			chromedp.KeyEvent(kv[i+1]),
 		); err != nil {
 			t.Fatalf("type into #%s: %v", kv[i], err)
 		}

@@ -98,9 +98,11 @@ func dpAt(path string) string {
 	return fmt.Sprintf(`location.pathname === %s && document.querySelector("#main h1") && !document.querySelector("#main[aria-busy]")`, dpJS(path))
 }
 
-// dpType clears the input sel and types text into it, as a person would.
+// dpType clears the input sel and types text into it, as a person would. It focuses and sends
+// key events itself: chromedp.SendKeys (v0.23.0) reads the node's attributes without the node's
+// lock while DOM events update them, a data race the race detector reports.
 func dpType(sel, text string) chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+	return chromedp.Steps(chromedp.Clear(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel), chromedp.NodeVisible), chromedp.KeyEvent(text))
 }
 
 // dpClick clicks the first visible element sel matches.
