@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
@@ -178,20 +177,6 @@ func evtForSession(t *testing.T, c *api.ClientWithResponses, typ, sessionID stri
 		}
 	}
 	return out
-}
-
-// evtWaitForSession polls until at least one event of typ for sessionID exists (for the
-// background sweep, which runs on its own schedule), or fails after timeout.
-func evtWaitForSession(t *testing.T, c *api.ClientWithResponses, typ, sessionID string, timeout time.Duration) []api.Event {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		evs := evtForSession(t, c, typ, sessionID)
-		if len(evs) > 0 || time.Now().After(deadline) {
-			return evs
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // csWantURL checks a checkout or embed URL: <checkout base>/<kind>/<id>?cs=<secret>.

@@ -28,7 +28,8 @@ func pgType(t *testing.T, ctx context.Context, kv ...string) {
 		if err := chromedp.Do(ctx,
 			chromedp.WaitReady(chromedp.ID(kv[i])),
 			chromedp.Evaluate[chromedp.Void](clear),
-			chromedp.SendKeys(chromedp.ID(kv[i]), kv[i+1]),
+			chromedp.Focus(chromedp.ID(kv[i]), chromedp.NodeVisible), // not SendKeys: see dpType
+			chromedp.KeyEvent(kv[i+1]),
 		); err != nil {
 			t.Fatalf("type into #%s: %v", kv[i], err)
 		}
@@ -121,7 +122,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		s := pgBrowserSession(t, m, shop)
 		ctx := harness.NewBrowser(t)
 		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
-		pgCard(t, ctx, pgCardOK)
+		pgCard(t, ctx, payCardOK)
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
 			`(function(){var b=document.getElementById("pay-card"); b.click(); b.click(); b.click();})()`)); err != nil {
 			t.Fatal(err)
@@ -136,7 +137,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		s := pgBrowserSession(t, m, shop)
 		ctx := harness.NewBrowser(t)
 		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
-		pgCard(t, ctx, pgCard3DS)
+		pgCard(t, ctx, payCard3DS)
 		pgClick(t, ctx, "pay-card")
 		pgWaitLocation(t, ctx, pgBase(t, s)+"/c/"+s.Id+"/3ds")
 		pgWaitText(t, ctx, "#challenge-complete", "Complete")
@@ -144,7 +145,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgClick(t, ctx, "challenge-fail")
 		pgWaitText(t, ctx, "#form-error", "could not authenticate")
 		harness.Screenshot(t, ctx, "checkout-3ds-failed")
-		pgCard(t, ctx, pgCard3DS)
+		pgCard(t, ctx, payCard3DS)
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#challenge-complete", "Complete")
 		pgClick(t, ctx, "challenge-complete")
@@ -188,7 +189,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		s := pgSession(t, m, "reference", "order-9")
 		ctx := harness.NewBrowser(t)
 		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
-		pgCard(t, ctx, pgCardOK)
+		pgCard(t, ctx, payCardOK)
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#heading", "payment was received")
 		pgWaitText(t, ctx, "#receipt", "25.00 €")
@@ -218,11 +219,11 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
-		pgCard(t, ctx, pgCardDecline)
+		pgCard(t, ctx, payCardDecline)
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#form-error", "declined")
 		harness.Screenshot(t, ctx, "checkout-nojs-declined")
-		pgCard(t, ctx, pgCardOK)
+		pgCard(t, ctx, payCardOK)
 		pgClick(t, ctx, "pay-card")
 		pgWaitLocation(t, ctx, shop.Origin()+"/thanks")
 		pgWantComplete(t, m, s.Id, "succeeded")
@@ -239,7 +240,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		harness.Screenshot(t, ctx, "checkout-embed")
-		pgCard(t, frame, pgCardOK)
+		pgCard(t, frame, payCardOK)
 		pgClick(t, frame, "pay-card")
 		pgLeaveFrame(t, ctx, frame, shop.Origin()+"/thanks")
 		pgWaitText(t, ctx, "#shop-thanks", "Thank you")
@@ -255,10 +256,10 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		page := func(card string, s api.CheckoutSession) string {
 			return shop.Origin() + "/kassajs?" + url.Values{"kassa": {pgBase(t, s)}, "session": {s.Id}, "secret": {s.ClientSecret}, "card": {card}}.Encode()
 		}
-		pgOpen(t, ctx, page(pgCardDecline, s), "#pay")
+		pgOpen(t, ctx, page(payCardDecline, s), "#pay")
 		pgClick(t, ctx, "pay")
 		pgWaitText(t, ctx, "#result", "error:402:card_declined:generic_decline")
-		pgOpen(t, ctx, page(pgCardOK, s), "#pay")
+		pgOpen(t, ctx, page(payCardOK, s), "#pay")
 		pgClick(t, ctx, "pay")
 		pgWaitText(t, ctx, "#result", "ok:succeeded")
 		harness.Screenshot(t, ctx, "checkout-kassajs")

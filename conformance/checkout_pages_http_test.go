@@ -93,7 +93,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		if expired.Body != wrong.Body || strings.Contains(expired.Body, s.Id) {
 			t.Fatal("the session_expired page differs between a wrong secret and an expired session, or names the session")
 		}
-		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardOK)), 422)
+		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCardOK)), 422)
 	})
 
 	harness.Rule(t, "D6", "a bad card number, expiry or security code is shown next to its field and nothing is charged", func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks?order=7")
-		d := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardDecline))
+		d := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCardDecline))
 		pgWant(t, d, 402, "Your card was declined", `data-decline-code="generic_decline"`)
 		if got := csGet(t, m.Test, s.Id); got.Status != "open" {
 			t.Fatalf("after a decline the session is %s, want open", got.Status)
@@ -134,7 +134,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "reference", "order-42")
-		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardOK))
+		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCardOK))
 		pgWant(t, p, 200, "payment was received", "25.00 €", "order-42", "4242")
 		pgWantComplete(t, m, s.Id, "succeeded")
 	})
@@ -144,7 +144,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		m := newMerchant(t, true)
 		s := pgSession(t, m, "success_url", "https://shop.example/thanks")
 		challenge := "/c/" + s.Id + "/3ds?cs=" + s.ClientSecret
-		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCard3DS))
+		p := pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCard3DS))
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != challenge {
 			t.Fatalf("3DS card: %d Location %q, want 303 %s", p.Status, p.Header.Get("Location"), challenge)
 		}
@@ -158,7 +158,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		if got := csGet(t, m.Test, s.Id); got.Status != "open" {
 			t.Fatalf("after a failed challenge the session is %s, want open", got.Status)
 		}
-		p = pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCard3DS))
+		p = pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCard3DS))
 		if p.Status != http.StatusSeeOther {
 			t.Fatalf("second 3DS try: %d", p.Status)
 		}
@@ -179,7 +179,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		}
 		pgWantComplete(t, m, s.Id, "processing")
 		n := pgSession(t, m)
-		pgWant(t, pgPost(t, n, "/c/"+n.Id+"/pay", pgSEPAForm(pgIBANOK)), 200, "processing")
+		pgWant(t, pgPost(t, n, "/c/"+n.Id+"/pay", pgSEPAForm(payIBANOK)), 200, "processing")
 	})
 
 	harness.Rule(t, "D6", "Cancel ends the session as canceled (customer_canceled) and goes to cancel_url, or to a canceled page", func(t *testing.T) {
@@ -212,7 +212,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 				if i%2 == 1 {
 					path = "/embed/" + s.Id + "/pay" // the other tab is an embed
 				}
-				statuses[i] = pgPost(t, s, path, pgCardForm(pgCardOK)).Status
+				statuses[i] = pgPost(t, s, path, pgCardForm(payCardOK)).Status
 			})
 		}
 		wg.Wait()
@@ -229,7 +229,7 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("statuses %v: %d successes, want 1", statuses, won)
 		}
-		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(pgCardOK)), 422) // the replay
+		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCardOK)), 422) // the replay
 		pgWantComplete(t, m, s.Id, "succeeded")
 	})
 

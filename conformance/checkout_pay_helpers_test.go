@@ -16,12 +16,13 @@ import (
 // Sandbox test data (D6).
 const (
 	payCardOK           = "4242424242424242" // succeeds; issued in the US (non-EEA), visa credit
+	payCardDecline      = "4000000000000002" // declined: generic_decline
 	payCardEEA          = "4000002760000016" // any other Luhn-valid number succeeds; 400000276… is DE
 	payCard3DS          = "4000002760003184"
-	payCardDispute      = "4000000000000259"
+	payCardDispute      = "4000000000000259" // succeeds, disputed one minute later
 	payCardInstant      = "4000000000000077"
-	payIBANOK           = "DE89370400440532013000"
-	payIBANFailsLater   = "DE62370400440532013001"
+	payIBANOK           = "DE89370400440532013000" // processing → succeeded
+	payIBANFailsLater   = "DE62370400440532013001" // processing → failed, insufficient_funds
 	payEventCompleted   = "checkout.session.completed"
 	payEventSucceeded   = "payment_intent.succeeded"
 	payEventFailed      = "payment_intent.payment_failed"

@@ -249,6 +249,27 @@ func TestCheckoutPayRules(t *testing.T) {
 		payWantErr(t, v.HTTPResponse, v.Body, 422, "invalid_state", "session_expired", "")
 	})
 
+	harness.Rule(t, "D6", "expire on a complete session is 422 session_already_completed, on a canceled one 422 session_expired; neither writes an expired event", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		m := newMerchant(t, true)
+		paid, canceled := paySession(t, m), paySession(t, m)
+		payConfirmOK(t, paid, payCard(payCardOK), capi.ConfirmResultStatusSucceeded)
+		if x := payCancel(t, canceled); x.JSON200 == nil {
+			t.Fatalf("cancel: %d %s", x.StatusCode(), x.Body)
+		}
+		r := csExpire(t, m.Test, paid.Id)
+		wantErr(t, r, r.HTTPResponse, r.Body, 422, "invalid_state", "session_already_completed", "")
+		r = csExpire(t, m.Test, canceled.Id)
+		wantErr(t, r, r.HTTPResponse, r.Body, 422, "invalid_state", "session_expired", "")
+		for _, c := range []struct{ id, status string }{{paid.Id, "complete"}, {canceled.Id, "canceled"}} {
+			if ms := csGet(t, m.Test, c.id); string(ms.Status) != c.status {
+				t.Fatalf("session %s is %s after expire, want %s", c.id, ms.Status, c.status)
+			}
+			payWantEvents(t, m, csExpiredEvent, c.id, 0)
+		}
+	})
+
 	harness.Rule(t, "D6", "exactly once: 10 concurrent confirms give one success, one payment, one completed event", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
@@ -298,7 +319,7 @@ func TestCheckoutPayRules(t *testing.T) {
 		m := newMerchant(t, true)
 		s := paySession(t, m)
 		for i := range 10 {
-			r := payConfirm(t, s, payCard("4000000000000002"))
+			r := payConfirm(t, s, payCard(payCardDecline))
 			if r.StatusCode() != 402 {
 				t.Fatalf("decline %d: %d %s", i+1, r.StatusCode(), r.Body)
 			}
@@ -364,7 +385,7 @@ func TestCheckoutPayRules(t *testing.T) {
 		}
 		check("view", payView(t, s.Id, s.ClientSecret).HTTPResponse.Header)
 		check("401", payView(t, s.Id, "").HTTPResponse.Header)
-		check("402", payConfirm(t, s, payCard("4000000000000002")).HTTPResponse.Header)
+		check("402", payConfirm(t, s, payCard(payCardDecline)).HTTPResponse.Header)
 		check("200 confirm", payConfirm(t, s, payCard(payCardOK)).HTTPResponse.Header)
 		check("422", payView(t, s.Id, s.ClientSecret).HTTPResponse.Header)
 		check("404", rawAt(t, target.CheckoutURL, "GET", "/api/v1/nothing", "", "", nil).Header)

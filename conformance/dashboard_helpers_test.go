@@ -2,17 +2,16 @@ package conformance
 
 import (
 	"context"
-	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/core"
-	"github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
+	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
@@ -26,10 +25,10 @@ func init() {
 // carries the session cookie (in Jar) and sends the CSRF token on unsafe requests.
 type DashOwner struct {
 	*Merchant
-	Email, Password string
-	Jar             http.CookieJar
-	CSRF            string
-	Client          *dash.ClientWithResponses
+	Name, Email, Password string
+	Jar                   http.CookieJar
+	CSRF                  string
+	Client                *dash.ClientWithResponses
 }
 
 // newDashMerchant creates a merchant whose owner can sign in to the dashboard (D1
@@ -45,8 +44,9 @@ func newDashMerchantAt(t *testing.T, srv *harness.Target, onboarded bool) *DashO
 	t.Helper()
 	email := "owner-" + strings.ToLower(core.RandomBase62(10)) + "@example.com"
 	password := "pw-" + core.NewSecretPart()
+	name := "Dashboard " + core.RandomBase62(6)
 	resp, err := operatorAt(t, srv).CreateMerchantWithResponse(context.Background(), op.MerchantCreate{
-		Name: "Dashboard " + core.RandomBase62(6), Country: "DE", Email: email, Onboarded: &onboarded,
+		Name: name, Country: "DE", Email: email, Onboarded: &onboarded,
 		OwnerPassword: &password,
 	})
 	if err != nil {
@@ -59,7 +59,7 @@ func newDashMerchantAt(t *testing.T, srv *harness.Target, onboarded bool) *DashO
 	o := &DashOwner{
 		Merchant: &Merchant{ID: m.Id, TestKey: m.TestKey, LiveKey: m.LiveKey,
 			Test: clientAt(t, srv.BaseURL, m.TestKey), Live: clientAt(t, srv.BaseURL, m.LiveKey)},
-		Email: email, Password: password,
+		Name: name, Email: email, Password: password,
 	}
 	o.Jar, o.Client = dashClientAt(t, srv.DashboardURL, nil, &o.CSRF)
 	return o
@@ -162,37 +162,18 @@ func csrfHeader(v string) dash.RequestEditorFn {
 	}
 }
 
-// dashRaw sends a request to the dashboard origin with the given session cookie value ("" =
-// none) and headers; responses pass the validating transport.
+// dashRaw is rawAt on the dashboard origin with the given session cookie value ("" = none)
+// instead of a bearer; responses pass the validating transport.
 func dashRaw(t *testing.T, method, path, session, body string, headers map[string]string) Raw {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target.DashboardURL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := maps.Clone(headers)
 	if session != "" {
-		req.AddCookie(&http.Cookie{Name: "kassa_session", Value: session})
+		if h == nil {
+			h = map[string]string{}
+		}
+		h["Cookie"] = (&http.Cookie{Name: "kassa_session", Value: session}).String()
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := transport.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Raw{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return rawAt(t, target.DashboardURL, method, path, "", body, h)
 }
 
 // dashPay creates a checkout session with the merchant's test key and pays it with card
@@ -200,28 +181,10 @@ func dashRaw(t *testing.T, method, path, session, body string, headers map[strin
 // would; it returns the completed session with its payment.
 func dashPay(t *testing.T, m *Merchant, amount int64, currency, card string) *api.CheckoutSession {
 	t.Helper()
+	payNeedsCheckout(t)
 	s := csCreate(t, m.Test, api.CheckoutSessionCreate{Amount: &amount, Currency: currency,
 		CustomerName: "Ada Lovelace", CustomerEmail: "ada@example.com"})
-	// The checkout origin has a contract of its own; this helper is not the place to check it.
-	buyer, err := checkoutapi.NewClientWithResponses(target.CheckoutURL,
-		checkoutapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+s.ClientSecret)
-			return nil
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	month, year, cvc, name := 12, time.Now().Year()+3, "123", "Ada Lovelace"
-	resp, err := buyer.ConfirmBuyerSessionWithResponse(context.Background(), s.Id, checkoutapi.ConfirmRequest{
-		PaymentMethod: "card",
-		Card:          &checkoutapi.CardInput{Number: &card, ExpMonth: &month, ExpYear: &year, Cvc: &cvc, Name: &name},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.JSON200 == nil {
-		t.Fatalf("confirm %s: %d %s", s.Id, resp.StatusCode(), resp.Body)
-	}
+	payConfirmOK(t, s, payCard(card), capi.ConfirmResultStatusSucceeded)
 	done := csGet(t, m.Test, s.Id)
 	if done.Payment == nil {
 		t.Fatalf("session %s has no payment after confirmation (status %s)", s.Id, done.Status)

@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -27,21 +25,11 @@ func TestDashboardPagesMailbox(t *testing.T) {
 		// A receipt goes to customer_email after the payment commits (sent from the outbox).
 		body := sessionBody()
 		body.CustomerEmail = "receipt-reader@example.com"
-		dpPay(t, csCreate(t, o.Test, body))
-		a := dpAPISignIn(t, o)
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			status, b := a.do(t, "GET", "/api/v1/test/mailbox", nil)
-			var list struct {
-				Data []struct{ ID string } `json:"data"`
-			}
-			if status == http.StatusOK && json.Unmarshal(b, &list) == nil && len(list.Data) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no receipt reached the development mailbox within 15 s")
-			}
-			time.Sleep(250 * time.Millisecond)
+		payNeedsCheckout(t)
+		payConfirmOK(t, csCreate(t, o.Test, body), payCard(payCardOK), "succeeded")
+		o.signIn(t)
+		if len(receiptsIn(t, o, 1, 15*time.Second)) == 0 {
+			t.Fatal("no receipt reached the development mailbox within 15 s")
 		}
 		dpGo(t, ctx, "/test/mailbox")
 		dpWait(t, ctx, "the receipt in the list", dpHas("#main tbody", "receipt-reader@example.com"))

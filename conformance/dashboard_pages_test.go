@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
@@ -82,10 +83,14 @@ func TestDashboardPagesSignIn(t *testing.T) {
 // dpFailSignIn makes n failed sign-ins for email on the dashboard API.
 func dpFailSignIn(t *testing.T, email string, n int) {
 	t.Helper()
-	a := &dpAPI{c: &http.Client{}}
+	_, c := dashClient(t, nil)
 	for i := range n {
-		if status, body := a.do(t, "POST", "/api/v1/session", map[string]string{"email": email, "password": fmt.Sprintf("wrong password %d", i)}); status != http.StatusUnauthorized {
-			t.Fatalf("failed sign-in %d: %d %s", i, status, body)
+		resp, err := c.SignInWithResponse(context.Background(), dash.SignIn{Email: email, Password: fmt.Sprintf("wrong password %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode() != http.StatusUnauthorized {
+			t.Fatalf("failed sign-in %d: %d %s", i, resp.StatusCode(), resp.Body)
 		}
 	}
 }
@@ -248,14 +253,15 @@ func TestDashboardPagesPaymentsAndSessions(t *testing.T) {
 	})
 	harness.Rule(t, "PAGES", "a paid session shows on the overview, in the payments list and as a payment with its fee breakdown and events; JPY has no decimals", func(t *testing.T) {
 		t.Parallel()
+		payNeedsCheckout(t)
 		o := dpNewOwner(t)
 		eur := csCreate(t, o.Test, sessionBody())
-		dpPay(t, eur)
+		payConfirmOK(t, eur, payCard(payCardOK), "succeeded")
 		jpyBody := sessionBody()
 		jpyBody.Currency = "jpy"
 		jpyBody.Amount = ptr(int64(1200))
 		jpy := csCreate(t, o.Test, jpyBody)
-		dpPay(t, jpy)
+		payConfirmOK(t, jpy, payCard(payCardOK), "succeeded")
 		paid := csGet(t, o.Test, jpy.Id)
 		if paid.Payment == nil {
 			t.Fatalf("paid JPY session %s has no payment", jpy.Id)

@@ -2,15 +2,8 @@ package conformance
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,77 +12,18 @@ import (
 	"github.com/kassa-pay/kassa/conformance/harness"
 )
 
-// dpReceiver is a local webhook receiver that acknowledges every delivery and keeps it.
-type dpReceiver struct {
-	*httptest.Server
-	mu   sync.Mutex
-	got  []dpDelivery
-	seen chan struct{}
-}
-
-type dpDelivery struct {
-	header http.Header
-	body   []byte
-}
-
-func dpNewReceiver(t *testing.T) *dpReceiver {
+// dpAckReceiver is a hookReceiver that acknowledges every delivery with a body the delivery
+// log shows as the response excerpt.
+func dpAckReceiver(t *testing.T) *hookReceiver {
 	t.Helper()
-	r := &dpReceiver{seen: make(chan struct{}, 100)}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, dpDelivery{req.Header.Clone(), b})
-		r.mu.Unlock()
-		r.seen <- struct{}{}
+	return newHookReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok from the page test receiver"))
-	}))
-	t.Cleanup(r.Close)
-	return r
+	})
 }
 
-// all returns every delivery the receiver got, in order.
-func (r *dpReceiver) all() []dpDelivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]dpDelivery(nil), r.got...)
-}
-
-// deliveries returns what the receiver got for events of typ.
-func (r *dpReceiver) deliveries(typ string) []dpDelivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []dpDelivery
-	for _, d := range r.got {
-		if d.header.Get("Service-Event-Type") == typ {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// dpSignatureValid checks Service-Signature (D10) against secret, computed here, independently of
-// the server's signing code.
-func dpSignatureValid(d dpDelivery, secret string) bool {
-	var ts string
-	var sigs []string
-	for _, part := range strings.Split(d.header.Get("Service-Signature"), ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sigs = append(sigs, v)
-		}
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "." + string(d.body)))
-	want := hex.EncodeToString(mac.Sum(nil))
-	for _, s := range sigs {
-		if hmac.Equal([]byte(s), []byte(want)) {
-			return true
-		}
-	}
-	return false
+// dpOfType matches the deliveries of events of typ.
+func dpOfType(typ string) func(hookHit) bool {
+	return func(h hookHit) bool { return h.Header.Get("Service-Event-Type") == typ }
 }
 
 // dpReloadUntil reloads path until cond holds (the delivery log does not refresh by itself).
@@ -115,7 +49,7 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 	harness.Rule(t, "PAGES", "an endpoint created on the page receives a signed event and its delivery log shows the attempt; redeliver sends it again", func(t *testing.T) {
 		t.Parallel()
 		o := dpNewOwner(t)
-		recv := dpNewReceiver(t)
+		recv := dpAckReceiver(t)
 		ctx := harness.NewBrowser(t)
 		dpSignIn(t, ctx, o)
 		dpGo(t, ctx, "/test/webhooks")
@@ -148,45 +82,30 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 		dpWait(t, ctx, "the response excerpt", dpHas(".row-detail:not([hidden])", "ok from the page test receiver"))
 		harness.Screenshot(t, ctx, "dashboard-webhook-delivery-log")
 
-		got := recv.deliveries("checkout.session.expired")
+		got := recv.waitFor(t, 1, hookWait, dpOfType("checkout.session.expired"))
 		if len(got) != 1 {
 			t.Fatalf("receiver got %d checkout.session.expired deliveries, want 1", len(got))
 		}
-		if !dpSignatureValid(got[0], secret) {
-			t.Fatalf("delivery not signed with the secret the page showed: %s", got[0].header.Get("Service-Signature"))
+		if !hookSignedBy(t, got[0], secret) {
+			t.Fatalf("delivery not signed with the secret the page showed: %s", got[0].Header.Get("Service-Signature"))
 		}
-		var ev struct {
-			Type string `json:"type"`
-			Data struct {
-				Object struct {
-					ID string `json:"id"`
-				} `json:"object"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(got[0].body, &ev); err != nil || ev.Data.Object.ID != cs.Id {
-			t.Fatalf("delivered event %s (%v), want the session %s", got[0].body, err, cs.Id)
+		if id := got[0].envelope(t).objectID(); id != cs.Id {
+			t.Fatalf("delivered event %s, want the session %s", got[0].Body, cs.Id)
 		}
 
 		// Redeliver from the log: the receiver gets the same event again.
 		dpDo(t, ctx, "redeliver", dpClick(".row-detail:not([hidden]) [data-redeliver]"))
-		deadline := time.Now().Add(30 * time.Second)
-		for len(recv.deliveries("checkout.session.expired")) < 2 {
-			if time.Now().After(deadline) {
-				t.Fatal("redelivery did not reach the receiver within 30 s")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		again := recv.deliveries("checkout.session.expired")[1]
-		if again.header.Get("Service-Event-Id") != got[0].header.Get("Service-Event-Id") || !dpSignatureValid(again, secret) {
-			t.Fatalf("redelivery: event %s (first %s), signature valid %v", again.header.Get("Service-Event-Id"),
-				got[0].header.Get("Service-Event-Id"), dpSignatureValid(again, secret))
+		again := recv.waitFor(t, 2, 30*time.Second, dpOfType("checkout.session.expired"))[1]
+		if again.Header.Get("Service-Event-Id") != got[0].Header.Get("Service-Event-Id") || !hookSignedBy(t, again, secret) {
+			t.Fatalf("redelivery: event %s (first %s), signature valid %v", again.Header.Get("Service-Event-Id"),
+				got[0].Header.Get("Service-Event-Id"), hookSignedBy(t, again, secret))
 		}
 	})
 
 	harness.Rule(t, "PAGES", "send test event, edit events, rotate, disable, enable and delete an endpoint on its page", func(t *testing.T) {
 		t.Parallel()
 		o := dpNewOwner(t)
-		recv := dpNewReceiver(t)
+		recv := dpAckReceiver(t)
 		ctx := harness.NewBrowser(t)
 		dpSignIn(t, ctx, o)
 		dpGo(t, ctx, "/test/webhooks")
@@ -204,14 +123,10 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 
 		// Send test event: a delivery appears in the log and reaches the receiver.
 		dpDo(t, ctx, "send a test event", dpClick(`[data-action="test"]`))
-		select {
-		case <-recv.seen:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the test event did not reach the receiver within 30 s")
-		}
+		recv.waitFor(t, 1, 30*time.Second, nil)
 		dpReloadUntil(t, ctx, endpointPath, "the test delivery in the log", `document.querySelectorAll("#delivery-log tbody tr[data-id]").length >= 1`)
-		if d := recv.all()[0]; !dpSignatureValid(d, first) {
-			t.Fatalf("test event not signed with the endpoint's secret: %s", d.header.Get("Service-Signature"))
+		if d := recv.got()[0]; !hookSignedBy(t, d, first) {
+			t.Fatalf("test event not signed with the endpoint's secret: %s", d.Header.Get("Service-Signature"))
 		}
 
 		// Edit the events: from all to one.

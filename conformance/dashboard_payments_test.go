@@ -18,8 +18,8 @@ func TestDashboardPayments(t *testing.T) {
 	harness.Rule(t, "DASH", "the overview counts the environment's payments, gross per currency, open sessions and recent payments", func(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
-		first := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
-		second := dashPay(t, o.Merchant, 1200, "eur", "4242424242424242")
+		first := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
+		second := dashPay(t, o.Merchant, 1200, "eur", payCardOK)
 		open := csCreate(t, o.Test, sessionBody())
 		r, err := o.Client.GetOverviewWithResponse(ctx, dash.DashboardEnvironmentTest)
 		if err != nil {
@@ -50,8 +50,8 @@ func TestDashboardPayments(t *testing.T) {
 	harness.Rule(t, "DASH", "the payments list pages newest first and filters by status", func(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
-		a := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
-		b := dashPay(t, o.Merchant, 3000, "eur", "4242424242424242")
+		a := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
+		b := dashPay(t, o.Merchant, 3000, "eur", payCardOK)
 		limit := 1
 		r, err := o.Client.ListPaymentsWithResponse(ctx, dash.DashboardEnvironmentTest, &dash.ListPaymentsParams{Limit: &limit})
 		if err != nil {
@@ -91,7 +91,7 @@ func TestDashboardPayments(t *testing.T) {
 	harness.Rule(t, "DASH", "a payment's detail has its fee breakdown and the events of the payment and its session", func(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
-		s := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
+		s := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
 		r, err := o.Client.GetPaymentWithResponse(ctx, dash.DashboardEnvironmentTest, s.Payment.Id)
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestDashboardPayments(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
 		other := newDashOwner(t)
-		s := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
+		s := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
 		for _, c := range []struct {
 			who *DashOwner
 			env dash.DashboardEnvironment
@@ -150,7 +150,7 @@ func TestDashboardPayments(t *testing.T) {
 	harness.Rule(t, "DASH", "the checkout sessions list shows the environment's sessions and filters by status", func(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
-		paid := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
+		paid := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
 		open := csCreate(t, o.Test, sessionBody())
 		r, err := o.Client.ListCheckoutSessionsWithResponse(ctx, dash.DashboardEnvironmentTest, nil)
 		if err != nil {
@@ -185,7 +185,7 @@ func TestDashboardPayments(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
 		other := newDashOwner(t)
-		s := dashPay(t, o.Merchant, 2500, "eur", "4242424242424242")
+		s := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
 		// Receipts leave through the mail outbox after the commit: wait for it.
 		deadline := time.Now().Add(20 * time.Second)
 		var found *dash.MailboxMessage

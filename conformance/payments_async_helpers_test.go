@@ -6,13 +6,10 @@ import (
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
-// Sandbox test data (D6) and delays of the sandbox processor.
+// Delays of the sandbox processor (D6); its test numbers are the pay* constants.
 const (
-	asyncIBANSettles = "DE89370400440532013000" // processing → succeeded
-	asyncIBANFails   = "DE62370400440532013001" // processing → failed, insufficient_funds
-	asyncCardDispute = "4000000000000259"       // succeeded, disputed one minute later
-	asyncSettleDelay = 120                      // seconds from confirmation to settlement
-	asyncDisputeWait = 60                       // seconds from success to the dispute
+	asyncSettleDelay = 120 // seconds from confirmation to settlement
+	asyncDisputeWait = 60  // seconds from success to the dispute
 )
 
 // asyncPay creates an EUR session for m's test environment and pays it the way a buyer's

@@ -38,7 +38,7 @@ func TestPaymentsAsyncReceipts(t *testing.T) {
 		o := newDashOwner(t)
 		clockFreeze(t, o.Test)
 		card := asyncPay(t, o.Merchant, "4242424242424242")
-		sepa := asyncPay(t, o.Merchant, asyncIBANSettles)
+		sepa := asyncPay(t, o.Merchant, payIBANOK)
 		got := receiptsIn(t, o, 1, 15*time.Second)
 		if len(got) != 1 {
 			t.Fatalf("%d receipts after a card and a processing SEPA payment, want 1", len(got))
@@ -75,7 +75,7 @@ func TestPaymentsAsyncReceipts(t *testing.T) {
 		t.Parallel()
 		o := newDashOwner(t)
 		clockFreeze(t, o.Test)
-		asyncPay(t, o.Merchant, asyncIBANFails)
+		asyncPay(t, o.Merchant, payIBANFailsLater)
 		clockAdvance(t, o.Test, asyncSettleDelay)
 		time.Sleep(2500 * time.Millisecond)
 		if got := receiptsIn(t, o, 1, 0); len(got) != 0 {

@@ -20,7 +20,7 @@ func TestPaymentsAsync(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		start := clockFreeze(t, m.Test)
-		s := asyncPay(t, m, asyncIBANSettles)
+		s := asyncPay(t, m, payIBANOK)
 		if s.Status != "complete" || s.Payment == nil || s.Payment.Status != "processing" || s.Payment.PaymentMethod != "sepa_debit" {
 			t.Fatalf("after confirmation: session %s, payment %+v", s.Status, s.Payment)
 		}
@@ -65,7 +65,7 @@ func TestPaymentsAsync(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		clockFreeze(t, m.Test)
-		s := asyncPay(t, m, asyncIBANFails)
+		s := asyncPay(t, m, payIBANFailsLater)
 		if s.Payment == nil || s.Payment.Status != "processing" {
 			t.Fatalf("after confirmation: %+v", s.Payment)
 		}
@@ -92,7 +92,7 @@ func TestPaymentsAsync(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		clockFreeze(t, m.Test)
-		s := asyncPay(t, m, asyncCardDispute)
+		s := asyncPay(t, m, payCardDispute)
 		if s.Payment == nil || s.Payment.Status != "succeeded" {
 			t.Fatalf("after confirmation: %+v", s.Payment)
 		}
@@ -124,8 +124,8 @@ func TestPaymentsAsync(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		start := clockFreeze(t, m.Test)
-		sepa := asyncPay(t, m, asyncIBANSettles)
-		card := asyncPay(t, m, asyncCardDispute)
+		sepa := asyncPay(t, m, payIBANOK)
+		card := asyncPay(t, m, payCardDispute)
 		clockAdvance(t, m.Test, 3600)
 		var got []string
 		var times []int64
@@ -155,7 +155,7 @@ func TestPaymentsAsync(t *testing.T) {
 		m := newMerchant(t, true)
 		start := clockFreeze(t, m.Test)
 		open := csCreate(t, m.Test, sessionBody()) // expires at start + 24 h
-		paid := asyncPay(t, m, asyncIBANSettles)   // settles at start + 2 min
+		paid := asyncPay(t, m, payIBANOK)          // settles at start + 2 min
 		clockAdvance(t, m.Test, 25*3600)
 		var order []string
 		for _, e := range evtList(t, m.Test, "", 100).Data { // newest first
@@ -183,8 +183,8 @@ func TestPaymentsAsync(t *testing.T) {
 		a, b := newMerchant(t, true), newMerchant(t, true)
 		clockFreeze(t, a.Test)
 		clockFreeze(t, b.Test)
-		sa := asyncPay(t, a, asyncIBANSettles)
-		sb := asyncPay(t, b, asyncIBANSettles)
+		sa := asyncPay(t, a, payIBANOK)
+		sb := asyncPay(t, b, payIBANOK)
 		clockAdvance(t, a.Test, asyncSettleDelay+1)
 		if asyncPayment(t, a, sa.Id).Status != "succeeded" || asyncPayment(t, b, sb.Id).Status != "processing" {
 			t.Fatal("advancing one merchant's clock settled the other's payment, or not its own")

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
+	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	"github.com/kassa-pay/kassa/openapi/webhook"
 )
@@ -17,6 +21,16 @@ import (
 // redelivery, secret rotation. Every case has its own merchant, endpoint and receiver.
 
 const hookWait = 20 * time.Second // first delivery: woken by NOTIFY, normally well under a second
+
+// hookMerchantCatalog is the catalog of events merchant webhooks receive (D10: the events of
+// interface 6.1 and the four checkout.session completion events); "*" means these and no more.
+var hookMerchantCatalog = []string{
+	"checkout.session.completed", "checkout.session.expired", "checkout.session.async_payment_pending",
+	"checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed", "charge.refunded",
+	"invoice.finalized", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.payment_succeeded",
+	"customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
+	"customer.subscription.trial_will_end",
+}
 
 func TestWebhookDelivery(t *testing.T) {
 	t.Parallel()
@@ -105,6 +119,70 @@ func TestWebhookDelivery(t *testing.T) {
 		if n := len(completedOnly.got()); n != 0 {
 			t.Fatalf("an endpoint subscribed to checkout.session.completed got %d deliveries of an expiry", n)
 		}
+	})
+
+	harness.Rule(t, "D10", "an endpoint subscribed to * receives only merchant-catalog events (no payment_intent.*, no checkout.session.canceled)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		rc := newHookReceiver(t, nil)
+		hookEndpoint(t, o, dash.DashboardEnvironmentTest, rc.URL, "*")
+		// The cancel goes first so that its event, were it delivered, would be in the outbox
+		// before the completion the case waits for.
+		canceled := csCreate(t, o.Test, sessionBody())
+		if x := payCancel(t, canceled); x.JSON200 == nil {
+			t.Fatalf("cancel: %d %s", x.StatusCode(), x.Body)
+		}
+		paid := csCreate(t, o.Test, sessionBody())
+		payConfirmOK(t, paid, payCard(payCardOK), capi.ConfirmResultStatusSucceeded)
+		// Both kinds of event outside the catalog were written.
+		if len(payEvents(t, o.Test, payEventSucceeded, paid.Id)) != 1 || len(payEvents(t, o.Test, payEventCanceled, canceled.Id)) != 1 {
+			t.Fatal("payment_intent.succeeded or checkout.session.canceled was not written to the event list")
+		}
+		rc.waitFor(t, 1, hookWait, func(h hookHit) bool {
+			return h.Header.Get("Service-Event-Type") == payEventCompleted && h.envelope(t).objectID() == paid.Id
+		})
+		time.Sleep(time.Second) // leave room for a stray delivery
+		for _, h := range rc.got() {
+			if typ := h.Header.Get("Service-Event-Type"); !slices.Contains(hookMerchantCatalog, typ) || h.envelope(t).Type != typ {
+				t.Errorf("an endpoint subscribed to * received %s (body type %s), outside the merchant catalog", typ, h.envelope(t).Type)
+			}
+		}
+	})
+
+	harness.Rule(t, "D10", "a 302 is not an acknowledgement and is not followed: the delivery stays pending and is retried about 5 s later as attempt 2", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		var followed atomic.Int32
+		elsewhere := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { followed.Add(1) }))
+		t.Cleanup(elsewhere.Close)
+		rc := newHookReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				http.Redirect(w, r, elsewhere.URL+"/moved", http.StatusFound)
+			}
+		})
+		ep := hookEndpoint(t, o, dash.DashboardEnvironmentTest, rc.URL)
+		sid := hookExpiredSession(t, o.Test)
+		first := rc.waitFor(t, 1, hookWait, aboutObject(t, sid))[0]
+		d := hookDeliveryOf(t, o, ep.Id, first.Header.Get("Service-Event-Id"))
+		pending := hookWaitDelivery(t, o, d.Id, 3*time.Second, func(d *dash.WebhookDeliveryDetail) bool { return len(d.Attempts) >= 1 })
+		if pending.Delivery.Status != dash.WebhookDeliveryStatusPending || pending.Delivery.NextAttemptAt == nil ||
+			pending.Attempts[0].StatusCode == nil || *pending.Attempts[0].StatusCode != http.StatusFound {
+			t.Fatalf("after a 302: delivery %+v, attempts %+v", pending.Delivery, pending.Attempts)
+		}
+		hits := rc.waitFor(t, 2, hookWait+15*time.Second, aboutObject(t, sid))
+		if hits[1].Header.Get("Service-Delivery-Attempt") != "2" || hits[1].Header.Get("Service-Event-Id") != first.Header.Get("Service-Event-Id") {
+			t.Fatalf("retry: attempt %q of %q", hits[1].Header.Get("Service-Delivery-Attempt"), hits[1].Header.Get("Service-Event-Id"))
+		}
+		if gap := hits[1].At.Sub(hits[0].At); gap < 4*time.Second || gap > 15*time.Second {
+			t.Fatalf("retry came %s after the 302, want about 5 s (±10%%)", gap)
+		}
+		if n := followed.Load(); n != 0 {
+			t.Fatalf("the sender followed the redirect (%d requests to its target)", n)
+		}
+		hookWaitDelivery(t, o, d.Id, 5*time.Second, func(d *dash.WebhookDeliveryDetail) bool {
+			return d.Delivery.Status == dash.WebhookDeliveryStatusSucceeded && len(d.Attempts) == 2
+		})
 	})
 
 	harness.Rule(t, "D10", "a 500 is not an acknowledgement: the event is retried about 5 s later as attempt 2, and the log shows both attempts", func(t *testing.T) {
