@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/adapters/signing"
+	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
@@ -125,9 +126,12 @@ func TestWebhookWorkerProcessesShareTheWorkUnderRetries(t *testing.T) {
 		ids = append(ids, e.event(t, "invoice.paid"))
 	}
 	clock := speedClock{start: time.Now(), base: time.Now().UTC(), speed: 100} // 5 s of schedule = 50 ms
+	// The receiver answers at once; the env's 300 ms send timeout (for the timeout cases) could
+	// expire on a loaded machine under -race and turn an answered attempt into a timeout.
+	sender := webhookhttp.New(webhookhttp.Options{Timeout: 10 * time.Second})
 	var wg sync.WaitGroup
 	for range 3 {
-		w := webhooks.NewWorker(open(), e.sender, clock, webhooks.WorkerOptions{
+		w := webhooks.NewWorker(open(), sender, clock, webhooks.WorkerOptions{
 			Batch: 4, Concurrency: 2, Lease: 2 * time.Minute, PollInterval: 20 * time.Millisecond,
 		})
 		wg.Add(1)
