@@ -48,6 +48,10 @@ func TestCheckoutPayRules(t *testing.T) {
 		{"an IBAN of a non-SEPA country", paySEPA("US12345678901234567890"), "iban_invalid", "sepa_debit.iban"},
 		{"a missing account holder", capi.ConfirmRequest{PaymentMethod: "sepa_debit", SepaDebit: &capi.SEPAInput{Iban: ptr(payIBANOK)}}, "parameter_missing", "sepa_debit.account_holder"},
 		{"sepa_debit method without account", capi.ConfirmRequest{PaymentMethod: "sepa_debit"}, "parameter_missing", "sepa_debit"},
+		{"an exp_year 51 years ahead", card(func(c *capi.CardInput) { c.ExpYear = ptr(time.Now().Year() + 51) }), "exp_year_invalid", "card.exp_year"},
+		{"a cardholder name of 201 characters", card(func(c *capi.CardInput) { c.Name = ptr(strings.Repeat("a", 201)) }), "name_invalid", "card.name"},
+		{"an account holder of 201 characters", capi.ConfirmRequest{PaymentMethod: "sepa_debit", SepaDebit: &capi.SEPAInput{
+			Iban: ptr(payIBANOK), AccountHolder: ptr(strings.Repeat("a", 201))}}, "account_holder_invalid", "sepa_debit.account_holder"},
 	} {
 		harness.Rule(t, "D6", "confirm with "+tc.name+" is 400 "+tc.code+" naming "+tc.param+", nothing charged", func(t *testing.T) {
 			t.Parallel()

@@ -379,10 +379,10 @@ type CardInput struct {
 	// ExpMonth 1–12.
 	ExpMonth *int `json:"exp_month,omitempty"`
 
-	// ExpYear Four digits, or two meaning 20xx.
+	// ExpYear Four digits, or two meaning 20xx; not past and at most 50 years ahead.
 	ExpYear *int `json:"exp_year,omitempty"`
 
-	// Name Cardholder name (optional).
+	// Name Cardholder name (optional), at most 200 characters.
 	Name *string `json:"name,omitempty"`
 
 	// Number 12–19 digits; spaces and dashes are ignored.
@@ -501,6 +501,7 @@ type NextActionType string
 
 // SEPAInput defines model for SEPAInput.
 type SEPAInput struct {
+	// AccountHolder Name of the account holder, 1–200 characters.
 	AccountHolder *string `json:"account_holder,omitempty"`
 
 	// Iban The IBAN of a SEPA country; spaces are ignored.
@@ -707,15 +708,17 @@ type ClientInterface interface {
 	//
 	// Charges the card or bank account the buyer entered. The input is checked before
 	// anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-	// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-	// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-	// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+	// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+	// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+	// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+	// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 	// country, funding and expiry.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-	// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+	// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+	// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -739,15 +742,17 @@ type ClientInterface interface {
 	//
 	// Charges the card or bank account the buyer entered. The input is checked before
 	// anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-	// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-	// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-	// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+	// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+	// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+	// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+	// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 	// country, funding and expiry.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-	// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+	// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+	// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -920,15 +925,17 @@ func (c *Client) CancelBuyerSession(ctx context.Context, id SessionId, reqEditor
 //
 // Charges the card or bank account the buyer entered. The input is checked before
 // anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 // country, funding and expiry.
 //
 // **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -964,15 +971,17 @@ func (c *Client) ConfirmBuyerSessionWithBody(ctx context.Context, id SessionId, 
 //
 // Charges the card or bank account the buyer entered. The input is checked before
 // anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 // country, funding and expiry.
 //
 // **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -1357,15 +1366,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Charges the card or bank account the buyer entered. The input is checked before
 	// anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-	// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-	// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-	// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+	// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+	// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+	// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+	// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 	// country, funding and expiry.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-	// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+	// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+	// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -1389,15 +1400,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Charges the card or bank account the buyer entered. The input is checked before
 	// anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-	// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-	// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-	// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+	// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+	// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+	// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+	// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 	// country, funding and expiry.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-	// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+	// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+	// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+	// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -2254,15 +2267,17 @@ func (c *ClientWithResponses) CancelBuyerSessionWithResponse(ctx context.Context
 //
 // Charges the card or bank account the buyer entered. The input is checked before
 // anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 // country, funding and expiry.
 //
 // **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
@@ -2294,15 +2309,17 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithBodyWithResponse(ctx contex
 //
 // Charges the card or bank account the buyer entered. The input is checked before
 // anything is charged: a card number must have 12–19 digits and pass the Luhn check,
-// `exp_month` 1–12, `exp_year` two or four digits and not past, `cvc` 3 digits (4 for
-// American Express); an IBAN must be valid for a SEPA country; `sepa_debit` pays only EUR
-// sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
+// `exp_month` 1–12, `exp_year` two or four digits, not past and at most 50 years ahead,
+// `cvc` 3 digits (4 for American Express), the cardholder name at most 200 characters; an
+// IBAN must be valid for a SEPA country and the account holder 1–200 characters;
+// `sepa_debit` pays only EUR sessions. Card numbers and IBANs are never stored or logged: only brand, last four,
 // country, funding and expiry.
 //
 // **Errors:** 400 `invalid_request` naming the field (`parameter_missing`,
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `exp_year_invalid`,
-// `card_expired` (param `card.exp_year`), `cvc_invalid`, `iban_invalid` (param
-// `sepa_debit.iban`), `payment_method_invalid`, `payment_method_unsupported`,
+// `card_expired` (param `card.exp_year`), `cvc_invalid`, `name_invalid` (param
+// `card.name`), `iban_invalid` (param `sepa_debit.iban`), `account_holder_invalid`
+// (param `sepa_debit.account_holder`), `payment_method_invalid`, `payment_method_unsupported`,
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
