@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -15,7 +15,7 @@ import (
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
 // (openapi/checkout.yaml), every other path the hosted pages.
 func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler, error) {
-	api, err := httpapi.NewCheckoutAPIHandler(httpapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout})
+	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	checkoutweb "github.com/kassa-pay/kassa/adapters/web/checkout"
 )
 
@@ -14,5 +14,5 @@ import (
 // the client secret in `?cs=` is never logged).
 func checkoutPages(log *slog.Logger, a *app) http.Handler {
 	log = log.With("listener", "checkout")
-	return httpapi.Outer(log, checkoutweb.New(checkoutweb.Deps{Log: log, Buyer: a.checkout}))
+	return kit.Outer(log, checkoutweb.New(checkoutweb.Deps{Log: log, Buyer: a.checkout}))
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/dashboardapi"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
@@ -26,12 +27,12 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	if err != nil {
 		return nil, err
 	}
-	clientIP, err := httpapi.ParseTrustedProxies(cfg.TrustedProxies)
+	clientIP, err := kit.ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("KASSA_TRUSTED_PROXIES: %w", err)
 	}
 	payStore := postgres.NewPaymentStore(a.db)
-	apiHandler, err := httpapi.NewDashboardAPI(httpapi.DashboardDeps{
+	apiHandler, err := dashboardapi.NewDashboardAPI(dashboardapi.DashboardDeps{
 		Identity:     a.identity,
 		Dashboard:    a.dashboard,
 		Catalog:      a.catalog,
@@ -49,7 +50,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/", dashboardweb.New())
-	return httpapi.Outer(log.With("listener", "dashboard"), mux), nil
+	return kit.Outer(log.With("listener", "dashboard"), mux), nil
 }
 
 // dashboardUseCases are the dashboard's sign-in and session use cases with the configured

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 )
@@ -117,10 +117,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, k pageKind, err e
 	}
 	var de *core.Error
 	if errors.As(err, &de) {
-		h.render(w, r, httpapi.StatusOf(de), errorPage(k, "This payment cannot be taken", de.Message))
+		h.render(w, r, kit.StatusOf(de), errorPage(k, "This payment cannot be taken", de.Message))
 		return
 	}
-	h.log.ErrorContext(r.Context(), "checkout page failed", "request_id", httpapi.RequestID(r.Context()), "error", err.Error())
+	h.log.ErrorContext(r.Context(), "checkout page failed", "request_id", kit.RequestID(r.Context()), "error", err.Error())
 	h.render(w, r, http.StatusInternalServerError, errorPage(k, "Something went wrong",
 		"We could not load this checkout. Please try again in a moment."))
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 )
@@ -63,7 +63,7 @@ func (h *Handler) confirmFailed(w http.ResponseWriter, r *http.Request, k pageKi
 		} else {
 			page.FormError = de.Message
 		}
-		h.render(w, r, httpapi.StatusOf(de), page)
+		h.render(w, r, kit.StatusOf(de), page)
 		return
 	}
 	h.fail(w, r, k, err)

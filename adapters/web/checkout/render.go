@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/ports"
@@ -174,7 +174,7 @@ func errorPage(k pageKind, heading, message string) *page {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *page) {
 	var buf bytes.Buffer
 	if err := pages[p.template].Execute(&buf, p); err != nil {
-		h.log.ErrorContext(r.Context(), "checkout page template", "request_id", httpapi.RequestID(r.Context()),
+		h.log.ErrorContext(r.Context(), "checkout page template", "request_id", kit.RequestID(r.Context()),
 			"template", p.template, "error", err.Error())
 		pageHeaders(w.Header(), p.kind)
 		w.WriteHeader(http.StatusInternalServerError)

@@ -1,9 +1,11 @@
-package httpapi
+package dashboardapi
 
 import (
 	"context"
 	"time"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 )
@@ -17,8 +19,8 @@ func presentDashEndpoint(e *webhooks.Endpoint) dash.WebhookEndpoint {
 	out := dash.WebhookEndpoint{
 		Id: e.ID(), Object: dash.WebhookEndpointObjectWebhookEndpoint, Mode: dash.DashboardEnvironment(e.Scope().Env),
 		Url: e.URL(), EnabledEvents: e.EnabledEvents(), Description: e.Description(),
-		Status: dash.WebhookEndpointStatus(e.Status()), FailingSince: unixPtr(e.FailingSince()),
-		PreviousSecretExpiresAt: unixPtr(e.PreviousSecretExpiresAt(time.Now())), Created: e.Created().Unix(),
+		Status: dash.WebhookEndpointStatus(e.Status()), FailingSince: present.UnixPtr(e.FailingSince()),
+		PreviousSecretExpiresAt: present.UnixPtr(e.PreviousSecretExpiresAt(time.Now())), Created: e.Created().Unix(),
 	}
 	if r := e.DisabledReason(); r != "" {
 		dr := dash.WebhookEndpointDisabledReason(r)
@@ -45,8 +47,8 @@ func presentDashDelivery(d *webhooks.Delivery) dash.WebhookDelivery {
 	return dash.WebhookDelivery{
 		Id: d.ID, Object: dash.WebhookDeliveryObjectWebhookDelivery, EndpointId: d.EndpointID, EventId: d.EventID,
 		EventType: d.EventType, Status: dash.WebhookDeliveryStatus(d.Status), Attempts: d.Attempts,
-		NextAttemptAt: unixPtr(d.NextAttemptAt), Created: d.Created.Unix(), LastAttemptAt: unixPtr(d.LastAttemptAt),
-		CompletedAt: unixPtr(d.CompletedAt),
+		NextAttemptAt: present.UnixPtr(d.NextAttemptAt), Created: d.Created.Unix(), LastAttemptAt: present.UnixPtr(d.LastAttemptAt),
+		CompletedAt: present.UnixPtr(d.CompletedAt),
 	}
 }
 
@@ -65,7 +67,7 @@ func presentDashAttempt(a webhooks.Attempt) dash.WebhookAttempt {
 }
 
 func (a *dashboardAPI) ListWebhookEndpoints(ctx context.Context, _ dash.ListWebhookEndpointsRequestObject) (dash.ListWebhookEndpointsResponseObject, error) {
-	eps, err := a.d.Webhooks.ListEndpoints(ctx, CallerFrom(ctx).Scope)
+	eps, err := a.d.Webhooks.ListEndpoints(ctx, kit.CallerFrom(ctx).Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func (a *dashboardAPI) CreateWebhookEndpoint(ctx context.Context, r dash.CreateW
 	if r.Body.Description != nil {
 		p.Description = *r.Body.Description
 	}
-	e, secret, err := a.d.Webhooks.CreateEndpoint(ctx, CallerFrom(ctx).Scope, p)
+	e, secret, err := a.d.Webhooks.CreateEndpoint(ctx, kit.CallerFrom(ctx).Scope, p)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func (a *dashboardAPI) CreateWebhookEndpoint(ctx context.Context, r dash.CreateW
 }
 
 func (a *dashboardAPI) GetWebhookEndpoint(ctx context.Context, r dash.GetWebhookEndpointRequestObject) (dash.GetWebhookEndpointResponseObject, error) {
-	e, err := a.d.Webhooks.GetEndpoint(ctx, CallerFrom(ctx).Scope, r.Id)
+	e, err := a.d.Webhooks.GetEndpoint(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func (a *dashboardAPI) GetWebhookEndpoint(ctx context.Context, r dash.GetWebhook
 }
 
 func (a *dashboardAPI) UpdateWebhookEndpoint(ctx context.Context, r dash.UpdateWebhookEndpointRequestObject) (dash.UpdateWebhookEndpointResponseObject, error) {
-	e, err := a.d.Webhooks.ChangeEndpoint(ctx, CallerFrom(ctx).Scope, r.Id, webhooks.EndpointChanges{
+	e, err := a.d.Webhooks.ChangeEndpoint(ctx, kit.CallerFrom(ctx).Scope, r.Id, webhooks.EndpointChanges{
 		URL: r.Body.Url, EnabledEvents: r.Body.EnabledEvents, Description: r.Body.Description,
 	})
 	if err != nil {
@@ -107,14 +109,14 @@ func (a *dashboardAPI) UpdateWebhookEndpoint(ctx context.Context, r dash.UpdateW
 }
 
 func (a *dashboardAPI) DeleteWebhookEndpoint(ctx context.Context, r dash.DeleteWebhookEndpointRequestObject) (dash.DeleteWebhookEndpointResponseObject, error) {
-	if err := a.d.Webhooks.DeleteEndpoint(ctx, CallerFrom(ctx).Scope, r.Id); err != nil {
+	if err := a.d.Webhooks.DeleteEndpoint(ctx, kit.CallerFrom(ctx).Scope, r.Id); err != nil {
 		return nil, err
 	}
 	return dash.DeleteWebhookEndpoint204Response{}, nil
 }
 
 func (a *dashboardAPI) RotateWebhookEndpointSecret(ctx context.Context, r dash.RotateWebhookEndpointSecretRequestObject) (dash.RotateWebhookEndpointSecretResponseObject, error) {
-	e, secret, err := a.d.Webhooks.RotateSecret(ctx, CallerFrom(ctx).Scope, r.Id)
+	e, secret, err := a.d.Webhooks.RotateSecret(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func (a *dashboardAPI) RotateWebhookEndpointSecret(ctx context.Context, r dash.R
 }
 
 func (a *dashboardAPI) DisableWebhookEndpoint(ctx context.Context, r dash.DisableWebhookEndpointRequestObject) (dash.DisableWebhookEndpointResponseObject, error) {
-	e, err := a.d.Webhooks.DisableEndpoint(ctx, CallerFrom(ctx).Scope, r.Id)
+	e, err := a.d.Webhooks.DisableEndpoint(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +132,7 @@ func (a *dashboardAPI) DisableWebhookEndpoint(ctx context.Context, r dash.Disabl
 }
 
 func (a *dashboardAPI) EnableWebhookEndpoint(ctx context.Context, r dash.EnableWebhookEndpointRequestObject) (dash.EnableWebhookEndpointResponseObject, error) {
-	e, err := a.d.Webhooks.EnableEndpoint(ctx, CallerFrom(ctx).Scope, r.Id)
+	e, err := a.d.Webhooks.EnableEndpoint(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +140,7 @@ func (a *dashboardAPI) EnableWebhookEndpoint(ctx context.Context, r dash.EnableW
 }
 
 func (a *dashboardAPI) SendWebhookTestEvent(ctx context.Context, r dash.SendWebhookTestEventRequestObject) (dash.SendWebhookTestEventResponseObject, error) {
-	d, err := a.d.Webhooks.SendTestEvent(ctx, CallerFrom(ctx).Scope, r.Id)
+	d, err := a.d.Webhooks.SendTestEvent(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +148,7 @@ func (a *dashboardAPI) SendWebhookTestEvent(ctx context.Context, r dash.SendWebh
 }
 
 func (a *dashboardAPI) ListWebhookDeliveries(ctx context.Context, r dash.ListWebhookDeliveriesRequestObject) (dash.ListWebhookDeliveriesResponseObject, error) {
-	page, err := a.d.Webhooks.ListDeliveries(ctx, CallerFrom(ctx).Scope, r.Id,
+	page, err := a.d.Webhooks.ListDeliveries(ctx, kit.CallerFrom(ctx).Scope, r.Id,
 		dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore))
 	if err != nil {
 		return nil, err
@@ -160,7 +162,7 @@ func (a *dashboardAPI) ListWebhookDeliveries(ctx context.Context, r dash.ListWeb
 }
 
 func (a *dashboardAPI) GetWebhookDelivery(ctx context.Context, r dash.GetWebhookDeliveryRequestObject) (dash.GetWebhookDeliveryResponseObject, error) {
-	d, err := a.d.Webhooks.GetDelivery(ctx, CallerFrom(ctx).Scope, r.Id)
+	d, err := a.d.Webhooks.GetDelivery(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +174,7 @@ func (a *dashboardAPI) GetWebhookDelivery(ctx context.Context, r dash.GetWebhook
 }
 
 func (a *dashboardAPI) RedeliverWebhookDelivery(ctx context.Context, r dash.RedeliverWebhookDeliveryRequestObject) (dash.RedeliverWebhookDeliveryResponseObject, error) {
-	d, err := a.d.Webhooks.Redeliver(ctx, CallerFrom(ctx).Scope, r.Id)
+	d, err := a.d.Webhooks.Redeliver(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
-package httpapi
+package present
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
@@ -12,13 +13,14 @@ import (
 )
 
 // Presenters translate module entities into the generated wire types: the one place that
-// knows both. PresentSession also renders event payloads (checkout.Presenter), so an event's
+// knows both. AnySession also renders event payloads (checkout.Presenter), so an event's
 // data.object is exactly what the API returns for the same session.
 
-// PresentSession renders a checkout session (2.1, D6).
-func PresentSession(s *checkout.Session) any { return presentSession(s) }
+// AnySession renders a checkout session (2.1, D6) as an event payload.
+func AnySession(s *checkout.Session) any { return Session(s) }
 
-func presentSession(s *checkout.Session) api.CheckoutSession {
+// Session renders a checkout session (2.1, D6).
+func Session(s *checkout.Session) api.CheckoutSession {
 	items := make([]api.LineItem, 0, len(s.LineItems()))
 	for _, li := range s.LineItems() {
 		items = append(items, api.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
@@ -51,17 +53,18 @@ func presentSession(s *checkout.Session) api.CheckoutSession {
 		out.CancellationReason = &cr
 	}
 	if p := s.Payment(); p != nil {
-		pp := presentPayment(p)
+		pp := Payment(p)
 		out.Payment = &pp
 	}
 	return out
 }
 
-// PresentPayment renders a payment (2.2); it also renders payment event payloads
+// AnyPayment renders a payment (2.2); it also renders payment event payloads
 // (checkout.PaymentPresenter).
-func PresentPayment(p *payments.Payment) any { return presentPayment(p) }
+func AnyPayment(p *payments.Payment) any { return Payment(p) }
 
-func presentPayment(p *payments.Payment) api.Payment {
+// Payment renders a payment (2.2).
+func Payment(p *payments.Payment) api.Payment {
 	fee := p.Fee()
 	c := p.Customer()
 	out := api.Payment{
@@ -92,10 +95,11 @@ func presentPayment(p *payments.Payment) api.Payment {
 	return out
 }
 
-func presentProduct(p *catalog.Product) api.Product {
+// Product renders a product.
+func Product(p *catalog.Product) api.Product {
 	prices := make([]api.Price, 0, len(p.Prices()))
 	for _, pr := range p.Prices() {
-		prices = append(prices, presentPrice(pr))
+		prices = append(prices, Price(pr))
 	}
 	out := api.Product{
 		Id:                  p.ID(),
@@ -123,7 +127,8 @@ func presentProduct(p *catalog.Product) api.Product {
 	return out
 }
 
-func presentPrice(p *catalog.Price) api.Price {
+// Price renders a price.
+func Price(p *catalog.Price) api.Price {
 	out := api.Price{
 		Id:          p.ID(),
 		Object:      api.PriceObjectPrice,
@@ -145,7 +150,8 @@ func presentPrice(p *catalog.Price) api.Price {
 	return out
 }
 
-func presentEvent(e *events.Event) (api.Event, error) {
+// Event renders an event with its stored data.object.
+func Event(e *events.Event) (api.Event, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(e.Data, &obj); err != nil {
 		return api.Event{}, err
@@ -177,14 +183,16 @@ func metadataOut(m map[string]string) api.Metadata {
 	return api.Metadata(m)
 }
 
-func metadataIn(m *api.Metadata) map[string]string {
+// MetadataIn is the metadata of a request (nil when absent).
+func MetadataIn(m *api.Metadata) map[string]string {
 	if m == nil {
 		return nil
 	}
 	return map[string]string(*m)
 }
 
-func listQuery(limit *api.Limit, after *api.StartingAfter, before *api.EndingBefore) core.ListQuery {
+// ListQuery is the cursor query of a merchant API list.
+func ListQuery(limit *api.Limit, after *api.StartingAfter, before *api.EndingBefore) core.ListQuery {
 	var q core.ListQuery
 	if limit != nil {
 		q.Limit = int(*limit)
@@ -196,4 +204,13 @@ func listQuery(limit *api.Limit, after *api.StartingAfter, before *api.EndingBef
 		q.EndingBefore = string(*before)
 	}
 	return q
+}
+
+// UnixPtr is an optional timestamp in Unix seconds.
+func UnixPtr(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	u := t.Unix()
+	return &u
 }

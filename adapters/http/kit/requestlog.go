@@ -1,4 +1,4 @@
-package httpapi
+package kit
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 				}
 				log.ErrorContext(ctx, "panic", "request_id", id, "panic", p)
 				if sw.status == 0 {
-					writeEnvelope(sw, id, internalError, "")
+					WriteEnvelope(sw, id, internalError, "")
 				}
 			}
 			route := li.route

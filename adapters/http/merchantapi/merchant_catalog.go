@@ -1,8 +1,10 @@
-package httpapi
+package merchantapi
 
 import (
 	"context"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
@@ -12,7 +14,7 @@ func (m *merchantAPI) CreateProduct(ctx context.Context, r api.CreateProductRequ
 	in := catalog.ProductInput{
 		Name: b.Name, Description: b.Description, TaxCode: b.TaxCode, UnitLabel: b.UnitLabel,
 		StatementDescriptor: b.StatementDescriptor, URL: b.Url, Shippable: b.Shippable,
-		PackageDimensions: dimensionsIn(b.PackageDimensions), Metadata: metadataIn(b.Metadata), Active: b.Active,
+		PackageDimensions: dimensionsIn(b.PackageDimensions), Metadata: present.MetadataIn(b.Metadata), Active: b.Active,
 	}
 	if b.Images != nil {
 		in.Images = *b.Images
@@ -24,33 +26,33 @@ func (m *merchantAPI) CreateProduct(ctx context.Context, r api.CreateProductRequ
 	if p := b.Price; p != nil {
 		price = &catalog.PriceInput{Currency: p.Currency, UnitAmount: p.UnitAmount, Nickname: p.Nickname,
 			LookupKey: p.LookupKey, TaxBehavior: taxBehaviorIn(p.TaxBehavior), Recurring: recurringIn(p.Recurring),
-			Metadata: metadataIn(p.Metadata)}
+			Metadata: present.MetadataIn(p.Metadata)}
 	}
-	p, err := m.catalog.CreateProduct(ctx, CallerFrom(ctx).Scope, in, price)
+	p, err := m.catalog.CreateProduct(ctx, kit.CallerFrom(ctx).Scope, in, price)
 	if err != nil {
 		return nil, err
 	}
-	return api.CreateProduct200JSONResponse{Body: presentProduct(p)}, nil
+	return api.CreateProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (m *merchantAPI) ListProducts(ctx context.Context, r api.ListProductsRequestObject) (api.ListProductsResponseObject, error) {
-	page, err := m.catalog.ListProducts(ctx, CallerFrom(ctx).Scope, listQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), r.Params.Active)
+	page, err := m.catalog.ListProducts(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), r.Params.Active)
 	if err != nil {
 		return nil, err
 	}
 	out := api.ProductList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/products", Data: make([]api.Product, 0, len(page.Items))}
 	for _, p := range page.Items {
-		out.Data = append(out.Data, presentProduct(p))
+		out.Data = append(out.Data, present.Product(p))
 	}
 	return api.ListProducts200JSONResponse{Body: out}, nil
 }
 
 func (m *merchantAPI) RetrieveProduct(ctx context.Context, r api.RetrieveProductRequestObject) (api.RetrieveProductResponseObject, error) {
-	p, err := m.catalog.GetProduct(ctx, CallerFrom(ctx).Scope, r.Id)
+	p, err := m.catalog.GetProduct(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	return api.RetrieveProduct200JSONResponse{Body: presentProduct(p)}, nil
+	return api.RetrieveProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (m *merchantAPI) UpdateProduct(ctx context.Context, r api.UpdateProductRequestObject) (api.UpdateProductResponseObject, error) {
@@ -59,65 +61,65 @@ func (m *merchantAPI) UpdateProduct(ctx context.Context, r api.UpdateProductRequ
 		Name: b.Name, Description: b.Description, TaxCode: b.TaxCode, UnitLabel: b.UnitLabel,
 		StatementDescriptor: b.StatementDescriptor, URL: b.Url, Images: b.Images, Tags: b.Tags,
 		Shippable: b.Shippable, PackageDimensions: dimensionsIn(b.PackageDimensions),
-		Metadata: metadataIn(b.Metadata), Active: b.Active, DefaultPrice: b.DefaultPrice,
+		Metadata: present.MetadataIn(b.Metadata), Active: b.Active, DefaultPrice: b.DefaultPrice,
 	}
-	p, err := m.catalog.UpdateProduct(ctx, CallerFrom(ctx).Scope, r.Id, patch)
+	p, err := m.catalog.UpdateProduct(ctx, kit.CallerFrom(ctx).Scope, r.Id, patch)
 	if err != nil {
 		return nil, err
 	}
-	return api.UpdateProduct200JSONResponse{Body: presentProduct(p)}, nil
+	return api.UpdateProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (m *merchantAPI) ArchiveProduct(ctx context.Context, r api.ArchiveProductRequestObject) (api.ArchiveProductResponseObject, error) {
-	p, err := m.catalog.ArchiveProduct(ctx, CallerFrom(ctx).Scope, r.Id)
+	p, err := m.catalog.ArchiveProduct(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	return api.ArchiveProduct200JSONResponse{Body: presentProduct(p)}, nil
+	return api.ArchiveProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (m *merchantAPI) SetDefaultPrice(ctx context.Context, r api.SetDefaultPriceRequestObject) (api.SetDefaultPriceResponseObject, error) {
-	p, err := m.catalog.SetDefaultPrice(ctx, CallerFrom(ctx).Scope, r.Id, r.Body.Price)
+	p, err := m.catalog.SetDefaultPrice(ctx, kit.CallerFrom(ctx).Scope, r.Id, r.Body.Price)
 	if err != nil {
 		return nil, err
 	}
-	return api.SetDefaultPrice200JSONResponse{Body: presentProduct(p)}, nil
+	return api.SetDefaultPrice200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (m *merchantAPI) CreatePrice(ctx context.Context, r api.CreatePriceRequestObject) (api.CreatePriceResponseObject, error) {
 	b := r.Body
 	in := catalog.PriceInput{Currency: b.Currency, UnitAmount: b.UnitAmount, Nickname: b.Nickname, LookupKey: b.LookupKey,
-		TaxBehavior: taxBehaviorIn(b.TaxBehavior), Recurring: recurringIn(b.Recurring), Metadata: metadataIn(b.Metadata)}
-	p, err := m.catalog.CreatePrice(ctx, CallerFrom(ctx).Scope, r.Id, in, b.SetAsDefault != nil && *b.SetAsDefault)
+		TaxBehavior: taxBehaviorIn(b.TaxBehavior), Recurring: recurringIn(b.Recurring), Metadata: present.MetadataIn(b.Metadata)}
+	p, err := m.catalog.CreatePrice(ctx, kit.CallerFrom(ctx).Scope, r.Id, in, b.SetAsDefault != nil && *b.SetAsDefault)
 	if err != nil {
 		return nil, err
 	}
-	return api.CreatePrice200JSONResponse{Body: presentPrice(p)}, nil
+	return api.CreatePrice200JSONResponse{Body: present.Price(p)}, nil
 }
 
 func (m *merchantAPI) ListPrices(ctx context.Context, r api.ListPricesRequestObject) (api.ListPricesResponseObject, error) {
-	page, err := m.catalog.ListPrices(ctx, CallerFrom(ctx).Scope, r.Id, listQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), r.Params.Active)
+	page, err := m.catalog.ListPrices(ctx, kit.CallerFrom(ctx).Scope, r.Id, present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), r.Params.Active)
 	if err != nil {
 		return nil, err
 	}
 	out := api.PriceList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/products/" + r.Id + "/prices", Data: make([]api.Price, 0, len(page.Items))}
 	for _, p := range page.Items {
-		out.Data = append(out.Data, presentPrice(p))
+		out.Data = append(out.Data, present.Price(p))
 	}
 	return api.ListPrices200JSONResponse{Body: out}, nil
 }
 
 func (m *merchantAPI) RetrievePrice(ctx context.Context, r api.RetrievePriceRequestObject) (api.RetrievePriceResponseObject, error) {
-	p, err := m.catalog.GetPrice(ctx, CallerFrom(ctx).Scope, r.Id, r.PriceId)
+	p, err := m.catalog.GetPrice(ctx, kit.CallerFrom(ctx).Scope, r.Id, r.PriceId)
 	if err != nil {
 		return nil, err
 	}
-	return api.RetrievePrice200JSONResponse{Body: presentPrice(p)}, nil
+	return api.RetrievePrice200JSONResponse{Body: present.Price(p)}, nil
 }
 
 func (m *merchantAPI) UpdatePrice(ctx context.Context, r api.UpdatePriceRequestObject) (api.UpdatePriceResponseObject, error) {
 	b := r.Body
-	patch := catalog.PricePatch{Active: b.Active, Nickname: b.Nickname, LookupKey: b.LookupKey, Metadata: metadataIn(b.Metadata)}
+	patch := catalog.PricePatch{Active: b.Active, Nickname: b.Nickname, LookupKey: b.LookupKey, Metadata: present.MetadataIn(b.Metadata)}
 	if b.TaxBehavior != nil {
 		tb := string(*b.TaxBehavior)
 		patch.TaxBehavior = &tb
@@ -130,11 +132,11 @@ func (m *merchantAPI) UpdatePrice(ctx context.Context, r api.UpdatePriceRequestO
 			patch.Immutable = append(patch.Immutable, f.name)
 		}
 	}
-	p, err := m.catalog.UpdatePrice(ctx, CallerFrom(ctx).Scope, r.Id, r.PriceId, patch)
+	p, err := m.catalog.UpdatePrice(ctx, kit.CallerFrom(ctx).Scope, r.Id, r.PriceId, patch)
 	if err != nil {
 		return nil, err
 	}
-	return api.UpdatePrice200JSONResponse{Body: presentPrice(p)}, nil
+	return api.UpdatePrice200JSONResponse{Body: present.Price(p)}, nil
 }
 
 func dimensionsIn(d *api.PackageDimensions) *catalog.Dimensions {

@@ -1,8 +1,10 @@
-package httpapi
+package dashboardapi
 
 import (
 	"context"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 )
@@ -12,14 +14,14 @@ import (
 
 func (a *dashboardAPI) ListProducts(ctx context.Context, r dash.ListProductsRequestObject) (dash.ListProductsResponseObject, error) {
 	p := r.Params
-	page, err := a.d.Catalog.ListProducts(ctx, CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
+	page, err := a.d.Catalog.ListProducts(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
 	if err != nil {
 		return nil, err
 	}
 	out := dash.ProductList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products",
 		Data: make([]dash.Product, 0, len(page.Items))}
 	for _, pr := range page.Items {
-		dp, err := rewire[dash.Product](presentProduct(pr))
+		dp, err := rewire[dash.Product](present.Product(pr))
 		if err != nil {
 			return nil, err
 		}
@@ -33,11 +35,11 @@ func (a *dashboardAPI) CreateProduct(ctx context.Context, r dash.CreateProductRe
 	if r.Body.Metadata != nil {
 		in.Metadata = map[string]string(*r.Body.Metadata)
 	}
-	p, err := a.d.Catalog.CreateProduct(ctx, CallerFrom(ctx).Scope, in, nil)
+	p, err := a.d.Catalog.CreateProduct(ctx, kit.CallerFrom(ctx).Scope, in, nil)
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](presentProduct(p))
+	dp, err := rewire[dash.Product](present.Product(p))
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +47,11 @@ func (a *dashboardAPI) CreateProduct(ctx context.Context, r dash.CreateProductRe
 }
 
 func (a *dashboardAPI) GetProduct(ctx context.Context, r dash.GetProductRequestObject) (dash.GetProductResponseObject, error) {
-	p, err := a.d.Catalog.GetProduct(ctx, CallerFrom(ctx).Scope, r.Id)
+	p, err := a.d.Catalog.GetProduct(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](presentProduct(p))
+	dp, err := rewire[dash.Product](present.Product(p))
 	if err != nil {
 		return nil, err
 	}
@@ -57,11 +59,11 @@ func (a *dashboardAPI) GetProduct(ctx context.Context, r dash.GetProductRequestO
 }
 
 func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProductRequestObject) (dash.ArchiveProductResponseObject, error) {
-	p, err := a.d.Catalog.ArchiveProduct(ctx, CallerFrom(ctx).Scope, r.Id)
+	p, err := a.d.Catalog.ArchiveProduct(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](presentProduct(p))
+	dp, err := rewire[dash.Product](present.Product(p))
 	if err != nil {
 		return nil, err
 	}
@@ -70,14 +72,14 @@ func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProduct
 
 func (a *dashboardAPI) ListPrices(ctx context.Context, r dash.ListPricesRequestObject) (dash.ListPricesResponseObject, error) {
 	p := r.Params
-	page, err := a.d.Catalog.ListPrices(ctx, CallerFrom(ctx).Scope, r.Id, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
+	page, err := a.d.Catalog.ListPrices(ctx, kit.CallerFrom(ctx).Scope, r.Id, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
 	if err != nil {
 		return nil, err
 	}
 	out := dash.PriceList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products/" + r.Id + "/prices",
 		Data: make([]dash.Price, 0, len(page.Items))}
 	for _, pr := range page.Items {
-		dp, err := rewire[dash.Price](presentPrice(pr))
+		dp, err := rewire[dash.Price](present.Price(pr))
 		if err != nil {
 			return nil, err
 		}
@@ -98,11 +100,11 @@ func (a *dashboardAPI) CreatePrice(ctx context.Context, r dash.CreatePriceReques
 			in.Recurring.UsageType = string(*rc.UsageType)
 		}
 	}
-	p, err := a.d.Catalog.CreatePrice(ctx, CallerFrom(ctx).Scope, r.Id, in, b.SetAsDefault != nil && *b.SetAsDefault)
+	p, err := a.d.Catalog.CreatePrice(ctx, kit.CallerFrom(ctx).Scope, r.Id, in, b.SetAsDefault != nil && *b.SetAsDefault)
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Price](presentPrice(p))
+	dp, err := rewire[dash.Price](present.Price(p))
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ func (a *dashboardAPI) CreatePrice(ctx context.Context, r dash.CreatePriceReques
 }
 
 func (a *dashboardAPI) ArchivePrice(ctx context.Context, r dash.ArchivePriceRequestObject) (dash.ArchivePriceResponseObject, error) {
-	scope := CallerFrom(ctx).Scope
+	scope := kit.CallerFrom(ctx).Scope
 	found, err := a.d.Catalog.FindPrice(ctx, scope, r.Id)
 	if err != nil {
 		return nil, withParam(err, "id")
@@ -120,7 +122,7 @@ func (a *dashboardAPI) ArchivePrice(ctx context.Context, r dash.ArchivePriceRequ
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Price](presentPrice(p))
+	dp, err := rewire[dash.Price](present.Price(p))
 	if err != nil {
 		return nil, err
 	}

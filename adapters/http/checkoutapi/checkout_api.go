@@ -1,4 +1,4 @@
-package httpapi
+package checkoutapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/openapi"
@@ -33,19 +34,19 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, spec: openapi.CheckoutJSON}, nil,
 		capi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
-				writeCheckoutError(w, r, core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid JSON for this endpoint."))
+				writeCheckoutError(w, r, kit.ErrBodyInvalidJSON())
 			},
 			ResponseErrorHandlerFunc: writeCheckoutError,
 		})
-	mux := capi.HandlerWithOptions(strict, capi.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: paramError})
-	gate, err := NewGate(GateConfig{Spec: spec, Authenticate: clientSecretForm}, mux)
+	mux := capi.HandlerWithOptions(strict, capi.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: kit.ParamError})
+	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authenticate: clientSecretForm}, mux)
 	if err != nil {
 		return nil, err
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/v1/", gate)
-	root.HandleFunc("/", notFound)
-	return Outer(d.Log.With("listener", "checkout"), browserHeaders(root)), nil
+	root.HandleFunc("/", kit.NotFound)
+	return kit.Outer(d.Log.With("listener", "checkout"), browserHeaders(root)), nil
 }
 
 // browserHeaders answers what every browser API response needs: CORS for any origin, without
@@ -71,7 +72,10 @@ func browserHeaders(next http.Handler) http.Handler {
 	})
 }
 
-const keyClientSecret ctxKey = 100
+// ctxKey is the type of this package's context keys.
+type ctxKey int
+
+const keyClientSecret ctxKey = 0
 
 func bearerToken(h string) string {
 	const prefix = "Bearer "
@@ -108,6 +112,11 @@ type checkoutAPI struct {
 }
 
 var _ capi.StrictServerInterface = (*checkoutAPI)(nil)
+
+// rawJSON is a response written as it is (the served OpenAPI document).
+type rawJSON []byte
+
+func (b rawJSON) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error { return kit.WriteRaw(w, b) }
 
 func (a *checkoutAPI) GetCheckoutSpec(context.Context, capi.GetCheckoutSpecRequestObject) (capi.GetCheckoutSpecResponseObject, error) {
 	return rawJSON(a.spec), nil

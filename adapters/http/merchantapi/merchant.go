@@ -1,9 +1,11 @@
-package httpapi
+package merchantapi
 
 import (
 	"context"
 	"net/http"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -23,20 +25,10 @@ type merchantAPI struct {
 
 var _ api.StrictServerInterface = (*merchantAPI)(nil)
 
-// rawJSON is a response written as it is (the served OpenAPI documents of the merchant and
-// the browser API).
+// rawJSON is a response written as it is (the served OpenAPI document).
 type rawJSON []byte
 
-func (b rawJSON) write(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(b)
-	return err
-}
-
-func (b rawJSON) VisitGetMerchantSpecResponse(w http.ResponseWriter) error { return b.write(w) }
-
-func (b rawJSON) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error { return b.write(w) }
+func (b rawJSON) VisitGetMerchantSpecResponse(w http.ResponseWriter) error { return kit.WriteRaw(w, b) }
 
 func (m *merchantAPI) GetMerchantSpec(context.Context, api.GetMerchantSpecRequestObject) (api.GetMerchantSpecResponseObject, error) {
 	return rawJSON(m.spec), nil
@@ -47,13 +39,13 @@ func (m *merchantAPI) ListEvents(ctx context.Context, r api.ListEventsRequestObj
 	if r.Params.Type != nil {
 		typ = *r.Params.Type
 	}
-	page, err := m.events.List(ctx, CallerFrom(ctx).Scope, listQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), typ)
+	page, err := m.events.List(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), typ)
 	if err != nil {
 		return nil, err
 	}
 	out := api.EventList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/events", Data: make([]api.Event, 0, len(page.Items))}
 	for _, e := range page.Items {
-		ev, err := presentEvent(e)
+		ev, err := present.Event(e)
 		if err != nil {
 			return nil, err
 		}
@@ -63,11 +55,11 @@ func (m *merchantAPI) ListEvents(ctx context.Context, r api.ListEventsRequestObj
 }
 
 func (m *merchantAPI) RetrieveEvent(ctx context.Context, r api.RetrieveEventRequestObject) (api.RetrieveEventResponseObject, error) {
-	e, err := m.events.Get(ctx, CallerFrom(ctx).Scope, r.Id)
+	e, err := m.events.Get(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := presentEvent(e)
+	ev, err := present.Event(e)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +67,7 @@ func (m *merchantAPI) RetrieveEvent(ctx context.Context, r api.RetrieveEventRequ
 }
 
 func (m *merchantAPI) GetTestClock(ctx context.Context, _ api.GetTestClockRequestObject) (api.GetTestClockResponseObject, error) {
-	c, err := m.clock.Get(ctx, CallerFrom(ctx).Scope)
+	c, err := m.clock.Get(ctx, kit.CallerFrom(ctx).Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +75,7 @@ func (m *merchantAPI) GetTestClock(ctx context.Context, _ api.GetTestClockReques
 }
 
 func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClockRequestObject) (api.AdvanceTestClockResponseObject, error) {
-	c, err := m.clock.Advance(ctx, CallerFrom(ctx).Scope, r.Body.Seconds, r.Body.To)
+	c, err := m.clock.Advance(ctx, kit.CallerFrom(ctx).Scope, r.Body.Seconds, r.Body.To)
 	if err != nil {
 		return nil, err
 	}

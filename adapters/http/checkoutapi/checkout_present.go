@@ -1,9 +1,10 @@
-package httpapi
+package checkoutapi
 
 import (
 	"errors"
 	"net/http"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 )
@@ -70,8 +71,8 @@ func nextAction(a *checkout.PendingAction) *capi.NextAction {
 func writeCheckoutError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *checkout.DeclineError
 	if errors.As(err, &de) {
-		writeEnvelope(w, RequestID(r.Context()), de.CoreError(), de.DeclineCode)
+		kit.WriteEnvelope(w, kit.RequestID(r.Context()), de.CoreError(), de.DeclineCode)
 		return
 	}
-	writeEnvelope(w, RequestID(r.Context()), AsDomainError(r, err), "")
+	kit.WriteEnvelope(w, kit.RequestID(r.Context()), kit.AsDomainError(r, err), "")
 }

@@ -1,4 +1,4 @@
-package httpapi
+package present
 
 import (
 	"context"
@@ -24,8 +24,8 @@ type dispute struct {
 	Created       int64  `json:"created"`
 }
 
-// PresentDispute renders a dispute: the data.object of charge.dispute.created.
-func PresentDispute(d *payments.Dispute) any {
+// AnyDispute renders a dispute: the data.object of charge.dispute.created.
+func AnyDispute(d *payments.Dispute) any {
 	return dispute{
 		ID: d.ID(), Object: "dispute", PaymentID: d.PaymentID(), Amount: d.Amount(),
 		Currency: string(d.Currency()), Reason: d.Reason(), Status: string(d.Status()),
@@ -56,10 +56,10 @@ func (r SessionRenderer) RenderSession(ctx context.Context, scope core.Scope, id
 		return nil, fmt.Errorf("render session %s: the payment belongs to another session", snap.ID)
 	}
 	snap.Payment = p
-	return presentSession(checkout.RehydrateSession(snap)), nil
+	return Session(checkout.RehydrateSession(snap)), nil
 }
 
 // AsyncPresenters are the presenters of the payments sweep's events.
 func AsyncPresenters(sessions SessionReader) payments.Presenters {
-	return payments.Presenters{Payment: PresentPayment, Dispute: PresentDispute, Session: SessionRenderer{Sessions: sessions}}
+	return payments.Presenters{Payment: AnyPayment, Dispute: AnyDispute, Session: SessionRenderer{Sessions: sessions}}
 }

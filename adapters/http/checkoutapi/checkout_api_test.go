@@ -1,4 +1,4 @@
-package httpapi
+package checkoutapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 )
 
@@ -38,7 +39,7 @@ func TestBrowserHeaders(t *testing.T) {
 	var secret string
 	h := browserHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret = clientSecretOf(r.Context())
-		WriteError(w, r, core.Invalid("x", "", "x"))
+		kit.WriteError(w, r, core.Invalid("x", "", "x"))
 	}))
 
 	pre := httptest.NewRequest(http.MethodOptions, "/api/v1/checkout/sessions/cs_1/confirm", nil)

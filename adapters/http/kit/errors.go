@@ -1,4 +1,4 @@
-package httpapi
+package kit
 
 import (
 	"encoding/json"
@@ -95,12 +95,12 @@ func AsDomainError(r *http.Request, err error) *core.Error {
 // WriteError writes the documented error envelope for err.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	de := AsDomainError(r, err)
-	writeEnvelope(w, RequestID(r.Context()), de, "")
+	WriteEnvelope(w, RequestID(r.Context()), de, "")
 }
 
 // writeEnvelope writes de with the status of the table; declineCode, when not empty, is the
 // decline_code of a refused charge.
-func writeEnvelope(w http.ResponseWriter, requestID string, de *core.Error, declineCode string) {
+func WriteEnvelope(w http.ResponseWriter, requestID string, de *core.Error, declineCode string) {
 	body := errorEnvelope{Error: errorBody{Type: de.Type, Code: de.Code, Message: de.Message, RequestID: requestID}}
 	if de.Param != "" {
 		p := de.Param

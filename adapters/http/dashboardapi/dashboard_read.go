@@ -1,4 +1,4 @@
-package httpapi
+package dashboardapi
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
@@ -33,8 +35,11 @@ func rewire[T any](v any) (T, error) {
 	return out, nil
 }
 
+// rawJSON is a response written as it is (the served OpenAPI document).
+type rawJSON []byte
+
 func (b rawJSON) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
-	return b.VisitGetMerchantSpecResponse(w)
+	return kit.WriteRaw(w, b)
 }
 
 func (a *dashboardAPI) GetDashboardSpec(context.Context, dash.GetDashboardSpecRequestObject) (dash.GetDashboardSpecResponseObject, error) {
@@ -64,7 +69,7 @@ func dashList(limit *int, after, before *string) core.ListQuery {
 const recentPayments = 5
 
 func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewRequestObject) (dash.GetOverviewResponseObject, error) {
-	scope := CallerFrom(ctx).Scope
+	scope := kit.CallerFrom(ctx).Scope
 	sum, err := a.d.Payments.Summary(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
 	}
 	for _, p := range recent.Items {
-		dp, err := rewire[dash.Payment](presentPayment(p))
+		dp, err := rewire[dash.Payment](present.Payment(p))
 		if err != nil {
 			return nil, err
 		}
@@ -112,14 +117,14 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 		status = string(*r.Params.Status)
 	}
 	p := r.Params
-	page, err := a.d.Payments.List(ctx, CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	page, err := a.d.Payments.List(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
 	if err != nil {
 		return nil, err
 	}
 	out := dash.PaymentList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
 		Data: make([]dash.Payment, 0, len(page.Items))}
 	for _, p := range page.Items {
-		dp, err := rewire[dash.Payment](presentPayment(p))
+		dp, err := rewire[dash.Payment](present.Payment(p))
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +134,7 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 }
 
 func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestObject) (dash.GetPaymentResponseObject, error) {
-	scope := CallerFrom(ctx).Scope
+	scope := kit.CallerFrom(ctx).Scope
 	p, err := a.d.Payments.Get(ctx, scope, r.Id)
 	if err != nil {
 		return nil, err
@@ -146,7 +151,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
-	payment, err := rewire[dash.Payment](presentPayment(p))
+	payment, err := rewire[dash.Payment](present.Payment(p))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +165,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		Events: make([]dash.Event, 0, len(evs)),
 	}
 	for _, e := range evs {
-		me, err := presentEvent(e)
+		me, err := present.Event(e)
 		if err != nil {
 			return nil, err
 		}
@@ -179,14 +184,14 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 		status = string(*r.Params.Status)
 	}
 	p := r.Params
-	page, err := a.d.Checkout.List(ctx, CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	page, err := a.d.Checkout.List(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
 	if err != nil {
 		return nil, err
 	}
 	out := dash.CheckoutSessionList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
 		Data: make([]dash.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		ds, err := rewire[dash.CheckoutSession](presentSession(s))
+		ds, err := rewire[dash.CheckoutSession](present.Session(s))
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +202,7 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 
 func (a *dashboardAPI) ListMailbox(ctx context.Context, r dash.ListMailboxRequestObject) (dash.ListMailboxResponseObject, error) {
 	out := dash.MailboxMessageList{Object: dash.ListObjectList, Url: "/api/v1/test/mailbox", Data: []dash.MailboxMessage{}}
-	scope := core.Scope{MerchantID: CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
+	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
 	q, err := dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore).Normalize()
 	if err != nil {
 		return nil, err

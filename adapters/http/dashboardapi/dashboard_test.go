@@ -1,4 +1,4 @@
-package httpapi
+package dashboardapi
 
 import (
 	"net/http"

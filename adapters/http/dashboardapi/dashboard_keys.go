@@ -1,8 +1,10 @@
-package httpapi
+package dashboardapi
 
 import (
 	"context"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/identity"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 )
@@ -11,11 +13,11 @@ import (
 
 func presentDashKey(k *identity.APIKey) dash.ApiKey {
 	return dash.ApiKey{Id: k.ID, Object: dash.ApiKeyObjectApiKey, Name: k.Name, Mode: dash.DashboardEnvironment(k.Env),
-		Display: k.Display, Created: k.Created.Unix(), LastUsed: unixPtr(k.LastUsed), RevokedAt: unixPtr(k.RevokedAt)}
+		Display: k.Display, Created: k.Created.Unix(), LastUsed: present.UnixPtr(k.LastUsed), RevokedAt: present.UnixPtr(k.RevokedAt)}
 }
 
 func (a *dashboardAPI) ListApiKeys(ctx context.Context, _ dash.ListApiKeysRequestObject) (dash.ListApiKeysResponseObject, error) {
-	keys, err := a.d.Identity.ListScopeKeys(ctx, CallerFrom(ctx).Scope)
+	keys, err := a.d.Identity.ListScopeKeys(ctx, kit.CallerFrom(ctx).Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +29,7 @@ func (a *dashboardAPI) ListApiKeys(ctx context.Context, _ dash.ListApiKeysReques
 }
 
 func (a *dashboardAPI) CreateApiKey(ctx context.Context, r dash.CreateApiKeyRequestObject) (dash.CreateApiKeyResponseObject, error) {
-	k, secret, err := a.d.Identity.CreateScopeKey(ctx, CallerFrom(ctx).Scope, r.Body.Name)
+	k, secret, err := a.d.Identity.CreateScopeKey(ctx, kit.CallerFrom(ctx).Scope, r.Body.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func (a *dashboardAPI) CreateApiKey(ctx context.Context, r dash.CreateApiKeyRequ
 }
 
 func (a *dashboardAPI) RevokeApiKey(ctx context.Context, r dash.RevokeApiKeyRequestObject) (dash.RevokeApiKeyResponseObject, error) {
-	k, err := a.d.Identity.RevokeScopeKey(ctx, CallerFrom(ctx).Scope, r.Id)
+	k, err := a.d.Identity.RevokeScopeKey(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}

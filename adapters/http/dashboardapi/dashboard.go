@@ -1,4 +1,4 @@
-package httpapi
+package dashboardapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -31,14 +32,14 @@ type DashboardDeps struct {
 	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
 	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
 	// ClientIP finds the client address the sign-in throttle counts per (trusted proxies).
-	ClientIP ClientIP
+	ClientIP kit.ClientIP
 	// SecureCookie marks the session cookie Secure (the dashboard URL is https).
 	SecureCookie bool
 }
 
 // dashboardAPI implements the generated strict server of the dashboard API
 // (openapi/dashboard.yaml). Handlers find the session's merchant, acting in the path's
-// environment, with CallerFrom(ctx), as merchant API handlers do.
+// environment, with kit.CallerFrom(ctx), as merchant API handlers do.
 type dashboardAPI struct {
 	d DashboardDeps
 }
@@ -73,12 +74,12 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 	}
 	h := dash.NewStrictHandlerWithOptions(&dashboardAPI{d: d}, nil, dash.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
-			WriteError(w, r, core.Invalid(codeBodyInvalidJSON, "", "The request body is not valid JSON for this endpoint."))
+			kit.WriteError(w, r, kit.ErrBodyInvalidJSON())
 		},
 		ResponseErrorHandlerFunc: writeDashboardError,
 	})
-	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: paramError})
-	gate, err := NewGate(GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard)}, mux)
+	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: kit.ParamError})
+	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard)}, mux)
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +115,8 @@ func dashboardAuthorizer(sessions *identity.Dashboard) func(*http.Request, map[s
 		if !env.Valid() {
 			env = "" // the request validator reports the bad value next
 		}
-		li := infoOf(r.Context())
-		li.merchant, li.env = s.MerchantID, env
 		ctx := context.WithValue(r.Context(), keyDashSession, s)
-		return context.WithValue(ctx, keyCaller, s.Caller(env)), nil
+		return kit.WithCaller(ctx, s.Caller(env)), nil
 	}
 }
 
@@ -127,7 +126,7 @@ func writeDashboardError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &te) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(te.RetryAfter.Seconds())))
 	}
-	WriteError(w, r, err)
+	kit.WriteError(w, r, err)
 }
 
 // sessionCookie is the Set-Cookie value that starts (token != "") or clears the session.

@@ -1,10 +1,12 @@
-package httpapi
+package operatorapi
 
 import (
 	"context"
 	"net/http"
 	"time"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
@@ -20,9 +22,10 @@ type operatorAPI struct {
 
 var _ op.StrictServerInterface = (*operatorAPI)(nil)
 
-func (b rawJSON) VisitGetOperatorSpecResponse(w http.ResponseWriter) error {
-	return b.VisitGetMerchantSpecResponse(w)
-}
+// rawJSON is a response written as it is (the served OpenAPI document).
+type rawJSON []byte
+
+func (b rawJSON) VisitGetOperatorSpecResponse(w http.ResponseWriter) error { return kit.WriteRaw(w, b) }
 
 func (o *operatorAPI) GetOperatorSpec(context.Context, op.GetOperatorSpecRequestObject) (op.GetOperatorSpecResponseObject, error) {
 	return rawJSON(o.spec), nil
@@ -36,7 +39,7 @@ func (o *operatorAPI) Readyz(ctx context.Context, _ op.ReadyzRequestObject) (op.
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := o.ready(cctx); err != nil {
-		return nil, core.NewError(core.TypeAPI, codeUnavailable, "", "Not ready: the database is unreachable or its schema is behind this binary.")
+		return nil, core.NewError(core.TypeAPI, "service_unavailable", "", "Not ready: the database is unreachable or its schema is behind this binary.")
 	}
 	return op.Readyz200JSONResponse{Body: op.Health{Status: op.HealthStatusOk}}, nil
 }
@@ -113,13 +116,5 @@ func presentMerchant(m *identity.Merchant) op.Merchant {
 func presentKey(k *identity.APIKey) op.ApiKey {
 	return op.ApiKey{Id: k.ID, Object: op.ApiKeyObjectApiKey, Merchant: k.MerchantID, Name: k.Name,
 		Mode: op.Environment(k.Env), Display: k.Display, Created: k.Created.Unix(),
-		LastUsed: unixPtr(k.LastUsed), RevokedAt: unixPtr(k.RevokedAt)}
-}
-
-func unixPtr(t *time.Time) *int64 {
-	if t == nil {
-		return nil
-	}
-	u := t.Unix()
-	return &u
+		LastUsed: present.UnixPtr(k.LastUsed), RevokedAt: present.UnixPtr(k.RevokedAt)}
 }

@@ -1,8 +1,10 @@
-package httpapi
+package merchantapi
 
 import (
 	"context"
 
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
@@ -12,7 +14,7 @@ func (m *merchantAPI) CreateCheckoutSession(ctx context.Context, r api.CreateChe
 	in := checkout.CreateInput{
 		Amount: b.Amount, Currency: b.Currency, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
 		Reference: b.Reference, Description: b.Description, SuccessURL: b.SuccessUrl, CancelURL: b.CancelUrl,
-		Metadata: metadataIn(b.Metadata),
+		Metadata: present.MetadataIn(b.Metadata),
 	}
 	if b.Mode != nil {
 		in.Mode = string(*b.Mode)
@@ -26,11 +28,11 @@ func (m *merchantAPI) CreateCheckoutSession(ctx context.Context, r api.CreateChe
 			in.LineItems = append(in.LineItems, item)
 		}
 	}
-	s, err := m.checkout.Create(ctx, CallerFrom(ctx), in)
+	s, err := m.checkout.Create(ctx, kit.CallerFrom(ctx), in)
 	if err != nil {
 		return nil, err
 	}
-	return api.CreateCheckoutSession200JSONResponse{Body: presentSession(s)}, nil
+	return api.CreateCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
 }
 
 func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListCheckoutSessionsRequestObject) (api.ListCheckoutSessionsResponseObject, error) {
@@ -38,30 +40,30 @@ func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListChecko
 	if r.Params.Status != nil {
 		status = string(*r.Params.Status)
 	}
-	page, err := m.checkout.List(ctx, CallerFrom(ctx).Scope, listQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), status)
+	page, err := m.checkout.List(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore), status)
 	if err != nil {
 		return nil, err
 	}
 	out := api.CheckoutSessionList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/checkout/sessions",
 		Data: make([]api.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		out.Data = append(out.Data, presentSession(s))
+		out.Data = append(out.Data, present.Session(s))
 	}
 	return api.ListCheckoutSessions200JSONResponse{Body: out}, nil
 }
 
 func (m *merchantAPI) RetrieveCheckoutSession(ctx context.Context, r api.RetrieveCheckoutSessionRequestObject) (api.RetrieveCheckoutSessionResponseObject, error) {
-	s, err := m.checkout.Get(ctx, CallerFrom(ctx).Scope, r.Id)
+	s, err := m.checkout.Get(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	return api.RetrieveCheckoutSession200JSONResponse{Body: presentSession(s)}, nil
+	return api.RetrieveCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
 }
 
 func (m *merchantAPI) ExpireCheckoutSession(ctx context.Context, r api.ExpireCheckoutSessionRequestObject) (api.ExpireCheckoutSessionResponseObject, error) {
-	s, err := m.checkout.Expire(ctx, CallerFrom(ctx).Scope, r.Id)
+	s, err := m.checkout.Expire(ctx, kit.CallerFrom(ctx).Scope, r.Id)
 	if err != nil {
 		return nil, err
 	}
-	return api.ExpireCheckoutSession200JSONResponse{Body: presentSession(s)}, nil
+	return api.ExpireCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
 }
