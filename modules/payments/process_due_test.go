@@ -264,3 +264,66 @@ func TestDecide(t *testing.T) {
 		t.Errorf("permanent: %+v", o)
 	}
 }
+
+// lyingStore lists a full batch of payments that are not due by the module's rule, as a store
+// whose due_at disagreed with the rule would, and applies nothing.
+type lyingStore struct {
+	memDueStore
+	lists int
+}
+
+func (l *lyingStore) ListDue(_ context.Context, _ *core.Scope, _ time.Time, limit int) ([]*Record, error) {
+	l.lists++
+	out := make([]*Record, limit)
+	for i := range out {
+		out[i] = copyRecord(l.recs[0])
+	}
+	return out, nil
+}
+
+// A sweep whose storage lists payments the rule does not find due stops with an error instead
+// of reading the same batch forever.
+func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
+	t.Parallel()
+	r := dueRecord(t, "x", StatusSucceeded, MethodSEPADebit)
+	at := dueT0
+	r.SettlesAt = &at // succeeded: its settlement time is no due work
+	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
+	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	if store.lists != 1 {
+		t.Fatalf("listed %d times", store.lists)
+	}
+}
+
+// racingStore changes each payment after the sweep read it, as another sweep would.
+type racingStore struct{ memDueStore }
+
+func (r *racingStore) ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error) {
+	for _, rec := range r.recs {
+		next := rec.SettlesAt.Add(time.Hour)
+		rec.SettlesAt = &next
+	}
+	return r.memDueStore.ApplyDue(ctx, recs, fn)
+}
+
+// A decision taken on a state the payment no longer has is dropped, and a round that writes
+// nothing ends the sweep.
+func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
+	t.Parallel()
+	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
+	at := dueT0
+	r.SettlesAt = &at
+	store := &racingStore{memDueStore{recs: []*Record{r}}}
+	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{}))
+	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if r.Payment.Status() != StatusProcessing || len(store.events) != 0 {
+		t.Fatalf("%s, %d events", r.Payment.Status(), len(store.events))
+	}
+}
