@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -24,11 +25,12 @@ type recordRow struct {
 	SEPALast4      *string    `db:"sepa_last4"`
 	DisputeOpensAt *time.Time `db:"dispute_opens_at"`
 	DisputeReason  *string    `db:"dispute_reason"`
-	DueAt          time.Time  `db:"due_at"`
+	DisputeID      *string    `db:"dispute_id"`
+	DueAt          *time.Time `db:"due_at"`
 }
 
 const recordExtraColumns = `processor_ref, settles_at, card_exp_month, card_exp_year, sepa_country, sepa_last4,
-	dispute_opens_at, dispute_reason, due_at`
+	dispute_opens_at, dispute_reason, dispute_id, due_at`
 
 func (r *recordRow) record() (*payments.Record, error) {
 	p, err := r.payment()
@@ -37,7 +39,7 @@ func (r *recordRow) record() (*payments.Record, error) {
 	}
 	rec := &payments.Record{Payment: p, ProcessorRef: r.ProcessorRef, SettlesAt: utcPtr(r.SettlesAt),
 		SEPACountry: deref(r.SEPACountry), SEPALast4: deref(r.SEPALast4),
-		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason)}
+		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason), DisputeID: deref(r.DisputeID)}
 	if r.CardExpMonth != nil && r.CardExpYear != nil {
 		rec.CardExpMonth, rec.CardExpYear = *r.CardExpMonth, *r.CardExpYear
 	}
@@ -52,9 +54,9 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-// ClaimDue locks up to limit payments whose due_at ≤ until (FOR UPDATE SKIP LOCKED), earliest
-// first, and applies fn to each in one transaction (see payments.DueStore).
-func (st *PaymentStore) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn payments.DueFunc) (int, error) {
+// ListDue reads up to limit payments whose due_at ≤ until, earliest first, without locking
+// them (see payments.DueStore). due_at is the stored projection of payments.Record.DueAt.
+func (st *PaymentStore) ListDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*payments.Record, error) {
 	args := []any{until}
 	where := `p.due_at <= $1`
 	order := `p.due_at, p.merchant_id, p.environment, p.id`
@@ -69,30 +71,71 @@ func (st *PaymentStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 			WHERE c.merchant_id = p.merchant_id AND c.environment = p.environment AND c.frozen_time IS NOT NULL))`
 	}
 	args = append(args, limit)
-	query := fmt.Sprintf(`SELECT %s, %s FROM payments p WHERE %s ORDER BY %s LIMIT $%d FOR UPDATE OF p SKIP LOCKED`,
-		paymentColumns, recordExtraColumns, where, order, len(args))
-	claimed := 0
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		var rows []recordRow
-		if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
-			return fmt.Errorf("payments: claim due: %w", err)
+	var rows []recordRow
+	if err := st.db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT %s, %s FROM payments p WHERE %s ORDER BY %s LIMIT $%d`,
+		paymentColumns, recordExtraColumns, where, order, len(args)), args...); err != nil {
+		return nil, fmt.Errorf("payments: list due: %w", err)
+	}
+	return recordsOf(rows)
+}
+
+func recordsOf(rows []recordRow) ([]*payments.Record, error) {
+	out := make([]*payments.Record, len(rows))
+	for i := range rows {
+		rec, err := rows[i].record()
+		if err != nil {
+			return nil, err
 		}
-		claimed = len(rows)
-		for i := range rows {
-			rec, err := rows[i].record()
+		out[i] = rec
+	}
+	return out, nil
+}
+
+// ApplyDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
+// LOCKED), in due order, reads them again, and writes in one transaction what fn returns for
+// each (see payments.DueStore). fn runs under the locks and calls nothing outside.
+func (st *PaymentStore) ApplyDue(ctx context.Context, recs []*payments.Record, fn payments.DueFunc) (int, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	merchants, envs, ids := make([]string, len(recs)), make([]string, len(recs)), make([]string, len(recs))
+	for i, r := range recs {
+		sc := r.Payment.Scope()
+		merchants[i], envs[i], ids[i] = sc.MerchantID, string(sc.Env), r.Payment.ID()
+	}
+	query := fmt.Sprintf(`SELECT %s, %s FROM payments p
+		WHERE (p.merchant_id, p.environment, p.id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+		ORDER BY p.due_at, p.merchant_id, p.environment, p.id FOR UPDATE OF p SKIP LOCKED`, paymentColumns, recordExtraColumns)
+	written := 0
+	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
+		written = 0
+		var rows []recordRow
+		if err := tx.SelectContext(ctx, &rows, query, pq.Array(merchants), pq.Array(envs), pq.Array(ids)); err != nil {
+			return fmt.Errorf("payments: lock due: %w", err)
+		}
+		locked, err := recordsOf(rows)
+		if err != nil {
+			return err
+		}
+		for _, rec := range locked {
+			ch, err := fn(rec)
 			if err != nil {
 				return err
 			}
-			if err := applyPaymentChange(ctx, tx, rec, rows[i].DueAt, fn); err != nil {
+			if ch.Record == nil {
+				continue
+			}
+			if err := writeDueChange(ctx, tx, rec.Payment, ch); err != nil {
 				return err
 			}
+			written++
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return claimed, nil
+	return written, nil
 }
 
 // NextDue returns the earliest due_at ≤ until of scope's payments.
@@ -105,25 +148,20 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 	return at.Time.UTC(), at.Valid, nil
 }
 
-// applyPaymentChange runs fn on a locked payment and writes what changed: the payment's state
-// and settlement time, the dispute fn opened, the events, and the receipt when the payment
-// went from processing to succeeded (dated at the due time, when it succeeded).
-func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, due time.Time, fn payments.DueFunc) error {
-	id := rec.Payment.ID()
-	before := rec.Payment.Snapshot()
-	ch, err := fn(rec)
-	if err != nil {
-		return err
+// writeDueChange persists what the sweep decided for the locked payment: its new state and
+// settlement time, the dispute it opened (which becomes its dispute_id), the events, and the
+// receipt it asked for. It decides nothing itself.
+func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, ch payments.DueChange) error {
+	id := locked.ID()
+	if ch.Record.Payment == nil || ch.Record.Payment.ID() != id || ch.Record.Payment.Scope() != locked.Scope() {
+		return errors.New("payments: apply due: the change is not about the locked payment")
 	}
-	if rec.Payment == nil || rec.Payment.ID() != id {
-		return errors.New("payments: claim due: the handler replaced the payment")
-	}
-	after := rec.Payment.Snapshot()
+	after := ch.Record.Payment.Snapshot()
 	var disputeID *string
 	if d := ch.Dispute; d != nil {
 		ds := d.Snapshot()
-		if ds.PaymentID != id || ds.Scope != after.Scope || after.Status != payments.StatusDisputed {
-			return errors.New("payments: claim due: the dispute does not belong to the disputed payment")
+		if ds.PaymentID != id || ds.Scope != after.Scope || ch.Record.DisputeID != ds.ID {
+			return errors.New("payments: apply due: the dispute does not belong to the payment")
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO disputes
 			(merchant_id, environment, id, payment_id, amount, currency, reason, status, evidence_due_by, created)
@@ -134,18 +172,15 @@ func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, 
 		}
 		disputeID = &ds.ID
 	}
-	// A claimed payment changes (its state, its settlement time or its dispute), so the row is
-	// written without comparing it with what was read; one the handler left alone is written
-	// back as it was.
 	if _, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
 		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id)
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
 		after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
-		after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID); err != nil {
+		after.DisputeLost, after.FailureCode, after.FailureMessage, ch.Record.SettlesAt, disputeID); err != nil {
 		return fmt.Errorf("payments: update: %w", err)
 	}
-	if before.Status == payments.StatusProcessing && after.Status == payments.StatusSucceeded {
-		if err := queueReceipt(ctx, tx, after.Scope, id, due); err != nil {
+	if ch.ReceiptAt != nil {
+		if err := queueReceipt(ctx, tx, after.Scope, id, *ch.ReceiptAt); err != nil {
 			return err
 		}
 	}

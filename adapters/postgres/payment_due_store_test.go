@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -302,10 +303,12 @@ func TestSweepWithoutScopeSkipsFrozenClocks(t *testing.T) {
 	running := pgtest.Merchant(t, db)
 	frozenPay := f.pay(t, frozen, ibanSettles)
 	runningPay := f.pay(t, running, ibanSettles)
-	if err := postgres.NewTestClockStore(db).Advance(context.Background(), frozen, func(*time.Time) (time.Time, error) {
-		return payNow, nil
-	}); err != nil {
-		t.Fatal(err)
+	clocks := postgres.NewTestClockStore(db)
+	if _, ok, err := clocks.ClaimAdvance(context.Background(), frozen, "t", time.Minute); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if ok, err := clocks.FinishAdvance(context.Background(), frozen, "t", payNow); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
 	if _, err := f.sweeper.ProcessDue(context.Background(), nil, payNow.Add(time.Hour)); err != nil {
 		t.Fatal(err)
@@ -351,3 +354,84 @@ func TestSweepPostponesWhenTheProcessorFails(t *testing.T) {
 		t.Fatalf("later sweep: %d %v", n, err)
 	}
 }
+
+// The stored due_at is a projection of payments.Record.DueAt: for every state a payment can
+// be stored in (each status, with and without a settlement time, an announced dispute and an
+// opened dispute), the column, the sweep's listing and the module's rule agree, so the sweep
+// never reads a payment it then finds not due (and spins on it).
+func TestPaymentDueAtProjectsTheModulesRule(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	f := newDueFixture(t, db)
+	scope := pgtest.Merchant(t, db)
+	ctx := context.Background()
+	s := f.pay(t, scope, "4242424242424242")
+	store := postgres.NewPaymentStore(db)
+	base, err := store.GetBySession(ctx, scope, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	settles := payNow.Add(90 * time.Minute).Add(123 * time.Microsecond)
+	opens := payNow.Add(30 * time.Minute)
+	statuses := []payments.Status{payments.StatusProcessing, payments.StatusSucceeded, payments.StatusFailed,
+		payments.StatusPartiallyRefunded, payments.StatusRefunded, payments.StatusDisputed}
+	checked := 0
+	for _, status := range statuses {
+		for _, withSettle := range []bool{false, true} {
+			for _, withNotice := range []bool{false, true} {
+				for _, withDispute := range []bool{false, true} {
+					var settlesAt, opensAt *time.Time
+					var reason, disputeID, prev *string
+					if withSettle {
+						settlesAt = &settles
+					}
+					if withNotice {
+						opensAt, reason = &opens, ptr("fraudulent")
+					}
+					if withDispute {
+						disputeID = ptr("dp_agreement")
+					}
+					if status == payments.StatusDisputed {
+						prev = ptr("succeeded")
+					}
+					if _, err := db.Exec(`UPDATE payments SET status = $2, previous_status = $3, settles_at = $4,
+						dispute_opens_at = $5, dispute_reason = $6, dispute_id = $7 WHERE id = $1`,
+						base.ID(), string(status), prev, settlesAt, opensAt, reason, disputeID); err != nil {
+						t.Fatal(err)
+					}
+					name := fmt.Sprintf("%s settle=%v notice=%v dispute=%v", status, withSettle, withNotice, withDispute)
+					var stored *payments.Record
+					if _, err := store.ApplyDue(ctx, []*payments.Record{{Payment: base}}, func(locked *payments.Record) (payments.DueChange, error) {
+						stored = locked
+						return payments.DueChange{}, nil
+					}); err != nil || stored == nil {
+						t.Fatalf("%s: read %v", name, err)
+					}
+					var column *time.Time
+					if err := db.Get(&column, `SELECT due_at FROM payments WHERE id = $1`, base.ID()); err != nil {
+						t.Fatal(err)
+					}
+					rule := stored.DueAt()
+					if (rule == nil) != (column == nil) || (rule != nil && !rule.Equal(*column)) {
+						t.Errorf("%s: due_at %v, rule %v", name, column, rule)
+					}
+					for _, until := range []time.Time{opens.Add(-time.Second), opens, settles.Add(-time.Microsecond), settles, settles.Add(time.Hour)} {
+						listed, err := store.ListDue(ctx, &scope, until, 10)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if (len(listed) == 1) != stored.IsDue(until) {
+							t.Errorf("%s: by %s listed %d, rule says due %v", name, until, len(listed), stored.IsDue(until))
+						}
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked != 48 {
+		t.Fatalf("%d states checked", checked)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -188,11 +188,11 @@ func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err er
 // List returns one page of scope's sessions, newest first, paged like every list (page.go):
 // a cursor that names no session of the scope is 400 starting_after_invalid /
 // ending_before_invalid.
-func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status) (core.Page[*checkout.Session], error) {
+func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status, now time.Time) (core.Page[*checkout.Session], error) {
 	var page core.Page[*checkout.Session]
 	rows, hasMore, err := pageBySeq[sessionRow](ctx, st.db, pageQuery{
 		table: "checkout_sessions", columns: sessionCols(""), scope: scope, q: q,
-		filter: when(status != "", cond{"status = ?", string(status)}),
+		filter: sessionStatusAt(status, now),
 	})
 	if err != nil {
 		var ce *core.Error
@@ -221,6 +221,20 @@ func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQ
 		page.Items = append(page.Items, s)
 	}
 	return page, nil
+}
+
+// sessionStatusAt filters on the status sessions have at now, the projection of
+// checkout.Session.IsDue: a session stored open whose expires_at ≤ now is expired.
+func sessionStatusAt(status checkout.Status, now time.Time) []cond {
+	switch status {
+	case "":
+		return nil
+	case checkout.StatusOpen:
+		return []cond{{"status = 'open' AND expires_at > ?", now}}
+	case checkout.StatusExpired:
+		return []cond{{"(status = 'expired' OR (status = 'open' AND expires_at <= ?))", now}}
+	}
+	return []cond{{"status = ?", string(status)}}
 }
 
 // Update locks the session row, calls fn, and writes the new state and events.

@@ -358,3 +358,90 @@ func TestSessionUpdateRollsBack(t *testing.T) {
 		t.Fatalf("%d events", n)
 	}
 }
+
+// The session sweep's claim is a projection of checkout's Session.IsDue: for every status
+// and an expiry before, at and after the horizon, storage claims exactly the sessions the
+// rule finds due.
+func TestSessionClaimDueProjectsTheModulesRule(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	ctx := context.Background()
+	store := postgres.NewSessionStore(db)
+	s := createSession(t, checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}), scope)
+	until := s.ExpiresAt()
+	checked := 0
+	for _, status := range []checkout.Status{checkout.StatusOpen, checkout.StatusComplete, checkout.StatusExpired, checkout.StatusCanceled} {
+		for _, expires := range []time.Time{until.Add(-time.Second), until.Add(-time.Microsecond), until, until.Add(time.Microsecond), until.Add(time.Hour)} {
+			if _, err := db.Exec(`UPDATE checkout_sessions SET status = $2, expires_at = $3 WHERE id = $1`, s.ID(), string(status), expires); err != nil {
+				t.Fatal(err)
+			}
+			stored, err := store.Get(ctx, scope, s.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			claimed := 0
+			if _, err := store.ClaimDue(ctx, &scope, until, 10, func(*checkout.Session) ([]core.Event, error) {
+				claimed++
+				return nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if (claimed == 1) != stored.IsDue(until) {
+				t.Errorf("%s expiring %s: claimed %d, rule says due %v", status, expires.Sub(until), claimed, stored.IsDue(until))
+			}
+			checked++
+		}
+	}
+	if checked != 20 {
+		t.Fatalf("%d states", checked)
+	}
+}
+
+// Reads write nothing in bulk: listing sessions (with or without a status filter) and counting
+// the open ones, with every session of the scope due, changes no row and writes no event; the
+// list shows and filters the due sessions as expired. Only a Get expires its one session.
+func TestSessionReadsWriteNothing(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	ctx := context.Background()
+	created := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	for range 5 {
+		createSession(t, checkoutOn(db, fixedClocks{created}), scope)
+	}
+	later := checkoutOn(db, fixedClocks{created.Add(checkout.Lifetime)})
+	fresh := createSession(t, later, scope)
+	writes := func() int {
+		return countRows(t, db, `SELECT (SELECT count(*) FROM events WHERE merchant_id = $1)
+			+ (SELECT count(*) FROM checkout_sessions WHERE merchant_id = $1 AND status <> 'open')`, scope.MerchantID)
+	}
+	for _, status := range []string{"", "open", "expired", "complete"} {
+		page, err := later.List(ctx, scope, core.ListQuery{}, status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"": 6, "open": 1, "expired": 5, "complete": 0}[status]
+		if len(page.Items) != want {
+			t.Fatalf("status %q: %d sessions, want %d", status, len(page.Items), want)
+		}
+		for _, s := range page.Items {
+			if wantSt := checkout.StatusExpired; s.ID() != fresh.ID() && s.Status() != wantSt {
+				t.Fatalf("due session %s shown %s", s.ID(), s.Status())
+			}
+		}
+	}
+	if n, err := later.CountOpen(ctx, scope); err != nil || n != 1 {
+		t.Fatalf("open count %d %v", n, err)
+	}
+	if n := writes(); n != 0 {
+		t.Fatalf("reads wrote %d rows", n)
+	}
+	page, _ := later.List(ctx, scope, core.ListQuery{}, "expired")
+	if _, err := later.Get(ctx, scope, page.Items[0].ID()); err != nil {
+		t.Fatal(err)
+	}
+	if n := writes(); n != 2 { // one session expired, with its one event
+		t.Fatalf("a get wrote %d rows, want 2", n)
+	}
+}

@@ -42,33 +42,53 @@ func (st *TestClockStore) FrozenTime(ctx context.Context, scope core.Scope) (*ti
 	return frozen, nil
 }
 
-// Advance locks the clock row (creating it when absent) for one transaction, so advances of
-// one merchant run one after the other; fn runs under the lock and the clock is set to the
-// target it returns. The row lock does not block readers of the clock (Now), which keep
-// seeing the old time until the advance commits.
-func (st *TestClockStore) Advance(ctx context.Context, scope core.Scope, fn func(frozen *time.Time) (time.Time, error)) error {
-	return inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO test_clocks (merchant_id, environment) VALUES ($1, $2)
-			ON CONFLICT (merchant_id, environment) DO NOTHING`, scope.MerchantID, string(scope.Env)); err != nil {
-			return fmt.Errorf("test_clocks: create: %w", err)
-		}
-		var frozen *time.Time
-		if err := tx.GetContext(ctx, &frozen, `SELECT frozen_time FROM test_clocks
-			WHERE merchant_id = $1 AND environment = $2 FOR UPDATE`, scope.MerchantID, string(scope.Env)); err != nil {
-			return fmt.Errorf("test_clocks: lock: %w", err)
-		}
-		if frozen != nil {
-			t := frozen.UTC()
-			frozen = &t
-		}
-		target, err := fn(frozen)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE test_clocks SET frozen_time = $3
-			WHERE merchant_id = $1 AND environment = $2`, scope.MerchantID, string(scope.Env), target); err != nil {
-			return fmt.Errorf("test_clocks: set: %w", err)
-		}
-		return nil
-	})
+// ClaimAdvance claims the clock for one advance in one short statement: the row is created
+// when absent, and a claim is taken over only when its lease (the database's wall clock) has
+// run out. No lock or connection is held once it returns.
+func (st *TestClockStore) ClaimAdvance(ctx context.Context, scope core.Scope, token string, lease time.Duration) (*time.Time, bool, error) {
+	var rows []struct {
+		Frozen *time.Time `db:"frozen_time"`
+	}
+	err := st.db.SelectContext(ctx, &rows, `INSERT INTO test_clocks AS c (merchant_id, environment, advance_claim, advance_lease_until)
+		VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4))
+		ON CONFLICT (merchant_id, environment) DO UPDATE
+			SET advance_claim = EXCLUDED.advance_claim, advance_lease_until = EXCLUDED.advance_lease_until
+			WHERE c.advance_claim IS NULL OR c.advance_lease_until < clock_timestamp()
+		RETURNING c.frozen_time`, scope.MerchantID, string(scope.Env), token, lease.Seconds())
+	if err != nil {
+		return nil, false, fmt.Errorf("test_clocks: claim: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, false, nil
+	}
+	return utcPtr(rows[0].Frozen), true, nil
+}
+
+// FinishAdvance sets frozen_time to target and releases the claim, if token still holds it.
+func (st *TestClockStore) FinishAdvance(ctx context.Context, scope core.Scope, token string, target time.Time) (bool, error) {
+	res, err := st.db.ExecContext(ctx, `UPDATE test_clocks SET frozen_time = $4, advance_claim = NULL, advance_lease_until = NULL
+		WHERE merchant_id = $1 AND environment = $2 AND advance_claim = $3`, scope.MerchantID, string(scope.Env), token, target)
+	if err != nil {
+		return false, fmt.Errorf("test_clocks: set: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("test_clocks: set: %w", err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseAdvance releases the claim of token; a clock row that was never frozen goes with it
+// (no row and a row without frozen_time both mean real time).
+func (st *TestClockStore) ReleaseAdvance(ctx context.Context, scope core.Scope, token string) error {
+	if _, err := st.db.ExecContext(ctx, `DELETE FROM test_clocks
+		WHERE merchant_id = $1 AND environment = $2 AND advance_claim = $3 AND frozen_time IS NULL`,
+		scope.MerchantID, string(scope.Env), token); err != nil {
+		return fmt.Errorf("test_clocks: release: %w", err)
+	}
+	if _, err := st.db.ExecContext(ctx, `UPDATE test_clocks SET advance_claim = NULL, advance_lease_until = NULL
+		WHERE merchant_id = $1 AND environment = $2 AND advance_claim = $3`, scope.MerchantID, string(scope.Env), token); err != nil {
+		return fmt.Errorf("test_clocks: release: %w", err)
+	}
+	return nil
 }

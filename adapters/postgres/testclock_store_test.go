@@ -9,8 +9,10 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
 )
 
@@ -22,9 +24,10 @@ func TestTestClockAdvanceRunsProcessorsAndFreezes(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	other := pgtest.Merchant(t, db)
 	ctx := context.Background()
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{})
+	due := scheduler.NewRegistry()
+	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, due)
 	svc := checkoutOn(db, clocks)
-	clocks.AddProcessor(svc)
+	due.Register("sessions", svc)
 
 	first := createSession(t, svc, scope)
 	c, err := clocks.Get(ctx, scope)
@@ -81,7 +84,8 @@ func TestTestClockAdvancesSerialise(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		scheduler.NewRegistry())
 	var wg sync.WaitGroup
 	sixty := int64(60)
 	errs := make(chan error, 10)
@@ -115,7 +119,9 @@ func TestTestClockAdvanceRollsBack(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, failingProcessor{})
+	due := scheduler.NewRegistry()
+	due.Register("failing", failingProcessor{})
+	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, due)
 	sixty := int64(60)
 	if _, err := clocks.Advance(context.Background(), scope, &sixty, nil); err == nil {
 		t.Fatal("want the processor's error")
@@ -126,5 +132,49 @@ func TestTestClockAdvanceRollsBack(t *testing.T) {
 	}
 	if c, err := clocks.Get(context.Background(), scope); err != nil || c.FrozenTime != nil {
 		t.Fatalf("clock %+v %v", c, err)
+	}
+}
+
+// An advance holds no connection while the sweeps run, and no sweep reads through the pool
+// while it holds a row lock: with a pool of n connections, 2n advances of different merchants,
+// each with a session to expire and a SEPA payment to settle, all succeed.
+func TestTestClockAdvancesShareASmallPool(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	const n = 2
+	f := newDueFixture(t, db)
+	scopes := make([]core.Scope, 2*n)
+	for i := range scopes {
+		scopes[i] = pgtest.Merchant(t, db)
+		f.pay(t, scopes[i], ibanSettles)
+		createSession(t, f.co, scopes[i])
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	due := scheduler.NewRegistry()
+	due.Register("sessions", f.co)
+	due.Register("payments", f.sweeper)
+	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.FixedClock{T: payNow}, due)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	days := int64((sandbox.SettleDelay + checkout.Lifetime) / time.Second)
+	var wg sync.WaitGroup
+	errs := make([]error, len(scopes))
+	for i, scope := range scopes {
+		wg.Go(func() { _, errs[i] = clocks.Advance(ctx, scope, &days, nil) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("advance %d: %v", i, err)
+		}
+	}
+	for _, scope := range scopes {
+		if got := countRows(t, db, `SELECT count(*) FROM payments WHERE merchant_id = $1 AND status = 'succeeded'`, scope.MerchantID); got != 1 {
+			t.Errorf("%s: %d settled payments", scope.MerchantID, got)
+		}
+		if got := countRows(t, db, `SELECT count(*) FROM checkout_sessions WHERE merchant_id = $1 AND status = 'expired'`, scope.MerchantID); got != 1 {
+			t.Errorf("%s: %d expired sessions", scope.MerchantID, got)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -154,7 +155,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	sweepCtx, stopSweeps := context.WithCancel(context.Background())
 	wg.Add(1)
-	go func() { defer wg.Done(); sweep(sweepCtx, log, a, cfg.SweepInterval) }()
+	go func() { defer wg.Done(); backgroundScheduler(log, a, cfg.SweepInterval).Run(sweepCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
 	wg.Add(1)
@@ -204,46 +205,17 @@ func pprofServer(addr string) *http.Server {
 	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
 
-// sweep runs the background work that is due: session expiry and the payments sweep (SEPA
-// settlement, disputes) now, the idempotency purge and the purge of ended dashboard sessions
-// hourly. Every process may run it; rows are claimed with FOR UPDATE SKIP LOCKED.
-func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	lastPurge := time.Time{}
-	for {
-		now := time.Now()
-		if n, err := a.checkout.ProcessDue(ctx, nil, now); err != nil && ctx.Err() == nil {
-			log.Error("sweep: session expiry", "error", err.Error())
-		} else if n > 0 {
-			log.Info("sweep: sessions expired", "count", n)
-		}
-		if n, err := a.payments.ProcessDue(ctx, nil, now); err != nil && ctx.Err() == nil {
-			log.Error("sweep: payments (settlement, disputes)", "error", err.Error())
-		} else if n > 0 {
-			log.Info("sweep: payments settled or disputed", "count", n)
-		}
-		if now.Sub(lastPurge) >= time.Hour {
-			if n, err := a.idem.Purge(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
-				log.Error("sweep: idempotency purge", "error", err.Error())
-			} else {
-				lastPurge = now
-				if n > 0 {
-					log.Info("sweep: idempotency records purged", "count", n)
-				}
-			}
-			if n, err := a.dashboard.Purge(ctx); err != nil && ctx.Err() == nil {
-				log.Error("sweep: dashboard sessions purge", "error", err.Error())
-			} else if n > 0 {
-				log.Info("sweep: ended dashboard sessions and old sign-in failures purged", "count", n)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// backgroundScheduler is the background loop over the registered due-work processors (see wire) plus
+// the hourly purges of idempotency records and ended dashboard sessions.
+func backgroundScheduler(log *slog.Logger, a *app, every time.Duration) *scheduler.Loop {
+	return &scheduler.Loop{Registry: a.due, Interval: every, Log: log, Periodic: []scheduler.Periodic{
+		{Name: "idempotency purge", Every: time.Hour, Run: func(ctx context.Context, now time.Time) (int64, error) {
+			return a.idem.Purge(ctx, now.Add(-24*time.Hour))
+		}},
+		{Name: "dashboard sessions purge", Every: time.Hour, Run: func(ctx context.Context, _ time.Time) (int64, error) {
+			return a.dashboard.Purge(ctx)
+		}},
+	}}
 }
 
 // webhookStore is the webhook store every part shares: the worker, the dashboard API and the

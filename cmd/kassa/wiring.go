@@ -17,6 +17,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 )
@@ -29,6 +30,7 @@ type app struct {
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	testclock *testclock.Service
+	due       *scheduler.Registry
 	payments  *payments.Sweeper
 	events    *events.Service
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
@@ -37,7 +39,9 @@ type app struct {
 
 func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	clock := core.SystemClock{}
-	tc := testclock.NewService(postgres.NewTestClockStore(db), clock)
+	// The due-work processors: the background scheduler and the test clock run the same ones.
+	due := scheduler.NewRegistry()
+	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
 	sessions := postgres.NewSessionStore(db)
 	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL, present.AnySession)
@@ -45,14 +49,14 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
 	co.EnablePayments(fees, present.AnyPayment)
-	tc.AddProcessor(co)
+	due.Register("checkout session expiry", co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The sandbox processor gives the outcomes. The async session events read
 	// the session from its store: it is complete (it has a payment), so checkout.Service.Get's
 	// lazy expiry, and its test clock read, has nothing to do.
 	sb := sandbox.New()
 	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, present.AsyncPresenters(sessions))
-	tc.AddProcessor(ps)
+	due.Register("payments settlement and disputes", ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident, sb)
 	return &app{
@@ -61,6 +65,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		catalog:   cat,
 		checkout:  co,
 		testclock: tc,
+		due:       due,
 		payments:  ps,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
@@ -69,7 +74,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 
 // The payments sweep tells the test clock its due times, so an advance interleaves settlements
 // and disputes with other modules' work in time order (D12).
-var _ testclock.NextDuer = (*payments.Sweeper)(nil)
+var _ scheduler.NextDuer = (*payments.Sweeper)(nil)
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural
 // dependency; the translation keeps checkout free of catalog's types).

@@ -147,6 +147,17 @@ func TestListLazyExpiryAndFilter(t *testing.T) {
 	if err != nil || len(all.Items) != 2 || all.Items[0].ID() != fresh.ID() || all.Items[1].Status() != StatusExpired {
 		t.Fatalf("all page %v %v", all.Items, err)
 	}
+	expired, err := svc.List(ctx, testScope, core.ListQuery{}, "expired")
+	if err != nil || len(expired.Items) != 1 || expired.Items[0].ID() != old.ID() || expired.Items[0].Status() != StatusExpired {
+		t.Fatalf("expired page %v %v", expired.Items, err)
+	}
+	// A list writes nothing: the expiry and its one event are the sweep's, or a Get's.
+	if n := store.eventCount(EventExpired); n != 0 {
+		t.Fatalf("%d events after listing, want 0", n)
+	}
+	if got, err := svc.Get(ctx, testScope, old.ID()); err != nil || got.Status() != StatusExpired {
+		t.Fatalf("get %v %v", got, err)
+	}
 	if n := store.eventCount(EventExpired); n != 1 {
 		t.Fatalf("%d events, want 1", n)
 	}

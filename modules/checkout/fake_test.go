@@ -62,13 +62,17 @@ func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Se
 	return nil, nil, core.NotFound("session", "id", "")
 }
 
-func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error) {
+func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var page core.Page[*Session]
 	for i := len(m.sessions) - 1; i >= 0; i-- {
 		s := m.sessions[i]
-		if s.Scope != scope || (status != "" && s.Status != status) {
+		at := s.Status
+		if RehydrateSession(s).IsDue(now) {
+			at = StatusExpired
+		}
+		if s.Scope != scope || (status != "" && at != status) {
 			continue
 		}
 		if len(page.Items) == q.Limit {

@@ -37,8 +37,9 @@ func (svc *Service) expireIfDue(ctx context.Context, scope core.Scope, id string
 }
 
 // List returns one page of the scope's sessions, newest first, optionally filtered by status
-// ("" = all). Sessions of the scope that are due are expired first (each with its event), so
-// the page and the status filter show the state a Get would show.
+// ("" = all). It writes nothing: a session whose lifetime has run out but that no sweep has
+// expired yet is shown, and filtered, as expired, the state a Get would show; the sweep (or
+// a Get of it) writes the expiry and its event, dated when the session expired.
 func (svc *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, status string) (core.Page[*Session], error) {
 	var none core.Page[*Session]
 	q, err := q.Normalize()
@@ -53,21 +54,12 @@ func (svc *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery
 	if err != nil {
 		return none, err
 	}
-	if _, err := svc.ProcessDue(ctx, &scope, now); err != nil {
-		return none, err
-	}
-	page, err := svc.store.List(ctx, scope, q, st)
+	page, err := svc.store.List(ctx, scope, q, st, now)
 	if err != nil {
 		return none, err
 	}
-	// A due row another transaction held during the sweep above is settled here: the lock
-	// waits for that transaction, and the status check under it avoids a second event.
 	for i, s := range page.Items {
-		if s.IsDue(now) {
-			if page.Items[i], err = svc.expireIfDue(ctx, scope, s.ID(), now); err != nil {
-				return none, err
-			}
-		}
+		page.Items[i] = s.asOf(now)
 	}
 	return page, nil
 }

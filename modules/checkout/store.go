@@ -23,10 +23,12 @@ type Store interface {
 	// read with it (nil: real time; see core.WithClockReading), so that the buyer's request
 	// does not read the clock again.
 	FindByClientSecretHash(ctx context.Context, hash [32]byte) (s *Session, frozen *time.Time, err error)
-	// List returns one page of the scope's sessions, newest first, optionally only those in
-	// status (empty = all). A cursor id unknown in the scope answers 400
-	// starting_after_invalid / ending_before_invalid, as every list does.
-	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Session], error)
+	// List returns one page of the scope's sessions, newest first, without writing anything,
+	// optionally only those in status (empty = all) as they stand at now: a session stored
+	// open that is due by now (Session.IsDue) counts as expired, not open. A cursor id unknown
+	// in the scope answers 400 starting_after_invalid / ending_before_invalid, as every list
+	// does.
+	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error)
 	// Update locks the session row for the length of one transaction and calls fn with it.
 	// When fn returns nil, the session's new state and the returned events are written in that
 	// transaction; when fn fails nothing is written and its error is returned.

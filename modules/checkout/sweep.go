@@ -11,13 +11,22 @@ import (
 // sweepBatch is how many due sessions one sweep transaction claims.
 const sweepBatch = 100
 
-// ProcessDue expires every open session whose expires_at ≤ until, each with its
+// DuePrecision is the precision at which storage keeps expiry times (PostgreSQL timestamps:
+// microseconds). The sweep hands storage its horizon at this precision, so that storage's
+// projection of Session.IsDue (status open and expires_at ≤ until) and the rule agree on
+// every instant.
+const DuePrecision = time.Microsecond
+
+// ProcessDue expires every session that is due by until (Session.IsDue: open and
+// expires_at ≤ until, the one definition storage's claim projects), each with its
 // checkout.session.expired event, in batches claimed with FOR UPDATE SKIP LOCKED so that
 // several processes can sweep together. With scope nil it covers live sessions and test
 // sessions of merchants whose test clock is not frozen; with a scope, only that scope (the
 // test clock advance). It returns how many sessions it expired. It implements
-// ports.DueProcessor.
+// ports.DueProcessor. Every round either expires sessions or ends the sweep: a claimed
+// session the rule does not find due is left alone, and a round that expired nothing stops.
 func (svc *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.Time) (int, error) {
+	until = until.Truncate(DuePrecision)
 	total := 0
 	for {
 		expired := 0
@@ -47,3 +56,14 @@ func (svc *Service) ProcessDue(ctx context.Context, scope *core.Scope, until tim
 }
 
 var _ ports.DueProcessor = (*Service)(nil)
+
+// asOf returns s as it stands at now without writing anything: a due session is shown expired
+// (a copy), any other as it is.
+func (s *Session) asOf(now time.Time) *Session {
+	if !s.IsDue(now) {
+		return s
+	}
+	view := RehydrateSession(s.Snapshot())
+	view.status = StatusExpired
+	return view
+}

@@ -35,7 +35,7 @@ type Presenters struct {
 // could not answer.
 const SettleRetryDelay = time.Minute
 
-// dueBatch is how many due payments one sweep transaction claims.
+// dueBatch is how many due payments one sweep round reads and applies.
 const dueBatch = 100
 
 // Sweeper is the background work of payments (a ports.DueProcessor): SEPA settlement and the
@@ -54,9 +54,8 @@ func NewSweeper(store DueStore, settle Settlements, present Presenters) *Sweeper
 	return &Sweeper{store: store, settle: settle, present: present}
 }
 
-// ProcessDue handles every payment with work due at or before until, earliest first, in
-// batches claimed with FOR UPDATE SKIP LOCKED (several processes may sweep together; each
-// payment changes exactly once):
+// ProcessDue handles every payment with work due at or before until (Record.DueAt),
+// earliest first, in rounds of dueBatch:
 //
 //   - processing, settles_at ≤ until: the processor's Settle decides. succeeded →
 //     payment_intent.succeeded (the payment) and checkout.session.async_payment_succeeded
@@ -68,35 +67,62 @@ func NewSweeper(store DueStore, settle Settlements, present Presenters) *Sweeper
 //   - succeeded or partially refunded, dispute_opens_at ≤ until, no dispute yet → disputed
 //     with a dp_ dispute (needs_response) and charge.dispute.created (the dispute).
 //
+// Each round reads the due payments, decides each one with every outside call made (the
+// processor, the session's rendering) while no transaction is open, and then writes the
+// decisions in one transaction that locks the payments (FOR UPDATE SKIP LOCKED) and keeps
+// only the decisions taken on the state it finds (several processes may sweep together; each
+// payment changes exactly once). Every written decision moves the payment's due time past
+// until or changes its state, so each round makes progress; a round that writes nothing ends
+// the sweep (the rest is held by another sweep, which does it).
+//
 // Events are stamped with the time the change was due, as session expiry is. It returns how
 // many payments changed state.
 func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.Time) (int, error) {
+	until = until.Truncate(DuePrecision)
 	total := 0
 	var failures []error
 	for {
-		changed := 0
-		var postponed []error
-		claimed, err := s.store.ClaimDue(ctx, scope, until, dueBatch, func(rec *Record) (DueChange, error) {
+		recs, err := s.store.ListDue(ctx, scope, until, dueBatch)
+		if err != nil {
+			return total, errors.Join(append(failures, err)...)
+		}
+		if len(recs) == 0 {
+			return total, errors.Join(failures...)
+		}
+		plans := make(map[string]plan, len(recs))
+		for _, rec := range recs {
+			if !rec.IsDue(until) {
+				return total, errors.Join(append(failures,
+					fmt.Errorf("payments: storage lists %s as due by %s, the rule does not (due %v)", rec.Payment.ID(), until, rec.DueAt()))...)
+			}
+			read := rec.state()
 			h, err := s.handle(ctx, rec, until)
 			if err != nil {
-				return DueChange{}, err
+				return total, errors.Join(append(failures, err)...)
 			}
-			if h.postponed != nil {
-				postponed = append(postponed, h.postponed)
+			plans[rec.Payment.ID()] = plan{read: read, handled: h}
+		}
+		var changed int
+		var postponed []error
+		written, err := s.store.ApplyDue(ctx, recs, func(locked *Record) (DueChange, error) {
+			pl, ok := plans[locked.Payment.ID()]
+			if !ok || locked.state() != pl.read {
+				return DueChange{}, nil // changed since it was read: another sweep decided it
 			}
-			if h.moved {
+			if pl.postponed != nil {
+				postponed = append(postponed, pl.postponed)
+			}
+			if pl.moved {
 				changed++
 			}
-			return h.change, nil
+			return pl.change, nil
 		})
 		if err != nil {
 			return total, errors.Join(append(failures, err)...)
 		}
-		failures = append(failures, postponed...) // only once the batch committed
+		failures = append(failures, postponed...) // only once the round committed
 		total += changed
-		// Every claimed payment leaves with its next due time after until (or none), so a
-		// short batch means nothing due is left unlocked.
-		if claimed < dueBatch {
+		if len(recs) < dueBatch || written == 0 {
 			return total, errors.Join(failures...)
 		}
 		if err := ctx.Err(); err != nil {
@@ -108,10 +134,41 @@ func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 // NextDue returns when the scope's next payment work falls due (at most until), so that a
 // test clock advance can interleave it in time order with other modules' work (D12).
 func (s *Sweeper) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
-	return s.store.NextDue(ctx, scope, until)
+	return s.store.NextDue(ctx, scope, until.Truncate(DuePrecision))
 }
 
-// handled is what handling one claimed payment decided.
+// dueState is what a decision of the sweep depends on; a payment found in another state
+// under the lock was changed after it was read, and the decision is dropped.
+type dueState struct {
+	status, beforeDispute Status
+	disputeLost           bool
+	amountRefunded        int64
+	processorRef          string
+	settlesAt, opensAt    time.Time
+	disputeID             string
+}
+
+func (r *Record) state() dueState {
+	var st dueState
+	st.status, st.beforeDispute = r.Payment.Status(), r.Payment.StatusBeforeDispute()
+	st.disputeLost, st.amountRefunded = r.Payment.DisputeLost(), r.Payment.AmountRefunded()
+	st.processorRef, st.disputeID = r.ProcessorRef, r.DisputeID
+	if r.SettlesAt != nil {
+		st.settlesAt = r.SettlesAt.UTC()
+	}
+	if r.DisputeOpensAt != nil {
+		st.opensAt = r.DisputeOpensAt.UTC()
+	}
+	return st
+}
+
+// plan is the decision on one payment and the state it was taken on.
+type plan struct {
+	read dueState
+	handled
+}
+
+// handled is what handling one due payment decided.
 type handled struct {
 	change DueChange
 	// moved reports a state change.
@@ -121,24 +178,29 @@ type handled struct {
 	postponed error
 }
 
-// handle decides one claimed payment. An error fails the whole batch (nothing is written).
+// handle decides one due payment, changing rec (a copy read outside any transaction) to its
+// new state. An error fails the whole round (nothing is written).
 func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (handled, error) {
-	p := rec.Payment
-	switch {
-	case p.Status() == StatusProcessing && rec.SettlesAt != nil && !rec.SettlesAt.After(until):
+	if rec.Payment.Status() == StatusProcessing {
 		return s.settleOne(ctx, rec, until)
-	case (p.Status() == StatusSucceeded || p.Status() == StatusPartiallyRefunded) &&
-		rec.DisputeOpensAt != nil && !rec.DisputeOpensAt.After(until):
-		at := *rec.DisputeOpensAt
-		d, err := OpenDisputeOn(p, rec.DisputeReason, at)
-		if err != nil {
-			return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
-		}
-		return handled{moved: true, change: DueChange{Dispute: d, Events: []core.Event{
-			core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, s.present.Dispute(d)),
-		}}}, nil
 	}
-	return handled{}, nil // not due after all (storage and the rule disagree): leave it
+	return s.openDispute(rec)
+}
+
+// openDispute opens the announced dispute of a due succeeded or partially refunded payment:
+// the payment moves to disputed, the dispute is stored with it, and charge.dispute.created
+// reports it, dated when the dispute opened.
+func (s *Sweeper) openDispute(rec *Record) (handled, error) {
+	p := rec.Payment
+	at := *rec.DisputeOpensAt
+	d, err := OpenDisputeOn(p, rec.DisputeReason, at)
+	if err != nil {
+		return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
+	}
+	rec.DisputeID = d.ID()
+	return handled{moved: true, change: DueChange{Record: rec, Dispute: d, Events: []core.Event{
+		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, s.present.Dispute(d)),
+	}}}, nil
 }
 
 func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (handled, error) {
@@ -147,7 +209,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 	postpone := func(cause error) (handled, error) {
 		next := until.Add(SettleRetryDelay)
 		rec.SettlesAt = &next
-		return handled{postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
+		return handled{change: DueChange{Record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
 	}
 	res, err := s.settle.Settle(ctx, rec.ProcessorRef, until)
 	if err != nil {
@@ -155,6 +217,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 	}
 	var evs []core.Event
 	var sessionEvent string
+	var receiptAt *time.Time
 	switch res.Outcome {
 	case ports.OutcomeProcessing:
 		if res.SettlesAt == nil || !res.SettlesAt.After(until) {
@@ -162,13 +225,14 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		}
 		next := res.SettlesAt.UTC()
 		rec.SettlesAt = &next
-		return handled{}, nil
+		return handled{change: DueChange{Record: rec}}, nil
 	case ports.OutcomeSucceeded:
 		if err := p.Succeed(); err != nil {
 			return handled{}, err
 		}
 		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, s.present.Payment(p)))
 		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
+		receiptAt = &at // the receipt is dated when the payment succeeded
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
 		if msg == "" {
@@ -195,5 +259,5 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		}
 		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, obj))
 	}
-	return handled{moved: true, change: DueChange{Events: evs}}, nil
+	return handled{moved: true, change: DueChange{Record: rec, Events: evs, ReceiptAt: receiptAt}}, nil
 }

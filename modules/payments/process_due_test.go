@@ -13,74 +13,80 @@ import (
 
 var dueT0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
-// memDueStore is an in-memory DueStore: it claims records by the same due rule as storage
-// (settlement while processing, an announced dispute while disputable and not yet opened)
-// and keeps what the handler wrote.
+// memDueStore is an in-memory DueStore: it lists records by the module's due rule and keeps
+// what the sweep wrote.
 type memDueStore struct {
 	recs     []*Record
-	opened   map[string]bool // payment id → dispute opened
 	events   []core.Event
 	disputes []*Dispute
 }
 
-func (m *memDueStore) dueAt(r *Record) *time.Time {
-	switch st := r.Payment.Status(); {
-	case st == StatusProcessing:
-		return r.SettlesAt
-	case (st == StatusSucceeded || st == StatusPartiallyRefunded) && !m.opened[r.Payment.ID()]:
-		return r.DisputeOpensAt
-	}
-	return nil
+func copyRecord(r *Record) *Record {
+	cp := *r
+	cp.Payment = RehydratePayment(r.Payment.Snapshot())
+	return &cp
 }
 
-func (m *memDueStore) ClaimDue(_ context.Context, _ *core.Scope, until time.Time, limit int, fn DueFunc) (int, error) {
+func (m *memDueStore) due(until time.Time) []*Record {
 	var due []*Record
 	for _, r := range m.recs {
-		if at := m.dueAt(r); at != nil && !at.After(until) {
+		if r.IsDue(until) {
 			due = append(due, r)
 		}
 	}
-	sort.SliceStable(due, func(i, j int) bool { return m.dueAt(due[i]).Before(*m.dueAt(due[j])) })
+	sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt().Before(*due[j].DueAt()) })
+	return due
+}
+
+func (m *memDueStore) ListDue(_ context.Context, _ *core.Scope, until time.Time, limit int) ([]*Record, error) {
+	due := m.due(until)
 	if len(due) > limit {
 		due = due[:limit]
 	}
-	// One transaction: work on copies, keep them only when every handler succeeded.
+	out := make([]*Record, len(due))
+	for i, r := range due {
+		out[i] = copyRecord(r)
+	}
+	return out, nil
+}
+
+func (m *memDueStore) ApplyDue(_ context.Context, recs []*Record, fn DueFunc) (int, error) {
+	// One transaction: decide on copies, keep the changes only when every call succeeded.
 	type result struct {
-		orig, cp *Record
-		ch       DueChange
+		orig *Record
+		ch   DueChange
 	}
 	var results []result
-	for _, r := range due {
-		cp := *r
-		cp.Payment = RehydratePayment(r.Payment.Snapshot())
-		ch, err := fn(&cp)
-		if err != nil {
-			return 0, err
+	for _, want := range recs {
+		for _, r := range m.recs {
+			if r.Payment.ID() != want.Payment.ID() {
+				continue
+			}
+			ch, err := fn(copyRecord(r))
+			if err != nil {
+				return 0, err
+			}
+			if ch.Record != nil {
+				results = append(results, result{r, ch})
+			}
 		}
-		results = append(results, result{r, &cp, ch})
 	}
 	for _, res := range results {
-		*res.orig = *res.cp
+		*res.orig = *copyRecord(res.ch.Record)
 		if res.ch.Dispute != nil {
-			m.opened[res.orig.Payment.ID()] = true
 			m.disputes = append(m.disputes, res.ch.Dispute)
 		}
 		m.events = append(m.events, res.ch.Events...)
 	}
-	return len(due), nil
+	return len(results), nil
 }
 
 func (m *memDueStore) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
-	var next *time.Time
-	for _, r := range m.recs {
-		if at := m.dueAt(r); at != nil && !at.After(until) && (next == nil || at.Before(*next)) {
-			next = at
-		}
-	}
-	if next == nil {
+	due := m.due(until)
+	if len(due) == 0 {
 		return time.Time{}, false, nil
 	}
-	return *next, true, nil
+	return *due[0].DueAt(), true, nil
 }
 
 // scriptedSettlements answers Settle from a table by processor ref.
@@ -137,7 +143,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	at := func(m int) *time.Time { v := dueT0.Add(time.Duration(m) * time.Minute); return &v }
 	good.SettlesAt, bad.SettlesAt, later.SettlesAt = at(3), at(2), at(1)
 	disputed.DisputeOpensAt, disputed.DisputeReason = at(4), "fraudulent"
-	store := &memDueStore{recs: []*Record{good, bad, later, disputed}, opened: map[string]bool{}}
+	store := &memDueStore{recs: []*Record{good, bad, later, disputed}}
 	proc := scriptedSettlements{
 		"good":  {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"},
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
@@ -197,7 +203,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	r := dueRecord(t, "unknown", StatusProcessing, MethodSEPADebit)
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
-	store := &memDueStore{recs: []*Record{r}, opened: map[string]bool{}}
+	store := &memDueStore{recs: []*Record{r}}
 	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
@@ -216,7 +222,7 @@ func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
-	store := &memDueStore{recs: []*Record{r}, opened: map[string]bool{}}
+	store := &memDueStore{recs: []*Record{r}}
 	boom := errors.New("database down")
 	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{err: boom}))
 	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
@@ -256,5 +262,68 @@ func TestDecide(t *testing.T) {
 	}
 	if o := Decide(1, ports.Permanent(errors.New("550")), dueT0); o.Status != ReceiptDropped || o.Error == "" {
 		t.Errorf("permanent: %+v", o)
+	}
+}
+
+// lyingStore lists a full batch of payments that are not due by the module's rule, as a store
+// whose due_at disagreed with the rule would, and applies nothing.
+type lyingStore struct {
+	memDueStore
+	lists int
+}
+
+func (l *lyingStore) ListDue(_ context.Context, _ *core.Scope, _ time.Time, limit int) ([]*Record, error) {
+	l.lists++
+	out := make([]*Record, limit)
+	for i := range out {
+		out[i] = copyRecord(l.recs[0])
+	}
+	return out, nil
+}
+
+// A sweep whose storage lists payments the rule does not find due stops with an error instead
+// of reading the same batch forever.
+func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
+	t.Parallel()
+	r := dueRecord(t, "x", StatusSucceeded, MethodSEPADebit)
+	at := dueT0
+	r.SettlesAt = &at // succeeded: its settlement time is no due work
+	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
+	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	if store.lists != 1 {
+		t.Fatalf("listed %d times", store.lists)
+	}
+}
+
+// racingStore changes each payment after the sweep read it, as another sweep would.
+type racingStore struct{ memDueStore }
+
+func (r *racingStore) ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error) {
+	for _, rec := range r.recs {
+		next := rec.SettlesAt.Add(time.Hour)
+		rec.SettlesAt = &next
+	}
+	return r.memDueStore.ApplyDue(ctx, recs, fn)
+}
+
+// A decision taken on a state the payment no longer has is dropped, and a round that writes
+// nothing ends the sweep.
+func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
+	t.Parallel()
+	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
+	at := dueT0
+	r.SettlesAt = &at
+	store := &racingStore{memDueStore{recs: []*Record{r}}}
+	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{}))
+	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if r.Payment.Status() != StatusProcessing || len(store.events) != 0 {
+		t.Fatalf("%s, %d events", r.Payment.Status(), len(store.events))
 	}
 }

@@ -24,6 +24,9 @@ type Record struct {
 	// dispute card), with its reason; nil when none is announced.
 	DisputeOpensAt *time.Time
 	DisputeReason  string
+	// DisputeID is the dispute opened on the payment (dp_…), "" when none was; once set it
+	// stays, so a won dispute never reopens.
+	DisputeID string
 }
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
@@ -35,34 +38,41 @@ type Reader interface {
 	GetBySession(ctx context.Context, scope core.Scope, sessionID string) (*Payment, error)
 }
 
-// DueStore claims the payments that have due work: the settlement of a processing payment
-// (Record.SettlesAt), or the announced dispute (Record.DisputeOpensAt) of a succeeded or
-// partially refunded payment that has none yet.
-//
-// Storage queues the payment's receipt (at most one per payment) in the transaction that
-// writes a payment as succeeded for the first time: the insert of a succeeded payment, or a
-// change from processing to succeeded here.
+// DueStore finds and writes the payments that have due work (Record.DueAt): the settlement of
+// a processing payment, or the announced dispute of a succeeded or partially refunded payment
+// that has none yet. The sweep reads due payments, makes every outside call (the processor,
+// rendering the session) while no transaction is open, and then applies its decisions in one
+// short transaction; the store decides nothing, it persists what the sweep returns.
 type DueStore interface {
-	// ClaimDue locks up to limit payments whose next due time is ≤ until, earliest first,
-	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
-	// one transaction. fn changes the record in place (the payment's state, SettlesAt); what
-	// changed, the dispute fn opened and its events are written in that transaction. When fn
-	// fails nothing of the batch is written and its error is returned. With scope nil it
-	// covers live payments and test payments of merchants whose test clock is not frozen; with
-	// a scope only that scope. It returns how many payments it claimed.
-	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn DueFunc) (int, error)
+	// ListDue reads, without locking, up to limit payments with DueAt ≤ until, earliest
+	// first. With scope nil it covers live payments and test payments of merchants whose
+	// test clock is not frozen; with a scope only that scope.
+	ListDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Record, error)
+	// ApplyDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
+	// LOCKED), reads each again and calls fn with it, in one transaction, and writes every
+	// DueChange fn returns with a Record: the payment's new state and settlement time, the
+	// dispute, the events and the receipt. When fn fails nothing is written and its error is
+	// returned. It returns how many changes it wrote.
+	ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error)
 	// NextDue returns the earliest due time ≤ until among the scope's payments; ok is false
 	// when none is due by until.
 	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
 }
 
-// DueFunc handles one claimed payment: it changes rec in place and returns what else to write.
-type DueFunc func(rec *Record) (DueChange, error)
+// DueFunc decides one locked payment, as storage has it now, without calling anything
+// outside: it returns what to write (a DueChange without Record writes nothing).
+type DueFunc func(locked *Record) (DueChange, error)
 
-// DueChange is what handling a due payment writes besides the payment itself.
+// DueChange is what handling a due payment writes.
 type DueChange struct {
-	// Dispute is a dispute opened on the payment (nil: none).
+	// Record is the payment's new state (status, failure, dispute bookkeeping) and settlement
+	// time; nil leaves the payment, and everything below, unwritten.
+	Record *Record
+	// Dispute is a dispute opened on the payment (nil: none); it is stored and becomes the
+	// payment's DisputeID.
 	Dispute *Dispute
 	// Events report the change, in order.
 	Events []core.Event
+	// ReceiptAt, when set, queues the payment's receipt dated then (the payment succeeded).
+	ReceiptAt *time.Time
 }

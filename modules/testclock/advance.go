@@ -2,17 +2,32 @@ package testclock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
-	"github.com/kassa-pay/kassa/ports"
 )
+
+// AdvanceLease is how long (wall clock) an advance may hold its claim on a clock. An advance
+// still running after it may lose the clock to the next one, and then fails without moving
+// it (the due work it did stays done).
+const AdvanceLease = 5 * time.Minute
+
+// claimRetry is the longest wait between two attempts to claim a clock another advance holds.
+const claimRetry = 200 * time.Millisecond
+
+// ErrAdvanceLost reports an advance whose claim ran out before it finished.
+var ErrAdvanceLost = errors.New("testclock: the advance outlived its claim on the clock; another advance took it")
 
 // Advance moves the scope's clock forward (POST /v1/test_helpers/clock/advance) by `seconds`
 // or to the Unix time `to`; exactly one must be given. Advances of one merchant are
-// serialised. Every processor's due work up to the target runs before the clock is set, so
-// when Advance returns every due effect has happened with its events in the outbox. After
-// it the clock stays frozen at the target.
+// serialised by a claim on its clock (a concurrent one waits for it). Every registered
+// processor's due work up to the target runs, in time order, before the clock is set, so
+// when Advance returns every due effect has happened with its events in the outbox. After it
+// the clock stays frozen at the target. While the work runs the advance holds no database
+// connection: each processor takes and returns its own. A failed advance leaves the clock
+// where it was.
 func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *int64) (Clock, error) {
 	if scope.Env != core.EnvTest {
 		return Clock{}, core.ErrTestModeOnly
@@ -26,81 +41,64 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 		return Clock{}, core.InvalidField("seconds", "seconds must be between 1 and %d (2 years).", MaxAdvance)
 	}
 
-	var target time.Time
-	err := s.store.Advance(ctx, scope, func(frozen *time.Time) (time.Time, error) {
-		now := s.clock(frozen).Now
-		if seconds != nil {
-			target = now.Add(time.Duration(*seconds) * time.Second)
-		} else {
-			if *to <= now.Unix() || *to-now.Unix() > MaxAdvance {
-				return time.Time{}, core.InvalidField("to",
-					"to must be after the clock's current time (%d) and at most %d seconds ahead.", now.Unix(), MaxAdvance)
-			}
-			target = time.Unix(*to, 0).UTC()
-		}
-		s.mu.RLock()
-		procs := append(s.processors[:0:0], s.processors...)
-		s.mu.RUnlock()
-		if err := runInTimeOrder(ctx, procs, scope, target); err != nil {
-			return time.Time{}, err
-		}
-		return target, nil
-	})
+	token := core.RandomBase62(24)
+	frozen, err := s.claim(ctx, scope, token)
 	if err != nil {
 		return Clock{}, err
+	}
+	target, err := s.run(ctx, scope, frozen, seconds, to)
+	if err != nil {
+		// The claim is released even when ctx has ended, so the next advance need not wait
+		// for the lease.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return Clock{}, errors.Join(err, s.store.ReleaseAdvance(rctx, scope, token))
+	}
+	ok, err := s.store.FinishAdvance(ctx, scope, token, target)
+	if err != nil {
+		return Clock{}, err
+	}
+	if !ok {
+		return Clock{}, ErrAdvanceLost
 	}
 	return s.clock(&target), nil
 }
 
-// NextDuer is a ports.DueProcessor that can tell when its next work of a scope falls due. The
-// advance steps through those moments so that the effects of different processors happen in
-// time order (D12) rather than processor after processor.
-type NextDuer interface {
-	// NextDue returns the earliest due time ≤ until of the scope's pending work; ok is false
-	// when nothing is due by until.
-	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
+// claim waits until the scope's clock is free and claims it, returning its frozen time.
+func (s *Service) claim(ctx context.Context, scope core.Scope, token string) (*time.Time, error) {
+	wait := 5 * time.Millisecond
+	for {
+		frozen, ok, err := s.store.ClaimAdvance(ctx, scope, token, AdvanceLease)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return frozen, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("testclock: waiting for another advance of the clock: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, claimRetry)
+	}
 }
 
-// maxSteps bounds the stepping of one advance; the rest is then done in one final pass.
-const maxSteps = 10_000
-
-// runInTimeOrder runs every processor's work up to target in time order: while some NextDuer
-// has work due by target, every processor runs up to the earliest such moment (processors
-// registered first go first within a moment), and finally every processor runs up to target.
-// Work of processors without NextDue that falls between two moments thus runs at the later
-// moment, before the work due then, which keeps the order. A moment that does not move forward
-// (the work is held by a concurrent sweep) ends the stepping.
-func runInTimeOrder(ctx context.Context, procs []ports.DueProcessor, scope core.Scope, target time.Time) error {
-	var last time.Time
-	for step := 0; step < maxSteps; step++ {
-		next, found := time.Time{}, false
-		for _, p := range procs {
-			nd, ok := p.(NextDuer)
-			if !ok {
-				continue
-			}
-			at, ok, err := nd.NextDue(ctx, scope, target)
-			if err != nil {
-				return err
-			}
-			if ok && (!found || at.Before(next)) {
-				next, found = at, true
-			}
+// run checks the target against the claimed clock and runs the due work up to it.
+func (s *Service) run(ctx context.Context, scope core.Scope, frozen *time.Time, seconds, to *int64) (time.Time, error) {
+	now := s.clock(frozen).Now
+	var target time.Time
+	if seconds != nil {
+		target = now.Add(time.Duration(*seconds) * time.Second)
+	} else {
+		if *to <= now.Unix() || *to-now.Unix() > MaxAdvance {
+			return time.Time{}, core.InvalidField("to",
+				"to must be after the clock's current time (%d) and at most %d seconds ahead.", now.Unix(), MaxAdvance)
 		}
-		if !found || (step > 0 && !next.After(last)) {
-			break
-		}
-		for _, p := range procs {
-			if _, err := p.ProcessDue(ctx, &scope, next); err != nil {
-				return err
-			}
-		}
-		last = next
+		target = time.Unix(*to, 0).UTC()
 	}
-	for _, p := range procs {
-		if _, err := p.ProcessDue(ctx, &scope, target); err != nil {
-			return err
-		}
+	if err := s.due.RunScope(ctx, scope, target); err != nil {
+		return time.Time{}, err
 	}
-	return nil
+	return target, nil
 }

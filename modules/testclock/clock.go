@@ -6,10 +6,10 @@ package testclock
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -23,39 +23,40 @@ type Clock struct {
 // MaxAdvance is the longest single advance (D12: at most 2 years at a time).
 const MaxAdvance int64 = 63_072_000
 
-// Store keeps the clocks. Scopes passed to it are always test scopes.
+// Store keeps the clocks. Scopes passed to it are always test scopes. No method holds a
+// database connection after it returns: an advance claims the clock, runs the due work with
+// no connection of its own, and then sets the clock.
 type Store interface {
 	// FrozenTime returns the clock's frozen time, nil when the clock runs on real time (no
 	// row, or a row without a frozen time).
 	FrozenTime(ctx context.Context, scope core.Scope) (*time.Time, error)
-	// Advance serialises advances of one clock: it locks the clock (creating it when absent)
-	// for one transaction, calls fn with its current frozen time, and, when fn returns nil,
-	// sets frozen_time to the target fn returned and commits. When fn fails the clock is left
-	// as it was and fn's error is returned.
-	Advance(ctx context.Context, scope core.Scope, fn func(frozen *time.Time) (time.Time, error)) error
+	// ClaimAdvance claims the clock for one advance under token (creating the clock when
+	// absent), for at most lease of wall-clock time, and returns its frozen time. ok is false
+	// when another advance holds an unexpired claim; the clock is then left as it was.
+	ClaimAdvance(ctx context.Context, scope core.Scope, token string, lease time.Duration) (frozen *time.Time, ok bool, err error)
+	// FinishAdvance sets the clock to target and releases the claim, when token still holds
+	// it; ok is false when the claim was lost (its lease ran out and another advance took
+	// it), and then nothing is changed.
+	FinishAdvance(ctx context.Context, scope core.Scope, token string, target time.Time) (ok bool, err error)
+	// ReleaseAdvance gives up the claim of token without moving the clock; a clock that was
+	// created by the claim and never frozen is removed again.
+	ReleaseAdvance(ctx context.Context, scope core.Scope, token string) error
 }
 
 // Service is the test clock use cases; it implements ports.Clocks for every module.
 type Service struct {
 	store Store
 	real  core.Clock
-
-	mu         sync.RWMutex
-	processors []ports.DueProcessor
+	due   *scheduler.Registry
 }
 
-// NewService builds the clocks. real is the wall clock; processors are the modules whose
-// due work an advance must run.
-func NewService(store Store, real core.Clock, processors ...ports.DueProcessor) *Service {
-	return &Service{store: store, real: real, processors: processors}
-}
-
-// AddProcessor registers one more module whose due work an advance runs. It exists for the
-// wiring: checkout needs the clock and the clock needs checkout.
-func (s *Service) AddProcessor(p ports.DueProcessor) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.processors = append(s.processors, p)
+// NewService builds the clocks. real is the wall clock; due holds the processors whose work
+// an advance runs (the same registry the background scheduler runs).
+func NewService(store Store, real core.Clock, due *scheduler.Registry) *Service {
+	if store == nil || real == nil || due == nil {
+		panic("testclock: NewService needs a store, a clock and a registry")
+	}
+	return &Service{store: store, real: real, due: due}
 }
 
 var _ ports.Clocks = (*Service)(nil)

@@ -3,11 +3,14 @@ package testclock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/scheduler"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 var (
@@ -19,6 +22,7 @@ var (
 type memStore struct {
 	mu     sync.Mutex
 	frozen map[core.Scope]time.Time
+	claims map[core.Scope]string
 }
 
 func (m *memStore) FrozenTime(_ context.Context, s core.Scope) (*time.Time, error) {
@@ -30,19 +34,49 @@ func (m *memStore) FrozenTime(_ context.Context, s core.Scope) (*time.Time, erro
 	return nil, nil
 }
 
-func (m *memStore) Advance(_ context.Context, s core.Scope, fn func(*time.Time) (time.Time, error)) error {
+func (m *memStore) ClaimAdvance(_ context.Context, s core.Scope, token string, _ time.Duration) (*time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var cur *time.Time
+	if m.claims == nil {
+		m.claims = map[core.Scope]string{}
+	}
+	if m.claims[s] != "" {
+		return nil, false, nil
+	}
+	m.claims[s] = token
 	if t, ok := m.frozen[s]; ok {
-		cur = &t
+		return &t, true, nil
 	}
-	t, err := fn(cur)
-	if err != nil {
-		return err
+	return nil, true, nil
+}
+
+func (m *memStore) FinishAdvance(_ context.Context, s core.Scope, token string, target time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.claims[s] != token {
+		return false, nil
 	}
-	m.frozen[s] = t
+	delete(m.claims, s)
+	m.frozen[s] = target
+	return true, nil
+}
+
+func (m *memStore) ReleaseAdvance(_ context.Context, s core.Scope, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.claims[s] == token {
+		delete(m.claims, s)
+	}
 	return nil
+}
+
+// newService builds the clocks over a registry holding procs, in order.
+func newService(st Store, clock core.Clock, procs ...ports.DueProcessor) *Service {
+	due := scheduler.NewRegistry()
+	for i, p := range procs {
+		due.Register(fmt.Sprintf("processor %d", i), p)
+	}
+	return NewService(st, clock, due)
 }
 
 type recorder struct {
@@ -61,7 +95,7 @@ func (r *recorder) ProcessDue(_ context.Context, s *core.Scope, until time.Time)
 func newSvc() (*Service, *memStore, *recorder) {
 	st := &memStore{frozen: map[core.Scope]time.Time{}}
 	rec := &recorder{}
-	return NewService(st, core.FixedClock{T: realNow}, rec), st, rec
+	return newService(st, core.FixedClock{T: realNow}, rec), st, rec
 }
 
 func p(v int64) *int64 { return &v }
@@ -153,14 +187,14 @@ func TestClockFreezesAfterAdvance(t *testing.T) {
 
 func TestAdvanceProcessorFailureLeavesClock(t *testing.T) {
 	t.Parallel()
-	svc, st, rec := newSvc()
+	st := &memStore{frozen: map[core.Scope]time.Time{}}
+	rec, extra := &recorder{}, &recorder{}
+	svc := newService(st, core.FixedClock{T: realNow}, rec, extra)
 	rec.err = errors.New("boom")
-	extra := &recorder{}
-	svc.AddProcessor(extra)
 	if _, err := svc.Advance(context.Background(), scope, p(60), nil); err == nil {
 		t.Fatal("want error")
 	}
-	if len(st.frozen) != 0 || len(extra.calls) != 0 {
+	if len(st.frozen) != 0 || len(st.claims) != 0 || len(extra.calls) != 0 {
 		t.Fatal("clock moved or later processor ran after a failure")
 	}
 	rec.err = nil
@@ -239,7 +273,7 @@ func TestAdvanceRunsProcessorsInTimeOrder(t *testing.T) {
 	plain := &schedule{name: "expiry", due: []time.Duration{time.Minute, 3 * time.Minute, time.Hour}, log: &log}
 	stepped := steppedSchedule{&schedule{name: "settle", due: []time.Duration{2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 2 * time.Hour}, log: &log}}
 	st := &memStore{frozen: map[core.Scope]time.Time{scope: realNow}}
-	svc := NewService(st, core.FixedClock{T: realNow}, plain, stepped)
+	svc := newService(st, core.FixedClock{T: realNow}, plain, stepped)
 	if _, err := svc.Advance(context.Background(), scope, p(int64(90*60)), nil); err != nil {
 		t.Fatal(err)
 	}
