@@ -70,6 +70,10 @@ func serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	a.webhooks = webhooks.NewService(hooks, core.SystemClock{})
+	if cfg.WebhookLAN {
+		a.webhooks.AllowPrivateDestinations()
+		log.Warn("webhook endpoints may point at loopback, private and link-local addresses (development flag): never run a server open to merchants like this")
+	}
 	a.dashboard = dashboardUseCases(db, cfg)
 	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
 	receipts, err := receiptWorker(log, a, cfg)
@@ -265,8 +269,8 @@ func webhookStore(log *slog.Logger, a *app, cfg config) (*postgres.WebhookStore,
 }
 
 // webhookWorker wires the webhook delivery worker over store: woken by LISTEN/NOTIFY (polling
-// when LISTEN fails), sending through the outbound adapter that refuses private addresses in
-// live mode unless KASSA_WEBHOOK_ALLOW_PRIVATE is set. Every process runs one; they share the
+// when LISTEN fails), sending through the outbound adapter that refuses every address that is
+// not public, in test and live mode, unless KASSA_WEBHOOK_ALLOW_PRIVATE (or --dev) is set. Every process runs one; they share the
 // work through SKIP LOCKED claims.
 func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.WebhookStore, cfg config) *webhooks.Worker {
 	wake, err := postgres.ListenWebhooks(ctx, cfg.DatabaseURL, log)

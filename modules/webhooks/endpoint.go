@@ -125,10 +125,10 @@ type EndpointParams struct {
 	Description   string
 }
 
-// validate checks params for an endpoint of env and returns them normalised (events
-// deduplicated, in the order given).
-func (p EndpointParams) validate(env core.Environment) (EndpointParams, error) {
-	if err := CheckURL(p.URL, env); err != nil {
+// validate checks params for an endpoint of env whose URL follows the address rule d, and
+// returns them normalised (events deduplicated, in the order given).
+func (p EndpointParams) validate(env core.Environment, d Destinations) (EndpointParams, error) {
+	if err := CheckURL(p.URL, env, d); err != nil {
 		return p, err
 	}
 	if len(p.EnabledEvents) == 0 {
@@ -152,9 +152,10 @@ func (p EndpointParams) validate(env core.Environment) (EndpointParams, error) {
 
 // CheckURL accepts an absolute URL (core.CheckWebURL) that is https in live mode; test
 // endpoints may also use http. Credentials in the URL are refused: they would be stored and
-// shown with it. Whether the host is a public address is decided when sending (the sender
-// resolves and checks every address at dial time), not here.
-func CheckURL(raw string, env core.Environment) error {
+// shown with it. A host that is not a public address (an IP literal or "localhost") is refused
+// by d (url_not_public) in every mode; a name is checked again, on every address it resolves
+// to, by the sender at connect time.
+func CheckURL(raw string, env core.Environment, d Destinations) error {
 	if err := core.CheckWebURL(raw, "url"); err != nil {
 		return err
 	}
@@ -165,12 +166,12 @@ func CheckURL(raw string, env core.Environment) error {
 	if env == core.EnvLive && !strings.EqualFold(u.Scheme, "https") {
 		return ErrHTTPSRequired
 	}
-	return nil
+	return d.Check(u)
 }
 
 // newEndpoint builds an enabled endpoint with a fresh id and secret.
-func newEndpoint(scope core.Scope, p EndpointParams, now time.Time) (*Endpoint, error) {
-	p, err := p.validate(scope.Env)
+func newEndpoint(scope core.Scope, p EndpointParams, d Destinations, now time.Time) (*Endpoint, error) {
+	p, err := p.validate(scope.Env, d)
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +185,8 @@ func newEndpoint(scope core.Scope, p EndpointParams, now time.Time) (*Endpoint, 
 func NewSecret() string { return PrefixSecret + core.NewSecretPart() }
 
 // Update replaces the merchant's choices (url, events, description), validated as on create.
-func (e *Endpoint) Update(p EndpointParams) error {
-	p, err := p.validate(e.scope.Env)
+func (e *Endpoint) Update(p EndpointParams, d Destinations) error {
+	p, err := p.validate(e.scope.Env, d)
 	if err != nil {
 		return err
 	}

@@ -2185,11 +2185,17 @@ type ClientInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -2202,11 +2208,17 @@ type ClientInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -2239,8 +2251,9 @@ type ClientInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2253,8 +2266,9 @@ type ClientInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2901,11 +2915,17 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, env Env, reqEditors .
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -2928,11 +2948,17 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, env Env, con
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -2995,8 +3021,9 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, env Env, id ObjectId, r
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3019,8 +3046,9 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, env Env, id 
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5135,11 +5163,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -5152,11 +5186,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -5193,8 +5233,9 @@ type ClientWithResponsesInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5207,8 +5248,9 @@ type ClientWithResponsesInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9325,11 +9367,17 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -9348,11 +9396,17 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -9407,8 +9461,9 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9427,8 +9482,9 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
