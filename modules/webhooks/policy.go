@@ -241,7 +241,7 @@ var reservedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"), // reserved, and 255.255.255.255
-	netip.MustParsePrefix("::/96"), // IPv4-compatible (deprecated): ::127.0.0.1
+	netip.MustParsePrefix("::/96"),       // IPv4-compatible (deprecated): ::127.0.0.1
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001::/23"), // IETF protocol assignments (Teredo, ORCHID…)
