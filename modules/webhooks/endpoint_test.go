@@ -288,3 +288,33 @@ func TestEnvelope(t *testing.T) {
 		t.Fatalf("envelope\n%s\nwant\n%s", b, want)
 	}
 }
+
+// An endpoint whose stored secret could not be opened (missing or wrong sealing key) is
+// refused a test event with webhook_secret_unavailable; rotating gives it a new secret with no
+// overlap, which ends the condition.
+func TestSecretUnavailable(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	svc := NewService(st, core.FixedClock{T: t0})
+	e, _, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := e.Snapshot()
+	sn.Secret, sn.SecretUnavailable = "", true
+	st.eps[e.ID()] = sn
+	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrSecretUnavailable) {
+		t.Fatalf("test event with an unavailable secret: %v", err)
+	}
+	got, secret, err := svc.RotateSecret(ctx, testScp, e.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SecretUnavailable() || !strings.HasPrefix(secret, PrefixSecret) || got.PreviousSecretExpiresAt(t0) != nil ||
+		!slices.Equal(got.ActiveSecrets(t0), []string{secret}) {
+		t.Fatalf("after rotation: %+v", got.Snapshot())
+	}
+	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); err != nil {
+		t.Fatalf("test event after rotation: %v", err)
+	}
+}
