@@ -68,7 +68,7 @@ func (c *config) settings() []setting {
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, SEPA settlement, disputes, idempotency purge)", &c.SweepInterval},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
-		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
+		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex; kassa webhook-key generate) that seals webhook signing secrets at rest; a comma-separated list rotates (the first seals, all open); required unless --dev", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook endpoints (test and live) point at loopback, private, link-local and metadata addresses (development only; --dev and --demo set it)", &c.WebhookLAN},
 		{"dev", "KASSA_DEV", "false", "development mode (--demo sets it): --webhook-allow-private, and without --webhook-secret-key a local key generated once and kept in a file", &c.Dev},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start; every start prints a new test key, a webhook secret and the steps of a payment", &c.Demo},

@@ -1555,8 +1555,16 @@ type WebhookEndpoint struct {
 
 	// PreviousSecretExpiresAt After a rotation, until when (Unix seconds) the previous secret still signs
 	// deliveries beside the current one; null when only one secret signs.
-	PreviousSecretExpiresAt *int64                `json:"previous_secret_expires_at"`
-	Status                  WebhookEndpointStatus `json:"status"`
+	PreviousSecretExpiresAt *int64 `json:"previous_secret_expires_at"`
+
+	// SecretUnavailable True when the endpoint's stored signing secret cannot be opened: the server's
+	// `KASSA_WEBHOOK_SECRET_KEY` is missing the key it was sealed with. Nothing is sent to
+	// the endpoint meanwhile (each attempt fails without a request, saying so, and is
+	// retried on the usual schedule) and test events are refused
+	// (`webhook_secret_unavailable`). It ends when the operator adds the key or the
+	// secret is rotated.
+	SecretUnavailable bool                  `json:"secret_unavailable"`
+	Status            WebhookEndpointStatus `json:"status"`
 
 	// Url Where deliveries are POSTed.
 	Url string `json:"url"`
@@ -1624,8 +1632,16 @@ type WebhookEndpointWithSecret struct {
 
 	// Secret The signing secret (`whsec_…`), shown in this response only. The whole string
 	// is the HMAC key of the `Service-Signature` header.
-	Secret string                          `json:"secret"`
-	Status WebhookEndpointWithSecretStatus `json:"status"`
+	Secret string `json:"secret"`
+
+	// SecretUnavailable True when the endpoint's stored signing secret cannot be opened: the server's
+	// `KASSA_WEBHOOK_SECRET_KEY` is missing the key it was sealed with. Nothing is sent to
+	// the endpoint meanwhile (each attempt fails without a request, saying so, and is
+	// retried on the usual schedule) and test events are refused
+	// (`webhook_secret_unavailable`). It ends when the operator adds the key or the
+	// secret is rotated.
+	SecretUnavailable bool                            `json:"secret_unavailable"`
+	Status            WebhookEndpointWithSecretStatus `json:"status"`
 
 	// Url Where deliveries are POSTed.
 	Url string `json:"url"`
@@ -2316,7 +2332,9 @@ type ClientInterface interface {
 	// Makes a new signing secret, returned in this response only. The previous secret keeps
 	// signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 	// two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-	// second rotation within the 24 hours drops the oldest secret at once.
+	// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+	// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 5xx.
@@ -2334,7 +2352,9 @@ type ClientInterface interface {
 	// acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+	// opened with the server's key: `secret_unavailable`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3136,7 +3156,9 @@ func (c *Client) EnableWebhookEndpoint(ctx context.Context, env Env, id ObjectId
 // Makes a new signing secret, returned in this response only. The previous secret keeps
 // signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 // two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-// second rotation within the 24 hours drops the oldest secret at once.
+// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+// way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 5xx.
@@ -3164,7 +3186,9 @@ func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, env Env, id Ob
 // acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+// opened with the server's key: `secret_unavailable`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 func (c *Client) SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5304,7 +5328,9 @@ type ClientWithResponsesInterface interface {
 	// Makes a new signing secret, returned in this response only. The previous secret keeps
 	// signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 	// two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-	// second rotation within the 24 hours drops the oldest secret at once.
+	// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+	// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 5xx.
@@ -5324,7 +5350,9 @@ type ClientWithResponsesInterface interface {
 	// acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+	// opened with the server's key: `secret_unavailable`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9562,7 +9590,9 @@ func (c *ClientWithResponses) EnableWebhookEndpointWithResponse(ctx context.Cont
 // Makes a new signing secret, returned in this response only. The previous secret keeps
 // signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 // two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-// second rotation within the 24 hours drops the oldest secret at once.
+// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+// way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 5xx.
@@ -9588,7 +9618,9 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 // acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+// opened with the server's key: `secret_unavailable`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
