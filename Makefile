@@ -17,7 +17,7 @@ help: ## Show this list of targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, demo merchant
-	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --demo
+	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --dev --demo
 
 test: ## Run every test with -race, conformance and browser suites included, against Postgres
 	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \

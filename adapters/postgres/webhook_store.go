@@ -17,9 +17,12 @@ import (
 
 // SecretSealer seals webhook signing secrets at rest (adapters/signing.Box implements it).
 // aad is the endpoint id, so a sealed secret cannot be moved to another endpoint's row.
+// Current reports whether a stored form is sealed under the key Seal uses now (false for a
+// clear one, or one under an older key): ResealSecrets re-seals the others.
 type SecretSealer interface {
 	Seal(secret, aad string) ([]byte, error)
 	Open(sealed []byte, aad string) (string, error)
+	Current(sealed []byte, aad string) bool
 }
 
 // WebhookStore keeps webhook endpoints, deliveries and attempts (webhooks.Store).
@@ -56,23 +59,29 @@ type endpointRow struct {
 }
 
 func (s *WebhookStore) endpoint(r *endpointRow) (*webhooks.Endpoint, error) {
-	secret, err := s.sealer.Open(r.SecretSealed, r.ID)
-	if err != nil {
-		return nil, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
-	}
 	sn := webhooks.EndpointSnapshot{
 		ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		URL: r.URL, EnabledEvents: []string(r.EnabledEvents), Description: r.Description,
 		Status: webhooks.Status(r.Status), DisabledReason: webhooks.DisabledReason(r.DisabledReason.String),
-		Secret: secret, Created: r.Created.UTC(),
+		Created: r.Created.UTC(),
 	}
-	if r.PreviousSealed != nil && r.PreviousExpires.Valid {
+	// A secret no configured key opens (the key is missing or wrong) does not make the
+	// endpoint unreadable: it is shown and managed as usual and marked, and nothing is signed
+	// for it (webhooks.Endpoint.SecretUnavailable).
+	secret, err := s.sealer.Open(r.SecretSealed, r.ID)
+	if err != nil {
+		sn.SecretUnavailable = true
+	} else {
+		sn.Secret = secret
+	}
+	if r.PreviousSealed != nil && r.PreviousExpires.Valid && !sn.SecretUnavailable {
 		prev, err := s.sealer.Open(r.PreviousSealed, r.ID)
 		if err != nil {
-			return nil, fmt.Errorf("webhook endpoint %s: %w", r.ID, err)
+			sn.SecretUnavailable, sn.Secret = true, ""
+		} else {
+			exp := r.PreviousExpires.Time.UTC()
+			sn.Previous = &webhooks.Secret{Value: prev, ExpiresAt: &exp}
 		}
-		exp := r.PreviousExpires.Time.UTC()
-		sn.Previous = &webhooks.Secret{Value: prev, ExpiresAt: &exp}
 	}
 	if r.FailingSince.Valid {
 		t := r.FailingSince.Time.UTC()
@@ -189,20 +198,32 @@ func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id 
 	return out, err
 }
 
-// writeEndpoint stores the mutable state of a locked endpoint.
+// writeEndpoint stores the mutable state of a locked endpoint. The stored secrets of an
+// endpoint whose secret could not be opened are left as they are (a later start with the right
+// key opens them again); rotating replaces them.
 func (s *WebhookStore) writeEndpoint(ctx context.Context, tx *sqlx.Tx, e *webhooks.Endpoint, now time.Time) error {
 	sn := e.Snapshot()
-	cur, prev, prevExp, err := s.sealed(sn)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $4, enabled_events = $5, description = $6,
-		status = $7, disabled_reason = $8, secret_sealed = $9, previous_secret_sealed = $10,
-		previous_secret_expires_at = $11, failing_since = $12
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-		sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, sn.URL, pq.StringArray(sn.EnabledEvents), sn.Description,
-		string(sn.Status), nullString(string(sn.DisabledReason)), cur, prev, prevExp, sn.FailingSince); err != nil {
-		return fmt.Errorf("webhook_endpoints: update: %w", err)
+	if sn.SecretUnavailable {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $4, enabled_events = $5, description = $6,
+			status = $7, disabled_reason = $8, failing_since = $9
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+			sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, sn.URL, pq.StringArray(sn.EnabledEvents), sn.Description,
+			string(sn.Status), nullString(string(sn.DisabledReason)), sn.FailingSince); err != nil {
+			return fmt.Errorf("webhook_endpoints: update: %w", err)
+		}
+	} else {
+		cur, prev, prevExp, err := s.sealed(sn)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $4, enabled_events = $5, description = $6,
+			status = $7, disabled_reason = $8, secret_sealed = $9, previous_secret_sealed = $10,
+			previous_secret_expires_at = $11, failing_since = $12
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+			sn.Scope.MerchantID, string(sn.Scope.Env), sn.ID, sn.URL, pq.StringArray(sn.EnabledEvents), sn.Description,
+			string(sn.Status), nullString(string(sn.DisabledReason)), cur, prev, prevExp, sn.FailingSince); err != nil {
+			return fmt.Errorf("webhook_endpoints: update: %w", err)
+		}
 	}
 	if !e.Enabled() {
 		return disablePending(ctx, tx, sn, now)

@@ -96,8 +96,8 @@ func newWhEnvOn(t *testing.T, db *sqlx.DB) *whEnv {
 	}
 	clock := &moveClock{t: time.Now().UTC().Truncate(time.Second)}
 	store := postgres.NewWebhookStore(db, box)
-	return &whEnv{db: db, scope: pgtest.Merchant(t, db), store: store, svc: webhooks.NewService(store, clock),
-		clock: clock, sender: webhookhttp.New(webhookhttp.Options{Timeout: 300 * time.Millisecond})}
+	return &whEnv{db: db, scope: pgtest.Merchant(t, db), store: store, svc: webhooks.NewService(store, clock).AllowPrivateDestinations(),
+		clock: clock, sender: webhookhttp.New(webhookhttp.Options{Timeout: 300 * time.Millisecond, AllowPrivate: true})}
 }
 
 func (e *whEnv) worker(o webhooks.WorkerOptions) *webhooks.Worker {

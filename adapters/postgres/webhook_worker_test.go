@@ -128,7 +128,7 @@ func TestWebhookWorkerProcessesShareTheWorkUnderRetries(t *testing.T) {
 	clock := speedClock{start: time.Now(), base: time.Now().UTC(), speed: 100} // 5 s of schedule = 50 ms
 	// The receiver answers at once; the env's 300 ms send timeout (for the timeout cases) could
 	// expire on a loaded machine under -race and turn an answered attempt into a timeout.
-	sender := webhookhttp.New(webhookhttp.Options{Timeout: 10 * time.Second})
+	sender := webhookhttp.New(webhookhttp.Options{Timeout: 10 * time.Second, AllowPrivate: true})
 	var wg sync.WaitGroup
 	for range 3 {
 		w := webhooks.NewWorker(open(), sender, clock, webhooks.WorkerOptions{

@@ -93,3 +93,60 @@ func TestParseKey(t *testing.T) {
 		t.Error("short key accepted")
 	}
 }
+
+// Rotation: a Box with the ring "new, old" opens what either sealed, seals under the new key,
+// and Current tells which stored values still need re-sealing.
+func TestBoxKeyRing(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
+	oldBox, _ := NewBox(oldKey)
+	ring, err := NewBox(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	underOld, _ := oldBox.Seal("whsec_old", "we_1")
+	if got, err := ring.Open(underOld, "we_1"); err != nil || got != "whsec_old" {
+		t.Fatalf("ring opens a value sealed under the old key: %q, %v", got, err)
+	}
+	if ring.Current(underOld, "we_1") {
+		t.Fatal("a value under the old key is reported current")
+	}
+	underNew, _ := ring.Seal("whsec_new", "we_1")
+	if !ring.Current(underNew, "we_1") {
+		t.Fatal("a value sealed by the ring is not current")
+	}
+	if _, err := oldBox.Open(underNew, "we_1"); err != ErrSealed {
+		t.Fatal("the ring sealed under the old key")
+	}
+	newOnly, _ := NewBox(newKey)
+	if got, err := newOnly.Open(underNew, "we_1"); err != nil || got != "whsec_new" {
+		t.Fatalf("new key alone: %q, %v", got, err)
+	}
+	clearBox, _ := NewBox(nil)
+	c, _ := clearBox.Seal("whsec_c", "we_1")
+	if ring.Current(c, "we_1") {
+		t.Fatal("a clear value is reported current")
+	}
+	if _, err := NewBox(nil, oldKey); err == nil {
+		t.Fatal("older keys without a current one accepted")
+	}
+}
+
+func TestParseKeysAndNewKey(t *testing.T) {
+	a, b := NewKey(), NewKey()
+	if a == b {
+		t.Fatal("NewKey repeats")
+	}
+	ks, err := ParseKeys(a + ", " + b)
+	if err != nil || len(ks) != 2 || len(ks[0]) != KeySize {
+		t.Fatalf("ParseKeys: %d keys, %v", len(ks), err)
+	}
+	if ks, err := ParseKeys(" "); err != nil || ks != nil {
+		t.Fatalf("empty: %v %v", ks, err)
+	}
+	if _, err := ParseKeys(a + ",,"); err == nil {
+		t.Fatal("empty list item accepted")
+	}
+	if _, err := ParseKeys(a + ",short"); err == nil || !strings.Contains(err.Error(), "key 2") {
+		t.Fatalf("bad second key: %v", err)
+	}
+}

@@ -1,7 +1,8 @@
 // Package webhookhttp sends webhook deliveries over HTTP (webhooks.Sender): a signed POST of
 // the event envelope with the D10 headers, a 10 s timeout, no redirects followed, the response
-// body read up to a 4 KiB excerpt, and, for live deliveries, no private, loopback or
-// link-local destinations.
+// body read up to a 4 KiB excerpt, and, in every mode, no destination that is not a public
+// address (webhooks.PublicAddress) unless the development flag allows private ones. NewClient
+// is the same guarded client for other outbound calls to merchant- or app-chosen URLs.
 package webhookhttp
 
 import (
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/adapters/signing"
-	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
@@ -39,19 +39,20 @@ type Options struct {
 	// Timeout bounds a whole delivery (connect, send, response, body excerpt); default
 	// webhooks.Timeout (10 s).
 	Timeout time.Duration
-	// AllowPrivate lets live deliveries reach private, loopback and link-local addresses
-	// (KASSA_WEBHOOK_ALLOW_PRIVATE, for development). Test deliveries always may, so a
-	// merchant can point a sandbox endpoint at a local tunnel or container.
+	// AllowPrivate lets deliveries reach loopback, private, link-local and other addresses
+	// that are not public (KASSA_WEBHOOK_ALLOW_PRIVATE, the development flag). Without it
+	// every dialled address is checked, in test mode as in live mode.
 	AllowPrivate bool
 	// ExcerptLimit caps the response body read; default webhooks.ExcerptLimit (4 KiB).
 	ExcerptLimit int
+	// resolve replaces name resolution (tests: a name that resolves to loopback).
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Sender implements webhooks.Sender.
 type Sender struct {
-	o       Options
-	guarded *http.Client // live: every dialled address is checked
-	open    *http.Client // test, or AllowPrivate
+	o      Options
+	client *http.Client
 }
 
 var _ webhooks.Sender = (*Sender)(nil)
@@ -64,16 +65,25 @@ func New(o Options) *Sender {
 	if o.ExcerptLimit <= 0 {
 		o.ExcerptLimit = webhooks.ExcerptLimit
 	}
-	return &Sender{o: o, guarded: client(o.Timeout, true), open: client(o.Timeout, false)}
+	return &Sender{o: o, client: NewClient(o)}
 }
 
-// ErrForbiddenAddress is the failure of a live delivery whose host resolves to an address that
-// is not public.
+// ErrForbiddenAddress is the failure of a delivery whose host resolves to an address that is
+// not public.
 var ErrForbiddenAddress = errors.New("destination address is not public")
 
-func client(timeout time.Duration, guard bool) *http.Client {
+// NewClient returns the HTTP client of deliveries: o.Timeout per request (default
+// webhooks.Timeout), no proxy, no redirect followed (a 3xx is the answer), and unless
+// o.AllowPrivate every address it connects to checked with webhooks.PublicAddress after name
+// resolution. Other calls to URLs a merchant or an app chose (app webhook endpoints) use it
+// too.
+func NewClient(o Options) *http.Client {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = webhooks.Timeout
+	}
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
-	if guard {
+	if !o.AllowPrivate {
 		// Control runs for every address the dialer connects to, after name resolution, so
 		// the check applies to the IP actually used: a host that resolves to a public address
 		// when the URL is saved and to a private one at delivery time (DNS rebinding) is
@@ -83,15 +93,36 @@ func client(timeout time.Duration, guard bool) *http.Client {
 			if err != nil {
 				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 			}
-			if !Public(ap.Addr()) {
+			if !webhooks.PublicAddress(ap.Addr()) {
 				return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
 			}
 			return nil
 		}
 	}
+	dial := d.DialContext
+	if o.resolve != nil {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(address)
+			if err != nil {
+				return nil, err
+			}
+			ips, err := o.resolve(ctx, host)
+			if err != nil {
+				return nil, err
+			}
+			for _, ip := range ips {
+				c, dErr := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+				if dErr == nil {
+					return c, nil
+				}
+				err = dErr
+			}
+			return nil, err
+		}
+	}
 	t := &http.Transport{
 		Proxy:             nil, // a proxy from the environment would dial on our behalf, past the check
-		DialContext:       d.DialContext,
+		DialContext:       dial,
 		ForceAttemptHTTP2: true,
 		MaxIdleConns:      100,
 		// At least as many kept-alive connections per host as the worker sends to it at once
@@ -112,43 +143,9 @@ func client(timeout time.Duration, guard bool) *http.Client {
 	}
 }
 
-// Public reports whether a is an address a live delivery may reach: not unspecified,
-// loopback, private (RFC 1918, fc00::/7), link-local, multicast, CGNAT (100.64.0.0/10) or
-// otherwise reserved.
-func Public(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
-		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() {
-		return false
-	}
-	for _, p := range reserved {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
-
-var reserved = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("192.0.2.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("100::/64"),
-}
-
 // Send performs one delivery and reports its outcome.
 func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome {
-	c := s.open
-	if m.Environment != core.EnvTest && !s.o.AllowPrivate {
-		c = s.guarded
-	}
+	c := s.client
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))

@@ -32,6 +32,7 @@ type config struct {
 	DemoHookAddr  string
 	WebhookKey    string
 	WebhookLAN    bool
+	Dev           bool
 	PprofAddr     string
 	// Dashboard sign-in throttling (identity.ThrottlePolicy).
 	LoginPerEmail  int
@@ -67,8 +68,9 @@ func (c *config) settings() []setting {
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, SEPA settlement, disputes, idempotency purge)", &c.SweepInterval},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
-		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex) that seals webhook signing secrets at rest; empty stores them in clear (with a warning)", &c.WebhookKey},
-		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let live webhook deliveries reach private, loopback and link-local addresses (development only)", &c.WebhookLAN},
+		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex; kassa webhook-key generate) that seals webhook signing secrets at rest; a comma-separated list rotates (the first seals, all open); required unless --dev", &c.WebhookKey},
+		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook endpoints (test and live) point at loopback, private, link-local and metadata addresses (development only; --dev and --demo set it)", &c.WebhookLAN},
+		{"dev", "KASSA_DEV", "false", "development mode (--demo sets it): --webhook-allow-private, and without --webhook-secret-key a local key generated once and kept in a file", &c.Dev},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start; every start prints a new test key, a webhook secret and the steps of a payment", &c.Demo},
 		{"demo-webhook-addr", "KASSA_DEMO_WEBHOOK_ADDR", "127.0.0.1:4000", "with --demo: address of the local receiver (kassa listen --addr) the demo merchant's test webhook endpoint points at", &c.DemoHookAddr},
 		{"fee-plans", "KASSA_FEE_PLANS", "", "JSON file of fee plans (D7; format of testdata/fees/default.json); empty = the built-in defaults", &c.FeePlans},
@@ -119,6 +121,13 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 		if err := fs.Set(s.name, v); err != nil {
 			return fmt.Errorf("%s: %w", s.env, err)
 		}
+	}
+	// The demo is development: it delivers to a local receiver (kassa listen) on loopback.
+	if c.Demo {
+		c.Dev = true
+	}
+	if c.Dev {
+		c.WebhookLAN = true
 	}
 	if c.DatabaseURL == "" {
 		return fmt.Errorf("no database: set KASSA_DATABASE_URL or --database-url (make run finds one for you)")

@@ -19,10 +19,11 @@ Usage:
   kassa merchant create --name N --country CC --email E [--onboarded] [--owner-password P]
   kassa key create --merchant mer_… --name N --mode test|live
   kassa key revoke --key key_…
+  kassa webhook-key generate               print a new key for KASSA_WEBHOOK_SECRET_KEY
   kassa listen [--addr 127.0.0.1:4000] [--secret whsec_…]
                                            receive webhooks locally and verify their signatures
 
-Every command but listen reads KASSA_DATABASE_URL (or --database-url). Run "kassa serve -h" for all settings.
+Every command but listen and webhook-key reads KASSA_DATABASE_URL (or --database-url). Run "kassa serve -h" for all settings.
 `
 
 func main() {
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string) error {
 		return merchantCmd(ctx, rest)
 	case "key":
 		return keyCmd(ctx, rest)
+	case "webhook-key":
+		return webhookKeyCmd(rest, os.Stdout, os.Stderr)
 	case "listen":
 		return listen(ctx, rest, os.Stdout)
 	case "help", "-h", "--help":

@@ -16,7 +16,6 @@ import (
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
-	"github.com/kassa-pay/kassa/adapters/signing"
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -66,11 +65,15 @@ func serve(ctx context.Context, args []string) error {
 	a := wire(db, cfg.CheckoutURL, fees)
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	defer stopListening()
-	hooks, err := webhookStore(log, a, cfg)
+	hooks, err := webhookStore(ctx, log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	a.webhooks = webhooks.NewService(hooks, core.SystemClock{})
+	if cfg.WebhookLAN {
+		a.webhooks.AllowPrivateDestinations()
+		log.Warn("webhook endpoints may point at loopback, private and link-local addresses (development flag): never run a server open to merchants like this")
+	}
 	a.dashboard = dashboardUseCases(db, cfg)
 	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
 	receipts, err := receiptWorker(log, a, cfg)
@@ -218,27 +221,9 @@ func backgroundScheduler(log *slog.Logger, a *app, every time.Duration) *schedul
 	}}
 }
 
-// webhookStore is the webhook store every part shares: the worker, the dashboard API and the
-// demo. Signing secrets are sealed at rest with KASSA_WEBHOOK_SECRET_KEY (AES-256-GCM); without
-// a key they are stored in clear, with a warning.
-func webhookStore(log *slog.Logger, a *app, cfg config) (*postgres.WebhookStore, error) {
-	key, err := signing.ParseKey(cfg.WebhookKey)
-	if err != nil {
-		return nil, fmt.Errorf("KASSA_WEBHOOK_SECRET_KEY: %w", err)
-	}
-	box, err := signing.NewBox(key)
-	if err != nil {
-		return nil, err
-	}
-	if !box.Sealing() {
-		log.Warn("KASSA_WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored in clear; set a 32-byte key (base64) in production")
-	}
-	return postgres.NewWebhookStore(a.db, box), nil
-}
-
 // webhookWorker wires the webhook delivery worker over store: woken by LISTEN/NOTIFY (polling
-// when LISTEN fails), sending through the outbound adapter that refuses private addresses in
-// live mode unless KASSA_WEBHOOK_ALLOW_PRIVATE is set. Every process runs one; they share the
+// when LISTEN fails), sending through the outbound adapter that refuses every address that is
+// not public, in test and live mode, unless KASSA_WEBHOOK_ALLOW_PRIVATE (or --dev) is set. Every process runs one; they share the
 // work through SKIP LOCKED claims.
 func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.WebhookStore, cfg config) *webhooks.Worker {
 	wake, err := postgres.ListenWebhooks(ctx, cfg.DatabaseURL, log)

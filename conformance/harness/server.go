@@ -6,6 +6,8 @@ package harness
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -169,7 +171,18 @@ func StartLocal(ctx context.Context, opt Options) (*Target, error) {
 	return t, nil
 }
 
-// Launch starts bin against dbURL and waits for readiness.
+// SuiteSecretKey is the webhook secret-sealing key (KASSA_WEBHOOK_SECRET_KEY) of every server
+// the harness starts, so that servers sharing a database open each other's secrets. Like a
+// production server they start with a key; a case may give another one (opt.Env).
+var SuiteSecretKey = func() string {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return base64.StdEncoding.EncodeToString(k)
+}()
+
+// Launch starts bin against dbURL and waits for readiness. The server runs with the
+// development flag for webhook destinations (KASSA_WEBHOOK_ALLOW_PRIVATE): the suite's webhook
+// receivers listen on loopback. A case that checks the address rule sets it to false.
 func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Target, error) {
 	ports, err := freePorts(3)
 	if err != nil {
@@ -189,6 +202,9 @@ func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Targ
 		"KASSA_DASHBOARD_ADDR="+ports[2],
 		"KASSA_LOG_FORMAT=json",
 		"KASSA_DEMO=false",
+		"KASSA_DEV=false",
+		"KASSA_WEBHOOK_ALLOW_PRIVATE=true",
+		"KASSA_WEBHOOK_SECRET_KEY="+SuiteSecretKey,
 	)
 	for k, v := range opt.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)

@@ -30,6 +30,6 @@ func (s *Service) ChangeEndpoint(ctx context.Context, scope core.Scope, id strin
 		if c.Description != nil {
 			p.Description = *c.Description
 		}
-		return e.Update(p)
+		return e.Update(p, s.destinations)
 	})
 }

@@ -72,6 +72,9 @@ type Endpoint struct {
 	previous       *Secret
 	failingSince   *time.Time
 	created        time.Time
+	// secretUnavailable: the stored secrets could not be opened (the server's sealing key is
+	// missing or wrong); current and previous are empty and nothing can be signed.
+	secretUnavailable bool
 }
 
 // EndpointSnapshot is the full state of an endpoint as storage keeps it.
@@ -87,6 +90,10 @@ type EndpointSnapshot struct {
 	Previous       *Secret        // the previous secret while it overlaps, else nil
 	FailingSince   *time.Time     // start of the current run of failed attempts, else nil
 	Created        time.Time
+	// SecretUnavailable says the stored secrets could not be opened (the sealing key is
+	// missing or wrong): Secret and Previous are empty, and storage keeps the stored forms
+	// as they are until the secret is rotated.
+	SecretUnavailable bool
 }
 
 // RehydrateEndpoint rebuilds an endpoint from storage without re-validating it.
@@ -95,6 +102,7 @@ func RehydrateEndpoint(s EndpointSnapshot) *Endpoint {
 		id: s.ID, scope: s.Scope, url: s.URL, enabledEvents: slices.Clone(s.EnabledEvents),
 		description: s.Description, status: s.Status, disabledReason: s.DisabledReason,
 		current: s.Secret, previous: s.Previous, failingSince: s.FailingSince, created: s.Created,
+		secretUnavailable: s.SecretUnavailable,
 	}
 }
 
@@ -104,6 +112,7 @@ func (e *Endpoint) Snapshot() EndpointSnapshot {
 		ID: e.id, Scope: e.scope, URL: e.url, EnabledEvents: slices.Clone(e.enabledEvents),
 		Description: e.description, Status: e.status, DisabledReason: e.disabledReason,
 		Secret: e.current, Previous: e.previous, FailingSince: e.failingSince, Created: e.created,
+		SecretUnavailable: e.secretUnavailable,
 	}
 }
 
@@ -118,6 +127,12 @@ func (e *Endpoint) Created() time.Time             { return e.created }
 func (e *Endpoint) FailingSince() *time.Time       { return e.failingSince }
 func (e *Endpoint) Enabled() bool                  { return e.status == StatusEnabled }
 
+// SecretUnavailable reports that the endpoint's signing secret could not be opened (the
+// server's KASSA_WEBHOOK_SECRET_KEY is missing or is not the key it was sealed with): it is
+// shown and managed as usual, but nothing can be sent to it until the key is restored or the
+// secret rotated.
+func (e *Endpoint) SecretUnavailable() bool { return e.secretUnavailable }
+
 // EndpointParams are the merchant's choices for an endpoint.
 type EndpointParams struct {
 	URL           string
@@ -125,10 +140,10 @@ type EndpointParams struct {
 	Description   string
 }
 
-// validate checks params for an endpoint of env and returns them normalised (events
-// deduplicated, in the order given).
-func (p EndpointParams) validate(env core.Environment) (EndpointParams, error) {
-	if err := CheckURL(p.URL, env); err != nil {
+// validate checks params for an endpoint of env whose URL follows the address rule d, and
+// returns them normalised (events deduplicated, in the order given).
+func (p EndpointParams) validate(env core.Environment, d Destinations) (EndpointParams, error) {
+	if err := CheckURL(p.URL, env, d); err != nil {
 		return p, err
 	}
 	if len(p.EnabledEvents) == 0 {
@@ -152,9 +167,10 @@ func (p EndpointParams) validate(env core.Environment) (EndpointParams, error) {
 
 // CheckURL accepts an absolute URL (core.CheckWebURL) that is https in live mode; test
 // endpoints may also use http. Credentials in the URL are refused: they would be stored and
-// shown with it. Whether the host is a public address is decided when sending (the sender
-// resolves and checks every address at dial time), not here.
-func CheckURL(raw string, env core.Environment) error {
+// shown with it. A host that is not a public address (an IP literal or "localhost") is refused
+// by d (url_not_public) in every mode; a name is checked again, on every address it resolves
+// to, by the sender at connect time.
+func CheckURL(raw string, env core.Environment, d Destinations) error {
 	if err := core.CheckWebURL(raw, "url"); err != nil {
 		return err
 	}
@@ -165,12 +181,12 @@ func CheckURL(raw string, env core.Environment) error {
 	if env == core.EnvLive && !strings.EqualFold(u.Scheme, "https") {
 		return ErrHTTPSRequired
 	}
-	return nil
+	return d.Check(u)
 }
 
 // newEndpoint builds an enabled endpoint with a fresh id and secret.
-func newEndpoint(scope core.Scope, p EndpointParams, now time.Time) (*Endpoint, error) {
-	p, err := p.validate(scope.Env)
+func newEndpoint(scope core.Scope, p EndpointParams, d Destinations, now time.Time) (*Endpoint, error) {
+	p, err := p.validate(scope.Env, d)
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +200,8 @@ func newEndpoint(scope core.Scope, p EndpointParams, now time.Time) (*Endpoint, 
 func NewSecret() string { return PrefixSecret + core.NewSecretPart() }
 
 // Update replaces the merchant's choices (url, events, description), validated as on create.
-func (e *Endpoint) Update(p EndpointParams) error {
-	p, err := p.validate(e.scope.Env)
+func (e *Endpoint) Update(p EndpointParams, d Destinations) error {
+	p, err := p.validate(e.scope.Env, d)
 	if err != nil {
 		return err
 	}
@@ -230,7 +246,14 @@ func (e *Endpoint) Secret() string { return e.current }
 // so that deliveries carry both signatures meanwhile. A previous secret still overlapping from
 // an earlier rotation is dropped at once: at most two secrets are ever active. It returns the
 // new secret, to be shown once.
+//
+// An endpoint whose secret could not be opened gets a new secret without overlap (the old one
+// cannot sign): rotating is how a merchant recovers from a lost sealing key.
 func (e *Endpoint) RotateSecret(now time.Time) string {
+	if e.secretUnavailable {
+		e.previous, e.current, e.secretUnavailable = nil, NewSecret(), false
+		return e.current
+	}
 	exp := now.Add(SecretOverlap)
 	e.previous = &Secret{Value: e.current, ExpiresAt: &exp}
 	e.current = NewSecret()

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ var (
 
 func mustEndpoint(t *testing.T, scope core.Scope, p EndpointParams) *Endpoint {
 	t.Helper()
-	e, err := newEndpoint(scope, p, t0)
+	e, err := newEndpoint(scope, p, Destinations{}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +44,30 @@ func TestNewEndpointValidation(t *testing.T) {
 		{"no events", testScp, EndpointParams{URL: "https://shop.example/"}, core.CodeParameterMissing, "enabled_events"},
 		{"unknown event", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: []string{"invoice.paid", "payment_intent.succeeded"}}, "enabled_events_invalid", "enabled_events.1"},
 		{"prefix wildcard is for apps", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: []string{"checkout.*"}}, "enabled_events_invalid", "enabled_events.0"},
+		{"loopback literal in test mode", testScp, EndpointParams{URL: "http://127.0.0.1:3000/hook", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"localhost in test mode", testScp, EndpointParams{URL: "http://localhost:3000/hook", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"localhost subdomain", testScp, EndpointParams{URL: "http://api.LOCALHOST./hook", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"ipv6 loopback", liveScp, EndpointParams{URL: "https://[::1]/hook", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"metadata v4", liveScp, EndpointParams{URL: "https://169.254.169.254/latest/meta-data/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"metadata v6", liveScp, EndpointParams{URL: "https://[fd00:ec2::254]/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"private", testScp, EndpointParams{URL: "http://10.0.0.7:8080/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"cgnat", testScp, EndpointParams{URL: "http://100.100.100.200/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"unspecified", testScp, EndpointParams{URL: "http://0.0.0.0:8080/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"multicast", testScp, EndpointParams{URL: "http://[ff02::1]/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"mapped loopback", testScp, EndpointParams{URL: "http://[::ffff:127.0.0.1]/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"nat64 loopback", testScp, EndpointParams{URL: "http://[64:ff9b::7f00:1]/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"decimal loopback", testScp, EndpointParams{URL: "http://2130706433/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
+		{"hex loopback", testScp, EndpointParams{URL: "http://0x7f.1/", EnabledEvents: anyEvent}, CodeURLNotPublic, "url"},
 		{"long description", testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent, Description: strings.Repeat("x", MaxDescriptionLen+1)}, "description_invalid", "description"},
 	}
 	for _, c := range cases {
-		_, err := newEndpoint(c.scope, c.p, t0)
+		_, err := newEndpoint(c.scope, c.p, Destinations{}, t0)
 		var ce *core.Error
 		if !errors.As(err, &ce) || ce.Type != core.TypeInvalidRequest || ce.Code != c.code || ce.Param != c.param {
 			t.Errorf("%s: got %v, want %s at %s", c.name, err, c.code, c.param)
 		}
 	}
-	e := mustEndpoint(t, testScp, EndpointParams{URL: "http://localhost:3000/hook", EnabledEvents: []string{"invoice.paid", "invoice.paid", "charge.refunded"}})
+	e := mustEndpoint(t, testScp, EndpointParams{URL: "http://shop.example:3000/hook", EnabledEvents: []string{"invoice.paid", "invoice.paid", "charge.refunded"}})
 	if !core.HasIDShape(e.ID(), PrefixEndpoint) || !strings.HasPrefix(e.Secret(), PrefixSecret) ||
 		len(e.Secret()) < len(PrefixSecret)+32 || e.Status() != StatusEnabled {
 		t.Fatalf("endpoint %+v", e.Snapshot())
@@ -61,6 +76,47 @@ func TestNewEndpointValidation(t *testing.T) {
 		t.Errorf("events not deduplicated: %v", got)
 	}
 	mustEndpoint(t, liveScp, EndpointParams{URL: "https://shop.example/hook", EnabledEvents: anyEvent})
+	mustEndpoint(t, liveScp, EndpointParams{URL: "https://93.184.216.34/hook", EnabledEvents: anyEvent})
+	mustEndpoint(t, liveScp, EndpointParams{URL: "https://[2606:4700:4700::1111]/hook", EnabledEvents: anyEvent})
+	mustEndpoint(t, testScp, EndpointParams{URL: "http://123.example/hook", EnabledEvents: anyEvent})
+}
+
+// The development flag lifts the address rule: a local receiver on loopback, in either mode.
+func TestDestinationsAllowPrivate(t *testing.T) {
+	dev := Destinations{AllowPrivate: true}
+	for _, u := range []string{"http://127.0.0.1:4000/", "http://localhost:4000/", "http://10.0.0.7/"} {
+		if _, err := newEndpoint(testScp, EndpointParams{URL: u, EnabledEvents: anyEvent}, dev, t0); err != nil {
+			t.Errorf("%s with the development flag: %v", u, err)
+		}
+	}
+	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	e, _, err := svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := "http://127.0.0.1:4000/"
+	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); !errors.Is(err, core.NewError(core.TypeInvalidRequest, CodeURLNotPublic, "", "")) {
+		t.Errorf("update to loopback: %v", err)
+	}
+	svc.AllowPrivateDestinations()
+	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); err != nil {
+		t.Errorf("update to loopback with the development flag: %v", err)
+	}
+}
+
+func TestPublicAddress(t *testing.T) {
+	for s, want := range map[string]bool{
+		"8.8.8.8": true, "2606:4700:4700::1111": true, "93.184.216.34": true,
+		"127.0.0.1": false, "127.8.9.10": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "fe80::1": false, "fd00::1": false, "fd00:ec2::254": false, "0.0.0.0": false, "::": false,
+		"100.64.0.1": false, "100.100.100.200": false, "192.0.0.192": false, "::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false,
+		"224.0.0.1": false, "ff02::1": false, "255.255.255.255": false, "64:ff9b::a00:1": false, "64:ff9b::808:808": true,
+		"2002:7f00:1::": false, "2002:808:808::": true, "::7f00:1": false,
+	} {
+		if got := PublicAddress(netip.MustParseAddr(s)); got != want {
+			t.Errorf("PublicAddress(%s) = %v", s, got)
+		}
+	}
 }
 
 func TestSubscribes(t *testing.T) {
@@ -230,5 +286,35 @@ func TestEnvelope(t *testing.T) {
 	want := `{"id":"evt_1","object":"event","type":"invoice.paid","environment":"test","api_version":"2026-11-01","created":1800000000,"data":{"object":{"id":"in_1"}}}`
 	if string(b) != want {
 		t.Fatalf("envelope\n%s\nwant\n%s", b, want)
+	}
+}
+
+// An endpoint whose stored secret could not be opened (missing or wrong sealing key) is
+// refused a test event with webhook_secret_unavailable; rotating gives it a new secret with no
+// overlap, which ends the condition.
+func TestSecretUnavailable(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	svc := NewService(st, core.FixedClock{T: t0})
+	e, _, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := e.Snapshot()
+	sn.Secret, sn.SecretUnavailable = "", true
+	st.eps[e.ID()] = sn
+	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrSecretUnavailable) {
+		t.Fatalf("test event with an unavailable secret: %v", err)
+	}
+	got, secret, err := svc.RotateSecret(ctx, testScp, e.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SecretUnavailable() || !strings.HasPrefix(secret, PrefixSecret) || got.PreviousSecretExpiresAt(t0) != nil ||
+		!slices.Equal(got.ActiveSecrets(t0), []string{secret}) {
+		t.Fatalf("after rotation: %+v", got.Snapshot())
+	}
+	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); err != nil {
+		t.Fatalf("test event after rotation: %v", err)
 	}
 }

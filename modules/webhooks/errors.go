@@ -10,7 +10,18 @@ var (
 	// ErrEndpointLimit: the scope already has MaxEndpoints endpoints.
 	ErrEndpointLimit = core.NewError(core.TypeInvalidRequest, "endpoint_limit_reached", "",
 		"This environment already has the maximum number of webhook endpoints.")
+	// ErrSecretUnavailable: the endpoint's signing secret cannot be opened with the server's
+	// sealing key, so nothing can be signed for it.
+	ErrSecretUnavailable = core.NewError(core.TypeInvalidState, CodeSecretUnavailable, "",
+		"This endpoint's signing secret cannot be opened: the server's webhook secret key (KASSA_WEBHOOK_SECRET_KEY) is missing or is not the key the secret was sealed with. Ask the operator to configure the right key, or rotate the endpoint's secret to get a new one.")
 )
+
+// CodeSecretUnavailable is the code of ErrSecretUnavailable.
+const CodeSecretUnavailable = "webhook_secret_unavailable"
+
+// SecretUnavailableError is the recorded failure of an attempt that could not be signed: it
+// is not sent.
+const SecretUnavailableError = "not sent: the signing secret cannot be opened (KASSA_WEBHOOK_SECRET_KEY is missing or wrong); restore the key or rotate the secret"
 
 // notFound is the 404 of an endpoint id unknown in the scope.
 func notFound(id string) error { return core.NotFound("webhook_endpoint", "id", id) }

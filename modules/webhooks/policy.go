@@ -1,10 +1,15 @@
 package webhooks
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kassa-pay/kassa/core"
 )
 
 // RetrySchedule is the wait before each retry after a failed attempt (D10): the first retry
@@ -110,3 +115,162 @@ func decide(attempt int, o Outcome, now time.Time, endpointDisabled bool, r floa
 	at := now.Add(d)
 	return Next{Status: DeliveryPending, NextAttemptAt: &at}
 }
+
+// Destinations is the address rule of webhook targets. Every endpoint, test mode included,
+// must point at a public address: a merchant could otherwise make the server POST to, and
+// show the answers of, services reachable only from inside the host or its network (cloud
+// metadata, databases' HTTP ports, admin consoles). The rule is checked twice: here, on the
+// URL saved (an IP literal or a name that is local by definition), and by the sender on every
+// address it actually connects to, after name resolution, so that a name which resolves to a
+// private address at delivery time (DNS rebinding) is refused as well.
+type Destinations struct {
+	// AllowPrivate lifts the rule (the development flag: a local receiver on loopback).
+	AllowPrivate bool
+}
+
+// errDestinationNotPublic is the 400 of a URL whose host is not a public address.
+func errDestinationNotPublic(host, what string) error {
+	return core.NewError(core.TypeInvalidRequest, CodeURLNotPublic, "url",
+		fmt.Sprintf("url must point to a public address: %s is %s. Webhook endpoints may not reach loopback, private, link-local or metadata addresses.", host, what))
+}
+
+// CodeURLNotPublic is the error code of a webhook URL whose host is not a public address.
+const CodeURLNotPublic = "url_not_public"
+
+// Check refuses a URL whose host is an address that is not public or a name that is local by
+// definition ("localhost" and its subdomains, RFC 6761). Other names are resolved and checked
+// when sending.
+func (d Destinations) Check(u *url.URL) error {
+	if d.AllowPrivate {
+		return nil
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return errDestinationNotPublic(host, "a loopback name")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if !PublicAddress(a) {
+			return errDestinationNotPublic(host, describeAddress(a))
+		}
+		return nil
+	}
+	if numericHost(host) {
+		// 2130706433, 0x7f.1, 017700000001: not a dotted quad, but some resolvers read it
+		// as an IPv4 address (inet_aton). No real host name is all digits.
+		return errDestinationNotPublic(host, "a numeric address in a form that is not accepted")
+	}
+	return nil
+}
+
+// numericHost reports a host made of digits, dots and hexadecimal forms only (a top-level
+// domain is never numeric).
+func numericHost(h string) bool {
+	last := h
+	if i := strings.LastIndexByte(h, '.'); i >= 0 {
+		last = h[i+1:]
+	}
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(last, "0x") {
+		last = last[2:]
+		for _, c := range last {
+			if !strings.ContainsRune("0123456789abcdef", c) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range last {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// PublicAddress reports whether a is an address a webhook may reach: not unspecified,
+// loopback, private (RFC 1918, fc00::/7 unique-local, which holds fd00:ec2::254), link-local
+// (169.254.0.0/16 with the cloud metadata address 169.254.169.254, fe80::/10), multicast,
+// carrier-grade NAT (100.64.0.0/10), documentation, benchmarking or otherwise reserved. An
+// IPv4 address embedded in an IPv6 one (mapped, NAT64, 6to4) is judged as itself.
+func PublicAddress(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.Is6() {
+		if v4, ok := embeddedIPv4(a); ok {
+			return PublicAddress(v4)
+		}
+	}
+	if !a.IsValid() || a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
+		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() {
+		return false
+	}
+	for _, p := range reservedPrefixes {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// embeddedIPv4 returns the IPv4 address carried by a NAT64 (64:ff9b::/96) or 6to4
+// (2002::/16) address.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
+}
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+var reservedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT (and 100.100.100.200, a metadata address)
+	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments (192.0.0.192, a metadata address)
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"), // 6to4 relay anycast
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"), // reserved, and 255.255.255.255
+	netip.MustParsePrefix("::/96"),       // IPv4-compatible (deprecated): ::127.0.0.1
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/23"), // IETF protocol assignments (Teredo, ORCHID…)
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("3fff::/20"),
+	netip.MustParsePrefix("5f00::/16"),
+}
+
+// describeAddress names the class of a refused address for the error message.
+func describeAddress(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a == metadataV4 || a == metadataV6:
+		return "a cloud metadata address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address"
+	case a.IsMulticast():
+		return "a multicast address"
+	}
+	return "a reserved address"
+}
+
+var (
+	metadataV4 = netip.MustParseAddr("169.254.169.254")
+	metadataV6 = netip.MustParseAddr("fd00:ec2::254")
+)

@@ -23,7 +23,8 @@ type testObject struct {
 // data.object describing the endpoint) and is signed and retried like any other, but it is not
 // written to the events outbox: no other endpoint receives it and GET /v1/events does not list
 // it. It is delivered whatever the endpoint subscribes to; a disabled endpoint is refused (422
-// webhook_endpoint_disabled). It returns the pending delivery, which the delivery log shows.
+// webhook_endpoint_disabled), and so is one whose secret cannot be opened (422
+// webhook_secret_unavailable). It returns the pending delivery, which the delivery log shows.
 func (s *Service) SendTestEvent(ctx context.Context, scope core.Scope, endpointID string) (*Delivery, error) {
 	e, err := s.GetEndpoint(ctx, scope, endpointID)
 	if err != nil {
@@ -31,6 +32,9 @@ func (s *Service) SendTestEvent(ctx context.Context, scope core.Scope, endpointI
 	}
 	if !e.Enabled() {
 		return nil, ErrEndpointDisabled
+	}
+	if e.SecretUnavailable() {
+		return nil, ErrSecretUnavailable
 	}
 	now := s.clock.Now()
 	data, err := json.Marshal(testObject{

@@ -10,19 +10,28 @@ import (
 // the dashboard API (/api/v1/{env}/webhook_endpoints); nothing here renders a secret except
 // the values CreateEndpoint and RotateSecret return.
 type Service struct {
-	store Store
-	clock core.Clock
+	store        Store
+	clock        core.Clock
+	destinations Destinations
 }
 
-// NewService wires the endpoint use cases.
+// NewService wires the endpoint use cases. Endpoint URLs must point at public addresses;
+// AllowPrivateDestinations lifts that for development.
 func NewService(store Store, clock core.Clock) *Service {
 	return &Service{store: store, clock: clock}
+}
+
+// AllowPrivateDestinations lets endpoints point at loopback, private and link-local addresses
+// (the development flag, KASSA_WEBHOOK_ALLOW_PRIVATE) and returns s.
+func (s *Service) AllowPrivateDestinations() *Service {
+	s.destinations.AllowPrivate = true
+	return s
 }
 
 // CreateEndpoint validates p and saves a new enabled endpoint. The returned secret is shown to
 // the merchant once.
 func (s *Service) CreateEndpoint(ctx context.Context, scope core.Scope, p EndpointParams) (e *Endpoint, secret string, err error) {
-	e, err = newEndpoint(scope, p, s.clock.Now())
+	e, err = newEndpoint(scope, p, s.destinations, s.clock.Now())
 	if err != nil {
 		return nil, "", err
 	}

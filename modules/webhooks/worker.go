@@ -188,9 +188,14 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	started := w.clock.Now()
 	var o Outcome
 	body, err := Envelope(j.Event)
-	if err != nil {
+	switch {
+	case err != nil:
 		o = Outcome{Err: "encode envelope: " + err.Error()}
-	} else {
+	case j.Endpoint.SecretUnavailable():
+		// Unsigned (or wrongly signed) deliveries would teach receivers to skip the check:
+		// the attempt fails without a request, and later retries go out once the key is back.
+		o = Outcome{Err: SecretUnavailableError}
+	default:
 		o = w.sender.Send(ctx, Message{
 			URL: j.Endpoint.URL(), Environment: j.Event.Scope.Env, EventID: j.Event.ID,
 			EventType: j.Event.Type, Attempt: j.Attempt, Body: body,

@@ -21,6 +21,7 @@ func presentDashEndpoint(e *webhooks.Endpoint) dash.WebhookEndpoint {
 		Url: e.URL(), EnabledEvents: e.EnabledEvents(), Description: e.Description(),
 		Status: dash.WebhookEndpointStatus(e.Status()), FailingSince: present.UnixPtr(e.FailingSince()),
 		PreviousSecretExpiresAt: present.UnixPtr(e.PreviousSecretExpiresAt(time.Now())), Created: e.Created().Unix(),
+		SecretUnavailable: e.SecretUnavailable(),
 	}
 	if r := e.DisabledReason(); r != "" {
 		dr := dash.WebhookEndpointDisabledReason(r)
@@ -35,6 +36,7 @@ func presentDashEndpointSecret(e *webhooks.Endpoint, secret string) dash.Webhook
 		Id: p.Id, Object: dash.WebhookEndpointWithSecretObjectWebhookEndpoint, Mode: p.Mode, Url: p.Url,
 		EnabledEvents: p.EnabledEvents, Description: p.Description, Status: dash.WebhookEndpointWithSecretStatus(p.Status),
 		FailingSince: p.FailingSince, PreviousSecretExpiresAt: p.PreviousSecretExpiresAt, Created: p.Created, Secret: secret,
+		SecretUnavailable: p.SecretUnavailable,
 	}
 	if p.DisabledReason != nil {
 		dr := dash.WebhookEndpointWithSecretDisabledReason(*p.DisabledReason)

@@ -1555,8 +1555,16 @@ type WebhookEndpoint struct {
 
 	// PreviousSecretExpiresAt After a rotation, until when (Unix seconds) the previous secret still signs
 	// deliveries beside the current one; null when only one secret signs.
-	PreviousSecretExpiresAt *int64                `json:"previous_secret_expires_at"`
-	Status                  WebhookEndpointStatus `json:"status"`
+	PreviousSecretExpiresAt *int64 `json:"previous_secret_expires_at"`
+
+	// SecretUnavailable True when the endpoint's stored signing secret cannot be opened: the server's
+	// `KASSA_WEBHOOK_SECRET_KEY` is missing the key it was sealed with. Nothing is sent to
+	// the endpoint meanwhile (each attempt fails without a request, saying so, and is
+	// retried on the usual schedule) and test events are refused
+	// (`webhook_secret_unavailable`). It ends when the operator adds the key or the
+	// secret is rotated.
+	SecretUnavailable bool                  `json:"secret_unavailable"`
+	Status            WebhookEndpointStatus `json:"status"`
 
 	// Url Where deliveries are POSTed.
 	Url string `json:"url"`
@@ -1624,8 +1632,16 @@ type WebhookEndpointWithSecret struct {
 
 	// Secret The signing secret (`whsec_…`), shown in this response only. The whole string
 	// is the HMAC key of the `Service-Signature` header.
-	Secret string                          `json:"secret"`
-	Status WebhookEndpointWithSecretStatus `json:"status"`
+	Secret string `json:"secret"`
+
+	// SecretUnavailable True when the endpoint's stored signing secret cannot be opened: the server's
+	// `KASSA_WEBHOOK_SECRET_KEY` is missing the key it was sealed with. Nothing is sent to
+	// the endpoint meanwhile (each attempt fails without a request, saying so, and is
+	// retried on the usual schedule) and test events are refused
+	// (`webhook_secret_unavailable`). It ends when the operator adds the key or the
+	// secret is rotated.
+	SecretUnavailable bool                            `json:"secret_unavailable"`
+	Status            WebhookEndpointWithSecretStatus `json:"status"`
 
 	// Url Where deliveries are POSTed.
 	Url string `json:"url"`
@@ -2185,11 +2201,17 @@ type ClientInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -2202,11 +2224,17 @@ type ClientInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -2239,8 +2267,9 @@ type ClientInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2253,8 +2282,9 @@ type ClientInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2302,7 +2332,9 @@ type ClientInterface interface {
 	// Makes a new signing secret, returned in this response only. The previous secret keeps
 	// signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 	// two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-	// second rotation within the 24 hours drops the oldest secret at once.
+	// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+	// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 5xx.
@@ -2320,7 +2352,9 @@ type ClientInterface interface {
 	// acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+	// opened with the server's key: `secret_unavailable`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2901,11 +2935,17 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, env Env, reqEditors .
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -2928,11 +2968,17 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, env Env, con
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -2995,8 +3041,9 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, env Env, id ObjectId, r
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3019,8 +3066,9 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, env Env, id 
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3108,7 +3156,9 @@ func (c *Client) EnableWebhookEndpoint(ctx context.Context, env Env, id ObjectId
 // Makes a new signing secret, returned in this response only. The previous secret keeps
 // signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 // two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-// second rotation within the 24 hours drops the oldest secret at once.
+// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+// way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 5xx.
@@ -3136,7 +3186,9 @@ func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, env Env, id Ob
 // acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+// opened with the server's key: `secret_unavailable`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 func (c *Client) SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5135,11 +5187,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -5152,11 +5210,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-	// Live endpoints need an https URL; test endpoints may use http and private or loopback
-	// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-	// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+	// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+	// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+	// reserved addresses are refused here (`url_not_public`), and every address a host name
+	// resolves to is checked again when a delivery connects, which is then recorded as a
+	// failed attempt without a request. Only a server started with the development flag
+	// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+	// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 	// `session_required`; 403 `csrf_token_invalid`; 5xx.
 	//
@@ -5193,8 +5257,9 @@ type ClientWithResponsesInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5207,8 +5272,9 @@ type ClientWithResponsesInterface interface {
 	// create; the others keep their values. New subscriptions apply to events written from
 	// now on. Status and secret change only through disable, enable and rotate_secret.
 	//
-	// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `webhook_endpoint_not_found`; 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5262,7 +5328,9 @@ type ClientWithResponsesInterface interface {
 	// Makes a new signing secret, returned in this response only. The previous secret keeps
 	// signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 	// two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-	// second rotation within the 24 hours drops the oldest secret at once.
+	// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+	// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 5xx.
@@ -5282,7 +5350,9 @@ type ClientWithResponsesInterface interface {
 	// acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+	// opened with the server's key: `secret_unavailable`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9325,11 +9395,17 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -9348,11 +9424,17 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // Creates an enabled endpoint that receives the events it subscribes to (D10): names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
-// Live endpoints need an https URL; test endpoints may use http and private or loopback
-// hosts (a local receiver). Live deliveries never reach private, loopback or link-local
-// addresses. The `secret` (`whsec_…`) signs every delivery and is in this response only.
+// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
+// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
+// `[::1]`, `localhost`), private (RFC 1918, `fc00::/7`), link-local and cloud metadata
+// (`169.254.169.254`, `fd00:ec2::254`), carrier-grade NAT, multicast, unspecified or
+// reserved addresses are refused here (`url_not_public`), and every address a host name
+// resolves to is checked again when a delivery connects, which is then recorded as a
+// failed attempt without a request. Only a server started with the development flag
+// (`--webhook-allow-private`, set by `--dev` and `--demo`) lifts this rule, for a local
+// receiver. The `secret` (`whsec_…`) signs every delivery and is in this response only.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`,
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
 // `session_required`; 403 `csrf_token_invalid`; 5xx.
 //
@@ -9407,8 +9489,9 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9427,8 +9510,9 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // create; the others keep their values. New subscriptions apply to events written from
 // now on. Status and secret change only through disable, enable and rotate_secret.
 //
-// **Errors:** 400 `url_invalid`, `enabled_events_invalid`, `description_invalid`; 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `webhook_endpoint_not_found`; 5xx.
+// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
+// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `webhook_endpoint_not_found`; 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9506,7 +9590,9 @@ func (c *ClientWithResponses) EnableWebhookEndpointWithResponse(ctx context.Cont
 // Makes a new signing secret, returned in this response only. The previous secret keeps
 // signing for 24 hours (`previous_secret_expires_at`): meanwhile every delivery carries
 // two `v1` signatures, so a receiver can switch secrets without losing a delivery. A
-// second rotation within the 24 hours drops the oldest secret at once.
+// second rotation within the 24 hours drops the oldest secret at once. An endpoint whose
+// secret cannot be opened (`secret_unavailable`) gets a new secret without overlap: the
+// way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 5xx.
@@ -9532,7 +9618,9 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 // acknowledge it. The answer is the pending delivery; the delivery log shows its attempts.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 5xx.
+// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
+// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
+// opened with the server's key: `secret_unavailable`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //

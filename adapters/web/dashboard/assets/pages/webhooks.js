@@ -37,8 +37,14 @@ function eventPicker(types, selected) {
   return fs;
 }
 
+// secretLost says what is wrong when the server cannot open the endpoint's signing secret.
+const secretLost = 'The signing secret of this endpoint cannot be opened: the server\'s webhook secret key ' +
+  '(KASSA_WEBHOOK_SECRET_KEY) is missing or wrong. Nothing is sent to it until the operator restores the key; ' +
+  'rotating the secret gives it a new one.';
+
 function endpointStatus(e) {
   const st = e.status || (e.disabled ? 'disabled' : 'enabled');
+  if (e.secret_unavailable) return h('span', null, badge(st), ' ', h('span', { class: 'hint', title: secretLost }, 'secret unavailable'));
   if (st !== 'disabled' || !e.disabled_reason) return badge(st);
   const why = { disabled_by_merchant: 'by you', endpoint_gone: 'answered 410 Gone', failing_too_long: 'failing for 5 days' }[e.disabled_reason] || e.disabled_reason;
   return h('span', null, badge(st), ' ', h('span', { class: 'hint' }, why));
@@ -185,6 +191,7 @@ export async function detail(ctx) {
   return h('div', null,
     h('p', { class: 'breadcrumb' }, h('a', { href: `${ctx.base}/webhooks` }, 'Webhooks'), ' / ', h('span', { class: 'mono' }, ep.id)),
     pageHead(ep.url, test, rotate, toggle, remove),
+    ep.secret_unavailable ? notice('error', secretLost) : null,
     secretSlot,
     h('section', { class: 'panel', 'aria-labelledby': 'ep-facts' },
       h('h2', { id: 'ep-facts' }, 'Endpoint'),
