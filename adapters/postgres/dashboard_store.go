@@ -14,12 +14,12 @@ import (
 
 // DashboardStore implements identity.DashboardStore: dashboard users by e-mail, sessions
 // (kept by the SHA-256 of their token) and failed sign-ins.
-type DashboardStore struct{ db *sqlx.DB }
+type DashboardStore struct{ db handle }
 
 var _ identity.DashboardStore = (*DashboardStore)(nil)
 
 // NewDashboardStore returns the dashboard sign-in store on db.
-func NewDashboardStore(db *sqlx.DB) *DashboardStore { return &DashboardStore{db: db} }
+func NewDashboardStore(db *sqlx.DB) *DashboardStore { return &DashboardStore{db: wrap(db)} }
 
 // UsersByEmail implements identity.DashboardStore.
 func (s *DashboardStore) UsersByEmail(ctx context.Context, email string, limit int) ([]*identity.User, error) {

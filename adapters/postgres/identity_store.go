@@ -16,7 +16,7 @@ import (
 
 // IdentityStore implements identity.Store.
 type IdentityStore struct {
-	db  *sqlx.DB
+	db  handle
 	hot *prepared
 }
 
@@ -24,7 +24,7 @@ var _ identity.Store = (*IdentityStore)(nil)
 
 // NewIdentityStore returns the merchants, API keys and users store.
 func NewIdentityStore(db *sqlx.DB) *IdentityStore {
-	return &IdentityStore{db: db, hot: newPrepared(db)}
+	return &IdentityStore{db: wrap(db), hot: newPrepared(db)}
 }
 
 type merchantRow struct {
