@@ -28,6 +28,7 @@ type APIDeps struct {
 	Clock         *testclock.Service
 	Limiter       ports.RateLimiter
 	Idem          ports.IdempotencyStore
+	UoW           ports.UnitOfWork // required with Idem
 	OperatorCheck func(authorization string) bool
 	Ready         func(context.Context) error
 }
@@ -59,7 +60,7 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	})
 	merchantGate, err := NewGate(GateConfig{
 		Spec: merchantSpec, Authenticate: d.Identity.Authenticate, Limiter: d.Limiter,
-		Idempotency: d.Idem, Clocks: d.Clock,
+		Idempotency: d.Idem, UnitOfWork: d.UoW, Clocks: d.Clock,
 	}, merchantMux)
 	if err != nil {
 		return nil, err

@@ -17,3 +17,11 @@ func AmbientExec(ctx context.Context) func(query string, args ...any) (sql.Resul
 		return handle{}.ExecContext(ctx, query, args...)
 	}
 }
+
+// AmbientGet runs a one-row query on the unit of work of ctx.
+func AmbientGet(ctx context.Context, dest any, query string, args ...any) error {
+	if ambientOf(ctx) == nil {
+		return errors.New("no unit of work in ctx")
+	}
+	return handle{}.GetContext(ctx, dest, query, args...)
+}

@@ -85,6 +85,7 @@ func serve(ctx context.Context, args []string) error {
 		Clock:    a.testclock,
 		Limiter:  ratelimit.New(cfg.RateLive, cfg.RateTest),
 		Idem:     a.idem,
+		UoW:      a.uow,
 		OperatorCheck: func(h string) bool {
 			return identity.OperatorTokenValid(h, cfg.OperatorToken)
 		},
@@ -224,7 +225,7 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 			log.Info("sweep: payments settled or disputed", "count", n)
 		}
 		if now.Sub(lastPurge) >= time.Hour {
-			if n, err := a.idem.Purge(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+			if n, err := a.idem.Purge(ctx, now, 24*time.Hour); err != nil && ctx.Err() == nil {
 				log.Error("sweep: idempotency purge", "error", err.Error())
 			} else {
 				lastPurge = now
