@@ -88,9 +88,9 @@ func (s *DashboardStore) SessionByHash(ctx context.Context, hash []byte) (*ident
 }
 
 // TouchSession implements identity.DashboardStore.
-func (s *DashboardStore) TouchSession(ctx context.Context, hash []byte, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $2
-		WHERE token_hash = $1 AND last_seen < $2`, hash, at)
+func (s *DashboardStore) TouchSession(ctx context.Context, merchantID string, hash []byte, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $3
+		WHERE token_hash = $1 AND merchant_id = $2 AND last_seen < $3`, hash, merchantID, at)
 	return err
 }
 
