@@ -46,8 +46,6 @@ type GateConfig struct {
 	UnitOfWork  ports.UnitOfWork       // required with Idempotency: the change and its record commit together
 	Clocks      ports.Clocks           // idempotency retention follows the scope clock (D12)
 	Retention   time.Duration          // idempotency retention, default 24 h
-
-	beforeStore func(ctx context.Context) // tests: runs between the change and its record
 }
 
 // Gate enforces the contract in front of the generated strict server: unknown routes and

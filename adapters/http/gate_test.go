@@ -379,6 +379,30 @@ func TestGateInFlightConflict(t *testing.T) {
 	}
 }
 
+// The key's lock does not depend on any clock: moving the scope's clock, even past the
+// retention, does not let a retry run beside the request still executing.
+func TestGateInFlightConflictIgnoresTheClock(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+		okJSON(n, w, r)
+	})
+	done := make(chan gateResp)
+	go func() { done <- rig.post("k", `{"amount":1}`) }()
+	<-entered
+	for _, d := range []time.Duration{time.Hour, 25 * time.Hour} {
+		rig.clocks.add(d)
+		wantCode(t, rig.post("k", `{"amount":1}`), 409, "idempotency_error", "idempotency_key_in_use", "")
+	}
+	close(release)
+	if first := <-done; first.status != 200 || rig.calls.Load() != 1 {
+		t.Fatalf("first: %d %s, calls %d", first.status, first.body, rig.calls.Load())
+	}
+}
+
 func TestGateRetentionFollowsScopeClock(t *testing.T) {
 	rig := newGateRig(t, nil, okJSON)
 	rig.post("k", `{"amount":1}`)

@@ -82,9 +82,6 @@ func (g *Gate) idempotent(w http.ResponseWriter, r *http.Request, values []strin
 		if status == http.StatusUnauthorized || status == http.StatusTooManyRequests || status >= 500 {
 			return errNotStored
 		}
-		if g.cfg.beforeStore != nil {
-			g.cfg.beforeStore(ctx)
-		}
 		return g.cfg.Idempotency.Put(ctx, k, ports.IdempotencyRecord{RequestHash: hash, Status: status,
 			ContentType: out.header.Get("Content-Type"), Body: out.body.Bytes(), CreatedAt: now})
 	})

@@ -219,3 +219,27 @@ func TestUnitOfWorkStoresUseTheAmbientTransaction(t *testing.T) {
 		t.Errorf("clock = %v after the unit of work rolled back, want unset", got)
 	}
 }
+
+// A panic in fn rolls the unit of work back and goes on up.
+func TestUnitOfWorkPanicRollsBack(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	uowTable(t, db)
+	uow := postgres.NewUnitOfWork(db)
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("recovered %v, want the panic of fn", p)
+			}
+		}()
+		_ = uow.Do(context.Background(), func(ctx context.Context) error {
+			if _, err := postgres.AmbientExec(ctx)(`UPDATE uow_t SET v = 5 WHERE id = 1`); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	if v := uowValue(t, db, 1); v != 0 {
+		t.Errorf("v = %d after a panic, want 0", v)
+	}
+}
