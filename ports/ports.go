@@ -33,29 +33,34 @@ type IdempotencyKey struct {
 	Key    string
 }
 
-// IdempotencyRecord is what is stored under a key.
+// IdempotencyRecord is the outcome stored under a key: the request's canonical hash and the
+// response to replay, dated on the scope's clock.
 type IdempotencyRecord struct {
 	RequestHash []byte
-	InFlight    bool
 	Status      int
 	ContentType string
 	Body        []byte
 	CreatedAt   time.Time
 }
 
-// IdempotencyStore keeps request outcomes for 24 h.
+// IdempotencyStore keeps request outcomes for 24 h (D4). Lock, Get and Put work inside a unit
+// of work (the ctx of UnitOfWork.Do) and refuse to run outside one: the key's lock lasts as
+// long as that transaction, and the record is written by the same commit as the change it
+// describes. So after a crash at any point there is either the change and its record, or
+// neither; no claim outlives its transaction, and none is ever taken over.
 type IdempotencyStore interface {
-	// Claim records key as in flight with the request's canonical hash. It returns nil when the
-	// caller now owns the key, or the existing record when another request has it (in flight or
-	// finished). Records created before `expiredBefore`, and in-flight records whose lease
-	// started before `staleBefore` (the owner died), are replaced.
-	Claim(ctx context.Context, k IdempotencyKey, hash []byte, now, expiredBefore, staleBefore time.Time) (*IdempotencyRecord, error)
-	// Complete stores the outcome for replay.
-	Complete(ctx context.Context, k IdempotencyKey, status int, contentType string, body []byte) error
-	// Release forgets a claim whose outcome must not be stored (401, 429, 5xx).
-	Release(ctx context.Context, k IdempotencyKey) error
-	// Purge deletes records created before `before` and returns how many went.
-	Purge(ctx context.Context, before time.Time) (int64, error)
+	// Lock takes the key's lock until the unit of work ends, without waiting: false when
+	// another unit of work holds it (the same key is still executing).
+	Lock(ctx context.Context, k IdempotencyKey) (bool, error)
+	// Get returns the record stored under k that is dated at or after notBefore (on the
+	// scope's clock), or nil.
+	Get(ctx context.Context, k IdempotencyKey, notBefore time.Time) (*IdempotencyRecord, error)
+	// Put stores rec under k, replacing an expired record. The caller holds the key's lock.
+	Put(ctx context.Context, k IdempotencyKey, rec IdempotencyRecord) error
+	// Purge deletes the records older than retention on the clock of their own scope (the
+	// sandbox test clock of a test environment, real time otherwise) and returns how many
+	// went.
+	Purge(ctx context.Context, now time.Time, retention time.Duration) (int64, error)
 }
 
 // RateLimiter decides whether one more request of a scope may run now (D5). The in-process

@@ -31,6 +31,7 @@ type APIDeps struct {
 	Clock         *testclock.Service
 	Limiter       ports.RateLimiter
 	Idem          ports.IdempotencyStore
+	UoW           ports.UnitOfWork // required with Idem
 	OperatorCheck func(authorization string) bool
 	Ready         func(context.Context) error
 }
@@ -41,7 +42,7 @@ type APIDeps struct {
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantGate, err := merchantapi.New(merchantapi.Deps{
 		Identity: d.Identity, Catalog: d.Catalog, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
-		Limiter: d.Limiter, Idem: d.Idem,
+		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW,
 	})
 	if err != nil {
 		return nil, err

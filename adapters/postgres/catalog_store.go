@@ -19,13 +19,13 @@ import (
 // CatalogStore implements catalog.Store on PostgreSQL. Every query filters by merchant_id and
 // environment, so a row of another tenant is indistinguishable from a missing one.
 type CatalogStore struct {
-	db *sqlx.DB
+	db handle
 }
 
 var _ catalog.Store = (*CatalogStore)(nil)
 
 // NewCatalogStore returns the catalog store on db.
-func NewCatalogStore(db *sqlx.DB) *CatalogStore { return &CatalogStore{db: db} }
+func NewCatalogStore(db *sqlx.DB) *CatalogStore { return &CatalogStore{db: wrap(db)} }
 
 const catalogProductCols = `id, merchant_id, environment, seq, name, description, tax_code, unit_label,
 	statement_descriptor, url, images, tags, shippable, package_dimensions, metadata, default_price,

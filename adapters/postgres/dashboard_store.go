@@ -14,12 +14,12 @@ import (
 
 // DashboardStore implements identity.DashboardStore: dashboard users by e-mail, sessions
 // (kept by the SHA-256 of their token) and failed sign-ins.
-type DashboardStore struct{ db *sqlx.DB }
+type DashboardStore struct{ db handle }
 
 var _ identity.DashboardStore = (*DashboardStore)(nil)
 
 // NewDashboardStore returns the dashboard sign-in store on db.
-func NewDashboardStore(db *sqlx.DB) *DashboardStore { return &DashboardStore{db: db} }
+func NewDashboardStore(db *sqlx.DB) *DashboardStore { return &DashboardStore{db: wrap(db)} }
 
 // UsersByEmail implements identity.DashboardStore.
 func (s *DashboardStore) UsersByEmail(ctx context.Context, email string, limit int) ([]*identity.User, error) {
@@ -88,9 +88,9 @@ func (s *DashboardStore) SessionByHash(ctx context.Context, hash []byte) (*ident
 }
 
 // TouchSession implements identity.DashboardStore.
-func (s *DashboardStore) TouchSession(ctx context.Context, hash []byte, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $2
-		WHERE token_hash = $1 AND last_seen < $2`, hash, at)
+func (s *DashboardStore) TouchSession(ctx context.Context, merchantID string, hash []byte, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE dashboard_sessions SET last_seen = $3
+		WHERE token_hash = $1 AND merchant_id = $2 AND last_seen < $3`, hash, merchantID, at)
 	return err
 }
 

@@ -135,3 +135,49 @@ func TestDashboardSignIn(t *testing.T) {
 		t.Fatalf("%d rows left after purge", n)
 	}
 }
+
+// TouchSession writes only to a session of the merchant it names.
+func TestDashboardTouchSessionFiltersByMerchant(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	clk := &movingClock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}
+	ids := identity.NewService(postgres.NewIdentityStore(db), clk)
+	pw := "the password"
+	m, _, _, err := ids.CreateMerchant(ctx, identity.NewMerchant{Name: "Shop", Country: "DE", Email: "touch@example.com", OwnerPassword: &pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, _, err := ids.CreateMerchant(ctx, identity.NewMerchant{Name: "Other", Country: "DE", Email: "other@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.NewDashboardStore(db)
+	d := identity.NewDashboard(store, clk, identity.ThrottlePolicy{PerEmail: 3, PerIP: 5, Window: 15 * time.Minute})
+	res, err := d.SignIn(ctx, "touch@example.com", pw, "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := identity.HashSecret(res.Token)
+	later := clk.t.Add(time.Hour)
+	lastSeen := func() time.Time {
+		var at time.Time
+		if err := db.Get(&at, `SELECT last_seen FROM dashboard_sessions WHERE token_hash = $1`, hash); err != nil {
+			t.Fatal(err)
+		}
+		return at.UTC()
+	}
+	before := lastSeen()
+	if err := store.TouchSession(ctx, other.ID, hash, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastSeen(); !got.Equal(before) {
+		t.Fatalf("another merchant's write moved last_seen to %v", got)
+	}
+	if err := store.TouchSession(ctx, m.ID, hash, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastSeen(); !got.Equal(later) {
+		t.Fatalf("own merchant: last_seen %v, want %v", got, later)
+	}
+}

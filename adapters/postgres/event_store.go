@@ -14,10 +14,10 @@ import (
 )
 
 // EventStore reads the events outbox.
-type EventStore struct{ db *sqlx.DB }
+type EventStore struct{ db handle }
 
 // NewEventStore returns an EventStore over db.
-func NewEventStore(db *sqlx.DB) *EventStore { return &EventStore{db: db} }
+func NewEventStore(db *sqlx.DB) *EventStore { return &EventStore{db: wrap(db)} }
 
 type eventRow struct {
 	ID          string    `db:"id"`

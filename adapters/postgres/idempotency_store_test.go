@@ -3,9 +3,14 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
@@ -13,205 +18,307 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-const (
-	idemTTL   = 24 * time.Hour
-	idemLease = time.Minute
-)
+const idemTTL = 24 * time.Hour
 
-func claim(t *testing.T, s *postgres.IdempotencyStore, k ports.IdempotencyKey, hash string, now time.Time) *ports.IdempotencyRecord {
+func idemKey(scope core.Scope) ports.IdempotencyKey {
+	return ports.IdempotencyKey{Scope: scope, Method: "POST", Path: "/v1/products", Key: "k-" + core.RandomBase62(8)}
+}
+
+type idemRig struct {
+	db  *sqlx.DB
+	s   *postgres.IdempotencyStore
+	uow *postgres.UnitOfWork
+}
+
+func newIdemRig(t *testing.T) *idemRig {
+	db := pgtest.New(t)
+	return &idemRig{db: db, s: postgres.NewIdempotencyStore(db), uow: postgres.NewUnitOfWork(db)}
+}
+
+// put stores a record under k in a unit of work of its own.
+func (r *idemRig) put(t *testing.T, k ports.IdempotencyKey, hash string, at time.Time) {
 	t.Helper()
-	rec, err := s.Claim(context.Background(), k, []byte(hash), now, now.Add(-idemTTL), now.Add(-idemLease))
+	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
+		}
+		return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte(hash), Status: 201,
+			ContentType: "application/json", Body: []byte(`{"id":"x"}`), CreatedAt: at})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// get reads the record under k live at now.
+func (r *idemRig) get(t *testing.T, k ports.IdempotencyKey, now time.Time) *ports.IdempotencyRecord {
+	t.Helper()
+	var rec *ports.IdempotencyRecord
+	err := r.uow.Do(context.Background(), func(ctx context.Context) (err error) {
+		rec, err = r.s.Get(ctx, k, now.Add(-idemTTL))
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rec
 }
 
-func idemKey(scope core.Scope) ports.IdempotencyKey {
-	return ports.IdempotencyKey{Scope: scope, Method: "POST", Path: "/v1/products", Key: "k-" + core.RandomBase62(8)}
+func TestIdempotencyNeedsAUnitOfWork(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
+	ctx := context.Background()
+	if _, err := r.s.Lock(ctx, k); !errors.Is(err, postgres.ErrNoUnitOfWork) {
+		t.Errorf("Lock outside a unit of work: %v", err)
+	}
+	if _, err := r.s.Get(ctx, k, time.Now()); !errors.Is(err, postgres.ErrNoUnitOfWork) {
+		t.Errorf("Get outside a unit of work: %v", err)
+	}
+	if err := r.s.Put(ctx, k, ports.IdempotencyRecord{}); !errors.Is(err, postgres.ErrNoUnitOfWork) {
+		t.Errorf("Put outside a unit of work: %v", err)
+	}
 }
 
-func TestIdempotencyConcurrentClaimsHaveOneOwner(t *testing.T) {
+// The lock is held exactly as long as the unit of work: another one cannot take it meanwhile,
+// and can at once after the commit, and sees what was committed with it.
+func TestIdempotencyLockLastsTheUnitOfWork(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	k := idemKey(pgtest.Merchant(t, db))
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+			t.Fatalf("first lock: %v %v", ok, err)
+		}
+		if err := r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 201,
+			ContentType: "application/json", Body: []byte(`{"id":"prod_1"}`), CreatedAt: now}); err != nil {
+			return err
+		}
+		// Another unit of work, on another connection, meanwhile.
+		return r.uow.Do(context.WithoutCancel(context.Background()), func(ctx2 context.Context) error {
+			if ok, err := r.s.Lock(ctx2, k); err != nil || ok {
+				t.Errorf("second lock while the first is held: %v %v", ok, err)
+			}
+			if rec, err := r.s.Get(ctx2, k, now.Add(-idemTTL)); err != nil || rec != nil {
+				t.Errorf("uncommitted record visible: %+v %v", rec, err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *ports.IdempotencyRecord
+	err = r.uow.Do(context.Background(), func(ctx context.Context) (err error) {
+		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+			t.Fatalf("lock after the commit: %v %v", ok, err)
+		}
+		rec, err = r.s.Get(ctx, k, now.Add(-idemTTL))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || rec.Status != 201 || rec.ContentType != "application/json" || !bytes.Equal(rec.Body, []byte(`{"id":"prod_1"}`)) ||
+		string(rec.RequestHash) != "h" || !rec.CreatedAt.Equal(now) {
+		t.Fatalf("record: %+v", rec)
+	}
+}
+
+// Fifty concurrent requests with one key: one executes; each other one either found the key
+// locked (409 in use) or replays what the first committed. None executes a second time.
+func TestIdempotencyConcurrentRequestsExecuteOnce(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
 	now := time.Now().UTC()
-	const n = 50
+	var executed, replayed, inUse atomic.Int32
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	owners := 0
 	start := make(chan struct{})
-	for range n {
+	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			rec, err := s.Claim(context.Background(), k, []byte("h"), now, now.Add(-idemTTL), now.Add(-idemLease))
+			err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+				ok, err := r.s.Lock(ctx, k)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					inUse.Add(1)
+					return nil
+				}
+				rec, err := r.s.Get(ctx, k, now.Add(-idemTTL))
+				if err != nil {
+					return err
+				}
+				if rec != nil {
+					replayed.Add(1)
+					return nil
+				}
+				executed.Add(1)
+				return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
+			})
 			if err != nil {
 				t.Error(err)
-				return
-			}
-			if rec == nil {
-				mu.Lock()
-				owners++
-				mu.Unlock()
-			} else if !rec.InFlight {
-				t.Error("loser saw a finished record")
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
-	if owners != 1 {
-		t.Fatalf("%d owners, want 1", owners)
+	if executed.Load() != 1 || executed.Load()+replayed.Load()+inUse.Load() != 50 {
+		t.Fatalf("executed %d, replayed %d, in use %d", executed.Load(), replayed.Load(), inUse.Load())
 	}
 }
 
-func TestIdempotencyReplayRecord(t *testing.T) {
+// A unit of work that rolls back (a 5xx, a panic, a lost connection) leaves neither the change
+// nor the record, and does not keep the key: the next attempt takes it at once.
+func TestIdempotencyRollbackLeavesNothing(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	ctx := context.Background()
-	k := idemKey(pgtest.Merchant(t, db))
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	if rec := claim(t, s, k, "h1", now); rec != nil {
-		t.Fatalf("first claim: %+v", rec)
-	}
-	rec := claim(t, s, k, "h2", now.Add(time.Second))
-	if rec == nil || !rec.InFlight || string(rec.RequestHash) != "h1" {
-		t.Fatalf("in flight: %+v", rec)
-	}
-	body := []byte(`{"id":"prod_1"}`)
-	if err := s.Complete(ctx, k, 201, "application/json", body); err != nil {
-		t.Fatal(err)
-	}
-	rec = claim(t, s, k, "h1", now.Add(2*time.Second))
-	if rec == nil || rec.InFlight || rec.Status != 201 || rec.ContentType != "application/json" ||
-		!bytes.Equal(rec.Body, body) || string(rec.RequestHash) != "h1" || !rec.CreatedAt.Equal(now) {
-		t.Fatalf("replay: %+v", rec)
-	}
-	// A finished record is neither overwritten nor released.
-	if err := s.Complete(ctx, k, 500, "text/plain", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Release(ctx, k); err != nil {
-		t.Fatal(err)
-	}
-	// Even a finished record older than the lease stays: only in-flight claims go stale.
-	rec = claim(t, s, k, "h1", now.Add(time.Hour))
-	if rec == nil || rec.Status != 201 {
-		t.Fatalf("finished record changed: %+v", rec)
-	}
-}
-
-func TestIdempotencyReleaseFreesKey(t *testing.T) {
-	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	k := idemKey(pgtest.Merchant(t, db))
+	r := newIdemRig(t)
+	scope := pgtest.Merchant(t, r.db)
+	k := idemKey(scope)
 	now := time.Now().UTC()
-	claim(t, s, k, "h", now)
-	if err := s.Release(context.Background(), k); err != nil {
+	clocks := postgres.NewTestClockStore(r.db)
+	boom := errors.New("boom")
+	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
+		}
+		if err := setClock(ctx, clocks, scope, now); err != nil {
+			return err
+		}
+		if err := r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	if rec := claim(t, s, k, "h", now); rec != nil {
-		t.Fatalf("released key still held: %+v", rec)
+	if rec := r.get(t, k, now); rec != nil {
+		t.Fatalf("record of a rolled-back request: %+v", rec)
 	}
+	if frozen, err := clocks.FrozenTime(context.Background(), scope); err != nil || frozen != nil {
+		t.Fatalf("change of a rolled-back request: %v %v", frozen, err)
+	}
+	r.put(t, k, "h", now) // the key is free
+}
+
+// A process that dies between the change and the record (its connection ends) leaves neither,
+// and its lock is gone with its connection: no lease to wait out, no claim to take over.
+func TestIdempotencyCrashBetweenChangeAndRecord(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	scope := pgtest.Merchant(t, r.db)
+	k := idemKey(scope)
+	now := time.Now().UTC()
+	clocks := postgres.NewTestClockStore(r.db)
+	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
+		}
+		if err := setClock(ctx, clocks, scope, now); err != nil {
+			return err
+		}
+		// The process dies here: its backend is terminated, as when the socket closes.
+		var pid int
+		if err := postgres.AmbientGet(ctx, &pid, `SELECT pg_backend_pid()`); err != nil {
+			return err
+		}
+		if _, err := r.db.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
+			t.Fatal(err)
+		}
+		return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
+	})
+	if err == nil {
+		t.Fatal("the unit of work committed on a terminated connection")
+	}
+	if frozen, err := clocks.FrozenTime(context.Background(), scope); err != nil || frozen != nil {
+		t.Fatalf("the change survived the crash without its record: %v %v", frozen, err)
+	}
+	if rec := r.get(t, k, now); rec != nil {
+		t.Fatalf("record: %+v", rec)
+	}
+	r.put(t, k, "h", now) // the retry takes the key at once
 }
 
 func TestIdempotencyExpiryReplacement(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	k := idemKey(pgtest.Merchant(t, db))
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
 	t0 := time.Now().UTC()
-	claim(t, s, k, "old", t0)
-	if err := s.Complete(context.Background(), k, 200, "application/json", []byte("{}")); err != nil {
-		t.Fatal(err)
+	r.put(t, k, "old", t0)
+	if rec := r.get(t, k, t0.Add(idemTTL-time.Second)); rec == nil {
+		t.Fatal("record gone before 24 h")
 	}
-	if rec := claim(t, s, k, "new", t0.Add(idemTTL-time.Second)); rec == nil {
-		t.Fatal("record replaced before 24 h")
+	if rec := r.get(t, k, t0.Add(idemTTL+time.Second)); rec != nil {
+		t.Fatalf("expired record still live: %+v", rec)
 	}
-	if rec := claim(t, s, k, "new", t0.Add(idemTTL+time.Second)); rec != nil {
-		t.Fatalf("expired record not replaced: %+v", rec)
-	}
-	rec := claim(t, s, k, "other", t0.Add(idemTTL+2*time.Second))
-	if rec == nil || !rec.InFlight || string(rec.RequestHash) != "new" || rec.Status != 0 || rec.Body != nil {
-		t.Fatalf("replacement not fresh: %+v", rec)
+	r.put(t, k, "new", t0.Add(idemTTL+time.Second))
+	if rec := r.get(t, k, t0.Add(idemTTL+2*time.Second)); rec == nil || string(rec.RequestHash) != "new" {
+		t.Fatalf("replacement: %+v", rec)
 	}
 }
 
-func TestIdempotencyStaleClaimReplacement(t *testing.T) {
+// Purge judges each record by its own scope's clock: real time for a scope without a test
+// clock, the frozen time for one with. A global "now" would keep records dated a year ahead by
+// an advanced clock forever, and purge live records of a clock set in the past.
+func TestIdempotencyPurgeByTheScopeClock(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	k := idemKey(pgtest.Merchant(t, db))
-	t0 := time.Now().UTC()
-	claim(t, s, k, "h", t0)
-	if rec := claim(t, s, k, "h", t0.Add(idemLease-time.Second)); rec == nil || !rec.InFlight {
-		t.Fatal("live claim taken over")
+	r := newIdemRig(t)
+	now := time.Now().UTC()
+	onReal, ahead, behind := pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db)
+	clocks := postgres.NewTestClockStore(r.db)
+	set := func(scope core.Scope, at time.Time) {
+		if err := setClock(context.Background(), clocks, scope, at); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if rec := claim(t, s, k, "h", t0.Add(idemLease+time.Second)); rec != nil {
-		t.Fatalf("stale claim not replaced: %+v", rec)
+	aheadNow, behindNow := now.AddDate(1, 0, 0), now.Add(-72*time.Hour)
+	set(ahead, aheadNow)
+	set(behind, behindNow)
+	type rec struct {
+		k    ports.IdempotencyKey
+		at   time.Time
+		gone bool
 	}
-	// Many callers racing for one stale claim: still one owner.
-	t1 := t0.Add(10 * idemLease)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	owners := 0
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rec, err := s.Claim(context.Background(), k, []byte("h"), t1, t1.Add(-idemTTL), t1.Add(-idemLease))
-			if err != nil {
-				t.Error(err)
-			}
-			if rec == nil {
-				mu.Lock()
-				owners++
-				mu.Unlock()
-			}
-		}()
+	recs := []rec{
+		{idemKey(onReal), now.Add(-25 * time.Hour), true},
+		{idemKey(onReal), now.Add(-time.Hour), false},
+		{idemKey(ahead), aheadNow.Add(-25 * time.Hour), true}, // in the future of real time
+		{idemKey(ahead), aheadNow.Add(-time.Hour), false},
+		{idemKey(behind), behindNow.Add(-25 * time.Hour), true},
+		{idemKey(behind), behindNow.Add(-time.Hour), false}, // 73 h before real time, live on its clock
 	}
-	wg.Wait()
-	if owners != 1 {
-		t.Fatalf("%d owners of a stale claim, want 1", owners)
+	for _, x := range recs {
+		r.put(t, x.k, "h", x.at)
 	}
-}
-
-func TestIdempotencyPurge(t *testing.T) {
-	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	scope := pgtest.Merchant(t, db)
-	t0 := time.Now().UTC()
-	old1, old2, fresh := idemKey(scope), idemKey(scope), idemKey(scope)
-	claim(t, s, old1, "h", t0.Add(-25*time.Hour))
-	claim(t, s, old2, "h", t0.Add(-30*time.Hour))
-	claim(t, s, fresh, "h", t0)
-	n, err := s.Purge(context.Background(), t0.Add(-idemTTL))
-	if err != nil || n != 2 {
-		t.Fatalf("purged %d, %v", n, err)
+	n, err := r.s.Purge(context.Background(), now, idemTTL)
+	if err != nil || n != 3 {
+		t.Fatalf("purged %d, %v; want 3", n, err)
 	}
-	if rec := claim(t, s, fresh, "h", t0); rec == nil {
-		t.Fatal("fresh record purged")
-	}
-	if rec := claim(t, s, old1, "h", t0); rec != nil {
-		t.Fatal("old record survived purge")
+	for i, x := range recs {
+		var left int
+		if err := r.db.Get(&left, `SELECT count(*) FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, x.k.Scope.MerchantID, x.k.Key); err != nil {
+			t.Fatal(err)
+		}
+		if (left == 0) != x.gone {
+			t.Errorf("record %d: left %d, want gone=%v", i, left, x.gone)
+		}
 	}
 }
 
 func TestIdempotencyScopeSeparation(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := postgres.NewIdempotencyStore(db)
-	scope := pgtest.Merchant(t, db)
-	other := pgtest.Merchant(t, db)
+	r := newIdemRig(t)
+	scope := pgtest.Merchant(t, r.db)
+	other := pgtest.Merchant(t, r.db)
 	now := time.Now().UTC()
 	base := idemKey(scope)
-	claim(t, s, base, "h", now)
+	r.put(t, base, "h", now)
 	live := base
 	live.Scope.Env = core.EnvLive
 	otherMerchant := base
@@ -220,12 +327,40 @@ func TestIdempotencyScopeSeparation(t *testing.T) {
 	otherPath.Path = "/v1/subscriptions"
 	otherMethod := base
 	otherMethod.Method = "PUT"
-	for name, k := range map[string]ports.IdempotencyKey{"env": live, "merchant": otherMerchant, "path": otherPath, "method": otherMethod} {
-		if rec := claim(t, s, k, "h", now); rec != nil {
-			t.Errorf("%s: key shared across scopes: %+v", name, rec)
+	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, base); err != nil || !ok {
+			t.Fatalf("lock: %v %v", ok, err)
 		}
+		for name, k := range map[string]ports.IdempotencyKey{"env": live, "merchant": otherMerchant, "path": otherPath, "method": otherMethod} {
+			if rec, err := r.s.Get(ctx, k, now.Add(-idemTTL)); err != nil || rec != nil {
+				t.Errorf("%s: key shared across scopes: %+v %v", name, rec, err)
+			}
+			// Nor is the lock shared: each scope's key is free while base is held.
+			err := r.uow.Do(context.WithoutCancel(context.Background()), func(ctx context.Context) error {
+				ok, err := r.s.Lock(ctx, k)
+				if err == nil && !ok {
+					t.Errorf("%s: lock shared across scopes", name)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if rec := claim(t, s, base, "h", now); rec == nil {
-		t.Fatal("base claim lost")
+}
+
+// setClock freezes scope's test clock at `at` through the store's claim-and-finish advance.
+func setClock(ctx context.Context, clocks *postgres.TestClockStore, scope core.Scope, at time.Time) error {
+	if _, ok, err := clocks.ClaimAdvance(ctx, scope, "idem-test", time.Minute); err != nil || !ok {
+		return fmt.Errorf("claim the clock: %v %w", ok, err)
 	}
+	if ok, err := clocks.FinishAdvance(ctx, scope, "idem-test", at); err != nil || !ok {
+		return fmt.Errorf("set the clock: %v %w", ok, err)
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 // IdentityStore implements identity.Store.
 type IdentityStore struct {
-	db  *sqlx.DB
+	db  handle
 	hot *prepared
 }
 
@@ -24,7 +24,7 @@ var _ identity.Store = (*IdentityStore)(nil)
 
 // NewIdentityStore returns the merchants, API keys and users store.
 func NewIdentityStore(db *sqlx.DB) *IdentityStore {
-	return &IdentityStore{db: db, hot: newPrepared(db)}
+	return &IdentityStore{db: wrap(db), hot: newPrepared(db)}
 }
 
 type merchantRow struct {
@@ -209,10 +209,13 @@ func (s *IdentityStore) KeyByHash(ctx context.Context, hash []byte) (*identity.A
 }
 
 // TouchKey implements identity.Store: at most one write per key and minute, whatever the
-// request rate.
-func (s *IdentityStore) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used = $2
-		WHERE id = $1 AND (last_used IS NULL OR last_used < $2::timestamptz - interval '1 minute')`, keyID, at)
+// request rate, and only to the key of scope (every write after authentication names the
+// merchant and environment it acts for).
+func (s *IdentityStore) TouchKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used = $4
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3
+		AND (last_used IS NULL OR last_used < $4::timestamptz - interval '1 minute')`,
+		keyID, scope.MerchantID, string(scope.Env), at)
 	return err
 }
 

@@ -282,3 +282,56 @@ func TestIdentityStoreScopeKeys(t *testing.T) {
 		t.Fatalf("revoke under live: %+v %v", k, err)
 	}
 }
+
+// TouchKey writes only to the key of the scope it is given: a foreign merchant's or the other
+// environment's scope changes nothing, even with the right key id.
+func TestIdentityStoreTouchKeyFiltersByScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, st, _ := identityFixture(t)
+	a, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "A", Country: "DE", Email: "a@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "B", Country: "DE", Email: "b@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := st.ListScopeKeys(ctx, core.Scope{MerchantID: a.ID, Env: core.EnvTest})
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys: %v %v", keys, err)
+	}
+	key := keys[0]
+	lastUsed := func() *time.Time {
+		t.Helper()
+		ks, err := st.ListScopeKeys(ctx, core.Scope{MerchantID: a.ID, Env: core.EnvTest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			if k.ID == key.ID {
+				return k.LastUsed
+			}
+		}
+		t.Fatal("key gone")
+		return nil
+	}
+	if lu := lastUsed(); lu != nil {
+		t.Fatalf("fresh key already used at %v", lu)
+	}
+	at := time.Now().UTC().Truncate(time.Second)
+	for _, foreign := range []core.Scope{{MerchantID: b.ID, Env: core.EnvTest}, {MerchantID: a.ID, Env: core.EnvLive}} {
+		if err := st.TouchKey(ctx, foreign, key.ID, at); err != nil {
+			t.Fatal(err)
+		}
+		if lu := lastUsed(); lu != nil {
+			t.Fatalf("a write under %+v changed another scope's key: last_used %v", foreign, lu)
+		}
+	}
+	if err := st.TouchKey(ctx, core.Scope{MerchantID: a.ID, Env: core.EnvTest}, key.ID, at); err != nil {
+		t.Fatal(err)
+	}
+	if lu := lastUsed(); lu == nil || !lu.Equal(at) {
+		t.Fatalf("own scope: last_used %v, want %v", lu, at)
+	}
+}

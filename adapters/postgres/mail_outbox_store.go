@@ -33,10 +33,10 @@ func queueReceipt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, paymentID 
 // MailOutboxStore is the receipt outbox the receipt worker drains (payments.ReceiptStore).
 // Rows are written by the payment store; this store claims them (SKIP LOCKED with a lease)
 // and records the outcome of each attempt.
-type MailOutboxStore struct{ db *sqlx.DB }
+type MailOutboxStore struct{ db handle }
 
 // NewMailOutboxStore returns the outbox store on db.
-func NewMailOutboxStore(db *sqlx.DB) *MailOutboxStore { return &MailOutboxStore{db: db} }
+func NewMailOutboxStore(db *sqlx.DB) *MailOutboxStore { return &MailOutboxStore{db: wrap(db)} }
 
 var _ payments.ReceiptStore = (*MailOutboxStore)(nil)
 

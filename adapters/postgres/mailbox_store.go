@@ -22,7 +22,7 @@ const MailboxIDPrefix = "msg_"
 // mailbox_messages instead of sending it, so that `make run` needs no mail server, and the
 // ports.Mailbox the dashboard's test mode reads them through.
 type MailboxStore struct {
-	db     *sqlx.DB
+	db     handle
 	clocks ports.Clocks
 	from   string
 }
@@ -41,7 +41,7 @@ func NewMailboxStore(db *sqlx.DB, clocks ports.Clocks, defaultFrom string) (*Mai
 	if _, err := mail.ParseAddress(defaultFrom); err != nil {
 		return nil, fmt.Errorf("mailbox: default sender: %w", err)
 	}
-	return &MailboxStore{db: db, clocks: clocks, from: defaultFrom}, nil
+	return &MailboxStore{db: wrap(db), clocks: clocks, from: defaultFrom}, nil
 }
 
 // Send stores m. An invalid message is a permanent failure (ports.ErrPermanent); a database

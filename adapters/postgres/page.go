@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/kassa-pay/kassa/core"
 )
 
@@ -32,7 +30,7 @@ type pageQuery struct {
 // pageBySeq runs the page query and returns its rows newest first and whether more follow.
 // A cursor id that is not a row of the list (another scope, another product, unknown) is 400
 // starting_after_invalid / ending_before_invalid.
-func pageBySeq[R any](ctx context.Context, db *sqlx.DB, p pageQuery) ([]R, bool, error) {
+func pageBySeq[R any](ctx context.Context, db handle, p pageQuery) ([]R, bool, error) {
 	args := []any{p.scope.MerchantID, string(p.scope.Env)}
 	where := []string{"merchant_id = $1", "environment = $2"}
 	add := func(c cond) {

@@ -22,11 +22,11 @@ import (
 // merchant_id and environment. Whenever a payment is written as succeeded for the first time,
 // its receipt is queued in mail_outbox in the same transaction.
 type PaymentStore struct {
-	db *sqlx.DB
+	db handle
 }
 
 // NewPaymentStore returns the payment store on db.
-func NewPaymentStore(db *sqlx.DB) *PaymentStore { return &PaymentStore{db: db} }
+func NewPaymentStore(db *sqlx.DB) *PaymentStore { return &PaymentStore{db: wrap(db)} }
 
 var (
 	_ payments.Reader   = (*PaymentStore)(nil)

@@ -18,7 +18,9 @@ type prepared struct {
 
 func newPrepared(db *sqlx.DB) *prepared { return &prepared{db: db, m: map[string]*sqlx.Stmt{}} }
 
-// get returns GetContext run through the prepared form of query.
+// get returns GetContext run through the prepared form of query. Inside a unit of work it
+// runs on the ambient transaction (the statement is prepared on the transaction's connection,
+// once per connection as well), never on a second pooled connection.
 func (p *prepared) get(ctx context.Context, dest any, query string, args ...any) error {
 	p.mu.Lock()
 	st, ok := p.m[query]
@@ -36,6 +38,9 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 			p.m[query] = st
 		}
 		p.mu.Unlock()
+	}
+	if a := ambientOf(ctx); a != nil {
+		return a.note(a.tx.StmtxContext(ctx, st).GetContext(ctx, dest, args...))
 	}
 	return st.GetContext(ctx, dest, args...)
 }

@@ -21,12 +21,14 @@ import (
 // SessionStore keeps checkout sessions in checkout_sessions. Every query filters by
 // merchant_id and environment; every change is written with its events in one transaction.
 type SessionStore struct {
-	db  *sqlx.DB
+	db  handle
 	hot *prepared
 }
 
 // NewSessionStore returns the checkout session store on db.
-func NewSessionStore(db *sqlx.DB) *SessionStore { return &SessionStore{db: db, hot: newPrepared(db)} }
+func NewSessionStore(db *sqlx.DB) *SessionStore {
+	return &SessionStore{db: wrap(db), hot: newPrepared(db)}
+}
 
 var _ checkout.Store = (*SessionStore)(nil)
 

@@ -16,11 +16,11 @@ import (
 // TestClockStore keeps the sandbox test clocks in test_clocks (one row per merchant test
 // environment; no row, or a NULL frozen_time, means real time).
 type TestClockStore struct {
-	db *sqlx.DB
+	db handle
 }
 
 // NewTestClockStore returns the test clock store on db.
-func NewTestClockStore(db *sqlx.DB) *TestClockStore { return &TestClockStore{db: db} }
+func NewTestClockStore(db *sqlx.DB) *TestClockStore { return &TestClockStore{db: wrap(db)} }
 
 var _ testclock.Store = (*TestClockStore)(nil)
 

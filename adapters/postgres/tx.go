@@ -2,18 +2,169 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
+
+// The ambient transaction.
+//
+// A unit of work (UnitOfWork.Do) opens one transaction and puts it in the context it hands to
+// its function. Every store reads and writes through a handle, and every handle checks the
+// context first: when it carries a transaction, the statement runs on that transaction instead
+// of on a pooled connection. So any store method called inside a unit of work becomes part of
+// it without knowing, and a request holds exactly one connection while its unit of work is
+// open. Reading through the pool from inside a transaction would need a second connection
+// while the first is held; with a small pool and enough concurrent requests every connection
+// would be held by a request waiting for another one, and nothing would move.
+//
+// The context key is unexported: nothing outside this package can see or forge the
+// transaction, and ports never mention *sql.Tx.
+
+type ambientKey struct{}
+
+// ambient is the transaction of a unit of work and its bookkeeping. It is used by one
+// goroutine at a time, like the *sqlx.Tx it holds.
+type ambient struct {
+	tx         *sqlx.Tx
+	savepoints int   // savepoints opened so far, for unique names
+	retry      error // the first serialization failure or deadlock seen, if any
+}
+
+func ambientOf(ctx context.Context) *ambient {
+	a, _ := ctx.Value(ambientKey{}).(*ambient)
+	return a
+}
+
+// note remembers a serialization failure or deadlock reported by any statement of the unit of
+// work, even when the caller turns the error into something else (an HTTP 500): the whole unit
+// then rolls back and runs again (see UnitOfWork.Do).
+func (a *ambient) note(err error) error {
+	if a.retry == nil && retryable(err) {
+		a.retry = err
+	}
+	return err
+}
+
+// nested runs fn inside a savepoint of the ambient transaction: when fn fails, what it wrote is
+// undone and the transaction stays usable, exactly as if fn had run in a transaction of its
+// own that rolled back. A store method is atomic whether or not it runs in a unit of work.
+func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
+	a.savepoints++
+	name := fmt.Sprintf("kassa_%d", a.savepoints)
+	if _, err := a.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return a.note(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_, _ = a.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
+			panic(p)
+		}
+	}()
+	if err = fn(); err != nil {
+		a.note(err)
+		if _, rerr := a.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+			return errors.Join(err, a.note(rerr))
+		}
+		return err
+	}
+	if _, err := a.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name); err != nil {
+		return a.note(err)
+	}
+	return nil
+}
+
+// handle is the database handle of the stores: each method runs on the ambient transaction of
+// ctx when there is one, and on the pool otherwise (see "The ambient transaction" above).
+type handle struct{ db *sqlx.DB }
+
+func wrap(db *sqlx.DB) handle { return handle{db: db} }
+
+// on returns where a statement of ctx runs, and the ambient transaction if it is that.
+func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient) {
+	if a := ambientOf(ctx); a != nil {
+		return a.tx, a
+	}
+	return h.db, nil
+}
+
+func noted[T any](a *ambient, v T, err error) (T, error) {
+	if a != nil && err != nil {
+		a.note(err)
+	}
+	return v, err
+}
+
+// ExecContext runs a statement that returns no rows.
+func (h handle) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	q, a := h.on(ctx)
+	res, err := q.ExecContext(ctx, query, args...)
+	return noted(a, res, err)
+}
+
+// QueryContext runs a query.
+func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, a := h.on(ctx)
+	rows, err := q.QueryContext(ctx, query, args...)
+	return noted(a, rows, err)
+}
+
+// QueryxContext runs a query with sqlx's rows.
+func (h handle) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
+	q, a := h.on(ctx)
+	rows, err := q.QueryxContext(ctx, query, args...)
+	return noted(a, rows, err)
+}
+
+// QueryRowxContext runs a query that returns at most one row.
+func (h handle) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	q, _ := h.on(ctx)
+	return q.QueryRowxContext(ctx, query, args...)
+}
+
+// GetContext scans the one row of a query into dest.
+func (h handle) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	q, a := h.on(ctx)
+	_, err := noted(a, struct{}{}, sqlx.GetContext(ctx, q, dest, query, args...))
+	return err
+}
+
+// SelectContext scans the rows of a query into dest.
+func (h handle) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	q, a := h.on(ctx)
+	_, err := noted(a, struct{}{}, sqlx.SelectContext(ctx, q, dest, query, args...))
+	return err
+}
+
+// BeginTxx starts a transaction on the pool; inTx is what stores use (it joins the ambient
+// transaction instead).
+func (h handle) BeginTxx(ctx context.Context, opts *sql.TxOptions) (*sqlx.Tx, error) {
+	return h.db.BeginTxx(ctx, opts)
+}
+
+// beginner is what inTx needs of a database: the store handle or a bare *sqlx.DB.
+type beginner interface {
+	BeginTxx(ctx context.Context, opts *sql.TxOptions) (*sqlx.Tx, error)
+}
 
 // inTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise (and on
 // panic). Every store method that changes state goes through it, together with its events.
-func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err error) {
+// Inside a unit of work it joins the ambient transaction instead, within a savepoint (so a
+// failing fn still undoes only its own writes), and the unit of work commits.
+func inTx(ctx context.Context, db beginner, fn func(tx *sqlx.Tx) error) (err error) {
+	if a := ambientOf(ctx); a != nil {
+		return a.nested(ctx, func() error { return fn(a.tx) })
+	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
@@ -32,6 +183,108 @@ func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err err
 	}
 	return tx.Commit()
 }
+
+// retryable reports a serialization failure (40001) or a deadlock (40P01): the transaction
+// lost a race and running it again from the start is the documented remedy.
+func retryable(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// UnitOfWork implements ports.UnitOfWork on PostgreSQL (see "The ambient transaction").
+type UnitOfWork struct {
+	db       *sqlx.DB
+	attempts int
+	// statementTimeout and idleTimeout bound every statement and every pause between two
+	// statements of a unit of work on the server side, so a transaction whose client hangs
+	// or vanishes cannot keep its locks (an idempotency key's among them) for long.
+	statementTimeout, idleTimeout time.Duration
+}
+
+var _ ports.UnitOfWork = (*UnitOfWork)(nil)
+
+// Defaults of NewUnitOfWork.
+const (
+	UnitOfWorkAttempts         = 5
+	UnitOfWorkStatementTimeout = 20 * time.Second
+	UnitOfWorkIdleTimeout      = 20 * time.Second
+)
+
+// NewUnitOfWork returns the unit of work on db: up to UnitOfWorkAttempts attempts, and the
+// default statement and idle-in-transaction timeouts.
+func NewUnitOfWork(db *sqlx.DB) *UnitOfWork {
+	return &UnitOfWork{db: db, attempts: UnitOfWorkAttempts,
+		statementTimeout: UnitOfWorkStatementTimeout, idleTimeout: UnitOfWorkIdleTimeout}
+}
+
+// WithTimeouts returns a copy of u whose transactions use these server-side timeouts.
+func (u *UnitOfWork) WithTimeouts(statement, idle time.Duration) *UnitOfWork {
+	c := *u
+	c.statementTimeout, c.idleTimeout = statement, idle
+	return &c
+}
+
+// Do implements ports.UnitOfWork. Inside another unit of work (ctx carries its transaction) it
+// joins it within a savepoint and commits nothing. Otherwise it runs fn in a new transaction,
+// and when the transaction fails with a serialization failure or a deadlock, anywhere in fn
+// and even if fn turned that error into another, it rolls back and runs fn again, up to
+// UnitOfWorkAttempts times with a short random pause.
+func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if a := ambientOf(ctx); a != nil {
+		return a.nested(ctx, func() error { return fn(ctx) })
+	}
+	for attempt := 1; ; attempt++ {
+		err := u.once(ctx, fn)
+		if err == nil || !retryable(err) || attempt >= u.attempts {
+			return err
+		}
+		// 5–10 ms, then 10–20, 20–40, …: enough for the winner of the race to commit.
+		base := time.Duration(5<<(attempt-1)) * time.Millisecond
+		pause := time.NewTimer(base + rand.N(base))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return err
+		case <-pause.C:
+		}
+	}
+}
+
+func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	tx, err := u.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	a := &ambient{tx: tx}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if u.statementTimeout > 0 || u.idleTimeout > 0 {
+		if _, err = tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true),
+			set_config('idle_in_transaction_session_timeout', $2, true)`,
+			msSetting(u.statementTimeout), msSetting(u.idleTimeout)); err != nil {
+			return err
+		}
+	}
+	err = fn(context.WithValue(ctx, ambientKey{}, a))
+	if a.retry != nil && !retryable(err) {
+		// fn hid a lost race behind another outcome: report the race, so Do retries.
+		err = a.retry
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// msSetting renders d for a Postgres time setting; 0 turns the timeout off.
+func msSetting(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
 // exactly when the change it reports was committed. They go in one INSERT (one round trip), in

@@ -27,14 +27,14 @@ type SecretSealer interface {
 
 // WebhookStore keeps webhook endpoints, deliveries and attempts (webhooks.Store).
 type WebhookStore struct {
-	db       *sqlx.DB
+	db       handle
 	sealer   SecretSealer
 	attempts *attemptBatcher
 }
 
 // NewWebhookStore returns a WebhookStore over db sealing secrets with sealer.
 func NewWebhookStore(db *sqlx.DB, sealer SecretSealer) *WebhookStore {
-	return &WebhookStore{db: db, sealer: sealer, attempts: &attemptBatcher{db: db}}
+	return &WebhookStore{db: wrap(db), sealer: sealer, attempts: &attemptBatcher{db: db}}
 }
 
 var _ webhooks.Store = (*WebhookStore)(nil)

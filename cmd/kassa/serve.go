@@ -89,6 +89,7 @@ func serve(ctx context.Context, args []string) error {
 		Clock:    a.testclock,
 		Limiter:  ratelimit.New(cfg.RateLive, cfg.RateTest),
 		Idem:     a.idem,
+		UoW:      a.uow,
 		OperatorCheck: func(h string) bool {
 			return identity.OperatorTokenValid(h, cfg.OperatorToken)
 		},
@@ -213,7 +214,7 @@ func pprofServer(addr string) *http.Server {
 func backgroundScheduler(log *slog.Logger, a *app, every time.Duration) *scheduler.Loop {
 	return &scheduler.Loop{Registry: a.due, Interval: every, Log: log, Periodic: []scheduler.Periodic{
 		{Name: "idempotency purge", Every: time.Hour, Run: func(ctx context.Context, now time.Time) (int64, error) {
-			return a.idem.Purge(ctx, now.Add(-24*time.Hour))
+			return a.idem.Purge(ctx, now, 24*time.Hour)
 		}},
 		{Name: "dashboard sessions purge", Every: time.Hour, Run: func(ctx context.Context, _ time.Time) (int64, error) {
 			return a.dashboard.Purge(ctx)

@@ -35,6 +35,7 @@ type app struct {
 	events    *events.Service
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
 	idem      *postgres.IdempotencyStore
+	uow       *postgres.UnitOfWork // the transaction a request's changes and its idempotency record share
 }
 
 func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
@@ -69,6 +70,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		payments:  ps,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
+		uow:       postgres.NewUnitOfWork(db),
 	}
 }
 

@@ -66,12 +66,13 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) (core.
 		return core.Caller{}, ErrAPIKeyModeClash
 	}
 	now := s.clock.Now()
+	scope := core.Scope{MerchantID: rec.Key.MerchantID, Env: rec.Key.Env}
 	if rec.Key.LastUsed == nil || now.Sub(*rec.Key.LastUsed) >= lastUsedGranularity {
 		// Best effort: a failed bookkeeping write must not refuse a valid key.
-		_ = s.store.TouchKey(ctx, rec.Key.ID, now)
+		_ = s.store.TouchKey(ctx, scope, rec.Key.ID, now)
 	}
 	return core.Caller{
-		Scope:     core.Scope{MerchantID: rec.Key.MerchantID, Env: rec.Key.Env},
+		Scope:     scope,
 		Onboarded: rec.Onboarded,
 		KeyID:     rec.Key.ID,
 		TestClock: rec.TestClock,

@@ -91,7 +91,7 @@ func (d *Dashboard) Session(ctx context.Context, token string) (*DashboardSessio
 		return nil, ErrSessionRequired
 	}
 	if now.Sub(s.LastSeen) >= sessionTouchGranularity {
-		_ = d.store.TouchSession(ctx, hash, now)
+		_ = d.store.TouchSession(ctx, s.MerchantID, hash, now)
 	}
 	return s, nil
 }

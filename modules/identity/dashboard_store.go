@@ -18,8 +18,8 @@ type DashboardStore interface {
 	// merchant, or ErrNotFound. It does not judge expiry: the use case does.
 	SessionByHash(ctx context.Context, hash []byte) (*DashboardSession, error)
 	// TouchSession sets the session's last_seen to at when it is older (the use case calls it
-	// at most once per sessionTouchGranularity).
-	TouchSession(ctx context.Context, hash []byte, at time.Time) error
+	// at most once per sessionTouchGranularity), for a session of merchantID only.
+	TouchSession(ctx context.Context, merchantID string, hash []byte, at time.Time) error
 	// DeleteSession removes the session (no error when it does not exist).
 	DeleteSession(ctx context.Context, hash []byte) error
 	// RecordLoginFailure remembers one failed sign-in for the e-mail (lower-cased by the

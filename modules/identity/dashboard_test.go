@@ -54,10 +54,10 @@ func (m *memDashboard) SessionByHash(_ context.Context, hash []byte) (*Dashboard
 	return &c, nil
 }
 
-func (m *memDashboard) TouchSession(_ context.Context, hash []byte, at time.Time) error {
+func (m *memDashboard) TouchSession(_ context.Context, merchantID string, hash []byte, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s, ok := m.sessions[string(hash)]; ok {
+	if s, ok := m.sessions[string(hash)]; ok && s.MerchantID == merchantID {
 		s.LastSeen = at
 	}
 	return nil

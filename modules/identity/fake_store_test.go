@@ -133,11 +133,11 @@ func (s *memStore) KeyByHash(_ context.Context, hash []byte) (*AuthRecord, error
 	return nil, ErrNotFound
 }
 
-func (s *memStore) TouchKey(_ context.Context, keyID string, at time.Time) error {
+func (s *memStore) TouchKey(_ context.Context, scope core.Scope, keyID string, at time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
-	if k, ok := s.keys[keyID]; ok && (k.LastUsed == nil || k.LastUsed.Before(at.Add(-time.Minute))) {
+	if k, ok := s.keys[keyID]; ok && k.MerchantID == scope.MerchantID && k.Env == scope.Env && (k.LastUsed == nil || k.LastUsed.Before(at.Add(-time.Minute))) {
 		k.LastUsed = &at
 	}
 	return nil

@@ -34,6 +34,7 @@ type Store interface {
 	RevokeScopeKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) (*APIKey, error)
 	// KeyByHash finds the key whose secret hashes to hash; ErrNotFound when none does.
 	KeyByHash(ctx context.Context, hash []byte) (*AuthRecord, error)
-	// TouchKey sets last_used to at when it is unset or more than a minute older than at.
-	TouchKey(ctx context.Context, keyID string, at time.Time) error
+	// TouchKey sets last_used to at when it is unset or more than a minute older than at, for
+	// the key of scope only: a key of another merchant or environment is left unchanged.
+	TouchKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) error
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -42,6 +43,7 @@ type GateConfig struct {
 	Authorize   func(r *http.Request, pathParams map[string]string) (context.Context, error)
 	Limiter     ports.RateLimiter      // nil: no rate limit
 	Idempotency ports.IdempotencyStore // nil: no idempotency
+	UnitOfWork  ports.UnitOfWork       // required with Idempotency: the change and its record commit together
 	Clocks      ports.Clocks           // idempotency retention follows the scope clock (D12)
 	Retention   time.Duration          // idempotency retention, default 24 h
 }
@@ -63,6 +65,9 @@ func NewGate(cfg GateConfig, next http.Handler) (*Gate, error) {
 	router, err := legacy.NewRouter(&doc)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Idempotency != nil && cfg.UnitOfWork == nil {
+		return nil, errors.New("gate: idempotency needs a unit of work")
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = 24 * time.Hour
@@ -134,7 +139,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	serve := func(w http.ResponseWriter) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err := validate(r, route, pathParams, body); err != nil {
 			WriteError(w, r, err)
@@ -149,7 +154,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	serve(w)
+	serve(w, r)
 }
 
 // secured reports whether the operation declares a security requirement.

@@ -58,48 +58,82 @@ paths:
         "200": {description: ok}
 `
 
-// memIdem is an in-memory ports.IdempotencyStore with the documented Claim semantics.
+// memIdem is an in-memory ports.IdempotencyStore and ports.UnitOfWork: a unit of work holds
+// its keys' locks until it ends, and its records become visible when it commits.
 type memIdem struct {
-	mu       sync.Mutex
-	recs     map[ports.IdempotencyKey]*ports.IdempotencyRecord
-	releases int
+	mu        sync.Mutex
+	recs      map[ports.IdempotencyKey]*ports.IdempotencyRecord
+	locked    map[ports.IdempotencyKey]bool
+	rollbacks int
 }
 
 func newMemIdem() *memIdem {
-	return &memIdem{recs: map[ports.IdempotencyKey]*ports.IdempotencyRecord{}}
+	return &memIdem{recs: map[ports.IdempotencyKey]*ports.IdempotencyRecord{}, locked: map[ports.IdempotencyKey]bool{}}
 }
 
-func (s *memIdem) Claim(_ context.Context, k ports.IdempotencyKey, hash []byte, now, expiredBefore, staleBefore time.Time) (*ports.IdempotencyRecord, error) {
+type memTxKey struct{}
+
+type memTx struct {
+	locks []ports.IdempotencyKey
+	puts  map[ports.IdempotencyKey]*ports.IdempotencyRecord
+}
+
+func (s *memIdem) Do(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if ctx.Value(memTxKey{}) != nil {
+		return fn(ctx)
+	}
+	tx := &memTx{puts: map[ports.IdempotencyKey]*ports.IdempotencyRecord{}}
+	defer func() {
+		p := recover()
+		s.mu.Lock()
+		if p == nil && err == nil {
+			for k, r := range tx.puts {
+				s.recs[k] = r
+			}
+		} else {
+			s.rollbacks++
+		}
+		for _, k := range tx.locks {
+			delete(s.locked, k)
+		}
+		s.mu.Unlock()
+		if p != nil {
+			panic(p)
+		}
+	}()
+	return fn(context.WithValue(ctx, memTxKey{}, tx))
+}
+
+func (s *memIdem) Lock(ctx context.Context, k ports.IdempotencyKey) (bool, error) {
+	tx := ctx.Value(memTxKey{}).(*memTx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r, ok := s.recs[k]; ok && !r.CreatedAt.Before(expiredBefore) && !(r.InFlight && r.CreatedAt.Before(staleBefore)) {
+	if s.locked[k] {
+		return false, nil
+	}
+	s.locked[k] = true
+	tx.locks = append(tx.locks, k)
+	return true, nil
+}
+
+func (s *memIdem) Get(_ context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.recs[k]; ok && !r.CreatedAt.Before(notBefore) {
 		c := *r
 		return &c, nil
 	}
-	s.recs[k] = &ports.IdempotencyRecord{RequestHash: hash, InFlight: true, CreatedAt: now}
 	return nil, nil
 }
 
-func (s *memIdem) Complete(_ context.Context, k ports.IdempotencyKey, status int, contentType string, body []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.recs[k]; ok && r.InFlight {
-		r.InFlight, r.Status, r.ContentType, r.Body = false, status, contentType, append([]byte(nil), body...)
-	}
+func (s *memIdem) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
+	tx := ctx.Value(memTxKey{}).(*memTx)
+	rec.Body = append([]byte(nil), rec.Body...)
+	tx.puts[k] = &rec
 	return nil
 }
 
-func (s *memIdem) Release(_ context.Context, k ports.IdempotencyKey) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.recs[k]; ok && r.InFlight {
-		delete(s.recs, k)
-		s.releases++
-	}
-	return nil
-}
-
-func (s *memIdem) Purge(context.Context, time.Time) (int64, error) { return 0, nil }
+func (s *memIdem) Purge(context.Context, time.Time, time.Duration) (int64, error) { return 0, nil }
 
 func (s *memIdem) len() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.recs) }
 
@@ -153,7 +187,7 @@ func newGateRig(t *testing.T, limiter ports.RateLimiter, next func(n int64, w ht
 		t.Fatal(err)
 	}
 	rig := &gateRig{store: newMemIdem(), clocks: &fakeClocks{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
-	g, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth, Limiter: limiter, Idempotency: rig.store, Clocks: rig.clocks},
+	g, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth, Limiter: limiter, Idempotency: rig.store, UnitOfWork: rig.store, Clocks: rig.clocks},
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next(rig.calls.Add(1), w, r) }))
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +289,8 @@ func TestGateReleasesServerErrors(t *testing.T) {
 	})
 	r := rig.post("k", `{"amount":1}`)
 	wantCode(t, r, 500, "api_error", "internal_error", "")
-	if rig.store.len() != 0 || rig.store.releases != 1 {
-		t.Fatalf("500 kept: %d records, %d releases", rig.store.len(), rig.store.releases)
+	if rig.store.len() != 0 || rig.store.rollbacks != 1 {
+		t.Fatalf("500 kept: %d records, %d rollbacks", rig.store.len(), rig.store.rollbacks)
 	}
 	retry := rig.post("k", `{"amount":1}`)
 	if retry.status != 200 || retry.header.Get("Idempotent-Replayed") != "" || rig.calls.Load() != 2 {
@@ -342,6 +376,30 @@ func TestGateInFlightConflict(t *testing.T) {
 	}
 	if r := rig.post("k", `{"amount":1}`); r.header.Get("Idempotent-Replayed") != "true" || rig.calls.Load() != 1 {
 		t.Fatalf("after the first finished: %d calls %d", r.status, rig.calls.Load())
+	}
+}
+
+// The key's lock does not depend on any clock: moving the scope's clock, even past the
+// retention, does not let a retry run beside the request still executing.
+func TestGateInFlightConflictIgnoresTheClock(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+		okJSON(n, w, r)
+	})
+	done := make(chan gateResp)
+	go func() { done <- rig.post("k", `{"amount":1}`) }()
+	<-entered
+	for _, d := range []time.Duration{time.Hour, 25 * time.Hour} {
+		rig.clocks.add(d)
+		wantCode(t, rig.post("k", `{"amount":1}`), 409, "idempotency_error", "idempotency_key_in_use", "")
+	}
+	close(release)
+	if first := <-done; first.status != 200 || rig.calls.Load() != 1 {
+		t.Fatalf("first: %d %s, calls %d", first.status, first.body, rig.calls.Load())
 	}
 }
 

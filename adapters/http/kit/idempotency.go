@@ -5,7 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"log/slog"
+	"errors"
 	"net/http"
 	"time"
 
@@ -13,16 +13,35 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// staleLease is how long an in-flight claim is honoured before it is presumed abandoned (its
-// process died). It is well above the server's write timeout, so a live request never loses
-// its claim.
-const staleLease = 2 * time.Minute
+// requestDeadline bounds an idempotent request, whose unit of work holds the key's lock: well
+// below the server's write timeout, and above the unit of work's statement and idle timeouts,
+// which bound it on the database's side even when this process stalls.
+const requestDeadline = 30 * time.Second
 
-// idempotent implements D4 around serve: one execution per (merchant, environment, method,
-// path, key); the outcome is stored and replayed verbatim for 24 h; a different body is 409
-// idempotency_key_reused; a concurrent duplicate is 409 idempotency_key_in_use; 401, 429 and
-// 5xx are not stored so that a retry runs again.
-func (g *Gate) idempotent(w http.ResponseWriter, r *http.Request, values []string, body []byte, serve func(http.ResponseWriter)) {
+// Outcomes of the unit of work that roll it back.
+var (
+	errKeyInUse  = core.NewError(core.TypeIdempotency, codeKeyInUse, "", "A request with this Idempotency-Key is still being processed. Retry once it has finished.")
+	errNotStored = errors.New("idempotency: outcome not stored")
+)
+
+// idempotent implements D4 around serve, exactly once whatever crashes: one unit of work
+// (transaction) takes a transaction-scoped lock on the key (held: 409 idempotency_key_in_use),
+// reads the stored record (same body: replayed verbatim with Idempotent-Replayed: true;
+// another body: 409 idempotency_key_reused), and otherwise runs serve with that unit of work
+// in the request context, so every store the operation calls writes in it, and stores the
+// response in it before the commit. The change and its record are committed together or not
+// at all; the lock ends with the transaction (and with its connection, should the process
+// die), so there is nothing to take over. 401, 429, 5xx and panics roll everything back and
+// store nothing, so that a retry runs again. The record is dated on the scope's clock, and
+// expires 24 h later on that clock (D12); the lock does not depend on any clock.
+//
+// An operation that must call the network (a processor, for a future refund) cannot run inside
+// one transaction. It will opt out through the route (a set of operation ids in GateConfig):
+// the gate then runs the same lock-and-read unit of work first, lets the operation record a
+// pending attempt under the key in a transaction of its own, call out with no connection held,
+// and complete the attempt and the stored response in a second transaction — the pattern of
+// the webhook worker and of charge attempts. Every merchant POST today is database work only.
+func (g *Gate) idempotent(w http.ResponseWriter, r *http.Request, values []string, body []byte, serve func(http.ResponseWriter, *http.Request)) {
 	if len(values) != 1 || !validIdempotencyKey(values[0]) {
 		WriteError(w, r, core.Invalid(codeIdempotencyInvalid, "", "Idempotency-Key must be 1 to 255 printable ASCII characters."))
 		return
@@ -35,48 +54,55 @@ func (g *Gate) idempotent(w http.ResponseWriter, r *http.Request, values []strin
 		WriteError(w, r, err)
 		return
 	}
-	rec, err := g.cfg.Idempotency.Claim(r.Context(), k, hash, now, now.Add(-g.cfg.Retention), now.Add(-staleLease))
-	if err != nil {
-		WriteError(w, r, err)
-		return
-	}
-	if rec != nil {
-		switch {
-		case !bytes.Equal(rec.RequestHash, hash):
-			WriteError(w, r, core.NewError(core.TypeIdempotency, codeKeyReused, "",
-				"Keys for idempotent requests can only be used with the same parameters they were first used with. This key was reused with a different request body."))
-		case rec.InFlight:
-			WriteError(w, r, core.NewError(core.TypeIdempotency, codeKeyInUse, "",
-				"A request with this Idempotency-Key is still being processed. Retry once it has finished."))
-		default:
-			w.Header().Set("Content-Type", rec.ContentType)
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.WriteHeader(rec.Status)
-			_, _ = w.Write(rec.Body)
-		}
-		return
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestDeadline)
+	defer cancel()
 
-	buf := &bufferedWriter{header: w.Header()}
-	done := false
-	defer func() {
-		if !done { // a panic in serve: forget the claim so a retry runs again
-			_ = g.cfg.Idempotency.Release(context.WithoutCancel(r.Context()), k)
+	var out *bufferedWriter // the response of the last attempt (the unit of work may retry)
+	var replay *ports.IdempotencyRecord
+	err = g.cfg.UnitOfWork.Do(ctx, func(ctx context.Context) error {
+		out, replay = nil, nil
+		ok, err := g.cfg.Idempotency.Lock(ctx, k)
+		if err != nil {
+			return err
 		}
-	}()
-	serve(buf)
-	done = true
-	status := buf.statusCode()
-	store := context.WithoutCancel(r.Context())
-	if status == http.StatusUnauthorized || status == http.StatusTooManyRequests || status >= 500 {
-		_ = g.cfg.Idempotency.Release(store, k)
-	} else if err := g.cfg.Idempotency.Complete(store, k, status, w.Header().Get("Content-Type"), buf.body.Bytes()); err != nil {
-		// The change is committed but its outcome could not be recorded: answer with it anyway;
-		// the claim stays in flight (409 in_use to retries) until the stale lease ends.
-		slog.ErrorContext(r.Context(), "idempotency: storing the outcome failed", "request_id", RequestID(r.Context()), "error", err.Error())
+		if !ok {
+			return errKeyInUse
+		}
+		rec, err := g.cfg.Idempotency.Get(ctx, k, now.Add(-g.cfg.Retention))
+		if err != nil {
+			return err
+		}
+		if rec != nil {
+			replay = rec
+			return nil
+		}
+		out = &bufferedWriter{header: http.Header{}}
+		serve(out, r.WithContext(ctx))
+		status := out.statusCode()
+		if status == http.StatusUnauthorized || status == http.StatusTooManyRequests || status >= 500 {
+			return errNotStored
+		}
+		return g.cfg.Idempotency.Put(ctx, k, ports.IdempotencyRecord{RequestHash: hash, Status: status,
+			ContentType: out.header.Get("Content-Type"), Body: out.body.Bytes(), CreatedAt: now})
+	})
+	switch {
+	case errors.Is(err, errNotStored):
+		out.send(w) // rolled back: a retry runs again
+	case err != nil:
+		// Nothing was committed (the key in use, or the database failed): the envelope says
+		// so, and a 500 invites the retry that will run the request again.
+		WriteError(w, r, err)
+	case replay == nil:
+		out.send(w)
+	case !bytes.Equal(replay.RequestHash, hash):
+		WriteError(w, r, core.NewError(core.TypeIdempotency, codeKeyReused, "",
+			"Keys for idempotent requests can only be used with the same parameters they were first used with. This key was reused with a different request body."))
+	default:
+		w.Header().Set("Content-Type", replay.ContentType)
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(replay.Status)
+		_, _ = w.Write(replay.Body)
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.body.Bytes())
 }
 
 func validIdempotencyKey(k string) bool {
@@ -107,7 +133,8 @@ func canonicalHash(body []byte) []byte {
 	return sum[:]
 }
 
-// bufferedWriter holds a response until the idempotency outcome is decided.
+// bufferedWriter holds a response, headers included, until the unit of work has committed or
+// rolled back: an attempt the unit of work runs again leaves nothing behind.
 type bufferedWriter struct {
 	header http.Header
 	status int
@@ -121,6 +148,16 @@ func (b *bufferedWriter) WriteHeader(code int) {
 	}
 }
 func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+// send writes the held response to w.
+func (b *bufferedWriter) send(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(b.statusCode())
+	_, _ = w.Write(b.body.Bytes())
+}
+
 func (b *bufferedWriter) statusCode() int {
 	if b.status == 0 {
 		return http.StatusOK

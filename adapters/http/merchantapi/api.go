@@ -24,6 +24,7 @@ type Deps struct {
 	Clock    *testclock.Service
 	Limiter  ports.RateLimiter
 	Idem     ports.IdempotencyStore
+	UoW      ports.UnitOfWork // required with Idem: each keyed POST runs in one unit of work
 }
 
 // New assembles the merchant API (everything under /v1 on the API listener): the contract
@@ -46,6 +47,6 @@ func New(d Deps) (http.Handler, error) {
 	})
 	return kit.NewGate(kit.GateConfig{
 		Spec: spec, Authenticate: d.Identity.Authenticate, Limiter: d.Limiter,
-		Idempotency: d.Idem, Clocks: d.Clock,
+		Idempotency: d.Idem, UnitOfWork: d.UoW, Clocks: d.Clock,
 	}, mux)
 }
