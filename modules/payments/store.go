@@ -24,7 +24,16 @@ type Record struct {
 	// dispute card), with its reason; nil when none is announced.
 	DisputeOpensAt *time.Time
 	DisputeReason  string
+	// AvailableAt is when the payment's funds become available in the balance (D7, D16): two
+	// days after a card charge (at once when the processor says so, the sandbox's
+	// 4000000000000077), two days after a delayed payment settles; nil while it is processing
+	// or when it failed.
+	AvailableAt *time.Time
 }
+
+// FundsDelay is how long after the charge (or the settlement of a delayed method) funds
+// become available (D7: T+2 days).
+const FundsDelay = 48 * time.Hour
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
 // answer core.NotFound("payment", …).
