@@ -51,7 +51,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	// the session from its store: it is complete (it has a payment), so checkout.Service.Get's
 	// lazy expiry, and its test clock read, has nothing to do.
 	sb := sandbox.New()
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, httpapi.AsyncPresenters(sessions))
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: sb}, httpapi.AsyncPresenters(sessions))
 	tc.AddProcessor(ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident, sb)
