@@ -223,6 +223,11 @@ func sweep(ctx context.Context, log *slog.Logger, a *app, every time.Duration) {
 		} else if n > 0 {
 			log.Info("sweep: payments settled or disputed", "count", n)
 		}
+		if n, err := a.attempts.ProcessDue(ctx, nil, now); err != nil && ctx.Err() == nil {
+			log.Error("sweep: charge attempts left pending", "error", err.Error())
+		} else if n > 0 {
+			log.Info("sweep: charge attempts resolved", "count", n)
+		}
 		if now.Sub(lastPurge) >= time.Hour {
 			if n, err := a.idem.Purge(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
 				log.Error("sweep: idempotency purge", "error", err.Error())

@@ -43,6 +43,11 @@ CREATE UNIQUE INDEX charge_attempts_one_pending ON charge_attempts (merchant_id,
 -- The sweep: pending attempts by age.
 CREATE INDEX charge_attempts_pending ON charge_attempts (started_at) WHERE status = 'pending';
 
+-- The attempt in flight on a session (its idempotency key), set with the attempt and cleared
+-- when its outcome is applied: while it is set the session does not expire (the expiry sweep
+-- skips it) and takes no second charge.
+ALTER TABLE checkout_sessions ADD COLUMN charging_attempt text;
+
 -- The sandbox processor's own memory of its charges, keyed by idempotency key, so that a
 -- retried charge and Processor.Lookup answer what the first call answered. It plays the part
 -- of a live processor's records; Kassa's modules never read it. result holds no card number
@@ -65,5 +70,6 @@ ALTER TABLE payments
 
 -- +goose Down
 ALTER TABLE payments DROP COLUMN available_at, DROP COLUMN fee_rate;
+ALTER TABLE checkout_sessions DROP COLUMN charging_attempt;
 DROP TABLE sandbox_charges;
 DROP TABLE charge_attempts;
