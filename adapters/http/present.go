@@ -54,6 +54,10 @@ func presentSession(s *checkout.Session) api.CheckoutSession {
 		pp := presentPayment(p)
 		out.Payment = &pp
 	}
+	if ps := s.PaymentStatus(); ps != "" {
+		v := api.CheckoutSessionPaymentStatus(ps)
+		out.PaymentStatus = &v
+	}
 	return out
 }
 

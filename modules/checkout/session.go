@@ -221,6 +221,31 @@ func (s *Session) ExpiresAt() time.Time          { return s.expiresAt }
 // Payment returns the payment of a complete session (a copy), or nil.
 func (s *Session) Payment() *payments.Payment { return clonePayment(s.payment) }
 
+// PaymentStatus is where the money of a completed session stands (D6).
+type PaymentStatus string
+
+const (
+	PaymentPaid       PaymentStatus = "paid"
+	PaymentProcessing PaymentStatus = "processing"
+	PaymentFailed     PaymentStatus = "failed"
+)
+
+// PaymentStatus returns the session's payment_status: "" while it has no payment; paid once
+// its payment succeeded (refunds and disputes keep it paid: the money was received),
+// processing while a delayed method settles, failed when it did not.
+func (s *Session) PaymentStatus() PaymentStatus {
+	if s.payment == nil {
+		return ""
+	}
+	switch s.payment.Status() {
+	case payments.StatusProcessing:
+		return PaymentProcessing
+	case payments.StatusFailed:
+		return PaymentFailed
+	}
+	return PaymentPaid
+}
+
 // IsDue reports whether the session is open, its lifetime has run out at now, and no charge
 // of it is in flight. A session being charged (BuyerState.Charging) is never due: the buyer's
 // money may be moving, so it waits for the outcome (which completes it or leaves it open, and
