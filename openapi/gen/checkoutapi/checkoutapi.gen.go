@@ -722,8 +722,10 @@ type ClientInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -756,8 +758,10 @@ type ClientInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -939,8 +943,10 @@ func (c *Client) CancelBuyerSession(ctx context.Context, id SessionId, reqEditor
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -985,8 +991,10 @@ func (c *Client) ConfirmBuyerSessionWithBody(ctx context.Context, id SessionId, 
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -1380,8 +1388,10 @@ type ClientWithResponsesInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1414,8 +1424,10 @@ type ClientWithResponsesInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2281,8 +2293,10 @@ func (c *ClientWithResponses) CancelBuyerSessionWithResponse(ctx context.Context
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -2323,8 +2337,10 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithBodyWithResponse(ctx contex
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
