@@ -648,7 +648,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -671,7 +671,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -833,7 +833,7 @@ func (c *Client) GetBuyerSession(ctx context.Context, id SessionId, reqEditors .
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -868,7 +868,7 @@ func (c *Client) ResolveBuyerActionWithBody(ctx context.Context, id SessionId, c
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -1312,7 +1312,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1335,7 +1335,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2193,7 +2193,7 @@ func (c *ClientWithResponses) GetBuyerSessionWithResponse(ctx context.Context, i
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -2224,7 +2224,7 @@ func (c *ClientWithResponses) ResolveBuyerActionWithBodyWithResponse(ctx context
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
