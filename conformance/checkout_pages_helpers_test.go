@@ -112,20 +112,22 @@ func pgWant(t *testing.T, p pgPage, status int, parts ...string) {
 }
 
 // pgWantComplete asserts the session is complete with a payment in status and exactly one
-// event of its completion: checkout.session.completed for a succeeded payment,
-// checkout.session.async_payment_pending for a processing one (SEPA).
+// checkout.session.completed (D6 as amended: a processing SEPA payment too), plus exactly one
+// checkout.session.async_payment_pending for a processing one.
 func pgWantComplete(t *testing.T, m *Merchant, id string, status api.PaymentStatus) {
 	t.Helper()
 	got := csGet(t, m.Test, id)
 	if got.Status != "complete" || got.Payment == nil || got.Payment.Status != status {
 		t.Fatalf("session %s: status %s, payment %+v; want complete with a %s payment", id, got.Status, got.Payment, status)
 	}
-	typ := payEventCompleted
+	types := []string{payEventCompleted}
 	if status == "processing" {
-		typ = payEventPending
+		types = append(types, payEventPending)
 	}
-	if evs := evtForSession(t, m.Test, typ, id); len(evs) != 1 {
-		t.Fatalf("%d %s events, want exactly 1", len(evs), typ)
+	for _, typ := range types {
+		if evs := evtForSession(t, m.Test, typ, id); len(evs) != 1 {
+			t.Fatalf("%d %s events, want exactly 1", len(evs), typ)
+		}
 	}
 }
 

@@ -133,7 +133,7 @@ func TestCheckoutPayOutcomes(t *testing.T) {
 	}
 
 	for _, iban := range []string{payIBANOK, payIBANFailsLater} {
-		harness.Rule(t, "D6", "SEPA "+iban+" is processing: session complete, payment processing, async_payment_pending", func(t *testing.T) {
+		harness.Rule(t, "D6", "SEPA "+iban+" is processing: session complete, payment processing, checkout.session.completed once and async_payment_pending", func(t *testing.T) {
 			t.Parallel()
 			payNeedsCheckout(t)
 			m := newMerchant(t, true)
@@ -147,7 +147,7 @@ func TestCheckoutPayOutcomes(t *testing.T) {
 				t.Fatalf("merchant view: %s %+v", ms.Status, p)
 			}
 			payWantEvents(t, m, payEventPending, s.Id, 1)
-			payWantEvents(t, m, payEventCompleted, s.Id, 0)
+			payWantEvents(t, m, payEventCompleted, s.Id, 1)
 			// The secret is no longer valid once the session is complete (interface 3.1).
 			v := payView(t, s.Id, s.ClientSecret)
 			payWantErr(t, v.HTTPResponse, v.Body, 422, "invalid_state", "session_expired", "")

@@ -16,13 +16,23 @@ func init() {
 func TestPaymentsAsync(t *testing.T) {
 	t.Parallel()
 
-	harness.Rule(t, "D9", "SEPA with a good IBAN is processing, and succeeded once the test clock passes settlement", func(t *testing.T) {
+	harness.Rule(t, "D6", "SEPA with a good IBAN: checkout.session.completed once at confirmation (payment_status processing), async_payment_succeeded at settlement", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		start := clockFreeze(t, m.Test)
 		s := asyncPay(t, m, payIBANOK)
 		if s.Status != "complete" || s.Payment == nil || s.Payment.Status != "processing" || s.Payment.PaymentMethod != "sepa_debit" {
 			t.Fatalf("after confirmation: session %s, payment %+v", s.Status, s.Payment)
+		}
+		if s.PaymentStatus == nil || *s.PaymentStatus != "processing" {
+			t.Fatalf("payment_status %v, want processing", s.PaymentStatus)
+		}
+		// D6 as amended: the fulfilment trigger fires once, when the session completes, and
+		// says where the money stands; async_payment_pending reports the same moment.
+		completed := asyncOne(t, m, "checkout.session.completed", "id", s.Id)
+		if completed.Data.Object["payment_status"] != "processing" || asyncEmbedded(t, completed)["status"] != "processing" ||
+			completed.Created != start {
+			t.Fatalf("checkout.session.completed %v at %d", completed.Data.Object, completed.Created)
 		}
 		pending := asyncOne(t, m, "checkout.session.async_payment_pending", "id", s.Id)
 		if asyncEmbedded(t, pending)["status"] != "processing" {
@@ -46,9 +56,13 @@ func TestPaymentsAsync(t *testing.T) {
 			t.Fatalf("payment_intent.succeeded object %v", succ.Data.Object)
 		}
 		async := asyncOne(t, m, "checkout.session.async_payment_succeeded", "id", s.Id)
-		if ep := asyncEmbedded(t, async); ep["status"] != "succeeded" || ep["id"] != p.Id {
-			t.Fatalf("async_payment_succeeded payment %v", ep)
+		if ep := asyncEmbedded(t, async); ep["status"] != "succeeded" || ep["id"] != p.Id || async.Data.Object["payment_status"] != "paid" {
+			t.Fatalf("async_payment_succeeded payment %v, payment_status %v", ep, async.Data.Object["payment_status"])
 		}
+		if got := csGet(t, m.Test, s.Id); got.PaymentStatus == nil || *got.PaymentStatus != "paid" {
+			t.Fatalf("session payment_status after settlement %v", got.PaymentStatus)
+		}
+		asyncOne(t, m, "checkout.session.completed", "id", s.Id) // still once
 		// Confirmed at the frozen time; stamped with the settlement time, not the advance's.
 		for _, e := range []api.Event{succ, async} {
 			if e.Created != start+asyncSettleDelay {
@@ -61,7 +75,7 @@ func TestPaymentsAsync(t *testing.T) {
 		asyncOne(t, m, "payment_intent.succeeded", "id", p.Id)
 	})
 
-	harness.Rule(t, "D9", "SEPA with the failing IBAN fails at settlement with failure_code and both failure events", func(t *testing.T) {
+	harness.Rule(t, "D6", "SEPA with the failing IBAN: completed once at confirmation, then fails at settlement with failure_code and both failure events", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		clockFreeze(t, m.Test)
@@ -80,8 +94,12 @@ func TestPaymentsAsync(t *testing.T) {
 			t.Fatalf("payment_failed object %v", failed.Data.Object)
 		}
 		async := asyncOne(t, m, "checkout.session.async_payment_failed", "id", s.Id)
-		if ep := asyncEmbedded(t, async); ep["status"] != "failed" || ep["failure_code"] != "insufficient_funds" {
-			t.Fatalf("async_payment_failed payment %v", ep)
+		if ep := asyncEmbedded(t, async); ep["status"] != "failed" || ep["failure_code"] != "insufficient_funds" ||
+			async.Data.Object["payment_status"] != "failed" {
+			t.Fatalf("async_payment_failed payment %v, payment_status %v", ep, async.Data.Object["payment_status"])
+		}
+		if c := asyncOne(t, m, "checkout.session.completed", "id", s.Id); c.Data.Object["payment_status"] != "processing" {
+			t.Fatalf("completed payment_status %v", c.Data.Object["payment_status"])
 		}
 		if evs := asyncEvents(t, m, "checkout.session.async_payment_succeeded", "id", s.Id); len(evs) != 0 {
 			t.Fatal("a failed debit reported success")

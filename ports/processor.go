@@ -170,6 +170,9 @@ var (
 	ErrProcessorRefUnknown  = errors.New("processor: unknown processor reference")
 	ErrChargeNotActionable  = errors.New("processor: charge is not awaiting customer action")
 	ErrChargeNotSettleable  = errors.New("processor: charge is not a delayed (processing) charge")
+	// ErrChargeUnknown: Lookup found no charge made with that idempotency key; the processor
+	// never received it, so nothing was charged.
+	ErrChargeUnknown = errors.New("processor: no charge with this idempotency key")
 )
 
 // Processor moves money for payments: the sandbox adapter for the test environment, a live
@@ -180,9 +183,16 @@ type Processor interface {
 	// Charge runs a charge. A decline is a failed result, not an error.
 	Charge(ctx context.Context, req ChargeRequest, now time.Time) (ChargeResult, error)
 	// CompleteAction reports the buyer's 3-D Secure outcome on a requires_action charge:
-	// approve gives succeeded, refusal failed with authentication_failed.
+	// approve gives succeeded, refusal failed with authentication_failed. Asked again with the
+	// same answer it answers the same (the charge-attempt sweep relies on it).
 	CompleteAction(ctx context.Context, processorRef string, approve bool, now time.Time) (ChargeResult, error)
 	// Settle gives the outcome of a processing (SEPA) charge: still processing before its
 	// SettlesAt, then succeeded or failed. It is idempotent.
 	Settle(ctx context.Context, processorRef string, now time.Time) (ChargeResult, error)
+	// Lookup answers what the charge made in scope with idempotencyKey came to: what Charge
+	// answered for it (a 3-D Secure charge still requires_action, a SEPA debit processing with
+	// its SettlesAt), so that a charge whose outcome Kassa failed to record can be recorded
+	// later (the charge-attempt sweep). A key the processor never received answers
+	// ErrChargeUnknown: nothing was charged.
+	Lookup(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (ChargeResult, error)
 }

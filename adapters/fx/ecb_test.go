@@ -264,15 +264,16 @@ func TestFeesOnTheSample(t *testing.T) {
 		psp      int64
 		inCharge int64
 		rateDay  time.Time
+		rate     string
 	}{
 		// USD 100.00, US card on Wednesday 18th (see modules/payments TestFeeHandComputed).
 		{"USD", payments.FeeInput{Amount: 10000, Currency: "USD", Method: payments.MethodCard, CardCountry: "US",
-			ChargedAt: date(2026, 11, 18).Add(10 * time.Hour)}, 266, 199, 309, date(2026, 11, 18)},
+			ChargedAt: date(2026, 11, 18).Add(10 * time.Hour)}, 266, 199, 309, date(2026, 11, 18), "1.1625"},
 		// JPY 564 on Saturday 21st, Friday's 1 EUR = 180.48 JPY: 56400 / 180.48 = 312.5 → 313;
 		// 2.8 % = 8.764 → 9, + 25 = 34; PSP 2.2 % = 6.886 → 7, + 10 = 17;
 		// 34 × 1.8048 = 61.3632 → 61.
 		{"JPY on a Saturday", payments.FeeInput{Amount: 564, Currency: "JPY", Method: payments.MethodCard, CardCountry: "JP",
-			ChargedAt: date(2026, 11, 21).Add(12 * time.Hour)}, 34, 17, 61, date(2026, 11, 20)},
+			ChargedAt: date(2026, 11, 21).Add(12 * time.Hour)}, 34, 17, 61, date(2026, 11, 20), "180.48"},
 	}
 	for _, tc := range cases {
 		got, err := calc.Compute(context.Background(), tc.in)
@@ -280,7 +281,7 @@ func TestFeesOnTheSample(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		want := payments.Fee{ServiceFeeEUR: tc.service, PSPFeeEUR: tc.psp, ServiceFeeChargeCurrency: tc.inCharge,
-			Currency: tc.in.Currency, RateDate: tc.rateDay}
+			Currency: tc.in.Currency, RateDate: tc.rateDay, Rate: tc.rate}
 		if got != want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, want)
 		}

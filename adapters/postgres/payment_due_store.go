@@ -26,11 +26,12 @@ type recordRow struct {
 	DisputeOpensAt *time.Time `db:"dispute_opens_at"`
 	DisputeReason  *string    `db:"dispute_reason"`
 	DisputeID      *string    `db:"dispute_id"`
+	AvailableAt    *time.Time `db:"available_at"`
 	DueAt          *time.Time `db:"due_at"`
 }
 
 const recordExtraColumns = `processor_ref, settles_at, card_exp_month, card_exp_year, sepa_country, sepa_last4,
-	dispute_opens_at, dispute_reason, dispute_id, due_at`
+	dispute_opens_at, dispute_reason, dispute_id, available_at, due_at`
 
 func (r *recordRow) record() (*payments.Record, error) {
 	p, err := r.payment()
@@ -39,7 +40,8 @@ func (r *recordRow) record() (*payments.Record, error) {
 	}
 	rec := &payments.Record{Payment: p, ProcessorRef: r.ProcessorRef, SettlesAt: utcPtr(r.SettlesAt),
 		SEPACountry: deref(r.SEPACountry), SEPALast4: deref(r.SEPALast4),
-		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason), DisputeID: deref(r.DisputeID)}
+		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason), DisputeID: deref(r.DisputeID),
+		AvailableAt: utcPtr(r.AvailableAt)}
 	if r.CardExpMonth != nil && r.CardExpYear != nil {
 		rec.CardExpMonth, rec.CardExpYear = *r.CardExpMonth, *r.CardExpYear
 	}
@@ -173,10 +175,11 @@ func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, 
 		disputeID = &ds.ID
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
-		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id)
+		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id),
+		available_at = $11
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
 		after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
-		after.DisputeLost, after.FailureCode, after.FailureMessage, ch.Record.SettlesAt, disputeID); err != nil {
+		after.DisputeLost, after.FailureCode, after.FailureMessage, ch.Record.SettlesAt, disputeID, ch.Record.AvailableAt); err != nil {
 		return fmt.Errorf("payments: update: %w", err)
 	}
 	if ch.ReceiptAt != nil {

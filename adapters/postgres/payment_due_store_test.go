@@ -38,34 +38,22 @@ type dueFixture struct {
 
 func newDueFixture(t *testing.T, db *sqlx.DB) *dueFixture {
 	t.Helper()
-	co := paymentsOn(db, fixedClocks{payNow})
+	// The sandbox stands in for a live processor too, so that live payments exist to sweep.
+	co := paymentsOn(db, fixedClocks{payNow}, core.EnvLive)
 	proc := sandbox.New()
 	return &dueFixture{db: db, co: co, proc: proc,
-		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), proc, present.AsyncPresenters(co))}
+		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(proc), present.AsyncPresenters(co))}
 }
 
-// pay creates a session in scope and completes it with what the sandbox answers for the card
-// number or IBAN (at payNow). It returns the session.
+func bothEnvs(p payments.Settlements) map[core.Environment]payments.Settlements {
+	return map[core.Environment]payments.Settlements{core.EnvTest: p, core.EnvLive: p}
+}
+
+// pay creates a session in scope and pays it with the card number or IBAN through the
+// browser API's use case (at payNow). It returns the session.
 func (f *dueFixture) pay(t *testing.T, scope core.Scope, source string) *checkout.Session {
 	t.Helper()
-	ctx := context.Background()
-	s := createSession(t, f.co, scope)
-	req := ports.ChargeRequest{Scope: scope, Reference: s.ID(), Amount: s.Amount(), Currency: s.Currency()}
-	if len(source) == 22 {
-		req.Method, req.SEPA = ports.MethodSEPADebit, &ports.SEPADetails{IBAN: source, AccountHolder: "Grace Hopper"}
-	} else {
-		req.Method, req.Card = ports.MethodCard, &ports.CardDetails{Number: source, ExpMonth: 12, ExpYear: 2031, CVC: "123"}
-	}
-	res, err := f.proc.Charge(ctx, req, payNow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done, err := f.co.Complete(ctx, scope, s.ID(), checkout.CompletionInput{Method: req.Method, Outcome: res.Outcome,
-		ProcessorRef: res.ProcessorRef, Card: res.Card, SEPA: res.SEPA, SettlesAt: res.SettlesAt, Dispute: res.Dispute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return done
+	return mustPay(t, f.co, createSession(t, f.co, scope), source)
 }
 
 func paymentStatus(t *testing.T, db *sqlx.DB, scope core.Scope, sessionID string) (status string, prev, failure *string) {
@@ -248,7 +236,7 @@ func TestSweepExactlyOnceUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range sweepers {
 		// Separate sweepers over separate stores, as separate processes have.
-		sw := payments.NewSweeper(postgres.NewPaymentStore(db), f.proc, present.AsyncPresenters(f.co))
+		sw := payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(f.proc), present.AsyncPresenters(f.co))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -336,7 +324,7 @@ func TestSweepPostponesWhenTheProcessorFails(t *testing.T) {
 	f := newDueFixture(t, db)
 	scope := pgtest.Merchant(t, db)
 	s := f.pay(t, scope, ibanSettles)
-	sw := payments.NewSweeper(postgres.NewPaymentStore(db), failingSettlements{}, present.AsyncPresenters(f.co))
+	sw := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: failingSettlements{}}, present.AsyncPresenters(f.co))
 	until := payNow.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &scope, until)
 	if err == nil || n != 0 {

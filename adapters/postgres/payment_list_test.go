@@ -23,7 +23,7 @@ func TestPaymentQueries(t *testing.T) {
 	// A day the bundled ECB sample quotes, so that a USD fee has a rate.
 	svc := paymentsOn(db, fixedClocks{time.Date(2026, 11, 18, 10, 0, 0, 0, time.UTC)})
 	ctx := context.Background()
-	pay := func(sc core.Scope, currency string, amount int64) *payments.Payment {
+	payIn := func(sc core.Scope, currency string, amount int64) *payments.Payment {
 		t.Helper()
 		in := sessionInput()
 		in.Currency, in.Amount = currency, &amount
@@ -31,16 +31,12 @@ func TestPaymentQueries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done, err := svc.Complete(ctx, sc, s.ID(), visa("US"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return done.Payment()
+		return mustPay(t, svc, s, visaUS).Payment()
 	}
-	eur1 := pay(scope, "eur", 2500)
-	usd := pay(scope, "usd", 10000)
-	eur2 := pay(scope, "eur", 1000)
-	pay(other, "eur", 9999)
+	eur1 := payIn(scope, "eur", 2500)
+	usd := payIn(scope, "usd", 10000)
+	eur2 := payIn(scope, "eur", 1000)
+	payIn(other, "eur", 9999)
 
 	store := postgres.NewPaymentStore(db)
 	q := payments.NewQueries(store, store, fx.NewSample())

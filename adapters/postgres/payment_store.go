@@ -37,7 +37,7 @@ var paymentColumns = strings.Join([]string{
 	"id", "merchant_id", "environment", "session_id", "invoice_id", "amount", "amount_refunded",
 	"currency", "status", "previous_status", "dispute_lost", "payment_method",
 	"card_brand", "card_last4", "card_country", "card_funding",
-	"fee_service_eur", "fee_psp_eur", "fee_service_charge_currency", "fee_currency", "fee_rate_date",
+	"fee_service_eur", "fee_psp_eur", "fee_service_charge_currency", "fee_currency", "fee_rate_date", "fee_rate",
 	"customer_name", "customer_email", "reference", "metadata", "failure_code", "failure_message", "created",
 }, ", ")
 
@@ -63,6 +63,7 @@ type paymentRow struct {
 	FeeServiceChargeCurrency int64     `db:"fee_service_charge_currency"`
 	FeeCurrency              string    `db:"fee_currency"`
 	FeeRateDate              time.Time `db:"fee_rate_date"`
+	FeeRate                  *string   `db:"fee_rate"`
 	CustomerName             string    `db:"customer_name"`
 	CustomerEmail            string    `db:"customer_email"`
 	Reference                *string   `db:"reference"`
@@ -86,7 +87,7 @@ func (r *paymentRow) payment() (*payments.Payment, error) {
 		Fee: payments.Fee{
 			ServiceFeeEUR: r.FeeServiceEUR, PSPFeeEUR: r.FeePSPEUR,
 			ServiceFeeChargeCurrency: r.FeeServiceChargeCurrency, Currency: core.Currency(r.FeeCurrency),
-			RateDate: dateUTC(r.FeeRateDate),
+			RateDate: dateUTC(r.FeeRateDate), Rate: deref(r.FeeRate),
 		},
 		Customer:       payments.Customer{Name: r.CustomerName, Email: r.CustomerEmail},
 		Reference:      r.Reference,
@@ -170,9 +171,9 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		card_exp_month, card_exp_year, sepa_country, sepa_last4,
 		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
 		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created, dispute_opens_at, dispute_reason)
+		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`
+		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)`
 	args := []any{p.ID, p.Scope.MerchantID, string(p.Scope.Env), p.SessionID, p.InvoiceID, p.Amount, p.AmountRefunded,
 		string(p.Currency), string(p.Status), prev, p.DisputeLost, string(p.PaymentMethod),
 		brand, last4, country, funding, nullIfZero(rec.CardExpMonth), nullIfZero(rec.CardExpYear),
@@ -180,14 +181,15 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		p.Fee.ServiceFeeEUR, p.Fee.PSPFeeEUR, p.Fee.ServiceFeeChargeCurrency, string(p.Fee.Currency),
 		p.Fee.RateDate.UTC().Format(time.DateOnly),
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
-		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason}
+		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
+		nullIfEmpty(p.Fee.Rate), rec.AvailableAt}
 	if p.Status == payments.StatusSucceeded {
 		// A card payment succeeds as it is created: its receipt is queued with it, by the
 		// same statement (one round trip fewer under the session's row lock).
 		// Its row is queueReceipt's.
 		insert = `WITH payment AS (` + insert + ` RETURNING merchant_id, environment, id, created)
 			INSERT INTO mail_outbox (merchant_id, environment, id, kind, payment_id, next_attempt_at, created)
-			SELECT merchant_id, environment, $37, 'receipt', id, date_trunc('second', now()), created FROM payment
+			SELECT merchant_id, environment, $39, 'receipt', id, date_trunc('second', now()), created FROM payment
 			ON CONFLICT (merchant_id, environment, payment_id, kind) DO NOTHING`
 		args = append(args, core.NewID(MailOutboxIDPrefix))
 	}

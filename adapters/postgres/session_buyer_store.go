@@ -11,9 +11,9 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// buyerColumns are the buyer's side of a checkout_sessions row (migration 00007):
+// buyerColumns are the buyer's side of a checkout_sessions row (migrations 00007, 00014):
 // confirmation bookkeeping and a charge waiting for 3-D Secure, in the order of buyerStateArgs.
-var buyerColumns = []string{"confirm_attempts", "confirm_declines", "pending_processor_ref", "pending_method",
+var buyerColumns = []string{"confirm_attempts", "confirm_declines", "charging_attempt", "pending_processor_ref", "pending_method",
 	"pending_action", "pending_redirect_url", "pending_card_brand", "pending_card_last4",
 	"pending_card_country", "pending_card_funding", "pending_card_exp_month", "pending_card_exp_year"}
 
@@ -21,6 +21,7 @@ var buyerColumns = []string{"confirm_attempts", "confirm_declines", "pending_pro
 type buyerRow struct {
 	ConfirmAttempts     int     `db:"confirm_attempts"`
 	ConfirmDeclines     int     `db:"confirm_declines"`
+	ChargingAttempt     *string `db:"charging_attempt"`
 	PendingProcessorRef *string `db:"pending_processor_ref"`
 	PendingMethod       *string `db:"pending_method"`
 	PendingAction       *string `db:"pending_action"`
@@ -34,7 +35,7 @@ type buyerRow struct {
 }
 
 func (b *buyerRow) state() checkout.BuyerState {
-	st := checkout.BuyerState{Attempts: b.ConfirmAttempts, Declines: b.ConfirmDeclines}
+	st := checkout.BuyerState{Attempts: b.ConfirmAttempts, Declines: b.ConfirmDeclines, Charging: deref(b.ChargingAttempt)}
 	if b.PendingProcessorRef == nil {
 		return st
 	}
@@ -83,7 +84,7 @@ func buyerStateArgs(snap checkout.SessionSnapshot) []any {
 			expMonth, expYear = nullIfZero(c.ExpMonth), nullIfZero(c.ExpYear)
 		}
 	}
-	return []any{b.Attempts, b.Declines, ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear}
+	return []any{b.Attempts, b.Declines, nullIfEmpty(b.Charging), ref, method, action, redirect, brand, last4, country, funding, expMonth, expYear}
 }
 
 // FindByClientSecretHash reads the session whose client_secret_hash is hash (the UNIQUE index

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
@@ -45,6 +46,10 @@ func (p *slowProcessor) Settle(context.Context, string, time.Time) (ports.Charge
 	return ports.ChargeResult{}, ports.ErrChargeNotSettleable
 }
 
+func (p *slowProcessor) Lookup(context.Context, core.Scope, string, time.Time) (ports.ChargeResult, error) {
+	return ports.ChargeResult{}, ports.ErrChargeUnknown
+}
+
 type namedMerchant struct{}
 
 func (namedMerchant) BuyerMerchant(context.Context, string) (checkout.BuyerMerchant, error) {
@@ -53,8 +58,13 @@ func (namedMerchant) BuyerMerchant(context.Context, string) (checkout.BuyerMerch
 
 func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	svc := checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)})
-	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil), nil)
-	svc.EnableBuyer(checkout.BuyerDeps{Processors: map[core.Environment]ports.Processor{core.EnvTest: proc}, Merchants: namedMerchant{}})
+	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
+		map[core.Environment]ports.Processor{core.EnvTest: proc}, present.AnyPayment)
+	if err != nil {
+		panic(err)
+	}
+	svc.EnablePayments(ch)
+	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
 	return svc
 }
 

@@ -259,9 +259,9 @@ func (st *SessionStore) Update(ctx context.Context, scope core.Scope, id string,
 	return out, nil
 }
 
-// UpdateWithPayment locks the session row, calls fn, and writes the payment fn returns, the
-// session's new state and the events in one transaction.
-func (st *SessionStore) UpdateWithPayment(ctx context.Context, scope core.Scope, id string, fn checkout.PaymentUpdateFunc) (*checkout.Session, error) {
+// BeginCharge locks the session row, calls fn, and writes the attempt fn returns with the
+// session's new state and the events in one transaction (the first of a charge).
+func (st *SessionStore) BeginCharge(ctx context.Context, scope core.Scope, id string, fn checkout.BeginChargeFunc) (*checkout.Session, error) {
 	var out *checkout.Session
 	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
 		s, err := getSession(ctx, tx, scope, id, true)
@@ -269,14 +269,15 @@ func (st *SessionStore) UpdateWithPayment(ctx context.Context, scope core.Scope,
 			return err
 		}
 		err = applySessionChange(ctx, tx, s, func(s *checkout.Session) ([]core.Event, error) {
-			r, evs, err := fn(s)
+			a, evs, err := fn(s)
 			if err != nil {
 				return nil, err
 			}
-			if r != nil {
-				// The payment goes in before the session's update and the events: a failed
-				// insert leaves nothing behind.
-				if err := insertPayment(ctx, tx, r); err != nil {
+			if a != nil {
+				if a.Reference() != s.ID() || a.Scope() != s.Scope() {
+					return nil, errors.New("checkout_sessions: begin charge: the attempt is not the session's")
+				}
+				if err := insertChargeAttempt(ctx, tx, a); err != nil {
 					return nil, err
 				}
 			}
@@ -294,11 +295,60 @@ func (st *SessionStore) UpdateWithPayment(ctx context.Context, scope core.Scope,
 	return out, nil
 }
 
+// ApplyCharge locks the session row and the attempt, and when the attempt is still pending
+// calls fn and writes the payment fn returns, the session's new state, the attempt's and the
+// events in one transaction (the second of a charge).
+func (st *SessionStore) ApplyCharge(ctx context.Context, scope core.Scope, id, key string, fn checkout.ApplyChargeFunc) (*checkout.Session, bool, error) {
+	var out *checkout.Session
+	applied := false
+	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
+		s, err := getSession(ctx, tx, scope, id, true)
+		if err != nil {
+			return err
+		}
+		a, err := lockChargeAttempt(ctx, tx, scope, id, key)
+		if err != nil {
+			return err
+		}
+		out = s
+		if a.Status() != payments.AttemptPending {
+			return nil // applied (or abandoned) already: exactly once
+		}
+		err = applySessionChange(ctx, tx, s, func(s *checkout.Session) ([]core.Event, error) {
+			r, evs, err := fn(s, a)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				// The payment goes in before the session's update and the events: a failed
+				// insert leaves nothing behind.
+				if err := insertPayment(ctx, tx, r); err != nil {
+					return nil, err
+				}
+			}
+			if err := updateChargeAttempt(ctx, tx, a); err != nil {
+				return nil, err
+			}
+			return evs, nil
+		})
+		if err != nil {
+			return err
+		}
+		applied = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, applied, nil
+}
+
 // ClaimDue locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) and applies fn to
 // each in one transaction.
 func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn checkout.UpdateFunc) (int, error) {
 	args := []any{until}
-	where := `s.status = 'open' AND s.expires_at <= $1`
+	// A session with a charge in flight is not due (checkout.Session.IsDue).
+	where := `s.status = 'open' AND s.expires_at <= $1 AND s.charging_attempt IS NULL`
 	if scope != nil {
 		args = append(args, scope.MerchantID, string(scope.Env))
 		where += ` AND s.merchant_id = $2 AND s.environment = $3`

@@ -34,9 +34,12 @@
 // the documented succeeding one). An invalid IBAN fails at once with invalid_iban. With amount
 // 0 and SavePaymentMethod (a mandate for a trial) it succeeds at once.
 //
-// The adapter keeps no state: ProcessorRef and PaymentMethodRef carry what later calls need
-// (see ref.go), and the module's state machine, not the sandbox, prevents a second
-// CompleteAction or Settle from mattering.
+// ProcessorRef and PaymentMethodRef carry what later calls need (see ref.go), so CompleteAction
+// and Settle need no state, and the module's state machine, not the sandbox, prevents a second
+// CompleteAction or Settle from mattering. The one thing the sandbox remembers is its answer to
+// each charge with an idempotency key (a Journal), as a live processor would: a retried Charge
+// answers the same, and Lookup tells what became of a charge whose outcome Kassa failed to
+// record.
 package sandbox
 
 import (
@@ -60,11 +63,17 @@ const (
 // DisputeReason is the reason of the sandbox's disputes.
 const DisputeReason = "fraudulent"
 
-// Processor is the sandbox implementation of ports.Processor. Its zero value is ready.
-type Processor struct{}
+// Processor is the sandbox implementation of ports.Processor.
+type Processor struct {
+	journal Journal
+}
 
-// New returns the sandbox processor.
-func New() *Processor { return &Processor{} }
+// New returns the sandbox processor with an in-memory journal (tests, single-process runs).
+func New() *Processor { return &Processor{journal: NewMemoryJournal()} }
+
+// NewWithJournal returns the sandbox processor remembering its charges in j (the server gives
+// it the Postgres journal, so that Lookup answers across restarts and processes).
+func NewWithJournal(j Journal) *Processor { return &Processor{journal: j} }
 
 var _ ports.Processor = (*Processor)(nil)
 
@@ -77,14 +86,44 @@ func (p *Processor) Charge(ctx context.Context, req ports.ChargeRequest, now tim
 		return ports.ChargeResult{}, err
 	}
 	now = now.UTC().Truncate(time.Second)
+	if req.IdempotencyKey != "" && p.journal != nil {
+		if res, ok, err := p.journal.Recall(ctx, req.Scope, req.IdempotencyKey); err != nil || ok {
+			return res, err
+		}
+	}
+	var res ports.ChargeResult
+	var err error
 	switch {
 	case req.PaymentMethodRef != "":
-		return chargeSaved(req, now)
+		res, err = chargeSaved(req, now)
 	case req.Method == ports.MethodCard:
-		return chargeCard(req, now), nil
+		res = chargeCard(req, now)
 	default:
-		return chargeSEPA(req, now), nil
+		res = chargeSEPA(req, now)
 	}
+	if err != nil || req.IdempotencyKey == "" || p.journal == nil {
+		return res, err
+	}
+	return p.journal.Remember(ctx, req.Scope, req.IdempotencyKey, res)
+}
+
+// Lookup implements ports.Processor: the answer the journal kept for the key, or
+// ports.ErrChargeUnknown.
+func (p *Processor) Lookup(ctx context.Context, scope core.Scope, idempotencyKey string, _ time.Time) (ports.ChargeResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.ChargeResult{}, err
+	}
+	if p.journal == nil || idempotencyKey == "" {
+		return ports.ChargeResult{}, ports.ErrChargeUnknown
+	}
+	res, ok, err := p.journal.Recall(ctx, scope, idempotencyKey)
+	if err != nil {
+		return ports.ChargeResult{}, err
+	}
+	if !ok {
+		return ports.ChargeResult{}, ports.ErrChargeUnknown
+	}
+	return res, nil
 }
 
 // CompleteAction implements ports.Processor: the buyer's answer on the sandbox 3-D Secure page.

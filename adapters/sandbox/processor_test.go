@@ -427,9 +427,55 @@ func TestIdempotentRefs(t *testing.T) {
 	if err != nil || r.String() != a.ProcessorRef {
 		t.Errorf("round trip: %+v %v", r, err)
 	}
-	s, _ := p.Charge(ctx, sepaReq("DE89370400440532013000", key("k1")), t0)
+	s, _ := p.Charge(ctx, sepaReq("DE89370400440532013000", key("k3")), t0)
 	if want := fmt.Sprintf("sbx_ch_sepa_ok_0_-_3000_DE_-_-_%d_", t0.Add(SettleDelay).Unix()); !strings.HasPrefix(s.ProcessorRef, want) {
 		t.Errorf("ref %q, want prefix %q", s.ProcessorRef, want)
+	}
+}
+
+// Lookup answers what Charge answered for a key, in its scope only; a key never charged is
+// ErrChargeUnknown. A retried Charge answers the first answer even when the clock moved (a
+// SEPA debit keeps its settlement time).
+func TestLookup(t *testing.T) {
+	p := New()
+	key := func(k string) func(*ports.ChargeRequest) {
+		return func(r *ports.ChargeRequest) { r.IdempotencyKey = k }
+	}
+	cases := map[string]ports.ChargeRequest{
+		"cs_1:1": cardReq("4242424242424242", key("cs_1:1")),
+		"cs_1:2": cardReq("4000000000000002", key("cs_1:2")),
+		"cs_1:3": cardReq("4000002760003184", key("cs_1:3")),
+		"cs_1:4": sepaReq("DE89370400440532013000", key("cs_1:4")),
+		"cs_1:5": cardReq("4000000000000077", key("cs_1:5")),
+	}
+	for k, req := range cases {
+		first, err := p.Charge(ctx, req, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Lookup(ctx, scope, k, t0.Add(time.Hour))
+		if err != nil || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", first) {
+			t.Errorf("%s: lookup %+v %v, want %+v", k, got, err, first)
+		}
+		again, err := p.Charge(ctx, req, t0.Add(time.Hour))
+		if err != nil || again.ProcessorRef != first.ProcessorRef || fmt.Sprint(again.SettlesAt) != fmt.Sprint(first.SettlesAt) {
+			t.Errorf("%s: retry %+v, want %+v", k, again, first)
+		}
+	}
+	if res, _ := p.Lookup(ctx, scope, "cs_1:5", t0); !res.FundsAvailableNow {
+		t.Error("the instant-funds card lost FundsAvailableNow")
+	}
+	other := core.Scope{MerchantID: "mer_other", Env: core.EnvTest}
+	for _, k := range []string{"cs_1:9", ""} {
+		if _, err := p.Lookup(ctx, scope, k, t0); !errors.Is(err, ports.ErrChargeUnknown) {
+			t.Errorf("%q: %v", k, err)
+		}
+	}
+	if _, err := p.Lookup(ctx, other, "cs_1:1", t0); !errors.Is(err, ports.ErrChargeUnknown) {
+		t.Errorf("another scope: %v", err)
+	}
+	if _, err := (&Processor{}).Lookup(ctx, scope, "cs_1:1", t0); !errors.Is(err, ports.ErrChargeUnknown) {
+		t.Errorf("no journal: %v", err)
 	}
 }
 

@@ -6,10 +6,8 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
-	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
-	"github.com/kassa-pay/kassa/ports"
 )
 
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
@@ -25,14 +23,11 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler,
 	return mux, nil
 }
 
-// enableBuyer wires the buyer side of checkout: the sandbox processor charges the test
-// environment; live has no processor adapter yet, so live confirmations are refused
+// enableBuyer wires the buyer side of checkout. The processors are the charge use case's
+// (wire): live has no processor adapter yet, so live confirmations are refused
 // (merchant_not_ready before onboarding, else processor_unavailable), never faked.
-func enableBuyer(co *checkout.Service, id *identity.Service, sandbox ports.Processor) {
-	co.EnableBuyer(checkout.BuyerDeps{
-		Processors: map[core.Environment]ports.Processor{core.EnvTest: sandbox},
-		Merchants:  identityMerchants{id},
-	})
+func enableBuyer(co *checkout.Service, id *identity.Service) {
+	co.EnableBuyer(checkout.BuyerDeps{Merchants: identityMerchants{id}})
 }
 
 // identityMerchants adapts identity to checkout.MerchantNames.

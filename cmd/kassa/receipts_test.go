@@ -118,25 +118,15 @@ func paySession(t *testing.T, a *app, scope core.Scope, source string) *checkout
 	if err != nil {
 		t.Fatal(err)
 	}
-	now, err := a.testclock.Now(ctx, scope)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := ports.ChargeRequest{Scope: scope, Reference: s.ID(), Amount: amount, Currency: "EUR"}
+	in := checkout.ConfirmInput{Method: ports.MethodCard, Card: &ports.CardDetails{Number: source, ExpMonth: 12, ExpYear: 2031, CVC: "123"}}
 	if strings.HasPrefix(source, "DE") {
-		req.Method, req.SEPA = ports.MethodSEPADebit, &ports.SEPADetails{IBAN: source, AccountHolder: "Grace Hopper"}
-	} else {
-		req.Method, req.Card = ports.MethodCard, &ports.CardDetails{Number: source, ExpMonth: 12, ExpYear: 2031, CVC: "123"}
+		in = checkout.ConfirmInput{Method: ports.MethodSEPADebit, SEPA: &ports.SEPADetails{IBAN: source, AccountHolder: "Grace Hopper"}}
 	}
-	res, err := sandbox.New().Charge(ctx, req, now)
+	res, err := a.checkout.Confirm(ctx, s.ID(), s.ClientSecret(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := a.checkout.Complete(ctx, scope, s.ID(), checkout.CompletionInput{Method: req.Method, Outcome: res.Outcome,
-		ProcessorRef: res.ProcessorRef, Card: res.Card, SEPA: res.SEPA, SettlesAt: res.SettlesAt, Dispute: res.Dispute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	done := res.Session
 	return done
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // app is the wired application: modules over their Postgres stores.
@@ -32,13 +33,14 @@ type app struct {
 	testclock *testclock.Service
 	due       *scheduler.Registry
 	payments  *payments.Sweeper
+	attempts  *payments.AttemptSweeper
 	events    *events.Service
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
 	idem      *postgres.IdempotencyStore
 	uow       *postgres.UnitOfWork // the transaction a request's changes and its idempotency record share
 }
 
-func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
+func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	clock := core.SystemClock{}
 	// The due-work processors: the background scheduler and the test clock run the same ones.
 	due := scheduler.NewRegistry()
@@ -49,17 +51,34 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
-	co.EnablePayments(fees, present.AnyPayment)
+	// The sandbox charges the test environment and remembers its answers in sandbox_charges
+	// (its Lookup answers the charge-attempt sweep across restarts); live has no processor
+	// adapter yet, so live confirmations are refused, never faked.
+	var sb sandbox.Journal = postgres.NewSandboxJournal(db)
+	proc := sandbox.NewWithJournal(sb)
+	charger, err := payments.NewCharger(fees, map[core.Environment]ports.Processor{core.EnvTest: proc}, present.AnyPayment)
+	if err != nil {
+		panic(err) // every argument is given above
+	}
+	co.EnablePayments(charger)
 	due.Register("checkout session expiry", co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
-	// them too (D12). The sandbox processor gives the outcomes. The async session events read
-	// the session from its store: it is complete (it has a payment), so checkout.Service.Get's
-	// lazy expiry, and its test clock read, has nothing to do.
-	sb := sandbox.New()
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, present.AsyncPresenters(sessions))
+	// them too (D12). The processor of each payment's environment gives the outcomes. The async
+	// session events read the session from its store: it is complete (it has a payment), so
+	// checkout.Service.Get's lazy expiry, and its test clock read, has nothing to do.
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: proc}, present.AsyncPresenters(sessions))
 	due.Register("payments settlement and disputes", ps)
+	// Charge attempts left pending (an outcome that failed to commit) are resolved by asking
+	// the processor; the background sweep runs it (its grace is wall-clock time, so a test
+	// clock advance has nothing to add).
+	as, err := payments.NewAttemptSweeper(postgres.NewChargeAttemptStore(db), charger,
+		map[string]payments.OutcomeApplier{core.PrefixSession: co}, clock)
+	if err != nil {
+		panic(err)
+	}
+	due.Register("charge attempts left pending", as)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
-	enableBuyer(co, ident, sb)
+	enableBuyer(co, ident)
 	return &app{
 		db:        db,
 		identity:  ident,
@@ -68,6 +87,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 		testclock: tc,
 		due:       due,
 		payments:  ps,
+		attempts:  as,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
 		uow:       postgres.NewUnitOfWork(db),

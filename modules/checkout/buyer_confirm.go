@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -14,23 +13,30 @@ import (
 
 // Confirm charges the buyer's card or bank account for an open session (the browser API's
 // confirm, the hosted page's pay button). The input is validated first (400 invalid_request
-// naming the field) and nothing is charged when it is bad. Then, under the session's row lock
-// held across the processor call, the charge runs and its outcome is written with its events
-// in that one transaction:
+// naming the field) and nothing is charged when it is bad. Then the charge runs in three steps
+// (issue 10 §2), so that no connection or row lock is held while the processor works:
 //
-//	succeeded   → the session completes with a succeeded payment (as Complete does)
-//	processing  → the session completes with a processing payment (SEPA)
-//	failed      → payment_intent.payment_failed; the session stays open; *DeclineError
-//	requires_action → the charge is kept on the session as pending and
-//	              payment_intent.requires_action is written; the buyer answers through
-//	              ResolveAction
+//  1. Under the session's row lock, in one transaction: the session is checked open (a due
+//     one is expired instead, ErrSessionExpired) and below the decline limit, a charge waiting
+//     for 3-D Secure is abandoned (the buyer gave up on it), and a charge attempt
+//     (payments.ChargeAttempt, idempotency key "<session id>:<n>") is recorded and marked in
+//     flight on the session. It commits.
+//  2. The processor is called with no connection held.
+//  3. The outcome is applied under the row lock, once per attempt (applyOutcome: succeeded and
+//     processing complete the session, failed counts a decline and answers *DeclineError,
+//     requires_action keeps the charge pending for ResolveAction).
 //
-// Exactly once: confirmations of one session serialise on the row lock, and every one after a
-// success finds the session complete and answers ErrSessionExpired (its client secret is no
-// longer valid, interface 5.2), so a double submit, two tabs or a replayed post give one
-// charge, one payment and one checkout.session.completed. The processor's idempotency key is
-// "<session id>:<attempt>", the attempt counted in the same transaction, so a charge whose
-// outcome was never committed is retried with the same key.
+// Exactly once: while an attempt is in flight the session takes no other; a second
+// confirmation (a double submit, two tabs, a replayed post) waits for it (up to ChargeWait,
+// then 422 payment_in_progress) and then finds the session complete and answers
+// ErrSessionExpired (its client secret is no longer valid, interface 5.2), so there is one
+// charge, one payment and one checkout.session.completed. If step 3 never commits (a crash),
+// the charge-attempt sweep (payments.AttemptSweeper) asks the processor for the attempt's key
+// and applies the outcome then, so the session never stays blocked.
+//
+// When the processor call fails, the processor is asked at once for the attempt's key: an
+// answer is applied as usual; a charge it never received is abandoned (the session is free for
+// a new attempt) and the error returned; if that fails too the sweep resolves it later.
 //
 // A session with MaxDeclines declined charges answers ErrConfirmLimit. An environment without
 // a processor answers core.ErrMerchantNotReady or ErrProcessorUnavailable.
@@ -38,189 +44,136 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 	if svc.buyer == nil {
 		return nil, errBuyerNotWired
 	}
-	if svc.fees == nil {
-		return nil, errors.New("checkout: confirm: payments are not wired (EnablePayments)")
+	if svc.charger == nil {
+		return nil, errPaymentsNotWired
 	}
-	_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
-	if err != nil {
-		return nil, err
-	}
-	proc, err := svc.processorFor(ctx, s.Scope())
-	if err != nil {
-		return nil, err
-	}
-	if err := validateConfirm(in, s.Currency(), now); err != nil {
-		return nil, err
-	}
-	if s.Amount() <= 0 {
-		return nil, ErrSessionNotPayable
-	}
-	if s.buyer.Declines >= MaxDeclines {
-		return nil, ErrConfirmLimit
-	}
-	return svc.underLock(ctx, s, now, func(s *Session, out *chargeOutcome) (*payments.Record, []core.Event, error) {
-		if s.buyer.Declines >= MaxDeclines {
-			return nil, nil, ErrConfirmLimit
-		}
-		// A new confirmation abandons a charge left waiting for 3-D Secure: the buyer gave up
-		// on it (closed the challenge, chose another card). Nothing moved for it.
-		s.clearPending()
-		attempt := s.nextAttempt()
-		res, err := proc.Charge(ctx, ports.ChargeRequest{
-			Scope: s.Scope(), Reference: s.ID(), Amount: s.Amount(), Currency: s.Currency(),
-			Method: in.Method, Card: in.Card, SEPA: in.SEPA,
-			IdempotencyKey: s.ID() + ":" + strconv.Itoa(attempt),
-		}, now)
+	for {
+		_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
 		if err != nil {
-			return nil, nil, fmt.Errorf("checkout: confirm %s: charge: %w", s.ID(), err)
+			return nil, err
 		}
-		return svc.applyCharge(ctx, s, in.Method, res, now, out)
-	})
+		if _, err := svc.processorFor(ctx, s.Scope()); err != nil {
+			return nil, err
+		}
+		if err := validateConfirm(in, s.Currency(), now); err != nil {
+			return nil, err
+		}
+		if s.Amount() <= 0 {
+			return nil, ErrSessionNotPayable
+		}
+		if s.buyer.Declines >= MaxDeclines {
+			return nil, ErrConfirmLimit
+		}
+		a, err := svc.beginCharge(ctx, s, now, func(s *Session) (*payments.ChargeAttempt, error) {
+			// A new confirmation abandons a charge left waiting for 3-D Secure: the buyer gave
+			// up on it (closed the challenge, chose another card). Nothing moved for it.
+			s.clearPending()
+			return svc.charger.Begin(s, s.nextAttempt(), in.Method, now)
+		})
+		if errors.Is(err, payments.ErrChargeInProgress) {
+			if err := svc.awaitCharge(ctx, s.Scope(), s.ID()); err != nil {
+				return nil, err
+			}
+			continue // the other charge ended: look at the session again
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, err := svc.charger.Call(ctx, a, payments.Source{Card: in.Card, SEPA: in.SEPA})
+		if err != nil {
+			return svc.chargeFailed(ctx, s, a, nil, err)
+		}
+		return svc.answer(svc.applyOutcome(ctx, s, a, res, nil))
+	}
 }
 
 // ErrSessionNotPayable: the session has nothing to charge (an amount of 0).
 var ErrSessionNotPayable = core.NewError(core.TypeInvalidState, "session_not_payable", "",
 	"This checkout session has no amount to pay.")
 
-// chargeOutcome is what a locked buyer change reports back to its use case.
-type chargeOutcome struct {
-	lapsed  bool // the session had expired; its expiry was recorded instead
-	status  ConfirmStatus
-	action  *PendingAction
-	decline *DeclineError
-}
-
-type lockedCharge func(s *Session, out *chargeOutcome) (*payments.Record, []core.Event, error)
-
-// underLock runs fn on the locked, re-checked open session and turns what it reported into
-// the use case's answer. A session that became due meanwhile is expired (with its event) and
-// answers ErrSessionExpired.
-func (svc *Service) underLock(ctx context.Context, s *Session, now time.Time, fn lockedCharge) (*ConfirmResult, error) {
-	var out chargeOutcome
-	saved, err := svc.store.UpdateWithPayment(ctx, s.Scope(), s.ID(), func(s *Session) (*payments.Record, []core.Event, error) {
+// beginCharge is the first transaction of a charge: under the row lock it re-checks the
+// session (a due one is expired, ErrSessionExpired; one with a charge in flight answers
+// payments.ErrChargeInProgress; the decline limit), lets start build the attempt, and records
+// it in flight.
+func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, start func(s *Session) (*payments.ChargeAttempt, error)) (*payments.ChargeAttempt, error) {
+	var a *payments.ChargeAttempt
+	lapsed := false
+	_, err := svc.store.BeginCharge(ctx, s.Scope(), s.ID(), func(s *Session) (*payments.ChargeAttempt, []core.Event, error) {
+		if s.buyer.Charging != "" {
+			return nil, nil, payments.ErrChargeInProgress
+		}
 		evs, err := svc.lockedOpen(s, now)
 		if err != nil {
 			return nil, nil, err
 		}
 		if evs != nil {
-			out.lapsed = true
+			lapsed = true
 			return nil, evs, nil
 		}
-		return fn(s, &out)
+		if s.buyer.Declines >= MaxDeclines {
+			return nil, nil, ErrConfirmLimit
+		}
+		if a, err = start(s); err != nil {
+			return nil, nil, err
+		}
+		s.startCharging(a.IdempotencyKey())
+		return a, nil, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case out.lapsed:
+	if lapsed {
 		return nil, ErrSessionExpired
-	case out.decline != nil:
-		return nil, out.decline
 	}
-	return &ConfirmResult{Status: out.status, Session: saved, Action: out.action}, nil
+	return a, nil
 }
 
-// applyCharge records the processor's answer res on the locked session s: it returns the
-// payment to insert (a completing charge) and the events, and reports the outcome in out.
-func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.PaymentMethodKind, res ports.ChargeResult, now time.Time, out *chargeOutcome) (*payments.Record, []core.Event, error) {
-	scope := s.Scope()
-	switch res.Outcome {
-	case ports.OutcomeSucceeded, ports.OutcomeProcessing:
-		in := CompletionInput{Method: method, Outcome: res.Outcome, ProcessorRef: res.ProcessorRef,
-			Card: res.Card, SEPA: res.SEPA, SettlesAt: res.SettlesAt, Dispute: res.Dispute}
-		status, err := completionStatus(in)
-		if err != nil {
-			return nil, nil, err
-		}
-		rec, err := svc.newPayment(ctx, s, in, status, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		s.clearPending()
-		if err := s.Complete(rec.Payment, now); err != nil {
-			return nil, nil, err
-		}
-		out.status = ConfirmSucceeded
-		if status == payments.StatusProcessing {
-			out.status = ConfirmProcessing
-		}
-		return rec, svc.completionEvents(s, rec.Payment, now), nil
-
-	case ports.OutcomeFailed:
-		code := res.DeclineCode
-		if code == "" {
-			code = ports.DeclineGenericDecline
-		}
-		s.recordDecline()
-		ev := core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, declinePayload(s, DeclineInput{
-			Method: method, DeclineCode: code, FailureMessage: res.FailureMessage, Card: res.Card, SEPA: res.SEPA,
-		}, now))
-		msg := res.FailureMessage
-		if msg == "" {
-			msg = "The payment was declined."
-		}
-		out.decline = &DeclineError{DeclineCode: code, Message: msg, Param: declineParam[code]}
-		return nil, []core.Event{ev}, nil
-
-	case ports.OutcomeRequiresAction:
-		action := PendingAction{Kind: ports.ActionThreeDSecure}
-		if res.Action != nil {
-			action = PendingAction{Kind: res.Action.Kind, RedirectURL: res.Action.RedirectURL}
-		}
-		s.setPending(PendingCharge{ProcessorRef: res.ProcessorRef, Method: method, Card: res.Card, Action: action})
-		out.status, out.action = ConfirmRequiresAction, &action
-		ev := core.NewEvent(payments.EventPaymentIntentRequiresAction, scope, now, requiresActionPayload(s, method, res.Card, action, now))
-		return nil, []core.Event{ev}, nil
+// chargeFailed handles a processor call that failed (callErr): the processor is asked for the
+// attempt's key at once, and what it knows is applied and answered (card as for
+// applyOutcome); a charge it never received is abandoned and callErr answered; if the
+// processor cannot say, the attempt stays in flight for the sweep and callErr is answered.
+func (svc *Service) chargeFailed(ctx context.Context, s *Session, a *payments.ChargeAttempt, card *ports.CardInfo, callErr error) (*ConfirmResult, error) {
+	callErr = fmt.Errorf("checkout: charge %s: %w", s.ID(), callErr)
+	res, err := svc.charger.Resolve(ctx, a, a.ChargedAt())
+	known := !errors.Is(err, ports.ErrChargeUnknown)
+	if err != nil && known {
+		return nil, errors.Join(callErr, err)
 	}
-	return nil, nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), res.Outcome)
+	if !known {
+		if _, err := svc.ApplyResolved(ctx, a, res, false); err != nil {
+			return nil, errors.Join(callErr, err)
+		}
+		return nil, callErr
+	}
+	return svc.answer(svc.applyOutcome(ctx, s, a, res, card))
 }
 
-// completionEvents are the events of a session that completed with payment p, for Confirm,
-// ResolveAction and Complete alike (payment_intent.succeeded and checkout.session.completed for a succeeded
-// payment, checkout.session.async_payment_pending for a processing one).
-func (svc *Service) completionEvents(s *Session, p *payments.Payment, now time.Time) []core.Event {
-	scope := s.Scope()
-	if p.Status() == payments.StatusSucceeded {
-		return []core.Event{
-			core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, svc.presentPayment(p)),
-			core.NewEvent(EventCompleted, scope, now, svc.present(s)),
+// answer turns an applied outcome into the use case's answer. An attempt that someone else
+// applied first (the sweep) is answered from the session as it now is.
+func (svc *Service) answer(r chargeResult, err error) (*ConfirmResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	if !r.applied {
+		s := r.session
+		switch {
+		case s.Status() == StatusComplete:
+			return &ConfirmResult{Status: confirmStatusOf(s), Session: s}, nil
+		case s.buyer.Pending != nil:
+			a := s.buyer.Pending.Action
+			return &ConfirmResult{Status: ConfirmRequiresAction, Session: s, Action: &a}, nil
 		}
+		return nil, ErrSessionExpired
 	}
-	return []core.Event{core.NewEvent(EventAsyncPaymentPending, scope, now, svc.present(s))}
+	if r.decline != nil {
+		return nil, r.decline
+	}
+	return &ConfirmResult{Status: r.status, Session: r.session, Action: r.action}, nil
 }
 
-// declineParam names the input a decline is about, when one is.
-var declineParam = map[string]string{
-	ports.DeclineIncorrectCVC:       "card.cvc",
-	ports.DeclineInvalidCVC:         "card.cvc",
-	ports.DeclineIncorrectNumber:    "card.number",
-	ports.DeclineExpiredCard:        "card.exp_month",
-	ports.DeclineInvalidExpiryMonth: "card.exp_month",
-	ports.DeclineInvalidExpiryYear:  "card.exp_year",
-	ports.DeclineInvalidIBAN:        "sepa_debit.iban",
-}
-
-// requiresActionPayload is data.object of payment_intent.requires_action: {object:
-// "payment_intent", session_id, amount, currency, status: "requires_action", payment_method,
-// next_action {type, redirect_url}, card (brand, last4, country, funding) or null, created}.
-func requiresActionPayload(s *Session, method ports.PaymentMethodKind, c *ports.CardInfo, a PendingAction, now time.Time) map[string]any {
-	var card any
-	if c != nil {
-		card = map[string]any{"brand": c.Brand, "last4": c.Last4, "country": c.Country, "funding": c.Funding}
+func confirmStatusOf(s *Session) ConfirmStatus {
+	if p := s.payment; p != nil && p.Status() == payments.StatusProcessing {
+		return ConfirmProcessing
 	}
-	var redirect any
-	if a.RedirectURL != "" {
-		redirect = a.RedirectURL
-	}
-	return map[string]any{
-		"object":         "payment_intent",
-		"session_id":     s.ID(),
-		"amount":         s.Amount(),
-		"currency":       string(s.Currency()),
-		"status":         "requires_action",
-		"payment_method": string(method),
-		"next_action":    map[string]any{"type": a.Kind, "redirect_url": redirect},
-		"card":           card,
-		"created":        now.Unix(),
-	}
+	return ConfirmSucceeded
 }

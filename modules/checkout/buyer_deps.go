@@ -22,27 +22,18 @@ type MerchantNames interface {
 	BuyerMerchant(ctx context.Context, merchantID string) (BuyerMerchant, error)
 }
 
-// BuyerDeps is what the buyer use cases need beyond the session store.
+// BuyerDeps is what the buyer use cases need beyond the session store. The processors are
+// the charge use case's (EnablePayments): an environment without one (live, until a live
+// processor adapter exists) refuses charges cleanly: 409 merchant_not_ready when the merchant
+// is not onboarded, else 503 processor_unavailable. It never pretends a charge succeeded.
 type BuyerDeps struct {
-	// Processors charges per environment: test → the sandbox adapter. An environment without
-	// one (live, until a live processor adapter exists) refuses charges cleanly: 409
-	// merchant_not_ready when the merchant is not onboarded, else 503 processor_unavailable.
-	// It never pretends a charge succeeded.
-	Processors map[core.Environment]ports.Processor
-	Merchants  MerchantNames
+	Merchants MerchantNames
 }
 
 // EnableBuyer wires the buyer use cases (BuyerView, Confirm, ResolveAction, CancelByBuyer).
 // Until it is called they answer a plain error (an opaque 500). Confirm and ResolveAction also
 // need EnablePayments.
 func (svc *Service) EnableBuyer(d BuyerDeps) {
-	procs := make(map[core.Environment]ports.Processor, len(d.Processors))
-	for env, p := range d.Processors {
-		if p != nil {
-			procs[env] = p
-		}
-	}
-	d.Processors = procs
 	svc.buyer = &d
 }
 
@@ -65,7 +56,7 @@ var errBuyerNotWired = errors.New("checkout: buyer use cases are not wired (Enab
 
 // processorFor returns the processor of the session's environment, or the documented refusal.
 func (svc *Service) processorFor(ctx context.Context, scope core.Scope) (ports.Processor, error) {
-	if p, ok := svc.buyer.Processors[scope.Env]; ok {
+	if p, ok := svc.charger.Processor(scope.Env); ok {
 		return p, nil
 	}
 	m, err := svc.buyer.Merchants.BuyerMerchant(ctx, scope.MerchantID)

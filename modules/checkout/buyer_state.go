@@ -11,11 +11,14 @@ const MaxDeclines = 10
 // BuyerState is the buyer-side bookkeeping of an open session, kept on the session row so
 // that it changes in the same transaction as the session and its events.
 type BuyerState struct {
-	// Attempts counts the charges started for the session. Attempt n uses the processor
-	// idempotency key "<session id>:<n>"; the counter is written in the transaction that
-	// records the charge's outcome, so a charge whose outcome was never recorded (a crash, a
-	// failed commit) is retried with the same key and the processor answers the same charge.
+	// Attempts counts the charge attempts of the session (payments.ChargeAttempt): attempt
+	// n uses the processor idempotency key "<session id>:<n>". The counter is written with the
+	// attempt, before the processor is called.
 	Attempts int
+	// Charging is the idempotency key of the attempt in flight ("" when none): set with the
+	// attempt, cleared when its outcome is applied (or the processor never received it). While
+	// it is set the session neither expires nor takes another charge or a cancellation.
+	Charging string
 	// Declines counts the declined charges (the card-testing guard, MaxDeclines).
 	Declines int
 	// Pending is a charge that waits for the buyer (3-D Secure); nil when none does.
@@ -46,11 +49,17 @@ func (b BuyerState) clone() BuyerState {
 // Buyer returns the session's buyer-side bookkeeping (a copy).
 func (s *Session) Buyer() BuyerState { return s.buyer.clone() }
 
-// nextAttempt counts a new charge and returns its number (1-based).
+// nextAttempt counts a new charge attempt and returns its number (1-based).
 func (s *Session) nextAttempt() int {
 	s.buyer.Attempts++
 	return s.buyer.Attempts
 }
+
+// startCharging records the attempt in flight.
+func (s *Session) startCharging(key string) { s.buyer.Charging = key }
+
+// stopCharging ends the attempt in flight.
+func (s *Session) stopCharging() { s.buyer.Charging = "" }
 
 // recordDecline counts a declined charge and forgets any pending one.
 func (s *Session) recordDecline() {

@@ -13,12 +13,17 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// fakeProcessor answers by card number (or IBAN) and records every call.
+// fakeProcessor answers by card number (or IBAN), records every call, and remembers its
+// answers by idempotency key for Lookup.
 type fakeProcessor struct {
-	mu       sync.Mutex
-	keys     []string // idempotency keys of Charge calls, in order
-	actions  int
+	mu      sync.Mutex
+	keys    []string // idempotency keys of Charge calls, in order
+	actions int
+	// failNext fails the next Charge before it charges (Lookup then knows nothing of it).
 	failNext error
+	// loseNext charges, remembers, and then fails the next Charge (the answer is lost).
+	loseNext error
+	answers  map[string]ports.ChargeResult
 }
 
 func (p *fakeProcessor) Charge(_ context.Context, req ports.ChargeRequest, now time.Time) (ports.ChargeResult, error) {
@@ -28,20 +33,51 @@ func (p *fakeProcessor) Charge(_ context.Context, req ports.ChargeRequest, now t
 		p.failNext = nil
 		return ports.ChargeResult{}, err
 	}
+	if res, ok := p.answers[req.IdempotencyKey]; ok {
+		return res, nil
+	}
 	p.keys = append(p.keys, req.IdempotencyKey)
+	res := p.answer(req, now)
+	if p.answers == nil {
+		p.answers = map[string]ports.ChargeResult{}
+	}
+	p.answers[req.IdempotencyKey] = res
+	if err := p.loseNext; err != nil {
+		p.loseNext = nil
+		return ports.ChargeResult{}, err
+	}
+	return res, nil
+}
+
+func (p *fakeProcessor) answer(req ports.ChargeRequest, now time.Time) ports.ChargeResult {
 	ref := "ref_" + req.IdempotencyKey
 	if req.SEPA != nil {
 		at := now.Add(2 * time.Minute)
-		return ports.ChargeResult{Outcome: ports.OutcomeProcessing, ProcessorRef: ref, SEPA: &ports.SEPAInfo{Country: "DE", Last4: "3000"}, SettlesAt: &at}, nil
+		return ports.ChargeResult{Outcome: ports.OutcomeProcessing, ProcessorRef: ref, SEPA: &ports.SEPAInfo{Country: "DE", Last4: "3000"}, SettlesAt: &at}
 	}
-	card := &ports.CardInfo{Brand: "visa", Last4: core.Last4(req.Card.Number), Country: "DE", Funding: "credit", ExpMonth: 12, ExpYear: 2030}
+	country := "DE"
+	if strings.HasPrefix(req.Card.Number, "4000000840") {
+		country = "US"
+	}
+	card := &ports.CardInfo{Brand: "visa", Last4: core.Last4(req.Card.Number), Country: country, Funding: "credit", ExpMonth: 12, ExpYear: 2030}
 	switch req.Card.Number {
 	case "4000000000000002":
-		return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: ref, Card: card, DeclineCode: ports.DeclineGenericDecline, FailureMessage: "Your card was declined."}, nil
+		return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: ref, Card: card, DeclineCode: ports.DeclineGenericDecline, FailureMessage: "Your card was declined."}
 	case "4000002760003184":
-		return ports.ChargeResult{Outcome: ports.OutcomeRequiresAction, ProcessorRef: ref, Card: card, Action: &ports.ChargeAction{Kind: ports.ActionThreeDSecure}}, nil
+		return ports.ChargeResult{Outcome: ports.OutcomeRequiresAction, ProcessorRef: ref, Card: card, Action: &ports.ChargeAction{Kind: ports.ActionThreeDSecure}}
+	case "4000000000000077":
+		return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref, Card: card, FundsAvailableNow: true}
 	}
-	return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref, Card: card}, nil
+	return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref, Card: card}
+}
+
+func (p *fakeProcessor) Lookup(_ context.Context, _ core.Scope, key string, _ time.Time) (ports.ChargeResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if res, ok := p.answers[key]; ok {
+		return res, nil
+	}
+	return ports.ChargeResult{}, ports.ErrChargeUnknown
 }
 
 func (p *fakeProcessor) CompleteAction(_ context.Context, ref string, approve bool, _ time.Time) (ports.ChargeResult, error) {
@@ -75,11 +111,9 @@ func (f fakeMerchants) BuyerMerchant(_ context.Context, id string) (BuyerMerchan
 
 func newBuyerService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
 	t.Helper()
-	svc, store, clocks := newPaymentsService(t)
-	proc := &fakeProcessor{}
+	svc, store, clocks, proc := newPaymentsService(t)
 	svc.EnableBuyer(BuyerDeps{
-		Processors: map[core.Environment]ports.Processor{core.EnvTest: proc},
-		Merchants:  fakeMerchants{testScope.MerchantID: {Name: "Acme Books", Onboarded: true}},
+		Merchants: fakeMerchants{testScope.MerchantID: {Name: "Acme Books", Onboarded: true}},
 	})
 	return svc, store, clocks, proc
 }
@@ -237,7 +271,10 @@ func TestConfirmDeclineKeepsTheSessionOpenAndGuardsAgainstCardTesting(t *testing
 	}
 }
 
-func TestConfirmProcessorErrorKeepsTheAttemptNumber(t *testing.T) {
+// A processor call that fails before anything was charged: the processor is asked for the
+// attempt's key at once, knows nothing of it, and the attempt is abandoned, so the session is
+// free at once and the buyer's retry is a new attempt (and one charge).
+func TestConfirmProcessorErrorAbandonsTheAttempt(t *testing.T) {
 	t.Parallel()
 	svc, store, _, proc := newBuyerService(t)
 	s := mustCreate(t, svc, testScope)
@@ -246,14 +283,33 @@ func TestConfirmProcessorErrorKeepsTheAttemptNumber(t *testing.T) {
 		t.Fatal("confirm succeeded through a processor error")
 	}
 	got, _ := store.Get(context.Background(), testScope, s.ID())
-	if got.Buyer().Attempts != 0 || got.Status() != StatusOpen {
+	if got.Buyer().Attempts != 1 || got.Buyer().Charging != "" || got.Status() != StatusOpen {
 		t.Fatalf("after a failed call: %+v %s", got.Buyer(), got.Status())
+	}
+	if a := store.attempt(s.ID() + ":1"); a.Status != payments.AttemptAbandoned {
+		t.Fatalf("attempt 1: %+v", a)
 	}
 	if _, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err != nil {
 		t.Fatal(err)
 	}
-	if keys := proc.charges(); len(keys) != 1 || keys[0] != s.ID()+":1" {
-		t.Fatalf("the retry used %v, want the same attempt key", keys)
+	if keys := proc.charges(); len(keys) != 1 || keys[0] != s.ID()+":2" {
+		t.Fatalf("charges %v, want one with attempt 2", keys)
+	}
+}
+
+// A processor call whose answer is lost after the charge: the processor is asked for the
+// attempt's key at once and the charge it made is applied (one payment, no second charge).
+func TestConfirmLostAnswerIsLookedUp(t *testing.T) {
+	t.Parallel()
+	svc, store, _, proc := newBuyerService(t)
+	s := mustCreate(t, svc, testScope)
+	proc.loseNext = errors.New("connection reset")
+	res, err := svc.Confirm(context.Background(), s.ID(), s.ClientSecret(), cardInput("4242424242424242"))
+	if err != nil || res.Status != ConfirmSucceeded || res.Session.Status() != StatusComplete {
+		t.Fatalf("confirm = %+v, %v", res, err)
+	}
+	if keys := proc.charges(); len(keys) != 1 || len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 {
+		t.Fatalf("charges %v, %d payments", keys, len(store.payments))
 	}
 }
 
@@ -311,14 +367,19 @@ func TestConfirmSEPAProcessing(t *testing.T) {
 	if p := res.Session.Payment(); p.Status() != payments.StatusProcessing {
 		t.Fatalf("payment status %s", p.Status())
 	}
-	if store.eventCount(EventAsyncPaymentPending) != 1 || store.eventCount(EventCompleted) != 0 {
-		t.Fatal("wrong events for a processing payment")
+	// D6 as amended: completed once at confirmation (payment_status processing), then
+	// async_payment_pending; the outcome event follows at settlement (payments' sweep).
+	if len(store.events) != 2 || store.events[0].Type != EventCompleted || store.events[1].Type != EventAsyncPaymentPending {
+		t.Fatalf("events %+v", store.events)
+	}
+	if store.payments[0].AvailableAt != nil {
+		t.Fatalf("a processing payment has funds available at %v", store.payments[0].AvailableAt)
 	}
 }
 
 func TestLiveWithoutProcessorIsRefused(t *testing.T) {
 	t.Parallel()
-	svc, store, _ := newPaymentsService(t)
+	svc, store, _, _ := newPaymentsService(t)
 	live := core.Scope{MerchantID: testScope.MerchantID, Env: core.EnvLive}
 	notReady := core.Scope{MerchantID: "mer_" + strings.Repeat("b", 24), Env: core.EnvLive}
 	svc.EnableBuyer(BuyerDeps{Merchants: fakeMerchants{

@@ -18,9 +18,18 @@ type memStore struct {
 	sessions []SessionSnapshot // insertion order = seq
 	events   []core.Event
 	payments []payments.Record
-	// failPaymentInsert makes UpdateWithPayment fail after fn, as a failed insert would.
-	failPaymentInsert bool
+	attempts []memAttempt
+	// failPaymentInsert makes the next n ApplyCharge calls fail after fn, as a failed insert
+	// (or a crash before the commit) would.
+	failPaymentInsert int
 	frozen            map[string]bool // merchant ids whose test clock is frozen
+	wallClock         core.Clock      // the attempts' started time (nil: time.Now)
+}
+
+// memAttempt is a charge attempt with the wall-clock time it was recorded.
+type memAttempt struct {
+	snap    payments.ChargeAttemptSnapshot
+	started time.Time
 }
 
 func newMemStore() *memStore { return &memStore{frozen: map[string]bool{}} }
@@ -105,7 +114,7 @@ func (m *memStore) Update(_ context.Context, scope core.Scope, id string, fn Upd
 	return m.apply(i, fn)
 }
 
-func (m *memStore) UpdateWithPayment(_ context.Context, scope core.Scope, id string, fn PaymentUpdateFunc) (*Session, error) {
+func (m *memStore) BeginCharge(_ context.Context, scope core.Scope, id string, fn BeginChargeFunc) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	i := m.find(scope, id)
@@ -113,24 +122,98 @@ func (m *memStore) UpdateWithPayment(_ context.Context, scope core.Scope, id str
 		return nil, core.NotFound("session", "id", id)
 	}
 	s := RehydrateSession(m.sessions[i])
-	rec, evs, err := fn(s)
+	a, evs, err := fn(s)
 	if err != nil {
 		return nil, err
 	}
-	if rec != nil {
-		if m.failPaymentInsert {
-			return nil, errors.New("insert payment: boom")
-		}
-		for _, r := range m.payments {
-			if *r.Payment.SessionID() == id {
-				return nil, errors.New("insert payment: duplicate session")
+	if a != nil {
+		for _, e := range m.attempts {
+			if e.snap.Scope == scope && e.snap.Reference == id && e.snap.Status == payments.AttemptPending {
+				return nil, payments.ErrChargeInProgress
 			}
 		}
-		m.payments = append(m.payments, *rec)
+		m.attempts = append(m.attempts, memAttempt{snap: a.Snapshot(), started: m.wall()})
 	}
 	m.sessions[i] = s.Snapshot()
 	m.events = append(m.events, evs...)
 	return s, nil
+}
+
+func (m *memStore) ApplyCharge(_ context.Context, scope core.Scope, id, key string, fn ApplyChargeFunc) (*Session, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := m.find(scope, id)
+	if i < 0 {
+		return nil, false, core.NotFound("session", "id", id)
+	}
+	j := -1
+	for k, e := range m.attempts {
+		if e.snap.Scope == scope && e.snap.Reference == id && payments.AttemptKey(id, e.snap.Number) == key {
+			j = k
+		}
+	}
+	if j < 0 {
+		return nil, false, core.NotFound("charge_attempt", "idempotency_key", key)
+	}
+	s := RehydrateSession(m.sessions[i])
+	a := payments.RehydrateChargeAttempt(m.attempts[j].snap)
+	if a.Status() != payments.AttemptPending {
+		return s, false, nil
+	}
+	rec, evs, err := fn(s, a)
+	if err != nil {
+		return nil, false, err
+	}
+	if rec != nil {
+		if m.failPaymentInsert > 0 {
+			m.failPaymentInsert--
+			return nil, false, errors.New("insert payment: boom")
+		}
+		for _, r := range m.payments {
+			if *r.Payment.SessionID() == id {
+				return nil, false, errors.New("insert payment: duplicate session")
+			}
+		}
+		m.payments = append(m.payments, *rec)
+	}
+	m.attempts[j].snap = a.Snapshot()
+	m.sessions[i] = s.Snapshot()
+	m.events = append(m.events, evs...)
+	return s, true, nil
+}
+
+// Stale implements payments.AttemptStore over the attempts recorded by BeginCharge.
+func (m *memStore) Stale(_ context.Context, scope *core.Scope, before time.Time, limit int) ([]*payments.ChargeAttempt, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*payments.ChargeAttempt
+	for _, e := range m.attempts {
+		if e.snap.Status != payments.AttemptPending || !e.started.Before(before) || (scope != nil && e.snap.Scope != *scope) {
+			continue
+		}
+		if len(out) < limit {
+			out = append(out, payments.RehydrateChargeAttempt(e.snap))
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) attempt(key string) payments.ChargeAttemptSnapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.attempts {
+		if payments.AttemptKey(e.snap.Reference, e.snap.Number) == key {
+			return e.snap
+		}
+	}
+	return payments.ChargeAttemptSnapshot{}
+}
+
+func (m *memStore) wall() time.Time {
+	if m.wallClock != nil {
+		return m.wallClock.Now()
+	}
+	return time.Now()
 }
 
 func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error) {
@@ -138,7 +221,7 @@ func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Tim
 	defer m.mu.Unlock()
 	var due []int
 	for i, s := range m.sessions {
-		if s.Status != StatusOpen || s.ExpiresAt.After(until) {
+		if !RehydrateSession(s).IsDue(until) {
 			continue
 		}
 		if scope != nil && s.Scope != *scope {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -19,10 +20,11 @@ type Service struct {
 	checkoutBase string
 	present      Presenter
 	// Payments (EnablePayments): nil until wired.
-	fees           Fees
-	presentPayment PaymentPresenter
+	charger *payments.Charger
 	// Buyer use cases (EnableBuyer): nil until wired.
 	buyer *BuyerDeps
+	// chargeWait bounds how long a confirmation waits for another charge in flight.
+	chargeWait time.Duration
 }
 
 // NewService wires the checkout use cases. checkoutBaseURL is the public base URL of the
@@ -38,6 +40,7 @@ func NewService(store Store, prices PriceLookup, clocks ports.Clocks, checkoutBa
 		clocks:       clocks,
 		checkoutBase: strings.TrimRight(checkoutBaseURL, "/"),
 		present:      present,
+		chargeWait:   ChargeWait,
 	}
 }
 

@@ -221,16 +221,48 @@ func (s *Session) ExpiresAt() time.Time          { return s.expiresAt }
 // Payment returns the payment of a complete session (a copy), or nil.
 func (s *Session) Payment() *payments.Payment { return clonePayment(s.payment) }
 
-// IsDue reports whether the session is open and its lifetime has run out at now.
+// PaymentStatus is where the money of a completed session stands (D6).
+type PaymentStatus string
+
+const (
+	PaymentPaid       PaymentStatus = "paid"
+	PaymentProcessing PaymentStatus = "processing"
+	PaymentFailed     PaymentStatus = "failed"
+)
+
+// PaymentStatus returns the session's payment_status: "" while it has no payment; paid once
+// its payment succeeded (refunds and disputes keep it paid: the money was received),
+// processing while a delayed method settles, failed when it did not.
+func (s *Session) PaymentStatus() PaymentStatus {
+	if s.payment == nil {
+		return ""
+	}
+	switch s.payment.Status() {
+	case payments.StatusProcessing:
+		return PaymentProcessing
+	case payments.StatusFailed:
+		return PaymentFailed
+	}
+	return PaymentPaid
+}
+
+// IsDue reports whether the session is open, its lifetime has run out at now, and no charge
+// of it is in flight. A session being charged (BuyerState.Charging) is never due: the buyer's
+// money may be moving, so it waits for the outcome (which completes it or leaves it open, and
+// then due) instead of expiring under the charge.
 func (s *Session) IsDue(now time.Time) bool {
-	return s.status == StatusOpen && !now.Before(s.expiresAt)
+	return s.status == StatusOpen && !now.Before(s.expiresAt) && s.buyer.Charging == ""
 }
 
 // Expire moves an open session to expired. A complete session answers
-// ErrSessionAlreadyCompleted; an expired or canceled one ErrSessionExpired (D6).
+// ErrSessionAlreadyCompleted; an expired or canceled one ErrSessionExpired (D6); one with a
+// charge in flight payments.ErrChargeInProgress.
 func (s *Session) Expire() error {
 	switch s.status {
 	case StatusOpen:
+		if s.buyer.Charging != "" {
+			return payments.ErrChargeInProgress
+		}
 		s.status = StatusExpired
 		return nil
 	case StatusComplete:
@@ -262,10 +294,11 @@ func (s *Session) checkOpen(now time.Time) error {
 	}
 }
 
-// Complete moves an open session to complete with its payment p, created at now for this
-// session (interface 3.1: "payment completed"). The guards are those of checkOpen. A payment
-// of another session or scope is a bug and answers a plain error.
-func (s *Session) Complete(p *payments.Payment, now time.Time) error {
+// complete moves an open session to complete with its payment p, created at now for this
+// session (interface 3.1: "payment completed") by the charge in flight, which it ends. The
+// guards are those of checkOpen. A payment of another session or scope is a bug and answers a
+// plain error.
+func (s *Session) complete(p *payments.Payment, now time.Time) error {
 	if err := s.checkOpen(now); err != nil {
 		return err
 	}
@@ -278,10 +311,14 @@ func (s *Session) Complete(p *payments.Payment, now time.Time) error {
 }
 
 // Cancel moves an open session to canceled with cancellation_reason customer_canceled (D6:
-// the buyer pressed "Cancel" on the hosted page). The guards are those of checkOpen.
+// the buyer pressed "Cancel" on the hosted page). The guards are those of checkOpen; a session
+// with a charge in flight answers payments.ErrChargeInProgress.
 func (s *Session) Cancel(now time.Time) error {
 	if err := s.checkOpen(now); err != nil {
 		return err
+	}
+	if s.buyer.Charging != "" {
+		return payments.ErrChargeInProgress
 	}
 	r := CancellationCustomerCanceled
 	s.status = StatusCanceled

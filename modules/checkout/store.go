@@ -39,16 +39,29 @@ type Store interface {
 	// nil it covers live sessions and test sessions of merchants whose test clock is not
 	// frozen; with a scope only that scope. It returns how many sessions it claimed.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
-	// UpdateWithPayment is Update for the completion of a session: it locks the session row,
-	// calls fn, and when fn returns nil writes, in that one transaction, the payment fn
-	// returned (if any), the session's new state and the events. When any write fails nothing
-	// is written. A session has at most one payment: a second one is refused by storage.
-	UpdateWithPayment(ctx context.Context, scope core.Scope, id string, fn PaymentUpdateFunc) (*Session, error)
+	// BeginCharge is the first transaction of a charge (issue 10 §2): it locks the session
+	// row and calls fn; when fn returns an attempt, the attempt is inserted with the session's
+	// new state and the events, in that one transaction, which commits before the processor is
+	// called. A second pending attempt of the session is refused by storage with
+	// payments.ErrChargeInProgress (nothing written). When fn fails nothing is written.
+	BeginCharge(ctx context.Context, scope core.Scope, id string, fn BeginChargeFunc) (*Session, error)
+	// ApplyCharge is the second transaction of a charge: it locks the session row and the
+	// attempt key of that session. An attempt that is no longer pending (applied or abandoned
+	// already) is left alone: fn is not called, nothing is written, and applied is false.
+	// Otherwise fn changes the session and the attempt (payments.Apply, or Abandon) and returns
+	// the payment to insert (nil: none) and the events, written with the session's new state and
+	// the attempt's in that one transaction. A session has at most one payment: a second one
+	// is refused by storage. An unknown attempt answers core.NotFound("charge_attempt", …).
+	ApplyCharge(ctx context.Context, scope core.Scope, id, key string, fn ApplyChargeFunc) (s *Session, applied bool, err error)
 }
 
-// PaymentUpdateFunc changes a locked session and returns the payment to insert with the
-// change (nil: none) and the events that report it.
-type PaymentUpdateFunc func(s *Session) (*payments.Record, []core.Event, error)
+// BeginChargeFunc changes a locked session and returns the charge attempt to record (nil:
+// none, the session lapsed) and the events.
+type BeginChargeFunc func(s *Session) (*payments.ChargeAttempt, []core.Event, error)
+
+// ApplyChargeFunc applies the outcome of the pending attempt a to the locked session s: it
+// changes both and returns the payment to insert (nil: none) and the events.
+type ApplyChargeFunc func(s *Session, a *payments.ChargeAttempt) (*payments.Record, []core.Event, error)
 
 // UpdateFunc changes a locked session and returns the events that report the change.
 type UpdateFunc func(s *Session) ([]core.Event, error)

@@ -27,6 +27,10 @@ type Fee struct {
 	// RateDate is the publication day of the ECB rate used (00:00 UTC). For EUR charges it is
 	// the charge day itself: no rate is needed.
 	RateDate time.Time
+	// Rate is the exact rate the fee used, as a decimal string: 1 EUR = Rate units of
+	// Currency ("1" for EUR charges). It is stored with the fee (D7: the ledger and the fee
+	// breakdown never look the rate up again). Empty only for fees stored before it was kept.
+	Rate string
 }
 
 // eeaCountries are the issuing countries of EEA cards: the 27 EU members and Iceland,
@@ -86,6 +90,10 @@ func isCountryCode(s string) bool {
 //  3. Back to the charge currency at the same rate:
 //     service_fee_charge_currency = round( service_fee_eur × r × 10^e / 100 ).
 //     For EUR it equals service_fee_eur.
+//  4. Cap (D7, as amended): a fee never exceeds the amount it is charged on. When
+//     service_fee_charge_currency > A, it becomes A and both EUR parts are reduced in the same
+//     proportion: service_fee_eur = round( service_fee_eur × A / uncapped ), psp_fee_eur
+//     likewise (uncapped being step 3's result), so the net is never negative.
 //
 // Example: USD 100.00 (10000) with a non-EEA card at 1 EUR = 1.1625 USD: A_eur =
 // round(8602.15…) = 8602; service = round(240.856) + 25 = 266; psp = round(189.244) + 10 =
@@ -131,13 +139,62 @@ func ComputeFee(rule FeeRule, amount int64, currency core.Currency, rate ports.R
 	if err != nil {
 		return Fee{}, err
 	}
+	// Step 4.
+	if inCharge > amount {
+		if service, err = scaled(service, amount, inCharge); err != nil {
+			return Fee{}, err
+		}
+		if psp, err = scaled(psp, amount, inCharge); err != nil {
+			return Fee{}, err
+		}
+		inCharge = amount
+	}
+	exact, err := ExactDecimal(r)
+	if err != nil {
+		return Fee{}, fmt.Errorf("payments: rate %s: %w", rate, err)
+	}
 	return Fee{
 		ServiceFeeEUR:            service,
 		PSPFeeEUR:                psp,
 		ServiceFeeChargeCurrency: inCharge,
 		Currency:                 currency,
 		RateDate:                 rate.Day,
+		Rate:                     exact,
 	}, nil
+}
+
+// scaled returns round(v × num / den), half-up.
+func scaled(v, num, den int64) (int64, error) {
+	return roundHalfUp(new(big.Rat).SetFrac(
+		new(big.Int).Mul(big.NewInt(v), big.NewInt(num)), big.NewInt(den)))
+}
+
+// ExactDecimal renders r as a decimal string without losing anything ("1.1625", "1",
+// "0.000123"). A rate that has no finite decimal form (its denominator has a prime factor other
+// than 2 and 5, as a cross rate may) is refused: a rate read from a decimal source always has
+// one.
+func ExactDecimal(r *big.Rat) (string, error) {
+	den := new(big.Int).Set(r.Denom())
+	digits := 0
+	two, five, zero := big.NewInt(2), big.NewInt(5), new(big.Int)
+	var twos, fives int
+	for m := new(big.Int); ; twos++ {
+		if m.Mod(den, two).Cmp(zero) != 0 {
+			break
+		}
+		den.Quo(den, two)
+	}
+	for m := new(big.Int); ; fives++ {
+		if m.Mod(den, five).Cmp(zero) != 0 {
+			break
+		}
+		den.Quo(den, five)
+	}
+	if den.Cmp(big.NewInt(1)) != 0 {
+		return "", fmt.Errorf("%s has no finite decimal form", r.RatString())
+	}
+	digits = max(twos, fives)
+	return r.FloatString(digits), nil
 }
 
 // percentOf returns round(x × pct / 100).

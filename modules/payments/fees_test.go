@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,8 +114,12 @@ func TestFeeHandComputed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			rate := "1"
+			if tc.currency != "EUR" {
+				rate = strings.TrimRight(strings.TrimRight(fixtureRates[tc.currency], "0"), ".")
+			}
 			want := Fee{ServiceFeeEUR: tc.service, PSPFeeEUR: tc.psp, ServiceFeeChargeCurrency: tc.inCurrency,
-				Currency: tc.currency, RateDate: fixtureDay}
+				Currency: tc.currency, RateDate: fixtureDay, Rate: rate}
 			if got != want {
 				t.Fatalf("got  %+v\nwant %+v", got, want)
 			}
@@ -280,6 +285,75 @@ func TestFeeShare(t *testing.T) {
 	}
 	if _, err := f.Share(2, 1); err == nil {
 		t.Error("share above the whole")
+	}
+}
+
+// TestFeeNeverExceedsTheAmount: D7 as amended. Where the plan's fee would be more than the
+// charge (a low-value currency near the minimum), service_fee_charge_currency is capped at the
+// amount and the EUR parts are reduced in the same proportion, half-up.
+func TestFeeNeverExceedsTheAmount(t *testing.T) {
+	t.Parallel()
+	calc := NewFeeCalculator(DefaultFeeSchedule(), &fakeRates{})
+	charged := fixtureDay.Add(10 * time.Hour)
+	cases := []struct {
+		name                     string
+		amount                   int64
+		currency                 core.Currency
+		method                   PaymentMethod
+		country                  string
+		service, psp, inCurrency int64
+	}{
+		// KRW 250 (no minor unit), KR card, 1 EUR = 1700.48 KRW: 25000 / 1700.48 = 14.70… → 15
+		// cents; 2.8 % = 0.42 → 0, + 25 = 25; PSP 0.33 → 0, + 10 = 10; 25 × 17.0048 = 425.12 →
+		// 425 > 250. Capped: 250; service round(25 × 250 / 425) = round(14.705…) = 15; PSP
+		// round(10 × 250 / 425) = round(5.882…) = 6.
+		{"KRW 250 non-EEA card", 250, "KRW", MethodCard, "KR", 15, 6, 250},
+		// KRW 300 by SEPA (35 + PSP 20): 35 × 17.0048 = 595.168 → 595 > 300. Capped: 300;
+		// service round(35 × 300 / 595) = round(17.647…) = 18; PSP round(20 × 300 / 595) =
+		// round(10.084…) = 10.
+		{"KRW 300 SEPA", 300, "KRW", MethodSEPADebit, "", 18, 10, 300},
+		// A tie in the reduction: KRW 340 by SEPA, uncapped 595: service 35 × 340 / 595 = 20
+		// exactly; PSP 20 × 340 / 595 = 11.428… → 11.
+		{"KRW 340 SEPA", 340, "KRW", MethodSEPADebit, "", 20, 11, 340},
+		// Just at the fee: KRW 425 with a KR card: 42500 / 1700.48 = 24.99… → 25; 2.8 % = 0.7 →
+		// 1, + 25 = 26; 26 × 17.0048 = 442.12 → 442 > 425: capped to 425; service
+		// round(26 × 425 / 442) = 25; PSP round(11 × 425 / 442) = round(10.576…) = 11.
+		{"KRW 425 non-EEA card", 425, "KRW", MethodCard, "KR", 25, 11, 425},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := calc.Compute(context.Background(), FeeInput{
+				Amount: tc.amount, Currency: tc.currency, Method: tc.method, CardCountry: tc.country, ChargedAt: charged,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Fee{ServiceFeeEUR: tc.service, PSPFeeEUR: tc.psp, ServiceFeeChargeCurrency: tc.inCurrency,
+				Currency: tc.currency, RateDate: fixtureDay, Rate: "1700.48"}
+			if got != want {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+			if got.ServiceFeeChargeCurrency > tc.amount || got.PSPFeeEUR > got.ServiceFeeEUR {
+				t.Fatalf("fee %+v exceeds the amount %d or its service part", got, tc.amount)
+			}
+		})
+	}
+	// A fee below the amount is untouched: KRW 5314 (TestFeeHandComputed) stays 578.
+	got, err := calc.Compute(context.Background(), FeeInput{Amount: 5314, Currency: "KRW", Method: MethodCard, CardCountry: "KR", ChargedAt: charged})
+	if err != nil || got.ServiceFeeChargeCurrency != 578 || got.ServiceFeeEUR != 34 {
+		t.Fatalf("uncapped fee %+v, %v", got, err)
+	}
+}
+
+func TestExactDecimal(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"1": "1", "93/80": "1.1625", "1/8": "0.125", "17530/100": "175.3", "1/3": ""} {
+		r, _ := new(big.Rat).SetString(in)
+		got, err := ExactDecimal(r)
+		if (err != nil) != (want == "") || got != want {
+			t.Errorf("ExactDecimal(%s) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }
 

@@ -43,21 +43,34 @@ const dueBatch = 100
 // so a test clock advance (D12) produces them, and their events, in time order.
 type Sweeper struct {
 	store   DueStore
-	settle  Settlements
+	settle  map[core.Environment]Settlements
 	present Presenters
 }
 
 var _ ports.DueProcessor = (*Sweeper)(nil)
 
-// NewSweeper returns the sweeper. Every presenter is required.
-func NewSweeper(store DueStore, settle Settlements, present Presenters) *Sweeper {
-	return &Sweeper{store: store, settle: settle, present: present}
+// NewSweeper returns the sweeper. settle gives the processor of each environment (test → the
+// sandbox): a payment is settled by the processor of its own environment, and one of an
+// environment without a processor is postponed (SettleRetryDelay) with an error, never settled
+// by another environment's processor. Every presenter is required.
+func NewSweeper(store DueStore, settle map[core.Environment]Settlements, present Presenters) *Sweeper {
+	procs := make(map[core.Environment]Settlements, len(settle))
+	for env, p := range settle {
+		if p != nil {
+			procs[env] = p
+		}
+	}
+	return &Sweeper{store: store, settle: procs, present: present}
 }
+
+// ErrNoSettlements: a processing payment of an environment that has no processor.
+var ErrNoSettlements = errors.New("payments: no processor settles payments of this environment")
 
 // ProcessDue handles every payment with work due at or before until (Record.DueAt),
 // earliest first, in rounds of dueBatch:
 //
-//   - processing, settles_at ≤ until: the processor's Settle decides. succeeded →
+//   - processing, settles_at ≤ until: the Settle of the processor of the payment's
+//     environment decides. succeeded (funds available FundsDelay after settlement) →
 //     payment_intent.succeeded (the payment) and checkout.session.async_payment_succeeded
 //     (the session with its payment), and the receipt is queued; failed (failure_code and
 //     failure_message from the processor) → payment_intent.payment_failed and
@@ -211,7 +224,11 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		rec.SettlesAt = &next
 		return handled{change: DueChange{Record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
 	}
-	res, err := s.settle.Settle(ctx, rec.ProcessorRef, until)
+	proc, ok := s.settle[p.Environment()]
+	if !ok {
+		return postpone(fmt.Errorf("%w (%s)", ErrNoSettlements, p.Environment()))
+	}
+	res, err := proc.Settle(ctx, rec.ProcessorRef, until)
 	if err != nil {
 		return postpone(err)
 	}
@@ -230,6 +247,8 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Succeed(); err != nil {
 			return handled{}, err
 		}
+		avail := at.Add(FundsDelay)
+		rec.AvailableAt = &avail
 		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, s.present.Payment(p)))
 		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
 		receiptAt = &at // the receipt is dated when the payment succeeded

@@ -149,7 +149,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
 		"later": {Outcome: ports.OutcomeProcessing, ProcessorRef: "later", SettlesAt: at(90)},
 	}
-	sw := NewSweeper(store, proc, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: proc}, testPresenters(fakeSessions{}))
 	n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("%d %v", n, err)
@@ -160,6 +160,9 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	}
 	if *bad.Payment.FailureCode() != ports.DeclineInsufficientFunds || *bad.Payment.FailureMessage() != "No funds." {
 		t.Errorf("failure %v %v", *bad.Payment.FailureCode(), *bad.Payment.FailureMessage())
+	}
+	if good.AvailableAt == nil || !good.AvailableAt.Equal(at(3).Add(FundsDelay)) || bad.AvailableAt != nil || later.AvailableAt != nil {
+		t.Errorf("available at: good %v, bad %v, later %v", good.AvailableAt, bad.AvailableAt, later.AvailableAt)
 	}
 	if !later.SettlesAt.Equal(*at(90)) {
 		t.Errorf("still processing: settles at %s", later.SettlesAt)
@@ -204,7 +207,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}}
-	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, testPresenters(fakeSessions{}))
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
 	if n != 0 || !errors.Is(err, ports.ErrProcessorRefUnknown) {
@@ -212,6 +215,35 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	}
 	if r.Payment.Status() != StatusProcessing || !r.SettlesAt.Equal(until.Add(SettleRetryDelay)) || len(store.events) != 0 {
 		t.Fatalf("%s %s %d", r.Payment.Status(), r.SettlesAt, len(store.events))
+	}
+}
+
+// Settlement goes to the processor of the payment's environment: a live payment is never
+// settled by the test environment's (sandbox) processor; without a live processor it waits.
+func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
+	t.Parallel()
+	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
+	live := core.Scope{MerchantID: dueScope.MerchantID, Env: core.EnvLive}
+	sid := core.NewID(core.PrefixSession)
+	p, err := NewPayment(NewPaymentParams{Scope: live, SessionID: &sid, Amount: 1000, Currency: "EUR",
+		Status: StatusProcessing, Method: MethodSEPADebit, Fee: Fee{Currency: "EUR"}, Created: dueT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := &Record{Payment: p, ProcessorRef: "good"}
+	at := dueT0.Add(time.Minute)
+	r.SettlesAt, lr.SettlesAt = &at, &at
+	store := &memDueStore{recs: []*Record{r, lr}}
+	sw := NewSweeper(store, map[core.Environment]Settlements{
+		core.EnvTest: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"}},
+	}, testPresenters(fakeSessions{}))
+	until := dueT0.Add(time.Hour)
+	n, err := sw.ProcessDue(context.Background(), nil, until)
+	if n != 1 || !errors.Is(err, ErrNoSettlements) {
+		t.Fatalf("%d %v", n, err)
+	}
+	if r.Payment.Status() != StatusSucceeded || lr.Payment.Status() != StatusProcessing || !lr.SettlesAt.Equal(until.Add(SettleRetryDelay)) {
+		t.Fatalf("test %s, live %s settles %s", r.Payment.Status(), lr.Payment.Status(), lr.SettlesAt)
 	}
 }
 
@@ -224,7 +256,8 @@ func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}}
 	boom := errors.New("database down")
-	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{err: boom}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}},
+		testPresenters(fakeSessions{err: boom}))
 	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
 	}
@@ -289,7 +322,7 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at // succeeded: its settlement time is no due work
 	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, testPresenters(fakeSessions{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
@@ -319,7 +352,7 @@ func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at
 	store := &racingStore{memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, testPresenters(fakeSessions{}))
 	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
 		t.Fatalf("%d %v", n, err)
 	}

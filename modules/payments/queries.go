@@ -100,8 +100,9 @@ type FeeBreakdown struct {
 	RateDate time.Time
 }
 
-// Breakdown splits the payment's locked fee and finds the rate it was converted at: the rate
-// of the fee's rate day from the same FX source (1 for EUR).
+// Breakdown splits the payment's locked fee with the rate it was converted at: the rate stored
+// with the fee, or for a fee stored before rates were kept, the rate of the fee's rate day
+// from the same FX source (1 for EUR).
 func (q *Queries) Breakdown(ctx context.Context, p *Payment) (FeeBreakdown, error) {
 	fee := p.Fee()
 	b := FeeBreakdown{
@@ -110,6 +111,10 @@ func (q *Queries) Breakdown(ctx context.Context, p *Payment) (FeeBreakdown, erro
 		Net: p.Amount() - fee.ServiceFeeChargeCurrency, Rate: "1", RateDate: fee.RateDate,
 	}
 	if p.Currency() == "EUR" || q.rates == nil {
+		return b, nil
+	}
+	if fee.Rate != "" { // the rate stored with the fee
+		b.Rate = fee.Rate
 		return b, nil
 	}
 	r, err := q.rates.Rate(ctx, fee.RateDate, "EUR", p.Currency())

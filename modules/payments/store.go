@@ -27,7 +27,16 @@ type Record struct {
 	// DisputeID is the dispute opened on the payment (dp_…), "" when none was; once set it
 	// stays, so a won dispute never reopens.
 	DisputeID string
+	// AvailableAt is when the payment's funds become available in the balance (D7, D16): two
+	// days after a card charge (at once when the processor says so, the sandbox's
+	// 4000000000000077), two days after a delayed payment settles; nil while it is processing
+	// or when it failed.
+	AvailableAt *time.Time
 }
+
+// FundsDelay is how long after the charge (or the settlement of a delayed method) funds
+// become available (D7: T+2 days).
+const FundsDelay = 48 * time.Hour
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
 // answer core.NotFound("payment", …).

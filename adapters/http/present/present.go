@@ -56,6 +56,10 @@ func Session(s *checkout.Session) api.CheckoutSession {
 		pp := Payment(p)
 		out.Payment = &pp
 	}
+	if ps := s.PaymentStatus(); ps != "" {
+		v := api.CheckoutSessionPaymentStatus(ps)
+		out.PaymentStatus = &v
+	}
 	return out
 }
 

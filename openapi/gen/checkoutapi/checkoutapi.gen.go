@@ -648,7 +648,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -671,7 +671,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -722,8 +722,10 @@ type ClientInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -756,8 +758,10 @@ type ClientInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -829,7 +833,7 @@ func (c *Client) GetBuyerSession(ctx context.Context, id SessionId, reqEditors .
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -864,7 +868,7 @@ func (c *Client) ResolveBuyerActionWithBody(ctx context.Context, id SessionId, c
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -939,8 +943,10 @@ func (c *Client) CancelBuyerSession(ctx context.Context, id SessionId, reqEditor
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -985,8 +991,10 @@ func (c *Client) ConfirmBuyerSessionWithBody(ctx context.Context, id SessionId, 
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -1304,7 +1312,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1327,7 +1335,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1380,8 +1388,10 @@ type ClientWithResponsesInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1414,8 +1424,10 @@ type ClientWithResponsesInterface interface {
 	// `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 	// with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 	// `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-	// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-	// `processor_unavailable` (live: no live processor configured); 5xx.
+	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+	// (another confirmation of this session is still being charged after 10 seconds; a
+	// concurrent confirmation normally waits for it and then answers `session_expired`);
+	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2181,7 +2193,7 @@ func (c *ClientWithResponses) GetBuyerSessionWithResponse(ctx context.Context, i
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -2212,7 +2224,7 @@ func (c *ClientWithResponses) ResolveBuyerActionWithBodyWithResponse(ctx context
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -2281,8 +2293,10 @@ func (c *ClientWithResponses) CancelBuyerSessionWithResponse(ctx context.Context
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -2323,8 +2337,10 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithBodyWithResponse(ctx contex
 // `parameter_unknown`); 401 `client_secret_missing`; 402 `card_error` / `card_declined`
 // with `decline_code` (`generic_decline`, `insufficient_funds`, `lost_card`,
 // `expired_card`, `incorrect_cvc`, …); 409 `merchant_not_ready` (live, onboarding
-// incomplete); 422 `session_expired`, `session_confirm_limit`; 503
-// `processor_unavailable` (live: no live processor configured); 5xx.
+// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
+// (another confirmation of this session is still being charged after 10 seconds; a
+// concurrent confirmation normally waits for it and then answers `session_expired`);
+// 503 `processor_unavailable` (live: no live processor configured); 5xx.
 //
 // Example error body:
 // ```json

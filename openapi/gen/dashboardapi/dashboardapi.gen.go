@@ -98,6 +98,27 @@ func (e CheckoutSessionObject) Valid() bool {
 	}
 }
 
+// Defines values for CheckoutSessionPaymentStatus.
+const (
+	CheckoutSessionPaymentStatusFailed     CheckoutSessionPaymentStatus = "failed"
+	CheckoutSessionPaymentStatusPaid       CheckoutSessionPaymentStatus = "paid"
+	CheckoutSessionPaymentStatusProcessing CheckoutSessionPaymentStatus = "processing"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutSessionPaymentStatus enum.
+func (e CheckoutSessionPaymentStatus) Valid() bool {
+	switch e {
+	case CheckoutSessionPaymentStatusFailed:
+		return true
+	case CheckoutSessionPaymentStatusPaid:
+		return true
+	case CheckoutSessionPaymentStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutSessionStatus.
 const (
 	CheckoutSessionStatusCanceled CheckoutSessionStatus = "canceled"
@@ -745,6 +766,18 @@ type CheckoutSession struct {
 	// Payment The payment of a completed session, or null.
 	Payment *Payment `json:"payment"`
 
+	// PaymentStatus Where the money of a completed session stands (D6), null while the session has no
+	// payment: `paid` once the payment succeeded (also after refunds or a dispute),
+	// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
+	// `checkout.session.completed` fires once, when the session completes: fulfil the
+	// order when its `payment_status` is `paid`; a `processing` session is followed by
+	// `checkout.session.async_payment_succeeded` (then fulfil) or
+	// `checkout.session.async_payment_failed`.
+	//
+	//
+	// Example: paid
+	PaymentStatus *CheckoutSessionPaymentStatus `json:"payment_status"`
+
 	// Reference Your order id, or null.
 	Reference *string `json:"reference"`
 
@@ -761,6 +794,17 @@ type CheckoutSessionCancellationReason string
 
 // CheckoutSessionObject Always `checkout.session`.
 type CheckoutSessionObject string
+
+// CheckoutSessionPaymentStatus Where the money of a completed session stands (D6), null while the session has no
+// payment: `paid` once the payment succeeded (also after refunds or a dispute),
+// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
+// `checkout.session.completed` fires once, when the session completes: fulfil the
+// order when its `payment_status` is `paid`; a `processing` session is followed by
+// `checkout.session.async_payment_succeeded` (then fulfil) or
+// `checkout.session.async_payment_failed`.
+//
+// Example: paid
+type CheckoutSessionPaymentStatus string
 
 // CheckoutSessionList A page of checkout sessions.
 type CheckoutSessionList struct {

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// ChargeAttemptStore finds charge attempts left pending (payments.AttemptStore) in
+// charge_attempts (migration 00014). Attempts are written by the payable's store in the
+// payable's transactions (SessionStore.BeginCharge and ApplyCharge, through the helpers
+// below), so each helper takes the caller's transaction.
+type ChargeAttemptStore struct {
+	db *sqlx.DB
+}
+
+// NewChargeAttemptStore returns the attempt store on db.
+func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAttemptStore{db: db} }
+
+var _ payments.AttemptStore = (*ChargeAttemptStore)(nil)
+
+const chargeAttemptColumns = `merchant_id, environment, idempotency_key, reference, number, kind, amount,
+	currency, method, processor_ref, approve, status, outcome, charged_at`
+
+type chargeAttemptRow struct {
+	MerchantID     string    `db:"merchant_id"`
+	Environment    string    `db:"environment"`
+	IdempotencyKey string    `db:"idempotency_key"`
+	Reference      string    `db:"reference"`
+	Number         int       `db:"number"`
+	Kind           string    `db:"kind"`
+	Amount         int64     `db:"amount"`
+	Currency       string    `db:"currency"`
+	Method         string    `db:"method"`
+	ProcessorRef   *string   `db:"processor_ref"`
+	Approve        bool      `db:"approve"`
+	Status         string    `db:"status"`
+	Outcome        *string   `db:"outcome"`
+	ChargedAt      time.Time `db:"charged_at"`
+}
+
+func (r *chargeAttemptRow) attempt() *payments.ChargeAttempt {
+	return payments.RehydrateChargeAttempt(payments.ChargeAttemptSnapshot{
+		Scope:     core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		Reference: r.Reference, Number: r.Number, Kind: payments.AttemptKind(r.Kind), Amount: r.Amount,
+		Currency: core.Currency(r.Currency), Method: ports.PaymentMethodKind(r.Method),
+		ProcessorRef: deref(r.ProcessorRef), Approve: r.Approve, Status: payments.AttemptStatus(r.Status),
+		Outcome: ports.ChargeOutcome(deref(r.Outcome)), ChargedAt: r.ChargedAt.UTC(),
+	})
+}
+
+// Stale returns pending attempts recorded (started_at, the wall clock) before startedBefore,
+// oldest first. With scope nil: live attempts and test attempts of merchants whose test clock
+// is not frozen, like every background sweep; with a scope only that scope's.
+func (st *ChargeAttemptStore) Stale(ctx context.Context, scope *core.Scope, startedBefore time.Time, limit int) ([]*payments.ChargeAttempt, error) {
+	args := []any{startedBefore, limit}
+	where := `a.status = 'pending' AND a.started_at < $1`
+	if scope != nil {
+		args = append(args, scope.MerchantID, string(scope.Env))
+		where += ` AND a.merchant_id = $3 AND a.environment = $4`
+	} else {
+		where += ` AND (a.environment = 'live' OR NOT EXISTS (
+			SELECT 1 FROM test_clocks c
+			WHERE c.merchant_id = a.merchant_id AND c.environment = a.environment AND c.frozen_time IS NOT NULL))`
+	}
+	var rows []chargeAttemptRow
+	if err := st.db.SelectContext(ctx, &rows, `SELECT `+chargeAttemptColumns+` FROM charge_attempts a
+		WHERE `+where+` ORDER BY a.started_at LIMIT $2`, args...); err != nil {
+		return nil, fmt.Errorf("charge_attempts: stale: %w", err)
+	}
+	out := make([]*payments.ChargeAttempt, len(rows))
+	for i := range rows {
+		out[i] = rows[i].attempt()
+	}
+	return out, nil
+}
+
+// insertChargeAttempt records a new pending attempt in the caller's transaction. A second
+// pending attempt of the same payable is refused by charge_attempts_one_pending:
+// payments.ErrChargeInProgress.
+func insertChargeAttempt(ctx context.Context, tx *sqlx.Tx, a *payments.ChargeAttempt) error {
+	s := a.Snapshot()
+	if s.Status != payments.AttemptPending {
+		return errors.New("charge_attempts: insert: a new attempt is pending")
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key,
+		reference, number, kind, amount, currency, method, processor_ref, approve, status, charged_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12)`,
+		s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), s.Reference, s.Number, string(s.Kind),
+		s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.ChargedAt)
+	var pe *pq.Error
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "charge_attempts_one_pending" {
+		return payments.ErrChargeInProgress
+	}
+	if err != nil {
+		return fmt.Errorf("charge_attempts: insert: %w", err)
+	}
+	return nil
+}
+
+// lockChargeAttempt reads the attempt key of the payable reference FOR UPDATE in the caller's
+// transaction.
+func lockChargeAttempt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+	var r chargeAttemptRow
+	err := tx.GetContext(ctx, &r, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
+		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND reference = $4 FOR UPDATE`,
+		scope.MerchantID, string(scope.Env), key, reference)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("charge_attempts: lock: %w", err)
+	}
+	return r.attempt(), nil
+}
+
+// updateChargeAttempt writes a resolved attempt (applied or abandoned) in the caller's
+// transaction; only a pending row changes.
+func updateChargeAttempt(ctx context.Context, tx *sqlx.Tx, a *payments.ChargeAttempt) error {
+	s := a.Snapshot()
+	if s.Status == payments.AttemptPending {
+		return errors.New("charge_attempts: update: the attempt is still pending")
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = now()
+		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND status = 'pending'`,
+		s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome)))
+	if err != nil {
+		return fmt.Errorf("charge_attempts: update: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("charge_attempts: update %s: %d rows, %v", a.IdempotencyKey(), n, err)
+	}
+	return nil
+}

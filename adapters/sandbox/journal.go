@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Journal is the sandbox's memory of the charges it answered, keyed by scope and idempotency
+// key, as a live processor keeps its own records. With it a retried Charge answers exactly what
+// the first call answered, and Lookup can tell the charge-attempt sweep what became of a charge
+// whose outcome Kassa failed to record. The results hold no card number and no IBAN
+// (ports.ChargeResult never carries them).
+//
+// Why a journal and not a pure function of the key: the outcome of a card charge depends on
+// the number typed, which is never stored anywhere; only the processor's answer can be kept.
+type Journal interface {
+	// Remember stores res under key unless a result is stored already, and returns the stored
+	// result (the first one wins, so concurrent calls with one key agree).
+	Remember(ctx context.Context, scope core.Scope, key string, res ports.ChargeResult) (ports.ChargeResult, error)
+	// Recall returns the result stored under key; ok is false when there is none.
+	Recall(ctx context.Context, scope core.Scope, key string) (res ports.ChargeResult, ok bool, err error)
+}
+
+// MemoryJournal is a Journal in the process's memory: for tests and single-process runs. The
+// server uses a Postgres journal (adapters/postgres.SandboxJournal), which survives a restart.
+type MemoryJournal struct {
+	mu  sync.Mutex
+	res map[journalKey]ports.ChargeResult
+}
+
+type journalKey struct {
+	scope core.Scope
+	key   string
+}
+
+// NewMemoryJournal returns an empty in-memory journal.
+func NewMemoryJournal() *MemoryJournal {
+	return &MemoryJournal{res: map[journalKey]ports.ChargeResult{}}
+}
+
+// Remember implements Journal.
+func (j *MemoryJournal) Remember(_ context.Context, scope core.Scope, key string, res ports.ChargeResult) (ports.ChargeResult, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k := journalKey{scope, key}
+	if old, ok := j.res[k]; ok {
+		return old, nil
+	}
+	j.res[k] = res
+	return res, nil
+}
+
+// Recall implements Journal.
+func (j *MemoryJournal) Recall(_ context.Context, scope core.Scope, key string) (ports.ChargeResult, bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	res, ok := j.res[journalKey{scope, key}]
+	return res, ok, nil
+}

@@ -1,0 +1,371 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Payable is what is being paid: a checkout session today (checkout.Session implements it),
+// an invoice next. Its amount, currency and payer never change once it can be paid, so the
+// charge use case may read them outside the payable's lock.
+type Payable interface {
+	// ID is the payable's id: cs_… for a session, in_… for an invoice. It is the charge's
+	// reference and the prefix of its idempotency keys.
+	ID() string
+	Scope() core.Scope
+	Amount() int64
+	Currency() core.Currency
+	// CustomerName and CustomerEmail are the payer, kept on the payment for its receipt.
+	CustomerName() string
+	CustomerEmail() string
+	// Reference is the merchant's own reference (or nil); Description is shown on receipts.
+	Reference() *string
+	Description() *string
+	Metadata() map[string]string
+}
+
+// FeeComputer computes the fee of a charge (FeeCalculator implements it).
+type FeeComputer interface {
+	Compute(ctx context.Context, in FeeInput) (Fee, error)
+}
+
+// Charger is the charge use case of payments (issue 10 §3): it owns the charge attempt, the
+// processor call, the fee lookup, the new payment and the payment_intent.* events, for whatever
+// is being paid. The owner of the payable (checkout) calls it around its own two transactions:
+//
+//  1. In a first transaction, with the payable locked and checked payable, Begin (or
+//     BeginAction) builds the attempt, which is written and committed.
+//  2. Call asks the processor while no connection is held.
+//  3. Outcome turns the answer into what to write (the fee needs the FX port, so this too runs
+//     before any lock), and a second transaction applies it with Apply, exactly once.
+//
+// An attempt left pending between 1 and 3 is resolved by the AttemptSweeper through Resolve.
+type Charger struct {
+	fees       FeeComputer
+	processors map[core.Environment]ports.Processor
+	present    func(*Payment) any
+}
+
+// NewCharger returns the charge use case. processors gives the processor of each environment
+// (test → the sandbox); an environment without one cannot charge (Processor answers false).
+// present renders a payment for the payment_intent.succeeded event.
+func NewCharger(fees FeeComputer, processors map[core.Environment]ports.Processor, present func(*Payment) any) (*Charger, error) {
+	if fees == nil || present == nil {
+		return nil, errors.New("payments: charger: the fee calculator and the payment presenter are required")
+	}
+	procs := make(map[core.Environment]ports.Processor, len(processors))
+	for env, p := range processors {
+		if p != nil {
+			procs[env] = p
+		}
+	}
+	return &Charger{fees: fees, processors: procs, present: present}, nil
+}
+
+// Processor returns the processor of env; false when the environment has none (live, until a
+// live adapter exists).
+func (c *Charger) Processor(env core.Environment) (ports.Processor, bool) {
+	p, ok := c.processors[env]
+	return p, ok
+}
+
+// Begin builds attempt n, a new charge of p by method at the scope's time now.
+func (c *Charger) Begin(p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
+	if n <= 0 || !method.Valid() {
+		return nil, fmt.Errorf("payments: begin charge of %s: attempt %d, method %q", p.ID(), n, method)
+	}
+	return &ChargeAttempt{scope: p.Scope(), reference: p.ID(), number: n, kind: AttemptCharge,
+		amount: p.Amount(), currency: p.Currency(), method: method, status: AttemptPending, chargedAt: now}, nil
+}
+
+// BeginAction builds attempt n: the buyer's answer (approve or not) to the 3-D Secure
+// challenge of the charge processorRef of p.
+func (c *Charger) BeginAction(p Payable, n int, method ports.PaymentMethodKind, processorRef string, approve bool, now time.Time) (*ChargeAttempt, error) {
+	if processorRef == "" {
+		return nil, fmt.Errorf("payments: begin action of %s: no charge", p.ID())
+	}
+	a, err := c.Begin(p, n, method, now)
+	if err != nil {
+		return nil, err
+	}
+	a.kind, a.processorRef, a.approve = AttemptAction, processorRef, approve
+	return a, nil
+}
+
+// Source is what a charge takes the money from: exactly one of Card, SEPA and
+// PaymentMethodRef (a method saved by an earlier charge). It lives only for the Call.
+type Source struct {
+	Card             *ports.CardDetails
+	SEPA             *ports.SEPADetails
+	PaymentMethodRef string
+	// SavePaymentMethod and OffSession are ports.ChargeRequest's.
+	SavePaymentMethod, OffSession bool
+}
+
+// Call asks the processor of the attempt's environment: Charge with the attempt's idempotency
+// key for a charge, CompleteAction for an action. The caller holds no connection.
+func (c *Charger) Call(ctx context.Context, a *ChargeAttempt, src Source) (ports.ChargeResult, error) {
+	proc, ok := c.Processor(a.scope.Env)
+	if !ok {
+		return ports.ChargeResult{}, fmt.Errorf("payments: no processor for %s", a.scope.Env)
+	}
+	if a.kind == AttemptAction {
+		return proc.CompleteAction(ctx, a.processorRef, a.approve, a.chargedAt)
+	}
+	return proc.Charge(ctx, ports.ChargeRequest{
+		Scope: a.scope, Reference: a.reference, Amount: a.amount, Currency: a.currency, Method: a.method,
+		Card: src.Card, SEPA: src.SEPA, PaymentMethodRef: src.PaymentMethodRef,
+		SavePaymentMethod: src.SavePaymentMethod, OffSession: src.OffSession,
+		IdempotencyKey: a.IdempotencyKey(),
+	}, a.chargedAt)
+}
+
+// Resolve asks the processor what became of an attempt left pending: Lookup of its idempotency
+// key for a charge (ports.ErrChargeUnknown when the processor never received it), the same
+// CompleteAction again for an action (the port answers it the same).
+func (c *Charger) Resolve(ctx context.Context, a *ChargeAttempt, now time.Time) (ports.ChargeResult, error) {
+	proc, ok := c.Processor(a.scope.Env)
+	if !ok {
+		return ports.ChargeResult{}, fmt.Errorf("payments: no processor for %s", a.scope.Env)
+	}
+	if a.kind == AttemptAction {
+		return proc.CompleteAction(ctx, a.processorRef, a.approve, a.chargedAt)
+	}
+	return proc.Lookup(ctx, a.scope, a.IdempotencyKey(), now)
+}
+
+// Decline is a refused charge as the buyer is told: 402 card_error / card_declined with
+// decline_code Code (D6); Param names the input it is about, when one is.
+type Decline struct {
+	Code    string
+	Message string
+	Param   string
+}
+
+// ChargeOutcome is what applying a processor answer writes, decided by Outcome before any lock.
+type ChargeOutcome struct {
+	Result       ports.ChargeOutcome
+	ProcessorRef string
+	Method       ports.PaymentMethodKind
+	Card         *ports.CardInfo
+	// Payment is the new payment of a succeeded or processing charge.
+	Payment *Record
+	// Decline is set for a failed charge.
+	Decline *Decline
+	// Action is what a requires_action charge waits for.
+	Action *ports.ChargeAction
+	// Events are the payment_intent.* events, stamped at the attempt's time:
+	// payment_intent.succeeded (succeeded), payment_intent.payment_failed (failed),
+	// payment_intent.requires_action (requires_action); none for processing.
+	Events []core.Event
+}
+
+// Outcome decides what the processor's answer res to attempt a of p writes. A completing
+// answer (succeeded, processing) gets its payment with the fee locked (D7: computed at the
+// attempt's time from the FX port, card country deciding EEA or not) and, for cards, when its
+// funds become available (FundsDelay after the charge, at once with FundsAvailableNow). card
+// fills in the card when the answer has none (CompleteAction may answer without it).
+func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo) (*ChargeOutcome, error) {
+	if p.ID() != a.reference || p.Scope() != a.scope {
+		return nil, errors.New("payments: outcome: the attempt is not the payable's")
+	}
+	if res.Card == nil {
+		res.Card = card
+	}
+	now := a.chargedAt
+	out := &ChargeOutcome{Result: res.Outcome, ProcessorRef: res.ProcessorRef, Method: a.method, Card: res.Card}
+	switch res.Outcome {
+	case ports.OutcomeSucceeded, ports.OutcomeProcessing:
+		rec, err := c.newPayment(ctx, p, a.method, res, now)
+		if err != nil {
+			return nil, err
+		}
+		out.Payment = rec
+		if rec.Payment.Status() == StatusSucceeded {
+			out.Events = []core.Event{core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), now, c.present(rec.Payment))}
+		}
+	case ports.OutcomeFailed:
+		code := res.DeclineCode
+		if code == "" {
+			code = ports.DeclineGenericDecline
+		}
+		msg := res.FailureMessage
+		if msg == "" {
+			msg = "The payment was declined."
+		}
+		out.Decline = &Decline{Code: code, Message: msg, Param: declineParam[code]}
+		out.Events = []core.Event{core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), now,
+			declinePayload(p, a.method, code, res.FailureMessage, res.Card, now))}
+	case ports.OutcomeRequiresAction:
+		action := ports.ChargeAction{Kind: ports.ActionThreeDSecure}
+		if res.Action != nil {
+			action = *res.Action
+		}
+		if res.ProcessorRef == "" {
+			return nil, fmt.Errorf("payments: outcome of %s: requires_action without a processor reference", p.ID())
+		}
+		out.Action = &action
+		out.Events = []core.Event{core.NewEvent(EventPaymentIntentRequiresAction, p.Scope(), now,
+			requiresActionPayload(p, a.method, res.Card, action, now))}
+	default:
+		return nil, fmt.Errorf("payments: %s: unexpected charge outcome %q", p.ID(), res.Outcome)
+	}
+	return out, nil
+}
+
+// Apply marks attempt a applied with outcome o, inside the transaction that writes o (the
+// payable owner's store calls it). A second application answers ErrAttemptNotPending and
+// writes nothing.
+func Apply(a *ChargeAttempt, o *ChargeOutcome) error { return a.applied(o.Result) }
+
+// newPayment builds the payment of p (not yet stored) with its locked fee.
+func (c *Charger) newPayment(ctx context.Context, p Payable, kind ports.PaymentMethodKind, res ports.ChargeResult, now time.Time) (*Record, error) {
+	status := StatusSucceeded
+	if res.Outcome == ports.OutcomeProcessing {
+		status = StatusProcessing
+	}
+	switch {
+	case res.ProcessorRef == "":
+		return nil, errors.New("payments: charge: processor reference is missing")
+	case kind == ports.MethodCard && res.Card == nil:
+		return nil, errors.New("payments: charge: card details are missing")
+	case kind == ports.MethodSEPADebit && res.SEPA == nil:
+		return nil, errors.New("payments: charge: SEPA details are missing")
+	case status == StatusProcessing && res.SettlesAt == nil:
+		return nil, errors.New("payments: charge: a processing charge needs its settlement time")
+	}
+	method := PaymentMethod(kind)
+	fi := FeeInput{Amount: p.Amount(), Currency: p.Currency(), Method: method, ChargedAt: now}
+	rec := &Record{ProcessorRef: res.ProcessorRef}
+	if d := res.Dispute; d != nil {
+		t := d.OpensAt.UTC()
+		rec.DisputeOpensAt, rec.DisputeReason = &t, d.Reason
+	}
+	if status == StatusProcessing {
+		t := res.SettlesAt.UTC()
+		rec.SettlesAt = &t
+	} else {
+		avail := now.Add(FundsDelay)
+		if res.FundsAvailableNow {
+			avail = now
+		}
+		rec.AvailableAt = &avail
+	}
+	var card *Card
+	if kind == ports.MethodCard {
+		ci := res.Card
+		card = &Card{Brand: ci.Brand, Last4: ci.Last4, Country: ci.Country, Funding: ci.Funding}
+		fi.CardCountry = ci.Country
+		rec.CardExpMonth, rec.CardExpYear = ci.ExpMonth, ci.ExpYear
+	} else {
+		rec.SEPACountry, rec.SEPALast4 = res.SEPA.Country, res.SEPA.Last4
+	}
+	fee, err := c.fees.Compute(ctx, fi)
+	if err != nil {
+		return nil, fmt.Errorf("payments: charge of %s: %w", p.ID(), err)
+	}
+	params := NewPaymentParams{
+		Scope: p.Scope(), Amount: p.Amount(), Currency: p.Currency(), Status: status,
+		Method: method, Card: card, Fee: fee,
+		Customer:  Customer{Name: p.CustomerName(), Email: p.CustomerEmail()},
+		Reference: p.Reference(), Metadata: p.Metadata(), Created: now,
+	}
+	id := p.ID()
+	if isSession(id) {
+		params.SessionID = &id
+	} else {
+		params.InvoiceID = &id
+	}
+	pay, err := NewPayment(params)
+	if err != nil {
+		return nil, err
+	}
+	rec.Payment = pay
+	return rec, nil
+}
+
+func isSession(id string) bool { return strings.HasPrefix(id, core.PrefixSession) }
+
+// Failure codes of payment_intent.payment_failed (interface 6.2, D6).
+const (
+	// FailureCardDeclined is the failure_code of a declined card (the 402 card_error code).
+	FailureCardDeclined = "card_declined"
+	// FailurePaymentMethodDeclined is the failure_code of a refused SEPA debit.
+	FailurePaymentMethodDeclined = "payment_method_declined"
+)
+
+// declineParam names the input a decline is about, when one is (the confirm body's fields).
+var declineParam = map[string]string{
+	ports.DeclineIncorrectCVC:       "card.cvc",
+	ports.DeclineInvalidCVC:         "card.cvc",
+	ports.DeclineIncorrectNumber:    "card.number",
+	ports.DeclineExpiredCard:        "card.exp_month",
+	ports.DeclineInvalidExpiryMonth: "card.exp_month",
+	ports.DeclineInvalidExpiryYear:  "card.exp_year",
+	ports.DeclineInvalidIBAN:        "sepa_debit.iban",
+}
+
+// payableField is the payload key naming the payable: session_id or invoice_id.
+func payableField(p Payable) string {
+	if isSession(p.ID()) {
+		return "session_id"
+	}
+	return "invoice_id"
+}
+
+func cardPayload(c *ports.CardInfo) any {
+	if c == nil {
+		return nil
+	}
+	return map[string]any{"brand": c.Brand, "last4": c.Last4, "country": c.Country, "funding": c.Funding}
+}
+
+// declinePayload is data.object of payment_intent.payment_failed: {object: "payment_intent",
+// session_id (or invoice_id), amount, currency, payment_method, failure_code, decline_code,
+// failure_message, card (brand, last4, country, funding) or null, created}.
+func declinePayload(p Payable, method ports.PaymentMethodKind, code, message string, c *ports.CardInfo, now time.Time) map[string]any {
+	failure := FailureCardDeclined
+	if method == ports.MethodSEPADebit {
+		failure = FailurePaymentMethodDeclined
+		c = nil
+	}
+	return map[string]any{
+		"object":          "payment_intent",
+		payableField(p):   p.ID(),
+		"amount":          p.Amount(),
+		"currency":        string(p.Currency()),
+		"payment_method":  string(method),
+		"failure_code":    failure,
+		"decline_code":    code,
+		"failure_message": message,
+		"card":            cardPayload(c),
+		"created":         now.Unix(),
+	}
+}
+
+// requiresActionPayload is data.object of payment_intent.requires_action: {object:
+// "payment_intent", session_id (or invoice_id), amount, currency, status: "requires_action",
+// payment_method, next_action {type, redirect_url}, card or null, created}.
+func requiresActionPayload(p Payable, method ports.PaymentMethodKind, c *ports.CardInfo, a ports.ChargeAction, now time.Time) map[string]any {
+	var redirect any
+	if a.RedirectURL != "" {
+		redirect = a.RedirectURL
+	}
+	return map[string]any{
+		"object":         "payment_intent",
+		payableField(p):  p.ID(),
+		"amount":         p.Amount(),
+		"currency":       string(p.Currency()),
+		"status":         "requires_action",
+		"payment_method": string(method),
+		"next_action":    map[string]any{"type": a.Kind, "redirect_url": redirect},
+		"card":           cardPayload(c),
+		"created":        now.Unix(),
+	}
+}
