@@ -447,8 +447,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -471,8 +471,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -680,8 +680,8 @@ func (c *Client) RevokeApiKey(ctx context.Context, keyId string, reqEditors ...R
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -716,8 +716,8 @@ func (c *Client) CreateMerchantWithBody(ctx context.Context, contentType string,
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -1348,8 +1348,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1372,8 +1372,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2791,8 +2791,8 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, keyI
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -2823,8 +2823,8 @@ func (c *ClientWithResponses) CreateMerchantWithBodyWithResponse(ctx context.Con
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
