@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // authMessage returns error.message of an error body.
@@ -91,7 +92,7 @@ func TestAuth(t *testing.T) {
 	harness.Rule(t, "5.1", "a revoked key fails on its very next request and shows revoked_at", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
-		k := authNewKey(t, m.ID, op.EnvironmentTest)
+		k := authNewKey(t, m.ID, wire.EnvironmentTest)
 		c := client(t, k.Secret)
 		if resp, err := c.ListProductsWithResponse(context.Background(), nil); err != nil || resp.JSON200 == nil {
 			t.Fatalf("fresh key refused: %v %v", err, resp)
@@ -120,7 +121,7 @@ func TestAuth(t *testing.T) {
 			t.Skip("needs the database of a server the harness started")
 		}
 		m := newMerchant(t, true)
-		k := authNewKey(t, m.ID, op.EnvironmentTest)
+		k := authNewKey(t, m.ID, wire.EnvironmentTest)
 		db, err := sql.Open("postgres", target.DatabaseURL)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +138,7 @@ func TestAuth(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		other := newMerchant(t, true)
-		revoked := authNewKey(t, m.ID, op.EnvironmentTest)
+		revoked := authNewKey(t, m.ID, wire.EnvironmentTest)
 		if rev, err := operator(t).RevokeApiKeyWithResponse(context.Background(), revoked.Id); err != nil || rev.JSON200 == nil {
 			t.Fatalf("revoke: %v", err)
 		}

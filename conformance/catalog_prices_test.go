@@ -7,6 +7,7 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func TestCatalogPrices(t *testing.T) {
@@ -17,10 +18,10 @@ func TestCatalogPrices(t *testing.T) {
 		m := newMerchant(t, true)
 		p := catProduct(t, m.Test, "W")
 		pr := catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 1000, Nickname: ptr("Standard")})
-		if !catPriceIDRE.MatchString(pr.Id) || pr.Object != api.PriceObjectPrice || pr.Product != p.Id || !pr.Active {
+		if !catPriceIDRE.MatchString(pr.Id) || pr.Object != wire.PriceObjectPrice || pr.Product != p.Id || !pr.Active {
 			t.Fatalf("price = %+v", pr)
 		}
-		if pr.Type != api.PriceTypeOneTime || pr.Recurring != nil || pr.TaxBehavior != api.TaxBehaviorUnspecified || pr.LookupKey != nil || catDeref(pr.Nickname) != "Standard" {
+		if pr.Type != wire.PriceTypeOneTime || pr.Recurring != nil || pr.TaxBehavior != wire.TaxBehaviorUnspecified || pr.LookupKey != nil || catDeref(pr.Nickname) != "Standard" {
 			t.Fatalf("price = %+v", pr)
 		}
 		if got := catGetProduct(t, m.Test, p.Id); got.DefaultPrice != nil {
@@ -49,11 +50,11 @@ func TestCatalogPrices(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		p := catProduct(t, m.Test, "W")
-		pr := catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 5000, TaxBehavior: ptr(api.TaxBehaviorInclusive),
-			Recurring: &api.RecurringParams{Interval: api.RecurringIntervalMonth, IntervalCount: ptr(3), TrialPeriodDays: ptr(14), UsageType: ptr(api.UsageTypeMetered)}})
+		pr := catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 5000, TaxBehavior: ptr(wire.TaxBehaviorInclusive),
+			Recurring: &api.RecurringParams{Interval: wire.RecurringIntervalMonth, IntervalCount: ptr(3), TrialPeriodDays: ptr(14), UsageType: ptr(wire.UsageTypeMetered)}})
 		rc := pr.Recurring
-		if pr.Type != api.PriceTypeRecurring || rc == nil || rc.Interval != api.RecurringIntervalMonth || rc.IntervalCount != 3 ||
-			rc.TrialPeriodDays == nil || *rc.TrialPeriodDays != 14 || rc.UsageType != api.UsageTypeMetered || pr.TaxBehavior != api.TaxBehaviorInclusive {
+		if pr.Type != wire.PriceTypeRecurring || rc == nil || rc.Interval != wire.RecurringIntervalMonth || rc.IntervalCount != 3 ||
+			rc.TrialPeriodDays == nil || *rc.TrialPeriodDays != 14 || rc.UsageType != wire.UsageTypeMetered || pr.TaxBehavior != wire.TaxBehaviorInclusive {
 			t.Fatalf("price = %+v recurring %+v", pr, rc)
 		}
 		resp, err := m.Test.RetrievePriceWithResponse(catCtx, p.Id, pr.Id)
@@ -64,7 +65,7 @@ func TestCatalogPrices(t *testing.T) {
 			t.Fatalf("retrieve: %d %s", resp.StatusCode(), resp.Body)
 		}
 		if got := resp.JSON200.Recurring; got.Interval != rc.Interval || got.IntervalCount != 3 || got.TrialPeriodDays == nil ||
-			*got.TrialPeriodDays != 14 || got.UsageType != api.UsageTypeMetered {
+			*got.TrialPeriodDays != 14 || got.UsageType != wire.UsageTypeMetered {
 			t.Fatalf("retrieved recurring = %s", resp.Body)
 		}
 	})
@@ -126,13 +127,13 @@ func TestCatalogPrices(t *testing.T) {
 		p := catProduct(t, m.Test, "W")
 		pr := catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 1000, Metadata: &api.Metadata{"a": "1", "b": "2"}})
 		u := catUpdatePrice(t, m.Test, p.Id, pr.Id, api.PriceUpdate{Active: ptr(false), Nickname: ptr("Old"),
-			TaxBehavior: ptr(api.TaxBehaviorExclusive), LookupKey: ptr("std_eur"), Metadata: &api.Metadata{"a": "", "c": "3"}})
+			TaxBehavior: ptr(wire.TaxBehaviorExclusive), LookupKey: ptr("std_eur"), Metadata: &api.Metadata{"a": "", "c": "3"}})
 		resp, err := m.Test.RetrievePriceWithResponse(catCtx, p.Id, pr.Id)
 		if err != nil || resp.JSON200 == nil {
 			t.Fatalf("retrieve: %v", err)
 		}
 		for _, x := range []api.Price{u, *resp.JSON200} {
-			if x.Active || catDeref(x.Nickname) != "Old" || x.TaxBehavior != api.TaxBehaviorExclusive || catDeref(x.LookupKey) != "std_eur" ||
+			if x.Active || catDeref(x.Nickname) != "Old" || x.TaxBehavior != wire.TaxBehaviorExclusive || catDeref(x.LookupKey) != "std_eur" ||
 				len(x.Metadata) != 2 || x.Metadata["b"] != "2" || x.Metadata["c"] != "3" {
 				t.Fatalf("price after update = %+v", x)
 			}
@@ -141,7 +142,7 @@ func TestCatalogPrices(t *testing.T) {
 			}
 		}
 		u = catUpdatePrice(t, m.Test, p.Id, pr.Id, api.PriceUpdate{Active: ptr(true), Nickname: ptr(""), LookupKey: ptr("")})
-		if !u.Active || u.Nickname != nil || u.LookupKey != nil || u.TaxBehavior != api.TaxBehaviorExclusive {
+		if !u.Active || u.Nickname != nil || u.LookupKey != nil || u.TaxBehavior != wire.TaxBehaviorExclusive {
 			t.Fatalf("price after unset = %+v", u)
 		}
 	})
@@ -202,7 +203,7 @@ func TestCatalogPrices(t *testing.T) {
 		}
 		r := catGet(t, m.TestKey, "/v1/products/"+p.Id+"/prices", url.Values{"limit": {"2"}})
 		p1 := catDecode[api.PriceList](t, r)
-		if p1.Object != api.ListObjectList || p1.Url != "/v1/products/"+p.Id+"/prices" {
+		if p1.Object != wire.ListObjectList || p1.Url != "/v1/products/"+p.Id+"/prices" {
 			t.Fatalf("envelope object %q url %q", p1.Object, p1.Url)
 		}
 		catSameIDs(t, "page 1", catPriceIDs(p1.Data), ids[0:2])

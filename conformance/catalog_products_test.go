@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func TestCatalogProducts(t *testing.T) {
@@ -47,7 +48,7 @@ func TestCatalogProducts(t *testing.T) {
 		if !catPriceIDRE.MatchString(pr.Id) || p.DefaultPrice == nil || *p.DefaultPrice != pr.Id {
 			t.Fatalf("default_price = %v, price id %q", p.DefaultPrice, pr.Id)
 		}
-		if pr.Currency != "EUR" || pr.UnitAmount != 1200 || pr.Type != api.PriceTypeOneTime || pr.Recurring != nil || pr.Product != p.Id || !pr.Active {
+		if pr.Currency != "EUR" || pr.UnitAmount != 1200 || pr.Type != wire.PriceTypeOneTime || pr.Recurring != nil || pr.Product != p.Id || !pr.Active {
 			t.Fatalf("price = %+v", pr)
 		}
 	})
@@ -56,16 +57,16 @@ func TestCatalogProducts(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		p := catCreateProduct(t, m.Test, api.ProductCreate{Name: "Pro plan", Price: &api.PriceCreateInline{
-			Currency: "eur", UnitAmount: 1900, Recurring: &api.RecurringParams{Interval: api.RecurringIntervalMonth}}})
+			Currency: "eur", UnitAmount: 1900, Recurring: &api.RecurringParams{Interval: wire.RecurringIntervalMonth}}})
 		if len(p.Prices) != 1 || p.DefaultPrice == nil || *p.DefaultPrice != p.Prices[0].Id {
 			t.Fatalf("prices/default = %+v / %v", p.Prices, p.DefaultPrice)
 		}
 		pr := p.Prices[0]
-		if pr.Type != api.PriceTypeRecurring || pr.Recurring == nil {
+		if pr.Type != wire.PriceTypeRecurring || pr.Recurring == nil {
 			t.Fatalf("type = %q, recurring = %+v", pr.Type, pr.Recurring)
 		}
 		rc := pr.Recurring
-		if rc.Interval != api.RecurringIntervalMonth || rc.IntervalCount != 1 || rc.UsageType != api.UsageTypeLicensed || rc.TrialPeriodDays != nil {
+		if rc.Interval != wire.RecurringIntervalMonth || rc.IntervalCount != 1 || rc.UsageType != wire.UsageTypeLicensed || rc.TrialPeriodDays != nil {
 			t.Fatalf("recurring = %+v", *rc)
 		}
 	})
@@ -202,7 +203,7 @@ func TestCatalogProducts(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		p := catCreateProduct(t, m.Test, api.ProductCreate{Name: "W", Price: &api.PriceCreateInline{Currency: "eur", UnitAmount: 1000}})
-		catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 900, Recurring: &api.RecurringParams{Interval: api.RecurringIntervalYear}})
+		catCreatePrice(t, m.Test, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 900, Recurring: &api.RecurringParams{Interval: wire.RecurringIntervalYear}})
 		var first api.Product
 		for i := range 2 {
 			resp, err := m.Test.ArchiveProductWithResponse(catCtx, p.Id)

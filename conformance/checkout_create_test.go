@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/core"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func TestCheckoutCreate(t *testing.T) {
@@ -345,7 +346,7 @@ func csSubscriptionFixture(t *testing.T, m *Merchant) csPrices {
 		}
 		return r.JSON200.Id
 	}
-	monthly := &api.RecurringParams{Interval: api.RecurringIntervalMonth}
+	monthly := &api.RecurringParams{Interval: wire.RecurringIntervalMonth}
 	var p csPrices
 	p.recurring = mk(api.PriceCreate{Currency: "eur", UnitAmount: 1200, Recurring: monthly})
 	p.oneTime = mk(api.PriceCreate{Currency: "eur", UnitAmount: 1200})

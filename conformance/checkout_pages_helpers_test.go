@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // Helpers of the hosted-page cases (issue 3 §1, D6, 5.2). Names start with pg. The pages are
@@ -114,7 +115,7 @@ func pgWant(t *testing.T, p pgPage, status int, parts ...string) {
 // pgWantComplete asserts the session is complete with a payment in status and exactly one
 // checkout.session.completed (D6 as amended: a processing SEPA payment too), plus exactly one
 // checkout.session.async_payment_pending for a processing one.
-func pgWantComplete(t *testing.T, m *Merchant, id string, status api.PaymentStatus) {
+func pgWantComplete(t *testing.T, m *Merchant, id string, status wire.PaymentStatus) {
 	t.Helper()
 	got := csGet(t, m.Test, id)
 	if got.Status != "complete" || got.Payment == nil || got.Payment.Status != status {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func TestDashboardPayments(t *testing.T) {
@@ -58,7 +59,7 @@ func TestDashboardPayments(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.JSON200 == nil || len(r.JSON200.Data) != 1 || r.JSON200.Data[0].Id != b.Payment.Id || !r.JSON200.HasMore ||
-			r.JSON200.Object != dash.ListObjectList || r.JSON200.Url != "/api/v1/test/payments" {
+			r.JSON200.Object != wire.ListObjectList || r.JSON200.Url != "/api/v1/test/payments" {
 			t.Fatalf("first page: %d %s", r.StatusCode(), r.Body)
 		}
 		after := b.Payment.Id

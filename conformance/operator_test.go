@@ -14,6 +14,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 var (
@@ -139,7 +140,7 @@ func TestOperator(t *testing.T) {
 			t.Fatal(err)
 		}
 		authWantNotFound(t, lk.HTTPResponse, lk.Body, "merchant_not_found")
-		ck, err := c.CreateApiKeyWithResponse(ctx, unknown, op.ApiKeyCreate{Name: "x", Mode: op.EnvironmentTest})
+		ck, err := c.CreateApiKeyWithResponse(ctx, unknown, op.ApiKeyCreate{Name: "x", Mode: wire.EnvironmentTest})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +187,7 @@ func TestOperator(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		c := operator(t)
-		resp, err := c.CreateApiKeyWithResponse(ctx, m.ID, op.ApiKeyCreate{Name: "backend", Mode: op.EnvironmentLive})
+		resp, err := c.CreateApiKeyWithResponse(ctx, m.ID, op.ApiKeyCreate{Name: "backend", Mode: wire.EnvironmentLive})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func TestOperator(t *testing.T) {
 		if !opKeyID.MatchString(k.Id) || !strings.HasPrefix(k.Secret, "sk_live_") || !opSecret.MatchString(k.Secret) {
 			t.Fatalf("key %s secret %s", k.Id, k.Secret)
 		}
-		if k.Merchant != m.ID || k.Name != "backend" || k.Mode != op.EnvironmentLive || k.RevokedAt != nil || k.LastUsed != nil {
+		if k.Merchant != m.ID || k.Name != "backend" || k.Mode != wire.EnvironmentLive || k.RevokedAt != nil || k.LastUsed != nil {
 			t.Fatalf("created key: %s", resp.Body)
 		}
 		if strings.Contains(k.Display, k.Secret[len("sk_live_"):len("sk_live_")+8]) || strings.Contains(k.Display, k.Secret) || !strings.HasPrefix(k.Display, "sk_live_") {
@@ -221,7 +222,7 @@ func TestOperator(t *testing.T) {
 			}
 			if x.Id == k.Id {
 				found = true
-				if x.Display != k.Display || x.Mode != op.EnvironmentLive {
+				if x.Display != k.Display || x.Mode != wire.EnvironmentLive {
 					t.Fatalf("listed key differs: %+v", x)
 				}
 			}
@@ -250,7 +251,7 @@ func TestOperator(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		c := operator(t)
-		k := authNewKey(t, m.ID, op.EnvironmentTest)
+		k := authNewKey(t, m.ID, wire.EnvironmentTest)
 		first, err := c.RevokeApiKeyWithResponse(ctx, k.Id)
 		if err != nil {
 			t.Fatal(err)
@@ -331,7 +332,7 @@ func TestOperator(t *testing.T) {
 			t.Skip("needs the log of a server the harness started")
 		}
 		m := newMerchant(t, true)
-		k := authNewKey(t, m.ID, op.EnvironmentTest)
+		k := authNewKey(t, m.ID, wire.EnvironmentTest)
 		sess, err := m.Test.CreateCheckoutSessionWithResponse(ctx, &api.CreateCheckoutSessionParams{IdempotencyKey: ptr(idemKey())}, sessionBody())
 		if err != nil || sess.JSON200 == nil {
 			t.Fatalf("create session: %v", err)

@@ -53,8 +53,12 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	}
 
 	root := http.NewServeMux()
+	// Each subtree also takes its root without the slash, which the mux would otherwise answer
+	// with a redirect page: the gate answers the envelope.
 	root.Handle("/v1/", merchantGate)
+	root.Handle("/v1", merchantGate)
 	root.Handle("/operator/v1/", operatorGate)
+	root.Handle("/operator/v1", operatorGate)
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", kit.NotFound)

@@ -80,6 +80,20 @@ func insertKey(ctx context.Context, ex sqlx.ExecerContext, k *identity.KeyRecord
 // CreateMerchant implements identity.Store.
 func (s *IdentityStore) CreateMerchant(ctx context.Context, m *identity.Merchant, keys []*identity.KeyRecord, owner *identity.User) error {
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if owner != nil {
+			// One owner e-mail at a time: the lock makes the check below hold until commit
+			// for a concurrent create with the same e-mail.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('users.email:' || lower($1)))`, owner.Email); err != nil {
+				return fmt.Errorf("identity: lock owner e-mail: %w", err)
+			}
+			var taken bool
+			if err := tx.GetContext(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))`, owner.Email); err != nil {
+				return fmt.Errorf("identity: look up owner e-mail: %w", err)
+			}
+			if taken {
+				return identity.ErrOwnerEmailTaken
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO merchants (`+merchantCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 			m.ID, m.Name, m.Country, m.Email, m.Onboarded, m.Created); err != nil {
 			return fmt.Errorf("identity: insert merchant: %w", err)

@@ -214,12 +214,17 @@ func TestIdentityStoreTenantSeparation(t *testing.T) {
 	if _, err := svc.Authenticate(ctx, "Bearer "+bTest); err != nil {
 		t.Fatal(err)
 	}
-	// The same owner e-mail may exist under two merchants, but not twice under one.
+	// An owner e-mail belongs to one dashboard user: a second merchant's owner with the same
+	// e-mail (any case) is refused and nothing of that merchant is written; as a mere contact
+	// address (no owner) the e-mail may repeat.
 	pw := "0123456789"
 	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "C", Country: "DE", Email: "a@a.example", OwnerPassword: &pw}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "D", Country: "DE", Email: "A@a.example", OwnerPassword: &pw}); err != nil {
+	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "D", Country: "DE", Email: "A@a.example", OwnerPassword: &pw}); !errors.Is(err, identity.ErrOwnerEmailTaken) {
+		t.Fatalf("second owner with the same e-mail: %v, want ErrOwnerEmailTaken", err)
+	}
+	if _, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "E", Country: "DE", Email: "A@a.example"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -17,10 +18,15 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler,
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/api/", api)
-	mux.Handle("/", pages)
-	return mux, nil
+	// A prefix switch, not a ServeMux: the mux would answer "//api/…" or "/api" with a
+	// redirect page before either handler (each inside kit.Outer) could answer the envelope.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		pages.ServeHTTP(w, r)
+	}), nil
 }
 
 // enableBuyer wires the buyer side of checkout. The processors are the charge use case's

@@ -49,6 +49,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiHandler)
+	mux.Handle("/api", apiHandler) // the envelope, not the mux's redirect to /api/
 	mux.Handle("/", dashboardweb.New())
 	return kit.Outer(log.With("listener", "dashboard"), mux), nil
 }

@@ -83,7 +83,7 @@ func (vt *ValidatingTransport) check(req *http.Request, reqBody []byte, resp *ht
 	vreq.URL = &u
 	for _, r := range vt.routers {
 		route, params, err := r.FindRoute(vreq)
-		if err != nil {
+		if err != nil || !exactPath(route.Path, u.Path) {
 			continue
 		}
 		in := &openapi3filter.ResponseValidationInput{
@@ -110,6 +110,26 @@ func (vt *ValidatingTransport) check(req *http.Request, reqBody []byte, resp *ht
 		return fmt.Errorf("error body is not JSON: %w", err)
 	}
 	return vt.errSch.Value.VisitJSON(v)
+}
+
+// exactPath reports whether path is an instance of the template itself: the router also takes
+// "/v1/products" for "/v1/products/{id}" (an empty id) and "/healthz/" for "/healthz", which
+// name no documented operation.
+func exactPath(tmpl, path string) bool {
+	ts, ps := strings.Split(tmpl, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i, t := range ts {
+		if strings.HasPrefix(t, "{") {
+			if ps[i] == "" {
+				return false
+			}
+		} else if t != ps[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func truncate(b []byte) string {

@@ -12,9 +12,14 @@ const (
 	DefaultLiveKeyName = "Default live key"
 )
 
+// ErrOwnerEmailTaken is the 409 of a merchant whose owner would be a dashboard user with an
+// e-mail another user already signs in with.
+var ErrOwnerEmailTaken = core.NewError(core.TypeResourceConflict, "email_in_use", "email",
+	"A dashboard user with this e-mail already exists; choose another e-mail for the owner.")
+
 // CreateMerchant creates a merchant with one test and one live key, and its first dashboard
-// user when in.OwnerPassword is set, in one transaction. The secrets are returned once and
-// never stored.
+// user when in.OwnerPassword is set, in one transaction (ErrOwnerEmailTaken when a dashboard
+// user already has that e-mail). The secrets are returned once and never stored.
 func (s *Service) CreateMerchant(ctx context.Context, in NewMerchant) (m *Merchant, testSecret, liveSecret string, err error) {
 	in, err = normalizeMerchant(in)
 	if err != nil {

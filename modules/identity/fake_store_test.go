@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,13 @@ func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRec
 	if err := s.failNext; err != nil {
 		s.failNext = nil
 		return err
+	}
+	if owner != nil {
+		for _, u := range s.users {
+			if strings.EqualFold(u.Email, owner.Email) {
+				return ErrOwnerEmailTaken
+			}
+		}
 	}
 	c := *m
 	s.merchants[m.ID] = &c

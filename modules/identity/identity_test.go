@@ -70,10 +70,27 @@ func TestCreateMerchantValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		in.OwnerPassword = ptr(strings.Repeat("p", 200))
+		in.Email = "second-owner@acme.example"
 		if _, _, _, err := svc.CreateMerchant(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestCreateMerchantOwnerEmailTaken(t *testing.T) {
+	svc, _, _ := newTestService()
+	in := NewMerchant{Name: "Acme", Country: "DE", Email: "owner@acme.example", OwnerPassword: ptr("correct horse")}
+	if _, _, _, err := svc.CreateMerchant(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	in.Email = "Owner@ACME.example"
+	_, _, _, err := svc.CreateMerchant(context.Background(), in)
+	wantCode(t, err, core.TypeResourceConflict, "email_in_use", "email")
+	// Without an owner the e-mail is only the merchant's contact address: no user, no conflict.
+	in.OwnerPassword = nil
+	if _, _, _, err := svc.CreateMerchant(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreateMerchantIssuesKeysAndOwner(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 var ErrCredentialsInvalid = core.NewError(core.TypeAuthentication, "credentials_invalid", "",
 	"The e-mail address or the password is wrong.")
 
-// maxUsersPerEmail bounds the password checks of one sign-in: the same e-mail may own a user
-// in several merchants (users are unique per merchant), each with its own password.
+// maxUsersPerEmail bounds the password checks of one sign-in: users written before owner
+// e-mails became unique (CreateMerchant's ErrOwnerEmailTaken) may share an e-mail across
+// merchants, each with its own password.
 const maxUsersPerEmail = 5
 
 // SignInResult is a new session: Token goes into the cookie and is never stored.

@@ -14,7 +14,8 @@ var ErrNotFound = errors.New("identity: not found")
 // Store keeps merchants, keys and users. adapters/postgres implements it.
 type Store interface {
 	// CreateMerchant inserts the merchant, its keys and (when not nil) its owner user in one
-	// transaction: all of them or none.
+	// transaction: all of them or none. It answers ErrOwnerEmailTaken, inserting nothing, when
+	// a dashboard user (of any merchant) already has the owner's e-mail (case-insensitive).
 	CreateMerchant(ctx context.Context, m *Merchant, keys []*KeyRecord, owner *User) error
 	// GetMerchant returns ErrNotFound for an unknown id.
 	GetMerchant(ctx context.Context, id string) (*Merchant, error)

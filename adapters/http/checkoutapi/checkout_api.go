@@ -45,6 +45,7 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/v1/", gate)
+	root.Handle("/api/v1", gate) // the envelope, not the mux's redirect to /api/v1/
 	root.HandleFunc("/", kit.NotFound)
 	return kit.Outer(d.Log.With("listener", "checkout"), browserHeaders(root)), nil
 }

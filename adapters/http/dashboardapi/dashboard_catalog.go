@@ -7,6 +7,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // Products and prices of the path's environment, through the catalog use cases the merchant
@@ -18,14 +19,10 @@ func (a *dashboardAPI) ListProducts(ctx context.Context, r dash.ListProductsRequ
 	if err != nil {
 		return nil, err
 	}
-	out := dash.ProductList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products",
+	out := dash.ProductList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products",
 		Data: make([]dash.Product, 0, len(page.Items))}
 	for _, pr := range page.Items {
-		dp, err := rewire[dash.Product](present.Product(pr))
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, dp)
+		out.Data = append(out.Data, present.Product(pr))
 	}
 	return dash.ListProducts200JSONResponse{Body: out}, nil
 }
@@ -39,11 +36,7 @@ func (a *dashboardAPI) CreateProduct(ctx context.Context, r dash.CreateProductRe
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](present.Product(p))
-	if err != nil {
-		return nil, err
-	}
-	return dash.CreateProduct201JSONResponse{Body: dp}, nil
+	return dash.CreateProduct201JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (a *dashboardAPI) GetProduct(ctx context.Context, r dash.GetProductRequestObject) (dash.GetProductResponseObject, error) {
@@ -51,11 +44,7 @@ func (a *dashboardAPI) GetProduct(ctx context.Context, r dash.GetProductRequestO
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](present.Product(p))
-	if err != nil {
-		return nil, err
-	}
-	return dash.GetProduct200JSONResponse{Body: dp}, nil
+	return dash.GetProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProductRequestObject) (dash.ArchiveProductResponseObject, error) {
@@ -63,11 +52,7 @@ func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProduct
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Product](present.Product(p))
-	if err != nil {
-		return nil, err
-	}
-	return dash.ArchiveProduct200JSONResponse{Body: dp}, nil
+	return dash.ArchiveProduct200JSONResponse{Body: present.Product(p)}, nil
 }
 
 func (a *dashboardAPI) ListPrices(ctx context.Context, r dash.ListPricesRequestObject) (dash.ListPricesResponseObject, error) {
@@ -76,14 +61,10 @@ func (a *dashboardAPI) ListPrices(ctx context.Context, r dash.ListPricesRequestO
 	if err != nil {
 		return nil, err
 	}
-	out := dash.PriceList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products/" + r.Id + "/prices",
+	out := dash.PriceList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/products/" + r.Id + "/prices",
 		Data: make([]dash.Price, 0, len(page.Items))}
 	for _, pr := range page.Items {
-		dp, err := rewire[dash.Price](present.Price(pr))
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, dp)
+		out.Data = append(out.Data, present.Price(pr))
 	}
 	return dash.ListPrices200JSONResponse{Body: out}, nil
 }
@@ -104,11 +85,7 @@ func (a *dashboardAPI) CreatePrice(ctx context.Context, r dash.CreatePriceReques
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Price](present.Price(p))
-	if err != nil {
-		return nil, err
-	}
-	return dash.CreatePrice201JSONResponse{Body: dp}, nil
+	return dash.CreatePrice201JSONResponse{Body: present.Price(p)}, nil
 }
 
 func (a *dashboardAPI) ArchivePrice(ctx context.Context, r dash.ArchivePriceRequestObject) (dash.ArchivePriceResponseObject, error) {
@@ -122,9 +99,5 @@ func (a *dashboardAPI) ArchivePrice(ctx context.Context, r dash.ArchivePriceRequ
 	if err != nil {
 		return nil, err
 	}
-	dp, err := rewire[dash.Price](present.Price(p))
-	if err != nil {
-		return nil, err
-	}
-	return dash.ArchivePrice200JSONResponse{Body: dp}, nil
+	return dash.ArchivePrice200JSONResponse{Body: present.Price(p)}, nil
 }

@@ -2,8 +2,6 @@ package dashboardapi
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -13,27 +11,14 @@ import (
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // The read routes of the dashboard: overview, payments, checkout sessions, event types, test
-// mailbox. Payments, sessions, products and prices have the merchant API's wire shape: the
-// merchant presenters render them and rewire moves the result into the dashboard's generated
-// type (the same schema, generated twice).
-
-// rewire converts a wire value of one generated package into the equally shaped type of
-// another through its JSON form.
-func rewire[T any](v any) (T, error) {
-	var out T
-	b, err := json.Marshal(v)
-	if err != nil {
-		return out, err
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return out, fmt.Errorf("dashboard: rewire %T: %w", v, err)
-	}
-	return out, nil
-}
+// mailbox. Payments, sessions, products, prices and events are the merchant API's schemas
+// (dashboard.yaml refers to them), generated once in the shared schemas package, so the shared
+// presenters render them directly.
 
 // rawJSON is a response written as it is (the served OpenAPI document).
 type rawJSON []byte
@@ -102,11 +87,7 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
 	}
 	for _, p := range recent.Items {
-		dp, err := rewire[dash.Payment](present.Payment(p))
-		if err != nil {
-			return nil, err
-		}
-		out.RecentPayments = append(out.RecentPayments, dp)
+		out.RecentPayments = append(out.RecentPayments, present.Payment(p))
 	}
 	return dash.GetOverview200JSONResponse{Body: out}, nil
 }
@@ -121,14 +102,10 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 	if err != nil {
 		return nil, err
 	}
-	out := dash.PaymentList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
+	out := dash.PaymentList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
 		Data: make([]dash.Payment, 0, len(page.Items))}
 	for _, p := range page.Items {
-		dp, err := rewire[dash.Payment](present.Payment(p))
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, dp)
+		out.Data = append(out.Data, present.Payment(p))
 	}
 	return dash.ListPayments200JSONResponse{Body: out}, nil
 }
@@ -151,12 +128,8 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
-	payment, err := rewire[dash.Payment](present.Payment(p))
-	if err != nil {
-		return nil, err
-	}
 	out := dash.PaymentDetail{
-		Payment: payment,
+		Payment: present.Payment(p),
 		FeeBreakdown: dash.FeeBreakdown{
 			ServiceEur: fb.ServiceEUR, PspEur: fb.PSPEUR, TotalEur: fb.TotalEUR,
 			ChargeCurrency: string(fb.ChargeCurrency), ServiceChargeCurrency: fb.TotalChargeCurrency,
@@ -165,11 +138,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		Events: make([]dash.Event, 0, len(evs)),
 	}
 	for _, e := range evs {
-		me, err := present.Event(e)
-		if err != nil {
-			return nil, err
-		}
-		de, err := rewire[dash.Event](me)
+		de, err := present.Event(e)
 		if err != nil {
 			return nil, err
 		}
@@ -188,20 +157,16 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 	if err != nil {
 		return nil, err
 	}
-	out := dash.CheckoutSessionList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
+	out := dash.CheckoutSessionList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
 		Data: make([]dash.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		ds, err := rewire[dash.CheckoutSession](present.Session(s))
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, ds)
+		out.Data = append(out.Data, present.Session(s))
 	}
 	return dash.ListCheckoutSessions200JSONResponse{Body: out}, nil
 }
 
 func (a *dashboardAPI) ListMailbox(ctx context.Context, r dash.ListMailboxRequestObject) (dash.ListMailboxResponseObject, error) {
-	out := dash.MailboxMessageList{Object: dash.ListObjectList, Url: "/api/v1/test/mailbox", Data: []dash.MailboxMessage{}}
+	out := dash.MailboxMessageList{Object: wire.ListObjectList, Url: "/api/v1/test/mailbox", Data: []dash.MailboxMessage{}}
 	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
 	q, err := dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore).Normalize()
 	if err != nil {

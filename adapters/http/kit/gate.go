@@ -52,9 +52,10 @@ type GateConfig struct {
 // methods, authentication, rate limits, body limits, idempotency and request validation, in
 // that order, each failing with the documented envelope.
 type Gate struct {
-	cfg    GateConfig
-	router routers.Router
-	next   http.Handler
+	cfg       GateConfig
+	router    routers.Router
+	templates []pathTemplate
+	next      http.Handler
 }
 
 // NewGate builds the gate for spec in front of next.
@@ -72,7 +73,7 @@ func NewGate(cfg GateConfig, next http.Handler) (*Gate, error) {
 	if cfg.Retention == 0 {
 		cfg.Retention = 24 * time.Hour
 	}
-	return &Gate{cfg: cfg, router: router, next: next}, nil
+	return &Gate{cfg: cfg, router: router, templates: templatesOf(&doc), next: next}, nil
 }
 
 // CallerFrom returns the authenticated caller of the request.
@@ -82,6 +83,11 @@ func CallerFrom(ctx context.Context) core.Caller {
 }
 
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// API answers may carry secrets or personal data: never stored by a cache.
+	w.Header().Set("Cache-Control", "no-store")
+	if !g.checkMethod(w, r) {
+		return
+	}
 	route, pathParams, err := g.router.FindRoute(r)
 	if err != nil {
 		if err.Error() == routers.ErrMethodNotAllowed.Error() {
@@ -134,6 +140,9 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	body, err := readBody(r, route)
+	if err == nil {
+		body, err = normalizeNumbers(body)
+	}
 	if err != nil {
 		WriteError(w, r, err)
 		return

@@ -63,7 +63,8 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Outer is the outermost middleware of every listener: it assigns the request id (sent as the
 // Request-Id header on every response), recovers panics into an opaque 500, and writes one
-// structured log line per request. It never logs headers, bodies, query strings or secrets.
+// structured log line per request. A path with an empty, "." or ".." segment is answered
+// here with the 404 envelope (never the standard library's redirect). It never logs headers, bodies, query strings or secrets.
 func Outer(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -99,6 +100,10 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 			}
 			log.LogAttrs(ctx, slog.LevelInfo, "request", toAttrs(attrs)...)
 		}()
+		if !cleanPath(r.URL.Path) {
+			WriteError(sw, r, unknownPath(r))
+			return
+		}
 		next.ServeHTTP(sw, r)
 	})
 }

@@ -67,6 +67,7 @@ func fromSchemaError(se *openapi3.SchemaError, base string) *core.Error {
 }
 
 func message(param, reason string) string {
+	reason = plainNumbers(reason)
 	if param == "" {
 		return "Invalid request: " + reason + "."
 	}

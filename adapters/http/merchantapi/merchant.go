@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // merchantAPI implements the generated strict server of the merchant API. Each method
@@ -43,7 +44,7 @@ func (m *merchantAPI) ListEvents(ctx context.Context, r api.ListEventsRequestObj
 	if err != nil {
 		return nil, err
 	}
-	out := api.EventList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/events", Data: make([]api.Event, 0, len(page.Items))}
+	out := api.EventList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/v1/events", Data: make([]api.Event, 0, len(page.Items))}
 	for _, e := range page.Items {
 		ev, err := present.Event(e)
 		if err != nil {
@@ -83,7 +84,7 @@ func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClo
 }
 
 func presentClock(c testclock.Clock) api.TestClock {
-	out := api.TestClock{Object: api.TestClockObjectTestClock, Now: c.Now.Unix()}
+	out := api.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix()}
 	if c.FrozenTime != nil {
 		t := c.FrozenTime.Unix()
 		out.FrozenTime = &t

@@ -7,6 +7,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func (m *merchantAPI) CreateProduct(ctx context.Context, r api.CreateProductRequestObject) (api.CreateProductResponseObject, error) {
@@ -40,7 +41,7 @@ func (m *merchantAPI) ListProducts(ctx context.Context, r api.ListProductsReques
 	if err != nil {
 		return nil, err
 	}
-	out := api.ProductList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/products", Data: make([]api.Product, 0, len(page.Items))}
+	out := api.ProductList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/v1/products", Data: make([]api.Product, 0, len(page.Items))}
 	for _, p := range page.Items {
 		out.Data = append(out.Data, present.Product(p))
 	}
@@ -102,7 +103,7 @@ func (m *merchantAPI) ListPrices(ctx context.Context, r api.ListPricesRequestObj
 	if err != nil {
 		return nil, err
 	}
-	out := api.PriceList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/products/" + r.Id + "/prices", Data: make([]api.Price, 0, len(page.Items))}
+	out := api.PriceList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/v1/products/" + r.Id + "/prices", Data: make([]api.Price, 0, len(page.Items))}
 	for _, p := range page.Items {
 		out.Data = append(out.Data, present.Price(p))
 	}

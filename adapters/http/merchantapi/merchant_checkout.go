@@ -7,6 +7,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 func (m *merchantAPI) CreateCheckoutSession(ctx context.Context, r api.CreateCheckoutSessionRequestObject) (api.CreateCheckoutSessionResponseObject, error) {
@@ -44,7 +45,7 @@ func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListChecko
 	if err != nil {
 		return nil, err
 	}
-	out := api.CheckoutSessionList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/checkout/sessions",
+	out := api.CheckoutSessionList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/v1/checkout/sessions",
 		Data: make([]api.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
 		out.Data = append(out.Data, present.Session(s))

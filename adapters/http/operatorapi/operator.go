@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // operatorAPI implements the operator API of D1 (onboarding merchants and their keys) plus the
@@ -93,7 +94,7 @@ func (o *operatorAPI) ListApiKeys(ctx context.Context, r op.ListApiKeysRequestOb
 	if err != nil {
 		return nil, err
 	}
-	out := op.ApiKeyList{Object: op.ListObjectList, Url: "/operator/v1/merchants/" + r.Id + "/api_keys", Data: make([]op.ApiKey, 0, len(keys))}
+	out := op.ApiKeyList{Object: wire.ListObjectList, Url: "/operator/v1/merchants/" + r.Id + "/api_keys", Data: make([]op.ApiKey, 0, len(keys))}
 	for _, k := range keys {
 		out.Data = append(out.Data, presentKey(k))
 	}

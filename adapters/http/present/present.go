@@ -9,7 +9,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/payments"
-	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // Presenters translate module entities into the generated wire types: the one place that
@@ -20,18 +20,18 @@ import (
 func AnySession(s *checkout.Session) any { return Session(s) }
 
 // Session renders a checkout session (2.1, D6).
-func Session(s *checkout.Session) api.CheckoutSession {
-	items := make([]api.LineItem, 0, len(s.LineItems()))
+func Session(s *checkout.Session) wire.CheckoutSession {
+	items := make([]wire.LineItem, 0, len(s.LineItems()))
 	for _, li := range s.LineItems() {
-		items = append(items, api.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
+		items = append(items, wire.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
 			ImageUrl: li.ImageURL, PriceId: li.PriceID, ProductId: li.ProductID})
 	}
-	out := api.CheckoutSession{
+	out := wire.CheckoutSession{
 		Id:            s.ID(),
-		Object:        api.CheckoutSessionObjectCheckoutSession,
-		Mode:          api.Environment(s.Environment()),
-		CheckoutMode:  api.CheckoutMode(s.Mode()),
-		Status:        api.CheckoutSessionStatus(s.Status()),
+		Object:        wire.CheckoutSessionObjectCheckoutSession,
+		Mode:          wire.Environment(s.Environment()),
+		CheckoutMode:  wire.CheckoutMode(s.Mode()),
+		Status:        wire.CheckoutSessionStatus(s.Status()),
 		Amount:        s.Amount(),
 		Currency:      string(s.Currency()),
 		ClientSecret:  s.ClientSecret(),
@@ -49,7 +49,7 @@ func Session(s *checkout.Session) api.CheckoutSession {
 		Metadata:      metadataOut(s.Metadata()),
 	}
 	if r := s.CancellationReason(); r != nil {
-		cr := api.CheckoutSessionCancellationReason(*r)
+		cr := wire.CheckoutSessionCancellationReason(*r)
 		out.CancellationReason = &cr
 	}
 	if p := s.Payment(); p != nil {
@@ -57,7 +57,7 @@ func Session(s *checkout.Session) api.CheckoutSession {
 		out.Payment = &pp
 	}
 	if ps := s.PaymentStatus(); ps != "" {
-		v := api.CheckoutSessionPaymentStatus(ps)
+		v := wire.CheckoutSessionPaymentStatus(ps)
 		out.PaymentStatus = &v
 	}
 	return out
@@ -68,46 +68,46 @@ func Session(s *checkout.Session) api.CheckoutSession {
 func AnyPayment(p *payments.Payment) any { return Payment(p) }
 
 // Payment renders a payment (2.2).
-func Payment(p *payments.Payment) api.Payment {
+func Payment(p *payments.Payment) wire.Payment {
 	fee := p.Fee()
 	c := p.Customer()
-	out := api.Payment{
+	out := wire.Payment{
 		Id:             p.ID(),
-		Object:         api.PaymentObjectPayment,
+		Object:         wire.PaymentObjectPayment,
 		SessionId:      p.SessionID(),
 		InvoiceId:      p.InvoiceID(),
 		Amount:         p.Amount(),
 		AmountRefunded: p.AmountRefunded(),
 		Currency:       string(p.Currency()),
-		Status:         api.PaymentStatus(p.Status()),
-		PaymentMethod:  api.PaymentPaymentMethod(p.PaymentMethod()),
-		Fee: api.PaymentFee{
+		Status:         wire.PaymentStatus(p.Status()),
+		PaymentMethod:  wire.PaymentPaymentMethod(p.PaymentMethod()),
+		Fee: wire.PaymentFee{
 			ServiceFeeEur:            fee.ServiceFeeEUR,
 			ServiceFeeChargeCurrency: fee.ServiceFeeChargeCurrency,
 			PspFeeEur:                fee.PSPFeeEUR,
 			Currency:                 string(fee.Currency),
 		},
-		Customer:  api.PaymentCustomer{Name: c.Name, Email: c.Email},
+		Customer:  wire.PaymentCustomer{Name: c.Name, Email: c.Email},
 		Reference: p.Reference(),
 		Metadata:  metadataOut(p.Metadata()),
 		Created:   p.Created().Unix(),
 	}
 	if card := p.Card(); card != nil {
-		out.Card = &api.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
+		out.Card = &wire.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
 	}
 	out.FailureCode, out.FailureMessage = p.FailureCode(), p.FailureMessage()
 	return out
 }
 
 // Product renders a product.
-func Product(p *catalog.Product) api.Product {
-	prices := make([]api.Price, 0, len(p.Prices()))
+func Product(p *catalog.Product) wire.Product {
+	prices := make([]wire.Price, 0, len(p.Prices()))
 	for _, pr := range p.Prices() {
 		prices = append(prices, Price(pr))
 	}
-	out := api.Product{
+	out := wire.Product{
 		Id:                  p.ID(),
-		Object:              api.ProductObjectProduct,
+		Object:              wire.ProductObjectProduct,
 		Name:                p.Name(),
 		Description:         optional(p.Description()),
 		Images:              nonNil(p.Images()),
@@ -125,44 +125,44 @@ func Product(p *catalog.Product) api.Product {
 		Updated:             p.Updated().Unix(),
 	}
 	if d := p.PackageDimensions(); d != nil {
-		out.PackageDimensions = &api.PackageDimensions{Length: float32(d.Length), Width: float32(d.Width),
+		out.PackageDimensions = &wire.PackageDimensions{Length: float32(d.Length), Width: float32(d.Width),
 			Height: float32(d.Height), Weight: float32(d.Weight)}
 	}
 	return out
 }
 
 // Price renders a price.
-func Price(p *catalog.Price) api.Price {
-	out := api.Price{
+func Price(p *catalog.Price) wire.Price {
+	out := wire.Price{
 		Id:          p.ID(),
-		Object:      api.PriceObjectPrice,
+		Object:      wire.PriceObjectPrice,
 		Product:     p.ProductID(),
-		Type:        api.PriceType(p.Type()),
+		Type:        wire.PriceType(p.Type()),
 		UnitAmount:  p.UnitAmount(),
 		Currency:    string(p.Currency()),
 		Nickname:    optional(p.Nickname()),
 		Active:      p.Active(),
-		TaxBehavior: api.TaxBehavior(p.TaxBehavior()),
+		TaxBehavior: wire.TaxBehavior(p.TaxBehavior()),
 		LookupKey:   optional(p.LookupKey()),
 		Metadata:    metadataOut(p.Metadata()),
 		Created:     p.Created().Unix(),
 	}
 	if r := p.Recurring(); r != nil {
-		out.Recurring = &api.Recurring{Interval: api.RecurringInterval(r.Interval), IntervalCount: r.IntervalCount,
-			TrialPeriodDays: r.TrialPeriodDays, UsageType: api.UsageType(r.UsageType)}
+		out.Recurring = &wire.Recurring{Interval: wire.RecurringInterval(r.Interval), IntervalCount: r.IntervalCount,
+			TrialPeriodDays: r.TrialPeriodDays, UsageType: wire.UsageType(r.UsageType)}
 	}
 	return out
 }
 
 // Event renders an event with its stored data.object.
-func Event(e *events.Event) (api.Event, error) {
+func Event(e *events.Event) (wire.Event, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(e.Data, &obj); err != nil {
-		return api.Event{}, err
+		return wire.Event{}, err
 	}
-	return api.Event{
-		Id: e.ID, Object: api.EventObjectEvent, Type: e.Type, Environment: api.Environment(e.Scope.Env),
-		ApiVersion: core.APIVersion, Created: e.Created.Unix(), Data: api.EventData{Object: obj},
+	return wire.Event{
+		Id: e.ID, Object: wire.EventObjectEvent, Type: e.Type, Environment: wire.Environment(e.Scope.Env),
+		ApiVersion: core.APIVersion, Created: e.Created.Unix(), Data: wire.EventData{Object: obj},
 	}, nil
 }
 
@@ -180,15 +180,15 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func metadataOut(m map[string]string) api.Metadata {
+func metadataOut(m map[string]string) wire.Metadata {
 	if m == nil {
-		return api.Metadata{}
+		return wire.Metadata{}
 	}
-	return api.Metadata(m)
+	return wire.Metadata(m)
 }
 
 // MetadataIn is the metadata of a request (nil when absent).
-func MetadataIn(m *api.Metadata) map[string]string {
+func MetadataIn(m *wire.Metadata) map[string]string {
 	if m == nil {
 		return nil
 	}
@@ -196,16 +196,16 @@ func MetadataIn(m *api.Metadata) map[string]string {
 }
 
 // ListQuery is the cursor query of a merchant API list.
-func ListQuery(limit *api.Limit, after *api.StartingAfter, before *api.EndingBefore) core.ListQuery {
+func ListQuery(limit *int, after, before *string) core.ListQuery {
 	var q core.ListQuery
 	if limit != nil {
-		q.Limit = int(*limit)
+		q.Limit = *limit
 	}
 	if after != nil {
-		q.StartingAfter = string(*after)
+		q.StartingAfter = *after
 	}
 	if before != nil {
-		q.EndingBefore = string(*before)
+		q.EndingBefore = *before
 	}
 	return q
 }

@@ -7,28 +7,14 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/payments"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
-
-// dispute is the wire form of a dispute (merchant.yaml components.schemas.Dispute). No
-// operation returns a dispute yet, so the generator prunes the schema; this struct follows it
-// field for field, and the conformance suite checks event payloads against it.
-type dispute struct {
-	ID            string `json:"id"`
-	Object        string `json:"object"`
-	PaymentID     string `json:"payment_id"`
-	Amount        int64  `json:"amount"`
-	Currency      string `json:"currency"`
-	Reason        string `json:"reason"`
-	Status        string `json:"status"`
-	EvidenceDueBy int64  `json:"evidence_due_by"`
-	Created       int64  `json:"created"`
-}
 
 // AnyDispute renders a dispute: the data.object of charge.dispute.created.
 func AnyDispute(d *payments.Dispute) any {
-	return dispute{
-		ID: d.ID(), Object: "dispute", PaymentID: d.PaymentID(), Amount: d.Amount(),
-		Currency: string(d.Currency()), Reason: d.Reason(), Status: string(d.Status()),
+	return wire.Dispute{
+		Id: d.ID(), Object: wire.DisputeObjectDispute, PaymentId: d.PaymentID(), Amount: d.Amount(),
+		Currency: string(d.Currency()), Reason: d.Reason(), Status: wire.DisputeStatus(d.Status()),
 		EvidenceDueBy: d.EvidenceDueBy().Unix(), Created: d.Created().Unix(),
 	}
 }

@@ -84,5 +84,15 @@ func TestPresentSessionEmbedsItsPaymentPerContract(t *testing.T) {
 		if fee := alone["fee"].(map[string]any); fee["service_fee_eur"] != 70.0 || fee["psp_fee_eur"] != 40.0 {
 			t.Errorf("fee %v", fee)
 		}
+		if method == payments.MethodCard {
+			d, err := payments.OpenDisputeOn(p, "fraudulent", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := validateAgainst(t, doc, "Dispute", AnyDispute(d))
+			if got["payment_id"] != p.ID() || got["object"] != "dispute" || got["status"] != "needs_response" {
+				t.Errorf("dispute %v", got)
+			}
+		}
 	}
 }

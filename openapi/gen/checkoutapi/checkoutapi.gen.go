@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 
+	externalRef0 "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -186,57 +187,6 @@ func (e ConfirmResultStatus) Valid() bool {
 	case ConfirmResultStatusRequiresAction:
 		return true
 	case ConfirmResultStatusSucceeded:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ErrorType.
-const (
-	ErrorTypeAmountTooLarge      ErrorType = "amount_too_large"
-	ErrorTypeAmountTooSmall      ErrorType = "amount_too_small"
-	ErrorTypeApiError            ErrorType = "api_error"
-	ErrorTypeAuthenticationError ErrorType = "authentication_error"
-	ErrorTypeCardError           ErrorType = "card_error"
-	ErrorTypeCurrencyUnsupported ErrorType = "currency_unsupported"
-	ErrorTypeIdempotencyError    ErrorType = "idempotency_error"
-	ErrorTypeInvalidRequest      ErrorType = "invalid_request"
-	ErrorTypeInvalidState        ErrorType = "invalid_state"
-	ErrorTypeNotFound            ErrorType = "not_found"
-	ErrorTypePermissionError     ErrorType = "permission_error"
-	ErrorTypeRateLimitError      ErrorType = "rate_limit_error"
-	ErrorTypeResourceConflict    ErrorType = "resource_conflict"
-)
-
-// Valid indicates whether the value is a known member of the ErrorType enum.
-func (e ErrorType) Valid() bool {
-	switch e {
-	case ErrorTypeAmountTooLarge:
-		return true
-	case ErrorTypeAmountTooSmall:
-		return true
-	case ErrorTypeApiError:
-		return true
-	case ErrorTypeAuthenticationError:
-		return true
-	case ErrorTypeCardError:
-		return true
-	case ErrorTypeCurrencyUnsupported:
-		return true
-	case ErrorTypeIdempotencyError:
-		return true
-	case ErrorTypeInvalidRequest:
-		return true
-	case ErrorTypeInvalidState:
-		return true
-	case ErrorTypeNotFound:
-		return true
-	case ErrorTypePermissionError:
-		return true
-	case ErrorTypeRateLimitError:
-		return true
-	case ErrorTypeResourceConflict:
 		return true
 	default:
 		return false
@@ -432,53 +382,10 @@ type ConfirmResultObject string
 type ConfirmResultStatus string
 
 // Error The error envelope returned with every 4xx and 5xx response.
-type Error struct {
-	// Error Details of the error.
-	Error ErrorBody `json:"error"`
-}
+type Error = externalRef0.Error
 
 // ErrorBody Details of the error.
-type ErrorBody struct {
-	// Code Machine-readable, specific error code, e.g. `amount_below_minimum`,
-	// `parameter_missing`, `customer_email_invalid`, `product_not_found`. Branch on
-	// `type` and `code`, never on `message`.
-	//
-	//
-	// Example: amount_below_minimum
-	Code string `json:"code"`
-
-	// DeclineCode For `card_error` only, the reason the card was declined (e.g. `insufficient_funds`).
-	//
-	// Example: insufficient_funds
-	DeclineCode *string `json:"decline_code,omitempty"`
-
-	// Message Human-readable explanation for developers and operators; not for end customers.
-	//
-	// Example: Amount must be at least 250 minor units.
-	Message string `json:"message"`
-
-	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,
-	// `line_items.0.amount`), or null when the error is not about one field.
-	//
-	//
-	// Example: amount
-	Param *string `json:"param,omitempty"`
-
-	// RequestId The `req_` id of the request, equal to the `Request-Id` response header; in a
-	// replayed response (`Idempotent-Replayed: true`) it is the id of the original request.
-	//
-	//
-	// Example: req_4fT2bq9XcV1mN8kLp0Qr7sZa
-	RequestId string `json:"request_id"`
-
-	// Type Category of the error; each type has a fixed HTTP status: `invalid_request`,
-	// `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
-	// `authentication_error` → 401; `card_error` → 402; `permission_error` → 403;
-	// `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
-	// `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
-	// Idempotency-Key).
-	Type ErrorType `json:"type"`
-}
+type ErrorBody = externalRef0.ErrorBody
 
 // ErrorType Category of the error; each type has a fixed HTTP status: `invalid_request`,
 // `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
@@ -486,7 +393,7 @@ type ErrorBody struct {
 // `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
 // `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
 // Idempotency-Key).
-type ErrorType string
+type ErrorType = externalRef0.ErrorType
 
 // NextAction What the buyer must do before the pending charge can go on, or null. `three_d_secure`:
 // show the challenge (`redirect_url` is a live issuer's page; null in the sandbox, whose

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 
+	externalRef0 "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
@@ -50,99 +51,6 @@ func (e ApiKeyCreatedObject) Valid() bool {
 	}
 }
 
-// Defines values for CheckoutMode.
-const (
-	CheckoutModePayment      CheckoutMode = "payment"
-	CheckoutModeSubscription CheckoutMode = "subscription"
-)
-
-// Valid indicates whether the value is a known member of the CheckoutMode enum.
-func (e CheckoutMode) Valid() bool {
-	switch e {
-	case CheckoutModePayment:
-		return true
-	case CheckoutModeSubscription:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CheckoutSessionCancellationReason.
-const (
-	CheckoutSessionCancellationReasonCustomerCanceled CheckoutSessionCancellationReason = "customer_canceled"
-)
-
-// Valid indicates whether the value is a known member of the CheckoutSessionCancellationReason enum.
-func (e CheckoutSessionCancellationReason) Valid() bool {
-	switch e {
-	case CheckoutSessionCancellationReasonCustomerCanceled:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CheckoutSessionObject.
-const (
-	CheckoutSessionObjectCheckoutSession CheckoutSessionObject = "checkout.session"
-)
-
-// Valid indicates whether the value is a known member of the CheckoutSessionObject enum.
-func (e CheckoutSessionObject) Valid() bool {
-	switch e {
-	case CheckoutSessionObjectCheckoutSession:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CheckoutSessionPaymentStatus.
-const (
-	CheckoutSessionPaymentStatusFailed     CheckoutSessionPaymentStatus = "failed"
-	CheckoutSessionPaymentStatusPaid       CheckoutSessionPaymentStatus = "paid"
-	CheckoutSessionPaymentStatusProcessing CheckoutSessionPaymentStatus = "processing"
-)
-
-// Valid indicates whether the value is a known member of the CheckoutSessionPaymentStatus enum.
-func (e CheckoutSessionPaymentStatus) Valid() bool {
-	switch e {
-	case CheckoutSessionPaymentStatusFailed:
-		return true
-	case CheckoutSessionPaymentStatusPaid:
-		return true
-	case CheckoutSessionPaymentStatusProcessing:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CheckoutSessionStatus.
-const (
-	CheckoutSessionStatusCanceled CheckoutSessionStatus = "canceled"
-	CheckoutSessionStatusComplete CheckoutSessionStatus = "complete"
-	CheckoutSessionStatusExpired  CheckoutSessionStatus = "expired"
-	CheckoutSessionStatusOpen     CheckoutSessionStatus = "open"
-)
-
-// Valid indicates whether the value is a known member of the CheckoutSessionStatus enum.
-func (e CheckoutSessionStatus) Valid() bool {
-	switch e {
-	case CheckoutSessionStatusCanceled:
-		return true
-	case CheckoutSessionStatusComplete:
-		return true
-	case CheckoutSessionStatusExpired:
-		return true
-	case CheckoutSessionStatusOpen:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -155,168 +63,6 @@ func (e DashboardEnvironment) Valid() bool {
 	case DashboardEnvironmentLive:
 		return true
 	case DashboardEnvironmentTest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for Environment.
-const (
-	EnvironmentLive Environment = "live"
-	EnvironmentTest Environment = "test"
-)
-
-// Valid indicates whether the value is a known member of the Environment enum.
-func (e Environment) Valid() bool {
-	switch e {
-	case EnvironmentLive:
-		return true
-	case EnvironmentTest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ErrorType.
-const (
-	ErrorTypeAmountTooLarge      ErrorType = "amount_too_large"
-	ErrorTypeAmountTooSmall      ErrorType = "amount_too_small"
-	ErrorTypeApiError            ErrorType = "api_error"
-	ErrorTypeAuthenticationError ErrorType = "authentication_error"
-	ErrorTypeCardError           ErrorType = "card_error"
-	ErrorTypeCurrencyUnsupported ErrorType = "currency_unsupported"
-	ErrorTypeIdempotencyError    ErrorType = "idempotency_error"
-	ErrorTypeInvalidRequest      ErrorType = "invalid_request"
-	ErrorTypeInvalidState        ErrorType = "invalid_state"
-	ErrorTypeNotFound            ErrorType = "not_found"
-	ErrorTypePermissionError     ErrorType = "permission_error"
-	ErrorTypeRateLimitError      ErrorType = "rate_limit_error"
-	ErrorTypeResourceConflict    ErrorType = "resource_conflict"
-)
-
-// Valid indicates whether the value is a known member of the ErrorType enum.
-func (e ErrorType) Valid() bool {
-	switch e {
-	case ErrorTypeAmountTooLarge:
-		return true
-	case ErrorTypeAmountTooSmall:
-		return true
-	case ErrorTypeApiError:
-		return true
-	case ErrorTypeAuthenticationError:
-		return true
-	case ErrorTypeCardError:
-		return true
-	case ErrorTypeCurrencyUnsupported:
-		return true
-	case ErrorTypeIdempotencyError:
-		return true
-	case ErrorTypeInvalidRequest:
-		return true
-	case ErrorTypeInvalidState:
-		return true
-	case ErrorTypeNotFound:
-		return true
-	case ErrorTypePermissionError:
-		return true
-	case ErrorTypeRateLimitError:
-		return true
-	case ErrorTypeResourceConflict:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for EventObject.
-const (
-	EventObjectEvent EventObject = "event"
-)
-
-// Valid indicates whether the value is a known member of the EventObject enum.
-func (e EventObject) Valid() bool {
-	switch e {
-	case EventObjectEvent:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListObject.
-const (
-	ListObjectList ListObject = "list"
-)
-
-// Valid indicates whether the value is a known member of the ListObject enum.
-func (e ListObject) Valid() bool {
-	switch e {
-	case ListObjectList:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PaymentObject.
-const (
-	PaymentObjectPayment PaymentObject = "payment"
-)
-
-// Valid indicates whether the value is a known member of the PaymentObject enum.
-func (e PaymentObject) Valid() bool {
-	switch e {
-	case PaymentObjectPayment:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PaymentPaymentMethod.
-const (
-	PaymentPaymentMethodCard      PaymentPaymentMethod = "card"
-	PaymentPaymentMethodSepaDebit PaymentPaymentMethod = "sepa_debit"
-)
-
-// Valid indicates whether the value is a known member of the PaymentPaymentMethod enum.
-func (e PaymentPaymentMethod) Valid() bool {
-	switch e {
-	case PaymentPaymentMethodCard:
-		return true
-	case PaymentPaymentMethodSepaDebit:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PaymentStatus.
-const (
-	PaymentStatusDisputed          PaymentStatus = "disputed"
-	PaymentStatusFailed            PaymentStatus = "failed"
-	PaymentStatusPartiallyRefunded PaymentStatus = "partially_refunded"
-	PaymentStatusProcessing        PaymentStatus = "processing"
-	PaymentStatusRefunded          PaymentStatus = "refunded"
-	PaymentStatusSucceeded         PaymentStatus = "succeeded"
-)
-
-// Valid indicates whether the value is a known member of the PaymentStatus enum.
-func (e PaymentStatus) Valid() bool {
-	switch e {
-	case PaymentStatusDisputed:
-		return true
-	case PaymentStatusFailed:
-		return true
-	case PaymentStatusPartiallyRefunded:
-		return true
-	case PaymentStatusProcessing:
-		return true
-	case PaymentStatusRefunded:
-		return true
-	case PaymentStatusSucceeded:
 		return true
 	default:
 		return false
@@ -347,117 +93,6 @@ func (e PaymentStatusFilter) Valid() bool {
 	case PaymentStatusFilterRefunded:
 		return true
 	case PaymentStatusFilterSucceeded:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PriceObject.
-const (
-	PriceObjectPrice PriceObject = "price"
-)
-
-// Valid indicates whether the value is a known member of the PriceObject enum.
-func (e PriceObject) Valid() bool {
-	switch e {
-	case PriceObjectPrice:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PriceType.
-const (
-	PriceTypeOneTime   PriceType = "one_time"
-	PriceTypeRecurring PriceType = "recurring"
-)
-
-// Valid indicates whether the value is a known member of the PriceType enum.
-func (e PriceType) Valid() bool {
-	switch e {
-	case PriceTypeOneTime:
-		return true
-	case PriceTypeRecurring:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ProductObject.
-const (
-	ProductObjectProduct ProductObject = "product"
-)
-
-// Valid indicates whether the value is a known member of the ProductObject enum.
-func (e ProductObject) Valid() bool {
-	switch e {
-	case ProductObjectProduct:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for RecurringInterval.
-const (
-	RecurringIntervalDay   RecurringInterval = "day"
-	RecurringIntervalMonth RecurringInterval = "month"
-	RecurringIntervalWeek  RecurringInterval = "week"
-	RecurringIntervalYear  RecurringInterval = "year"
-)
-
-// Valid indicates whether the value is a known member of the RecurringInterval enum.
-func (e RecurringInterval) Valid() bool {
-	switch e {
-	case RecurringIntervalDay:
-		return true
-	case RecurringIntervalMonth:
-		return true
-	case RecurringIntervalWeek:
-		return true
-	case RecurringIntervalYear:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TaxBehavior.
-const (
-	TaxBehaviorExclusive   TaxBehavior = "exclusive"
-	TaxBehaviorInclusive   TaxBehavior = "inclusive"
-	TaxBehaviorUnspecified TaxBehavior = "unspecified"
-)
-
-// Valid indicates whether the value is a known member of the TaxBehavior enum.
-func (e TaxBehavior) Valid() bool {
-	switch e {
-	case TaxBehaviorExclusive:
-		return true
-	case TaxBehaviorInclusive:
-		return true
-	case TaxBehaviorUnspecified:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UsageType.
-const (
-	UsageTypeLicensed UsageType = "licensed"
-	UsageTypeMetered  UsageType = "metered"
-)
-
-// Valid indicates whether the value is a known member of the UsageType enum.
-func (e UsageType) Valid() bool {
-	switch e {
-	case UsageTypeLicensed:
-		return true
-	case UsageTypeMetered:
 		return true
 	default:
 		return false
@@ -693,137 +328,17 @@ type ApiKeyList struct {
 
 // CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
 // the recurring price in `line_items[0].price_id`.
-type CheckoutMode string
+type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.
-type CheckoutSession struct {
-	// Amount Amount to charge in minor units.
-	Amount int64 `json:"amount"`
-
-	// CancelUrl Where the browser goes after cancelling, or null.
-	CancelUrl *string `json:"cancel_url"`
-
-	// CancellationReason Why the session was canceled (`customer_canceled`), or null.
-	CancellationReason *CheckoutSessionCancellationReason `json:"cancellation_reason"`
-
-	// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-	// the recurring price in `line_items[0].price_id`.
-	CheckoutMode CheckoutMode `json:"checkout_mode"`
-
-	// CheckoutUrl Hosted checkout page to redirect the buyer to (`{checkout_base}/c/<id>?cs=<client_secret>`).
-	CheckoutUrl string `json:"checkout_url"`
-
-	// ClientSecret Secret of the form `cs_<id>_secret_<random>` that lets one browser load this
-	// session's hosted checkout. May be sent to the browser; do not log or share it.
-	// Invalid once the session leaves `open`.
-	ClientSecret string `json:"client_secret"`
-
-	// Created Unix seconds of creation.
-	Created int64 `json:"created"`
-
-	// Currency Upper-case ISO 4217 currency code.
-	//
-	// Example: EUR
-	Currency string `json:"currency"`
-
-	// CustomerEmail The buyer's e-mail address.
-	CustomerEmail string `json:"customer_email"`
-
-	// CustomerName The buyer's name.
-	CustomerName string `json:"customer_name"`
-
-	// Description Text shown on the checkout page, or null.
-	Description *string `json:"description"`
-
-	// EmbedUrl Embeddable checkout page for an iframe (`{checkout_base}/embed/<id>?cs=<client_secret>`).
-	EmbedUrl string `json:"embed_url"`
-
-	// ExpiresAt Unix seconds when the session expires, 24 hours after creation.
-	ExpiresAt int64 `json:"expires_at"`
-
-	// Id Identifier, prefix `cs_`.
-	//
-	// Example: cs_a1B2c3D4e5F6g7H8i9J0k1L2
-	Id string `json:"id"`
-
-	// LineItems The display line items (empty when none were given).
-	LineItems []LineItem `json:"line_items"`
-
-	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
-	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
-	// most 500 characters.
-	//
-	//
-	// Example: {"order_id":"1042"}
-	Metadata Metadata `json:"metadata"`
-
-	// Mode The environment, decided by the key used: `test` (sandbox) or `live`.
-	Mode Environment `json:"mode"`
-
-	// Object Always `checkout.session`.
-	Object CheckoutSessionObject `json:"object"`
-
-	// Payment The payment of a completed session, or null.
-	Payment *Payment `json:"payment"`
-
-	// PaymentStatus Where the money of a completed session stands (D6), null while the session has no
-	// payment: `paid` once the payment succeeded (also after refunds or a dispute),
-	// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
-	// `checkout.session.completed` fires once, when the session completes: fulfil the
-	// order when its `payment_status` is `paid`; a `processing` session is followed by
-	// `checkout.session.async_payment_succeeded` (then fulfil) or
-	// `checkout.session.async_payment_failed`.
-	//
-	//
-	// Example: paid
-	PaymentStatus *CheckoutSessionPaymentStatus `json:"payment_status"`
-
-	// Reference Your order id, or null.
-	Reference *string `json:"reference"`
-
-	// Status `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
-	// the API) or `canceled` (the buyer pressed Cancel on the hosted page).
-	Status CheckoutSessionStatus `json:"status"`
-
-	// SuccessUrl Where the browser goes after paying, or null.
-	SuccessUrl *string `json:"success_url"`
-}
-
-// CheckoutSessionCancellationReason Why the session was canceled (`customer_canceled`), or null.
-type CheckoutSessionCancellationReason string
-
-// CheckoutSessionObject Always `checkout.session`.
-type CheckoutSessionObject string
-
-// CheckoutSessionPaymentStatus Where the money of a completed session stands (D6), null while the session has no
-// payment: `paid` once the payment succeeded (also after refunds or a dispute),
-// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
-// `checkout.session.completed` fires once, when the session completes: fulfil the
-// order when its `payment_status` is `paid`; a `processing` session is followed by
-// `checkout.session.async_payment_succeeded` (then fulfil) or
-// `checkout.session.async_payment_failed`.
-//
-// Example: paid
-type CheckoutSessionPaymentStatus string
+type CheckoutSession = externalRef0.CheckoutSession
 
 // CheckoutSessionList A page of checkout sessions.
-type CheckoutSessionList struct {
-	// Data The sessions, newest first.
-	Data []CheckoutSession `json:"data"`
-
-	// HasMore Whether more objects follow this page.
-	HasMore bool `json:"has_more"`
-
-	// Object Always `list`.
-	Object ListObject `json:"object"`
-
-	// Url The path of this list, e.g. `/v1/checkout/sessions`.
-	Url string `json:"url"`
-}
+type CheckoutSessionList = externalRef0.CheckoutSessionList
 
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
-type CheckoutSessionStatus string
+type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
 
 // DashboardEnvironment A merchant environment.
 type DashboardEnvironment string
@@ -864,56 +379,13 @@ type DashboardProductCreate struct {
 }
 
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
-type Environment string
+type Environment = externalRef0.Environment
 
 // Error The error envelope returned with every 4xx and 5xx response.
-type Error struct {
-	// Error Details of the error.
-	Error ErrorBody `json:"error"`
-}
+type Error = externalRef0.Error
 
 // ErrorBody Details of the error.
-type ErrorBody struct {
-	// Code Machine-readable, specific error code, e.g. `amount_below_minimum`,
-	// `parameter_missing`, `customer_email_invalid`, `product_not_found`. Branch on
-	// `type` and `code`, never on `message`.
-	//
-	//
-	// Example: amount_below_minimum
-	Code string `json:"code"`
-
-	// DeclineCode For `card_error` only, the reason the card was declined (e.g. `insufficient_funds`).
-	//
-	// Example: insufficient_funds
-	DeclineCode *string `json:"decline_code,omitempty"`
-
-	// Message Human-readable explanation for developers and operators; not for end customers.
-	//
-	// Example: Amount must be at least 250 minor units.
-	Message string `json:"message"`
-
-	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,
-	// `line_items.0.amount`), or null when the error is not about one field.
-	//
-	//
-	// Example: amount
-	Param *string `json:"param,omitempty"`
-
-	// RequestId The `req_` id of the request, equal to the `Request-Id` response header; in a
-	// replayed response (`Idempotent-Replayed: true`) it is the id of the original request.
-	//
-	//
-	// Example: req_4fT2bq9XcV1mN8kLp0Qr7sZa
-	RequestId string `json:"request_id"`
-
-	// Type Category of the error; each type has a fixed HTTP status: `invalid_request`,
-	// `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
-	// `authentication_error` → 401; `card_error` → 402; `permission_error` → 403;
-	// `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
-	// `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
-	// Idempotency-Key).
-	Type ErrorType `json:"type"`
-}
+type ErrorBody = externalRef0.ErrorBody
 
 // ErrorType Category of the error; each type has a fixed HTTP status: `invalid_request`,
 // `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
@@ -921,7 +393,7 @@ type ErrorBody struct {
 // `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
 // `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
 // Idempotency-Key).
-type ErrorType string
+type ErrorType = externalRef0.ErrorType
 
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
@@ -935,37 +407,10 @@ type ErrorType string
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the
 // moment the change was due, so events of one advance come in time order.
-type Event struct {
-	// ApiVersion API version of the payload, e.g. `2026-11-01`.
-	ApiVersion string `json:"api_version"`
-
-	// Created Unix seconds when the change happened.
-	Created int64 `json:"created"`
-
-	// Data The payload of an event.
-	Data EventData `json:"data"`
-
-	// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
-	Environment Environment `json:"environment"`
-
-	// Id Identifier, prefix `evt_`; the deduplication key.
-	Id string `json:"id"`
-
-	// Object Always `event`.
-	Object EventObject `json:"object"`
-
-	// Type The event name, e.g. `checkout.session.completed`. Ignore types you do not know.
-	Type string `json:"type"`
-}
-
-// EventObject Always `event`.
-type EventObject string
+type Event = externalRef0.Event
 
 // EventData The payload of an event.
-type EventData struct {
-	// Object The resource at event time, in its API shape.
-	Object map[string]interface{} `json:"object"`
-}
+type EventData = externalRef0.EventData
 
 // EventTypeList defines model for EventTypeList.
 type EventTypeList struct {
@@ -1004,28 +449,10 @@ type FeeBreakdown struct {
 }
 
 // LineItem A line item as stored on the session.
-type LineItem struct {
-	// Amount Display amount of one unit in minor units, or null.
-	Amount *int64 `json:"amount"`
-
-	// ImageUrl Image URL, or null.
-	ImageUrl *string `json:"image_url"`
-
-	// Name Name of the item.
-	Name string `json:"name"`
-
-	// PriceId Linked catalog price, or null.
-	PriceId *string `json:"price_id"`
-
-	// ProductId Linked catalog product, or null.
-	ProductId *string `json:"product_id"`
-
-	// Quantity Quantity.
-	Quantity int `json:"quantity"`
-}
+type LineItem = externalRef0.LineItem
 
 // ListObject Always `list`.
-type ListObject string
+type ListObject = externalRef0.ListObject
 
 // MailboxMessage defines model for MailboxMessage.
 type MailboxMessage struct {
@@ -1059,7 +486,7 @@ type MailboxMessageList struct {
 // most 500 characters.
 //
 // Example: {"order_id":"1042"}
-type Metadata map[string]string
+type Metadata = externalRef0.Metadata
 
 // Money defines model for Money.
 type Money struct {
@@ -1099,130 +526,16 @@ type OverviewPayments struct {
 }
 
 // PackageDimensions Shipping dimensions of the package.
-type PackageDimensions struct {
-	// Height Height in centimetres, positive.
-	Height float32 `json:"height"`
-
-	// Length Length in centimetres, positive.
-	Length float32 `json:"length"`
-
-	// Weight Weight in grams, positive.
-	Weight float32 `json:"weight"`
-
-	// Width Width in centimetres, positive.
-	Width float32 `json:"width"`
-}
+type PackageDimensions = externalRef0.PackageDimensions
 
 // Payment A payment, created when a session completes or an invoice is paid.
-type Payment struct {
-	// Amount Amount charged in minor units.
-	Amount int64 `json:"amount"`
-
-	// AmountRefunded Amount refunded so far in minor units.
-	AmountRefunded int64 `json:"amount_refunded"`
-
-	// Card Card details for `card` payments, null otherwise.
-	Card *PaymentCard `json:"card"`
-
-	// Created Unix seconds of creation.
-	Created int64 `json:"created"`
-
-	// Currency Upper-case ISO 4217 currency code.
-	Currency string `json:"currency"`
-
-	// Customer The paying customer.
-	Customer PaymentCustomer `json:"customer"`
-
-	// FailureCode Why a `failed` payment failed (a delayed method the bank refused at settlement),
-	// e.g. `insufficient_funds`. Present only on failed payments.
-	FailureCode *string `json:"failure_code,omitempty"`
-
-	// FailureMessage A sentence explaining `failure_code`. Present only on failed payments.
-	FailureMessage *string `json:"failure_message,omitempty"`
-
-	// Fee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
-	// merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
-	// rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
-	// arithmetic is exact and rounds half-up (a tie away from zero) at exactly three steps,
-	// each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
-	// each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
-	// in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
-	Fee PaymentFee `json:"fee"`
-
-	// Id Identifier, prefix `py_`.
-	Id string `json:"id"`
-
-	// InvoiceId The paid invoice (`in_…`), or null for checkout payments.
-	InvoiceId *string `json:"invoice_id"`
-
-	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
-	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
-	// most 500 characters.
-	//
-	//
-	// Example: {"order_id":"1042"}
-	Metadata Metadata `json:"metadata"`
-
-	// Object Always `payment`.
-	Object PaymentObject `json:"object"`
-
-	// PaymentMethod The payment method used.
-	PaymentMethod PaymentPaymentMethod `json:"payment_method"`
-
-	// Reference The merchant's order id, or null.
-	Reference *string `json:"reference"`
-
-	// SessionId The checkout session (`cs_…`), or null for invoice payments.
-	SessionId *string `json:"session_id"`
-
-	// Status `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
-	// `partially_refunded` or `disputed`. A `sepa_debit` payment starts `processing` and
-	// becomes `succeeded` or `failed` when it settles (events `payment_intent.succeeded`
-	// or `payment_intent.payment_failed`, and `checkout.session.async_payment_succeeded`
-	// or `checkout.session.async_payment_failed`). A `succeeded` or `partially_refunded`
-	// payment becomes `disputed` when a dispute opens (`charge.dispute.created`) and
-	// returns to that status if the dispute is won.
-	Status PaymentStatus `json:"status"`
-}
-
-// PaymentObject Always `payment`.
-type PaymentObject string
-
-// PaymentPaymentMethod The payment method used.
-type PaymentPaymentMethod string
-
-// PaymentStatus `processing` (delayed method in flight), `succeeded`, `failed`, `refunded`,
-// `partially_refunded` or `disputed`. A `sepa_debit` payment starts `processing` and
-// becomes `succeeded` or `failed` when it settles (events `payment_intent.succeeded`
-// or `payment_intent.payment_failed`, and `checkout.session.async_payment_succeeded`
-// or `checkout.session.async_payment_failed`). A `succeeded` or `partially_refunded`
-// payment becomes `disputed` when a dispute opens (`charge.dispute.created`) and
-// returns to that status if the dispute is won.
-type PaymentStatus string
+type Payment = externalRef0.Payment
 
 // PaymentCard The card used for the payment (no sensitive data).
-type PaymentCard struct {
-	// Brand Card brand, e.g. `visa`, `mastercard`.
-	Brand string `json:"brand"`
-
-	// Country Two-letter country code of the issuer.
-	Country string `json:"country"`
-
-	// Funding Funding type, e.g. `credit`, `debit`, `prepaid`.
-	Funding string `json:"funding"`
-
-	// Last4 Last four digits of the card number.
-	Last4 string `json:"last4"`
-}
+type PaymentCard = externalRef0.PaymentCard
 
 // PaymentCustomer The paying customer.
-type PaymentCustomer struct {
-	// Email Customer e-mail address.
-	Email string `json:"email"`
-
-	// Name Customer name.
-	Name string `json:"name"`
-}
+type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
@@ -1246,19 +559,7 @@ type PaymentDetail struct {
 // each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
 // each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
 // in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
-type PaymentFee struct {
-	// Currency Upper-case charge currency of `service_fee_charge_currency`.
-	Currency string `json:"currency"`
-
-	// PspFeeEur Share of the fee going to the payment processor, in EUR cents.
-	PspFeeEur int64 `json:"psp_fee_eur"`
-
-	// ServiceFeeChargeCurrency Platform fee converted to the charge currency (minor units), deducted from the balance.
-	ServiceFeeChargeCurrency int64 `json:"service_fee_charge_currency"`
-
-	// ServiceFeeEur Platform fee in EUR cents.
-	ServiceFeeEur int64 `json:"service_fee_eur"`
-}
+type PaymentFee = externalRef0.PaymentFee
 
 // PaymentList A page of payments.
 type PaymentList struct {
@@ -1277,186 +578,25 @@ type PaymentList struct {
 type PaymentStatusFilter string
 
 // Price A price of a product.
-type Price struct {
-	// Active false when archived.
-	Active bool `json:"active"`
-
-	// Created Unix seconds of creation.
-	Created int64 `json:"created"`
-
-	// Currency Upper-case ISO 4217 currency code.
-	Currency string `json:"currency"`
-
-	// Id Identifier, prefix `price_`.
-	Id string `json:"id"`
-
-	// LookupKey Your lookup key, or null.
-	LookupKey *string `json:"lookup_key"`
-
-	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
-	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
-	// most 500 characters.
-	//
-	//
-	// Example: {"order_id":"1042"}
-	Metadata Metadata `json:"metadata"`
-
-	// Nickname Internal label, or null.
-	Nickname *string `json:"nickname"`
-
-	// Object Always `price`.
-	Object PriceObject `json:"object"`
-
-	// Product The product (`prod_…`) this price belongs to.
-	Product string `json:"product"`
-
-	// Recurring The billing cycle, or null for one-time prices.
-	Recurring *Recurring `json:"recurring"`
-
-	// TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
-	TaxBehavior TaxBehavior `json:"tax_behavior"`
-
-	// Type `recurring` when `recurring` is set, else `one_time`.
-	Type PriceType `json:"type"`
-
-	// UnitAmount Price of one unit in minor units.
-	UnitAmount int64 `json:"unit_amount"`
-}
-
-// PriceObject Always `price`.
-type PriceObject string
-
-// PriceType `recurring` when `recurring` is set, else `one_time`.
-type PriceType string
+type Price = externalRef0.Price
 
 // PriceList A page of prices.
-type PriceList struct {
-	// Data The prices, newest first.
-	Data []Price `json:"data"`
-
-	// HasMore Whether more objects follow this page.
-	HasMore bool `json:"has_more"`
-
-	// Object Always `list`.
-	Object ListObject `json:"object"`
-
-	// Url The path of this list, e.g. `/v1/products/prod_…/prices`.
-	Url string `json:"url"`
-}
+type PriceList = externalRef0.PriceList
 
 // Product A catalog product with all its prices.
-type Product struct {
-	// Active false when archived.
-	Active bool `json:"active"`
-
-	// Created Unix seconds of creation.
-	Created int64 `json:"created"`
-
-	// DefaultPrice The default price (`price_…`), or null.
-	DefaultPrice *string `json:"default_price"`
-
-	// Description Long description, or null.
-	Description *string `json:"description"`
-
-	// Id Identifier, prefix `prod_`.
-	Id string `json:"id"`
-
-	// Images Image URLs; the first is the thumbnail.
-	Images []string `json:"images"`
-
-	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
-	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
-	// most 500 characters.
-	//
-	//
-	// Example: {"order_id":"1042"}
-	Metadata Metadata `json:"metadata"`
-
-	// Name Public name.
-	Name string `json:"name"`
-
-	// Object Always `product`.
-	Object ProductObject `json:"object"`
-
-	// PackageDimensions Package dimensions, or null.
-	PackageDimensions *PackageDimensions `json:"package_dimensions"`
-
-	// Prices All prices of the product, newest first.
-	Prices []Price `json:"prices"`
-
-	// Shippable Whether the product is shipped, or null when not stated.
-	Shippable *bool `json:"shippable"`
-
-	// StatementDescriptor Card statement text, or null.
-	StatementDescriptor *string `json:"statement_descriptor"`
-
-	// Tags Internal labels.
-	Tags []string `json:"tags"`
-
-	// TaxCode Tax code, or null.
-	TaxCode *string `json:"tax_code"`
-
-	// UnitLabel Unit label, or null.
-	UnitLabel *string `json:"unit_label"`
-
-	// Updated Unix seconds of the last change.
-	Updated int64 `json:"updated"`
-
-	// Url Product page URL, or null.
-	Url *string `json:"url"`
-}
-
-// ProductObject Always `product`.
-type ProductObject string
+type Product = externalRef0.Product
 
 // ProductList A page of products.
-type ProductList struct {
-	// Data The products, newest first.
-	Data []Product `json:"data"`
-
-	// HasMore Whether more objects follow this page.
-	HasMore bool `json:"has_more"`
-
-	// Object Always `list`.
-	Object ListObject `json:"object"`
-
-	// Url The path of this list, `/v1/products`.
-	Url string `json:"url"`
-}
+type ProductList = externalRef0.ProductList
 
 // Recurring The billing cycle of a recurring price.
-type Recurring struct {
-	// Interval Billing interval unit.
-	Interval RecurringInterval `json:"interval"`
-
-	// IntervalCount Number of intervals between bills.
-	IntervalCount int `json:"interval_count"`
-
-	// TrialPeriodDays Default trial in days, or null.
-	TrialPeriodDays *int `json:"trial_period_days"`
-
-	// UsageType `licensed` (bill the quantity, default) or `metered`.
-	UsageType UsageType `json:"usage_type"`
-}
+type Recurring = externalRef0.Recurring
 
 // RecurringInterval Billing interval unit.
-type RecurringInterval string
+type RecurringInterval = externalRef0.RecurringInterval
 
 // RecurringParams Makes a price recurring.
-type RecurringParams struct {
-	// Interval Billing interval unit.
-	Interval RecurringInterval `json:"interval"`
-
-	// IntervalCount Number of intervals between bills, default 1 (3 with `month` = every 3 months). At
-	// most one year in total: 365 days, 52 weeks, 12 months or 1 year.
-	IntervalCount *int `json:"interval_count,omitempty"`
-
-	// TrialPeriodDays Default free trial in days for subscriptions on this price, 0 to 730.
-	TrialPeriodDays *int `json:"trial_period_days,omitempty"`
-
-	// UsageType `licensed` (bill the quantity, default) or `metered`.
-	UsageType *UsageType `json:"usage_type,omitempty"`
-}
+type RecurringParams = externalRef0.RecurringParams
 
 // Session defines model for Session.
 type Session struct {
@@ -1497,10 +637,10 @@ type SignIn struct {
 }
 
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
-type TaxBehavior string
+type TaxBehavior = externalRef0.TaxBehavior
 
 // UsageType `licensed` (bill the quantity, default) or `metered`.
-type UsageType string
+type UsageType = externalRef0.UsageType
 
 // WebhookAttempt One attempt of a delivery.
 type WebhookAttempt struct {
@@ -2154,7 +1294,8 @@ type ClientInterface interface {
 	//
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
-	// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+	// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
+	// `product_not_found`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2808,7 +1949,8 @@ func (c *Client) CreateProduct(ctx context.Context, env Env, body CreateProductJ
 //
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
-// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
+// `product_not_found`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5128,7 +4270,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
-	// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+	// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
+	// `product_not_found`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7022,6 +6165,12 @@ type GetProductResponse200Headers struct {
 	RequestId *string
 }
 
+// GetProductResponse400Headers the declared response headers of an HTTP 400 response for GetProduct
+type GetProductResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetProductResponse401Headers the declared response headers of an HTTP 401 response for GetProduct
 type GetProductResponse401Headers struct {
 	RequestId *string
@@ -7043,6 +6192,8 @@ type GetProductResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -7051,6 +6202,8 @@ type GetProductResponse struct {
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetProductResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -7062,6 +6215,11 @@ type GetProductResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetProductResponse) GetJSON200() *Product {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9288,7 +8446,8 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, env
 //
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
-// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
+// `product_not_found`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11503,6 +10662,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11537,6 +10703,23 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetProductResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -16960,6 +16143,26 @@ func (response GetProduct200JSONResponse) VisitGetProductResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProduct400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetProduct400JSONResponse) VisitGetProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }

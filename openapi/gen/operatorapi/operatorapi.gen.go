@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 
+	externalRef0 "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -48,75 +49,6 @@ func (e ApiKeyCreatedObject) Valid() bool {
 	}
 }
 
-// Defines values for Environment.
-const (
-	EnvironmentLive Environment = "live"
-	EnvironmentTest Environment = "test"
-)
-
-// Valid indicates whether the value is a known member of the Environment enum.
-func (e Environment) Valid() bool {
-	switch e {
-	case EnvironmentLive:
-		return true
-	case EnvironmentTest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ErrorType.
-const (
-	ErrorTypeAmountTooLarge      ErrorType = "amount_too_large"
-	ErrorTypeAmountTooSmall      ErrorType = "amount_too_small"
-	ErrorTypeApiError            ErrorType = "api_error"
-	ErrorTypeAuthenticationError ErrorType = "authentication_error"
-	ErrorTypeCardError           ErrorType = "card_error"
-	ErrorTypeCurrencyUnsupported ErrorType = "currency_unsupported"
-	ErrorTypeIdempotencyError    ErrorType = "idempotency_error"
-	ErrorTypeInvalidRequest      ErrorType = "invalid_request"
-	ErrorTypeInvalidState        ErrorType = "invalid_state"
-	ErrorTypeNotFound            ErrorType = "not_found"
-	ErrorTypePermissionError     ErrorType = "permission_error"
-	ErrorTypeRateLimitError      ErrorType = "rate_limit_error"
-	ErrorTypeResourceConflict    ErrorType = "resource_conflict"
-)
-
-// Valid indicates whether the value is a known member of the ErrorType enum.
-func (e ErrorType) Valid() bool {
-	switch e {
-	case ErrorTypeAmountTooLarge:
-		return true
-	case ErrorTypeAmountTooSmall:
-		return true
-	case ErrorTypeApiError:
-		return true
-	case ErrorTypeAuthenticationError:
-		return true
-	case ErrorTypeCardError:
-		return true
-	case ErrorTypeCurrencyUnsupported:
-		return true
-	case ErrorTypeIdempotencyError:
-		return true
-	case ErrorTypeInvalidRequest:
-		return true
-	case ErrorTypeInvalidState:
-		return true
-	case ErrorTypeNotFound:
-		return true
-	case ErrorTypePermissionError:
-		return true
-	case ErrorTypeRateLimitError:
-		return true
-	case ErrorTypeResourceConflict:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -126,21 +58,6 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case HealthStatusOk:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListObject.
-const (
-	ListObjectList ListObject = "list"
-)
-
-// Valid indicates whether the value is a known member of the ListObject enum.
-func (e ListObject) Valid() bool {
-	switch e {
-	case ListObjectList:
 		return true
 	default:
 		return false
@@ -194,7 +111,7 @@ type ApiKey struct {
 	// Merchant The merchant (`mer_…`) the key belongs to.
 	Merchant string `json:"merchant"`
 
-	// Mode The environment a key acts on: `test` (sandbox) or `live`.
+	// Mode The environment, decided by the key used: `test` (sandbox) or `live`.
 	Mode Environment `json:"mode"`
 
 	// Name The key's label.
@@ -212,7 +129,7 @@ type ApiKeyObject string
 
 // ApiKeyCreate Parameters of a new API key.
 type ApiKeyCreate struct {
-	// Mode The environment a key acts on: `test` (sandbox) or `live`.
+	// Mode The environment, decided by the key used: `test` (sandbox) or `live`.
 	Mode Environment `json:"mode"`
 
 	// Name A label for the key, e.g. where it is used.
@@ -236,7 +153,7 @@ type ApiKeyCreated struct {
 	// Merchant The merchant (`mer_…`) the key belongs to.
 	Merchant string `json:"merchant"`
 
-	// Mode The environment a key acts on: `test` (sandbox) or `live`.
+	// Mode The environment, decided by the key used: `test` (sandbox) or `live`.
 	Mode Environment `json:"mode"`
 
 	// Name The key's label.
@@ -270,57 +187,14 @@ type ApiKeyList struct {
 	Url string `json:"url"`
 }
 
-// Environment The environment a key acts on: `test` (sandbox) or `live`.
-type Environment string
+// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
+type Environment = externalRef0.Environment
 
 // Error The error envelope returned with every 4xx and 5xx response.
-type Error struct {
-	// Error Details of the error.
-	Error ErrorBody `json:"error"`
-}
+type Error = externalRef0.Error
 
 // ErrorBody Details of the error.
-type ErrorBody struct {
-	// Code Machine-readable, specific error code, e.g. `amount_below_minimum`,
-	// `parameter_missing`, `customer_email_invalid`, `product_not_found`. Branch on
-	// `type` and `code`, never on `message`.
-	//
-	//
-	// Example: amount_below_minimum
-	Code string `json:"code"`
-
-	// DeclineCode For `card_error` only, the reason the card was declined (e.g. `insufficient_funds`).
-	//
-	// Example: insufficient_funds
-	DeclineCode *string `json:"decline_code,omitempty"`
-
-	// Message Human-readable explanation for developers and operators; not for end customers.
-	//
-	// Example: Amount must be at least 250 minor units.
-	Message string `json:"message"`
-
-	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,
-	// `line_items.0.amount`), or null when the error is not about one field.
-	//
-	//
-	// Example: amount
-	Param *string `json:"param,omitempty"`
-
-	// RequestId The `req_` id of the request, equal to the `Request-Id` response header; in a
-	// replayed response (`Idempotent-Replayed: true`) it is the id of the original request.
-	//
-	//
-	// Example: req_4fT2bq9XcV1mN8kLp0Qr7sZa
-	RequestId string `json:"request_id"`
-
-	// Type Category of the error; each type has a fixed HTTP status: `invalid_request`,
-	// `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
-	// `authentication_error` → 401; `card_error` → 402; `permission_error` → 403;
-	// `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
-	// `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
-	// Idempotency-Key).
-	Type ErrorType `json:"type"`
-}
+type ErrorBody = externalRef0.ErrorBody
 
 // ErrorType Category of the error; each type has a fixed HTTP status: `invalid_request`,
 // `amount_too_small`, `amount_too_large`, `currency_unsupported` → 400;
@@ -328,7 +202,7 @@ type ErrorBody struct {
 // `not_found` → 404; `idempotency_error`, `resource_conflict` → 409; `invalid_state` → 422;
 // `rate_limit_error` → 429; `api_error` → 5xx (transient, retry with the same
 // Idempotency-Key).
-type ErrorType string
+type ErrorType = externalRef0.ErrorType
 
 // Health Health status.
 type Health struct {
@@ -340,7 +214,7 @@ type Health struct {
 type HealthStatus string
 
 // ListObject Always `list`.
-type ListObject string
+type ListObject = externalRef0.ListObject
 
 // Merchant A merchant.
 type Merchant struct {
@@ -573,8 +447,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -597,8 +471,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -806,8 +680,8 @@ func (c *Client) RevokeApiKey(ctx context.Context, keyId string, reqEditors ...R
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -842,8 +716,8 @@ func (c *Client) CreateMerchantWithBody(ctx context.Context, contentType string,
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -1474,8 +1348,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1498,8 +1372,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-	// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-	// 5xx.
+	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+	// merchant already has this e-mail); 413; 415; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2917,8 +2791,8 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, keyI
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
@@ -2949,8 +2823,8 @@ func (c *ClientWithResponses) CreateMerchantWithBodyWithResponse(ctx context.Con
 //
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
-// `resource_conflict` (e.g. a dashboard user with this e-mail already exists); 413; 415;
-// 5xx.
+// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
+// merchant already has this e-mail); 413; 415; 5xx.
 //
 // Example error body:
 // ```json
