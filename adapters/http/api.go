@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -34,7 +35,8 @@ type APIDeps struct {
 
 // NewAPIHandler assembles the API listener (D1): the merchant API under /v1, the operator API
 // under /operator/v1 with /healthz and /readyz, each behind its contract gate; anything else is
-// a 404 resource_missing envelope.
+// a 404 resource_missing envelope. The reference pages of both APIs (D18) are at /docs and
+// /operator/docs.
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantSpec, err := openapi.LoadMerchant()
 	if err != nil {
@@ -82,6 +84,8 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", notFound)
+	apidocs.Merchant.Mount(root)
+	apidocs.Operator.Mount(root)
 	return Outer(d.Log, root), nil
 }
 

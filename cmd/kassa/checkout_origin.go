@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -22,6 +23,7 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler,
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api)
 	mux.Handle("/", pages)
+	apidocs.Checkout.Mount(mux)
 	return mux, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -49,6 +50,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/", dashboardweb.New())
+	apidocs.Dashboard.Mount(mux)
 	return httpapi.Outer(log.With("listener", "dashboard"), mux), nil
 }
 
