@@ -2094,7 +2094,7 @@ type ClientInterface interface {
 	//
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
-	// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `product_not_found`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2730,7 +2730,7 @@ func (c *Client) CreateProduct(ctx context.Context, env Env, body CreateProductJ
 //
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
-// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `product_not_found`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5032,7 +5032,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
-	// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `product_not_found`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6908,6 +6908,12 @@ type GetProductResponse200Headers struct {
 	RequestId *string
 }
 
+// GetProductResponse400Headers the declared response headers of an HTTP 400 response for GetProduct
+type GetProductResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetProductResponse401Headers the declared response headers of an HTTP 401 response for GetProduct
 type GetProductResponse401Headers struct {
 	RequestId *string
@@ -6929,6 +6935,8 @@ type GetProductResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6937,6 +6945,8 @@ type GetProductResponse struct {
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetProductResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -6948,6 +6958,11 @@ type GetProductResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetProductResponse) GetJSON200() *Product {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9174,7 +9189,7 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, env
 //
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
-// **Errors:** 401 `session_required`; 404 `product_not_found`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `product_not_found`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11371,6 +11386,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11405,6 +11427,23 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetProductResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -16828,6 +16867,26 @@ func (response GetProduct200JSONResponse) VisitGetProductResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProduct400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetProduct400JSONResponse) VisitGetProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
