@@ -53,7 +53,7 @@ func TestAPIDocs(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.Navigate(p.base+p.path)); err != nil {
 				t.Fatal(err)
 			}
-			missing := waitRendered(t, ctx, summaries, 45*time.Second)
+			missing := waitRendered(t, ctx, summaries, 60*time.Second)
 			harness.Screenshot(t, ctx, "apidocs-"+p.name)
 			if len(missing) > 0 {
 				t.Errorf("%d of %d operations not rendered, e.g. %q", len(missing), len(summaries), missing[0])
