@@ -9,7 +9,7 @@ TEST_TIMEOUT ?= 20m
 # private throwaway cluster (see .ci/postgres.sh).
 PG_URL        = $$(.ci/postgres.sh)
 
-.PHONY: help run test generate check-generated lint arch bench conformance build db db-stop
+.PHONY: help run test generate check-generated lint lint-openapi arch bench conformance build db db-stop
 
 help: ## Show this list of targets
 	@echo "Kassa, a self-hosted payment platform. Usage: make <target>"
@@ -44,6 +44,18 @@ lint: ## gofmt, go vet and the architecture rule (modules/arch_test.go)
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 -run '^TestArchitecture' ./modules/
+
+# The OpenAPI linter: Redocly CLI pinned in tools/openapi-lint (package-lock.json), installed
+# there by `npm ci` when missing; the rule set and its reasons are tools/openapi-lint/redocly.yaml.
+OPENAPI_SPECS = openapi/merchant.yaml openapi/operator.yaml openapi/checkout.yaml openapi/dashboard.yaml
+lint: lint-openapi
+
+lint-openapi: ## Lint the OpenAPI specs with the written rule set (tools/openapi-lint/redocly.yaml)
+	@if ! (cd tools/openapi-lint && npm ls --silent >/dev/null 2>&1); then \
+		(cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error); fi
+	@REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		tools/openapi-lint/node_modules/.bin/redocly lint --config tools/openapi-lint/redocly.yaml \
+		--format=codeframe $(OPENAPI_SPECS) 2>&1 | { grep -v '[║╔╚]' || true; }
 
 arch: ## Only the architecture rule: core, ports and modules stay free of adapters
 	$(GO) test -count=1 -run '^TestArchitecture' -v ./modules/

@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/merchantapi"
 	"github.com/kassa-pay/kassa/adapters/http/operatorapi"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -38,7 +39,8 @@ type APIDeps struct {
 
 // NewAPIHandler assembles the API listener (D1): the merchant API under /v1, the operator API
 // under /operator/v1 with /healthz and /readyz, each behind its contract gate; anything else is
-// a 404 resource_missing envelope.
+// a 404 resource_missing envelope. The reference pages of both APIs (D18) are at /docs and
+// /operator/docs.
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantGate, err := merchantapi.New(merchantapi.Deps{
 		Identity: d.Identity, Catalog: d.Catalog, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
@@ -62,5 +64,7 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", kit.NotFound)
+	apidocs.Merchant.Mount(root)
+	apidocs.Operator.Mount(root)
 	return kit.Outer(d.Log, root), nil
 }

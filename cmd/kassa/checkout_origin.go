@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
 )
@@ -18,9 +19,16 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler,
 	if err != nil {
 		return nil, err
 	}
+	// The API's reference page (D18) sits under /api/ but is not part of the API.
+	docs := http.NewServeMux()
+	apidocs.Checkout.Mount(docs)
 	// A prefix switch, not a ServeMux: the mux would answer "//api/…" or "/api" with a
 	// redirect page before either handler (each inside kit.Outer) could answer the envelope.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, pattern := docs.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
 		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 			api.ServeHTTP(w, r)
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/dashboardapi"
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -51,6 +52,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/api", apiHandler) // the envelope, not the mux's redirect to /api/
 	mux.Handle("/", dashboardweb.New())
+	apidocs.Dashboard.Mount(mux)
 	return kit.Outer(log.With("listener", "dashboard"), mux), nil
 }
 

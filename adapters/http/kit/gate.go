@@ -159,6 +159,12 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.cfg.Idempotency != nil && r.Method == http.MethodPost && secured(route) {
 		if key, present := r.Header["Idempotency-Key"]; present {
+			// The record is keyed by the path, which the store cannot hold with a NUL or
+			// invalid UTF-8 in it: refuse such text first, as validation would.
+			if err := checkText(r, pathParams, nil); err != nil {
+				WriteError(w, r, err)
+				return
+			}
 			g.idempotent(w, r, key, body, serve)
 			return
 		}

@@ -1094,6 +1094,8 @@ type ClientInterface interface {
 	//
 	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 	//
+	// **Errors:** 5xx.
+	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
 	GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1568,6 +1570,8 @@ func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditor
 // GetDashboardSpec This API's OpenAPI document
 //
 // The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
+//
+// **Errors:** 5xx.
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
 func (c *Client) GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4046,6 +4050,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 	//
+	// **Errors:** 5xx.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
@@ -4628,18 +4634,32 @@ type GetDashboardSpecResponse200Headers struct {
 	RequestId *string
 }
 
+// GetDashboardSpecResponse500Headers the declared response headers of an HTTP 500 response for GetDashboardSpec
+type GetDashboardSpecResponse500Headers struct {
+	RequestId *string
+}
+
 type GetDashboardSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDashboardSpecResponse200Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDashboardSpecResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDashboardSpecResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDashboardSpecResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -8114,6 +8134,8 @@ func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, re
 //
 // The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 //
+// **Errors:** 5xx.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
@@ -8930,6 +8952,13 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	switch {
@@ -8943,6 +8972,16 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDashboardSpecResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -14581,6 +14620,25 @@ func (response GetDashboardSpec200JSONResponse) VisitGetDashboardSpecResponse(w 
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSpec500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDashboardSpec500JSONResponse) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
