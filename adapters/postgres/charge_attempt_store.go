@@ -20,11 +20,11 @@ import (
 // payable's transactions (SessionStore.BeginCharge and ApplyCharge, through the helpers
 // below), so each helper takes the caller's transaction.
 type ChargeAttemptStore struct {
-	db *sqlx.DB
+	db handle
 }
 
 // NewChargeAttemptStore returns the attempt store on db.
-func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAttemptStore{db: db} }
+func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAttemptStore{db: wrap(db)} }
 
 var _ payments.AttemptStore = (*ChargeAttemptStore)(nil)
 

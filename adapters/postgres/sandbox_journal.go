@@ -18,11 +18,11 @@ import (
 // and processes as a live processor's records would. Kassa's modules never read the table. It
 // implements sandbox.Journal (the wiring joins the two; adapters do not import each other).
 type SandboxJournal struct {
-	db *sqlx.DB
+	db handle
 }
 
 // NewSandboxJournal returns the journal on db.
-func NewSandboxJournal(db *sqlx.DB) *SandboxJournal { return &SandboxJournal{db: db} }
+func NewSandboxJournal(db *sqlx.DB) *SandboxJournal { return &SandboxJournal{db: wrap(db)} }
 
 // Remember stores res unless a result is stored under the key already; it returns the stored
 // one. One statement: the insert, or the row another call inserted first.
