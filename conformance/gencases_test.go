@@ -174,12 +174,14 @@ func genSend(rt *rapid.T, base string, op genOp, fx *genFixture, mutate bool) {
 	path := op.path
 	query := url.Values{}
 	header := http.Header{}
+	reshaped := false // a path value that adds dot or empty segments: no longer this operation's path
 	for _, pr := range op.params {
 		p := pr.Value
 		switch p.In {
 		case openapi3.ParameterInPath:
 			v := genPathValue(rt, op.path, p, fx, mutate)
 			pathParams[p.Name] = v
+			reshaped = reshaped || v == "." || v == ".." || strings.Contains(v, "/")
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(v))
 		case openapi3.ParameterInQuery:
 			if !p.Required && !rapid.Bool().Draw(rt, label+" include "+p.Name) {
@@ -220,6 +222,10 @@ func genSend(rt *rapid.T, base string, op genOp, fx *genFixture, mutate bool) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	fx.authorize(req, pathParams)
+	if reshaped {
+		genReshaped(rt, req, op, label)
+		return
+	}
 	resp, err := transport.Client().Do(req)
 	if err != nil {
 		rt.Fatalf("%s (%s): %v\nrequest body: %s", op, label, err, body)
@@ -229,6 +235,31 @@ func genSend(rt *rapid.T, base string, op genOp, fx *genFixture, mutate bool) {
 	fx.statuses[resp.StatusCode]++
 	if resp.StatusCode >= 500 {
 		rt.Fatalf("%s %s (%s) → %d\nrequest body: %s\nresponse: %s", op.method, u, label, resp.StatusCode, body, got)
+	}
+}
+
+// genReshaped sends a request whose path no longer names op's route (a value of ".", ".." or
+// with "/" adds segments once the server decodes it) and expects the edge's answer: a 404 or
+// 400 error envelope with its Request-Id, never a redirect, plain text or a 5xx (issue 11 §3).
+func genReshaped(rt *rapid.T, req *http.Request, op genOp, label string) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		rt.Fatalf("%s (%s): %v", op, label, err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	var env struct {
+		Error *struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if (json.Unmarshal(got, &env) != nil || env.Error == nil || env.Error.Type == "") ||
+		(resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusBadRequest) ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		resp.Header.Get("Request-Id") == "" {
+		rt.Fatalf("%s %s (%s, path reshaped) → %d %q, want a 404/400 error envelope\nresponse: %s",
+			req.Method, req.URL, label, resp.StatusCode, resp.Header.Get("Content-Type"), got)
 	}
 }
 
