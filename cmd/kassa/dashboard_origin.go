@@ -58,6 +58,6 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 // Sessions run on the wall clock: the sandbox test clock never ends a dashboard session.
 func dashboardUseCases(db *sqlx.DB, cfg config) *identity.Dashboard {
 	return identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.ThrottlePolicy{
-		PerEmail: cfg.LoginPerEmail, PerIP: cfg.LoginPerIP, Window: cfg.LoginWindow,
+		PerPair: cfg.LoginPerPair, PerIP: cfg.LoginPerIP, EmailBackoffAfter: cfg.LoginBackoff, Window: cfg.LoginWindow,
 	})
 }
