@@ -55,7 +55,10 @@ func TestSignInNoLockout(t *testing.T) {
 			t.Fatalf("guess: %v", err)
 		}
 	}
-	if te := throttled(func() error { _, err := d.SignIn(ctx, "owner@shop.example", "right password", "198.51.100.1"); return err }()); te == nil || te.RetryAfter != 15*time.Minute {
+	if te := throttled(func() error {
+		_, err := d.SignIn(ctx, "owner@shop.example", "right password", "198.51.100.1")
+		return err
+	}()); te == nil || te.RetryAfter != 15*time.Minute {
 		t.Fatalf("attacker's pair not throttled: %v", te)
 	}
 	// Many attacker addresses push the e-mail into its backoff...
@@ -66,7 +69,10 @@ func TestSignInNoLockout(t *testing.T) {
 		}
 	}
 	// ...and an address that failed for the e-mail waits for it, right password or not.
-	if te := throttled(func() error { _, err := d.SignIn(ctx, "owner@shop.example", "right password", "203.0.113.a"); return err }()); te == nil || te.RetryAfter != 15*time.Minute {
+	if te := throttled(func() error {
+		_, err := d.SignIn(ctx, "owner@shop.example", "right password", "203.0.113.a")
+		return err
+	}()); te == nil || te.RetryAfter != 15*time.Minute {
 		t.Fatalf("e-mail backoff: %v", te)
 	}
 	// The owner's own address has not failed: signed in.
