@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -14,8 +15,8 @@ import (
 
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
 // (openapi/checkout.yaml), every other path the hosted pages.
-func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler, error) {
-	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout})
+func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.RequestLimits) (http.Handler, error) {
+	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Limits: limits})
 	if err != nil {
 		return nil, err
 	}
