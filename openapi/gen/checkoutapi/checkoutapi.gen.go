@@ -528,6 +528,9 @@ type InternalServerError = Error
 // PayloadTooLarge The error envelope returned with every 4xx and 5xx response.
 type PayloadTooLarge = Error
 
+// RateLimited The error envelope returned with every 4xx and 5xx response.
+type RateLimited = Error
+
 // ServiceUnavailable The error envelope returned with every 4xx and 5xx response.
 type ServiceUnavailable = Error
 
@@ -1472,6 +1475,12 @@ type GetBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// GetBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for GetBuyerSession
+type GetBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for GetBuyerSession
 type GetBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1493,6 +1502,8 @@ type GetBuyerSessionResponse struct {
 	JSON401 *Unauthorized
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1505,6 +1516,8 @@ type GetBuyerSessionResponse struct {
 	Headers401 *GetBuyerSessionResponse401Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1529,6 +1542,11 @@ func (r GetBuyerSessionResponse) GetJSON401() *Unauthorized {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r GetBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1616,6 +1634,12 @@ type ResolveBuyerActionResponse422Headers struct {
 	RequestId          *string
 }
 
+// ResolveBuyerActionResponse429Headers the declared response headers of an HTTP 429 response for ResolveBuyerAction
+type ResolveBuyerActionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ResolveBuyerActionResponse500Headers the declared response headers of an HTTP 500 response for ResolveBuyerAction
 type ResolveBuyerActionResponse500Headers struct {
 	RequestId *string
@@ -1645,6 +1669,8 @@ type ResolveBuyerActionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1665,6 +1691,8 @@ type ResolveBuyerActionResponse struct {
 	Headers415 *ResolveBuyerActionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ResolveBuyerActionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResolveBuyerActionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ResolveBuyerActionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1709,6 +1737,11 @@ func (r ResolveBuyerActionResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r ResolveBuyerActionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResolveBuyerActionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1785,6 +1818,12 @@ type CancelBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// CancelBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for CancelBuyerSession
+type CancelBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CancelBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for CancelBuyerSession
 type CancelBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1810,6 +1849,8 @@ type CancelBuyerSessionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1826,6 +1867,8 @@ type CancelBuyerSessionResponse struct {
 	Headers415 *CancelBuyerSessionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *CancelBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CancelBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1860,6 +1903,11 @@ func (r CancelBuyerSessionResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CancelBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1947,6 +1995,12 @@ type ConfirmBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// ConfirmBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for ConfirmBuyerSession
+type ConfirmBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ConfirmBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for ConfirmBuyerSession
 type ConfirmBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1976,6 +2030,8 @@ type ConfirmBuyerSessionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1996,6 +2052,8 @@ type ConfirmBuyerSessionResponse struct {
 	Headers415 *ConfirmBuyerSessionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ConfirmBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ConfirmBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2042,6 +2100,11 @@ func (r ConfirmBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ConfirmBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ConfirmBuyerSessionResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -2086,6 +2149,12 @@ type GetCheckoutSpecResponse200Headers struct {
 	RequestId *string
 }
 
+// GetCheckoutSpecResponse429Headers the declared response headers of an HTTP 429 response for GetCheckoutSpec
+type GetCheckoutSpecResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetCheckoutSpecResponse500Headers the declared response headers of an HTTP 500 response for GetCheckoutSpec
 type GetCheckoutSpecResponse500Headers struct {
 	RequestId *string
@@ -2096,10 +2165,14 @@ type GetCheckoutSpecResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCheckoutSpecResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCheckoutSpecResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetCheckoutSpecResponse500Headers
 }
@@ -2107,6 +2180,11 @@ type GetCheckoutSpecResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetCheckoutSpecResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCheckoutSpecResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2415,6 +2493,13 @@ func ParseGetBuyerSessionResponse(rsp *http.Response) (*GetBuyerSessionResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2493,6 +2578,23 @@ func ParseGetBuyerSessionResponse(rsp *http.Response) (*GetBuyerSessionResponse,
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -2587,6 +2689,13 @@ func ParseResolveBuyerActionResponse(rsp *http.Response) (*ResolveBuyerActionRes
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -2727,6 +2836,23 @@ func ParseResolveBuyerActionResponse(rsp *http.Response) (*ResolveBuyerActionRes
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResolveBuyerActionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ResolveBuyerActionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -2807,6 +2933,13 @@ func ParseCancelBuyerSessionResponse(rsp *http.Response) (*CancelBuyerSessionRes
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -2920,6 +3053,23 @@ func ParseCancelBuyerSessionResponse(rsp *http.Response) (*CancelBuyerSessionRes
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CancelBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -3014,6 +3164,13 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -3154,6 +3311,23 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ConfirmBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ConfirmBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -3200,6 +3374,13 @@ func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3220,6 +3401,23 @@ func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse,
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCheckoutSpecResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetCheckoutSpecResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -3558,6 +3756,16 @@ type PayloadTooLargeJSONResponse struct {
 	Headers PayloadTooLargeResponseHeaders
 }
 
+type RateLimitedResponseHeaders struct {
+	RequestId  *string
+	RetryAfter *int
+}
+type RateLimitedJSONResponse struct {
+	Body Error
+
+	Headers RateLimitedResponseHeaders
+}
+
 type ServiceUnavailableResponseHeaders struct {
 	RequestId *string
 }
@@ -3687,6 +3895,26 @@ func (response GetBuyerSession422JSONResponse) VisitGetBuyerSessionResponse(w ht
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBuyerSession429JSONResponse) VisitGetBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3902,6 +4130,26 @@ func (response ResolveBuyerAction422JSONResponse) VisitResolveBuyerActionRespons
 	return err
 }
 
+type ResolveBuyerAction429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResolveBuyerAction429JSONResponse) VisitResolveBuyerActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResolveBuyerAction500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -4071,6 +4319,26 @@ func (response CancelBuyerSession422JSONResponse) VisitCancelBuyerSessionRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelBuyerSession429JSONResponse) VisitCancelBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4286,6 +4554,26 @@ func (response ConfirmBuyerSession422JSONResponse) VisitConfirmBuyerSessionRespo
 	return err
 }
 
+type ConfirmBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ConfirmBuyerSession429JSONResponse) VisitConfirmBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ConfirmBuyerSession500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -4349,6 +4637,26 @@ func (response GetCheckoutSpec200JSONResponse) VisitGetCheckoutSpecResponse(w ht
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutSpec429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCheckoutSpec429JSONResponse) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
