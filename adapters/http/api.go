@@ -35,6 +35,9 @@ type APIDeps struct {
 	UoW           ports.UnitOfWork // required with Idem
 	OperatorCheck func(authorization string) bool
 	Ready         func(context.Context) error
+	// AuthThrottle bounds failed authentication per client address across the merchant and
+	// operator APIs (the health probes are not throttled); nil: none.
+	AuthThrottle *kit.AuthThrottle
 }
 
 // NewAPIHandler assembles the API listener (D1): the merchant API under /v1, the operator API
@@ -57,10 +60,10 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root := http.NewServeMux()
 	// Each subtree also takes its root without the slash, which the mux would otherwise answer
 	// with a redirect page: the gate answers the envelope.
-	root.Handle("/v1/", merchantGate)
-	root.Handle("/v1", merchantGate)
-	root.Handle("/operator/v1/", operatorGate)
-	root.Handle("/operator/v1", operatorGate)
+	root.Handle("/v1/", d.AuthThrottle.Wrap(merchantGate))
+	root.Handle("/v1", d.AuthThrottle.Wrap(merchantGate))
+	root.Handle("/operator/v1/", d.AuthThrottle.Wrap(operatorGate))
+	root.Handle("/operator/v1", d.AuthThrottle.Wrap(operatorGate))
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", kit.NotFound)

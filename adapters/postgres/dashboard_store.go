@@ -102,42 +102,46 @@ func (s *DashboardStore) DeleteSession(ctx context.Context, hash []byte) error {
 
 // RecordLoginFailure implements identity.DashboardStore.
 func (s *DashboardStore) RecordLoginFailure(ctx context.Context, email, clientIP string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO login_failures (kind, subject, at)
-		VALUES ('email', $1, $3), ('ip', $2, $3)`, email, clientIP, at)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO login_failures (email, address, at) VALUES ($1, $2, $3)`,
+		email, clientIP, at)
 	if err != nil {
 		return fmt.Errorf("login_failures: insert: %w", err)
 	}
 	return nil
 }
 
-// LoginFailures implements identity.DashboardStore.
+// LoginFailures implements identity.DashboardStore: one query over the rows of the e-mail or
+// of the address in the window.
 func (s *DashboardStore) LoginFailures(ctx context.Context, email, clientIP string, since time.Time) (identity.LoginFailureCounts, error) {
-	var rows []struct {
-		Kind   string       `db:"kind"`
-		N      int          `db:"n"`
-		Oldest sql.NullTime `db:"oldest"`
+	var r struct {
+		Pair        int          `db:"pair"`
+		PairOldest  sql.NullTime `db:"pair_oldest"`
+		IP          int          `db:"ip"`
+		IPOldest    sql.NullTime `db:"ip_oldest"`
+		Email       int          `db:"email"`
+		EmailLatest sql.NullTime `db:"email_latest"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT kind, count(*) AS n, min(at) AS oldest FROM login_failures
-		WHERE ((kind = 'email' AND subject = $1) OR (kind = 'ip' AND subject = $2)) AND at > $3
-		GROUP BY kind`, email, clientIP, since)
+	err := s.db.GetContext(ctx, &r, `SELECT
+			count(*) FILTER (WHERE email = $1 AND address = $2) AS pair,
+			min(at) FILTER (WHERE email = $1 AND address = $2) AS pair_oldest,
+			count(*) FILTER (WHERE address = $2) AS ip,
+			min(at) FILTER (WHERE address = $2) AS ip_oldest,
+			count(*) FILTER (WHERE email = $1) AS email,
+			max(at) FILTER (WHERE email = $1) AS email_latest
+		FROM login_failures WHERE (email = $1 OR address = $2) AND at > $3`, email, clientIP, since)
 	if err != nil {
 		return identity.LoginFailureCounts{}, fmt.Errorf("login_failures: count: %w", err)
 	}
-	var c identity.LoginFailureCounts
-	for _, r := range rows {
-		switch r.Kind {
-		case "email":
-			c.Email, c.EmailOldest = r.N, r.Oldest.Time.UTC()
-		case "ip":
-			c.IP, c.IPOldest = r.N, r.Oldest.Time.UTC()
-		}
-	}
-	return c, nil
+	return identity.LoginFailureCounts{
+		Pair: r.Pair, PairOldest: r.PairOldest.Time.UTC(),
+		IP: r.IP, IPOldest: r.IPOldest.Time.UTC(),
+		Email: r.Email, EmailLatest: r.EmailLatest.Time.UTC(),
+	}, nil
 }
 
 // ClearLoginFailures implements identity.DashboardStore.
-func (s *DashboardStore) ClearLoginFailures(ctx context.Context, email string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM login_failures WHERE kind = 'email' AND subject = $1`, email)
+func (s *DashboardStore) ClearLoginFailures(ctx context.Context, email, clientIP string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM login_failures WHERE email = $1 AND address = $2`, email, clientIP)
 	return err
 }
 

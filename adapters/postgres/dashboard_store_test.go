@@ -19,8 +19,8 @@ func (c *movingClock) Now() time.Time { return c.t }
 func ptrTo[T any](v T) *T { return &v }
 
 // Dashboard sign-in on Postgres: sessions by token hash with idle and absolute expiry, sign-out,
-// throttling per e-mail and per address, and the same e-mail in two merchants (users written
-// before owner e-mails became unique).
+// throttling per e-mail and address, per address and the e-mail backoff, and the same e-mail
+// in two merchants (users written before owner e-mails became unique).
 func TestDashboardSignIn(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -55,7 +55,7 @@ func TestDashboardSignIn(t *testing.T) {
 		core.NewID(identity.PrefixUser), second, "ann@example.com", hash, clk.t); err != nil {
 		t.Fatal(err)
 	}
-	d := identity.NewDashboard(postgres.NewDashboardStore(db), clk, identity.ThrottlePolicy{PerEmail: 3, PerIP: 5, Window: 15 * time.Minute})
+	d := identity.NewDashboard(postgres.NewDashboardStore(db), clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
 
 	// The same e-mail in two merchants: the password decides which one signs in.
 	for want, pw := range map[string]string{first: "first password", second: "second password"} {
@@ -115,24 +115,68 @@ func TestDashboardSignIn(t *testing.T) {
 		t.Fatalf("after sign-out: %v", err)
 	}
 
-	// Throttling per e-mail: 3 failures, then 429 even with the right password, until the
-	// oldest failure leaves the window.
 	throttled := func(err error) bool {
 		var te *identity.ThrottledError
 		return errors.As(err, &te) && te.RetryAfter >= time.Second && errors.Is(err, &core.Error{Type: core.TypeRateLimit, Code: "login_throttled"})
 	}
+	// Throttling per e-mail and address: 3 failures, then 429 from that address even with the
+	// right password, until the oldest failure leaves the window; another address that has
+	// not failed signs in meanwhile.
 	for i := range 3 {
 		if _, err := d.SignIn(ctx, "ann@example.com", "nope", "198.51.100.7"); !errors.Is(err, identity.ErrCredentialsInvalid) {
 			t.Fatalf("failure %d: %v", i, err)
 		}
 		clk.t = clk.t.Add(time.Minute)
 	}
-	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.8"); !throttled(err) {
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.7"); !throttled(err) {
 		t.Fatalf("4th attempt: %v", err)
 	}
-	clk.t = clk.t.Add(13 * time.Minute)
 	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.8"); err != nil {
+		t.Fatalf("an address that has not failed: %v", err)
+	}
+	clk.t = clk.t.Add(13 * time.Minute)
+	if _, err := d.SignIn(ctx, "ann@example.com", "first password", "198.51.100.7"); err != nil {
 		t.Fatalf("after the window: %v", err)
+	}
+	// The store counts the pair, the address and the e-mail; success cleared only its pair.
+	c, err := postgres.NewDashboardStore(db).LoginFailures(ctx, "ann@example.com", "198.51.100.7", clk.t.Add(-time.Hour))
+	if err != nil || c.Pair != 0 || c.IP != 0 || c.Email != 0 {
+		t.Fatalf("counts after success: %+v %v", c, err)
+	}
+	st := postgres.NewDashboardStore(db)
+	base := clk.t
+	for i, f := range []struct{ email, ip string }{
+		{"bob@example.com", "192.0.2.50"}, {"bob@example.com", "192.0.2.50"}, {"bob@example.com", "192.0.2.51"},
+		{"carl@example.com", "192.0.2.50"},
+	} {
+		if err := st.RecordLoginFailure(ctx, f.email, f.ip, base.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err = st.LoginFailures(ctx, "bob@example.com", "192.0.2.50", base.Add(-time.Second))
+	if err != nil || c.Pair != 2 || !c.PairOldest.Equal(base) || c.IP != 3 || !c.IPOldest.Equal(base) ||
+		c.Email != 3 || !c.EmailLatest.Equal(base.Add(2*time.Second)) {
+		t.Fatalf("counts %+v %v", c, err)
+	}
+	if c, _ = st.LoginFailures(ctx, "bob@example.com", "192.0.2.50", base); c.Pair != 1 || c.IP != 2 || c.Email != 2 {
+		t.Fatalf("counts after since %+v", c)
+	}
+	if err := st.ClearLoginFailures(ctx, "bob@example.com", "192.0.2.50"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ = st.LoginFailures(ctx, "bob@example.com", "192.0.2.50", base.Add(-time.Second)); c.Pair != 0 || c.IP != 1 || c.Email != 1 || !c.PairOldest.IsZero() {
+		t.Fatalf("counts after clear %+v", c)
+	}
+	// The e-mail backoff (4 failures of bob, here 1 left plus 3 more) holds an address that
+	// failed for it, not a fresh one.
+	for _, ip := range []string{"192.0.2.52", "192.0.2.53", "192.0.2.54"} {
+		_ = st.RecordLoginFailure(ctx, "bob@example.com", ip, clk.t)
+	}
+	if _, err := d.SignIn(ctx, "bob@example.com", "x", "192.0.2.52"); !throttled(err) {
+		t.Fatalf("e-mail backoff: %v", err)
+	}
+	if _, err := d.SignIn(ctx, "bob@example.com", "x", "192.0.2.99"); !errors.Is(err, identity.ErrCredentialsInvalid) {
+		t.Fatalf("fresh address under the e-mail backoff: %v", err)
 	}
 	// Throttling per address, across e-mails (unknown ones included).
 	for i := range 5 {

@@ -8,14 +8,15 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
 	"github.com/kassa-pay/kassa/adapters/web/apidocs"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
 )
 
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
 // (openapi/checkout.yaml), every other path the hosted pages.
-func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler) (http.Handler, error) {
-	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout})
+func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.RequestLimits) (http.Handler, error) {
+	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Limits: limits})
 	if err != nil {
 		return nil, err
 	}

@@ -35,16 +35,23 @@ type config struct {
 	Dev           bool
 	PprofAddr     string
 	// Dashboard sign-in throttling (identity.ThrottlePolicy).
-	LoginPerEmail  int
+	LoginPerPair   int
 	LoginPerIP     int
+	LoginBackoff   int
 	LoginWindow    time.Duration
 	TrustedProxies string
-	FeePlans       string
-	FXFile         string
-	FXURL          string
-	FXRefresh      time.Duration
-	SMTPURL        string
-	MailFrom       string
+	// Abuse throttles (README "Abuse throttles").
+	AuthFailuresPerMinute float64
+	DashboardRate         float64
+	DashboardRateAnon     float64
+	CheckoutRate          float64
+	CheckoutRatePerIP     float64
+	FeePlans              string
+	FXFile                string
+	FXURL                 string
+	FXRefresh             time.Duration
+	SMTPURL               string
+	MailFrom              string
 }
 
 type setting struct {
@@ -79,10 +86,16 @@ func (c *config) settings() []setting {
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
 		{"smtp-url", "KASSA_SMTP_URL", "", "SMTP server for e-mail (receipts): smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (TLS); empty keeps e-mail in the development mailbox", &c.SMTPURL},
 		{"mail-from", "KASSA_MAIL_FROM", defaultMailFrom, "sender of Kassa's e-mail", &c.MailFrom},
-		{"login-failures-per-email", "KASSA_LOGIN_FAILURES_PER_EMAIL", "5", "failed dashboard sign-ins allowed per e-mail address within the login window", &c.LoginPerEmail},
-		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address within the login window", &c.LoginPerIP},
+		{"login-failures-per-pair", "KASSA_LOGIN_FAILURES_PER_PAIR", "5", "failed dashboard sign-ins allowed per e-mail address from one client address within the login window", &c.LoginPerPair},
+		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address (any e-mail) within the login window", &c.LoginPerIP},
+		{"login-email-backoff-after", "KASSA_LOGIN_EMAIL_BACKOFF_AFTER", "10", "failed sign-ins of one e-mail (all addresses) within the login window after which addresses that failed for it back off (1 s, doubling up to the window)", &c.LoginBackoff},
 		{"login-window", "KASSA_LOGIN_WINDOW", "15m", "window of the dashboard sign-in throttle; beyond the limits, sign-in answers 429 until the oldest failure is this old", &c.LoginWindow},
-		{"trusted-proxies", "KASSA_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For is believed (the client address of the per-address sign-in limit); empty = the connection's peer", &c.TrustedProxies},
+		{"trusted-proxies", "KASSA_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For is believed (the client address of the per-address limits); empty = the connection's peer", &c.TrustedProxies},
+		{"auth-failures-per-minute", "KASSA_AUTH_FAILURES_PER_MINUTE", "20", "failed authentications (401) allowed per client address on the API and dashboard listeners: a bucket of this many, refilled at this many a minute; beyond, 429 before credentials are checked (0 = unlimited)", &c.AuthFailuresPerMinute},
+		{"dashboard-rate", "KASSA_DASHBOARD_RATE", "20", "dashboard API requests per second per session cookie (burst equal; 0 = unlimited)", &c.DashboardRate},
+		{"dashboard-rate-anonymous", "KASSA_DASHBOARD_RATE_ANONYMOUS", "5", "dashboard API requests per second per client address without a session cookie, sign-in included (burst equal; 0 = unlimited)", &c.DashboardRateAnon},
+		{"checkout-rate", "KASSA_CHECKOUT_RATE", "10", "checkout browser API requests per second per client secret and client address (burst equal; 0 = unlimited)", &c.CheckoutRate},
+		{"checkout-rate-per-ip", "KASSA_CHECKOUT_RATE_PER_IP", "50", "checkout browser API requests per second per client address (burst equal; 0 = unlimited)", &c.CheckoutRatePerIP},
 		{"pprof-addr", "KASSA_PPROF_ADDR", "", "listen address of net/http/pprof (profiling only; empty = off)", &c.PprofAddr},
 	}
 }

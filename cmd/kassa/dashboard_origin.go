@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,15 +21,11 @@ import (
 // dashboardOrigin is the handler of the dashboard listener (D1): the JSON API under /api/
 // (session cookie + CSRF, openapi/dashboard.yaml) and the pages on every other path.
 // rates is the FX source fees are converted with (the payment detail shows the rate used).
-func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) (http.Handler, error) {
+func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, th throttles) (http.Handler, error) {
 	// The development mailbox is read here; messages land in it when no SMTP server is set.
 	mailbox, err := postgres.NewMailboxStore(a.db, a.testclock, cfg.MailFrom)
 	if err != nil {
 		return nil, err
-	}
-	clientIP, err := kit.ParseTrustedProxies(cfg.TrustedProxies)
-	if err != nil {
-		return nil, fmt.Errorf("KASSA_TRUSTED_PROXIES: %w", err)
 	}
 	payStore := postgres.NewPaymentStore(a.db)
 	apiHandler, err := dashboardapi.NewDashboardAPI(dashboardapi.DashboardDeps{
@@ -42,8 +37,10 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 		Payments:     payments.NewQueries(payStore, payStore, rates),
 		Webhooks:     a.webhooks,
 		Mailbox:      mailbox,
-		ClientIP:     clientIP,
+		ClientIP:     th.clientIP,
 		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
+		AuthThrottle: th.dashboardAuth,
+		Limits:       th.dashboard,
 	})
 	if err != nil {
 		return nil, err
@@ -61,6 +58,6 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates) 
 // Sessions run on the wall clock: the sandbox test clock never ends a dashboard session.
 func dashboardUseCases(db *sqlx.DB, cfg config) *identity.Dashboard {
 	return identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.ThrottlePolicy{
-		PerEmail: cfg.LoginPerEmail, PerIP: cfg.LoginPerIP, Window: cfg.LoginWindow,
+		PerPair: cfg.LoginPerPair, PerIP: cfg.LoginPerIP, EmailBackoffAfter: cfg.LoginBackoff, Window: cfg.LoginWindow,
 	})
 }

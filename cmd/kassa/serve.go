@@ -80,6 +80,10 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("e-mail: %w", err)
 	}
+	th, err := newThrottles(cfg, log)
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.NewAPIHandler(httpapi.APIDeps{
 		Log:      log,
 		Identity: a.identity,
@@ -99,16 +103,17 @@ func serve(ctx context.Context, args []string) error {
 			}
 			return postgres.CheckCurrent(ctx, db)
 		},
+		AuthThrottle: th.apiAuth,
 	})
 	if err != nil {
 		return err
 	}
 
-	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a))
+	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a), th.checkout)
 	if err != nil {
 		return err
 	}
-	dashboard, err := dashboardOrigin(log, a, cfg, rates)
+	dashboard, err := dashboardOrigin(log, a, cfg, rates, th)
 	if err != nil {
 		return err
 	}

@@ -22,21 +22,23 @@ type DashboardStore interface {
 	TouchSession(ctx context.Context, merchantID string, hash []byte, at time.Time) error
 	// DeleteSession removes the session (no error when it does not exist).
 	DeleteSession(ctx context.Context, hash []byte) error
-	// RecordLoginFailure remembers one failed sign-in for the e-mail (lower-cased by the
-	// caller) and for the client address.
+	// RecordLoginFailure remembers one failed sign-in of the e-mail (lower-cased by the
+	// caller) from the client address.
 	RecordLoginFailure(ctx context.Context, email, clientIP string, at time.Time) error
-	// LoginFailures counts the failures recorded since `since` for the e-mail and for the
-	// client address, each with the time of its oldest failure in that window.
+	// LoginFailures counts the failures recorded after `since` of the (e-mail, address) pair,
+	// of the address whatever the e-mail, and of the e-mail whatever the address.
 	LoginFailures(ctx context.Context, email, clientIP string, since time.Time) (LoginFailureCounts, error)
-	// ClearLoginFailures forgets the e-mail's failures (after a successful sign-in).
-	ClearLoginFailures(ctx context.Context, email string) error
+	// ClearLoginFailures forgets the failures of the e-mail from the client address (after a
+	// successful sign-in from it); those of other addresses stay.
+	ClearLoginFailures(ctx context.Context, email, clientIP string) error
 	// PurgeDashboard deletes sessions that expired by now or were last seen before idleBefore,
 	// and sign-in failures older than failuresBefore.
 	PurgeDashboard(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error)
 }
 
-// LoginFailureCounts is what LoginFailures reports.
+// LoginFailureCounts is what LoginFailures reports; times are zero when their count is 0.
 type LoginFailureCounts struct {
-	Email, IP             int
-	EmailOldest, IPOldest time.Time // zero when the count is 0
+	Pair, IP, Email      int
+	PairOldest, IPOldest time.Time // the oldest failure of the pair, of the address
+	EmailLatest          time.Time // the latest failure of the e-mail, from any address
 }

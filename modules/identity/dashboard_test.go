@@ -16,10 +16,12 @@ type memDashboard struct {
 	mu       sync.Mutex
 	users    []*User
 	sessions map[string]*DashboardSession
-	failures []struct {
-		kind, subject string
-		at            time.Time
-	}
+	failures []memFailure
+}
+
+type memFailure struct {
+	email, ip string
+	at        time.Time
 }
 
 func newMemDashboard(users ...*User) *memDashboard {
@@ -73,13 +75,7 @@ func (m *memDashboard) DeleteSession(_ context.Context, hash []byte) error {
 func (m *memDashboard) RecordLoginFailure(_ context.Context, email, ip string, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.failures = append(m.failures, struct {
-		kind, subject string
-		at            time.Time
-	}{"email", email, at}, struct {
-		kind, subject string
-		at            time.Time
-	}{"ip", ip, at})
+	m.failures = append(m.failures, memFailure{email, ip, at})
 	return nil
 }
 
@@ -91,28 +87,34 @@ func (m *memDashboard) LoginFailures(_ context.Context, email, ip string, since 
 		if !f.at.After(since) {
 			continue
 		}
-		switch {
-		case f.kind == "email" && f.subject == email:
-			if c.Email == 0 || f.at.Before(c.EmailOldest) {
-				c.EmailOldest = f.at
+		if f.email == email && f.ip == ip {
+			if c.Pair == 0 || f.at.Before(c.PairOldest) {
+				c.PairOldest = f.at
 			}
-			c.Email++
-		case f.kind == "ip" && f.subject == ip:
+			c.Pair++
+		}
+		if f.ip == ip {
 			if c.IP == 0 || f.at.Before(c.IPOldest) {
 				c.IPOldest = f.at
 			}
 			c.IP++
 		}
+		if f.email == email {
+			if f.at.After(c.EmailLatest) {
+				c.EmailLatest = f.at
+			}
+			c.Email++
+		}
 	}
 	return c, nil
 }
 
-func (m *memDashboard) ClearLoginFailures(_ context.Context, email string) error {
+func (m *memDashboard) ClearLoginFailures(_ context.Context, email, ip string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	kept := m.failures[:0]
 	for _, f := range m.failures {
-		if f.kind != "email" || f.subject != email {
+		if f.email != email || f.ip != ip {
 			kept = append(kept, f)
 		}
 	}
@@ -137,7 +139,7 @@ func TestSignInRules(t *testing.T) {
 	clk := &stepClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	u := cheapUser(t, "Owner@Shop.example", "right password")
 	st := newMemDashboard(u)
-	d := NewDashboard(st, clk, ThrottlePolicy{PerEmail: 2, PerIP: 10, Window: 10 * time.Minute})
+	d := NewDashboard(st, clk, ThrottlePolicy{PerPair: 2, PerIP: 10, EmailBackoffAfter: 20, Window: 10 * time.Minute})
 	ctx := context.Background()
 
 	_, err := d.SignIn(ctx, " ", "x", "ip")
@@ -177,7 +179,7 @@ func TestSignInRules(t *testing.T) {
 	}
 	clk.t = clk.t.Add(4 * time.Minute)
 	_, _ = d.SignIn(ctx, "owner@shop.example", "wrong again", "ip")
-	// Two failures for the e-mail: throttled until the first is 10 minutes old (6 min from now).
+	// Two failures of the pair: throttled until the first is 10 minutes old (6 min from now).
 	_, err = d.SignIn(ctx, "owner@shop.example", "right password", "ip")
 	var te *ThrottledError
 	if !errors.As(err, &te) || te.RetryAfter != 6*time.Minute {
@@ -188,8 +190,8 @@ func TestSignInRules(t *testing.T) {
 	if _, err := d.SignIn(ctx, "owner@shop.example", "right password", "ip"); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}
-	// Success clears the e-mail's failures.
-	if c, _ := st.LoginFailures(ctx, "owner@shop.example", "ip", time.Time{}); c.Email != 0 || c.IP == 0 {
+	// Success clears the pair's failures; the address keeps those of other e-mails.
+	if c, _ := st.LoginFailures(ctx, "owner@shop.example", "ip", time.Time{}); c.Pair != 0 || c.Email != 0 || c.IP == 0 {
 		t.Fatalf("failures after success: %+v", c)
 	}
 

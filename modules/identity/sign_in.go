@@ -25,8 +25,8 @@ type SignInResult struct {
 }
 
 // SignIn checks the e-mail and password of a dashboard user and opens a session. Failures are
-// recorded for throttling (ThrottlePolicy); a throttled e-mail or client address gets 429
-// login_throttled before any password is checked. A wrong password and an unknown e-mail both
+// recorded per e-mail and client address for throttling (ThrottlePolicy); a throttled attempt
+// gets 429 login_throttled before any password is checked. A wrong password and an unknown e-mail both
 // cost one password hash and both answer ErrCredentialsInvalid. When the e-mail belongs to
 // users of several merchants, the oldest user whose password matches signs in.
 func (d *Dashboard) SignIn(ctx context.Context, email, password, clientIP string) (*SignInResult, error) {
@@ -66,7 +66,7 @@ func (d *Dashboard) SignIn(ctx context.Context, email, password, clientIP string
 		}
 		return nil, ErrCredentialsInvalid
 	}
-	_ = d.store.ClearLoginFailures(ctx, email)
+	_ = d.store.ClearLoginFailures(ctx, email, clientIP)
 	token := core.RandomBase62(43) // ≈ 256 bits
 	rec := SessionRecord{
 		TokenHash: HashSecret(token), UserID: user.ID, MerchantID: user.MerchantID,

@@ -19,6 +19,7 @@ import (
 type CheckoutAPIDeps struct {
 	Log      *slog.Logger
 	Checkout *checkout.Service
+	Limits   *kit.RequestLimits // NewCheckoutLimits; nil: no request rate
 }
 
 // NewCheckoutAPIHandler assembles the browser API (openapi/checkout.yaml) served under /api/
@@ -47,7 +48,7 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	root.Handle("/api/v1/", gate)
 	root.Handle("/api/v1", gate) // the envelope, not the mux's redirect to /api/v1/
 	root.HandleFunc("/", kit.NotFound)
-	return kit.Outer(d.Log.With("listener", "checkout"), browserHeaders(root)), nil
+	return kit.Outer(d.Log.With("listener", "checkout"), browserHeaders(d.Limits.Wrap(root))), nil
 }
 
 // browserHeaders answers what every browser API response needs: CORS for any origin, without

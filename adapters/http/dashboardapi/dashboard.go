@@ -31,10 +31,15 @@ type DashboardDeps struct {
 	Payments  *payments.Queries
 	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
 	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
-	// ClientIP finds the client address the sign-in throttle counts per (trusted proxies).
+	// ClientIP finds the client address the throttles count per (trusted proxies; an IPv6
+	// address by its /64).
 	ClientIP kit.ClientIP
 	// SecureCookie marks the session cookie Secure (the dashboard URL is https).
 	SecureCookie bool
+	// AuthThrottle bounds failed authentication per address; Limits (NewDashboardLimits) are
+	// the request rates. Nil: none.
+	AuthThrottle *kit.AuthThrottle
+	Limits       *kit.RequestLimits
 }
 
 // dashboardAPI implements the generated strict server of the dashboard API
@@ -83,11 +88,12 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	limited := d.AuthThrottle.Wrap(d.Limits.Wrap(gate))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// API answers are private to the signed-in user and never cached.
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		gate.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyClientIP, d.ClientIP.Of(r))))
+		limited.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyClientIP, d.ClientIP.Key(r))))
 	}), nil
 }
 

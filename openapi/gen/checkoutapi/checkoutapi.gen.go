@@ -435,6 +435,9 @@ type InternalServerError = Error
 // PayloadTooLarge The error envelope returned with every 4xx and 5xx response.
 type PayloadTooLarge = Error
 
+// RateLimited The error envelope returned with every 4xx and 5xx response.
+type RateLimited = Error
+
 // ServiceUnavailable The error envelope returned with every 4xx and 5xx response.
 type ServiceUnavailable = Error
 
@@ -1391,6 +1394,12 @@ type GetBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// GetBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for GetBuyerSession
+type GetBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for GetBuyerSession
 type GetBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1412,6 +1421,8 @@ type GetBuyerSessionResponse struct {
 	JSON401 *Unauthorized
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1424,6 +1435,8 @@ type GetBuyerSessionResponse struct {
 	Headers401 *GetBuyerSessionResponse401Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1448,6 +1461,11 @@ func (r GetBuyerSessionResponse) GetJSON401() *Unauthorized {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r GetBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1535,6 +1553,12 @@ type ResolveBuyerActionResponse422Headers struct {
 	RequestId          *string
 }
 
+// ResolveBuyerActionResponse429Headers the declared response headers of an HTTP 429 response for ResolveBuyerAction
+type ResolveBuyerActionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ResolveBuyerActionResponse500Headers the declared response headers of an HTTP 500 response for ResolveBuyerAction
 type ResolveBuyerActionResponse500Headers struct {
 	RequestId *string
@@ -1564,6 +1588,8 @@ type ResolveBuyerActionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1584,6 +1610,8 @@ type ResolveBuyerActionResponse struct {
 	Headers415 *ResolveBuyerActionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ResolveBuyerActionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResolveBuyerActionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ResolveBuyerActionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1628,6 +1656,11 @@ func (r ResolveBuyerActionResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r ResolveBuyerActionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResolveBuyerActionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1704,6 +1737,12 @@ type CancelBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// CancelBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for CancelBuyerSession
+type CancelBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CancelBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for CancelBuyerSession
 type CancelBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1729,6 +1768,8 @@ type CancelBuyerSessionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1745,6 +1786,8 @@ type CancelBuyerSessionResponse struct {
 	Headers415 *CancelBuyerSessionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *CancelBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CancelBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1779,6 +1822,11 @@ func (r CancelBuyerSessionResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CancelBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1866,6 +1914,12 @@ type ConfirmBuyerSessionResponse422Headers struct {
 	RequestId          *string
 }
 
+// ConfirmBuyerSessionResponse429Headers the declared response headers of an HTTP 429 response for ConfirmBuyerSession
+type ConfirmBuyerSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ConfirmBuyerSessionResponse500Headers the declared response headers of an HTTP 500 response for ConfirmBuyerSession
 type ConfirmBuyerSessionResponse500Headers struct {
 	RequestId *string
@@ -1895,6 +1949,8 @@ type ConfirmBuyerSessionResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1915,6 +1971,8 @@ type ConfirmBuyerSessionResponse struct {
 	Headers415 *ConfirmBuyerSessionResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ConfirmBuyerSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmBuyerSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ConfirmBuyerSessionResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1961,6 +2019,11 @@ func (r ConfirmBuyerSessionResponse) GetJSON422() *UnprocessableEntity {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ConfirmBuyerSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ConfirmBuyerSessionResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -2005,6 +2068,12 @@ type GetCheckoutSpecResponse200Headers struct {
 	RequestId *string
 }
 
+// GetCheckoutSpecResponse429Headers the declared response headers of an HTTP 429 response for GetCheckoutSpec
+type GetCheckoutSpecResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetCheckoutSpecResponse500Headers the declared response headers of an HTTP 500 response for GetCheckoutSpec
 type GetCheckoutSpecResponse500Headers struct {
 	RequestId *string
@@ -2015,10 +2084,14 @@ type GetCheckoutSpecResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCheckoutSpecResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCheckoutSpecResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetCheckoutSpecResponse500Headers
 }
@@ -2026,6 +2099,11 @@ type GetCheckoutSpecResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetCheckoutSpecResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCheckoutSpecResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2338,6 +2416,13 @@ func ParseGetBuyerSessionResponse(rsp *http.Response) (*GetBuyerSessionResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2416,6 +2501,23 @@ func ParseGetBuyerSessionResponse(rsp *http.Response) (*GetBuyerSessionResponse,
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -2510,6 +2612,13 @@ func ParseResolveBuyerActionResponse(rsp *http.Response) (*ResolveBuyerActionRes
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -2650,6 +2759,23 @@ func ParseResolveBuyerActionResponse(rsp *http.Response) (*ResolveBuyerActionRes
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResolveBuyerActionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ResolveBuyerActionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -2730,6 +2856,13 @@ func ParseCancelBuyerSessionResponse(rsp *http.Response) (*CancelBuyerSessionRes
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -2843,6 +2976,23 @@ func ParseCancelBuyerSessionResponse(rsp *http.Response) (*CancelBuyerSessionRes
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CancelBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -2937,6 +3087,13 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -3077,6 +3234,23 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ConfirmBuyerSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ConfirmBuyerSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -3123,6 +3297,13 @@ func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3143,6 +3324,23 @@ func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse,
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCheckoutSpecResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetCheckoutSpecResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -3481,6 +3679,16 @@ type PayloadTooLargeJSONResponse struct {
 	Headers PayloadTooLargeResponseHeaders
 }
 
+type RateLimitedResponseHeaders struct {
+	RequestId  *string
+	RetryAfter *int
+}
+type RateLimitedJSONResponse struct {
+	Body Error
+
+	Headers RateLimitedResponseHeaders
+}
+
 type ServiceUnavailableResponseHeaders struct {
 	RequestId *string
 }
@@ -3610,6 +3818,26 @@ func (response GetBuyerSession422JSONResponse) VisitGetBuyerSessionResponse(w ht
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBuyerSession429JSONResponse) VisitGetBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3825,6 +4053,26 @@ func (response ResolveBuyerAction422JSONResponse) VisitResolveBuyerActionRespons
 	return err
 }
 
+type ResolveBuyerAction429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResolveBuyerAction429JSONResponse) VisitResolveBuyerActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResolveBuyerAction500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -3994,6 +4242,26 @@ func (response CancelBuyerSession422JSONResponse) VisitCancelBuyerSessionRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelBuyerSession429JSONResponse) VisitCancelBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4209,6 +4477,26 @@ func (response ConfirmBuyerSession422JSONResponse) VisitConfirmBuyerSessionRespo
 	return err
 }
 
+type ConfirmBuyerSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ConfirmBuyerSession429JSONResponse) VisitConfirmBuyerSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ConfirmBuyerSession500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -4272,6 +4560,26 @@ func (response GetCheckoutSpec200JSONResponse) VisitGetCheckoutSpecResponse(w ht
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutSpec429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCheckoutSpec429JSONResponse) VisitGetCheckoutSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }

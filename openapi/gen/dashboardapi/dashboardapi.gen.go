@@ -880,6 +880,9 @@ type NotFound = Error
 // PayloadTooLarge The error envelope returned with every 4xx and 5xx response.
 type PayloadTooLarge = Error
 
+// RateLimited The error envelope returned with every 4xx and 5xx response.
+type RateLimited = Error
+
 // SessionRequired The error envelope returned with every 4xx and 5xx response.
 type SessionRequired = Error
 
@@ -4563,6 +4566,12 @@ type ListEventTypesResponse401Headers struct {
 	RequestId *string
 }
 
+// ListEventTypesResponse429Headers the declared response headers of an HTTP 429 response for ListEventTypes
+type ListEventTypesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListEventTypesResponse500Headers the declared response headers of an HTTP 500 response for ListEventTypes
 type ListEventTypesResponse500Headers struct {
 	RequestId *string
@@ -4575,12 +4584,16 @@ type ListEventTypesResponse struct {
 	JSON200 *EventTypeList
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventTypesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListEventTypesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventTypesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListEventTypesResponse500Headers
 }
@@ -4593,6 +4606,11 @@ func (r ListEventTypesResponse) GetJSON200() *EventTypeList {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListEventTypesResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEventTypesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4634,6 +4652,12 @@ type GetDashboardSpecResponse200Headers struct {
 	RequestId *string
 }
 
+// GetDashboardSpecResponse429Headers the declared response headers of an HTTP 429 response for GetDashboardSpec
+type GetDashboardSpecResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetDashboardSpecResponse500Headers the declared response headers of an HTTP 500 response for GetDashboardSpec
 type GetDashboardSpecResponse500Headers struct {
 	RequestId *string
@@ -4644,10 +4668,14 @@ type GetDashboardSpecResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDashboardSpecResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDashboardSpecResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDashboardSpecResponse500Headers
 }
@@ -4655,6 +4683,11 @@ type GetDashboardSpecResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDashboardSpecResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDashboardSpecResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4713,6 +4746,12 @@ type SignOutResponse403Headers struct {
 	RequestId *string
 }
 
+// SignOutResponse429Headers the declared response headers of an HTTP 429 response for SignOut
+type SignOutResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // SignOutResponse500Headers the declared response headers of an HTTP 500 response for SignOut
 type SignOutResponse500Headers struct {
 	RequestId *string
@@ -4727,6 +4766,8 @@ type SignOutResponse struct {
 	JSON401 *SessionRequired
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *CSRFInvalid
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers204 the parsed response headers for an HTTP 204 response
@@ -4737,6 +4778,8 @@ type SignOutResponse struct {
 	Headers401 *SignOutResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SignOutResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SignOutResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SignOutResponse500Headers
 }
@@ -4754,6 +4797,11 @@ func (r SignOutResponse) GetJSON401() *SessionRequired {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SignOutResponse) GetJSON403() *CSRFInvalid {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SignOutResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4806,6 +4854,12 @@ type GetSessionResponse401Headers struct {
 	RequestId *string
 }
 
+// GetSessionResponse429Headers the declared response headers of an HTTP 429 response for GetSession
+type GetSessionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetSessionResponse500Headers the declared response headers of an HTTP 500 response for GetSession
 type GetSessionResponse500Headers struct {
 	RequestId *string
@@ -4820,6 +4874,8 @@ type GetSessionResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -4828,6 +4884,8 @@ type GetSessionResponse struct {
 	Headers400 *GetSessionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSessionResponse500Headers
 }
@@ -4845,6 +4903,11 @@ func (r GetSessionResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetSessionResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5034,6 +5097,12 @@ type ListMailboxResponse401Headers struct {
 	RequestId *string
 }
 
+// ListMailboxResponse429Headers the declared response headers of an HTTP 429 response for ListMailbox
+type ListMailboxResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListMailboxResponse500Headers the declared response headers of an HTTP 500 response for ListMailbox
 type ListMailboxResponse500Headers struct {
 	RequestId *string
@@ -5048,6 +5117,8 @@ type ListMailboxResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5056,6 +5127,8 @@ type ListMailboxResponse struct {
 	Headers400 *ListMailboxResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListMailboxResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMailboxResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListMailboxResponse500Headers
 }
@@ -5073,6 +5146,11 @@ func (r ListMailboxResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListMailboxResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListMailboxResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5125,6 +5203,12 @@ type ListApiKeysResponse401Headers struct {
 	RequestId *string
 }
 
+// ListApiKeysResponse429Headers the declared response headers of an HTTP 429 response for ListApiKeys
+type ListApiKeysResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListApiKeysResponse500Headers the declared response headers of an HTTP 500 response for ListApiKeys
 type ListApiKeysResponse500Headers struct {
 	RequestId *string
@@ -5139,6 +5223,8 @@ type ListApiKeysResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5147,6 +5233,8 @@ type ListApiKeysResponse struct {
 	Headers400 *ListApiKeysResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListApiKeysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListApiKeysResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListApiKeysResponse500Headers
 }
@@ -5164,6 +5252,11 @@ func (r ListApiKeysResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListApiKeysResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListApiKeysResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5233,6 +5326,12 @@ type CreateApiKeyResponse415Headers struct {
 	RequestId          *string
 }
 
+// CreateApiKeyResponse429Headers the declared response headers of an HTTP 429 response for CreateApiKey
+type CreateApiKeyResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CreateApiKeyResponse500Headers the declared response headers of an HTTP 500 response for CreateApiKey
 type CreateApiKeyResponse500Headers struct {
 	RequestId *string
@@ -5253,6 +5352,8 @@ type CreateApiKeyResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -5267,6 +5368,8 @@ type CreateApiKeyResponse struct {
 	Headers413 *CreateApiKeyResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateApiKeyResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateApiKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateApiKeyResponse500Headers
 }
@@ -5299,6 +5402,11 @@ func (r CreateApiKeyResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateApiKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateApiKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5362,6 +5470,12 @@ type RevokeApiKeyResponse404Headers struct {
 	RequestId          *string
 }
 
+// RevokeApiKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeApiKey
+type RevokeApiKeyResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // RevokeApiKeyResponse500Headers the declared response headers of an HTTP 500 response for RevokeApiKey
 type RevokeApiKeyResponse500Headers struct {
 	RequestId *string
@@ -5380,6 +5494,8 @@ type RevokeApiKeyResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5392,6 +5508,8 @@ type RevokeApiKeyResponse struct {
 	Headers403 *RevokeApiKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeApiKeyResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeApiKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RevokeApiKeyResponse500Headers
 }
@@ -5419,6 +5537,11 @@ func (r RevokeApiKeyResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RevokeApiKeyResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5471,6 +5594,12 @@ type ListCheckoutSessionsResponse401Headers struct {
 	RequestId *string
 }
 
+// ListCheckoutSessionsResponse429Headers the declared response headers of an HTTP 429 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListCheckoutSessionsResponse500Headers the declared response headers of an HTTP 500 response for ListCheckoutSessions
 type ListCheckoutSessionsResponse500Headers struct {
 	RequestId *string
@@ -5485,6 +5614,8 @@ type ListCheckoutSessionsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5493,6 +5624,8 @@ type ListCheckoutSessionsResponse struct {
 	Headers400 *ListCheckoutSessionsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListCheckoutSessionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCheckoutSessionsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListCheckoutSessionsResponse500Headers
 }
@@ -5510,6 +5643,11 @@ func (r ListCheckoutSessionsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListCheckoutSessionsResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5562,6 +5700,12 @@ type GetOverviewResponse401Headers struct {
 	RequestId *string
 }
 
+// GetOverviewResponse429Headers the declared response headers of an HTTP 429 response for GetOverview
+type GetOverviewResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetOverviewResponse500Headers the declared response headers of an HTTP 500 response for GetOverview
 type GetOverviewResponse500Headers struct {
 	RequestId *string
@@ -5576,6 +5720,8 @@ type GetOverviewResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5584,6 +5730,8 @@ type GetOverviewResponse struct {
 	Headers400 *GetOverviewResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetOverviewResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOverviewResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetOverviewResponse500Headers
 }
@@ -5601,6 +5749,11 @@ func (r GetOverviewResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetOverviewResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetOverviewResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5653,6 +5806,12 @@ type ListPaymentsResponse401Headers struct {
 	RequestId *string
 }
 
+// ListPaymentsResponse429Headers the declared response headers of an HTTP 429 response for ListPayments
+type ListPaymentsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListPaymentsResponse500Headers the declared response headers of an HTTP 500 response for ListPayments
 type ListPaymentsResponse500Headers struct {
 	RequestId *string
@@ -5667,6 +5826,8 @@ type ListPaymentsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5675,6 +5836,8 @@ type ListPaymentsResponse struct {
 	Headers400 *ListPaymentsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPaymentsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPaymentsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPaymentsResponse500Headers
 }
@@ -5692,6 +5855,11 @@ func (r ListPaymentsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPaymentsResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPaymentsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5750,6 +5918,12 @@ type GetPaymentResponse404Headers struct {
 	RequestId          *string
 }
 
+// GetPaymentResponse429Headers the declared response headers of an HTTP 429 response for GetPayment
+type GetPaymentResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetPaymentResponse500Headers the declared response headers of an HTTP 500 response for GetPayment
 type GetPaymentResponse500Headers struct {
 	RequestId *string
@@ -5766,6 +5940,8 @@ type GetPaymentResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5776,6 +5952,8 @@ type GetPaymentResponse struct {
 	Headers401 *GetPaymentResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetPaymentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPaymentResponse500Headers
 }
@@ -5798,6 +5976,11 @@ func (r GetPaymentResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPaymentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPaymentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5861,6 +6044,12 @@ type ArchivePriceResponse404Headers struct {
 	RequestId          *string
 }
 
+// ArchivePriceResponse429Headers the declared response headers of an HTTP 429 response for ArchivePrice
+type ArchivePriceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ArchivePriceResponse500Headers the declared response headers of an HTTP 500 response for ArchivePrice
 type ArchivePriceResponse500Headers struct {
 	RequestId *string
@@ -5879,6 +6068,8 @@ type ArchivePriceResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5891,6 +6082,8 @@ type ArchivePriceResponse struct {
 	Headers403 *ArchivePriceResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ArchivePriceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ArchivePriceResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ArchivePriceResponse500Headers
 }
@@ -5918,6 +6111,11 @@ func (r ArchivePriceResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ArchivePriceResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ArchivePriceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5970,6 +6168,12 @@ type ListProductsResponse401Headers struct {
 	RequestId *string
 }
 
+// ListProductsResponse429Headers the declared response headers of an HTTP 429 response for ListProducts
+type ListProductsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListProductsResponse500Headers the declared response headers of an HTTP 500 response for ListProducts
 type ListProductsResponse500Headers struct {
 	RequestId *string
@@ -5984,6 +6188,8 @@ type ListProductsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -5992,6 +6198,8 @@ type ListProductsResponse struct {
 	Headers400 *ListProductsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListProductsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListProductsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListProductsResponse500Headers
 }
@@ -6009,6 +6217,11 @@ func (r ListProductsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListProductsResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListProductsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6078,6 +6291,12 @@ type CreateProductResponse415Headers struct {
 	RequestId          *string
 }
 
+// CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
+type CreateProductResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CreateProductResponse500Headers the declared response headers of an HTTP 500 response for CreateProduct
 type CreateProductResponse500Headers struct {
 	RequestId *string
@@ -6098,6 +6317,8 @@ type CreateProductResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -6112,6 +6333,8 @@ type CreateProductResponse struct {
 	Headers413 *CreateProductResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateProductResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateProductResponse500Headers
 }
@@ -6144,6 +6367,11 @@ func (r CreateProductResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateProductResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6202,6 +6430,12 @@ type GetProductResponse404Headers struct {
 	RequestId          *string
 }
 
+// GetProductResponse429Headers the declared response headers of an HTTP 429 response for GetProduct
+type GetProductResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetProductResponse500Headers the declared response headers of an HTTP 500 response for GetProduct
 type GetProductResponse500Headers struct {
 	RequestId *string
@@ -6218,6 +6452,8 @@ type GetProductResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -6228,6 +6464,8 @@ type GetProductResponse struct {
 	Headers401 *GetProductResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetProductResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProductResponse500Headers
 }
@@ -6250,6 +6488,11 @@ func (r GetProductResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetProductResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6313,6 +6556,12 @@ type ArchiveProductResponse404Headers struct {
 	RequestId          *string
 }
 
+// ArchiveProductResponse429Headers the declared response headers of an HTTP 429 response for ArchiveProduct
+type ArchiveProductResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ArchiveProductResponse500Headers the declared response headers of an HTTP 500 response for ArchiveProduct
 type ArchiveProductResponse500Headers struct {
 	RequestId *string
@@ -6331,6 +6580,8 @@ type ArchiveProductResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -6343,6 +6594,8 @@ type ArchiveProductResponse struct {
 	Headers403 *ArchiveProductResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ArchiveProductResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ArchiveProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ArchiveProductResponse500Headers
 }
@@ -6370,6 +6623,11 @@ func (r ArchiveProductResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ArchiveProductResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ArchiveProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6428,6 +6686,12 @@ type ListPricesResponse404Headers struct {
 	RequestId          *string
 }
 
+// ListPricesResponse429Headers the declared response headers of an HTTP 429 response for ListPrices
+type ListPricesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListPricesResponse500Headers the declared response headers of an HTTP 500 response for ListPrices
 type ListPricesResponse500Headers struct {
 	RequestId *string
@@ -6444,6 +6708,8 @@ type ListPricesResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -6454,6 +6720,8 @@ type ListPricesResponse struct {
 	Headers401 *ListPricesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListPricesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPricesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPricesResponse500Headers
 }
@@ -6476,6 +6744,11 @@ func (r ListPricesResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListPricesResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPricesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6557,6 +6830,12 @@ type CreatePriceResponse415Headers struct {
 	RequestId          *string
 }
 
+// CreatePriceResponse429Headers the declared response headers of an HTTP 429 response for CreatePrice
+type CreatePriceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CreatePriceResponse500Headers the declared response headers of an HTTP 500 response for CreatePrice
 type CreatePriceResponse500Headers struct {
 	RequestId *string
@@ -6581,6 +6860,8 @@ type CreatePriceResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -6599,6 +6880,8 @@ type CreatePriceResponse struct {
 	Headers413 *CreatePriceResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePriceResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePriceResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePriceResponse500Headers
 }
@@ -6641,6 +6924,11 @@ func (r CreatePriceResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreatePriceResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePriceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6699,6 +6987,12 @@ type GetWebhookDeliveryResponse404Headers struct {
 	RequestId          *string
 }
 
+// GetWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookDelivery
+type GetWebhookDeliveryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookDelivery
 type GetWebhookDeliveryResponse500Headers struct {
 	RequestId *string
@@ -6715,6 +7009,8 @@ type GetWebhookDeliveryResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -6725,6 +7021,8 @@ type GetWebhookDeliveryResponse struct {
 	Headers401 *GetWebhookDeliveryResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWebhookDeliveryResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookDeliveryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWebhookDeliveryResponse500Headers
 }
@@ -6747,6 +7045,11 @@ func (r GetWebhookDeliveryResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWebhookDeliveryResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookDeliveryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6815,6 +7118,12 @@ type RedeliverWebhookDeliveryResponse422Headers struct {
 	RequestId *string
 }
 
+// RedeliverWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for RedeliverWebhookDelivery
+type RedeliverWebhookDeliveryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // RedeliverWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RedeliverWebhookDelivery
 type RedeliverWebhookDeliveryResponse500Headers struct {
 	RequestId *string
@@ -6835,6 +7144,8 @@ type RedeliverWebhookDeliveryResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *WebhookEndpointDisabled
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -6849,6 +7160,8 @@ type RedeliverWebhookDeliveryResponse struct {
 	Headers404 *RedeliverWebhookDeliveryResponse404Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *RedeliverWebhookDeliveryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RedeliverWebhookDeliveryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RedeliverWebhookDeliveryResponse500Headers
 }
@@ -6881,6 +7194,11 @@ func (r RedeliverWebhookDeliveryResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r RedeliverWebhookDeliveryResponse) GetJSON422() *WebhookEndpointDisabled {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RedeliverWebhookDeliveryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6933,6 +7251,12 @@ type ListWebhookEndpointsResponse401Headers struct {
 	RequestId *string
 }
 
+// ListWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse500Headers struct {
 	RequestId *string
@@ -6947,6 +7271,8 @@ type ListWebhookEndpointsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -6955,6 +7281,8 @@ type ListWebhookEndpointsResponse struct {
 	Headers400 *ListWebhookEndpointsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListWebhookEndpointsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookEndpointsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWebhookEndpointsResponse500Headers
 }
@@ -6972,6 +7300,11 @@ func (r ListWebhookEndpointsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON401() *SessionRequired {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7041,6 +7374,12 @@ type CreateWebhookEndpointResponse415Headers struct {
 	RequestId          *string
 }
 
+// CreateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // CreateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for CreateWebhookEndpoint
 type CreateWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7061,6 +7400,8 @@ type CreateWebhookEndpointResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -7075,6 +7416,8 @@ type CreateWebhookEndpointResponse struct {
 	Headers413 *CreateWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateWebhookEndpointResponse500Headers
 }
@@ -7107,6 +7450,11 @@ func (r CreateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7170,6 +7518,12 @@ type DeleteWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// DeleteWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // DeleteWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhookEndpoint
 type DeleteWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7186,6 +7540,8 @@ type DeleteWebhookEndpointResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers204 the parsed response headers for an HTTP 204 response
@@ -7198,6 +7554,8 @@ type DeleteWebhookEndpointResponse struct {
 	Headers403 *DeleteWebhookEndpointResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteWebhookEndpointResponse500Headers
 }
@@ -7220,6 +7578,11 @@ func (r DeleteWebhookEndpointResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7278,6 +7641,12 @@ type GetWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // GetWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpoint
 type GetWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7294,6 +7663,8 @@ type GetWebhookEndpointResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7304,6 +7675,8 @@ type GetWebhookEndpointResponse struct {
 	Headers401 *GetWebhookEndpointResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWebhookEndpointResponse500Headers
 }
@@ -7326,6 +7699,11 @@ func (r GetWebhookEndpointResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7401,6 +7779,12 @@ type UpdateWebhookEndpointResponse415Headers struct {
 	RequestId          *string
 }
 
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // UpdateWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhookEndpoint
 type UpdateWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7423,6 +7807,8 @@ type UpdateWebhookEndpointResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7439,6 +7825,8 @@ type UpdateWebhookEndpointResponse struct {
 	Headers413 *UpdateWebhookEndpointResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *UpdateWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateWebhookEndpointResponse500Headers
 }
@@ -7476,6 +7864,11 @@ func (r UpdateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r UpdateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7534,6 +7927,12 @@ type ListWebhookDeliveriesResponse404Headers struct {
 	RequestId          *string
 }
 
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // ListWebhookDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse500Headers struct {
 	RequestId *string
@@ -7550,6 +7949,8 @@ type ListWebhookDeliveriesResponse struct {
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7560,6 +7961,8 @@ type ListWebhookDeliveriesResponse struct {
 	Headers401 *ListWebhookDeliveriesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListWebhookDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWebhookDeliveriesResponse500Headers
 }
@@ -7582,6 +7985,11 @@ func (r ListWebhookDeliveriesResponse) GetJSON401() *SessionRequired {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListWebhookDeliveriesResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7645,6 +8053,12 @@ type DisableWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// DisableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // DisableWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DisableWebhookEndpoint
 type DisableWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7663,6 +8077,8 @@ type DisableWebhookEndpointResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7675,6 +8091,8 @@ type DisableWebhookEndpointResponse struct {
 	Headers403 *DisableWebhookEndpointResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DisableWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DisableWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DisableWebhookEndpointResponse500Headers
 }
@@ -7702,6 +8120,11 @@ func (r DisableWebhookEndpointResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DisableWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7765,6 +8188,12 @@ type EnableWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// EnableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // EnableWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for EnableWebhookEndpoint
 type EnableWebhookEndpointResponse500Headers struct {
 	RequestId *string
@@ -7783,6 +8212,8 @@ type EnableWebhookEndpointResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7795,6 +8226,8 @@ type EnableWebhookEndpointResponse struct {
 	Headers403 *EnableWebhookEndpointResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnableWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnableWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnableWebhookEndpointResponse500Headers
 }
@@ -7822,6 +8255,11 @@ func (r EnableWebhookEndpointResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r EnableWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7885,6 +8323,12 @@ type RotateWebhookEndpointSecretResponse404Headers struct {
 	RequestId          *string
 }
 
+// RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // RotateWebhookEndpointSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse500Headers struct {
 	RequestId *string
@@ -7903,6 +8347,8 @@ type RotateWebhookEndpointSecretResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -7915,6 +8361,8 @@ type RotateWebhookEndpointSecretResponse struct {
 	Headers403 *RotateWebhookEndpointSecretResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RotateWebhookEndpointSecretResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookEndpointSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RotateWebhookEndpointSecretResponse500Headers
 }
@@ -7942,6 +8390,11 @@ func (r RotateWebhookEndpointSecretResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RotateWebhookEndpointSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8010,6 +8463,12 @@ type SendWebhookTestEventResponse422Headers struct {
 	RequestId *string
 }
 
+// SendWebhookTestEventResponse429Headers the declared response headers of an HTTP 429 response for SendWebhookTestEvent
+type SendWebhookTestEventResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 // SendWebhookTestEventResponse500Headers the declared response headers of an HTTP 500 response for SendWebhookTestEvent
 type SendWebhookTestEventResponse500Headers struct {
 	RequestId *string
@@ -8030,6 +8489,8 @@ type SendWebhookTestEventResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *WebhookEndpointDisabled
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -8044,6 +8505,8 @@ type SendWebhookTestEventResponse struct {
 	Headers404 *SendWebhookTestEventResponse404Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *SendWebhookTestEventResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendWebhookTestEventResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SendWebhookTestEventResponse500Headers
 }
@@ -8076,6 +8539,11 @@ func (r SendWebhookTestEventResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r SendWebhookTestEventResponse) GetJSON422() *WebhookEndpointDisabled {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SendWebhookTestEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8886,6 +9354,13 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8916,6 +9391,23 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventTypesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListEventTypesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -8952,6 +9444,13 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8972,6 +9471,23 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDashboardSpecResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDashboardSpecResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9024,6 +9540,13 @@ func ParseSignOutResponse(rsp *http.Response) (*SignOutResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -9089,6 +9612,23 @@ func ParseSignOutResponse(rsp *http.Response) (*SignOutResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SignOutResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SignOutResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9139,6 +9679,13 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9186,6 +9733,23 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSessionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSessionResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9412,6 +9976,13 @@ func ParseListMailboxResponse(rsp *http.Response) (*ListMailboxResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9459,6 +10030,23 @@ func ParseListMailboxResponse(rsp *http.Response) (*ListMailboxResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListMailboxResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListMailboxResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9509,6 +10097,13 @@ func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9556,6 +10151,23 @@ func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListApiKeysResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListApiKeysResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9626,6 +10238,13 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -9718,6 +10337,23 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateApiKeyResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateApiKeyResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9781,6 +10417,13 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -9856,6 +10499,23 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeApiKeyResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RevokeApiKeyResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -9906,6 +10566,13 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9953,6 +10620,23 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCheckoutSessionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListCheckoutSessionsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10003,6 +10687,13 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10050,6 +10741,23 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOverviewResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetOverviewResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10100,6 +10808,13 @@ func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10147,6 +10862,23 @@ func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPaymentsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListPaymentsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10203,6 +10935,13 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -10268,6 +11007,23 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetPaymentResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10331,6 +11087,13 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -10406,6 +11169,23 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ArchivePriceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ArchivePriceResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10456,6 +11236,13 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10503,6 +11290,23 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListProductsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListProductsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10573,6 +11377,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -10665,6 +11476,23 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.RequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProductResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateProductResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10721,6 +11549,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -10786,6 +11621,23 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetProductResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10849,6 +11701,13 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -10924,6 +11783,23 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ArchiveProductResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ArchiveProductResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -10980,6 +11856,13 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11045,6 +11928,23 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPricesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListPricesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11129,6 +12029,13 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11255,6 +12162,23 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePriceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreatePriceResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11311,6 +12235,13 @@ func ParseGetWebhookDeliveryResponse(rsp *http.Response) (*GetWebhookDeliveryRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11376,6 +12307,23 @@ func ParseGetWebhookDeliveryResponse(rsp *http.Response) (*GetWebhookDeliveryRes
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWebhookDeliveryResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11446,6 +12394,13 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11531,6 +12486,23 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RedeliverWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RedeliverWebhookDeliveryResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11581,6 +12553,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11628,6 +12607,23 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			headers.RequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWebhookEndpointsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11698,6 +12694,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11790,6 +12793,23 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11849,6 +12869,13 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -11924,6 +12951,23 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11980,6 +13024,13 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12045,6 +13096,23 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12122,6 +13190,13 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12231,6 +13306,23 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12287,6 +13379,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12352,6 +13451,23 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWebhookDeliveriesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12415,6 +13531,13 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12490,6 +13613,23 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DisableWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DisableWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12553,6 +13693,13 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12628,6 +13775,23 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnableWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers EnableWebhookEndpointResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12691,6 +13855,13 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12766,6 +13937,23 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookEndpointSecretResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RotateWebhookEndpointSecretResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12836,6 +14024,13 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
@@ -12921,6 +14116,23 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 			headers.RequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendWebhookTestEventResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SendWebhookTestEventResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -14489,6 +15701,16 @@ type PayloadTooLargeJSONResponse struct {
 	Headers PayloadTooLargeResponseHeaders
 }
 
+type RateLimitedResponseHeaders struct {
+	RequestId  *string
+	RetryAfter *int
+}
+type RateLimitedJSONResponse struct {
+	Body Error
+
+	Headers RateLimitedResponseHeaders
+}
+
 type SessionRequiredResponseHeaders struct {
 	RequestId *string
 }
@@ -14574,6 +15796,26 @@ func (response ListEventTypes401JSONResponse) VisitListEventTypesResponse(w http
 	return err
 }
 
+type ListEventTypes429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventTypes429JSONResponse) VisitListEventTypesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEventTypes500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -14620,6 +15862,26 @@ func (response GetDashboardSpec200JSONResponse) VisitGetDashboardSpecResponse(w 
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSpec429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDashboardSpec429JSONResponse) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -14724,6 +15986,26 @@ func (response SignOut403JSONResponse) VisitSignOutResponse(w http.ResponseWrite
 	return err
 }
 
+type SignOut429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SignOut429JSONResponse) VisitSignOutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SignOut500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -14807,6 +16089,26 @@ func (response GetSession401JSONResponse) VisitGetSessionResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetSession429JSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15053,6 +16355,26 @@ func (response ListMailbox401JSONResponse) VisitListMailboxResponse(w http.Respo
 	return err
 }
 
+type ListMailbox429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListMailbox429JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMailbox500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -15137,6 +16459,26 @@ func (response ListApiKeys401JSONResponse) VisitListApiKeysResponse(w http.Respo
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeys429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListApiKeys429JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15289,6 +16631,26 @@ func (response CreateApiKey415JSONResponse) VisitCreateApiKeyResponse(w http.Res
 	return err
 }
 
+type CreateApiKey429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateApiKey429JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateApiKey500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -15415,6 +16777,26 @@ func (response RevokeApiKey404JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	return err
 }
 
+type RevokeApiKey429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RevokeApiKey429JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeApiKey500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -15500,6 +16882,26 @@ func (response ListCheckoutSessions401JSONResponse) VisitListCheckoutSessionsRes
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCheckoutSessions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCheckoutSessions429JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15592,6 +16994,26 @@ func (response GetOverview401JSONResponse) VisitGetOverviewResponse(w http.Respo
 	return err
 }
 
+type GetOverview429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetOverview429JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetOverview500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -15677,6 +17099,26 @@ func (response ListPayments401JSONResponse) VisitListPaymentsResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPayments429JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15786,6 +17228,26 @@ func (response GetPayment404JSONResponse) VisitGetPaymentResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPayment429JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15916,6 +17378,26 @@ func (response ArchivePrice404JSONResponse) VisitArchivePriceResponse(w http.Res
 	return err
 }
 
+type ArchivePrice429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ArchivePrice429JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchivePrice500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -16001,6 +17483,26 @@ func (response ListProducts401JSONResponse) VisitListProductsResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProducts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListProducts429JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -16153,6 +17655,26 @@ func (response CreateProduct415JSONResponse) VisitCreateProductResponse(w http.R
 	return err
 }
 
+type CreateProduct429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateProduct429JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateProduct500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -16258,6 +17780,26 @@ func (response GetProduct404JSONResponse) VisitGetProductResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProduct429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetProduct429JSONResponse) VisitGetProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -16388,6 +17930,26 @@ func (response ArchiveProduct404JSONResponse) VisitArchiveProductResponse(w http
 	return err
 }
 
+type ArchiveProduct429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ArchiveProduct429JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveProduct500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -16494,6 +18056,26 @@ func (response ListPrices404JSONResponse) VisitListPricesResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPrices429JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -16687,6 +18269,26 @@ func (response CreatePrice415JSONResponse) VisitCreatePriceResponse(w http.Respo
 	return err
 }
 
+type CreatePrice429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreatePrice429JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePrice500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -16792,6 +18394,26 @@ func (response GetWebhookDelivery404JSONResponse) VisitGetWebhookDeliveryRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookDelivery429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetWebhookDelivery429JSONResponse) VisitGetWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -16941,6 +18563,26 @@ func (response RedeliverWebhookDelivery422JSONResponse) VisitRedeliverWebhookDel
 	return err
 }
 
+type RedeliverWebhookDelivery429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RedeliverWebhookDelivery429JSONResponse) VisitRedeliverWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RedeliverWebhookDelivery500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -17025,6 +18667,26 @@ func (response ListWebhookEndpoints401JSONResponse) VisitListWebhookEndpointsRes
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListWebhookEndpoints429JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17177,6 +18839,26 @@ func (response CreateWebhookEndpoint415JSONResponse) VisitCreateWebhookEndpointR
 	return err
 }
 
+type CreateWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateWebhookEndpoint429JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateWebhookEndpoint500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -17295,6 +18977,26 @@ func (response DeleteWebhookEndpoint404JSONResponse) VisitDeleteWebhookEndpointR
 	return err
 }
 
+type DeleteWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DeleteWebhookEndpoint429JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteWebhookEndpoint500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -17400,6 +19102,26 @@ func (response GetWebhookEndpoint404JSONResponse) VisitGetWebhookEndpointRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetWebhookEndpoint429JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17573,6 +19295,26 @@ func (response UpdateWebhookEndpoint415JSONResponse) VisitUpdateWebhookEndpointR
 	return err
 }
 
+type UpdateWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UpdateWebhookEndpoint429JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateWebhookEndpoint500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -17679,6 +19421,26 @@ func (response ListWebhookDeliveries404JSONResponse) VisitListWebhookDeliveriesR
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListWebhookDeliveries429JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17809,6 +19571,26 @@ func (response DisableWebhookEndpoint404JSONResponse) VisitDisableWebhookEndpoin
 	return err
 }
 
+type DisableWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DisableWebhookEndpoint429JSONResponse) VisitDisableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DisableWebhookEndpoint500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -17935,6 +19717,26 @@ func (response EnableWebhookEndpoint404JSONResponse) VisitEnableWebhookEndpointR
 	return err
 }
 
+type EnableWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response EnableWebhookEndpoint429JSONResponse) VisitEnableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EnableWebhookEndpoint500JSONResponse struct {
 	InternalServerErrorJSONResponse
 }
@@ -18057,6 +19859,26 @@ func (response RotateWebhookEndpointSecret404JSONResponse) VisitRotateWebhookEnd
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RotateWebhookEndpointSecret429JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -18202,6 +20024,26 @@ func (response SendWebhookTestEvent422JSONResponse) VisitSendWebhookTestEventRes
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTestEvent429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SendWebhookTestEvent429JSONResponse) VisitSendWebhookTestEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
