@@ -218,7 +218,7 @@ func TestDashboardTouchSessionFiltersByMerchant(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewDashboardStore(db)
-	d := identity.NewDashboard(store, clk, identity.ThrottlePolicy{PerEmail: 3, PerIP: 5, Window: 15 * time.Minute})
+	d := identity.NewDashboard(store, clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
 	res, err := d.SignIn(ctx, "touch@example.com", pw, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)

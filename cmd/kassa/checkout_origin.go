@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/kassa-pay/kassa/adapters/http/checkoutapi"
-	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/identity"
 )
