@@ -157,6 +157,38 @@ func TestCatalogProducts(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "2.4", "package_dimensions keep double precision (no float32 rounding)", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		// 12.345678901 and 0.1 are not float32 values: a float32 on the way rounds them.
+		dims := map[string]any{"length": 12.345678901, "width": 0.1, "height": 1e-7, "weight": 123456.789012}
+		r := catPost(t, m.TestKey, "/v1/products", catProductBody("package_dimensions", dims))
+		if r.Status != http.StatusOK {
+			t.Fatalf("create product: %d %s", r.Status, r.Body)
+		}
+		var created struct {
+			ID   string             `json:"id"`
+			Dims map[string]float64 `json:"package_dimensions"`
+		}
+		if err := json.Unmarshal(r.Body, &created); err != nil {
+			t.Fatal(err)
+		}
+		read := catGet(t, m.TestKey, "/v1/products/"+created.ID, nil)
+		var got struct {
+			Dims map[string]float64 `json:"package_dimensions"`
+		}
+		if err := json.Unmarshal(read.Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range []map[string]float64{created.Dims, got.Dims} {
+			for k, v := range dims {
+				if x[k] != v.(float64) {
+					t.Fatalf("package_dimensions.%s = %v, sent %v (all: %v)", k, x[k], v, x)
+				}
+			}
+		}
+	})
+
 	harness.Rule(t, "4.3", "an empty string unsets an optional string field", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)

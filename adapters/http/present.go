@@ -117,8 +117,8 @@ func presentProduct(p *catalog.Product) api.Product {
 		Updated:             p.Updated().Unix(),
 	}
 	if d := p.PackageDimensions(); d != nil {
-		out.PackageDimensions = &api.PackageDimensions{Length: float32(d.Length), Width: float32(d.Width),
-			Height: float32(d.Height), Weight: float32(d.Weight)}
+		out.PackageDimensions = &api.PackageDimensions{Length: d.Length, Width: d.Width,
+			Height: d.Height, Weight: d.Weight}
 	}
 	return out
 }

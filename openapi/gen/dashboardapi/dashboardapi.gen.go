@@ -1054,19 +1054,19 @@ type OverviewPayments struct {
 	SucceededCount int64 `json:"succeeded_count"`
 }
 
-// PackageDimensions Shipping dimensions of the package.
+// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 type PackageDimensions struct {
 	// Height Height in centimetres, positive.
-	Height float32 `json:"height"`
+	Height float64 `json:"height"`
 
 	// Length Length in centimetres, positive.
-	Length float32 `json:"length"`
+	Length float64 `json:"length"`
 
 	// Weight Weight in grams, positive.
-	Weight float32 `json:"weight"`
+	Weight float64 `json:"weight"`
 
 	// Width Width in centimetres, positive.
-	Width float32 `json:"width"`
+	Width float64 `json:"width"`
 }
 
 // Payment A payment, created when a session completes or an invoice is paid.
