@@ -15,3 +15,6 @@ func MigrateUpFS(ctx context.Context, db *sqlx.DB, fsys fs.FS) ([]string, error)
 	}
 	return migrateUp(ctx, p)
 }
+
+// CatalogPricesOfSQL is the query the catalog store loads a product's prices with.
+const CatalogPricesOfSQL = catalogPricesOfSQL
