@@ -39,7 +39,7 @@ func Open(ctx context.Context, url string) (*sqlx.DB, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
-		db.Close()
+		_ = db.Close() // the ping error is the one to report
 		return nil, fmt.Errorf("postgres: cannot reach the database: %w", err)
 	}
 	return db, nil
