@@ -18,8 +18,8 @@ help: ## Show this list of targets
 	@echo
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, demo merchant
-	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --demo
+run: ## Run kassa locally on its own database `kassa` (created when missing on the server .ci/postgres.sh finds), migrations applied, demo merchant
+	@url="$$(.ci/postgres.sh database kassa)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --demo
 
 test: ## Run every test with -race, conformance and browser suites included, against Postgres
 	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \
