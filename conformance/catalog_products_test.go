@@ -76,6 +76,9 @@ func TestCatalogProducts(t *testing.T) {
 		// Rejected while checking the request.
 		r := catPost(t, m.TestKey, "/v1/products", map[string]any{"name": "Cheap", "price": map[string]any{"currency": "eur", "unit_amount": 249}})
 		catWantErr(t, r, http.StatusBadRequest, "amount_too_small", "amount_below_minimum", "price.unit_amount")
+		if !strings.Contains(string(r.Body), "at least 250 minor units, 2.50 EUR") {
+			t.Fatalf("the message does not say the minimum's unit: %s", r.Body)
+		}
 		if l := catListProducts(t, m.Test, api.ListProductsParams{}); len(l.Data) != 0 {
 			t.Fatalf("list after a rejected create has %d products", len(l.Data))
 		}

@@ -454,7 +454,7 @@ type ErrorBody struct {
 
 	// Message Human-readable explanation for developers and operators; not for end customers.
 	//
-	// Example: Amount must be at least 250 minor units.
+	// Example: Amount must be at least 250 minor units, 2.50 EUR.
 	Message string `json:"message"`
 
 	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,

@@ -568,7 +568,7 @@ type ErrorBody struct {
 
 	// Message Human-readable explanation for developers and operators; not for end customers.
 	//
-	// Example: Amount must be at least 250 minor units.
+	// Example: Amount must be at least 250 minor units, 2.50 EUR.
 	Message string `json:"message"`
 
 	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,
@@ -1658,7 +1658,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1695,7 +1695,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1838,7 +1838,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1862,7 +1862,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -2280,7 +2280,7 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -2329,7 +2329,7 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -2556,7 +2556,7 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -2592,7 +2592,7 @@ func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProduc
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -4300,7 +4300,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -4337,7 +4337,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -4492,7 +4492,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -4516,7 +4516,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -8191,7 +8191,7 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -8236,7 +8236,7 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -8447,7 +8447,7 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -8479,7 +8479,7 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
