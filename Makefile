@@ -5,6 +5,8 @@ SHELL := /bin/bash
 
 GO           ?= go
 TEST_TIMEOUT ?= 20m
+# golangci-lint at a pinned version, built by `go run` (not a dependency of go.mod).
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 # Database URL for run/test: $KASSA_DATABASE_URL when reachable, else the local server, else a
 # private throwaway cluster (see .ci/postgres.sh).
 PG_URL        = $$(.ci/postgres.sh)
@@ -16,8 +18,8 @@ help: ## Show this list of targets
 	@echo
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-run: ## Run kassa locally: database from .ci/postgres.sh, migrations applied, demo merchant
-	@url="$(PG_URL)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --dev --demo
+run: ## Run kassa locally on its own database `kassa` (created when missing on the server .ci/postgres.sh finds), migrations applied, demo merchant
+	@url="$$(.ci/postgres.sh database kassa)"; KASSA_DATABASE_URL="$$url" $(GO) run ./cmd/kassa serve --migrate --dev --demo
 
 test: ## Run every test with -race, conformance and browser suites included, against Postgres
 	@url="$(PG_URL)"; export KASSA_DATABASE_URL="$$url"; \
@@ -39,10 +41,13 @@ check-generated: generate ## Fail when committed generated code differs from `ma
 		git ls-files --others --exclude-standard -- openapi/ >&2; exit 1; \
 	fi
 
-lint: ## gofmt, go vet and the architecture rule (modules/arch_test.go)
+lint: ## Conflict markers, gofmt, go vet, golangci-lint (.golangci.yml) and the architecture rule (modules/arch_test.go)
+	@if git grep -InE '^(<<<<<<<|>>>>>>>|\|\|\|\|\|\|\|)( |$$)' -- . ; then \
+		echo "unresolved merge-conflict markers in the tracked files above" >&2; exit 1; fi
 	@unformatted="$$(gofmt -l $$(find . \( -path ./.git -o -path ./.pgdata -o -path ./bin \) -prune -o -name '*.go' -print))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
 	$(GO) test -count=1 -run '^TestArchitecture' ./modules/
 
 # The OpenAPI linter: Redocly CLI pinned in tools/openapi-lint (package-lock.json), installed
@@ -57,11 +62,11 @@ lint-openapi: ## Lint the OpenAPI specs with the written rule set (tools/openapi
 		tools/openapi-lint/node_modules/.bin/redocly lint --config tools/openapi-lint/redocly.yaml \
 		--format=codeframe $(OPENAPI_SPECS) 2>&1 | { grep -v '[║╔╚]' || true; }
 
-arch: ## Only the architecture rule: core, ports and modules stay free of adapters
+arch: ## Only the architecture rule: core, ports and modules free of adapters; module→module and adapter→adapter edges allow-listed
 	$(GO) test -count=1 -run '^TestArchitecture' -v ./modules/
 
-bench: ## Run the load benchmark (go run ./conformance/bench)
-	$(GO) run ./conformance/bench
+bench: ## Run the load benchmark, table on stdout and out/bench.json (BENCH=name runs only matching scenarios)
+	$(GO) run ./conformance/bench $(if $(BENCH),-only '$(BENCH)')
 
 conformance: ## Run the conformance suite (set KASSA_BASE_URL, KASSA_OPERATOR_TOKEN to target a server)
 	$(if $(KASSA_BASE_URL),KASSA_BASE_URL='$(KASSA_BASE_URL)') \

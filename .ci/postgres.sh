@@ -16,6 +16,11 @@
 #
 # `.ci/postgres.sh stop` stops the private cluster (the data directory is kept; remove it to
 # start from scratch).
+#
+# `.ci/postgres.sh database NAME` finds the server the same way, creates the database NAME on
+# it when missing and prints that database's URL (`make run` uses `kassa`, so Kassa's tables
+# and demo data never land in the server's default `postgres` database; tests keep creating
+# throwaway databases of their own).
 set -euo pipefail
 
 log() { echo "postgres.sh: $*" >&2; }
@@ -175,6 +180,31 @@ install_postgres() {
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
 }
 
+# database_url URL NAME: URL with its database replaced by NAME (postgres:// URLs only).
+database_url() {
+	local url="$1" name="$2" base query=""
+	[[ "$url" == postgres://* || "$url" == postgresql://* ]] || return 1
+	base="${url%%\?*}"
+	[[ "$url" == *\?* ]] && query="?${url#*\?}"
+	local scheme="${base%%://*}" rest="${base#*://}"
+	echo "$scheme://${rest%%/*}/$name$query"
+}
+
+# own_database NAME: the URL of database NAME on the server main finds, created when missing.
+own_database() {
+	local name="$1" server url
+	[[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || die "database name '$name': use lowercase letters, digits and _"
+	server="$(main)"
+	url="$(database_url "$server" "$name")" || die "cannot derive a database URL from $server; set KASSA_DATABASE_URL to a postgres:// URL"
+	command -v psql >/dev/null 2>&1 || die "psql is needed to create the database '$name'"
+	if [[ -z "$(PGCONNECT_TIMEOUT=3 psql "$server" -w -Atqc "SELECT 1 FROM pg_database WHERE datname = '$name'")" ]]; then
+		log "creating the database '$name'"
+		PGCONNECT_TIMEOUT=3 psql "$server" -w -qc "CREATE DATABASE $name" >&2 || die "cannot create the database '$name'"
+	fi
+	log "using the database '$name' (${url%%\?*})"
+	echo "$url"
+}
+
 main() {
 	if [[ "${1:-}" == stop ]]; then
 		stop_private
@@ -208,4 +238,8 @@ main() {
 	start_private || die "PostgreSQL was installed but its binaries were not found"
 }
 
-main "$@"
+if [[ "${1:-}" == database ]]; then
+	own_database "${2:?usage: .ci/postgres.sh database NAME}"
+else
+	main "$@"
+fi

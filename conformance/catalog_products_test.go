@@ -77,6 +77,9 @@ func TestCatalogProducts(t *testing.T) {
 		// Rejected while checking the request.
 		r := catPost(t, m.TestKey, "/v1/products", map[string]any{"name": "Cheap", "price": map[string]any{"currency": "eur", "unit_amount": 249}})
 		catWantErr(t, r, http.StatusBadRequest, "amount_too_small", "amount_below_minimum", "price.unit_amount")
+		if !strings.Contains(string(r.Body), "at least 250 minor units, 2.50 EUR") {
+			t.Fatalf("the message does not say the minimum's unit: %s", r.Body)
+		}
 		if l := catListProducts(t, m.Test, api.ListProductsParams{}); len(l.Data) != 0 {
 			t.Fatalf("list after a rejected create has %d products", len(l.Data))
 		}
@@ -155,6 +158,38 @@ func TestCatalogProducts(t *testing.T) {
 		u = catUpdateProduct(t, m.Test, p.Id, api.ProductUpdate{Shippable: ptr(false)})
 		if u.Name != "New name" || catDeref(u.Description) != "A long description." || len(u.Images) != 2 || u.Shippable == nil || *u.Shippable {
 			t.Fatalf("after a one-field update: %+v", u)
+		}
+	})
+
+	harness.Rule(t, "2.4", "package_dimensions keep double precision (no float32 rounding)", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		// 12.345678901 and 0.1 are not float32 values: a float32 on the way rounds them.
+		dims := map[string]any{"length": 12.345678901, "width": 0.1, "height": 1e-7, "weight": 123456.789012}
+		r := catPost(t, m.TestKey, "/v1/products", catProductBody("package_dimensions", dims))
+		if r.Status != http.StatusOK {
+			t.Fatalf("create product: %d %s", r.Status, r.Body)
+		}
+		var created struct {
+			ID   string             `json:"id"`
+			Dims map[string]float64 `json:"package_dimensions"`
+		}
+		if err := json.Unmarshal(r.Body, &created); err != nil {
+			t.Fatal(err)
+		}
+		read := catGet(t, m.TestKey, "/v1/products/"+created.ID, nil)
+		var got struct {
+			Dims map[string]float64 `json:"package_dimensions"`
+		}
+		if err := json.Unmarshal(read.Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range []map[string]float64{created.Dims, got.Dims} {
+			for k, v := range dims {
+				if x[k] != v.(float64) {
+					t.Fatalf("package_dimensions.%s = %v, sent %v (all: %v)", k, x[k], v, x)
+				}
+			}
 		}
 	})
 

@@ -105,7 +105,11 @@ func TestCheckoutCreate(t *testing.T) {
 		if s.Currency != "JPY" || s.Amount != 250 {
 			t.Fatalf("got %s %d", s.Currency, s.Amount)
 		}
-		csWantErr(t, csPost(t, m.TestKey, csWith("currency", "jpy", "amount", 249)), 400, "amount_too_small", "amount_below_minimum", "amount")
+		r := csPost(t, m.TestKey, csWith("currency", "jpy", "amount", 249))
+		csWantErr(t, r, 400, "amount_too_small", "amount_below_minimum", "amount")
+		if !strings.Contains(string(r.Body), "at least 250 minor units, 250 JPY") {
+			t.Fatalf("message does not give the minimum in yen: %s", r.Body)
+		}
 	})
 
 	harness.Rule(t, "4.1", "the create response echoes reference, description, URLs, metadata and line items", func(t *testing.T) {
@@ -168,7 +172,12 @@ func TestCheckoutCreate(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		for _, a := range []int64{249, 0, -1} {
-			csWantErr(t, csPost(t, m.TestKey, csWith("amount", a)), 400, "amount_too_small", "amount_below_minimum", "amount")
+			r := csPost(t, m.TestKey, csWith("amount", a))
+			csWantErr(t, r, 400, "amount_too_small", "amount_below_minimum", "amount")
+			// The message gives the minimum with its unit, in the session's currency.
+			if !strings.Contains(string(r.Body), "at least 250 minor units, 2.50 EUR") {
+				t.Fatalf("amount %d: message does not say the unit: %s", a, r.Body)
+			}
 		}
 	})
 

@@ -346,6 +346,9 @@ func TestCheckoutPayRules(t *testing.T) {
 		}
 		r := payConfirm(t, s, payCard(payCardOK))
 		payWantErr(t, r.HTTPResponse, r.Body, 503, "api_error", "processor_unavailable", "")
+		if !strings.Contains(string(r.Body), "live processor adapter") {
+			t.Fatalf("the refusal does not name the missing live processor adapter: %s", r.Body)
+		}
 		if ms := csGet(t, m.Live, s.Id); ms.Status != "open" || ms.Payment != nil {
 			t.Fatalf("live session after refusal: %s", ms.Status)
 		}

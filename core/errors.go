@@ -80,7 +80,7 @@ func NotFound(resource, param, id string) *Error {
 
 // Sentinel errors shared by several modules. Modules define their own beside their rules.
 var (
-	ErrAmountTooSmall      = &Error{Type: TypeAmountTooSmall, Code: "amount_below_minimum", Message: "Amount must be at least 250 minor units."}
+	ErrAmountTooSmall      = &Error{Type: TypeAmountTooSmall, Code: "amount_below_minimum", Message: "Amount must be at least 250 minor units."} // CheckAmountIn adds the minimum in the currency's units
 	ErrAmountTooLarge      = &Error{Type: TypeAmountTooLarge, Code: "amount_above_maximum", Message: "Amount must be at most 99999999 minor units."}
 	ErrCurrencyUnsupported = &Error{Type: TypeCurrencyUnsupported, Code: "currency_unsupported", Message: "Currency is not supported."}
 	ErrMerchantNotReady    = &Error{Type: TypeResourceConflict, Code: "merchant_not_ready", Message: "The merchant has not completed onboarding; live requests that move money are refused."}

@@ -59,6 +59,17 @@ func CheckAmount(amount int64, param string) error {
 	return nil
 }
 
+// CheckAmountIn is CheckAmount for an amount in currency c: below the minimum, the message
+// also gives the minimum in c's units ("Amount must be at least 250 minor units, 2.50 EUR.";
+// "…, 250 JPY." for a zero-decimal currency). An unsupported c says minor units only.
+func CheckAmountIn(amount int64, c Currency, param string) error {
+	err := CheckAmount(amount, param)
+	if _, known := currencyExponents[string(c)]; known && amount < MinAmount {
+		return ErrAmountTooSmall.At(param).Msg("Amount must be at least %d minor units, %s.", MinAmount, FormatAmount(MinAmount, c))
+	}
+	return err
+}
+
 // FormatAmount renders minor units for people, e.g. 1050 EUR → "10.50 EUR", 500 JPY → "500 JPY".
 func FormatAmount(amount int64, c Currency) string {
 	exp := c.Exponent()

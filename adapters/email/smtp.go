@@ -232,6 +232,7 @@ func classify(err error, m ports.Message, defaultFrom string) error {
 		permanent = true
 	case gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
 		permanent = se.ErrorCode() >= 500 && se.ErrorCode() < 600
+	default: // reset, write, connection check, ambiguous: the next attempt may succeed
 	}
 	if permanent {
 		out.Temporary = false

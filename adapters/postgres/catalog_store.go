@@ -260,10 +260,13 @@ func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) er
 	})
 }
 
+// catalogPricesOfSQL selects the prices of products $3 of merchant $1 in environment $2.
+const catalogPricesOfSQL = `SELECT ` + catalogPriceCols + ` FROM prices
+		WHERE merchant_id = $1 AND environment = $2 AND product_id = ANY($3) ORDER BY seq DESC`
+
 // catalogPricesOf loads the prices of productIDs, newest first, keyed by product.
 func catalogPricesOf(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, productIDs []string, lock bool) (map[string][]*catalog.Price, error) {
-	query := `SELECT ` + catalogPriceCols + ` FROM prices
-		WHERE merchant_id = $1 AND environment = $2 AND product_id = ANY($3) ORDER BY seq DESC`
+	query := catalogPricesOfSQL
 	if lock {
 		query += ` FOR UPDATE`
 	}

@@ -39,34 +39,44 @@ func Open(ctx context.Context, url string) (*sqlx.DB, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
-		db.Close()
+		_ = db.Close() // the ping error is the one to report
 		return nil, fmt.Errorf("postgres: cannot reach the database: %w", err)
 	}
 	return db, nil
 }
 
 func provider(db *sql.DB) (*goose.Provider, error) {
-	locker, err := lock.NewPostgresSessionLocker()
-	if err != nil {
-		return nil, err
-	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	// Migration numbers are reserved per work stream and may land in any order (00009 before
-	// 00007); each touches its own tables, so a database that has a later one applies an
-	// earlier newcomer instead of refusing to start.
-	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
+	return providerOf(db, sub)
+}
+
+// providerOf is the goose provider of the migrations in fsys. Migrations apply strictly in
+// order: a database that has a later migration but lacks an earlier one (a newcomer numbered
+// below what is applied) is refused by Up with goose's "missing (out-of-order) migrations"
+// error instead of being migrated in an order nobody tested.
+func providerOf(db *sql.DB, fsys fs.FS) (*goose.Provider, error) {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
 }
 
 // MigrateUp applies every pending migration while holding goose's Postgres advisory lock, so
-// several processes starting together migrate once.
+// several processes starting together migrate once. It refuses a database that lacks a
+// migration numbered below one it has (see providerOf).
 func MigrateUp(ctx context.Context, db *sqlx.DB) ([]string, error) {
 	p, err := provider(db.DB)
 	if err != nil {
 		return nil, err
 	}
+	return migrateUp(ctx, p)
+}
+
+func migrateUp(ctx context.Context, p *goose.Provider) ([]string, error) {
 	res, err := p.Up(ctx)
 	var applied []string
 	for _, r := range res {

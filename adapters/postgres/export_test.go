@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // AmbientExec returns a function running a statement on the unit of work of ctx, for tests of
@@ -25,3 +28,15 @@ func AmbientGet(ctx context.Context, dest any, query string, args ...any) error 
 	}
 	return handle{}.GetContext(ctx, dest, query, args...)
 }
+
+// MigrateUpFS is MigrateUp over the migrations in fsys instead of the embedded ones.
+func MigrateUpFS(ctx context.Context, db *sqlx.DB, fsys fs.FS) ([]string, error) {
+	p, err := providerOf(db.DB, fsys)
+	if err != nil {
+		return nil, err
+	}
+	return migrateUp(ctx, p)
+}
+
+// CatalogPricesOfSQL is the query the catalog store loads a product's prices with.
+const CatalogPricesOfSQL = catalogPricesOfSQL

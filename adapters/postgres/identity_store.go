@@ -68,7 +68,7 @@ func (r apiKeyRow) key() *identity.APIKey {
 }
 
 const merchantCols = `id, name, country, email, onboarded, created`
-const apiKeyCols = `id, merchant_id, environment, name, secret_hash, display, created, last_used, revoked_at`
+const apiKeyCols = `id, merchant_id, environment, name, secret_hash, display, created, last_used, revoked_at` //nolint:gosec // G101: a column list, not a credential
 
 func insertKey(ctx context.Context, ex sqlx.ExecerContext, k *identity.KeyRecord) error {
 	_, err := ex.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, environment, name, secret_hash, display, created)

@@ -32,7 +32,7 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 		}
 		p.mu.Lock()
 		if prev, raced := p.m[query]; raced {
-			st.Close()
+			_ = st.Close() //nolint:sqlclosecheck // the loser of the race is closed at once; the statement in the map stays prepared for the pool's life
 			st = prev
 		} else {
 			p.m[query] = st

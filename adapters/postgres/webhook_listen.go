@@ -36,10 +36,11 @@ func ListenWebhooks(ctx context.Context, url string, log *slog.Logger) (<-chan s
 			if err != nil && ctx.Err() == nil {
 				log.Warn("webhooks: LISTEN connection lost; polling meanwhile", "error", err.Error())
 			}
+		default: // the first connection: nothing was missed
 		}
 	})
 	if err := l.Listen(WebhookChannel); err != nil {
-		l.Close()
+		_ = l.Close() // the Listen error is the one to report
 		return nil, err
 	}
 	go func() {

@@ -12,7 +12,7 @@ import (
 
 const (
 	demoEmail    = "demo@kassa.example"
-	demoPassword = "kassa-demo-password"
+	demoPassword = "kassa-demo-password" //nolint:gosec // G101: the documented password of the --demo merchant (README), not a secret
 	// demoHookNote names the demo merchant's test endpoint for `kassa listen` (at
 	// --demo-webhook-addr; test mode may deliver to loopback addresses).
 	demoHookNote = "make run: kassa listen"

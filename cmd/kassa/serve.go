@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string) error {
 	for i, s := range servers {
 		if listeners[i], err = net.Listen("tcp", s.Addr); err != nil {
 			for _, l := range listeners[:i] {
-				l.Close()
+				_ = l.Close() // the Listen error is the one to report
 			}
 			return err
 		}
@@ -143,7 +143,7 @@ func serve(ctx context.Context, args []string) error {
 		l, err := net.Listen("tcp", cfg.PprofAddr)
 		if err != nil {
 			for _, l := range listeners {
-				l.Close()
+				_ = l.Close() // the Listen error is the one to report
 			}
 			return fmt.Errorf("pprof listener: %w", err)
 		}

@@ -64,7 +64,9 @@ type loadConfig struct {
 	duration time.Duration
 	warmup   time.Duration
 	maxReqs  int64 // hard cap on requests of one measured run
+	rounds   int   // floor/scenario window pairs per scenario
 	analyze  bool  // ANALYZE after each warm-up (reported in the header)
+	cold     bool  // the write scenarios also run with cold statistics
 }
 
 // runScenario warms the workload up, then measures it: exactly conns workers, each looping

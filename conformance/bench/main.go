@@ -1,8 +1,10 @@
 // Command bench is `make bench`: it starts kassa on a fresh database (or targets a running
 // server), drives it with a bounded load generator over loopback and compares each scenario
-// with a floor measured the same way straight against Postgres.
+// with a floor measured the same way straight against Postgres, in interleaved windows
+// (floor, scenario, floor, scenario, …), reporting the median ratio and its spread. The
+// table goes to stdout, the same figures as JSON to out/bench.json.
 //
-//	go run ./conformance/bench [-duration 10s] [-conns 32] [-only create,product,retrieve,replay,pay,webhook]
+//	go run ./conformance/bench [-duration 3s] [-rounds 3] [-conns 32] [-only create,product,price,retrieve,replay,pay,webhook,cold] [-json out/bench.json]
 //	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…] [-dashboard-url http://127.0.0.1:8082]
 //
 // The exit status is 0 whatever the verdicts (it is a measurement); it is non-zero only when
@@ -30,29 +32,43 @@ func main() {
 
 func run() error {
 	var (
-		duration  = flag.Duration("duration", 10*time.Second, "measured time per scenario")
+		duration  = flag.Duration("duration", 3*time.Second, "measured time of one window (a scenario runs -rounds windows, each after one of its floor)")
+		rounds    = flag.Int("rounds", 3, "floor/scenario pairs per scenario (at least 3: the ratio reported is their median)")
+		cold      = flag.Bool("cold", true, "also run the write scenarios with cold planner statistics (a merchant per window, no ANALYZE)")
+		jsonOut   = flag.String("json", "out/bench.json", "write the results as JSON to this file (\"\" for none)")
 		warmup    = flag.Duration("warmup", time.Second, "warm-up before each measured scenario")
 		conns     = flag.Int("conns", 32, "concurrent connections (one worker each)")
 		maxReqs   = flag.Int64("max-requests", 2_000_000, "hard cap on requests of one measured scenario")
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset of create,product,retrieve,replay,pay,webhook")
+		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, cold, or any part of a scenario's name (make bench BENCH=…)")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
-	if *conns < 1 || *duration <= 0 {
-		return fmt.Errorf("-conns must be ≥ 1 and -duration > 0")
+	if *conns < 1 || *duration <= 0 || *rounds < 1 {
+		return fmt.Errorf("-conns and -rounds must be ≥ 1 and -duration > 0")
 	}
-	want := map[string]bool{}
+	var want []string
 	for _, s := range strings.Split(*only, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			want[s] = true
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+			want = append(want, s)
 		}
 	}
-	sel := func(name string) bool { return len(want) == 0 || want[name] }
+	// sel: no filter, or a filter word that is the scenario's key or part of its name.
+	sel := func(key, name string) bool {
+		if len(want) == 0 {
+			return true
+		}
+		for _, w := range want {
+			if w == key || strings.Contains(strings.ToLower(name), w) {
+				return true
+			}
+		}
+		return false
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -101,40 +117,76 @@ func run() error {
 		return err
 	}
 
-	cfg := loadConfig{conns: *conns, duration: *duration, warmup: *warmup, maxReqs: *maxReqs, analyze: *analyze && t.DatabaseURL != ""}
-	// Each floor runs right before the scenarios compared with it.
-	var plan []scenario
+	cfg := loadConfig{conns: *conns, duration: *duration, warmup: *warmup, maxReqs: *maxReqs, rounds: *rounds,
+		analyze: *analyze && t.DatabaseURL != "", cold: *cold && t.DatabaseURL != ""}
 	var db *floorDB
 	if t.DatabaseURL != "" {
 		db = &floorDB{url: t.DatabaseURL, conns: *conns}
 	} else {
-		fmt.Fprintln(os.Stderr, "bench: no -database-url: floors are skipped")
+		fmt.Fprintln(os.Stderr, "bench: no -database-url: floors, ANALYZE and the cold runs are skipped")
 	}
-	if db != nil && (sel("create") || sel("product")) {
-		plan = append(plan, insertFloor(db, fm.ID, t.CheckoutURL))
+	var floorIns, floorSel *scenario
+	if db != nil {
+		fi, fs := insertFloor(db, fm.ID, t.CheckoutURL), selectFloor(db, m.ID, ids)
+		floorIns, floorSel = &fi, &fs
 	}
-	if sel("create") {
-		plan = append(plan, a.createSession())
+	// Each scenario runs interleaved with its floor (floor, scenario, floor, scenario, …), so
+	// that both see the same moments of a noisy machine; its ratio is the median of the pairs'.
+	var plan []comparison
+	add := func(key string, sc scenario, floor *scenario) {
+		if sel(key, sc.name) {
+			plan = append(plan, comparison{key: key, sc: sc, floor: floor})
+		}
 	}
-	if sel("product") {
-		plan = append(plan, a.createProduct())
+	add("create", a.createSession(), floorIns)
+	add("product", a.createProduct(), floorIns)
+	add("price", a.createPrice(), floorIns)
+	add("retrieve", a.retrieveSession(ids), floorSel)
+	add("replay", a.replay(replayKey), floorSel)
+	if t.CheckoutURL != "" {
+		add("pay", a.pay(t.CheckoutURL), nil)
 	}
-	if db != nil && (sel("retrieve") || sel("replay")) {
-		plan = append(plan, selectFloor(db, m.ID, ids))
+	if cfg.analyze {
+		for i := range plan {
+			plan[i].settle = analyzer(t.DatabaseURL)
+		}
 	}
-	if sel("retrieve") {
-		plan = append(plan, a.retrieveSession(ids))
+	// The write scenarios again with cold planner statistics: each window on a merchant
+	// created for it, no ANALYZE at all (the statistics know other merchants, not this one:
+	// a new merchant importing its catalog on a running platform).
+	if cfg.cold {
+		for _, w := range []struct {
+			key string
+			mk  func(api) scenario
+		}{{"create", api.createSession}, {"product", api.createProduct}, {"price", api.createPrice}} {
+			sc := coldScenario(t, w.mk)
+			if sel(w.key, sc.name) || sel("cold", sc.name) {
+				plan = append(plan, comparison{key: w.key, sc: sc, floor: floorIns, cold: true})
+			}
+		}
+		if err := seedStatistics(ctx, t, plan); err != nil {
+			return err
+		}
 	}
-	if sel("replay") {
-		plan = append(plan, a.replay(replayKey))
+
+	var measured []measurement
+	for _, c := range plan {
+		mm, err := runComparison(ctx, cfg, c)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		measured = append(measured, mm)
 	}
-	if sel("pay") && t.CheckoutURL != "" {
-		plan = append(plan, a.pay(t.CheckoutURL))
-	}
-	var hooks *hookReceiver
-	if sel("webhook") {
-		var err error
-		if hooks, err = setupWebhookBench(ctx, t); err != nil {
+
+	var baseline *result
+	var delivered *webhookResult
+	var producers result
+	if sel("webhook", webhookExpire) {
+		hooks, err := setupWebhookBench(ctx, t)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: webhook scenario skipped: %v\n", err)
 		} else {
 			defer hooks.srv.Close()
@@ -143,43 +195,35 @@ func run() error {
 			if err != nil {
 				return err
 			}
-			plan = append(plan, api{base: t.BaseURL, key: bm.TestKey}.expireOp(baselineExpire, "", nil),
-				api{base: t.BaseURL, key: hooks.key}.expireOp(webhookExpire, baselineExpire, hooks.commit))
-		}
-	}
-
-	if *analyze && t.DatabaseURL != "" {
-		for i := range plan {
-			plan[i].settle = analyzer(t.DatabaseURL)
-		}
-	}
-
-	var rows []row
-	var baseline *result
-	var delivered *webhookResult
-	var producers result
-	for _, sc := range plan {
-		fmt.Fprintf(os.Stderr, "bench: %s …\n", sc.name)
-		var res result
-		var err error
-		if sc.name == webhookExpire {
+			base := api{base: t.BaseURL, key: bm.TestKey}.expireOp(baselineExpire, "", nil)
+			if cfg.analyze {
+				base.settle = analyzer(t.DatabaseURL)
+			}
+			fmt.Fprintf(os.Stderr, "bench: %s …\n", base.name)
+			b, err := runScenario(ctx, cfg, base)
+			if err != nil {
+				return err
+			}
+			baseline = &b
+			sc := api{base: t.BaseURL, key: hooks.key}.expireOp(webhookExpire, baselineExpire, hooks.commit)
+			if cfg.analyze {
+				sc.settle = analyzer(t.DatabaseURL)
+			}
+			fmt.Fprintf(os.Stderr, "bench: %s …\n", sc.name)
 			var d webhookResult
-			res, d = runWebhookScenario(ctx, cfg, sc, hooks)
-			delivered, producers = &d, res
-		} else if res, err = runScenario(ctx, cfg, sc); err != nil {
-			return err
+			producers, d = runWebhookScenario(ctx, cfg, sc, hooks)
+			delivered = &d
 		}
-		if sc.name == baselineExpire {
-			baseline = &res
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rows = append(rows, row{res: res, floor: sc.floor, noFloor: sc.noFloor})
 	}
-	report(os.Stdout, rows, cfg)
+	report(os.Stdout, measured, cfg)
 	if delivered != nil {
 		reportWebhooks(os.Stdout, producers, baseline, *delivered)
+	}
+	if *jsonOut != "" {
+		if err := writeJSON(*jsonOut, cfg, measured, baseline, producers, delivered); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote %s\n", *jsonOut)
 	}
 	return nil
 }

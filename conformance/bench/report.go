@@ -29,72 +29,120 @@ var targets = map[string]target{
 	"idempotent replay":         {minThroughput: 0.5},
 }
 
-type row struct {
-	res   result
-	floor string
-	// noFloor marks a scenario that has no floor to be compared with (it is not a floor).
-	noFloor bool
-}
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
-// report prints the table and returns whether every judged scenario passed and no run had errors.
-func report(w io.Writer, rows []row, cfg loadConfig) (allPass bool) {
-	floors := map[string]result{}
-	for _, r := range rows {
-		if r.floor == "" && !r.noFloor {
-			floors[r.res.name] = r.res
+// summary is one line of the table.
+type summary struct {
+	stats              string // "analyzed", "cold" or "as found"
+	requests, errors   int
+	rps, p50ms, p99ms  float64 // medians over the windows
+	hasRatio           bool
+	rpsRatio, p99Ratio spread
+	target, verdict    string
+	notes              []string
+}
+
+func summarize(m measurement, cfg loadConfig) summary {
+	s := summary{stats: "as found"}
+	switch {
+	case m.cold:
+		s.stats = "cold"
+	case cfg.analyze:
+		s.stats = "analyzed"
+	}
+	runs := m.runs()
+	for _, r := range runs {
+		s.requests += r.requests
+		s.errors += r.errors
+		if r.errors > 0 && len(s.notes) == 0 {
+			s.notes = append(s.notes, fmt.Sprintf("%s: %d of %d requests failed in a window; first: %s", m.name, r.errors, r.requests, r.firstErr))
+		}
+		if r.capped {
+			s.notes = append(s.notes, fmt.Sprintf("%s: a window was stopped by the request cap before its deadline", m.name))
 		}
 	}
+	s.rps = medianOf(runs, result.rps)
+	s.p50ms = medianOf(runs, func(r result) float64 { return msf(r.quantile(0.5)) })
+	s.p99ms = medianOf(runs, func(r result) float64 { return msf(r.quantile(0.99)) })
+	rr, pr := m.ratios()
+	switch {
+	case m.floor == "":
+		s.target, s.verdict = "-", "(measured)"
+	case len(rr) == 0:
+		s.target, s.verdict = "-", "no floor"
+	default:
+		s.hasRatio, s.rpsRatio, s.p99Ratio = true, spreadOf(rr), spreadOf(pr)
+		s.target, s.verdict = "-", "-"
+		if t, ok := targets[strings.TrimSuffix(m.name, ", cold statistics")]; ok {
+			s.target, s.verdict = t.String(), "PASS"
+			if s.rpsRatio.Median < t.minThroughput || (t.maxP99 > 0 && s.p99Ratio.Median > t.maxP99) {
+				s.verdict = "MISS"
+			}
+		}
+	}
+	if s.errors > 0 {
+		s.verdict += " ERRORS"
+	}
+	return s
+}
+
+func fmtSpread(s spread) string {
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
+}
+
+// report prints the table and returns whether every judged scenario passed and no run had errors.
+func report(w io.Writer, ms []measurement, cfg loadConfig) (allPass bool) {
 	stats := "planner statistics fresh (ANALYZE after each warm-up)"
 	if !cfg.analyze {
 		stats = "no ANALYZE (a database autovacuum has not reached yet)"
 	}
-	fmt.Fprintf(w, "\nKassa bench: %d connections, %s per scenario (after %s warm-up), loopback, %s\n\n",
-		cfg.conns, cfg.duration, cfg.warmup, stats)
+	fmt.Fprintf(w, "\nKassa bench: %d connections, %d windows of %s per scenario, each after a window of its floor (%s warm-up each), loopback, %s\n\n",
+		cfg.conns, cfg.rounds, cfg.duration, cfg.warmup, stats)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp99 ms\trps/floor\tp99/floor\ttarget\tverdict\t")
+	fmt.Fprintln(tw, "scenario\tstatistics\trequests\terrors\treq/s\tp50 ms\tp99 ms\trps/floor median (min–max)\tp99/floor median (min–max)\ttarget\tverdict\t")
 	allPass = true
 	var notes []string
-	for _, r := range rows {
-		res := r.res
-		rpsRatio, p99Ratio, tgt, verdict := "", "", "", ""
-		if r.noFloor {
-			rpsRatio, p99Ratio, tgt, verdict = "-", "-", "-", "(measured)"
-		} else if r.floor == "" {
-			verdict = "(floor)"
-		} else if f, ok := floors[r.floor]; ok && f.rps() > 0 && f.quantile(0.99) > 0 {
-			rr := res.rps() / f.rps()
-			pr := float64(res.quantile(0.99)) / float64(f.quantile(0.99))
-			rpsRatio, p99Ratio = fmt.Sprintf("%.2f", rr), fmt.Sprintf("%.2f", pr)
-			if t, ok := targets[res.name]; ok {
-				tgt = t.String()
-				verdict = "PASS"
-				if rr < t.minThroughput || (t.maxP99 > 0 && pr > t.maxP99) {
-					verdict, allPass = "MISS", false
-				}
-			} else {
-				tgt, verdict = "-", "-"
-			}
-		} else {
-			rpsRatio, p99Ratio, tgt, verdict = "n/a", "n/a", "-", "no floor"
+	sums := map[string]summary{}
+	for _, m := range ms {
+		s := summarize(m, cfg)
+		sums[m.name] = s
+		rr, pr := "-", "-"
+		if s.hasRatio {
+			rr, pr = fmtSpread(s.rpsRatio), fmtSpread(s.p99Ratio)
 		}
-		if res.errors > 0 {
-			verdict += " ERRORS"
+		if strings.HasPrefix(s.verdict, "MISS") || s.errors > 0 {
 			allPass = false
-			notes = append(notes, fmt.Sprintf("%s: %d of %d requests failed; first: %s", res.name, res.errors, res.requests, res.firstErr))
 		}
-		if res.capped {
-			notes = append(notes, fmt.Sprintf("%s: stopped by the request cap before the deadline", res.name))
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", res.name, res.requests, res.errors,
-			res.rps(), ms(res.quantile(0.5)), ms(res.quantile(0.99)), rpsRatio, p99Ratio, tgt, verdict)
+		notes = append(notes, s.notes...)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", m.name, s.stats, s.requests, s.errors,
+			s.rps, s.p50ms, s.p99ms, rr, pr, s.target, s.verdict)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "rps/floor and p99/floor: create session and create product are compared with the INSERT+event floor;")
-	fmt.Fprintln(w, "retrieve and replay with the primary-key SELECT floor; the webhook scenario's producers with the same")
-	fmt.Fprintln(w, "create + expire load for a merchant without endpoints (its delivery figures follow the table).")
+	for _, m := range ms {
+		if !m.cold {
+			continue
+		}
+		warmName := strings.TrimSuffix(m.name, ", cold statistics")
+		c, wm := sums[m.name], sums[warmName]
+		if !c.hasRatio || !wm.hasRatio {
+			continue
+		}
+		verdict := "within the analysed run's spread"
+		switch {
+		case c.rpsRatio.Median < wm.rpsRatio.Min:
+			verdict = "BELOW the analysed run's spread"
+		case c.rpsRatio.Median > wm.rpsRatio.Max:
+			verdict = "above the analysed run's spread"
+		}
+		fmt.Fprintf(w, "cold vs analysed, %s: rps/floor %.2f vs %s: %s\n",
+			warmName, c.rpsRatio.Median, fmtSpread(wm.rpsRatio), verdict)
+	}
+	fmt.Fprintln(w, "rps/floor and p99/floor: create session, create product and create price are compared with the")
+	fmt.Fprintln(w, "INSERT+event floor; retrieve and replay with the primary-key SELECT floor. Each ratio is the median")
+	fmt.Fprintln(w, "of the windows' ratios, each window measured right after a window of its floor; the range in")
+	fmt.Fprintln(w, "brackets is the spread of those ratios. \"cold statistics\" runs each window on a merchant created")
+	fmt.Fprintln(w, "for it, with no ANALYZE: the statistics know other merchants, not this one.")
 	fmt.Fprintln(w, "\"confirm a payment\" is a whole payment (create a session on the merchant API, confirm it with the")
 	fmt.Fprintln(w, "client secret on the browser API) and has no floor.")
 	if len(notes) > 0 {

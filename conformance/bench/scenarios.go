@@ -200,3 +200,46 @@ func createMerchantOwned(ctx context.Context, base, operatorToken, name, email, 
 	}
 	return m, nil
 }
+
+// bareProductBody creates a product without a price (the create-price scenario adds them).
+const bareProductBody = `{"name":"The Analytical Engine","description":"A book about computing machines."}`
+
+// priceBody adds a price to a product.
+const priceBody = `{"currency":"eur","unit_amount":2495,"nickname":"Paperback"}`
+
+// pricesPerProduct is how many requests of the create-price scenario go to one product: the
+// first creates the product, the others add a price to it (a catalog import).
+const pricesPerProduct = 10
+
+// createPrice is a catalog import: one request in pricesPerProduct creates a product (no
+// price), the others each add a price to it, which loads the product and its prices under
+// a lock (the price lookup of a product).
+func (a api) createPrice() scenario {
+	return scenario{name: "create price (catalog import)", floor: floorInsert, newOp: func(int) op {
+		c := newClient(1)
+		n, product := 0, ""
+		return func(ctx context.Context) error {
+			defer func() { n++ }()
+			if n%pricesPerProduct == 0 {
+				product = ""
+				st, _, b, err := do(ctx, c, http.MethodPost, a.base+"/v1/products", a.key, nil, bareProductBody)
+				if err := check(st, b, err); err != nil {
+					return fmt.Errorf("create product: %w", err)
+				}
+				var p struct {
+					ID string `json:"id"`
+				}
+				if err := json.Unmarshal(b, &p); err != nil || p.ID == "" {
+					return fmt.Errorf("create product: unexpected body %.200s", b)
+				}
+				product = p.ID
+				return nil
+			}
+			if product == "" {
+				return fmt.Errorf("create price: the product of this batch was not created")
+			}
+			st, _, b, err := do(ctx, c, http.MethodPost, a.base+"/v1/products/"+product+"/prices", a.key, nil, priceBody)
+			return check(st, b, err)
+		}
+	}}
+}

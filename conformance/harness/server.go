@@ -135,7 +135,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = ModuleRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build kassa: %v\n%s", err, out)
+		return "", fmt.Errorf("build kassa: %w\n%s", err, out)
 	}
 	return bin, nil
 }

@@ -79,7 +79,7 @@ func NewPrice(scope core.Scope, productID string, in PriceInput, prefix string, 
 	if err != nil {
 		return nil, err
 	}
-	if err := core.CheckAmount(in.UnitAmount, join(prefix, "unit_amount")); err != nil {
+	if err := core.CheckAmountIn(in.UnitAmount, cur, join(prefix, "unit_amount")); err != nil {
 		return nil, err
 	}
 	r := PriceRecord{

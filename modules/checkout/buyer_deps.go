@@ -43,7 +43,7 @@ var (
 	// while no live processor adapter is configured). 503 api_error; retrying later is fine
 	// and nothing was charged.
 	ErrProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
-		"Payments cannot be processed in this environment right now; nothing was charged.")
+		"Live payments need a live processor adapter, and this Kassa server has none configured (it ships only the sandbox processor); nothing was charged.")
 	// ErrConfirmLimit: the card-testing guard (MaxDeclines declined charges on this session).
 	ErrConfirmLimit = core.NewError(core.TypeInvalidState, "session_confirm_limit", "",
 		"Too many declined payment attempts on this checkout session; start a new checkout.")

@@ -91,7 +91,7 @@ func (svc *Service) priceSubscription(ctx context.Context, scope core.Scope, f *
 		return core.ErrAmountTooLarge.At("line_items.0.quantity")
 	}
 	amount := p.UnitAmount * qty
-	if err := core.CheckAmount(amount, "line_items.0.quantity"); err != nil {
+	if err := core.CheckAmountIn(amount, p.Currency, "line_items.0.quantity"); err != nil {
 		return err
 	}
 	f.amount = amount
@@ -114,7 +114,8 @@ func validateCreate(in CreateInput) (sessionFields, error) {
 		if in.Amount == nil {
 			return f, core.MissingField("amount")
 		}
-		if err := core.CheckAmount(*in.Amount, "amount"); err != nil {
+		cur, _ := core.ParseCurrency(in.Currency, "currency") // checked below; here it only names the minimum's unit
+		if err := core.CheckAmountIn(*in.Amount, cur, "amount"); err != nil {
 			return f, err
 		}
 		f.amount = *in.Amount

@@ -203,7 +203,7 @@ func (p NewPaymentParams) check() error {
 	if _, err := core.ParseCurrency(string(p.Currency), "currency"); err != nil {
 		return err
 	}
-	if err := core.CheckAmount(p.Amount, "amount"); err != nil {
+	if err := core.CheckAmountIn(p.Amount, p.Currency, "amount"); err != nil {
 		return err
 	}
 	if c := p.Card; c != nil {

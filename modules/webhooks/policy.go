@@ -47,7 +47,7 @@ func RetryDelay(failedAttempts int, r float64) (d time.Duration, ok bool) {
 }
 
 // DefaultRand is the jitter source: math/rand/v2 (not a secret).
-func DefaultRand() float64 { return rand.Float64() }
+func DefaultRand() float64 { return rand.Float64() } //nolint:gosec // G404: retry jitter spreads load; nothing depends on it being unpredictable
 
 // Outcome is the result of one delivery attempt as the sender saw it.
 type Outcome struct {

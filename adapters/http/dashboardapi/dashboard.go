@@ -137,7 +137,7 @@ func writeDashboardError(w http.ResponseWriter, r *http.Request, err error) {
 
 // sessionCookie is the Set-Cookie value that starts (token != "") or clears the session.
 func (a *dashboardAPI) sessionCookie(token string) string {
-	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
+	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, //nolint:gosec // G124: Secure follows the listener (off only on plain-HTTP development origins)
 		SameSite: http.SameSiteStrictMode, Secure: a.d.SecureCookie, MaxAge: int(identity.SessionMaxAge.Seconds())}
 	if token == "" {
 		c.MaxAge = -1 // Max-Age=0: delete now

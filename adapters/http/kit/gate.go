@@ -231,7 +231,7 @@ func validate(r *http.Request, route *routers.Route, pathParams map[string]strin
 		},
 	}
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		return mapValidationError(err)
+		return withAmountUnit(mapValidationError(err), body)
 	}
 	return checkText(r, pathParams, body)
 }

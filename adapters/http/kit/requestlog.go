@@ -76,7 +76,7 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
+				if p == http.ErrAbortHandler { //nolint:errorlint // recover() gives back the very value passed to panic, and net/http panics with this sentinel itself
 					panic(p)
 				}
 				log.ErrorContext(ctx, "panic", "request_id", id, "panic", p)

@@ -144,7 +144,7 @@ func dimensionsIn(d *api.PackageDimensions) *catalog.Dimensions {
 	if d == nil {
 		return nil
 	}
-	return &catalog.Dimensions{Length: float64(d.Length), Width: float64(d.Width), Height: float64(d.Height), Weight: float64(d.Weight)}
+	return &catalog.Dimensions{Length: d.Length, Width: d.Width, Height: d.Height, Weight: d.Weight}
 }
 
 func taxBehaviorIn(t *api.TaxBehavior) string {

@@ -125,8 +125,8 @@ func Product(p *catalog.Product) wire.Product {
 		Updated:             p.Updated().Unix(),
 	}
 	if d := p.PackageDimensions(); d != nil {
-		out.PackageDimensions = &wire.PackageDimensions{Length: float32(d.Length), Width: float32(d.Width),
-			Height: float32(d.Height), Weight: float32(d.Weight)}
+		out.PackageDimensions = &wire.PackageDimensions{Length: d.Length, Width: d.Width,
+			Height: d.Height, Weight: d.Weight}
 	}
 	return out
 }

@@ -525,7 +525,7 @@ type OverviewPayments struct {
 	SucceededCount int64 `json:"succeeded_count"`
 }
 
-// PackageDimensions Shipping dimensions of the package.
+// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 type PackageDimensions = externalRef0.PackageDimensions
 
 // Payment A payment, created when a session completes or an invoice is paid.

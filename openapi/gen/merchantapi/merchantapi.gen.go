@@ -100,7 +100,7 @@ type ListObject = externalRef0.ListObject
 // Example: {"order_id":"1042"}
 type Metadata = externalRef0.Metadata
 
-// PackageDimensions Shipping dimensions of the package.
+// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 type PackageDimensions = externalRef0.PackageDimensions
 
 // Payment A payment, created when a session completes or an invoice is paid.
@@ -563,7 +563,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -600,7 +600,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -743,7 +743,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -767,7 +767,7 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1185,7 +1185,7 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -1234,7 +1234,7 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -1461,7 +1461,7 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -1497,7 +1497,7 @@ func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProduc
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -3205,7 +3205,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -3242,7 +3242,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -3397,7 +3397,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -3421,7 +3421,7 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
-	//   "message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+	//   "message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -7096,7 +7096,7 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -7141,7 +7141,7 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -7352,7 +7352,7 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -7384,7 +7384,7 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // ```json
 // {"error": {"type": "amount_too_small", "code": "amount_below_minimum",
 //
-//	"message": "Amount must be at least 250 minor units.", "param": "price.unit_amount",
+//	"message": "Amount must be at least 250 minor units, 2.50 EUR.", "param": "price.unit_amount",
 //	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```

@@ -675,7 +675,7 @@ type ErrorBody struct {
 
 	// Message Human-readable explanation for developers and operators; not for end customers.
 	//
-	// Example: Amount must be at least 250 minor units.
+	// Example: Amount must be at least 250 minor units, 2.50 EUR.
 	Message string `json:"message"`
 
 	// Param The offending request field as a dotted path (`amount`, `price.unit_amount`,
@@ -822,19 +822,19 @@ type ListObject string
 // Example: {"order_id":"1042"}
 type Metadata map[string]string
 
-// PackageDimensions Shipping dimensions of the package.
+// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 type PackageDimensions struct {
 	// Height Height in centimetres, positive.
-	Height float32 `json:"height"`
+	Height float64 `json:"height"`
 
 	// Length Length in centimetres, positive.
-	Length float32 `json:"length"`
+	Length float64 `json:"length"`
 
 	// Weight Weight in grams, positive.
-	Weight float32 `json:"weight"`
+	Weight float64 `json:"weight"`
 
 	// Width Width in centimetres, positive.
-	Width float32 `json:"width"`
+	Width float64 `json:"width"`
 }
 
 // Payment A payment, created when a session completes or an invoice is paid.
@@ -1220,7 +1220,7 @@ type ProductCreate struct {
 	// Name Public name shown on receipts, invoices and checkout.
 	Name string `json:"name"`
 
-	// PackageDimensions Shipping dimensions of the package.
+	// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 	PackageDimensions *PackageDimensions `json:"package_dimensions,omitempty"`
 
 	// Price The first price of a new product; it becomes the product's default price.
@@ -1287,7 +1287,7 @@ type ProductUpdate struct {
 	// Name Public name shown on receipts, invoices and checkout.
 	Name *string `json:"name,omitempty"`
 
-	// PackageDimensions Shipping dimensions of the package.
+	// PackageDimensions Shipping dimensions of the package (double-precision numbers, as JSON carries them).
 	PackageDimensions *PackageDimensions `json:"package_dimensions,omitempty"`
 
 	// Shippable true for physical goods.

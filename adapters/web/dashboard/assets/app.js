@@ -62,7 +62,7 @@ function drawLayout(env, section) {
   const banner = env === 'test'
     ? h('div', { class: 'test-banner', id: 'env-banner', role: 'note' }, 'TEST MODE — test data only; no real money moves.')
     : h('div', { class: 'live-banner', id: 'env-banner', role: 'note' },
-      m.onboarded ? 'Live mode — real payments.' : 'Live mode — this merchant is not activated yet; live payments are refused until onboarding completes.');
+      m.onboarded ? 'Live mode — no live processor adapter is configured on this server, so live payments are refused (503 processor_unavailable); test mode takes sandbox payments.' : 'Live mode — this merchant is not activated yet; live payments are refused until onboarding completes.');
   replace(app,
     h('header', { class: 'topbar' },
       h('p', { class: 'brand' }, 'Kassa'),
