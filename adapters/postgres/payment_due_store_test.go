@@ -208,12 +208,12 @@ func TestSweepRunsInTimeOrder(t *testing.T) {
 	if n, err := f.sweeper.ProcessDue(context.Background(), &scope, payNow.Add(time.Hour)); err != nil || n != 2 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
-	var types []string
+	var types []core.EventType
 	if err := db.Select(&types, `SELECT type FROM events WHERE merchant_id = $1 AND created > $2 ORDER BY seq`,
 		scope.MerchantID, payNow); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{payments.EventChargeDisputeCreated, payments.EventPaymentIntentSucceeded,
+	want := []core.EventType{payments.EventChargeDisputeCreated, payments.EventPaymentIntentSucceeded,
 		payments.EventCheckoutSessionAsyncPaymentSucceeded}
 	if len(types) != len(want) {
 		t.Fatalf("events %v, want %v", types, want)

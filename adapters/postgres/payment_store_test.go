@@ -36,11 +36,11 @@ func visa(country string) checkout.CompletionInput {
 		Card: &ports.CardInfo{Brand: "visa", Last4: "4242", Country: country, Funding: "credit", ExpMonth: 12, ExpYear: 2031}}
 }
 
-func eventsOf(t *testing.T, db *sqlx.DB, scope core.Scope, typ string) []map[string]any {
+func eventsOf(t *testing.T, db *sqlx.DB, scope core.Scope, typ core.EventType) []map[string]any {
 	t.Helper()
 	var raw []string
 	if err := db.Select(&raw, `SELECT data::text FROM events WHERE merchant_id = $1 AND environment = $2 AND type = $3 ORDER BY created, id`,
-		scope.MerchantID, string(scope.Env), typ); err != nil {
+		scope.MerchantID, string(scope.Env), string(typ)); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]map[string]any, len(raw))

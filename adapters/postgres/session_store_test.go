@@ -345,7 +345,7 @@ func TestSessionUpdateRollsBack(t *testing.T) {
 		if err := s.Expire(); err != nil {
 			return nil, err
 		}
-		return []core.Event{core.NewEvent(checkout.EventExpired, scope, time.Now(), func() {})}, nil
+		return []core.Event{core.NewEvent(checkout.EventExpired, scope, time.Now(), s.ID(), func() {})}, nil
 	})
 	if err == nil {
 		t.Fatal("want an encoding error")

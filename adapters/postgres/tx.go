@@ -50,7 +50,7 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 		}
 		n := i * cols
 		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
-		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), e.Type, e.Created, payload)
+		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
 		VALUES `+strings.Join(rows, ", "), args...); err != nil {

@@ -152,7 +152,7 @@ func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.Pa
 			code = ports.DeclineGenericDecline
 		}
 		s.recordDecline()
-		ev := core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, declinePayload(s, DeclineInput{
+		ev := core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, "", declinePayload(s, DeclineInput{
 			Method: method, DeclineCode: code, FailureMessage: res.FailureMessage, Card: res.Card, SEPA: res.SEPA,
 		}, now))
 		msg := res.FailureMessage
@@ -169,7 +169,7 @@ func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.Pa
 		}
 		s.setPending(PendingCharge{ProcessorRef: res.ProcessorRef, Method: method, Card: res.Card, Action: action})
 		out.status, out.action = ConfirmRequiresAction, &action
-		ev := core.NewEvent(payments.EventPaymentIntentRequiresAction, scope, now, requiresActionPayload(s, method, res.Card, action, now))
+		ev := core.NewEvent(payments.EventPaymentIntentRequiresAction, scope, now, "", requiresActionPayload(s, method, res.Card, action, now))
 		return nil, []core.Event{ev}, nil
 	}
 	return nil, nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), res.Outcome)
@@ -182,11 +182,11 @@ func (svc *Service) completionEvents(s *Session, p *payments.Payment, now time.T
 	scope := s.Scope()
 	if p.Status() == payments.StatusSucceeded {
 		return []core.Event{
-			core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, svc.presentPayment(p)),
-			core.NewEvent(EventCompleted, scope, now, svc.present(s)),
+			core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, p.ID(), svc.presentPayment(p)),
+			core.NewEvent(EventCompleted, scope, now, s.ID(), svc.present(s)),
 		}
 	}
-	return []core.Event{core.NewEvent(EventAsyncPaymentPending, scope, now, svc.present(s))}
+	return []core.Event{core.NewEvent(EventAsyncPaymentPending, scope, now, s.ID(), svc.present(s))}
 }
 
 // declineParam names the input a decline is about, when one is.

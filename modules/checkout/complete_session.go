@@ -11,11 +11,12 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Event types written by completion, cancellation and declines (D10, interface 6.2).
+// Event types written by completion, cancellation and declines: references into the event
+// catalog (core.EventCatalog).
 const (
-	EventCompleted           = payments.EventCheckoutSessionCompleted
-	EventAsyncPaymentPending = payments.EventCheckoutSessionAsyncPaymentPending
-	EventCanceled            = "checkout.session.canceled"
+	EventCompleted           = core.EventCheckoutSessionCompleted
+	EventAsyncPaymentPending = core.EventCheckoutSessionAsyncPaymentPending
+	EventCanceled            = core.EventCheckoutSessionCanceled
 )
 
 // Fees computes the fee of a charge (payments.FeeCalculator implements it).

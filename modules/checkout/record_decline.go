@@ -51,7 +51,7 @@ func (svc *Service) RecordDecline(ctx context.Context, scope core.Scope, session
 		return err
 	}
 	_, err = svc.store.Update(ctx, scope, sessionID, func(s *Session) ([]core.Event, error) {
-		return []core.Event{core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, declinePayload(s, in, now))}, nil
+		return []core.Event{core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, "", declinePayload(s, in, now))}, nil
 	})
 	return err
 }

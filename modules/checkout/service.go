@@ -47,7 +47,7 @@ func (svc *Service) expiredEvent(s *Session, at time.Time) ([]core.Event, error)
 	if err := s.Expire(); err != nil {
 		return nil, err
 	}
-	return []core.Event{core.NewEvent(EventExpired, s.Scope(), at, svc.present(s))}, nil
+	return []core.Event{core.NewEvent(EventExpired, s.Scope(), at, s.ID(), svc.present(s))}, nil
 }
 
 // expiryTime is when a due session expired: its expires_at. Lazy and swept expiries are thus

@@ -135,7 +135,7 @@ func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (han
 			return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 		}
 		return handled{moved: true, change: DueChange{Dispute: d, Events: []core.Event{
-			core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, s.present.Dispute(d)),
+			core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, d.ID(), s.present.Dispute(d)),
 		}}}, nil
 	}
 	return handled{}, nil // not due after all (storage and the rule disagree): leave it
@@ -154,7 +154,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		return postpone(err)
 	}
 	var evs []core.Event
-	var sessionEvent string
+	var sessionEvent core.EventType
 	switch res.Outcome {
 	case ports.OutcomeProcessing:
 		if res.SettlesAt == nil || !res.SettlesAt.After(until) {
@@ -167,7 +167,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Succeed(); err != nil {
 			return handled{}, err
 		}
-		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, p.ID(), s.present.Payment(p)))
 		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
@@ -181,7 +181,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Fail(code, msg); err != nil {
 			return handled{}, err
 		}
-		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, p.ID(), s.present.Payment(p)))
 		sessionEvent = EventCheckoutSessionAsyncPaymentFailed
 	default:
 		return postpone(fmt.Errorf("unexpected outcome %q", res.Outcome))
@@ -193,7 +193,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err != nil {
 			return handled{}, fmt.Errorf("payments: settle %s: render session: %w", p.ID(), err)
 		}
-		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, obj))
+		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, *sid, obj))
 	}
 	return handled{moved: true, change: DueChange{Events: evs}}, nil
 }

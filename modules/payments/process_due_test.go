@@ -168,7 +168,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		t.Errorf("dispute %+v", d.Snapshot())
 	}
 	want := []struct {
-		typ string
+		typ core.EventType
 		at  *time.Time
 	}{
 		{EventPaymentIntentPaymentFailed, at(2)}, {EventCheckoutSessionAsyncPaymentFailed, at(2)},
