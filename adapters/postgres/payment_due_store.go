@@ -83,7 +83,7 @@ func (st *PaymentStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 			if err != nil {
 				return err
 			}
-			if err := applyPaymentChange(ctx, tx, rec, rows[i].DueAt, fn); err != nil {
+			if err := applyPaymentChange(ctx, tx, rec, fn); err != nil {
 				return err
 			}
 		}
@@ -106,11 +106,10 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 }
 
 // applyPaymentChange runs fn on a locked payment and writes what changed: the payment's state
-// and settlement time, the dispute fn opened, the events, and the receipt when the payment
-// went from processing to succeeded (dated at the due time, when it succeeded).
-func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, due time.Time, fn payments.DueFunc) error {
+// and settlement time, the dispute fn opened, the events, and the mail fn queued (the receipt
+// of a payment that succeeded).
+func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, fn payments.DueFunc) error {
 	id := rec.Payment.ID()
-	before := rec.Payment.Snapshot()
 	ch, err := fn(rec)
 	if err != nil {
 		return err
@@ -144,10 +143,8 @@ func applyPaymentChange(ctx context.Context, tx *sqlx.Tx, rec *payments.Record, 
 		after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID); err != nil {
 		return fmt.Errorf("payments: update: %w", err)
 	}
-	if before.Status == payments.StatusProcessing && after.Status == payments.StatusSucceeded {
-		if err := queueReceipt(ctx, tx, after.Scope, id, due); err != nil {
-			return err
-		}
+	if err := insertMail(ctx, tx, ch.Mail); err != nil {
+		return err
 	}
 	return insertEvents(ctx, tx, ch.Events)
 }

@@ -143,7 +143,7 @@ func TestSweepSettlesSEPA(t *testing.T) {
 		AND created = $2`, scope.MerchantID, settled); n != 2 {
 		t.Errorf("%d async events at the settlement time", n)
 	}
-	if n := countRows(t, db, `SELECT count(*) FROM mail_outbox o JOIN payments p ON p.id = o.payment_id
+	if n := countRows(t, db, `SELECT count(*) FROM mail_outbox o JOIN payments p ON p.id = o.subject_id
 		WHERE p.session_id = $1 AND o.created = $2 AND o.status = 'pending'`, good.ID(), settled); n != 1 || receipts(t, db, scope) != 1 {
 		t.Errorf("receipt of the settled payment: %d of %d", n, receipts(t, db, scope))
 	}

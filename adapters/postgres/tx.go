@@ -40,7 +40,7 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	const cols = 6
+	const cols = 7
 	rows := make([]string, len(events))
 	args := make([]any, 0, cols*len(events))
 	for i, e := range events {
@@ -49,10 +49,15 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 		}
 		n := i * cols
-		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
-		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload)
+		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		// object_id: the indexed id of the object the event is about (NULL: none).
+		var objectID *string
+		if e.ObjectID != "" {
+			objectID = &e.ObjectID
+		}
+		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
 		VALUES `+strings.Join(rows, ", "), args...); err != nil {
 		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
 	}

@@ -196,6 +196,7 @@ func (svc *Service) newPayment(ctx context.Context, s *Session, in CompletionInp
 		return nil, err
 	}
 	rec.Payment = p
+	rec.Mail = payments.MailOnCreate(p)
 	return rec, nil
 }
 

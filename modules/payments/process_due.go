@@ -60,7 +60,7 @@ func NewSweeper(store DueStore, settle Settlements, present Presenters) *Sweeper
 //
 //   - processing, settles_at ≤ until: the processor's Settle decides. succeeded →
 //     payment_intent.succeeded (the payment) and checkout.session.async_payment_succeeded
-//     (the session with its payment), and the receipt is queued; failed (failure_code and
+//     (the session with its payment), and the receipt is queued (MailReceipt); failed (failure_code and
 //     failure_message from the processor) → payment_intent.payment_failed and
 //     checkout.session.async_payment_failed. Still processing → it waits for the processor's
 //     new settlement time. A processor error postpones the payment by SettleRetryDelay
@@ -195,5 +195,5 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		}
 		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, *sid, obj))
 	}
-	return handled{moved: true, change: DueChange{Events: evs}}, nil
+	return handled{moved: true, change: DueChange{Events: evs, Mail: receiptOnSuccess(p, at)}}, nil
 }

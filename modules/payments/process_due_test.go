@@ -20,6 +20,7 @@ type memDueStore struct {
 	recs     []*Record
 	opened   map[string]bool // payment id → dispute opened
 	events   []core.Event
+	mail     []core.Mail
 	disputes []*Dispute
 }
 
@@ -66,6 +67,7 @@ func (m *memDueStore) ClaimDue(_ context.Context, _ *core.Scope, until time.Time
 			m.disputes = append(m.disputes, res.ch.Dispute)
 		}
 		m.events = append(m.events, res.ch.Events...)
+		m.mail = append(m.mail, res.ch.Mail...)
 	}
 	return len(due), nil
 }
@@ -158,6 +160,10 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	if !later.SettlesAt.Equal(*at(90)) {
 		t.Errorf("still processing: settles at %s", later.SettlesAt)
 	}
+	// The payment that succeeded queues its receipt, dated when it succeeded; nothing else does.
+	if len(store.mail) != 1 || store.mail[0] != (core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: good.Payment.ID(), Created: *at(3)}) {
+		t.Errorf("mail %+v", store.mail)
+	}
 	if disputed.Payment.StatusBeforeDispute() != StatusSucceeded || len(store.disputes) != 1 {
 		t.Fatalf("dispute: %s %d", disputed.Payment.StatusBeforeDispute(), len(store.disputes))
 	}
@@ -242,19 +248,3 @@ func TestOpenDisputeOnRefusesUndisputable(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
-	t.Parallel()
-	transient := errors.New("451 try later")
-	if o := Decide(1, transient, dueT0); o.Status != ReceiptPending || !o.NextAttempt.Equal(dueT0.Add(ReceiptBackoff[0])) {
-		t.Errorf("first transient failure: %+v", o)
-	}
-	if o := Decide(len(ReceiptBackoff), transient, dueT0); o.Status != ReceiptPending {
-		t.Errorf("last retry: %+v", o)
-	}
-	if o := Decide(len(ReceiptBackoff)+1, transient, dueT0); o.Status != ReceiptDropped {
-		t.Errorf("attempts exhausted: %+v", o)
-	}
-	if o := Decide(1, ports.Permanent(errors.New("550")), dueT0); o.Status != ReceiptDropped || o.Error == "" {
-		t.Errorf("permanent: %+v", o)
-	}
-}

@@ -24,6 +24,10 @@ type Record struct {
 	// dispute card), with its reason; nil when none is announced.
 	DisputeOpensAt *time.Time
 	DisputeReason  string
+	// Mail is queued with the payment when it is inserted, in the same transaction
+	// (MailOnCreate: the receipt of a payment that succeeds as it is created). It is not kept
+	// on the payment: a stored record reads it back empty.
+	Mail []core.Mail
 }
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
@@ -39,9 +43,8 @@ type Reader interface {
 // (Record.SettlesAt), or the announced dispute (Record.DisputeOpensAt) of a succeeded or
 // partially refunded payment that has none yet.
 //
-// Storage queues the payment's receipt (at most one per payment) in the transaction that
-// writes a payment as succeeded for the first time: the insert of a succeeded payment, or a
-// change from processing to succeeded here.
+// The mail a change queues (DueChange.Mail, Record.Mail) is written in the transaction of the
+// change; storage keeps at most one mail of a kind per subject.
 type DueStore interface {
 	// ClaimDue locks up to limit payments whose next due time is ≤ until, earliest first,
 	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
@@ -65,4 +68,6 @@ type DueChange struct {
 	Dispute *Dispute
 	// Events report the change, in order.
 	Events []core.Event
+	// Mail is queued in the same transaction (the receipt of a payment that succeeded).
+	Mail []core.Mail
 }
