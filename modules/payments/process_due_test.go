@@ -247,4 +247,3 @@ func TestOpenDisputeOnRefusesUndisputable(t *testing.T) {
 		t.Fatal("a refused dispute changed the payment")
 	}
 }
-
