@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 
+	"github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -11,86 +12,13 @@ import (
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
-// Presenters translate module entities into the generated wire types: the one place that
-// knows both. PresentSession also renders event payloads (checkout.Presenter), so an event's
-// data.object is exactly what the API returns for the same session.
+// Presenters translate module entities into the generated wire types: sessions and payments
+// through the merchant wire model (adapters/wire), which also renders event payloads, so an
+// event's data.object is exactly what the API returns for the same object.
 
-// PresentSession renders a checkout session (2.1, D6).
-func PresentSession(s *checkout.Session) any { return presentSession(s) }
+func presentSession(s *checkout.Session) api.CheckoutSession { return wire.Session(s) }
 
-func presentSession(s *checkout.Session) api.CheckoutSession {
-	items := make([]api.LineItem, 0, len(s.LineItems()))
-	for _, li := range s.LineItems() {
-		items = append(items, api.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
-			ImageUrl: li.ImageURL, PriceId: li.PriceID, ProductId: li.ProductID})
-	}
-	out := api.CheckoutSession{
-		Id:            s.ID(),
-		Object:        api.CheckoutSessionObjectCheckoutSession,
-		Mode:          api.Environment(s.Environment()),
-		CheckoutMode:  api.CheckoutMode(s.Mode()),
-		Status:        api.CheckoutSessionStatus(s.Status()),
-		Amount:        s.Amount(),
-		Currency:      string(s.Currency()),
-		ClientSecret:  s.ClientSecret(),
-		CheckoutUrl:   s.CheckoutURL(),
-		EmbedUrl:      s.EmbedURL(),
-		ExpiresAt:     s.ExpiresAt().Unix(),
-		Created:       s.Created().Unix(),
-		CustomerName:  s.CustomerName(),
-		CustomerEmail: s.CustomerEmail(),
-		Reference:     s.Reference(),
-		Description:   s.Description(),
-		LineItems:     items,
-		SuccessUrl:    s.SuccessURL(),
-		CancelUrl:     s.CancelURL(),
-		Metadata:      metadataOut(s.Metadata()),
-	}
-	if r := s.CancellationReason(); r != nil {
-		cr := api.CheckoutSessionCancellationReason(*r)
-		out.CancellationReason = &cr
-	}
-	if p := s.Payment(); p != nil {
-		pp := presentPayment(p)
-		out.Payment = &pp
-	}
-	return out
-}
-
-// PresentPayment renders a payment (2.2); it also renders payment event payloads
-// (checkout.PaymentPresenter).
-func PresentPayment(p *payments.Payment) any { return presentPayment(p) }
-
-func presentPayment(p *payments.Payment) api.Payment {
-	fee := p.Fee()
-	c := p.Customer()
-	out := api.Payment{
-		Id:             p.ID(),
-		Object:         api.PaymentObjectPayment,
-		SessionId:      p.SessionID(),
-		InvoiceId:      p.InvoiceID(),
-		Amount:         p.Amount(),
-		AmountRefunded: p.AmountRefunded(),
-		Currency:       string(p.Currency()),
-		Status:         api.PaymentStatus(p.Status()),
-		PaymentMethod:  api.PaymentPaymentMethod(p.PaymentMethod()),
-		Fee: api.PaymentFee{
-			ServiceFeeEur:            fee.ServiceFeeEUR,
-			ServiceFeeChargeCurrency: fee.ServiceFeeChargeCurrency,
-			PspFeeEur:                fee.PSPFeeEUR,
-			Currency:                 string(fee.Currency),
-		},
-		Customer:  api.PaymentCustomer{Name: c.Name, Email: c.Email},
-		Reference: p.Reference(),
-		Metadata:  metadataOut(p.Metadata()),
-		Created:   p.Created().Unix(),
-	}
-	if card := p.Card(); card != nil {
-		out.Card = &api.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
-	}
-	out.FailureCode, out.FailureMessage = p.FailureCode(), p.FailureMessage()
-	return out
-}
+func presentPayment(p *payments.Payment) api.Payment { return wire.Payment(p) }
 
 func presentProduct(p *catalog.Product) api.Product {
 	prices := make([]api.Price, 0, len(p.Prices()))

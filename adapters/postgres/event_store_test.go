@@ -12,7 +12,9 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // The events about an object are found by the object_id each event is written with, through
@@ -32,13 +34,20 @@ func TestEventsAboutUseTheObjectIndex(t *testing.T) {
 		FROM generate_series(1, 5000) g`, scope.MerchantID, string(scope.Env), t0); err != nil {
 		t.Fatal(err)
 	}
-	pay, sess := core.NewID(core.PrefixPayment), core.NewID(core.PrefixSession)
-	obj := func(id string) map[string]any { return map[string]any{"id": id} }
+	sess := core.NewID(core.PrefixSession)
+	session := checkout.RehydrateSession(checkout.SessionSnapshot{ID: sess, Scope: scope, Mode: checkout.ModePayment,
+		Status: checkout.StatusComplete, Amount: 2500, Currency: "EUR", Created: t0, ExpiresAt: t0.Add(checkout.Lifetime)})
+	payment, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, SessionID: &sess, Amount: 2500, Currency: "EUR",
+		Status: payments.StatusSucceeded, Method: payments.MethodSEPADebit, Fee: payments.Fee{Currency: "EUR", RateDate: t0}, Created: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := payment.ID()
 	evs := []core.Event{
-		core.NewEvent(core.EventPaymentIntentPaymentFailed, scope, t0, "", map[string]any{"object": "payment_intent"}),
-		core.NewEvent(core.EventPaymentIntentSucceeded, scope, t0.Add(time.Second), pay, obj(pay)),
-		core.NewEvent(core.EventCheckoutSessionCompleted, scope, t0.Add(time.Second), sess, obj(sess)),
-		core.NewEvent(core.EventCheckoutSessionCompleted, other, t0, sess, obj(sess)), // another environment
+		core.NewEvent(core.EventPaymentIntentPaymentFailed, scope, t0, checkout.ChargeDeclined{SessionID: sess, At: t0}),
+		core.NewEvent(core.EventPaymentIntentSucceeded, scope, t0.Add(time.Second), payments.PaymentEvent{Payment: payment}),
+		core.NewEvent(core.EventCheckoutSessionCompleted, scope, t0.Add(time.Second), checkout.SessionEvent{Session: session}),
+		core.NewEvent(core.EventCheckoutSessionCompleted, other, t0, checkout.SessionEvent{Session: session}), // another environment
 	}
 	if err := postgres.InsertEvents(ctx, db, evs); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
@@ -40,7 +39,7 @@ func newDueFixture(t *testing.T, db *sqlx.DB) *dueFixture {
 	co := paymentsOn(db, fixedClocks{payNow})
 	proc := sandbox.New()
 	return &dueFixture{db: db, co: co, proc: proc,
-		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), proc, httpapi.AsyncPresenters(co))}
+		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), proc, co)}
 }
 
 // pay creates a session in scope and completes it with what the sandbox answers for the card
@@ -247,7 +246,7 @@ func TestSweepExactlyOnceUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range sweepers {
 		// Separate sweepers over separate stores, as separate processes have.
-		sw := payments.NewSweeper(postgres.NewPaymentStore(db), f.proc, httpapi.AsyncPresenters(f.co))
+		sw := payments.NewSweeper(postgres.NewPaymentStore(db), f.proc, f.co)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -333,7 +332,7 @@ func TestSweepPostponesWhenTheProcessorFails(t *testing.T) {
 	f := newDueFixture(t, db)
 	scope := pgtest.Merchant(t, db)
 	s := f.pay(t, scope, ibanSettles)
-	sw := payments.NewSweeper(postgres.NewPaymentStore(db), failingSettlements{}, httpapi.AsyncPresenters(f.co))
+	sw := payments.NewSweeper(postgres.NewPaymentStore(db), failingSettlements{}, f.co)
 	until := payNow.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &scope, until)
 	if err == nil || n != 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/fx"
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
@@ -24,8 +23,8 @@ import (
 // paymentsOn is a checkout service with payments wired as in production (fees over the ECB
 // sample fixture, the HTTP presenters for event payloads).
 func paymentsOn(db *sqlx.DB, clocks ports.Clocks) *checkout.Service {
-	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test", httpapi.PresentSession)
-	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), httpapi.PresentPayment)
+	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test")
+	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()))
 	return svc
 }
 

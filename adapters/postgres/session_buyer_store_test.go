@@ -53,7 +53,7 @@ func (namedMerchant) BuyerMerchant(context.Context, string) (checkout.BuyerMerch
 
 func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	svc := checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)})
-	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil), nil)
+	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil))
 	svc.EnableBuyer(checkout.BuyerDeps{Processors: map[core.Environment]ports.Processor{core.EnvTest: proc}, Merchants: namedMerchant{}})
 	return svc
 }

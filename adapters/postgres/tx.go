@@ -8,6 +8,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 )
 
@@ -44,7 +45,13 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 	rows := make([]string, len(events))
 	args := make([]any, 0, cols*len(events))
 	for i, e := range events {
-		payload, err := jsonText(e.Object)
+		// data: the event rendered for the merchant channel, the form GET /v1/events and
+		// merchant webhooks carry (adapters/wire renders every channel).
+		obj, err := wire.MerchantPayload(e)
+		if err != nil {
+			return fmt.Errorf("outbox: %w", err)
+		}
+		payload, err := jsonText(obj)
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/fx"
-	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
@@ -40,18 +39,18 @@ func wire(db *sqlx.DB, checkoutURL string, fees checkout.Fees) *app {
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
 	sessions := postgres.NewSessionStore(db)
-	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL, httpapi.PresentSession)
+	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
-	co.EnablePayments(fees, httpapi.PresentPayment)
+	co.EnablePayments(fees)
 	tc.AddProcessor(co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The sandbox processor gives the outcomes. The async session events read
-	// the session from its store: it is complete (it has a payment), so checkout.Service.Get's
-	// lazy expiry, and its test clock read, has nothing to do.
+	// the session from its store (checkout.Service.SessionEventWithPayment): it is complete (it
+	// has a payment), so no lazy expiry or test clock read is involved.
 	sb := sandbox.New()
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, httpapi.AsyncPresenters(sessions))
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), sb, co)
 	tc.AddProcessor(ps)
 	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
 	enableBuyer(co, ident, sb)

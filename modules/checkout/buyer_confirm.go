@@ -152,7 +152,7 @@ func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.Pa
 			code = ports.DeclineGenericDecline
 		}
 		s.recordDecline()
-		ev := core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, "", declinePayload(s, DeclineInput{
+		ev := core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, chargeDeclined(s, DeclineInput{
 			Method: method, DeclineCode: code, FailureMessage: res.FailureMessage, Card: res.Card, SEPA: res.SEPA,
 		}, now))
 		msg := res.FailureMessage
@@ -169,7 +169,9 @@ func (svc *Service) applyCharge(ctx context.Context, s *Session, method ports.Pa
 		}
 		s.setPending(PendingCharge{ProcessorRef: res.ProcessorRef, Method: method, Card: res.Card, Action: action})
 		out.status, out.action = ConfirmRequiresAction, &action
-		ev := core.NewEvent(payments.EventPaymentIntentRequiresAction, scope, now, "", requiresActionPayload(s, method, res.Card, action, now))
+		ev := core.NewEvent(payments.EventPaymentIntentRequiresAction, scope, now, ChargeRequiresAction{
+			SessionID: s.ID(), Amount: s.Amount(), Currency: s.Currency(), Method: method, Card: res.Card, Action: action, At: now,
+		})
 		return nil, []core.Event{ev}, nil
 	}
 	return nil, nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), res.Outcome)
@@ -182,11 +184,11 @@ func (svc *Service) completionEvents(s *Session, p *payments.Payment, now time.T
 	scope := s.Scope()
 	if p.Status() == payments.StatusSucceeded {
 		return []core.Event{
-			core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, p.ID(), svc.presentPayment(p)),
-			core.NewEvent(EventCompleted, scope, now, s.ID(), svc.present(s)),
+			core.NewEvent(payments.EventPaymentIntentSucceeded, scope, now, payments.PaymentEvent{Payment: p}),
+			core.NewEvent(EventCompleted, scope, now, SessionEvent{Session: s}),
 		}
 	}
-	return []core.Event{core.NewEvent(EventAsyncPaymentPending, scope, now, s.ID(), svc.present(s))}
+	return []core.Event{core.NewEvent(EventAsyncPaymentPending, scope, now, SessionEvent{Session: s})}
 }
 
 // declineParam names the input a decline is about, when one is.
@@ -198,29 +200,4 @@ var declineParam = map[string]string{
 	ports.DeclineInvalidExpiryMonth: "card.exp_month",
 	ports.DeclineInvalidExpiryYear:  "card.exp_year",
 	ports.DeclineInvalidIBAN:        "sepa_debit.iban",
-}
-
-// requiresActionPayload is data.object of payment_intent.requires_action: {object:
-// "payment_intent", session_id, amount, currency, status: "requires_action", payment_method,
-// next_action {type, redirect_url}, card (brand, last4, country, funding) or null, created}.
-func requiresActionPayload(s *Session, method ports.PaymentMethodKind, c *ports.CardInfo, a PendingAction, now time.Time) map[string]any {
-	var card any
-	if c != nil {
-		card = map[string]any{"brand": c.Brand, "last4": c.Last4, "country": c.Country, "funding": c.Funding}
-	}
-	var redirect any
-	if a.RedirectURL != "" {
-		redirect = a.RedirectURL
-	}
-	return map[string]any{
-		"object":         "payment_intent",
-		"session_id":     s.ID(),
-		"amount":         s.Amount(),
-		"currency":       string(s.Currency()),
-		"status":         "requires_action",
-		"payment_method": string(method),
-		"next_action":    map[string]any{"type": a.Kind, "redirect_url": redirect},
-		"card":           card,
-		"created":        now.Unix(),
-	}
 }

@@ -24,19 +24,10 @@ type Fees interface {
 	Compute(ctx context.Context, in payments.FeeInput) (payments.Fee, error)
 }
 
-// PaymentPresenter renders a payment in its public wire form (interface 2.2) for event
-// payloads. The session presenter embeds the payment in the session itself.
-type PaymentPresenter func(*payments.Payment) any
-
 // EnablePayments wires what completing a session needs (Confirm, ResolveAction, Complete): the
-// fee calculator and the payment presenter (nil: a minimal built-in rendering, meant for
-// tests). Until it is called, Confirm and Complete answer an error.
-func (svc *Service) EnablePayments(fees Fees, present PaymentPresenter) {
-	if present == nil {
-		present = minimalPaymentPresenter
-	}
+// fee calculator. Until it is called, Confirm and Complete answer an error.
+func (svc *Service) EnablePayments(fees Fees) {
 	svc.fees = fees
-	svc.presentPayment = present
 }
 
 // CompletionInput is what the processor answered for a charge of the session that moved money
@@ -198,18 +189,4 @@ func (svc *Service) newPayment(ctx context.Context, s *Session, in CompletionInp
 	rec.Payment = p
 	rec.Mail = payments.MailOnCreate(p)
 	return rec, nil
-}
-
-// minimalPaymentPresenter is the fallback rendering of a payment when none is wired.
-func minimalPaymentPresenter(p *payments.Payment) any {
-	return map[string]any{
-		"id":             p.ID(),
-		"object":         "payment",
-		"session_id":     p.SessionID(),
-		"amount":         p.Amount(),
-		"currency":       string(p.Currency()),
-		"status":         string(p.Status()),
-		"payment_method": string(p.PaymentMethod()),
-		"created":        p.Created().Unix(),
-	}
 }

@@ -16,7 +16,7 @@ func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks) {
 	t.Helper()
 	svc, store, clocks := newTestService(t)
 	// EUR charges need no FX rate, so no rate source is wired.
-	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil), nil)
+	svc.EnablePayments(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil))
 	return svc, store, clocks
 }
 
@@ -133,11 +133,12 @@ func TestCompleteCardSucceeded(t *testing.T) {
 			store.events[1].Type != EventCompleted {
 			t.Fatalf("events %+v", store.events)
 		}
-		if obj := store.events[0].Object.(map[string]any); obj["id"] != p.ID() || obj["object"] != "payment" {
-			t.Errorf("payment_intent.succeeded payload %v", obj)
+		if ev, ok := store.events[0].Subject.(payments.PaymentEvent); !ok || ev.Payment.ID() != p.ID() || store.events[0].ObjectID != p.ID() {
+			t.Errorf("payment_intent.succeeded subject %+v", store.events[0].Subject)
 		}
-		if obj := store.events[1].Object.(map[string]any); obj["id"] != s.ID() || obj["status"] != "complete" {
-			t.Errorf("checkout.session.completed payload %v", obj)
+		if ev, ok := store.events[1].Subject.(SessionEvent); !ok || ev.Session.ID() != s.ID() || ev.Session.Status() != StatusComplete ||
+			store.events[1].ObjectID != s.ID() {
+			t.Errorf("checkout.session.completed subject %+v", store.events[1].Subject)
 		}
 		for _, ev := range store.events {
 			if !ev.Created.Equal(t0) || ev.Scope != testScope {
@@ -297,8 +298,8 @@ func TestCancel(t *testing.T) {
 	if store.eventCount(EventCanceled) != 1 {
 		t.Fatalf("events %+v", store.events)
 	}
-	if obj := store.events[0].Object.(map[string]any); obj["status"] != "canceled" {
-		t.Errorf("payload %v", obj)
+	if ev, ok := store.events[0].Subject.(SessionEvent); !ok || ev.Session.Status() != StatusCanceled {
+		t.Errorf("subject %+v", store.events[0].Subject)
 	}
 	if _, err := svc.Cancel(ctx, testScope, s.ID()); !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("second cancel: %v", err)
@@ -329,10 +330,11 @@ func TestRecordDecline(t *testing.T) {
 	if len(store.events) != 1 || store.events[0].Type != payments.EventPaymentIntentPaymentFailed || len(store.payments) != 0 {
 		t.Fatalf("events %+v", store.events)
 	}
-	obj := store.events[0].Object.(map[string]any)
-	if obj["failure_code"] != FailureCardDeclined || obj["decline_code"] != "insufficient_funds" ||
-		obj["failure_message"] != in.FailureMessage || obj["session_id"] != s.ID() {
-		t.Errorf("payload %v", obj)
+	want := ChargeDeclined{SessionID: s.ID(), Amount: s.Amount(), Currency: s.Currency(), Method: ports.MethodCard,
+		FailureCode: FailureCardDeclined, DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: in.FailureMessage,
+		Card: in.Card, At: t0}
+	if got := store.events[0].Subject; got != want || store.events[0].ObjectID != "" {
+		t.Errorf("subject %+v, want %+v", got, want)
 	}
 	// The buyer retries and succeeds.
 	if _, err := svc.Complete(ctx, testScope, s.ID(), cardSucceeded("DE")); err != nil {

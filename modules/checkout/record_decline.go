@@ -31,7 +31,7 @@ type DeclineInput struct {
 // writes only the event: the session is not touched and stays open so the buyer can retry
 // (D6); the caller answers the buyer with 402 card_error / card_declined. No payment is
 // created for a decline. Confirm and ResolveAction do not call it: they write the same event
-// (declinePayload) in the transaction that also counts the decline on the session, which
+// (chargeDeclined) in the transaction that also counts the decline on the session, which
 // RecordDecline does not. The event is written whatever the session's status (the charge was
 // refused whatever it is), under the session's row lock so it is ordered with the session's
 // other changes; an unknown session answers core.NotFound.
@@ -51,30 +51,21 @@ func (svc *Service) RecordDecline(ctx context.Context, scope core.Scope, session
 		return err
 	}
 	_, err = svc.store.Update(ctx, scope, sessionID, func(s *Session) ([]core.Event, error) {
-		return []core.Event{core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, "", declinePayload(s, in, now))}, nil
+		return []core.Event{core.NewEvent(payments.EventPaymentIntentPaymentFailed, scope, now, chargeDeclined(s, in, now))}, nil
 	})
 	return err
 }
 
-func declinePayload(s *Session, in DeclineInput, now time.Time) map[string]any {
+// chargeDeclined is the subject of payment_intent.payment_failed for a declined charge of s.
+func chargeDeclined(s *Session, in DeclineInput, now time.Time) ChargeDeclined {
 	failure := FailureCardDeclined
 	if in.Method == ports.MethodSEPADebit {
 		failure = FailurePaymentMethodDeclined
 	}
-	var card any
-	if c := in.Card; c != nil && in.Method == ports.MethodCard {
-		card = map[string]any{"brand": c.Brand, "last4": c.Last4, "country": c.Country, "funding": c.Funding}
+	var card *ports.CardInfo
+	if in.Method == ports.MethodCard {
+		card = in.Card
 	}
-	return map[string]any{
-		"object":          "payment_intent",
-		"session_id":      s.ID(),
-		"amount":          s.Amount(),
-		"currency":        string(s.Currency()),
-		"payment_method":  string(in.Method),
-		"failure_code":    failure,
-		"decline_code":    in.DeclineCode,
-		"failure_message": in.FailureMessage,
-		"card":            card,
-		"created":         now.Unix(),
-	}
+	return ChargeDeclined{SessionID: s.ID(), Amount: s.Amount(), Currency: s.Currency(), Method: in.Method,
+		FailureCode: failure, DeclineCode: in.DeclineCode, FailureMessage: in.FailureMessage, Card: card, At: now}
 }

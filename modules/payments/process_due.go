@@ -16,21 +16,6 @@ type Settlements interface {
 	Settle(ctx context.Context, processorRef string, now time.Time) (ports.ChargeResult, error)
 }
 
-// SessionRenderer renders the checkout session a payment belongs to, with p embedded in place
-// of its stored payment, in the session's public wire form (the data.object of the
-// checkout.session.async_payment_* events). The wiring implements it over the checkout
-// module, which itself depends on payments, so payments never imports checkout.
-type SessionRenderer interface {
-	RenderSession(ctx context.Context, scope core.Scope, sessionID string, p *Payment) (any, error)
-}
-
-// Presenters render the objects of the sweep's events in their public wire form.
-type Presenters struct {
-	Payment func(*Payment) any
-	Dispute func(*Dispute) any
-	Session SessionRenderer
-}
-
 // SettleRetryDelay is how long a settlement waits before it is asked again when the processor
 // could not answer.
 const SettleRetryDelay = time.Minute
@@ -42,16 +27,16 @@ const dueBatch = 100
 // opening of announced disputes. Both kinds of work run in one pass ordered by their due time,
 // so a test clock advance (D12) produces them, and their events, in time order.
 type Sweeper struct {
-	store   DueStore
-	settle  Settlements
-	present Presenters
+	store    DueStore
+	settle   Settlements
+	sessions SessionEvents
 }
 
 var _ ports.DueProcessor = (*Sweeper)(nil)
 
-// NewSweeper returns the sweeper. Every presenter is required.
-func NewSweeper(store DueStore, settle Settlements, present Presenters) *Sweeper {
-	return &Sweeper{store: store, settle: settle, present: present}
+// NewSweeper returns the sweeper; sessions gives the subjects of the session events.
+func NewSweeper(store DueStore, settle Settlements, sessions SessionEvents) *Sweeper {
+	return &Sweeper{store: store, settle: settle, sessions: sessions}
 }
 
 // ProcessDue handles every payment with work due at or before until, earliest first, in
@@ -135,7 +120,7 @@ func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (han
 			return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 		}
 		return handled{moved: true, change: DueChange{Dispute: d, Events: []core.Event{
-			core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, d.ID(), s.present.Dispute(d)),
+			core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, DisputeEvent{Dispute: d}),
 		}}}, nil
 	}
 	return handled{}, nil // not due after all (storage and the rule disagree): leave it
@@ -167,7 +152,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Succeed(); err != nil {
 			return handled{}, err
 		}
-		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, p.ID(), s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, PaymentEvent{Payment: p}))
 		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
@@ -181,7 +166,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Fail(code, msg); err != nil {
 			return handled{}, err
 		}
-		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, p.ID(), s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, PaymentEvent{Payment: p}))
 		sessionEvent = EventCheckoutSessionAsyncPaymentFailed
 	default:
 		return postpone(fmt.Errorf("unexpected outcome %q", res.Outcome))
@@ -189,11 +174,11 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 	if sid := p.SessionID(); sid != nil {
 		// A session that cannot be read (a database error) fails the batch: the transition is
 		// never written without its events.
-		obj, err := s.present.Session.RenderSession(ctx, p.Scope(), *sid, p)
+		subject, err := s.sessions.SessionEventWithPayment(ctx, p.Scope(), *sid, p)
 		if err != nil {
-			return handled{}, fmt.Errorf("payments: settle %s: render session: %w", p.ID(), err)
+			return handled{}, fmt.Errorf("payments: settle %s: read session: %w", p.ID(), err)
 		}
-		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, *sid, obj))
+		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, subject))
 	}
 	return handled{moved: true, change: DueChange{Events: evs, Mail: receiptOnSuccess(p, at)}}, nil
 }

@@ -98,19 +98,19 @@ func (s scriptedSettlements) Settle(_ context.Context, ref string, _ time.Time) 
 
 type fakeSessions struct{ err error }
 
-func (f fakeSessions) RenderSession(_ context.Context, _ core.Scope, id string, p *Payment) (any, error) {
+// sessionSubject is the session event fakeSessions gives: the session id and the payment.
+type sessionSubject struct {
+	id string
+	p  *Payment
+}
+
+func (s sessionSubject) EventObjectID() string { return s.id }
+
+func (f fakeSessions) SessionEventWithPayment(_ context.Context, _ core.Scope, id string, p *Payment) (core.DomainEvent, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return map[string]any{"id": id, "payment_status": string(p.Status())}, nil
-}
-
-func testPresenters(sessions SessionRenderer) Presenters {
-	return Presenters{
-		Payment: func(p *Payment) any { return map[string]any{"id": p.ID(), "status": string(p.Status())} },
-		Dispute: func(d *Dispute) any { return map[string]any{"id": d.ID(), "payment_id": d.PaymentID()} },
-		Session: sessions,
-	}
+	return sessionSubject{id: id, p: p}, nil
 }
 
 var dueScope = core.Scope{MerchantID: "mer_due", Env: core.EnvTest}
@@ -145,7 +145,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
 		"later": {Outcome: ports.OutcomeProcessing, ProcessorRef: "later", SettlesAt: at(90)},
 	}
-	sw := NewSweeper(store, proc, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, proc, fakeSessions{})
 	n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("%d %v", n, err)
@@ -189,8 +189,13 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 			t.Errorf("event %d: %s at %s, want %s at %s", i, e.Type, e.Created, w.typ, w.at)
 		}
 	}
-	if obj := store.events[3].Object.(map[string]any); obj["payment_status"] != "succeeded" {
-		t.Errorf("session object %v", obj)
+	if sub, ok := store.events[3].Subject.(sessionSubject); !ok || sub.p.Status() != StatusSucceeded ||
+		sub.p.ID() != good.Payment.ID() || store.events[3].ObjectID != *good.Payment.SessionID() {
+		t.Errorf("session subject %+v", store.events[3].Subject)
+	}
+	if sub, ok := store.events[4].Subject.(DisputeEvent); !ok || sub.Dispute.PaymentID() != disputed.Payment.ID() ||
+		store.events[4].ObjectID != sub.Dispute.ID() {
+		t.Errorf("dispute subject %+v", store.events[4].Subject)
 	}
 	// Nothing is due twice.
 	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); err != nil || n != 0 {
@@ -204,7 +209,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}, opened: map[string]bool{}}
-	sw := NewSweeper(store, scriptedSettlements{}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, scriptedSettlements{}, fakeSessions{})
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
 	if n != 0 || !errors.Is(err, ports.ErrProcessorRefUnknown) {
@@ -224,7 +229,7 @@ func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}, opened: map[string]bool{}}
 	boom := errors.New("database down")
-	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, testPresenters(fakeSessions{err: boom}))
+	sw := NewSweeper(store, scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}, fakeSessions{err: boom})
 	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
 	}
