@@ -129,6 +129,11 @@ func TestCompleteCardSucceeded(t *testing.T) {
 		if len(store.payments) != 1 || store.payments[0].ProcessorRef != "sbx_ref_1" || store.payments[0].CardExpYear != 2030 {
 			t.Fatalf("stored %+v", store.payments)
 		}
+		// The payment succeeded as it was created: its receipt is queued with it.
+		if m := store.payments[0].Mail; len(m) != 1 ||
+			m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
+			t.Errorf("mail %+v", m)
+		}
 		if len(store.events) != 2 || store.events[0].Type != payments.EventPaymentIntentSucceeded ||
 			store.events[1].Type != EventCompleted {
 			t.Fatalf("events %+v", store.events)
@@ -178,6 +183,9 @@ func TestCompleteSEPAProcessing(t *testing.T) {
 	rec := store.payments[0]
 	if rec.SEPALast4 != "3000" || rec.SEPACountry != "DE" || rec.SettlesAt == nil || !rec.SettlesAt.Equal(t0.Add(48*time.Hour)) {
 		t.Fatalf("record %+v", rec)
+	}
+	if rec.Mail != nil { // its receipt goes when it settles
+		t.Errorf("mail %+v", rec.Mail)
 	}
 }
 
