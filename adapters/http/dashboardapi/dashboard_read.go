@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kassa-pay/kassa/adapters/wire"
 	"net/http"
 	"time"
 
@@ -102,7 +103,7 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
 	}
 	for _, p := range recent.Items {
-		dp, err := rewire[dash.Payment](present.Payment(p))
+		dp, err := rewire[dash.Payment](wire.Payment(p))
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +125,7 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 	out := dash.PaymentList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
 		Data: make([]dash.Payment, 0, len(page.Items))}
 	for _, p := range page.Items {
-		dp, err := rewire[dash.Payment](present.Payment(p))
+		dp, err := rewire[dash.Payment](wire.Payment(p))
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +152,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
-	payment, err := rewire[dash.Payment](present.Payment(p))
+	payment, err := rewire[dash.Payment](wire.Payment(p))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +192,7 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 	out := dash.CheckoutSessionList{Object: dash.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
 		Data: make([]dash.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		ds, err := rewire[dash.CheckoutSession](present.Session(s))
+		ds, err := rewire[dash.CheckoutSession](wire.Session(s))
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package merchantapi
 
 import (
 	"context"
+	"github.com/kassa-pay/kassa/adapters/wire"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
@@ -32,7 +33,7 @@ func (m *merchantAPI) CreateCheckoutSession(ctx context.Context, r api.CreateChe
 	if err != nil {
 		return nil, err
 	}
-	return api.CreateCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.CreateCheckoutSession200JSONResponse{Body: wire.Session(s)}, nil
 }
 
 func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListCheckoutSessionsRequestObject) (api.ListCheckoutSessionsResponseObject, error) {
@@ -47,7 +48,7 @@ func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListChecko
 	out := api.CheckoutSessionList{Object: api.ListObjectList, HasMore: page.HasMore, Url: "/v1/checkout/sessions",
 		Data: make([]api.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		out.Data = append(out.Data, present.Session(s))
+		out.Data = append(out.Data, wire.Session(s))
 	}
 	return api.ListCheckoutSessions200JSONResponse{Body: out}, nil
 }
@@ -57,7 +58,7 @@ func (m *merchantAPI) RetrieveCheckoutSession(ctx context.Context, r api.Retriev
 	if err != nil {
 		return nil, err
 	}
-	return api.RetrieveCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.RetrieveCheckoutSession200JSONResponse{Body: wire.Session(s)}, nil
 }
 
 func (m *merchantAPI) ExpireCheckoutSession(ctx context.Context, r api.ExpireCheckoutSessionRequestObject) (api.ExpireCheckoutSessionResponseObject, error) {
@@ -65,5 +66,5 @@ func (m *merchantAPI) ExpireCheckoutSession(ctx context.Context, r api.ExpireChe
 	if err != nil {
 		return nil, err
 	}
-	return api.ExpireCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.ExpireCheckoutSession200JSONResponse{Body: wire.Session(s)}, nil
 }

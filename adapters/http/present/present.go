@@ -6,98 +6,14 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
-	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
-	"github.com/kassa-pay/kassa/modules/payments"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 )
 
-// Presenters translate module entities into the generated wire types: the one place that
-// knows both. AnySession also renders event payloads (checkout.Presenter), so an event's
-// data.object is exactly what the API returns for the same session.
-
-// AnySession renders a checkout session (2.1, D6) as an event payload.
-func AnySession(s *checkout.Session) any { return Session(s) }
-
-// Session renders a checkout session (2.1, D6).
-func Session(s *checkout.Session) api.CheckoutSession {
-	items := make([]api.LineItem, 0, len(s.LineItems()))
-	for _, li := range s.LineItems() {
-		items = append(items, api.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
-			ImageUrl: li.ImageURL, PriceId: li.PriceID, ProductId: li.ProductID})
-	}
-	out := api.CheckoutSession{
-		Id:            s.ID(),
-		Object:        api.CheckoutSessionObjectCheckoutSession,
-		Mode:          api.Environment(s.Environment()),
-		CheckoutMode:  api.CheckoutMode(s.Mode()),
-		Status:        api.CheckoutSessionStatus(s.Status()),
-		Amount:        s.Amount(),
-		Currency:      string(s.Currency()),
-		ClientSecret:  s.ClientSecret(),
-		CheckoutUrl:   s.CheckoutURL(),
-		EmbedUrl:      s.EmbedURL(),
-		ExpiresAt:     s.ExpiresAt().Unix(),
-		Created:       s.Created().Unix(),
-		CustomerName:  s.CustomerName(),
-		CustomerEmail: s.CustomerEmail(),
-		Reference:     s.Reference(),
-		Description:   s.Description(),
-		LineItems:     items,
-		SuccessUrl:    s.SuccessURL(),
-		CancelUrl:     s.CancelURL(),
-		Metadata:      metadataOut(s.Metadata()),
-	}
-	if r := s.CancellationReason(); r != nil {
-		cr := api.CheckoutSessionCancellationReason(*r)
-		out.CancellationReason = &cr
-	}
-	if p := s.Payment(); p != nil {
-		pp := Payment(p)
-		out.Payment = &pp
-	}
-	if ps := s.PaymentStatus(); ps != "" {
-		v := api.CheckoutSessionPaymentStatus(ps)
-		out.PaymentStatus = &v
-	}
-	return out
-}
-
-// AnyPayment renders a payment (2.2); it also renders payment event payloads
-// (checkout.PaymentPresenter).
-func AnyPayment(p *payments.Payment) any { return Payment(p) }
-
-// Payment renders a payment (2.2).
-func Payment(p *payments.Payment) api.Payment {
-	fee := p.Fee()
-	c := p.Customer()
-	out := api.Payment{
-		Id:             p.ID(),
-		Object:         api.PaymentObjectPayment,
-		SessionId:      p.SessionID(),
-		InvoiceId:      p.InvoiceID(),
-		Amount:         p.Amount(),
-		AmountRefunded: p.AmountRefunded(),
-		Currency:       string(p.Currency()),
-		Status:         api.PaymentStatus(p.Status()),
-		PaymentMethod:  api.PaymentPaymentMethod(p.PaymentMethod()),
-		Fee: api.PaymentFee{
-			ServiceFeeEur:            fee.ServiceFeeEUR,
-			ServiceFeeChargeCurrency: fee.ServiceFeeChargeCurrency,
-			PspFeeEur:                fee.PSPFeeEUR,
-			Currency:                 string(fee.Currency),
-		},
-		Customer:  api.PaymentCustomer{Name: c.Name, Email: c.Email},
-		Reference: p.Reference(),
-		Metadata:  metadataOut(p.Metadata()),
-		Created:   p.Created().Unix(),
-	}
-	if card := p.Card(); card != nil {
-		out.Card = &api.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
-	}
-	out.FailureCode, out.FailureMessage = p.FailureCode(), p.FailureMessage()
-	return out
-}
+// Presenters translate module entities into the generated wire types. Sessions, payments and
+// disputes are rendered by the merchant wire model (adapters/wire), which also renders event
+// payloads, so an event's data.object is exactly what the API returns for the same object;
+// this package renders the rest (products, prices, stored events).
 
 // Product renders a product.
 func Product(p *catalog.Product) api.Product {
