@@ -18,13 +18,14 @@ import (
 // ChargeAttemptStore finds charge attempts left pending (payments.AttemptStore) in
 // charge_attempts (migration 00014). Attempts are written by the payable's store in the
 // payable's transactions (SessionStore.BeginCharge and ApplyCharge, through the helpers
-// below), so each helper takes the caller's transaction.
+// below), so each helper takes the caller's transaction. Stale runs on the ambient transaction
+// when there is one (a keyed test clock advance runs the attempt sweep in its unit of work).
 type ChargeAttemptStore struct {
-	db *sqlx.DB
+	db handle
 }
 
 // NewChargeAttemptStore returns the attempt store on db.
-func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAttemptStore{db: db} }
+func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAttemptStore{db: wrap(db)} }
 
 var _ payments.AttemptStore = (*ChargeAttemptStore)(nil)
 
