@@ -5,18 +5,32 @@ import "time"
 // APIVersion is stamped on every event envelope (D10).
 const APIVersion = "2026-11-01"
 
+// DomainEvent is a module's typed report of a change to one object (a session that expired, a
+// payment that succeeded). Modules never build payloads: the outbox renders a domain event
+// into what each channel carries (adapters/wire, the one place that knows the wire forms).
+type DomainEvent interface {
+	// EventObjectID is the id of the object the event is about (data.object.id), "" when its
+	// payload names none (a declined charge has no payment).
+	EventObjectID() string
+}
+
 // Event is a state change to be reported to webhooks. It is written to the outbox in the same
 // transaction as the change it reports; delivery happens later.
 type Event struct {
 	ID      string
-	Type    string
+	Type    EventType
 	Scope   Scope
 	Created time.Time
-	// Object is the resource payload at event time, already in its wire (JSON-ready) form.
-	Object any
+	// ObjectID is the id of the object the event is about (Subject.EventObjectID()). The
+	// outbox indexes it, so the events about one object are found without reading the scope's
+	// other events.
+	ObjectID string
+	// Subject is what happened, as the module knows it; the outbox renders it per channel.
+	Subject DomainEvent
 }
 
-// NewEvent builds an event with a fresh evt_ id.
-func NewEvent(typ string, scope Scope, at time.Time, object any) Event {
-	return Event{ID: NewID(PrefixEvent), Type: typ, Scope: scope, Created: at, Object: object}
+// NewEvent builds an event with a fresh evt_ id reporting subject.
+func NewEvent(typ EventType, scope Scope, at time.Time, subject DomainEvent) Event {
+	return Event{ID: NewID(PrefixEvent), Type: typ, Scope: scope, Created: at,
+		ObjectID: subject.EventObjectID(), Subject: subject}
 }

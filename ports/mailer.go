@@ -153,3 +153,9 @@ type Mailbox interface {
 	// GetMailboxMessage returns one message of the scope, or core.NotFound("mailbox_message").
 	GetMailboxMessage(ctx context.Context, scope core.Scope, id string) (MailboxMessage, error)
 }
+
+// MailComposer writes the message of one kind of queued mail from its subject, when it is
+// sent. An error that wraps ErrPermanent drops the mail; any other error is retried.
+type MailComposer interface {
+	ComposeMail(ctx context.Context, m core.Mail) (Message, error)
+}

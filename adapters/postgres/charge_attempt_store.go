@@ -18,7 +18,8 @@ import (
 // ChargeAttemptStore finds charge attempts left pending (payments.AttemptStore) in
 // charge_attempts (migration 00014). Attempts are written by the payable's store in the
 // payable's transactions (SessionStore.BeginCharge and ApplyCharge, through the helpers
-// below), so each helper takes the caller's transaction.
+// below), so each helper takes the caller's transaction. Stale runs on the ambient transaction
+// when there is one (a keyed test clock advance runs the attempt sweep in its unit of work).
 type ChargeAttemptStore struct {
 	db handle
 }

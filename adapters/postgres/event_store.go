@@ -63,13 +63,23 @@ func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) 
 	return r.event(), nil
 }
 
-// EventsAbout implements events.Store: the scope's events whose payload object has one of ids
-// (payloads are the objects themselves), newest first.
+// eventsAboutQuery reads the events about any of a set of objects through the events_object
+// index (merchant_id, environment, object_id, seq DESC), never the scope's other events: one
+// ordered index range per object, merged. (A single "object_id = ANY(…) ORDER BY seq" lets
+// the planner, without statistics, walk events_scope, the whole scope newest first.)
+const eventsAboutQuery = `SELECT e.id, e.merchant_id, e.environment, e.type, e.created, e.data
+		FROM (SELECT DISTINCT unnest($3::text[])) AS o(id)
+		CROSS JOIN LATERAL (
+			SELECT id, merchant_id, environment, type, created, data, seq FROM events
+			WHERE merchant_id = $1 AND environment = $2 AND object_id = o.id
+			ORDER BY seq DESC LIMIT $4) e
+		ORDER BY e.seq DESC LIMIT $4`
+
+// EventsAbout implements events.Store: the scope's events whose object (object_id, the id of
+// data.object) is one of ids, newest first.
 func (s *EventStore) EventsAbout(ctx context.Context, scope core.Scope, ids []string, limit int) ([]*events.Event, error) {
 	var rows []eventRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, merchant_id, environment, type, created, data FROM events
-		WHERE merchant_id = $1 AND environment = $2 AND data->>'id' = ANY($3)
-		ORDER BY seq DESC LIMIT $4`, scope.MerchantID, string(scope.Env), pq.Array(ids), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, eventsAboutQuery, scope.MerchantID, string(scope.Env), pq.Array(ids), limit); err != nil {
 		return nil, err
 	}
 	out := make([]*events.Event, len(rows))

@@ -3,116 +3,122 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // MailOutboxIDPrefix is the prefix of mail_outbox row ids.
 const MailOutboxIDPrefix = "mob_"
 
-// queueReceipt queues the receipt of a payment inside the caller's transaction, dated at (the
-// scope's time when the payment succeeded). It is due at once: the database's time in whole
-// seconds, as the workers' clock (core.SystemClock) reads it. A payment has at most one
-// receipt: a second queueing is a no-op.
-func queueReceipt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, paymentID string, at time.Time) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox
-		(merchant_id, environment, id, kind, payment_id, next_attempt_at, created)
-		VALUES ($1, $2, $3, 'receipt', $4, date_trunc('second', now()), $5)
-		ON CONFLICT (merchant_id, environment, payment_id, kind) DO NOTHING`,
-		scope.MerchantID, string(scope.Env), core.NewID(MailOutboxIDPrefix), paymentID, at.UTC()); err != nil {
-		return fmt.Errorf("mail_outbox: queue receipt: %w", err)
+// mailInsert is the statement that queues mails, starting at placeholder $first, and its
+// arguments. Each mail is due at once: the database's time in whole seconds, as the workers'
+// clock (core.SystemClock) reads it. A subject has at most one mail of a kind: queueing it
+// again is a no-op. from, when not empty, is a FROM clause the rows are joined with (a CTE
+// that must have produced a row), so that the queueing can follow another write in one
+// statement.
+func mailInsert(mails []core.Mail, first int, from string) (string, []any) {
+	const cols = 6
+	rows := make([]string, len(mails))
+	args := make([]any, 0, cols*len(mails))
+	for i, m := range mails {
+		n := first + i*cols
+		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d::timestamptz)", n, n+1, n+2, n+3, n+4, n+5)
+		args = append(args, m.Scope.MerchantID, string(m.Scope.Env), core.NewID(MailOutboxIDPrefix),
+			string(m.Kind), m.SubjectID, m.Created.UTC())
+	}
+	q := `INSERT INTO mail_outbox (merchant_id, environment, id, kind, subject_id, next_attempt_at, created)
+		SELECT v.merchant_id, v.environment, v.id, v.kind, v.subject_id, date_trunc('second', now()), v.created
+		FROM (VALUES ` + strings.Join(rows, ", ") + `) AS v (merchant_id, environment, id, kind, subject_id, created)`
+	if from != "" {
+		q += `, ` + from
+	}
+	return q + ` ON CONFLICT (merchant_id, environment, subject_id, kind) DO NOTHING`, args
+}
+
+// insertMail queues mails inside the caller's transaction (see mailInsert).
+func insertMail(ctx context.Context, tx *sqlx.Tx, mails []core.Mail) error {
+	if len(mails) == 0 {
+		return nil
+	}
+	q, args := mailInsert(mails, 1, "")
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("mail_outbox: queue %s: %w", mails[0].Kind, err)
 	}
 	return nil
 }
 
-// MailOutboxStore is the receipt outbox the receipt worker drains (payments.ReceiptStore).
-// Rows are written by the payment store; this store claims them (SKIP LOCKED with a lease)
-// and records the outcome of each attempt.
+// MailOutboxStore is the mail queue the mail worker drains (mail.Store). Rows are written in
+// the transactions of their causes (insertMail); this store claims them (SKIP LOCKED with a
+// lease) and records the outcome of each attempt.
 type MailOutboxStore struct{ db handle }
 
 // NewMailOutboxStore returns the outbox store on db.
 func NewMailOutboxStore(db *sqlx.DB) *MailOutboxStore { return &MailOutboxStore{db: wrap(db)} }
 
-var _ payments.ReceiptStore = (*MailOutboxStore)(nil)
+var _ mail.Store = (*MailOutboxStore)(nil)
 
-type receiptRow struct {
-	MerchantID   string    `db:"merchant_id"`
-	Environment  string    `db:"environment"`
-	ID           string    `db:"id"`
-	PaymentID    string    `db:"payment_id"`
-	Attempts     int       `db:"attempts"`
-	Created      time.Time `db:"created"`
-	MerchantName string    `db:"merchant_name"`
-	Email        string    `db:"customer_email"`
-	Amount       int64     `db:"amount"`
-	Currency     string    `db:"currency"`
-	Reference    *string   `db:"reference"`
-	CardBrand    *string   `db:"card_brand"`
-	CardLast4    *string   `db:"card_last4"`
-	SEPALast4    *string   `db:"sepa_last4"`
+type mailRow struct {
+	MerchantID  string    `db:"merchant_id"`
+	Environment string    `db:"environment"`
+	ID          string    `db:"id"`
+	Kind        string    `db:"kind"`
+	SubjectID   string    `db:"subject_id"`
+	Attempts    int       `db:"attempts"`
+	Created     time.Time `db:"created"`
 }
 
-// ClaimReceipts claims up to limit due receipts (see payments.ReceiptStore).
-func (s *MailOutboxStore) ClaimReceipts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*payments.ReceiptJob, error) {
-	var rows []receiptRow
-	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		err := tx.SelectContext(ctx, &rows, `WITH due AS (
-				SELECT merchant_id, environment, id FROM mail_outbox
-				WHERE status = 'pending' AND next_attempt_at <= $1
-				ORDER BY next_attempt_at
-				LIMIT $3
-				FOR UPDATE SKIP LOCKED
-			), claimed AS (
-				UPDATE mail_outbox o SET attempts = o.attempts + 1, next_attempt_at = $2
-				FROM due WHERE o.merchant_id = due.merchant_id AND o.environment = due.environment AND o.id = due.id
-				RETURNING o.merchant_id, o.environment, o.id, o.payment_id, o.attempts, o.created
-			)
-			SELECT c.merchant_id, c.environment, c.id, c.payment_id, c.attempts, c.created,
-				m.name AS merchant_name, p.customer_email, p.amount, p.currency, p.reference,
-				p.card_brand, p.card_last4, p.sepa_last4
-			FROM claimed c
-			JOIN merchants m ON m.id = c.merchant_id
-			JOIN payments p ON p.merchant_id = c.merchant_id AND p.environment = c.environment AND p.id = c.payment_id
-			ORDER BY c.created, c.id`, now, now.Add(lease), limit)
-		if err != nil {
-			return fmt.Errorf("mail_outbox: claim: %w", err)
-		}
-		return nil
-	})
+// ClaimMail claims up to limit due mails (see mail.Store).
+func (s *MailOutboxStore) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mail.Job, error) {
+	var rows []mailRow
+	err := s.db.SelectContext(ctx, &rows, `WITH due AS (
+			SELECT merchant_id, environment, id FROM mail_outbox
+			WHERE status = 'pending' AND next_attempt_at <= $1
+			ORDER BY next_attempt_at
+			LIMIT $3
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE mail_outbox o SET attempts = o.attempts + 1, next_attempt_at = $2
+		FROM due WHERE o.merchant_id = due.merchant_id AND o.environment = due.environment AND o.id = due.id
+		RETURNING o.merchant_id, o.environment, o.id, o.kind, o.subject_id, o.attempts, o.created`,
+		now, now.Add(lease), limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mail_outbox: claim: %w", err)
 	}
-	jobs := make([]*payments.ReceiptJob, len(rows))
+	jobs := make([]*mail.Job, len(rows))
 	for i, r := range rows {
-		jobs[i] = &payments.ReceiptJob{ID: r.ID, Attempt: r.Attempts, Receipt: payments.Receipt{
-			Scope:        core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
-			To:           r.Email,
-			MerchantName: r.MerchantName,
-			PaymentID:    r.PaymentID,
-			Amount:       r.Amount,
-			Currency:     core.Currency(r.Currency),
-			Reference:    deref(r.Reference),
-			CardBrand:    deref(r.CardBrand),
-			CardLast4:    deref(r.CardLast4),
-			IBANLast4:    deref(r.SEPALast4),
-			Date:         r.Created.UTC(),
+		jobs[i] = &mail.Job{ID: r.ID, Attempt: r.Attempts, Mail: core.Mail{
+			Kind:      core.MailKind(r.Kind),
+			Scope:     core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+			SubjectID: r.SubjectID,
+			Created:   r.Created.UTC(),
 		}}
 	}
+	// Oldest first, as they were queued (RETURNING keeps no order).
+	slices.SortFunc(jobs, func(a, b *mail.Job) int {
+		if c := a.Mail.Created.Compare(b.Mail.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return jobs, nil
 }
 
 // maxMailError bounds the stored error text.
 const maxMailError = 500
 
-// RecordReceipt stores the outcome of a claimed attempt. Only the attempt that claimed the row
+// RecordMail stores the outcome of a claimed attempt. Only the attempt that claimed the row
 // last may record: an attempt that outlived its lease (and was claimed again) is ignored.
-func (s *MailOutboxStore) RecordReceipt(ctx context.Context, job *payments.ReceiptJob, o payments.ReceiptOutcome) error {
-	sc := job.Receipt.Scope
+func (s *MailOutboxStore) RecordMail(ctx context.Context, job *mail.Job, o mail.Outcome) error {
+	sc := job.Mail.Scope
 	var lastErr *string
 	if o.Error != "" {
 		e := o.Error
@@ -123,9 +129,9 @@ func (s *MailOutboxStore) RecordReceipt(ctx context.Context, job *payments.Recei
 	}
 	var next, completed *time.Time
 	switch o.Status {
-	case payments.ReceiptPending:
+	case mail.Pending:
 		next = &o.NextAttempt
-	case payments.ReceiptSent, payments.ReceiptDropped:
+	case mail.Sent, mail.Dropped:
 		completed = &o.At
 	default:
 		return fmt.Errorf("mail_outbox: record: unknown status %q", o.Status)
@@ -140,11 +146,51 @@ func (s *MailOutboxStore) RecordReceipt(ctx context.Context, job *payments.Recei
 	return nil
 }
 
-// NextReceiptDue returns the earliest next attempt among pending receipts.
-func (s *MailOutboxStore) NextReceiptDue(ctx context.Context) (time.Time, bool, error) {
+// NextMailDue returns the earliest next attempt among pending mails.
+func (s *MailOutboxStore) NextMailDue(ctx context.Context) (time.Time, bool, error) {
 	var at sql.NullTime
 	if err := s.db.GetContext(ctx, &at, `SELECT min(next_attempt_at) FROM mail_outbox WHERE status = 'pending'`); err != nil {
 		return time.Time{}, false, fmt.Errorf("mail_outbox: next due: %w", err)
 	}
 	return at.Time, at.Valid, nil
+}
+
+// ReceiptSource reads what a receipt is composed from (payments.ReceiptSource).
+type ReceiptSource struct{ db handle }
+
+// NewReceiptSource returns the receipt source on db.
+func NewReceiptSource(db *sqlx.DB) *ReceiptSource { return &ReceiptSource{db: wrap(db)} }
+
+var _ payments.ReceiptSource = (*ReceiptSource)(nil)
+
+// ReceiptRecord reads a payment of scope with its SEPA account and its merchant's name.
+func (s *ReceiptSource) ReceiptRecord(ctx context.Context, scope core.Scope, paymentID string) (*payments.Record, string, error) {
+	var r struct {
+		paymentRow
+		SEPALast4    *string `db:"sepa_last4"`
+		MerchantName string  `db:"merchant_name"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT `+qualified("p", paymentColumns)+`, p.sepa_last4, m.name AS merchant_name
+		FROM payments p JOIN merchants m ON m.id = p.merchant_id
+		WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = $3`, scope.MerchantID, string(scope.Env), paymentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", core.NotFound("payment", "id", paymentID)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("payments: receipt: %w", err)
+	}
+	p, err := r.payment()
+	if err != nil {
+		return nil, "", err
+	}
+	return &payments.Record{Payment: p, SEPALast4: deref(r.SEPALast4)}, r.MerchantName, nil
+}
+
+// qualified prefixes each column of a comma-separated list with alias.
+func qualified(alias, columns string) string {
+	cols := strings.Split(columns, ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
 }

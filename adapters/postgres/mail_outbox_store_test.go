@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -28,9 +31,19 @@ func (m *countingMailer) Send(_ context.Context, msg ports.Message) error {
 	return nil
 }
 
-func composeForTest(r payments.Receipt) (ports.Message, error) {
+func renderForTest(r payments.Receipt) (ports.Message, error) {
 	return ports.Message{Scope: r.Scope, To: r.To, Subject: "Receipt", Text: r.MerchantName,
 		Headers: map[string]string{"X-Kassa-Payment": r.PaymentID}}, nil
+}
+
+// receiptComposers are the composers of a worker that sends receipts.
+func receiptComposers(t *testing.T, db *sqlx.DB, render payments.ReceiptRenderer) mail.Composers {
+	t.Helper()
+	c, err := payments.NewReceiptComposer(postgres.NewReceiptSource(db), render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mail.Composers{payments.MailReceipt: c}
 }
 
 // Several workers drain one outbox: every receipt is sent exactly once, with its facts.
@@ -48,8 +61,8 @@ func TestMailOutboxWorkersSendEachReceiptOnce(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var wg sync.WaitGroup
 	for range 4 {
-		w := payments.NewReceiptWorker(postgres.NewMailOutboxStore(db), composeForTest, mailer, core.SystemClock{},
-			payments.ReceiptWorkerOptions{Batch: 2, Log: quiet})
+		w := mail.NewWorker(postgres.NewMailOutboxStore(db), receiptComposers(t, db, renderForTest), mailer, core.SystemClock{},
+			mail.WorkerOptions{Batch: 2, Log: quiet})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,7 +82,9 @@ func TestMailOutboxWorkersSendEachReceiptOnce(t *testing.T) {
 	}
 }
 
-// A claimed receipt is reserved for its lease; a stale attempt cannot record over a newer one.
+// A claimed mail is reserved for its lease; a stale attempt cannot record over a newer one.
+// The receipt of a payment is queued with it as a kind and a subject, and composed from the
+// payment when it is sent.
 func TestMailOutboxLease(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -79,37 +94,46 @@ func TestMailOutboxLease(t *testing.T) {
 	st := postgres.NewMailOutboxStore(db)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second).Add(time.Second)
-	jobs, err := st.ClaimReceipts(ctx, now, time.Minute, 10)
+	jobs, err := st.ClaimMail(ctx, now, time.Minute, 10)
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("%d %v", len(jobs), err)
 	}
-	r := jobs[0].Receipt
+	if m := jobs[0].Mail; m != (core.Mail{Kind: payments.MailReceipt, Scope: scope, SubjectID: paid.Payment().ID(), Created: payNow}) {
+		t.Fatalf("mail %+v", m)
+	}
+	var r payments.Receipt
+	if _, err := receiptComposers(t, db, func(got payments.Receipt) (ports.Message, error) {
+		r = got
+		return renderForTest(got)
+	})[payments.MailReceipt].ComposeMail(ctx, jobs[0].Mail); err != nil {
+		t.Fatal(err)
+	}
 	if r.To != "grace@example.com" || r.MerchantName != "Test merchant" || r.PaymentID != paid.Payment().ID() ||
 		r.Amount != 2500 || r.Currency != "EUR" || r.CardBrand != "visa" || r.CardLast4 != "4242" || r.IBANLast4 != "" ||
 		!r.Date.Equal(payNow) || r.Scope != scope || jobs[0].Attempt != 1 {
 		t.Fatalf("receipt %+v", jobs[0])
 	}
-	if again, _ := st.ClaimReceipts(ctx, now.Add(30*time.Second), time.Minute, 10); len(again) != 0 {
+	if again, _ := st.ClaimMail(ctx, now.Add(30*time.Second), time.Minute, 10); len(again) != 0 {
 		t.Fatal("claimed within its lease")
 	}
-	if at, ok, err := st.NextReceiptDue(ctx); err != nil || !ok || !at.Equal(now.Add(time.Minute)) {
+	if at, ok, err := st.NextMailDue(ctx); err != nil || !ok || !at.Equal(now.Add(time.Minute)) {
 		t.Fatalf("next due %s %v %v", at, ok, err)
 	}
 	// The lease ends: the receipt is claimed again as attempt 2; attempt 1 can no longer record.
-	second, err := st.ClaimReceipts(ctx, now.Add(2*time.Minute), time.Minute, 10)
+	second, err := st.ClaimMail(ctx, now.Add(2*time.Minute), time.Minute, 10)
 	if err != nil || len(second) != 1 || second[0].Attempt != 2 {
 		t.Fatalf("%v %v", second, err)
 	}
-	if err := st.RecordReceipt(ctx, jobs[0], payments.ReceiptOutcome{Status: payments.ReceiptSent, At: now}); err != nil {
+	if err := st.RecordMail(ctx, jobs[0], mail.Outcome{Status: mail.Sent, At: now}); err != nil {
 		t.Fatal(err)
 	}
 	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'pending'`); c != 1 {
 		t.Fatal("a stale attempt recorded its outcome")
 	}
-	if err := st.RecordReceipt(ctx, second[0], payments.ReceiptOutcome{Status: payments.ReceiptSent, At: now}); err != nil {
+	if err := st.RecordMail(ctx, second[0], mail.Outcome{Status: mail.Sent, At: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := st.NextReceiptDue(ctx); ok {
+	if _, ok, _ := st.NextMailDue(ctx); ok {
 		t.Fatal("nothing should be pending")
 	}
 }

@@ -152,7 +152,7 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 
 // writeDueChange persists what the sweep decided for the locked payment: its new state and
 // settlement time, the dispute it opened (which becomes its dispute_id), the events, and the
-// receipt it asked for. It decides nothing itself.
+// mail it queued (DueChange.Mail: the receipt of a settled payment). It decides nothing itself.
 func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, ch payments.DueChange) error {
 	id := locked.ID()
 	if ch.Record.Payment == nil || ch.Record.Payment.ID() != id || ch.Record.Payment.Scope() != locked.Scope() {
@@ -182,10 +182,8 @@ func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, 
 		after.DisputeLost, after.FailureCode, after.FailureMessage, ch.Record.SettlesAt, disputeID, ch.Record.AvailableAt); err != nil {
 		return fmt.Errorf("payments: update: %w", err)
 	}
-	if ch.ReceiptAt != nil {
-		if err := queueReceipt(ctx, tx, after.Scope, id, *ch.ReceiptAt); err != nil {
-			return err
-		}
+	if err := insertMail(ctx, tx, ch.Mail); err != nil {
+		return err
 	}
 	return insertEvents(ctx, tx, ch.Events)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
@@ -42,7 +41,7 @@ func newDueFixture(t *testing.T, db *sqlx.DB) *dueFixture {
 	co := paymentsOn(db, fixedClocks{payNow}, core.EnvLive)
 	proc := sandbox.New()
 	return &dueFixture{db: db, co: co, proc: proc,
-		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(proc), present.AsyncPresenters(co))}
+		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(proc), co)}
 }
 
 func bothEnvs(p payments.Settlements) map[core.Environment]payments.Settlements {
@@ -132,7 +131,7 @@ func TestSweepSettlesSEPA(t *testing.T) {
 		AND created = $2`, scope.MerchantID, settled); n != 2 {
 		t.Errorf("%d async events at the settlement time", n)
 	}
-	if n := countRows(t, db, `SELECT count(*) FROM mail_outbox o JOIN payments p ON p.id = o.payment_id
+	if n := countRows(t, db, `SELECT count(*) FROM mail_outbox o JOIN payments p ON p.id = o.subject_id
 		WHERE p.session_id = $1 AND o.created = $2 AND o.status = 'pending'`, good.ID(), settled); n != 1 || receipts(t, db, scope) != 1 {
 		t.Errorf("receipt of the settled payment: %d of %d", n, receipts(t, db, scope))
 	}
@@ -197,12 +196,12 @@ func TestSweepRunsInTimeOrder(t *testing.T) {
 	if n, err := f.sweeper.ProcessDue(context.Background(), &scope, payNow.Add(time.Hour)); err != nil || n != 2 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
-	var types []string
+	var types []core.EventType
 	if err := db.Select(&types, `SELECT type FROM events WHERE merchant_id = $1 AND created > $2 ORDER BY seq`,
 		scope.MerchantID, payNow); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{payments.EventChargeDisputeCreated, payments.EventPaymentIntentSucceeded,
+	want := []core.EventType{payments.EventChargeDisputeCreated, payments.EventPaymentIntentSucceeded,
 		payments.EventCheckoutSessionAsyncPaymentSucceeded}
 	if len(types) != len(want) {
 		t.Fatalf("events %v, want %v", types, want)
@@ -236,7 +235,7 @@ func TestSweepExactlyOnceUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range sweepers {
 		// Separate sweepers over separate stores, as separate processes have.
-		sw := payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(f.proc), present.AsyncPresenters(f.co))
+		sw := payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(f.proc), f.co)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -324,7 +323,7 @@ func TestSweepPostponesWhenTheProcessorFails(t *testing.T) {
 	f := newDueFixture(t, db)
 	scope := pgtest.Merchant(t, db)
 	s := f.pay(t, scope, ibanSettles)
-	sw := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: failingSettlements{}}, present.AsyncPresenters(f.co))
+	sw := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: failingSettlements{}}, f.co)
 	until := payNow.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &scope, until)
 	if err == nil || n != 0 {

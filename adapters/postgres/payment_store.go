@@ -16,11 +16,11 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// PaymentStore reads payments and runs the payments sweep's claims (payments.DueStore).
-// Payments are created only by SessionStore.UpdateWithPayment, in the transaction that
-// completes their session, and change state only through ClaimDue; every query filters by
-// merchant_id and environment. Whenever a payment is written as succeeded for the first time,
-// its receipt is queued in mail_outbox in the same transaction.
+// PaymentStore reads payments and writes the payments sweep's decisions (payments.DueStore).
+// Payments are created only by SessionStore.ApplyCharge, in the transaction that applies the
+// charge and completes their session, and change state only through ApplyDue; every query filters by
+// merchant_id and environment. The mail the payments module queues with a change
+// (payments.Record.Mail, payments.DueChange.Mail) is written in the same transaction.
 type PaymentStore struct {
 	db handle
 }
@@ -183,15 +183,12 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
 		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
 		nullIfEmpty(p.Fee.Rate), rec.AvailableAt}
-	if p.Status == payments.StatusSucceeded {
-		// A card payment succeeds as it is created: its receipt is queued with it, by the
-		// same statement (one round trip fewer under the session's row lock).
-		// Its row is queueReceipt's.
-		insert = `WITH payment AS (` + insert + ` RETURNING merchant_id, environment, id, created)
-			INSERT INTO mail_outbox (merchant_id, environment, id, kind, payment_id, next_attempt_at, created)
-			SELECT merchant_id, environment, $39, 'receipt', id, date_trunc('second', now()), created FROM payment
-			ON CONFLICT (merchant_id, environment, payment_id, kind) DO NOTHING`
-		args = append(args, core.NewID(MailOutboxIDPrefix))
+	if len(rec.Mail) > 0 {
+		// The mail the payments module queues with the payment (its receipt) goes in the same
+		// statement: one round trip fewer under the session's row lock.
+		q, margs := mailInsert(rec.Mail, len(args)+1, "payment")
+		insert = `WITH payment AS (` + insert + ` RETURNING 1) ` + q
+		args = append(args, margs...)
 	}
 	if _, err = tx.ExecContext(ctx, insert, args...); err != nil {
 		var pe *pq.Error

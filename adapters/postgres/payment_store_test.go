@@ -13,7 +13,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/fx"
-	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
@@ -24,16 +23,15 @@ import (
 )
 
 // paymentsOn is a checkout service with payments wired as in production (fees over the ECB
-// sample fixture, the sandbox processor with its Postgres journal, the HTTP presenters for
-// event payloads). The sandbox charges the test environment and the environments envs (a
-// test may stand it in for a live processor).
+// sample fixture, the sandbox processor with its Postgres journal). The sandbox charges the
+// test environment and the environments envs (a test may stand it in for a live processor).
 func paymentsOn(db *sqlx.DB, clocks ports.Clocks, envs ...core.Environment) *checkout.Service {
-	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test", present.AnySession)
+	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test")
 	procs := map[core.Environment]ports.Processor{}
 	for _, env := range append(envs, core.EnvTest) {
 		procs[env] = sandbox.NewWithJournal(postgres.NewSandboxJournal(db))
 	}
-	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), procs, present.AnyPayment)
+	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), procs)
 	if err != nil {
 		panic(err)
 	}
@@ -72,11 +70,11 @@ func mustPay(t *testing.T, svc *checkout.Service, s *checkout.Session, source st
 	return res.Session
 }
 
-func eventsOf(t *testing.T, db *sqlx.DB, scope core.Scope, typ string) []map[string]any {
+func eventsOf(t *testing.T, db *sqlx.DB, scope core.Scope, typ core.EventType) []map[string]any {
 	t.Helper()
 	var raw []string
 	if err := db.Select(&raw, `SELECT data::text FROM events WHERE merchant_id = $1 AND environment = $2 AND type = $3 ORDER BY created, id`,
-		scope.MerchantID, string(scope.Env), typ); err != nil {
+		scope.MerchantID, string(scope.Env), string(typ)); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]map[string]any, len(raw))
@@ -349,7 +347,7 @@ func TestALostOutcomeIsAppliedOnceByTheSweep(t *testing.T) {
 func chargerOf(t *testing.T, db *sqlx.DB) *payments.Charger {
 	t.Helper()
 	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()),
-		map[core.Environment]ports.Processor{core.EnvTest: sandbox.NewWithJournal(postgres.NewSandboxJournal(db))}, present.AnyPayment)
+		map[core.Environment]ports.Processor{core.EnvTest: sandbox.NewWithJournal(postgres.NewSandboxJournal(db))})
 	if err != nil {
 		t.Fatal(err)
 	}

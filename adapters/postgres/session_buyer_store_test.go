@@ -11,7 +11,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
@@ -59,7 +58,7 @@ func (namedMerchant) BuyerMerchant(context.Context, string) (checkout.BuyerMerch
 func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	svc := checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)})
 	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
-		map[core.Environment]ports.Processor{core.EnvTest: proc}, present.AnyPayment)
+		map[core.Environment]ports.Processor{core.EnvTest: proc})
 	if err != nil {
 		panic(err)
 	}

@@ -31,7 +31,7 @@ type fixedClocks struct{ t time.Time }
 func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { return c.t, nil }
 
 func checkoutOn(db *sqlx.DB, clocks ports.Clocks) *checkout.Service {
-	return checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test", nil)
+	return checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test")
 }
 
 func sessionInput() checkout.CreateInput {
@@ -340,15 +340,15 @@ func TestSessionUpdateRollsBack(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
-	// An event that cannot be encoded fails the transaction after the row was updated.
+	// An event that cannot be rendered fails the transaction after the row was updated.
 	_, err = store.Update(context.Background(), scope, s.ID(), func(s *checkout.Session) ([]core.Event, error) {
 		if err := s.Expire(); err != nil {
 			return nil, err
 		}
-		return []core.Event{core.NewEvent(checkout.EventExpired, scope, time.Now(), func() {})}, nil
+		return []core.Event{core.NewEvent(checkout.EventExpired, scope, time.Now(), unrenderable{s.ID()})}, nil
 	})
 	if err == nil {
-		t.Fatal("want an encoding error")
+		t.Fatal("want a rendering error")
 	}
 	got, err := store.Get(context.Background(), scope, s.ID())
 	if err != nil || got.Status() != checkout.StatusOpen {
@@ -445,3 +445,8 @@ func TestSessionReadsWriteNothing(t *testing.T) {
 		t.Fatalf("a get wrote %d rows, want 2", n)
 	}
 }
+
+// unrenderable is a domain event the outbox has no rendering for.
+type unrenderable struct{ id string }
+
+func (u unrenderable) EventObjectID() string { return u.id }

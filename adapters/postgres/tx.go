@@ -13,6 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -293,19 +294,30 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	const cols = 6
+	const cols = 7
 	rows := make([]string, len(events))
 	args := make([]any, 0, cols*len(events))
 	for i, e := range events {
-		payload, err := jsonText(e.Object)
+		// data: the event rendered for the merchant channel, the form GET /v1/events and
+		// merchant webhooks carry (adapters/wire renders every channel).
+		obj, err := wire.MerchantPayload(e)
+		if err != nil {
+			return fmt.Errorf("outbox: %w", err)
+		}
+		payload, err := jsonText(obj)
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 		}
 		n := i * cols
-		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
-		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), e.Type, e.Created, payload)
+		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		// object_id: the indexed id of the object the event is about (NULL: none).
+		var objectID *string
+		if e.ObjectID != "" {
+			objectID = &e.ObjectID
+		}
+		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
 		VALUES `+strings.Join(rows, ", "), args...); err != nil {
 		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
 	}

@@ -243,3 +243,28 @@ func TestUnitOfWorkPanicRollsBack(t *testing.T) {
 		t.Errorf("v = %d after a panic, want 0", v)
 	}
 }
+
+// The charge-attempt sweep's read runs on the unit of work's transaction too: a keyed test
+// clock advance runs the due work, the attempt sweep included, inside its unit of work, and
+// with a pool of one connection (held by the unit of work) a read through the pool would wait
+// for ever.
+func TestUnitOfWorkChargeAttemptsUseTheAmbientTransaction(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	db.SetMaxOpenConns(1)
+	uow := postgres.NewUnitOfWork(db)
+	attempts := postgres.NewChargeAttemptStore(db)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := uow.Do(ctx, func(ctx context.Context) error {
+		stale, err := attempts.Stale(ctx, &scope, time.Now(), 10)
+		if err == nil && len(stale) != 0 {
+			t.Errorf("%d stale attempts in a new scope", len(stale))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("err = %v (a timeout means the store went through the pool)", err)
+	}
+}

@@ -140,7 +140,7 @@ func TestReceiptsReachSMTP(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil)
 	sink := newSMTPSink(t)
-	w, err := receiptWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: "Shop <receipts@shop.example>"})
+	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: "Shop <receipts@shop.example>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestReceiptFailuresRetryOrDrop(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil)
 	sink := newSMTPSink(t)
-	w, err := receiptWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: defaultMailFrom})
+	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: defaultMailFrom})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestReceiptsWithoutSMTPGoToTheMailbox(t *testing.T) {
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil)
-	w, err := receiptWorker(quietLog(), a, config{MailFrom: defaultMailFrom})
+	w, err := mailWorker(quietLog(), a, config{MailFrom: defaultMailFrom})
 	if err != nil {
 		t.Fatal(err)
 	}

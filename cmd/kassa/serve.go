@@ -19,6 +19,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -76,7 +77,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	a.dashboard = dashboardUseCases(db, cfg)
 	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
-	receipts, err := receiptWorker(log, a, cfg)
+	mails, err := mailWorker(log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("e-mail: %w", err)
 	}
@@ -168,7 +169,7 @@ func serve(ctx context.Context, args []string) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = deliveries.Run(sweepCtx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); _ = receipts.Run(sweepCtx) }()
+	go func() { defer wg.Done(); _ = mails.Run(sweepCtx) }()
 	if refresher != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); refresher.Run(sweepCtx) }()
@@ -241,20 +242,24 @@ func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.Webhoo
 		core.SystemClock{}, webhooks.WorkerOptions{Wake: wake, Log: log})
 }
 
-// receiptWorker wires the receipt sender: the mail outbox, the receipt templates of the e-mail
-// adapter, and the mailer chosen by newMailer. Every process runs one; they share the queue
-// through SKIP LOCKED claims.
-func receiptWorker(log *slog.Logger, a *app, cfg config) (*payments.ReceiptWorker, error) {
+// mailWorker wires the mail sender: the mail queue, the composer of each kind of mail (the
+// payments module's receipts, rendered with the e-mail adapter's templates), and the mailer
+// chosen by newMailer. Every process runs one; they share the queue through SKIP LOCKED claims.
+func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 	mailer, err := newMailer(cfg, a.db, a.testclock, log)
 	if err != nil {
 		return nil, err
 	}
-	return payments.NewReceiptWorker(postgres.NewMailOutboxStore(a.db), composeReceipt, mailer, core.SystemClock{},
-		payments.ReceiptWorkerOptions{Log: log}), nil
+	receipts, err := payments.NewReceiptComposer(postgres.NewReceiptSource(a.db), renderReceipt)
+	if err != nil {
+		return nil, err
+	}
+	return mail.NewWorker(postgres.NewMailOutboxStore(a.db), mail.Composers{payments.MailReceipt: receipts},
+		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil
 }
 
-// composeReceipt renders a receipt with the e-mail adapter's templates.
-func composeReceipt(r payments.Receipt) (ports.Message, error) {
+// renderReceipt renders a receipt with the e-mail adapter's templates.
+func renderReceipt(r payments.Receipt) (ports.Message, error) {
 	return email.ReceiptMessage(r.Scope, r.To, email.Receipt{
 		MerchantName: r.MerchantName, Amount: r.Amount, Currency: r.Currency, Reference: r.Reference,
 		PaymentID: r.PaymentID, CardBrand: r.CardBrand, CardLast4: r.CardLast4, IBANLast4: r.IBANLast4, Date: r.Date,

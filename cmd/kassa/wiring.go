@@ -8,7 +8,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/fx"
-	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
@@ -47,7 +46,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
 	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
 	sessions := postgres.NewSessionStore(db)
-	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL, present.AnySession)
+	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
@@ -56,7 +55,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// adapter yet, so live confirmations are refused, never faked.
 	var sb sandbox.Journal = postgres.NewSandboxJournal(db)
 	proc := sandbox.NewWithJournal(sb)
-	charger, err := payments.NewCharger(fees, map[core.Environment]ports.Processor{core.EnvTest: proc}, present.AnyPayment)
+	charger, err := payments.NewCharger(fees, map[core.Environment]ports.Processor{core.EnvTest: proc})
 	if err != nil {
 		panic(err) // every argument is given above
 	}
@@ -64,9 +63,9 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	due.Register("checkout session expiry", co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The processor of each payment's environment gives the outcomes. The async
-	// session events read the session from its store: it is complete (it has a payment), so
-	// checkout.Service.Get's lazy expiry, and its test clock read, has nothing to do.
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: proc}, present.AsyncPresenters(sessions))
+	// session events read the session from its store (checkout.Service.SessionEventWithPayment):
+	// it is complete (it has a payment), so no lazy expiry or test clock read is involved.
+	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
 	due.Register("payments settlement and disputes", ps)
 	// Charge attempts left pending (an outcome that failed to commit) are resolved by asking
 	// the processor; the background sweep runs it (its grace is wall-clock time, so a test

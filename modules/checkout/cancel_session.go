@@ -25,7 +25,7 @@ func (svc *Service) Cancel(ctx context.Context, scope core.Scope, id string) (*S
 		if err := s.Cancel(now); err != nil {
 			return nil, err
 		}
-		return []core.Event{core.NewEvent(EventCanceled, scope, now, svc.present(s))}, nil
+		return []core.Event{core.NewEvent(EventCanceled, scope, now, SessionEvent{Session: s})}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -11,11 +11,12 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Event types written by completion and cancellation (D10, interface 6.2).
+// Event types written by completion and cancellation: references into the event catalog
+// (core.EventCatalog).
 const (
-	EventCompleted           = payments.EventCheckoutSessionCompleted
-	EventAsyncPaymentPending = payments.EventCheckoutSessionAsyncPaymentPending
-	EventCanceled            = "checkout.session.canceled"
+	EventCompleted           = core.EventCheckoutSessionCompleted
+	EventAsyncPaymentPending = core.EventCheckoutSessionAsyncPaymentPending
+	EventCanceled            = core.EventCheckoutSessionCanceled
 )
 
 // EnablePayments wires the charge use case of payments (fees, processors per environment,
@@ -89,10 +90,10 @@ func (svc *Service) applyToSession(s *Session, a *payments.ChargeAttempt, out *p
 			return nil, nil, err
 		}
 		r.status = ConfirmSucceeded
-		evs = append(evs, core.NewEvent(EventCompleted, s.Scope(), now, svc.present(s)))
+		evs = append(evs, core.NewEvent(EventCompleted, s.Scope(), now, SessionEvent{Session: s}))
 		if p.Status() == payments.StatusProcessing {
 			r.status = ConfirmProcessing
-			evs = append(evs, core.NewEvent(EventAsyncPaymentPending, s.Scope(), now, svc.present(s)))
+			evs = append(evs, core.NewEvent(EventAsyncPaymentPending, s.Scope(), now, SessionEvent{Session: s}))
 		}
 		return out.Payment, evs, nil
 	case ports.OutcomeFailed:

@@ -19,16 +19,12 @@ func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakePr
 	proc := &fakeProcessor{}
 	// EUR charges need no FX rate, so no rate source is wired.
 	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
-		map[core.Environment]ports.Processor{core.EnvTest: proc}, testPaymentPresenter)
+		map[core.Environment]ports.Processor{core.EnvTest: proc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc.EnablePayments(ch)
 	return svc, store, clocks, proc
-}
-
-func testPaymentPresenter(p *payments.Payment) any {
-	return map[string]any{"id": p.ID(), "object": "payment", "status": string(p.Status())}
 }
 
 func testPayment(t *testing.T, s *Session) *payments.Payment {
@@ -142,11 +138,16 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 			store.events[1].Type != EventCompleted {
 			t.Fatalf("events %+v", store.events)
 		}
-		if obj := store.events[0].Object.(map[string]any); obj["id"] != p.ID() || obj["object"] != "payment" {
-			t.Errorf("payment_intent.succeeded payload %v", obj)
+		if ev, ok := store.events[0].Subject.(payments.PaymentEvent); !ok || ev.Payment.ID() != p.ID() || store.events[0].ObjectID != p.ID() {
+			t.Errorf("payment_intent.succeeded subject %+v", store.events[0].Subject)
 		}
-		if obj := store.events[1].Object.(map[string]any); obj["id"] != s.ID() || obj["status"] != "complete" {
-			t.Errorf("checkout.session.completed payload %v", obj)
+		if ev, ok := store.events[1].Subject.(SessionEvent); !ok || ev.Session.ID() != s.ID() || ev.Session.Status() != StatusComplete ||
+			store.events[1].ObjectID != s.ID() {
+			t.Errorf("checkout.session.completed subject %+v", store.events[1].Subject)
+		}
+		// The payment succeeded as it was created: its receipt is queued with it.
+		if m := rec.Mail; len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
+			t.Errorf("mail %+v", m)
 		}
 		for _, ev := range store.events {
 			if !ev.Created.Equal(t0) || ev.Scope != testScope {
@@ -258,6 +259,11 @@ func TestSweepAppliesALostOutcomeExactlyOnce(t *testing.T) {
 		if a := store.attempt(s.ID() + ":1"); a.Status != payments.AttemptApplied {
 			t.Fatalf("attempt %+v", a)
 		}
+		// The sweep applies what the confirmation would have: a card's receipt goes with its
+		// payment; a processing debit's goes when it settles.
+		if m := store.payments[0].Mail; (len(m) == 1) != (method == "card") {
+			t.Errorf("%s: mail %+v", method, m)
+		}
 	}
 }
 
@@ -311,8 +317,8 @@ func TestCancel(t *testing.T) {
 	if store.eventCount(EventCanceled) != 1 {
 		t.Fatalf("events %+v", store.events)
 	}
-	if obj := store.events[0].Object.(map[string]any); obj["status"] != "canceled" {
-		t.Errorf("payload %v", obj)
+	if ev, ok := store.events[0].Subject.(SessionEvent); !ok || ev.Session.Status() != StatusCanceled {
+		t.Errorf("subject %+v", store.events[0].Subject)
 	}
 	if _, err := svc.Cancel(ctx, testScope, s.ID()); !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("second cancel: %v", err)

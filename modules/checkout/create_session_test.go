@@ -36,7 +36,7 @@ func newTestService(t *testing.T) (*Service, *memStore, *fakeClocks) {
 	t.Helper()
 	store := newMemStore()
 	clocks := &fakeClocks{t: t0}
-	return NewService(store, testPrices(), clocks, "https://pay.example.com/", nil), store, clocks
+	return NewService(store, testPrices(), clocks, "https://pay.example.com/"), store, clocks
 }
 
 var testScope = core.Scope{MerchantID: "mer_" + strings.Repeat("a", 24), Env: core.EnvTest}

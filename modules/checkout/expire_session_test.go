@@ -77,8 +77,8 @@ func TestExpireTransitions(t *testing.T) {
 			if !ev.Created.Equal(t0) || ev.Scope != testScope {
 				t.Errorf("event at %v scope %v", ev.Created, ev.Scope)
 			}
-			if obj := ev.Object.(map[string]any); obj["status"] != "expired" || obj["id"] != s.ID() {
-				t.Errorf("payload %v", obj)
+			if sub, ok := ev.Subject.(SessionEvent); !ok || sub.Session.Status() != StatusExpired || ev.ObjectID != s.ID() {
+				t.Errorf("subject %+v", ev.Subject)
 			}
 			if _, err := svc.Expire(context.Background(), testScope, s.ID()); !errors.Is(err, ErrSessionExpired) {
 				t.Fatalf("second expire: %v", err)

@@ -244,7 +244,7 @@ func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Tim
 	return len(due), nil
 }
 
-func (m *memStore) eventCount(typ string) int {
+func (m *memStore) eventCount(typ core.EventType) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0

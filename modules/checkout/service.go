@@ -18,7 +18,6 @@ type Service struct {
 	prices       PriceLookup
 	clocks       ports.Clocks
 	checkoutBase string
-	present      Presenter
 	// Payments (EnablePayments): nil until wired.
 	charger *payments.Charger
 	// Buyer use cases (EnableBuyer): nil until wired.
@@ -28,18 +27,13 @@ type Service struct {
 }
 
 // NewService wires the checkout use cases. checkoutBaseURL is the public base URL of the
-// checkout origin (a trailing slash is dropped); present renders sessions for event payloads
-// (nil: a minimal built-in rendering, meant for tests).
-func NewService(store Store, prices PriceLookup, clocks ports.Clocks, checkoutBaseURL string, present Presenter) *Service {
-	if present == nil {
-		present = minimalPresenter
-	}
+// checkout origin (a trailing slash is dropped).
+func NewService(store Store, prices PriceLookup, clocks ports.Clocks, checkoutBaseURL string) *Service {
 	return &Service{
 		store:        store,
 		prices:       prices,
 		clocks:       clocks,
 		checkoutBase: strings.TrimRight(checkoutBaseURL, "/"),
-		present:      present,
 		chargeWait:   ChargeWait,
 	}
 }
@@ -50,26 +44,10 @@ func (svc *Service) expiredEvent(s *Session, at time.Time) ([]core.Event, error)
 	if err := s.Expire(); err != nil {
 		return nil, err
 	}
-	return []core.Event{core.NewEvent(EventExpired, s.Scope(), at, svc.present(s))}, nil
+	return []core.Event{core.NewEvent(EventExpired, s.Scope(), at, SessionEvent{Session: s})}, nil
 }
 
 // expiryTime is when a due session expired: its expires_at. Lazy and swept expiries are thus
 // stamped with the same instant whoever notices them first, and a test clock advance produces
 // its events in time order.
 func expiryTime(s *Session) time.Time { return s.ExpiresAt() }
-
-// minimalPresenter is the fallback rendering when no presenter is wired.
-func minimalPresenter(s *Session) any {
-	return map[string]any{
-		"id":            s.ID(),
-		"object":        "checkout.session",
-		"mode":          string(s.Environment()),
-		"checkout_mode": string(s.Mode()),
-		"status":        string(s.Status()),
-		"amount":        s.Amount(),
-		"currency":      string(s.Currency()),
-		"expires_at":    s.ExpiresAt().Unix(),
-		"created":       s.Created().Unix(),
-		"metadata":      s.Metadata(),
-	}
-}

@@ -42,7 +42,7 @@ const (
 const Lifetime = 24 * time.Hour
 
 // EventExpired is the event fired once when a session expires (interface 6.1, D6).
-const EventExpired = "checkout.session.expired"
+const EventExpired = core.EventCheckoutSessionExpired
 
 // LineItem is one display line of a session (interface 4.1: display only, never fetched in
 // payment mode). Quantity is at least 1 once the session exists.

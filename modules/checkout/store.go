@@ -82,6 +82,3 @@ type PriceInfo struct {
 type PriceLookup interface {
 	LookupPrice(ctx context.Context, scope core.Scope, priceID string) (*PriceInfo, error)
 }
-
-// Presenter renders a session in its public wire form; event payloads carry it.
-type Presenter func(*Session) any

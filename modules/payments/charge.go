@@ -49,15 +49,13 @@ type FeeComputer interface {
 type Charger struct {
 	fees       FeeComputer
 	processors map[core.Environment]ports.Processor
-	present    func(*Payment) any
 }
 
 // NewCharger returns the charge use case. processors gives the processor of each environment
 // (test → the sandbox); an environment without one cannot charge (Processor answers false).
-// present renders a payment for the payment_intent.succeeded event.
-func NewCharger(fees FeeComputer, processors map[core.Environment]ports.Processor, present func(*Payment) any) (*Charger, error) {
-	if fees == nil || present == nil {
-		return nil, errors.New("payments: charger: the fee calculator and the payment presenter are required")
+func NewCharger(fees FeeComputer, processors map[core.Environment]ports.Processor) (*Charger, error) {
+	if fees == nil {
+		return nil, errors.New("payments: charger: the fee calculator is required")
 	}
 	procs := make(map[core.Environment]ports.Processor, len(processors))
 	for env, p := range processors {
@@ -65,7 +63,7 @@ func NewCharger(fees FeeComputer, processors map[core.Environment]ports.Processo
 			procs[env] = p
 		}
 	}
-	return &Charger{fees: fees, processors: procs, present: present}, nil
+	return &Charger{fees: fees, processors: procs}, nil
 }
 
 // Processor returns the processor of env; false when the environment has none (live, until a
@@ -154,7 +152,8 @@ type ChargeOutcome struct {
 	ProcessorRef string
 	Method       ports.PaymentMethodKind
 	Card         *ports.CardInfo
-	// Payment is the new payment of a succeeded or processing charge.
+	// Payment is the new payment of a succeeded or processing charge, with the mail it queues
+	// (MailOnCreate).
 	Payment *Record
 	// Decline is set for a failed charge.
 	Decline *Decline
@@ -188,7 +187,7 @@ func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res 
 		}
 		out.Payment = rec
 		if rec.Payment.Status() == StatusSucceeded {
-			out.Events = []core.Event{core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), now, c.present(rec.Payment))}
+			out.Events = []core.Event{core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), now, PaymentEvent{Payment: rec.Payment})}
 		}
 	case ports.OutcomeFailed:
 		code := res.DeclineCode
@@ -201,7 +200,7 @@ func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res 
 		}
 		out.Decline = &Decline{Code: code, Message: msg, Param: declineParam[code]}
 		out.Events = []core.Event{core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), now,
-			declinePayload(p, a.method, code, res.FailureMessage, res.Card, now))}
+			chargeDeclined(p, a.method, code, res.FailureMessage, res.Card, now))}
 	case ports.OutcomeRequiresAction:
 		action := ports.ChargeAction{Kind: ports.ActionThreeDSecure}
 		if res.Action != nil {
@@ -212,7 +211,7 @@ func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res 
 		}
 		out.Action = &action
 		out.Events = []core.Event{core.NewEvent(EventPaymentIntentRequiresAction, p.Scope(), now,
-			requiresActionPayload(p, a.method, res.Card, action, now))}
+			chargeRequiresAction(p, a.method, res.Card, action, now))}
 	default:
 		return nil, fmt.Errorf("payments: %s: unexpected charge outcome %q", p.ID(), res.Outcome)
 	}
@@ -287,6 +286,7 @@ func (c *Charger) newPayment(ctx context.Context, p Payable, kind ports.PaymentM
 		return nil, err
 	}
 	rec.Payment = pay
+	rec.Mail = MailOnCreate(pay) // a payment that succeeds as it is created queues its receipt
 	return rec, nil
 }
 
@@ -311,61 +311,32 @@ var declineParam = map[string]string{
 	ports.DeclineInvalidIBAN:        "sepa_debit.iban",
 }
 
-// payableField is the payload key naming the payable: session_id or invoice_id.
-func payableField(p Payable) string {
+// payableIDs splits the payable's id into the session or invoice it is.
+func payableIDs(p Payable) (sessionID, invoiceID string) {
 	if isSession(p.ID()) {
-		return "session_id"
+		return p.ID(), ""
 	}
-	return "invoice_id"
+	return "", p.ID()
 }
 
-func cardPayload(c *ports.CardInfo) any {
-	if c == nil {
-		return nil
-	}
-	return map[string]any{"brand": c.Brand, "last4": c.Last4, "country": c.Country, "funding": c.Funding}
-}
-
-// declinePayload is data.object of payment_intent.payment_failed: {object: "payment_intent",
-// session_id (or invoice_id), amount, currency, payment_method, failure_code, decline_code,
-// failure_message, card (brand, last4, country, funding) or null, created}.
-func declinePayload(p Payable, method ports.PaymentMethodKind, code, message string, c *ports.CardInfo, now time.Time) map[string]any {
+// chargeDeclined is the subject of payment_intent.payment_failed for a declined charge of p. A
+// SEPA debit carries no card.
+func chargeDeclined(p Payable, method ports.PaymentMethodKind, code, message string, c *ports.CardInfo, now time.Time) ChargeDeclined {
 	failure := FailureCardDeclined
 	if method == ports.MethodSEPADebit {
 		failure = FailurePaymentMethodDeclined
 		c = nil
 	}
-	return map[string]any{
-		"object":          "payment_intent",
-		payableField(p):   p.ID(),
-		"amount":          p.Amount(),
-		"currency":        string(p.Currency()),
-		"payment_method":  string(method),
-		"failure_code":    failure,
-		"decline_code":    code,
-		"failure_message": message,
-		"card":            cardPayload(c),
-		"created":         now.Unix(),
-	}
+	ev := ChargeDeclined{Amount: p.Amount(), Currency: p.Currency(), Method: method, FailureCode: failure,
+		DeclineCode: code, FailureMessage: message, Card: c, At: now}
+	ev.SessionID, ev.InvoiceID = payableIDs(p)
+	return ev
 }
 
-// requiresActionPayload is data.object of payment_intent.requires_action: {object:
-// "payment_intent", session_id (or invoice_id), amount, currency, status: "requires_action",
-// payment_method, next_action {type, redirect_url}, card or null, created}.
-func requiresActionPayload(p Payable, method ports.PaymentMethodKind, c *ports.CardInfo, a ports.ChargeAction, now time.Time) map[string]any {
-	var redirect any
-	if a.RedirectURL != "" {
-		redirect = a.RedirectURL
-	}
-	return map[string]any{
-		"object":         "payment_intent",
-		payableField(p):  p.ID(),
-		"amount":         p.Amount(),
-		"currency":       string(p.Currency()),
-		"status":         "requires_action",
-		"payment_method": string(method),
-		"next_action":    map[string]any{"type": a.Kind, "redirect_url": redirect},
-		"card":           cardPayload(c),
-		"created":        now.Unix(),
-	}
+// chargeRequiresAction is the subject of payment_intent.requires_action for a charge of p
+// waiting on the shopper.
+func chargeRequiresAction(p Payable, method ports.PaymentMethodKind, c *ports.CardInfo, a ports.ChargeAction, now time.Time) ChargeRequiresAction {
+	ev := ChargeRequiresAction{Amount: p.Amount(), Currency: p.Currency(), Method: method, Card: c, Action: a, At: now}
+	ev.SessionID, ev.InvoiceID = payableIDs(p)
+	return ev
 }

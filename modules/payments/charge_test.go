@@ -25,8 +25,7 @@ func (i invoice) Metadata() map[string]string { return nil }
 
 func testCharger(t *testing.T) *Charger {
 	t.Helper()
-	c, err := NewCharger(NewFeeCalculator(DefaultFeeSchedule(), &fakeRates{}), nil,
-		func(p *Payment) any { return map[string]any{"id": p.ID()} })
+	c, err := NewCharger(NewFeeCalculator(DefaultFeeSchedule(), &fakeRates{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +57,16 @@ func TestChargerOutcomesForAnInvoice(t *testing.T) {
 		out.Payment.AvailableAt == nil || !out.Payment.AvailableAt.Equal(at) || p.Fee().ServiceFeeEUR != 115 {
 		t.Fatalf("payment %+v, record %+v", p.Snapshot(), out.Payment)
 	}
-	if len(out.Events) != 1 || out.Events[0].Type != EventPaymentIntentSucceeded || !out.Events[0].Created.Equal(at) {
+	if len(out.Events) != 1 || out.Events[0].Type != EventPaymentIntentSucceeded || !out.Events[0].Created.Equal(at) ||
+		out.Events[0].ObjectID != p.ID() {
 		t.Fatalf("events %+v", out.Events)
+	}
+	if ev, ok := out.Events[0].Subject.(PaymentEvent); !ok || ev.Payment != p {
+		t.Fatalf("payment_intent.succeeded subject %+v", out.Events[0].Subject)
+	}
+	// The payment succeeded as it was created: its receipt goes with it.
+	if m := out.Payment.Mail; len(m) != 1 || m[0] != (core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: p.ID(), Created: at}) {
+		t.Fatalf("mail %+v", m)
 	}
 	if err := Apply(a, out); err != nil || a.Status() != AttemptApplied || a.Outcome() != ports.OutcomeSucceeded {
 		t.Fatalf("apply: %v %+v", err, a.Snapshot())
@@ -74,16 +81,18 @@ func TestChargerOutcomesForAnInvoice(t *testing.T) {
 	if err != nil || out.Decline == nil || out.Decline.Code != ports.DeclineIncorrectCVC || out.Decline.Param != "card.cvc" || out.Payment != nil {
 		t.Fatalf("decline %+v %v", out, err)
 	}
-	if obj := out.Events[0].Object.(map[string]any); obj["invoice_id"] != "in_test1" || obj["session_id"] != nil || obj["failure_code"] != FailureCardDeclined {
-		t.Fatalf("payment_failed payload %v", obj)
+	want := ChargeDeclined{InvoiceID: "in_test1", Amount: 5000, Currency: "EUR", Method: ports.MethodCard,
+		FailureCode: FailureCardDeclined, DeclineCode: ports.DeclineIncorrectCVC, Card: card, At: at}
+	if got := out.Events[0].Subject; got != want || out.Events[0].ObjectID != "" {
+		t.Fatalf("payment_failed subject %+v, want %+v", got, want)
 	}
 	// A card payment with its funds two days later; SEPA processing with none yet.
 	d, _ := c.Begin(inv, 5, ports.MethodSEPADebit, at)
 	settles := at.Add(time.Hour)
 	out, err = c.Outcome(context.Background(), inv, d, ports.ChargeResult{Outcome: ports.OutcomeProcessing, ProcessorRef: "r3",
 		SEPA: &ports.SEPAInfo{Country: "DE", Last4: "3000"}, SettlesAt: &settles}, nil)
-	if err != nil || out.Payment.AvailableAt != nil || out.Payment.SettlesAt == nil || len(out.Events) != 0 {
-		t.Fatalf("processing %+v %v", out, err)
+	if err != nil || out.Payment.AvailableAt != nil || out.Payment.SettlesAt == nil || len(out.Events) != 0 || out.Payment.Mail != nil {
+		t.Fatalf("processing %+v %v", out, err) // its receipt goes when it settles
 	}
 	// An attempt of another payable is refused.
 	if _, err := c.Outcome(context.Background(), invoice{id: "in_other"}, d, ports.ChargeResult{}, nil); err == nil {

@@ -16,21 +16,6 @@ type Settlements interface {
 	Settle(ctx context.Context, processorRef string, now time.Time) (ports.ChargeResult, error)
 }
 
-// SessionRenderer renders the checkout session a payment belongs to, with p embedded in place
-// of its stored payment, in the session's public wire form (the data.object of the
-// checkout.session.async_payment_* events). The wiring implements it over the checkout
-// module, which itself depends on payments, so payments never imports checkout.
-type SessionRenderer interface {
-	RenderSession(ctx context.Context, scope core.Scope, sessionID string, p *Payment) (any, error)
-}
-
-// Presenters render the objects of the sweep's events in their public wire form.
-type Presenters struct {
-	Payment func(*Payment) any
-	Dispute func(*Dispute) any
-	Session SessionRenderer
-}
-
 // SettleRetryDelay is how long a settlement waits before it is asked again when the processor
 // could not answer.
 const SettleRetryDelay = time.Minute
@@ -42,9 +27,9 @@ const dueBatch = 100
 // opening of announced disputes. Both kinds of work run in one pass ordered by their due time,
 // so a test clock advance (D12) produces them, and their events, in time order.
 type Sweeper struct {
-	store   DueStore
-	settle  map[core.Environment]Settlements
-	present Presenters
+	store    DueStore
+	settle   map[core.Environment]Settlements
+	sessions SessionEvents
 }
 
 var _ ports.DueProcessor = (*Sweeper)(nil)
@@ -52,15 +37,15 @@ var _ ports.DueProcessor = (*Sweeper)(nil)
 // NewSweeper returns the sweeper. settle gives the processor of each environment (test → the
 // sandbox): a payment is settled by the processor of its own environment, and one of an
 // environment without a processor is postponed (SettleRetryDelay) with an error, never settled
-// by another environment's processor. Every presenter is required.
-func NewSweeper(store DueStore, settle map[core.Environment]Settlements, present Presenters) *Sweeper {
+// by another environment's processor. sessions gives the subjects of the session events.
+func NewSweeper(store DueStore, settle map[core.Environment]Settlements, sessions SessionEvents) *Sweeper {
 	procs := make(map[core.Environment]Settlements, len(settle))
 	for env, p := range settle {
 		if p != nil {
 			procs[env] = p
 		}
 	}
-	return &Sweeper{store: store, settle: procs, present: present}
+	return &Sweeper{store: store, settle: procs, sessions: sessions}
 }
 
 // ErrNoSettlements: a processing payment of an environment that has no processor.
@@ -72,7 +57,7 @@ var ErrNoSettlements = errors.New("payments: no processor settles payments of th
 //   - processing, settles_at ≤ until: the Settle of the processor of the payment's
 //     environment decides. succeeded (funds available FundsDelay after settlement) →
 //     payment_intent.succeeded (the payment) and checkout.session.async_payment_succeeded
-//     (the session with its payment), and the receipt is queued; failed (failure_code and
+//     (the session with its payment), and the receipt is queued (MailReceipt); failed (failure_code and
 //     failure_message from the processor) → payment_intent.payment_failed and
 //     checkout.session.async_payment_failed. Still processing → it waits for the processor's
 //     new settlement time. A processor error postpones the payment by SettleRetryDelay
@@ -81,7 +66,7 @@ var ErrNoSettlements = errors.New("payments: no processor settles payments of th
 //     with a dp_ dispute (needs_response) and charge.dispute.created (the dispute).
 //
 // Each round reads the due payments, decides each one with every outside call made (the
-// processor, the session's rendering) while no transaction is open, and then writes the
+// processor, reading the session) while no transaction is open, and then writes the
 // decisions in one transaction that locks the payments (FOR UPDATE SKIP LOCKED) and keeps
 // only the decisions taken on the state it finds (several processes may sweep together; each
 // payment changes exactly once). Every written decision moves the payment's due time past
@@ -212,7 +197,7 @@ func (s *Sweeper) openDispute(rec *Record) (handled, error) {
 	}
 	rec.DisputeID = d.ID()
 	return handled{moved: true, change: DueChange{Record: rec, Dispute: d, Events: []core.Event{
-		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, s.present.Dispute(d)),
+		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, DisputeEvent{Dispute: d}),
 	}}}, nil
 }
 
@@ -233,8 +218,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		return postpone(err)
 	}
 	var evs []core.Event
-	var sessionEvent string
-	var receiptAt *time.Time
+	var sessionEvent core.EventType
 	switch res.Outcome {
 	case ports.OutcomeProcessing:
 		if res.SettlesAt == nil || !res.SettlesAt.After(until) {
@@ -249,9 +233,8 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		}
 		avail := at.Add(FundsDelay)
 		rec.AvailableAt = &avail
-		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, PaymentEvent{Payment: p}))
 		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
-		receiptAt = &at // the receipt is dated when the payment succeeded
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
 		if msg == "" {
@@ -264,7 +247,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if err := p.Fail(code, msg); err != nil {
 			return handled{}, err
 		}
-		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, s.present.Payment(p)))
+		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, PaymentEvent{Payment: p}))
 		sessionEvent = EventCheckoutSessionAsyncPaymentFailed
 	default:
 		return postpone(fmt.Errorf("unexpected outcome %q", res.Outcome))
@@ -272,11 +255,12 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 	if sid := p.SessionID(); sid != nil {
 		// A session that cannot be read (a database error) fails the batch: the transition is
 		// never written without its events.
-		obj, err := s.present.Session.RenderSession(ctx, p.Scope(), *sid, p)
+		subject, err := s.sessions.SessionEventWithPayment(ctx, p.Scope(), *sid, p)
 		if err != nil {
-			return handled{}, fmt.Errorf("payments: settle %s: render session: %w", p.ID(), err)
+			return handled{}, fmt.Errorf("payments: settle %s: read session: %w", p.ID(), err)
 		}
-		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, obj))
+		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, subject))
 	}
-	return handled{moved: true, change: DueChange{Record: rec, Events: evs, ReceiptAt: receiptAt}}, nil
+	// The receipt is queued when the payment succeeded, dated then (receiptOnSuccess).
+	return handled{moved: true, change: DueChange{Record: rec, Events: evs, Mail: receiptOnSuccess(p, at)}}, nil
 }

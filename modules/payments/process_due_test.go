@@ -18,6 +18,7 @@ var dueT0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 type memDueStore struct {
 	recs     []*Record
 	events   []core.Event
+	mail     []core.Mail
 	disputes []*Dispute
 }
 
@@ -77,6 +78,7 @@ func (m *memDueStore) ApplyDue(_ context.Context, recs []*Record, fn DueFunc) (i
 			m.disputes = append(m.disputes, res.ch.Dispute)
 		}
 		m.events = append(m.events, res.ch.Events...)
+		m.mail = append(m.mail, res.ch.Mail...)
 	}
 	return len(results), nil
 }
@@ -102,19 +104,19 @@ func (s scriptedSettlements) Settle(_ context.Context, ref string, _ time.Time) 
 
 type fakeSessions struct{ err error }
 
-func (f fakeSessions) RenderSession(_ context.Context, _ core.Scope, id string, p *Payment) (any, error) {
+// sessionSubject is the session event fakeSessions gives: the session id and the payment.
+type sessionSubject struct {
+	id string
+	p  *Payment
+}
+
+func (s sessionSubject) EventObjectID() string { return s.id }
+
+func (f fakeSessions) SessionEventWithPayment(_ context.Context, _ core.Scope, id string, p *Payment) (core.DomainEvent, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return map[string]any{"id": id, "payment_status": string(p.Status())}, nil
-}
-
-func testPresenters(sessions SessionRenderer) Presenters {
-	return Presenters{
-		Payment: func(p *Payment) any { return map[string]any{"id": p.ID(), "status": string(p.Status())} },
-		Dispute: func(d *Dispute) any { return map[string]any{"id": d.ID(), "payment_id": d.PaymentID()} },
-		Session: sessions,
-	}
+	return sessionSubject{id: id, p: p}, nil
 }
 
 var dueScope = core.Scope{MerchantID: "mer_due", Env: core.EnvTest}
@@ -149,7 +151,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
 		"later": {Outcome: ports.OutcomeProcessing, ProcessorRef: "later", SettlesAt: at(90)},
 	}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: proc}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: proc}, fakeSessions{})
 	n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("%d %v", n, err)
@@ -167,6 +169,10 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	if !later.SettlesAt.Equal(*at(90)) {
 		t.Errorf("still processing: settles at %s", later.SettlesAt)
 	}
+	// The payment that succeeded queues its receipt, dated when it succeeded; nothing else does.
+	if len(store.mail) != 1 || store.mail[0] != (core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: good.Payment.ID(), Created: *at(3)}) {
+		t.Errorf("mail %+v", store.mail)
+	}
 	if disputed.Payment.StatusBeforeDispute() != StatusSucceeded || len(store.disputes) != 1 {
 		t.Fatalf("dispute: %s %d", disputed.Payment.StatusBeforeDispute(), len(store.disputes))
 	}
@@ -177,7 +183,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		t.Errorf("dispute %+v", d.Snapshot())
 	}
 	want := []struct {
-		typ string
+		typ core.EventType
 		at  *time.Time
 	}{
 		{EventPaymentIntentPaymentFailed, at(2)}, {EventCheckoutSessionAsyncPaymentFailed, at(2)},
@@ -192,8 +198,13 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 			t.Errorf("event %d: %s at %s, want %s at %s", i, e.Type, e.Created, w.typ, w.at)
 		}
 	}
-	if obj := store.events[3].Object.(map[string]any); obj["payment_status"] != "succeeded" {
-		t.Errorf("session object %v", obj)
+	if sub, ok := store.events[3].Subject.(sessionSubject); !ok || sub.p.Status() != StatusSucceeded ||
+		sub.p.ID() != good.Payment.ID() || store.events[3].ObjectID != *good.Payment.SessionID() {
+		t.Errorf("session subject %+v", store.events[3].Subject)
+	}
+	if sub, ok := store.events[4].Subject.(DisputeEvent); !ok || sub.Dispute.PaymentID() != disputed.Payment.ID() ||
+		store.events[4].ObjectID != sub.Dispute.ID() {
+		t.Errorf("dispute subject %+v", store.events[4].Subject)
 	}
 	// Nothing is due twice.
 	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); err != nil || n != 0 {
@@ -207,7 +218,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
 	if n != 0 || !errors.Is(err, ports.ErrProcessorRefUnknown) {
@@ -236,7 +247,7 @@ func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 	store := &memDueStore{recs: []*Record{r, lr}}
 	sw := NewSweeper(store, map[core.Environment]Settlements{
 		core.EnvTest: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"}},
-	}, testPresenters(fakeSessions{}))
+	}, fakeSessions{})
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), nil, until)
 	if n != 1 || !errors.Is(err, ErrNoSettlements) {
@@ -247,7 +258,7 @@ func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 	}
 }
 
-// A session that cannot be rendered fails the batch: no transition is written without its
+// A session that cannot be read fails the batch: no transition is written without its
 // events.
 func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	t.Parallel()
@@ -257,7 +268,7 @@ func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	store := &memDueStore{recs: []*Record{r}}
 	boom := errors.New("database down")
 	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}},
-		testPresenters(fakeSessions{err: boom}))
+		fakeSessions{err: boom})
 	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
 	}
@@ -278,23 +289,6 @@ func TestOpenDisputeOnRefusesUndisputable(t *testing.T) {
 	}
 	if ok.Payment.Status() != StatusSucceeded {
 		t.Fatal("a refused dispute changed the payment")
-	}
-}
-
-func TestDecide(t *testing.T) {
-	t.Parallel()
-	transient := errors.New("451 try later")
-	if o := Decide(1, transient, dueT0); o.Status != ReceiptPending || !o.NextAttempt.Equal(dueT0.Add(ReceiptBackoff[0])) {
-		t.Errorf("first transient failure: %+v", o)
-	}
-	if o := Decide(len(ReceiptBackoff), transient, dueT0); o.Status != ReceiptPending {
-		t.Errorf("last retry: %+v", o)
-	}
-	if o := Decide(len(ReceiptBackoff)+1, transient, dueT0); o.Status != ReceiptDropped {
-		t.Errorf("attempts exhausted: %+v", o)
-	}
-	if o := Decide(1, ports.Permanent(errors.New("550")), dueT0); o.Status != ReceiptDropped || o.Error == "" {
-		t.Errorf("permanent: %+v", o)
 	}
 }
 
@@ -322,7 +316,7 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at // succeeded: its settlement time is no due work
 	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
@@ -352,7 +346,7 @@ func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at
 	store := &racingStore{memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, testPresenters(fakeSessions{}))
+	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, fakeSessions{})
 	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
 		t.Fatalf("%d %v", n, err)
 	}

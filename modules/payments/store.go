@@ -32,6 +32,10 @@ type Record struct {
 	// 4000000000000077), two days after a delayed payment settles; nil while it is processing
 	// or when it failed.
 	AvailableAt *time.Time
+	// Mail is queued with the payment when it is inserted, in the same transaction
+	// (MailOnCreate: the receipt of a payment that succeeds as it is created). It is not kept
+	// on the payment: a stored record reads it back empty.
+	Mail []core.Mail
 }
 
 // FundsDelay is how long after the charge (or the settlement of a delayed method) funds
@@ -50,8 +54,11 @@ type Reader interface {
 // DueStore finds and writes the payments that have due work (Record.DueAt): the settlement of
 // a processing payment, or the announced dispute of a succeeded or partially refunded payment
 // that has none yet. The sweep reads due payments, makes every outside call (the processor,
-// rendering the session) while no transaction is open, and then applies its decisions in one
+// reading the session) while no transaction is open, and then applies its decisions in one
 // short transaction; the store decides nothing, it persists what the sweep returns.
+//
+// The mail a change queues (DueChange.Mail) is written in the transaction of the change;
+// storage keeps at most one mail of a kind per subject.
 type DueStore interface {
 	// ListDue reads, without locking, up to limit payments with DueAt ≤ until, earliest
 	// first. With scope nil it covers live payments and test payments of merchants whose
@@ -60,7 +67,7 @@ type DueStore interface {
 	// ApplyDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
 	// LOCKED), reads each again and calls fn with it, in one transaction, and writes every
 	// DueChange fn returns with a Record: the payment's new state and settlement time, the
-	// dispute, the events and the receipt. When fn fails nothing is written and its error is
+	// dispute, the events and the mail. When fn fails nothing is written and its error is
 	// returned. It returns how many changes it wrote.
 	ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error)
 	// NextDue returns the earliest due time ≤ until among the scope's payments; ok is false
@@ -82,6 +89,7 @@ type DueChange struct {
 	Dispute *Dispute
 	// Events report the change, in order.
 	Events []core.Event
-	// ReceiptAt, when set, queues the payment's receipt dated then (the payment succeeded).
-	ReceiptAt *time.Time
+	// Mail is queued in the same transaction (the receipt of a payment that succeeded, decided
+	// by the sweep).
+	Mail []core.Mail
 }

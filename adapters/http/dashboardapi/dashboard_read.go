@@ -7,6 +7,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
+	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
@@ -87,7 +88,7 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
 	}
 	for _, p := range recent.Items {
-		out.RecentPayments = append(out.RecentPayments, present.Payment(p))
+		out.RecentPayments = append(out.RecentPayments, render.Payment(p))
 	}
 	return dash.GetOverview200JSONResponse{Body: out}, nil
 }
@@ -105,7 +106,7 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 	out := dash.PaymentList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/payments",
 		Data: make([]dash.Payment, 0, len(page.Items))}
 	for _, p := range page.Items {
-		out.Data = append(out.Data, present.Payment(p))
+		out.Data = append(out.Data, render.Payment(p))
 	}
 	return dash.ListPayments200JSONResponse{Body: out}, nil
 }
@@ -129,7 +130,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		return nil, err
 	}
 	out := dash.PaymentDetail{
-		Payment: present.Payment(p),
+		Payment: render.Payment(p),
 		FeeBreakdown: dash.FeeBreakdown{
 			ServiceEur: fb.ServiceEUR, PspEur: fb.PSPEUR, TotalEur: fb.TotalEUR,
 			ChargeCurrency: string(fb.ChargeCurrency), ServiceChargeCurrency: fb.TotalChargeCurrency,
@@ -160,7 +161,7 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 	out := dash.CheckoutSessionList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/api/v1/" + string(r.Env) + "/checkout_sessions",
 		Data: make([]dash.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		out.Data = append(out.Data, present.Session(s))
+		out.Data = append(out.Data, render.Session(s))
 	}
 	return dash.ListCheckoutSessions200JSONResponse{Body: out}, nil
 }

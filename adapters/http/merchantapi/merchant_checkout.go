@@ -5,6 +5,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
+	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
@@ -33,7 +34,7 @@ func (m *merchantAPI) CreateCheckoutSession(ctx context.Context, r api.CreateChe
 	if err != nil {
 		return nil, err
 	}
-	return api.CreateCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.CreateCheckoutSession200JSONResponse{Body: render.Session(s)}, nil
 }
 
 func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListCheckoutSessionsRequestObject) (api.ListCheckoutSessionsResponseObject, error) {
@@ -48,7 +49,7 @@ func (m *merchantAPI) ListCheckoutSessions(ctx context.Context, r api.ListChecko
 	out := api.CheckoutSessionList{Object: wire.ListObjectList, HasMore: page.HasMore, Url: "/v1/checkout/sessions",
 		Data: make([]api.CheckoutSession, 0, len(page.Items))}
 	for _, s := range page.Items {
-		out.Data = append(out.Data, present.Session(s))
+		out.Data = append(out.Data, render.Session(s))
 	}
 	return api.ListCheckoutSessions200JSONResponse{Body: out}, nil
 }
@@ -58,7 +59,7 @@ func (m *merchantAPI) RetrieveCheckoutSession(ctx context.Context, r api.Retriev
 	if err != nil {
 		return nil, err
 	}
-	return api.RetrieveCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.RetrieveCheckoutSession200JSONResponse{Body: render.Session(s)}, nil
 }
 
 func (m *merchantAPI) ExpireCheckoutSession(ctx context.Context, r api.ExpireCheckoutSessionRequestObject) (api.ExpireCheckoutSessionResponseObject, error) {
@@ -66,5 +67,5 @@ func (m *merchantAPI) ExpireCheckoutSession(ctx context.Context, r api.ExpireChe
 	if err != nil {
 		return nil, err
 	}
-	return api.ExpireCheckoutSession200JSONResponse{Body: present.Session(s)}, nil
+	return api.ExpireCheckoutSession200JSONResponse{Body: render.Session(s)}, nil
 }

@@ -6,98 +6,14 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
-	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
-	"github.com/kassa-pay/kassa/modules/payments"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
-// Presenters translate module entities into the generated wire types: the one place that
-// knows both. AnySession also renders event payloads (checkout.Presenter), so an event's
-// data.object is exactly what the API returns for the same session.
-
-// AnySession renders a checkout session (2.1, D6) as an event payload.
-func AnySession(s *checkout.Session) any { return Session(s) }
-
-// Session renders a checkout session (2.1, D6).
-func Session(s *checkout.Session) wire.CheckoutSession {
-	items := make([]wire.LineItem, 0, len(s.LineItems()))
-	for _, li := range s.LineItems() {
-		items = append(items, wire.LineItem{Name: li.Name, Quantity: li.Quantity, Amount: li.Amount,
-			ImageUrl: li.ImageURL, PriceId: li.PriceID, ProductId: li.ProductID})
-	}
-	out := wire.CheckoutSession{
-		Id:            s.ID(),
-		Object:        wire.CheckoutSessionObjectCheckoutSession,
-		Mode:          wire.Environment(s.Environment()),
-		CheckoutMode:  wire.CheckoutMode(s.Mode()),
-		Status:        wire.CheckoutSessionStatus(s.Status()),
-		Amount:        s.Amount(),
-		Currency:      string(s.Currency()),
-		ClientSecret:  s.ClientSecret(),
-		CheckoutUrl:   s.CheckoutURL(),
-		EmbedUrl:      s.EmbedURL(),
-		ExpiresAt:     s.ExpiresAt().Unix(),
-		Created:       s.Created().Unix(),
-		CustomerName:  s.CustomerName(),
-		CustomerEmail: s.CustomerEmail(),
-		Reference:     s.Reference(),
-		Description:   s.Description(),
-		LineItems:     items,
-		SuccessUrl:    s.SuccessURL(),
-		CancelUrl:     s.CancelURL(),
-		Metadata:      metadataOut(s.Metadata()),
-	}
-	if r := s.CancellationReason(); r != nil {
-		cr := wire.CheckoutSessionCancellationReason(*r)
-		out.CancellationReason = &cr
-	}
-	if p := s.Payment(); p != nil {
-		pp := Payment(p)
-		out.Payment = &pp
-	}
-	if ps := s.PaymentStatus(); ps != "" {
-		v := wire.CheckoutSessionPaymentStatus(ps)
-		out.PaymentStatus = &v
-	}
-	return out
-}
-
-// AnyPayment renders a payment (2.2); it also renders payment event payloads
-// (checkout.PaymentPresenter).
-func AnyPayment(p *payments.Payment) any { return Payment(p) }
-
-// Payment renders a payment (2.2).
-func Payment(p *payments.Payment) wire.Payment {
-	fee := p.Fee()
-	c := p.Customer()
-	out := wire.Payment{
-		Id:             p.ID(),
-		Object:         wire.PaymentObjectPayment,
-		SessionId:      p.SessionID(),
-		InvoiceId:      p.InvoiceID(),
-		Amount:         p.Amount(),
-		AmountRefunded: p.AmountRefunded(),
-		Currency:       string(p.Currency()),
-		Status:         wire.PaymentStatus(p.Status()),
-		PaymentMethod:  wire.PaymentPaymentMethod(p.PaymentMethod()),
-		Fee: wire.PaymentFee{
-			ServiceFeeEur:            fee.ServiceFeeEUR,
-			ServiceFeeChargeCurrency: fee.ServiceFeeChargeCurrency,
-			PspFeeEur:                fee.PSPFeeEUR,
-			Currency:                 string(fee.Currency),
-		},
-		Customer:  wire.PaymentCustomer{Name: c.Name, Email: c.Email},
-		Reference: p.Reference(),
-		Metadata:  metadataOut(p.Metadata()),
-		Created:   p.Created().Unix(),
-	}
-	if card := p.Card(); card != nil {
-		out.Card = &wire.PaymentCard{Brand: card.Brand, Last4: card.Last4, Country: card.Country, Funding: card.Funding}
-	}
-	out.FailureCode, out.FailureMessage = p.FailureCode(), p.FailureMessage()
-	return out
-}
+// Presenters translate module entities into the generated wire types. Sessions, payments and
+// disputes are rendered by the merchant wire model (adapters/wire), which also renders event
+// payloads, so an event's data.object is exactly what the API returns for the same object;
+// this package renders the rest (products, prices, stored events).
 
 // Product renders a product.
 func Product(p *catalog.Product) wire.Product {

@@ -1,4 +1,4 @@
-package present
+package wire
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func TestPresentSessionEmbedsItsPaymentPerContract(t *testing.T) {
 		ClientSecret: id + "_secret_x", CheckoutURL: "https://pay.example/c/" + id, EmbedURL: "https://pay.example/embed/" + id,
 		CustomerName: "Ada", CustomerEmail: "ada@example.com", Reference: &ref, Created: now, ExpiresAt: now.Add(checkout.Lifetime),
 	}
-	open := validateAgainst(t, doc, "CheckoutSession", AnySession(checkout.RehydrateSession(snap)))
+	open := validateAgainst(t, doc, "CheckoutSession", Session(checkout.RehydrateSession(snap)))
 	if v, ok := open["payment"]; !ok || v != nil {
 		t.Fatalf("open session: payment %v (present %v), want null", v, ok)
 	}
@@ -72,12 +72,12 @@ func TestPresentSessionEmbedsItsPaymentPerContract(t *testing.T) {
 		done := snap
 		done.Status, done.Payment = checkout.StatusComplete, p
 		s := checkout.RehydrateSession(done)
-		got := validateAgainst(t, doc, "CheckoutSession", AnySession(s))
+		got := validateAgainst(t, doc, "CheckoutSession", Session(s))
 		pay, ok := got["payment"].(map[string]any)
 		if !ok || pay["id"] != p.ID() || pay["object"] != "payment" || pay["session_id"] != id {
 			t.Fatalf("%s: embedded payment %v", method, got["payment"])
 		}
-		alone := validateAgainst(t, doc, "Payment", AnyPayment(p))
+		alone := validateAgainst(t, doc, "Payment", Payment(p))
 		if (alone["card"] == nil) != (method != payments.MethodCard) {
 			t.Errorf("%s: card %v", method, alone["card"])
 		}
@@ -89,7 +89,7 @@ func TestPresentSessionEmbedsItsPaymentPerContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := validateAgainst(t, doc, "Dispute", AnyDispute(d))
+			got := validateAgainst(t, doc, "Dispute", Dispute(d))
 			if got["payment_id"] != p.ID() || got["object"] != "dispute" || got["status"] != "needs_response" {
 				t.Errorf("dispute %v", got)
 			}

@@ -1,0 +1,233 @@
+package mail
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// memQueue is an in-memory Store: jobs are handed out once and outcomes kept.
+type memQueue struct {
+	mu       sync.Mutex
+	jobs     []*Job
+	outcomes map[string]Outcome
+}
+
+func (m *memQueue) ClaimMail(_ context.Context, _ time.Time, _ time.Duration, limit int) ([]*Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := min(limit, len(m.jobs))
+	out := m.jobs[:n]
+	m.jobs = m.jobs[n:]
+	return out, nil
+}
+
+func (m *memQueue) RecordMail(_ context.Context, j *Job, o Outcome) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outcomes[j.ID] = o
+	return nil
+}
+
+func (m *memQueue) NextMailDue(context.Context) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
+
+const testKind core.MailKind = "test"
+
+var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+// composerFunc adapts a function to ports.MailComposer.
+type composerFunc func(core.Mail) (ports.Message, error)
+
+func (f composerFunc) ComposeMail(_ context.Context, m core.Mail) (ports.Message, error) { return f(m) }
+
+// mailerFunc adapts a function to ports.Mailer.
+type mailerFunc func(ports.Message) error
+
+func (f mailerFunc) Send(_ context.Context, m ports.Message) error { return f(m) }
+
+func TestWorkerRecordsOutcomes(t *testing.T) {
+	t.Parallel()
+	scope := core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
+	addr := map[string]string{}
+	job := func(id, to string) *Job {
+		addr[id] = to
+		return &Job{ID: id, Attempt: 1, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_" + id, Created: t0}}
+	}
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: []*Job{
+		job("ok", "a@example.com"), job("busy", "b@example.com"), job("refused", "c@example.com"), job("unrenderable", "d@example.com"),
+	}}
+	var sent []string
+	mailer := mailerFunc(func(m ports.Message) error {
+		switch m.To {
+		case "b@example.com":
+			return errors.New("451 mailbox busy")
+		case "c@example.com":
+			return ports.Permanent(errors.New("550 no such user"))
+		}
+		sent = append(sent, m.Headers["X-Payment"])
+		return nil
+	})
+	compose := Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+		to := addr[strings.TrimPrefix(m.SubjectID, "py_")]
+		if to == "d@example.com" {
+			return ports.Message{}, ports.Permanent(errors.New("cannot render"))
+		}
+		return ports.Message{Scope: m.Scope, To: to, Subject: "Receipt", Text: "x", Headers: map[string]string{"X-Payment": m.SubjectID}}, nil
+	})}
+	w := NewWorker(store, compose, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 3,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(context.Background())
+	if err != nil || n != 4 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if len(sent) != 1 || sent[0] != "py_ok" {
+		t.Fatalf("sent %v", sent)
+	}
+	want := map[string]Status{"ok": Sent, "busy": Pending, "refused": Dropped, "unrenderable": Dropped}
+	for id, st := range want {
+		if got := store.outcomes[id]; got.Status != st {
+			t.Errorf("%s: %+v, want %s", id, got, st)
+		}
+	}
+	if o := store.outcomes["busy"]; !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
+		t.Errorf("retry at %s", o.NextAttempt)
+	}
+}
+
+// stepClock is a clock the test moves forward.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func testJobs(ids ...string) []*Job {
+	scope := core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
+	jobs := make([]*Job, len(ids))
+	for i, id := range ids {
+		jobs[i] = &Job{ID: id, Attempt: 1, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_" + id, Created: t0}}
+	}
+	return jobs
+}
+
+var composeForTest = Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+	return ports.Message{Scope: m.Scope, To: m.SubjectID + "@example.com", Subject: "Receipt", Text: "x",
+		Headers: map[string]string{"X-Payment": m.SubjectID}}, nil
+})}
+
+// A batch stops before an attempt its lease can no longer cover: with a 2-minute lease, a
+// 30-second send timeout and sends of 40 s, the attempts at 0, 40 and 80 s fit (the last ends
+// by 110 s); the one at 120 s would end after the lease and is left for a later claim.
+func TestWorkerStopsWhenLeaseCannotCoverASend(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c", "d", "e")}
+	clock := &stepClock{t: t0}
+	var sent []string
+	mailer := mailerFunc(func(m ports.Message) error {
+		sent = append(sent, m.Headers["X-Payment"])
+		clock.advance(40 * time.Second)
+		return nil
+	})
+	w := NewWorker(store, composeForTest, mailer, clock, WorkerOptions{Batch: 5, Lease: 2 * time.Minute,
+		SendTimeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(context.Background())
+	if err != nil || n != 3 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if len(sent) != 3 || sent[0] != "py_a" || sent[1] != "py_b" || sent[2] != "py_c" {
+		t.Fatalf("sent %v", sent)
+	}
+	for _, id := range []string{"d", "e"} {
+		if o, ok := store.outcomes[id]; ok {
+			t.Errorf("%s recorded %+v; want it left to its lease", id, o)
+		}
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if store.outcomes[id].Status != Sent {
+			t.Errorf("%s: %+v", id, store.outcomes[id])
+		}
+	}
+}
+
+// Cancelling ctx stops the batch: the attempt under way is finished and recorded, no further
+// one is started.
+func TestWorkerStopsBatchOnCancel(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c")}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sent []string
+	mailer := mailerFunc(func(m ports.Message) error {
+		sent = append(sent, m.Headers["X-Payment"])
+		cancel()
+		return nil
+	})
+	w := NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 3,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(ctx)
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if len(sent) != 1 || sent[0] != "py_a" {
+		t.Fatalf("sent %v", sent)
+	}
+	if store.outcomes["a"].Status != Sent {
+		t.Errorf("a: %+v", store.outcomes["a"])
+	}
+	if len(store.outcomes) != 1 {
+		t.Errorf("outcomes %v", store.outcomes)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	transient := errors.New("451 try later")
+	if o := Decide(1, transient, t0); o.Status != Pending || !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
+		t.Errorf("first transient failure: %+v", o)
+	}
+	if o := Decide(len(Backoff), transient, t0); o.Status != Pending {
+		t.Errorf("last retry: %+v", o)
+	}
+	if o := Decide(len(Backoff)+1, transient, t0); o.Status != Dropped {
+		t.Errorf("attempts exhausted: %+v", o)
+	}
+	if o := Decide(1, ports.Permanent(errors.New("550")), t0); o.Status != Dropped || o.Error == "" {
+		t.Errorf("permanent: %+v", o)
+	}
+}
+
+// A mail of a kind no module registered a composer for is dropped, never retried.
+func TestWorkerDropsMailOfAnUnknownKind(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: []*Job{{ID: "x", Attempt: 1,
+		Mail: core.Mail{Kind: "newsletter", Scope: core.Scope{MerchantID: "mer_r", Env: core.EnvTest}, SubjectID: "sub_1", Created: t0}}}}
+	mailer := mailerFunc(func(ports.Message) error { t.Error("sent"); return nil })
+	w := NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, WorkerOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if n, err := w.RunOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if o := store.outcomes["x"]; o.Status != Dropped || !strings.Contains(o.Error, "newsletter") {
+		t.Fatalf("outcome %+v", o)
+	}
+}
