@@ -85,8 +85,8 @@ type catalogDimensions struct {
 	Weight float64 `json:"weight"`
 }
 
-func (r catalogProductRow) record() (catalog.ProductRecord, error) {
-	rec := catalog.ProductRecord{
+func (r catalogProductRow) record() (catalog.ProductSnapshot, error) {
+	rec := catalog.ProductSnapshot{
 		ID:                  r.ID,
 		Scope:               core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		Name:                r.Name,
@@ -120,7 +120,7 @@ func (r catalogProductRow) record() (catalog.ProductRecord, error) {
 }
 
 func (r catalogPriceRow) price() (*catalog.Price, error) {
-	rec := catalog.PriceRecord{
+	rec := catalog.PriceSnapshot{
 		ID:          r.ID,
 		Scope:       core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		ProductID:   r.ProductID,
@@ -158,7 +158,7 @@ func catalogLookupKeyTaken(err error) error {
 
 // catalogProductColumns encodes the product columns that are not stored as they are: metadata
 // and package dimensions as JSON text, and an unset default price as NULL.
-func catalogProductColumns(r catalog.ProductRecord) (md string, dims, defaultPrice any, err error) {
+func catalogProductColumns(r catalog.ProductSnapshot) (md string, dims, defaultPrice any, err error) {
 	if md, err = jsonText(r.Metadata); err != nil {
 		return "", nil, nil, err
 	}
@@ -173,7 +173,7 @@ func catalogProductColumns(r catalog.ProductRecord) (md string, dims, defaultPri
 	return md, dims, defaultPrice, nil
 }
 
-func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
+func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductSnapshot) error {
 	md, dims, defaultPrice, err := catalogProductColumns(r)
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 	return err
 }
 
-func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
+func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductSnapshot) error {
 	md, dims, defaultPrice, err := catalogProductColumns(r)
 	if err != nil {
 		return err
@@ -203,7 +203,7 @@ func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 	return err
 }
 
-func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
+func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceSnapshot) error {
 	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord)
 }
 
 // updatePrice writes the mutable fields of a price; amount, currency and recurrence never change.
-func catalogUpdatePrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
+func catalogUpdatePrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceSnapshot) error {
 	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
@@ -247,12 +247,12 @@ func catalogStrings(s []string) []string {
 // CreateProduct inserts the product, its prices and its default-price link in one transaction.
 func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) error {
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		if err := catalogInsertProduct(ctx, tx, p.Record()); err != nil {
+		if err := catalogInsertProduct(ctx, tx, p.Snapshot()); err != nil {
 			return err
 		}
 		prices := p.Prices()
 		for i := len(prices) - 1; i >= 0; i-- { // oldest first, so seq follows creation
-			if err := catalogInsertPrice(ctx, tx, prices[i].Record()); err != nil {
+			if err := catalogInsertPrice(ctx, tx, prices[i].Snapshot()); err != nil {
 				return err
 			}
 		}
@@ -321,22 +321,22 @@ func (s *CatalogStore) UpdateProduct(ctx context.Context, scope core.Scope, id s
 		if err != nil {
 			return err
 		}
-		before := p.Record()
-		beforePrices := map[string]catalog.PriceRecord{}
+		before := p.Snapshot()
+		beforePrices := map[string]catalog.PriceSnapshot{}
 		for _, pr := range p.Prices() {
-			beforePrices[pr.ID()] = pr.Record()
+			beforePrices[pr.ID()] = pr.Snapshot()
 		}
 		if err := fn(p); err != nil {
 			return err
 		}
-		after := p.Record()
+		after := p.Snapshot()
 		if after.ID != before.ID || after.Scope != before.Scope {
 			return fmt.Errorf("catalog: update closure changed the identity of product %s", id)
 		}
 		// New prices first (oldest first), so a new default price exists before the link.
 		prices := p.Prices()
 		for i := len(prices) - 1; i >= 0; i-- {
-			rec := prices[i].Record()
+			rec := prices[i].Snapshot()
 			old, ok := beforePrices[rec.ID]
 			switch {
 			case !ok:

@@ -65,11 +65,11 @@ func TestCatalogStoreCreateGetRoundTrip(t *testing.T) {
 		Metadata: map[string]string{"a": "b"}}))
 
 	got := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-	if !reflect.DeepEqual(got.Record(), p.Record()) {
-		t.Fatalf("product round trip:\n got %+v\nwant %+v", got.Record(), p.Record())
+	if !reflect.DeepEqual(got.Snapshot(), p.Snapshot()) {
+		t.Fatalf("product round trip:\n got %+v\nwant %+v", got.Snapshot(), p.Snapshot())
 	}
-	if len(got.Prices()) != 1 || !reflect.DeepEqual(got.Prices()[0].Record(), p.Prices()[0].Record()) {
-		t.Fatalf("price round trip:\n got %+v\nwant %+v", got.Prices()[0].Record(), p.Prices()[0].Record())
+	if len(got.Prices()) != 1 || !reflect.DeepEqual(got.Prices()[0].Snapshot(), p.Prices()[0].Snapshot()) {
+		t.Fatalf("price round trip:\n got %+v\nwant %+v", got.Prices()[0].Snapshot(), p.Prices()[0].Snapshot())
 	}
 	if got.DefaultPrice() != got.Prices()[0].ID() || got.Prices()[0].Currency() != "EUR" {
 		t.Fatalf("default %q currency %q", got.DefaultPrice(), got.Prices()[0].Currency())
@@ -85,9 +85,9 @@ func TestCatalogStoreCreateGetRoundTrip(t *testing.T) {
 		Metadata: map[string]string{"sku": "", "new": "1"},
 	}))
 	again := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-	if !reflect.DeepEqual(again.Record(), up.Record()) || again.Description() != "" || again.PackageDimensions() != nil ||
+	if !reflect.DeepEqual(again.Snapshot(), up.Snapshot()) || again.Description() != "" || again.PackageDimensions() != nil ||
 		len(again.Tags()) != 0 || again.Metadata()["new"] != "1" || len(again.Metadata()) != 1 {
-		t.Fatalf("update round trip:\n got %#v\nwant %#v", again.Record(), up.Record())
+		t.Fatalf("update round trip:\n got %#v\nwant %#v", again.Snapshot(), up.Snapshot())
 	}
 }
 
@@ -294,7 +294,7 @@ func TestCatalogStoreLookupKeyConcurrency(t *testing.T) {
 	for _, p := range products {
 		got := catalogMust[*catalog.Product](t)(svc.GetProduct(ctx, scope, p.ID()))
 		if got.ID() != winners[0].ProductID() && (len(got.Prices()) != 0 || got.DefaultPrice() != "") {
-			t.Fatalf("loser %s kept a price or default: %+v", got.ID(), got.Record())
+			t.Fatalf("loser %s kept a price or default: %+v", got.ID(), got.Snapshot())
 		}
 	}
 
@@ -357,9 +357,9 @@ func TestCatalogStoreRollback(t *testing.T) {
 				t.Fatalf("want %v, got %v", tc.want, err)
 			}
 			after := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-			if !reflect.DeepEqual(after.Record(), before.Record()) || len(after.Prices()) != 1 ||
-				!reflect.DeepEqual(after.Prices()[0].Record(), before.Prices()[0].Record()) {
-				t.Fatalf("rollback left changes: %+v %+v", after.Record(), after.Prices()[0].Record())
+			if !reflect.DeepEqual(after.Snapshot(), before.Snapshot()) || len(after.Prices()) != 1 ||
+				!reflect.DeepEqual(after.Prices()[0].Snapshot(), before.Prices()[0].Snapshot()) {
+				t.Fatalf("rollback left changes: %+v %+v", after.Snapshot(), after.Prices()[0].Snapshot())
 			}
 		})
 	}

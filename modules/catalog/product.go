@@ -28,9 +28,9 @@ type ProductInput struct {
 	Active              *bool // default true
 }
 
-// ProductRecord is the stored form of a product: what a store writes, and what it hands to
+// ProductSnapshot is the stored form of a product: what a store writes, and what it hands to
 // RehydrateProduct. Optional strings are "" when unset.
-type ProductRecord struct {
+type ProductSnapshot struct {
 	ID                  string
 	Scope               core.Scope
 	Name                string
@@ -52,7 +52,7 @@ type ProductRecord struct {
 
 // Product is a catalog product (prod_) together with its prices, newest first.
 type Product struct {
-	r      ProductRecord
+	r      ProductSnapshot
 	prices []*Price
 }
 
@@ -62,7 +62,7 @@ func NewProduct(scope core.Scope, in ProductInput, now time.Time) (*Product, err
 	if err != nil {
 		return nil, err
 	}
-	r := ProductRecord{
+	r := ProductSnapshot{
 		ID:       core.NewID(core.PrefixProduct),
 		Scope:    scope,
 		Name:     name,
@@ -116,12 +116,12 @@ func NewProduct(scope core.Scope, in ProductInput, now time.Time) (*Product, err
 
 // RehydrateProduct rebuilds a product from storage without validating it. prices are the
 // product's prices, newest first.
-func RehydrateProduct(r ProductRecord, prices []*Price) *Product {
+func RehydrateProduct(r ProductSnapshot, prices []*Price) *Product {
 	return &Product{r: r, prices: prices}
 }
 
-// Record returns a copy of the product's stored form (without its prices).
-func (p *Product) Record() ProductRecord {
+// Snapshot returns a copy of the product's own state for storage (without its prices).
+func (p *Product) Snapshot() ProductSnapshot {
 	r := p.r
 	r.Images = cloneStrings(p.r.Images)
 	r.Tags = cloneStrings(p.r.Tags)
@@ -154,10 +154,10 @@ func (p *Product) Created() time.Time          { return p.r.Created }
 func (p *Product) Updated() time.Time          { return p.r.Updated }
 
 // Shippable is nil when the merchant never said.
-func (p *Product) Shippable() *bool { return p.Record().Shippable }
+func (p *Product) Shippable() *bool { return p.Snapshot().Shippable }
 
 // PackageDimensions is nil when unset.
-func (p *Product) PackageDimensions() *Dimensions { return p.Record().PackageDimensions }
+func (p *Product) PackageDimensions() *Dimensions { return p.Snapshot().PackageDimensions }
 
 // Prices returns the product's prices, newest first.
 func (p *Product) Prices() []*Price { return append([]*Price(nil), p.prices...) }
@@ -176,7 +176,7 @@ func (p *Product) Price(id string) *Price {
 // prices and is set with SetDefaultPrice). Nothing changes when a field is invalid.
 // Re-activating a product does not re-activate its prices.
 func (p *Product) Apply(patch ProductPatch, now time.Time) error {
-	r := p.Record()
+	r := p.Snapshot()
 	if patch.Name != nil {
 		name, err := checkName(*patch.Name, "name")
 		if err != nil {

@@ -129,17 +129,17 @@ func TestProductApply(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := base()
-			before := p.Record()
+			before := p.Snapshot()
 			err := p.Apply(tc.patch, testNow.Add(1))
 			wantErr(t, err, inv, tc.code, tc.param)
 			if err != nil {
-				if p.Record().Updated != before.Updated || p.Description() != "d" {
+				if p.Snapshot().Updated != before.Updated || p.Description() != "d" {
 					t.Fatal("a failed patch must change nothing")
 				}
 				return
 			}
 			if !tc.check(p) {
-				t.Fatalf("patch not applied: %+v", p.Record())
+				t.Fatalf("patch not applied: %+v", p.Snapshot())
 			}
 		})
 	}

@@ -18,13 +18,13 @@ func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { retur
 // suite against a real database.
 type memStore struct {
 	mu       sync.Mutex
-	products map[string]ProductRecord
-	prices   map[string]PriceRecord
+	products map[string]ProductSnapshot
+	prices   map[string]PriceSnapshot
 	order    []string // price ids, oldest first
 }
 
 func newMemStore() *memStore {
-	return &memStore{products: map[string]ProductRecord{}, prices: map[string]PriceRecord{}}
+	return &memStore{products: map[string]ProductSnapshot{}, prices: map[string]PriceSnapshot{}}
 }
 
 func (m *memStore) load(scope core.Scope, id string) (*Product, error) {
@@ -43,7 +43,7 @@ func (m *memStore) load(scope core.Scope, id string) (*Product, error) {
 
 func (m *memStore) save(p *Product) error {
 	for _, pr := range p.Prices() {
-		r := pr.Record()
+		r := pr.Snapshot()
 		for _, o := range m.prices {
 			if r.Active && r.LookupKey != "" && o.ID != r.ID && o.Active && o.LookupKey == r.LookupKey && o.Scope == r.Scope {
 				return ErrLookupKeyTaken
@@ -54,9 +54,9 @@ func (m *memStore) save(p *Product) error {
 		if _, ok := m.prices[pr.ID()]; !ok {
 			m.order = append(m.order, pr.ID())
 		}
-		m.prices[pr.ID()] = pr.Record()
+		m.prices[pr.ID()] = pr.Snapshot()
 	}
-	m.products[p.ID()] = p.Record()
+	m.products[p.ID()] = p.Snapshot()
 	return nil
 }
 
@@ -128,7 +128,7 @@ func TestServiceCreateProductWithPrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Prices()) != 1 || p.DefaultPrice() != p.Prices()[0].ID() || p.Prices()[0].Type() != TypeRecurring {
-		t.Fatalf("inline price not linked: %+v", p.Record())
+		t.Fatalf("inline price not linked: %+v", p.Snapshot())
 	}
 	got, err := s.GetProduct(ctx, testScope, p.ID())
 	if err != nil || got.DefaultPrice() != p.DefaultPrice() || len(got.Prices()) != 1 {
