@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -313,7 +312,8 @@ func (s *CatalogStore) GetProduct(ctx context.Context, scope core.Scope, id stri
 	return catalogGetProduct(ctx, s.db, scope, id, false)
 }
 
-// UpdateProduct runs fn on the locked product and writes back what fn changed.
+// UpdateProduct runs fn on the locked product and writes back what the product says fn
+// changed (catalog.Product.Changes).
 func (s *CatalogStore) UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(*catalog.Product) error) (*catalog.Product, error) {
 	var out *catalog.Product
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
@@ -321,35 +321,25 @@ func (s *CatalogStore) UpdateProduct(ctx context.Context, scope core.Scope, id s
 		if err != nil {
 			return err
 		}
-		before := p.Snapshot()
-		beforePrices := map[string]catalog.PriceSnapshot{}
-		for _, pr := range p.Prices() {
-			beforePrices[pr.ID()] = pr.Snapshot()
-		}
 		if err := fn(p); err != nil {
 			return err
 		}
-		after := p.Snapshot()
-		if after.ID != before.ID || after.Scope != before.Scope {
-			return fmt.Errorf("catalog: update closure changed the identity of product %s", id)
-		}
-		// New prices first (oldest first), so a new default price exists before the link.
-		prices := p.Prices()
-		for i := len(prices) - 1; i >= 0; i-- {
-			rec := prices[i].Snapshot()
-			old, ok := beforePrices[rec.ID]
-			switch {
-			case !ok:
-				err = catalogInsertPrice(ctx, tx, rec)
-			case !reflect.DeepEqual(old, rec):
-				err = catalogUpdatePrice(ctx, tx, rec)
-			}
-			if err != nil {
+		// The entity says what changed. Changed prices first: a price deactivated here frees
+		// its lookup key before a new price takes it; then new prices, oldest first, so that a
+		// new default price exists before the product links it.
+		c := p.Changes()
+		for _, pr := range c.Changed {
+			if err := catalogUpdatePrice(ctx, tx, pr.Snapshot()); err != nil {
 				return err
 			}
 		}
-		if !reflect.DeepEqual(before, after) {
-			if err := catalogUpdateProduct(ctx, tx, after); err != nil {
+		for _, pr := range c.Added {
+			if err := catalogInsertPrice(ctx, tx, pr.Snapshot()); err != nil {
+				return err
+			}
+		}
+		if c.Product {
+			if err := catalogUpdateProduct(ctx, tx, p.Snapshot()); err != nil {
 				return err
 			}
 		}

@@ -67,6 +67,9 @@ type PriceSnapshot struct {
 // Price is a price (price_) of a product. Amount, currency and recurrence never change.
 type Price struct {
 	r PriceSnapshot
+	// changed is set by every transition that changes the stored fields, so that the store
+	// writes back exactly the prices that changed (Product.Changes).
+	changed bool
 }
 
 // NewPrice checks in and builds a new active price of productID. prefix is the param path of
@@ -260,6 +263,7 @@ func (p *Price) Apply(patch PricePatch, now time.Time) error {
 	}
 	r.Updated = now
 	p.r = r
+	p.changed = true
 	return nil
 }
 
@@ -267,6 +271,7 @@ func (p *Price) deactivate(now time.Time) {
 	if p.r.Active {
 		p.r.Active = false
 		p.r.Updated = now
+		p.changed = true
 	}
 }
 

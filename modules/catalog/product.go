@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -54,6 +55,35 @@ type ProductSnapshot struct {
 type Product struct {
 	r      ProductSnapshot
 	prices []*Price
+	// changed and added are what the transitions since NewProduct or RehydrateProduct did
+	// (Changes): the product's own fields changed, and the prices attached, oldest first.
+	changed bool
+	added   []*Price
+}
+
+// Changes is what a product's transitions changed since it was built (NewProduct) or rebuilt
+// from storage (RehydrateProduct). A Store's UpdateProduct writes exactly this back.
+type Changes struct {
+	// Product is true when the product's own fields changed (Apply, SetDefaultPrice, Archive
+	// of an active product).
+	Product bool
+	// Added are the prices attached with AddPrice, oldest first.
+	Added []*Price
+	// Changed are the prices the product had before whose fields changed (Price.Apply, or
+	// deactivated by Archive), oldest first.
+	Changed []*Price
+}
+
+// Changes reports what changed since the product was built or rehydrated.
+func (p *Product) Changes() Changes {
+	c := Changes{Product: p.changed, Added: append([]*Price(nil), p.added...)}
+	for i := len(p.prices) - 1; i >= 0; i-- {
+		pr := p.prices[i]
+		if pr.changed && !slices.Contains(p.added, pr) {
+			c.Changed = append(c.Changed, pr)
+		}
+	}
+	return c
 }
 
 // NewProduct checks in and builds a new active (unless in.Active is false) product of scope.
@@ -240,6 +270,7 @@ func (p *Product) Apply(patch ProductPatch, now time.Time) error {
 	}
 	r.Updated = now
 	p.r = r
+	p.changed = true
 	return nil
 }
 
@@ -254,6 +285,7 @@ func (p *Product) SetDefaultPrice(priceID, param string, now time.Time) error {
 	if priceID == "" {
 		p.r.DefaultPrice = ""
 		p.r.Updated = now
+		p.changed = true
 		return nil
 	}
 	pr := p.Price(priceID)
@@ -265,6 +297,7 @@ func (p *Product) SetDefaultPrice(priceID, param string, now time.Time) error {
 	}
 	p.r.DefaultPrice = priceID
 	p.r.Updated = now
+	p.changed = true
 	return nil
 }
 
@@ -274,6 +307,7 @@ func (p *Product) Archive(now time.Time) {
 	if p.r.Active {
 		p.r.Active = false
 		p.r.Updated = now
+		p.changed = true
 	}
 	for _, pr := range p.prices {
 		pr.deactivate(now)
@@ -290,5 +324,6 @@ func (p *Product) AddPrice(pr *Price) error {
 		return ErrPriceProductMismatch
 	}
 	p.prices = append([]*Price{pr}, p.prices...)
+	p.added = append(p.added, pr)
 	return nil
 }

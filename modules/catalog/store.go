@@ -25,7 +25,8 @@ type Store interface {
 	// active is set), each with all its prices.
 	ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*Product], error)
 	// UpdateProduct locks the product and its prices, hands them to fn, and — when fn returns
-	// nil — writes back the product and every price fn added or changed, in one transaction.
+	// nil — writes back what the product says changed (Product.Changes: its own fields, the
+	// prices added, the prices changed), in one transaction.
 	// When fn fails nothing is written and its error is returned as is. It returns the product
 	// as written.
 	UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(p *Product) error) (*Product, error)
