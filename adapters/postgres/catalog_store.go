@@ -146,11 +146,12 @@ func (r catalogPriceRow) price() (*catalog.Price, error) {
 	return catalog.RehydratePrice(rec), nil
 }
 
-// catalogLookupKeyTaken maps the partial unique index on active lookup keys to the domain error.
+// catalogLookupKeyTaken maps the partial unique index on active lookup keys to the store
+// sentinel.
 func catalogLookupKeyTaken(err error) error {
 	var pe *pq.Error
 	if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "prices_lookup_key_active" {
-		return catalog.ErrLookupKeyTaken.At("lookup_key")
+		return catalog.ErrLookupKeyInUse
 	}
 	return err
 }
@@ -370,7 +371,8 @@ func (s *CatalogStore) GetPrice(ctx context.Context, scope core.Scope, id string
 func (s *CatalogStore) ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*catalog.Product], error) {
 	rows, hasMore, err := pageBySeq[catalogProductRow](ctx, s.db, pageQuery{
 		table: "products", columns: catalogProductCols, scope: scope, q: q,
-		filter: when(active != nil, cond{"active = ?", active}),
+		filter:        when(active != nil, cond{"active = ?", active}),
+		unknownCursor: catalog.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*catalog.Product]{}, err
@@ -406,8 +408,9 @@ func (s *CatalogStore) ListPrices(ctx context.Context, scope core.Scope, product
 	}
 	rows, hasMore, err := pageBySeq[catalogPriceRow](ctx, s.db, pageQuery{
 		table: "prices", columns: catalogPriceCols, scope: scope, q: q,
-		within: []cond{{"product_id = ?", productID}},
-		filter: when(active != nil, cond{"active = ?", active}),
+		within:        []cond{{"product_id = ?", productID}},
+		filter:        when(active != nil, cond{"active = ?", active}),
+		unknownCursor: catalog.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*catalog.Price]{}, err

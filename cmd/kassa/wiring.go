@@ -44,7 +44,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// The due-work processors: the background scheduler and the test clock run the same ones.
 	due := scheduler.NewRegistry()
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
-	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
+	cat, err := catalog.NewService(postgres.NewCatalogStore(db), tc)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	sessions := postgres.NewSessionStore(db)
 	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
 	if fees == nil { // operator subcommands: nothing is charged
