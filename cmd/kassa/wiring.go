@@ -79,7 +79,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		panic(err)
 	}
 	due.Register("charge attempts left pending", as)
-	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
+	ident, err := identity.NewService(postgres.NewIdentityStore(db), clock)
+	if err != nil {
+		panic(err)
+	}
 	enableBuyer(co, ident)
 	return &app{
 		db:        db,

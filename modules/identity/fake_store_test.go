@@ -34,7 +34,7 @@ func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRec
 	if owner != nil {
 		for _, u := range s.users {
 			if strings.EqualFold(u.Email, owner.Email) {
-				return ErrOwnerEmailTaken
+				return ErrEmailInUse
 			}
 		}
 	}
