@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/identity/identitytest"
 )
 
 type movableClock struct{ t time.Time }
@@ -41,6 +42,14 @@ func newDashboard(t testing.TB, st identity.DashboardStore, clk core.Clock, p id
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestIdentityStoreContract runs the identity store suite on PostgreSQL; the module's fake
+// passes the same suite (modules/identity/store_contract_test.go).
+func TestIdentityStoreContract(t *testing.T) {
+	t.Parallel()
+	st := postgres.NewIdentityStore(pgtest.New(t))
+	identitytest.RunStore(t, func(*testing.T) identity.Store { return st })
 }
 
 func authCode(t *testing.T, err error, want error) {
