@@ -30,6 +30,17 @@ func (q ListQuery) Normalize() (ListQuery, error) {
 	return q, nil
 }
 
+// UnknownCursor is the documented answer to a cursor that names no object of the list (D8): 400
+// starting_after_invalid or ending_before_invalid, whichever cursor q carries. A module builds
+// it from its store's sentinel for an unknown cursor.
+func (q ListQuery) UnknownCursor() *Error {
+	param, cursor := "starting_after", q.StartingAfter
+	if q.EndingBefore != "" {
+		param, cursor = "ending_before", q.EndingBefore
+	}
+	return InvalidField(param, "No such object in this list: '%s'.", cursor)
+}
+
 // Page is one page of a list, newest first.
 type Page[T any] struct {
 	Items   []T

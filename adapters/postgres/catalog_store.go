@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -85,8 +84,8 @@ type catalogDimensions struct {
 	Weight float64 `json:"weight"`
 }
 
-func (r catalogProductRow) record() (catalog.ProductRecord, error) {
-	rec := catalog.ProductRecord{
+func (r catalogProductRow) record() (catalog.ProductSnapshot, error) {
+	rec := catalog.ProductSnapshot{
 		ID:                  r.ID,
 		Scope:               core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		Name:                r.Name,
@@ -120,7 +119,7 @@ func (r catalogProductRow) record() (catalog.ProductRecord, error) {
 }
 
 func (r catalogPriceRow) price() (*catalog.Price, error) {
-	rec := catalog.PriceRecord{
+	rec := catalog.PriceSnapshot{
 		ID:          r.ID,
 		Scope:       core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		ProductID:   r.ProductID,
@@ -147,18 +146,19 @@ func (r catalogPriceRow) price() (*catalog.Price, error) {
 	return catalog.RehydratePrice(rec), nil
 }
 
-// catalogLookupKeyTaken maps the partial unique index on active lookup keys to the domain error.
+// catalogLookupKeyTaken maps the partial unique index on active lookup keys to the store
+// sentinel.
 func catalogLookupKeyTaken(err error) error {
 	var pe *pq.Error
 	if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "prices_lookup_key_active" {
-		return catalog.ErrLookupKeyTaken.At("lookup_key")
+		return catalog.ErrLookupKeyInUse
 	}
 	return err
 }
 
 // catalogProductColumns encodes the product columns that are not stored as they are: metadata
 // and package dimensions as JSON text, and an unset default price as NULL.
-func catalogProductColumns(r catalog.ProductRecord) (md string, dims, defaultPrice any, err error) {
+func catalogProductColumns(r catalog.ProductSnapshot) (md string, dims, defaultPrice any, err error) {
 	if md, err = jsonText(r.Metadata); err != nil {
 		return "", nil, nil, err
 	}
@@ -173,7 +173,7 @@ func catalogProductColumns(r catalog.ProductRecord) (md string, dims, defaultPri
 	return md, dims, defaultPrice, nil
 }
 
-func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
+func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductSnapshot) error {
 	md, dims, defaultPrice, err := catalogProductColumns(r)
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func catalogInsertProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 	return err
 }
 
-func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRecord) error {
+func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductSnapshot) error {
 	md, dims, defaultPrice, err := catalogProductColumns(r)
 	if err != nil {
 		return err
@@ -203,7 +203,7 @@ func catalogUpdateProduct(ctx context.Context, tx *sqlx.Tx, r catalog.ProductRec
 	return err
 }
 
-func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
+func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceSnapshot) error {
 	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func catalogInsertPrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord)
 }
 
 // updatePrice writes the mutable fields of a price; amount, currency and recurrence never change.
-func catalogUpdatePrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceRecord) error {
+func catalogUpdatePrice(ctx context.Context, tx *sqlx.Tx, r catalog.PriceSnapshot) error {
 	md, err := jsonText(r.Metadata)
 	if err != nil {
 		return err
@@ -247,12 +247,12 @@ func catalogStrings(s []string) []string {
 // CreateProduct inserts the product, its prices and its default-price link in one transaction.
 func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) error {
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		if err := catalogInsertProduct(ctx, tx, p.Record()); err != nil {
+		if err := catalogInsertProduct(ctx, tx, p.Snapshot()); err != nil {
 			return err
 		}
 		prices := p.Prices()
 		for i := len(prices) - 1; i >= 0; i-- { // oldest first, so seq follows creation
-			if err := catalogInsertPrice(ctx, tx, prices[i].Record()); err != nil {
+			if err := catalogInsertPrice(ctx, tx, prices[i].Snapshot()); err != nil {
 				return err
 			}
 		}
@@ -313,7 +313,8 @@ func (s *CatalogStore) GetProduct(ctx context.Context, scope core.Scope, id stri
 	return catalogGetProduct(ctx, s.db, scope, id, false)
 }
 
-// UpdateProduct runs fn on the locked product and writes back what fn changed.
+// UpdateProduct runs fn on the locked product and writes back what the product says fn
+// changed (catalog.Product.Changes).
 func (s *CatalogStore) UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(*catalog.Product) error) (*catalog.Product, error) {
 	var out *catalog.Product
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
@@ -321,35 +322,25 @@ func (s *CatalogStore) UpdateProduct(ctx context.Context, scope core.Scope, id s
 		if err != nil {
 			return err
 		}
-		before := p.Record()
-		beforePrices := map[string]catalog.PriceRecord{}
-		for _, pr := range p.Prices() {
-			beforePrices[pr.ID()] = pr.Record()
-		}
 		if err := fn(p); err != nil {
 			return err
 		}
-		after := p.Record()
-		if after.ID != before.ID || after.Scope != before.Scope {
-			return fmt.Errorf("catalog: update closure changed the identity of product %s", id)
-		}
-		// New prices first (oldest first), so a new default price exists before the link.
-		prices := p.Prices()
-		for i := len(prices) - 1; i >= 0; i-- {
-			rec := prices[i].Record()
-			old, ok := beforePrices[rec.ID]
-			switch {
-			case !ok:
-				err = catalogInsertPrice(ctx, tx, rec)
-			case !reflect.DeepEqual(old, rec):
-				err = catalogUpdatePrice(ctx, tx, rec)
-			}
-			if err != nil {
+		// The entity says what changed. Changed prices first: a price deactivated here frees
+		// its lookup key before a new price takes it; then new prices, oldest first, so that a
+		// new default price exists before the product links it.
+		c := p.Changes()
+		for _, pr := range c.Changed {
+			if err := catalogUpdatePrice(ctx, tx, pr.Snapshot()); err != nil {
 				return err
 			}
 		}
-		if !reflect.DeepEqual(before, after) {
-			if err := catalogUpdateProduct(ctx, tx, after); err != nil {
+		for _, pr := range c.Added {
+			if err := catalogInsertPrice(ctx, tx, pr.Snapshot()); err != nil {
+				return err
+			}
+		}
+		if c.Product {
+			if err := catalogUpdateProduct(ctx, tx, p.Snapshot()); err != nil {
 				return err
 			}
 		}
@@ -380,7 +371,8 @@ func (s *CatalogStore) GetPrice(ctx context.Context, scope core.Scope, id string
 func (s *CatalogStore) ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*catalog.Product], error) {
 	rows, hasMore, err := pageBySeq[catalogProductRow](ctx, s.db, pageQuery{
 		table: "products", columns: catalogProductCols, scope: scope, q: q,
-		filter: when(active != nil, cond{"active = ?", active}),
+		filter:        when(active != nil, cond{"active = ?", active}),
+		unknownCursor: catalog.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*catalog.Product]{}, err
@@ -416,8 +408,9 @@ func (s *CatalogStore) ListPrices(ctx context.Context, scope core.Scope, product
 	}
 	rows, hasMore, err := pageBySeq[catalogPriceRow](ctx, s.db, pageQuery{
 		table: "prices", columns: catalogPriceCols, scope: scope, q: q,
-		within: []cond{{"product_id = ?", productID}},
-		filter: when(active != nil, cond{"active = ?", active}),
+		within:        []cond{{"product_id = ?", productID}},
+		filter:        when(active != nil, cond{"active = ?", active}),
+		unknownCursor: catalog.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*catalog.Price]{}, err

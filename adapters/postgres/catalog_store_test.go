@@ -15,6 +15,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
+	"github.com/kassa-pay/kassa/modules/catalog/catalogtest"
 )
 
 type catalogClocks struct{}
@@ -28,7 +29,22 @@ func catalogSetup(t *testing.T) (*sqlx.DB, *postgres.CatalogStore, *catalog.Serv
 	t.Parallel()
 	db := pgtest.New(t)
 	st := postgres.NewCatalogStore(db)
-	return db, st, catalog.NewService(st, catalogClocks{}), pgtest.Merchant(t, db)
+	svc, err := catalog.NewService(st, catalogClocks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, st, svc, pgtest.Merchant(t, db)
+}
+
+// TestCatalogStoreContract runs the catalog's store suite on PostgreSQL; the module's fake
+// passes the same suite (modules/catalog/store_contract_test.go).
+func TestCatalogStoreContract(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	st := postgres.NewCatalogStore(db)
+	catalogtest.RunStore(t, func(*testing.T) catalogtest.Harness {
+		return catalogtest.Harness{Store: st, NewScope: func(t *testing.T) core.Scope { return pgtest.Merchant(t, db) }}
+	})
 }
 
 func catalogMust[T any](t *testing.T) func(T, error) T {
@@ -65,11 +81,11 @@ func TestCatalogStoreCreateGetRoundTrip(t *testing.T) {
 		Metadata: map[string]string{"a": "b"}}))
 
 	got := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-	if !reflect.DeepEqual(got.Record(), p.Record()) {
-		t.Fatalf("product round trip:\n got %+v\nwant %+v", got.Record(), p.Record())
+	if !reflect.DeepEqual(got.Snapshot(), p.Snapshot()) {
+		t.Fatalf("product round trip:\n got %+v\nwant %+v", got.Snapshot(), p.Snapshot())
 	}
-	if len(got.Prices()) != 1 || !reflect.DeepEqual(got.Prices()[0].Record(), p.Prices()[0].Record()) {
-		t.Fatalf("price round trip:\n got %+v\nwant %+v", got.Prices()[0].Record(), p.Prices()[0].Record())
+	if len(got.Prices()) != 1 || !reflect.DeepEqual(got.Prices()[0].Snapshot(), p.Prices()[0].Snapshot()) {
+		t.Fatalf("price round trip:\n got %+v\nwant %+v", got.Prices()[0].Snapshot(), p.Prices()[0].Snapshot())
 	}
 	if got.DefaultPrice() != got.Prices()[0].ID() || got.Prices()[0].Currency() != "EUR" {
 		t.Fatalf("default %q currency %q", got.DefaultPrice(), got.Prices()[0].Currency())
@@ -85,9 +101,9 @@ func TestCatalogStoreCreateGetRoundTrip(t *testing.T) {
 		Metadata: map[string]string{"sku": "", "new": "1"},
 	}))
 	again := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-	if !reflect.DeepEqual(again.Record(), up.Record()) || again.Description() != "" || again.PackageDimensions() != nil ||
+	if !reflect.DeepEqual(again.Snapshot(), up.Snapshot()) || again.Description() != "" || again.PackageDimensions() != nil ||
 		len(again.Tags()) != 0 || again.Metadata()["new"] != "1" || len(again.Metadata()) != 1 {
-		t.Fatalf("update round trip:\n got %#v\nwant %#v", again.Record(), up.Record())
+		t.Fatalf("update round trip:\n got %#v\nwant %#v", again.Snapshot(), up.Snapshot())
 	}
 }
 
@@ -144,10 +160,8 @@ func TestCatalogStoreListPaging(t *testing.T) {
 	// A cursor that is unknown, or a row of another merchant, is refused.
 	for _, q := range []core.ListQuery{{StartingAfter: "prod_unknown"}, {StartingAfter: foreign.ID()}, {EndingBefore: foreign.ID()}} {
 		q.Limit = 10
-		_, err := st.ListProducts(ctx, scope, q, nil)
-		var ce *core.Error
-		if !errors.As(err, &ce) || (ce.Code != "starting_after_invalid" && ce.Code != "ending_before_invalid") {
-			t.Fatalf("cursor %+v: want a 400 cursor error, got %v", q, err)
+		if _, err := st.ListProducts(ctx, scope, q, nil); !errors.Is(err, catalog.ErrUnknownCursor) {
+			t.Fatalf("cursor %+v: want catalog.ErrUnknownCursor, got %v", q, err)
 		}
 	}
 	_, err := svc.ListProducts(ctx, scope, core.ListQuery{EndingBefore: "prod_unknown"}, nil)
@@ -294,7 +308,7 @@ func TestCatalogStoreLookupKeyConcurrency(t *testing.T) {
 	for _, p := range products {
 		got := catalogMust[*catalog.Product](t)(svc.GetProduct(ctx, scope, p.ID()))
 		if got.ID() != winners[0].ProductID() && (len(got.Prices()) != 0 || got.DefaultPrice() != "") {
-			t.Fatalf("loser %s kept a price or default: %+v", got.ID(), got.Record())
+			t.Fatalf("loser %s kept a price or default: %+v", got.ID(), got.Snapshot())
 		}
 	}
 
@@ -349,7 +363,7 @@ func TestCatalogStoreRollback(t *testing.T) {
 			p.Archive(time.Now())
 			pr := p.Price(p.DefaultPrice())
 			return pr.Apply(catalog.PricePatch{LookupKey: catalogPtr("taken"), Active: catalogPtr(true)}, time.Now())
-		}, catalog.ErrLookupKeyTaken},
+		}, catalog.ErrLookupKeyInUse},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -357,9 +371,9 @@ func TestCatalogStoreRollback(t *testing.T) {
 				t.Fatalf("want %v, got %v", tc.want, err)
 			}
 			after := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, p.ID()))
-			if !reflect.DeepEqual(after.Record(), before.Record()) || len(after.Prices()) != 1 ||
-				!reflect.DeepEqual(after.Prices()[0].Record(), before.Prices()[0].Record()) {
-				t.Fatalf("rollback left changes: %+v %+v", after.Record(), after.Prices()[0].Record())
+			if !reflect.DeepEqual(after.Snapshot(), before.Snapshot()) || len(after.Prices()) != 1 ||
+				!reflect.DeepEqual(after.Prices()[0].Snapshot(), before.Prices()[0].Snapshot()) {
+				t.Fatalf("rollback left changes: %+v %+v", after.Snapshot(), after.Prices()[0].Snapshot())
 			}
 		})
 	}

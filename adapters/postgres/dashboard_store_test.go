@@ -26,7 +26,7 @@ func TestDashboardSignIn(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	clk := &movingClock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}
-	ids := identity.NewService(postgres.NewIdentityStore(db), clk)
+	ids := newIdentityService(t, postgres.NewIdentityStore(db), clk)
 	owner := func(email, password string) string {
 		t.Helper()
 		m, _, _, err := ids.CreateMerchant(ctx, identity.NewMerchant{Name: "Shop", Country: "DE", Email: email, OwnerPassword: &password})
@@ -55,7 +55,7 @@ func TestDashboardSignIn(t *testing.T) {
 		core.NewID(identity.PrefixUser), second, "ann@example.com", hash, clk.t); err != nil {
 		t.Fatal(err)
 	}
-	d := identity.NewDashboard(postgres.NewDashboardStore(db), clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
+	d := newDashboard(t, postgres.NewDashboardStore(db), clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
 
 	// The same e-mail in two merchants: the password decides which one signs in.
 	for want, pw := range map[string]string{first: "first password", second: "second password"} {
@@ -207,7 +207,7 @@ func TestDashboardTouchSessionFiltersByMerchant(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	clk := &movingClock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}
-	ids := identity.NewService(postgres.NewIdentityStore(db), clk)
+	ids := newIdentityService(t, postgres.NewIdentityStore(db), clk)
 	pw := "the password"
 	m, _, _, err := ids.CreateMerchant(ctx, identity.NewMerchant{Name: "Shop", Country: "DE", Email: "touch@example.com", OwnerPassword: &pw})
 	if err != nil {
@@ -218,7 +218,7 @@ func TestDashboardTouchSessionFiltersByMerchant(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewDashboardStore(db)
-	d := identity.NewDashboard(store, clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
+	d := newDashboard(t, store, clk, identity.ThrottlePolicy{PerPair: 3, PerIP: 5, EmailBackoffAfter: 4, Window: 15 * time.Minute})
 	res, err := d.SignIn(ctx, "touch@example.com", pw, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)

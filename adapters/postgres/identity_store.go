@@ -91,7 +91,7 @@ func (s *IdentityStore) CreateMerchant(ctx context.Context, m *identity.Merchant
 				return fmt.Errorf("identity: look up owner e-mail: %w", err)
 			}
 			if taken {
-				return identity.ErrOwnerEmailTaken
+				return identity.ErrEmailInUse
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO merchants (`+merchantCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/identity/identitytest"
 )
 
 type movableClock struct{ t time.Time }
@@ -22,7 +23,33 @@ func identityFixture(t *testing.T) (*identity.Service, *postgres.IdentityStore, 
 	db := pgtest.New(t)
 	st := postgres.NewIdentityStore(db)
 	clk := &movableClock{t: time.Now().UTC().Truncate(time.Second)}
-	return identity.NewService(st, clk), st, clk
+	return newIdentityService(t, st, clk), st, clk
+}
+
+func newIdentityService(t testing.TB, st identity.Store, clk core.Clock) *identity.Service {
+	t.Helper()
+	svc, err := identity.NewService(st, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func newDashboard(t testing.TB, st identity.DashboardStore, clk core.Clock, p identity.ThrottlePolicy) *identity.Dashboard {
+	t.Helper()
+	d, err := identity.NewDashboard(st, clk, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestIdentityStoreContract runs the identity store suite on PostgreSQL; the module's fake
+// passes the same suite (modules/identity/store_contract_test.go).
+func TestIdentityStoreContract(t *testing.T) {
+	t.Parallel()
+	st := postgres.NewIdentityStore(pgtest.New(t))
+	identitytest.RunStore(t, func(*testing.T) identity.Store { return st })
 }
 
 func authCode(t *testing.T, err error, want error) {
@@ -162,7 +189,7 @@ func TestIdentityStoreModeMismatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	svc := identity.NewService(postgres.NewIdentityStore(db), core.SystemClock{})
+	svc := newIdentityService(t, postgres.NewIdentityStore(db), core.SystemClock{})
 	m, _, _, err := svc.CreateMerchant(ctx, identity.NewMerchant{Name: "Acme", Country: "DE", Email: "o@acme.example"})
 	if err != nil {
 		t.Fatal(err)

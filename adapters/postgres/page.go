@@ -25,11 +25,15 @@ type pageQuery struct {
 	q              core.ListQuery
 	within         []cond // narrow the list and its cursors (e.g. the prices of one product)
 	filter         []cond // narrow the listing only (status, type, active): any row may be a cursor
+	// unknownCursor is the module's store sentinel for a cursor that is not a row of the list;
+	// nil answers the documented 400 itself (q.UnknownCursor), for stores whose module does
+	// not map a sentinel yet.
+	unknownCursor error
 }
 
 // pageBySeq runs the page query and returns its rows newest first and whether more follow.
-// A cursor id that is not a row of the list (another scope, another product, unknown) is 400
-// starting_after_invalid / ending_before_invalid.
+// A cursor id that is not a row of the list (another scope, another product, unknown) is
+// p.unknownCursor, or 400 starting_after_invalid / ending_before_invalid when that is nil.
 func pageBySeq[R any](ctx context.Context, db handle, p pageQuery) ([]R, bool, error) {
 	args := []any{p.scope.MerchantID, string(p.scope.Env)}
 	where := []string{"merchant_id = $1", "environment = $2"}
@@ -40,16 +44,19 @@ func pageBySeq[R any](ctx context.Context, db handle, p pageQuery) ([]R, bool, e
 	for _, c := range p.within {
 		add(c)
 	}
-	cursor, param, op, order := p.q.StartingAfter, "starting_after", "<", "DESC"
+	cursor, op, order := p.q.StartingAfter, "<", "DESC"
 	if p.q.EndingBefore != "" {
-		cursor, param, op, order = p.q.EndingBefore, "ending_before", ">", "ASC"
+		cursor, op, order = p.q.EndingBefore, ">", "ASC"
 	}
 	if cursor != "" {
 		var seq int64
 		err := db.GetContext(ctx, &seq, `SELECT seq FROM `+p.table+` WHERE `+strings.Join(where, " AND ")+
 			` AND id = $`+strconv.Itoa(len(args)+1), append(slices.Clone(args), cursor)...)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, false, core.InvalidField(param, "No such object in this list: '%s'.", cursor)
+			if p.unknownCursor != nil {
+				return nil, false, p.unknownCursor
+			}
+			return nil, false, p.q.UnknownCursor()
 		}
 		if err != nil {
 			return nil, false, err

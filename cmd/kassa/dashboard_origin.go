@@ -57,7 +57,11 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 // throttle; the dashboard API signs in through them and the sweep purges through them.
 // Sessions run on the wall clock: the sandbox test clock never ends a dashboard session.
 func dashboardUseCases(db *sqlx.DB, cfg config) *identity.Dashboard {
-	return identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.ThrottlePolicy{
+	d, err := identity.NewDashboard(postgres.NewDashboardStore(db), core.SystemClock{}, identity.ThrottlePolicy{
 		PerPair: cfg.LoginPerPair, PerIP: cfg.LoginPerIP, EmailBackoffAfter: cfg.LoginBackoff, Window: cfg.LoginWindow,
 	})
+	if err != nil {
+		panic(err) // every argument is given here
+	}
+	return d
 }

@@ -44,7 +44,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// The due-work processors: the background scheduler and the test clock run the same ones.
 	due := scheduler.NewRegistry()
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
-	cat := catalog.NewService(postgres.NewCatalogStore(db), tc)
+	cat, err := catalog.NewService(postgres.NewCatalogStore(db), tc)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	sessions := postgres.NewSessionStore(db)
 	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
 	if fees == nil { // operator subcommands: nothing is charged
@@ -76,7 +79,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		panic(err)
 	}
 	due.Register("charge attempts left pending", as)
-	ident := identity.NewService(postgres.NewIdentityStore(db), clock)
+	ident, err := identity.NewService(postgres.NewIdentityStore(db), clock)
+	if err != nil {
+		panic(err)
+	}
 	enableBuyer(co, ident)
 	return &app{
 		db:        db,

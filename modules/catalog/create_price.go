@@ -27,7 +27,7 @@ func (s *Service) CreatePrice(ctx context.Context, scope core.Scope, productID s
 		return nil
 	})
 	if err != nil {
-		return nil, productNotFound(err, productID)
+		return nil, lookupKeyTaken(productNotFound(err, productID), "lookup_key")
 	}
 	return pr, nil
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
@@ -34,10 +33,7 @@ func (s *Service) CreateProduct(ctx context.Context, scope core.Scope, in Produc
 		}
 	}
 	if err := s.store.CreateProduct(ctx, p); err != nil {
-		if errors.Is(err, ErrLookupKeyTaken) {
-			return nil, ErrLookupKeyTaken.At("price.lookup_key")
-		}
-		return nil, err
+		return nil, lookupKeyTaken(err, "price.lookup_key")
 	}
 	return p, nil
 }

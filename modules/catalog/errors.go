@@ -17,8 +17,12 @@ var (
 		"Another active price of this merchant already uses this lookup_key.")
 )
 
-// Store sentinels: what a Store returns for a missing row or an unknown list cursor. The
-// Service turns them into the documented errors.
+// Store sentinels: what a Store returns for a missing row, an unknown list cursor or a lookup
+// key another active price holds. They carry no type, code or param: the Service turns them
+// into the documented errors (productNotFound, ListQuery.UnknownCursor, ErrLookupKeyTaken with
+// the param of the request), so that an adapter never decides what the API answers.
 var (
-	ErrNotFound = errors.New("catalog: not found")
+	ErrNotFound       = errors.New("catalog: not found")
+	ErrUnknownCursor  = errors.New("catalog: the list cursor is not an object of the list")
+	ErrLookupKeyInUse = errors.New("catalog: another active price of the scope uses this lookup key")
 )

@@ -47,8 +47,8 @@ type PriceInput struct {
 	Metadata    map[string]string
 }
 
-// PriceRecord is the stored form of a price. Optional strings are "" when unset.
-type PriceRecord struct {
+// PriceSnapshot is the stored form of a price. Optional strings are "" when unset.
+type PriceSnapshot struct {
 	ID          string
 	Scope       core.Scope
 	ProductID   string
@@ -66,7 +66,10 @@ type PriceRecord struct {
 
 // Price is a price (price_) of a product. Amount, currency and recurrence never change.
 type Price struct {
-	r PriceRecord
+	r PriceSnapshot
+	// changed is set by every transition that changes the stored fields, so that the store
+	// writes back exactly the prices that changed (Product.Changes).
+	changed bool
 }
 
 // NewPrice checks in and builds a new active price of productID. prefix is the param path of
@@ -82,7 +85,7 @@ func NewPrice(scope core.Scope, productID string, in PriceInput, prefix string, 
 	if err := core.CheckAmountIn(in.UnitAmount, cur, join(prefix, "unit_amount")); err != nil {
 		return nil, err
 	}
-	r := PriceRecord{
+	r := PriceSnapshot{
 		ID:          core.NewID(core.PrefixPrice),
 		Scope:       scope,
 		ProductID:   productID,
@@ -174,10 +177,10 @@ func checkRecurring(in Recurring, param string) (Recurring, error) {
 }
 
 // RehydratePrice rebuilds a price from storage without validating it.
-func RehydratePrice(r PriceRecord) *Price { return &Price{r: r} }
+func RehydratePrice(r PriceSnapshot) *Price { return &Price{r: r} }
 
-// Record returns a copy of the price's stored form.
-func (p *Price) Record() PriceRecord {
+// Snapshot returns a copy of the price's full state for storage.
+func (p *Price) Snapshot() PriceSnapshot {
 	r := p.r
 	r.Metadata = cloneMap(p.r.Metadata)
 	r.Recurring = p.Recurring()
@@ -225,7 +228,7 @@ func (p *Price) Apply(patch PricePatch, now time.Time) error {
 	if err := patch.checkImmutable(); err != nil {
 		return err
 	}
-	r := p.Record()
+	r := p.Snapshot()
 	if patch.Nickname != nil {
 		if err := checkNickname(*patch.Nickname, ""); err != nil {
 			return err
@@ -260,6 +263,7 @@ func (p *Price) Apply(patch PricePatch, now time.Time) error {
 	}
 	r.Updated = now
 	p.r = r
+	p.changed = true
 	return nil
 }
 
@@ -267,6 +271,7 @@ func (p *Price) deactivate(now time.Time) {
 	if p.r.Active {
 		p.r.Active = false
 		p.r.Updated = now
+		p.changed = true
 	}
 }
 

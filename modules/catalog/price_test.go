@@ -64,7 +64,7 @@ func TestNewPriceRules(t *testing.T) {
 				return
 			}
 			if !p.Active() || p.Currency() != "EUR" || !core.HasIDShape(p.ID(), core.PrefixPrice) {
-				t.Fatalf("bad new price %+v", p.Record())
+				t.Fatalf("bad new price %+v", p.Snapshot())
 			}
 			wantType := TypeOneTime
 			if tc.in.Recurring != nil {
@@ -84,7 +84,7 @@ func TestNewPriceDefaults(t *testing.T) {
 	}
 	r := p.Recurring()
 	if p.TaxBehavior() != TaxUnspecified || r.IntervalCount != 1 || r.UsageType != UsageLicensed || p.Currency() != "USD" {
-		t.Fatalf("defaults not filled: %+v %+v", p.Record(), r)
+		t.Fatalf("defaults not filled: %+v %+v", p.Snapshot(), r)
 	}
 }
 
@@ -126,7 +126,7 @@ func TestPriceApply(t *testing.T) {
 				return
 			}
 			if !tc.check(p) {
-				t.Fatalf("patch not applied: %+v", p.Record())
+				t.Fatalf("patch not applied: %+v", p.Snapshot())
 			}
 		})
 	}

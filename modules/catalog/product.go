@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -28,9 +29,9 @@ type ProductInput struct {
 	Active              *bool // default true
 }
 
-// ProductRecord is the stored form of a product: what a store writes, and what it hands to
+// ProductSnapshot is the stored form of a product: what a store writes, and what it hands to
 // RehydrateProduct. Optional strings are "" when unset.
-type ProductRecord struct {
+type ProductSnapshot struct {
 	ID                  string
 	Scope               core.Scope
 	Name                string
@@ -52,8 +53,37 @@ type ProductRecord struct {
 
 // Product is a catalog product (prod_) together with its prices, newest first.
 type Product struct {
-	r      ProductRecord
+	r      ProductSnapshot
 	prices []*Price
+	// changed and added are what the transitions since NewProduct or RehydrateProduct did
+	// (Changes): the product's own fields changed, and the prices attached, oldest first.
+	changed bool
+	added   []*Price
+}
+
+// Changes is what a product's transitions changed since it was built (NewProduct) or rebuilt
+// from storage (RehydrateProduct). A Store's UpdateProduct writes exactly this back.
+type Changes struct {
+	// Product is true when the product's own fields changed (Apply, SetDefaultPrice, Archive
+	// of an active product).
+	Product bool
+	// Added are the prices attached with AddPrice, oldest first.
+	Added []*Price
+	// Changed are the prices the product had before whose fields changed (Price.Apply, or
+	// deactivated by Archive), oldest first.
+	Changed []*Price
+}
+
+// Changes reports what changed since the product was built or rehydrated.
+func (p *Product) Changes() Changes {
+	c := Changes{Product: p.changed, Added: append([]*Price(nil), p.added...)}
+	for i := len(p.prices) - 1; i >= 0; i-- {
+		pr := p.prices[i]
+		if pr.changed && !slices.Contains(p.added, pr) {
+			c.Changed = append(c.Changed, pr)
+		}
+	}
+	return c
 }
 
 // NewProduct checks in and builds a new active (unless in.Active is false) product of scope.
@@ -62,7 +92,7 @@ func NewProduct(scope core.Scope, in ProductInput, now time.Time) (*Product, err
 	if err != nil {
 		return nil, err
 	}
-	r := ProductRecord{
+	r := ProductSnapshot{
 		ID:       core.NewID(core.PrefixProduct),
 		Scope:    scope,
 		Name:     name,
@@ -116,12 +146,12 @@ func NewProduct(scope core.Scope, in ProductInput, now time.Time) (*Product, err
 
 // RehydrateProduct rebuilds a product from storage without validating it. prices are the
 // product's prices, newest first.
-func RehydrateProduct(r ProductRecord, prices []*Price) *Product {
+func RehydrateProduct(r ProductSnapshot, prices []*Price) *Product {
 	return &Product{r: r, prices: prices}
 }
 
-// Record returns a copy of the product's stored form (without its prices).
-func (p *Product) Record() ProductRecord {
+// Snapshot returns a copy of the product's own state for storage (without its prices).
+func (p *Product) Snapshot() ProductSnapshot {
 	r := p.r
 	r.Images = cloneStrings(p.r.Images)
 	r.Tags = cloneStrings(p.r.Tags)
@@ -154,10 +184,10 @@ func (p *Product) Created() time.Time          { return p.r.Created }
 func (p *Product) Updated() time.Time          { return p.r.Updated }
 
 // Shippable is nil when the merchant never said.
-func (p *Product) Shippable() *bool { return p.Record().Shippable }
+func (p *Product) Shippable() *bool { return p.Snapshot().Shippable }
 
 // PackageDimensions is nil when unset.
-func (p *Product) PackageDimensions() *Dimensions { return p.Record().PackageDimensions }
+func (p *Product) PackageDimensions() *Dimensions { return p.Snapshot().PackageDimensions }
 
 // Prices returns the product's prices, newest first.
 func (p *Product) Prices() []*Price { return append([]*Price(nil), p.prices...) }
@@ -176,7 +206,7 @@ func (p *Product) Price(id string) *Price {
 // prices and is set with SetDefaultPrice). Nothing changes when a field is invalid.
 // Re-activating a product does not re-activate its prices.
 func (p *Product) Apply(patch ProductPatch, now time.Time) error {
-	r := p.Record()
+	r := p.Snapshot()
 	if patch.Name != nil {
 		name, err := checkName(*patch.Name, "name")
 		if err != nil {
@@ -240,6 +270,7 @@ func (p *Product) Apply(patch ProductPatch, now time.Time) error {
 	}
 	r.Updated = now
 	p.r = r
+	p.changed = true
 	return nil
 }
 
@@ -254,6 +285,7 @@ func (p *Product) SetDefaultPrice(priceID, param string, now time.Time) error {
 	if priceID == "" {
 		p.r.DefaultPrice = ""
 		p.r.Updated = now
+		p.changed = true
 		return nil
 	}
 	pr := p.Price(priceID)
@@ -265,6 +297,7 @@ func (p *Product) SetDefaultPrice(priceID, param string, now time.Time) error {
 	}
 	p.r.DefaultPrice = priceID
 	p.r.Updated = now
+	p.changed = true
 	return nil
 }
 
@@ -274,6 +307,7 @@ func (p *Product) Archive(now time.Time) {
 	if p.r.Active {
 		p.r.Active = false
 		p.r.Updated = now
+		p.changed = true
 	}
 	for _, pr := range p.prices {
 		pr.deactivate(now)
@@ -290,5 +324,6 @@ func (p *Product) AddPrice(pr *Price) error {
 		return ErrPriceProductMismatch
 	}
 	p.prices = append([]*Price{pr}, p.prices...)
+	p.added = append(p.added, pr)
 	return nil
 }

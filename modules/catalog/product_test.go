@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,17 +130,17 @@ func TestProductApply(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := base()
-			before := p.Record()
+			before := p.Snapshot()
 			err := p.Apply(tc.patch, testNow.Add(1))
 			wantErr(t, err, inv, tc.code, tc.param)
 			if err != nil {
-				if p.Record().Updated != before.Updated || p.Description() != "d" {
+				if p.Snapshot().Updated != before.Updated || p.Description() != "d" {
 					t.Fatal("a failed patch must change nothing")
 				}
 				return
 			}
 			if !tc.check(p) {
-				t.Fatalf("patch not applied: %+v", p.Record())
+				t.Fatalf("patch not applied: %+v", p.Snapshot())
 			}
 		})
 	}
@@ -200,4 +201,77 @@ func TestSetDefaultPriceAndArchive(t *testing.T) {
 	if err := p.Apply(ProductPatch{Active: ptr(true)}, testNow); err != nil || !p.Active() || active.Active() {
 		t.Fatal("un-archiving must not re-activate prices")
 	}
+}
+
+// TestProductChanges: the product says what its transitions changed, and nothing else — the
+// store writes back exactly that (it used to diff snapshots with reflect.DeepEqual).
+func TestProductChanges(t *testing.T) {
+	old1, _ := NewPrice(testScope, "prod_1", PriceInput{Currency: "eur", UnitAmount: 500}, "", testNow)
+	old2, _ := NewPrice(testScope, "prod_1", PriceInput{Currency: "eur", UnitAmount: 700}, "", testNow)
+	rec, _ := NewProduct(testScope, ProductInput{Name: "x"}, testNow)
+	snap := rec.Snapshot()
+	snap.ID = "prod_1"
+	fresh := func() *Product {
+		return RehydrateProduct(snap, []*Price{RehydratePrice(old2.Snapshot()), RehydratePrice(old1.Snapshot())})
+	}
+	ids := func(ps []*Price) []string {
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, p.ID())
+		}
+		return out
+	}
+	check := func(t *testing.T, p *Product, product bool, added, changed []string) {
+		t.Helper()
+		c := p.Changes()
+		if c.Product != product || !slices.Equal(ids(c.Added), added) || !slices.Equal(ids(c.Changed), changed) {
+			t.Fatalf("changes: product=%v added=%v changed=%v; want %v %v %v", c.Product, ids(c.Added), ids(c.Changed), product, added, changed)
+		}
+	}
+	t.Run("rehydrated", func(t *testing.T) { check(t, fresh(), false, []string{}, []string{}) })
+	t.Run("price applied", func(t *testing.T) {
+		p := fresh()
+		if err := p.Price(old1.ID()).Apply(PricePatch{Nickname: ptr("n")}, testNow); err != nil {
+			t.Fatal(err)
+		}
+		check(t, p, false, []string{}, []string{old1.ID()})
+	})
+	t.Run("failed price patch changes nothing", func(t *testing.T) {
+		p := fresh()
+		if err := p.Price(old1.ID()).Apply(PricePatch{Immutable: []string{"currency"}}, testNow); err == nil {
+			t.Fatal("want parameter_immutable")
+		}
+		check(t, p, false, []string{}, []string{})
+	})
+	t.Run("price added and made default", func(t *testing.T) {
+		p := fresh()
+		a, _ := NewPrice(testScope, "prod_1", PriceInput{Currency: "eur", UnitAmount: 900}, "", testNow)
+		b, _ := NewPrice(testScope, "prod_1", PriceInput{Currency: "eur", UnitAmount: 950}, "", testNow)
+		if p.AddPrice(a) != nil || p.AddPrice(b) != nil || p.SetDefaultPrice(b.ID(), "price", testNow) != nil {
+			t.Fatal("add")
+		}
+		_ = b.Apply(PricePatch{Nickname: ptr("new")}, testNow) // a new price stays "added"
+		check(t, p, true, []string{a.ID(), b.ID()}, []string{})
+	})
+	t.Run("archive", func(t *testing.T) {
+		p := fresh()
+		_ = p.Price(old2.ID()).Apply(PricePatch{Active: ptr(false)}, testNow)
+		p = RehydrateProduct(snap, []*Price{RehydratePrice(p.Price(old2.ID()).Snapshot()), RehydratePrice(old1.Snapshot())})
+		p.Archive(testNow)
+		check(t, p, true, []string{}, []string{old1.ID()}) // old2 was inactive already
+		again := RehydrateProduct(p.Snapshot(), nil)
+		again.Archive(testNow)
+		check(t, again, false, []string{}, []string{})
+	})
+	t.Run("product applied", func(t *testing.T) {
+		p := fresh()
+		if err := p.Apply(ProductPatch{Name: ptr("")}, testNow); err == nil {
+			t.Fatal("want an error for an empty name")
+		}
+		check(t, p, false, []string{}, []string{})
+		if err := p.Apply(ProductPatch{Name: ptr("y")}, testNow); err != nil {
+			t.Fatal(err)
+		}
+		check(t, p, true, []string{}, []string{})
+	})
 }

@@ -15,13 +15,37 @@ type Service struct {
 	clocks ports.Clocks
 }
 
-// NewService wires the catalog to its store and clocks.
-func NewService(store Store, clocks ports.Clocks) *Service {
-	return &Service{store: store, clocks: clocks}
+// NewService wires the catalog to its store and clocks; both are required.
+func NewService(store Store, clocks ports.Clocks) (*Service, error) {
+	if store == nil {
+		return nil, errors.New("catalog: NewService: the store is required")
+	}
+	if clocks == nil {
+		return nil, errors.New("catalog: NewService: the clocks are required")
+	}
+	return &Service{store: store, clocks: clocks}, nil
 }
 
 func (s *Service) now(ctx context.Context, scope core.Scope) (time.Time, error) {
 	return s.clocks.Now(ctx, scope)
+}
+
+// lookupKeyTaken maps the store's ErrLookupKeyInUse to lookup_key_taken with param (the
+// request field: `lookup_key`, or `price.lookup_key` for the inline price); other errors pass.
+func lookupKeyTaken(err error, param string) error {
+	if errors.Is(err, ErrLookupKeyInUse) {
+		return ErrLookupKeyTaken.At(param)
+	}
+	return err
+}
+
+// unknownCursor maps the store's ErrUnknownCursor to the documented 400 of q's cursor; other
+// errors pass.
+func unknownCursor(err error, q core.ListQuery) error {
+	if errors.Is(err, ErrUnknownCursor) {
+		return q.UnknownCursor()
+	}
+	return err
 }
 
 // productNotFound maps the store's ErrNotFound for a product id to product_not_found with

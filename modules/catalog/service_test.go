@@ -2,8 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,110 +12,13 @@ type fixedClocks struct{ t time.Time }
 
 func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { return c.t, nil }
 
-// memStore is an in-memory Store for the service's unit tests; the postgres store has its own
-// suite against a real database.
-type memStore struct {
-	mu       sync.Mutex
-	products map[string]ProductRecord
-	prices   map[string]PriceRecord
-	order    []string // price ids, oldest first
-}
-
-func newMemStore() *memStore {
-	return &memStore{products: map[string]ProductRecord{}, prices: map[string]PriceRecord{}}
-}
-
-func (m *memStore) load(scope core.Scope, id string) (*Product, error) {
-	r, ok := m.products[id]
-	if !ok || r.Scope != scope {
-		return nil, ErrNotFound
-	}
-	var prices []*Price
-	for i := len(m.order) - 1; i >= 0; i-- {
-		if pr := m.prices[m.order[i]]; pr.ProductID == id {
-			prices = append(prices, RehydratePrice(pr))
-		}
-	}
-	return RehydrateProduct(r, prices), nil
-}
-
-func (m *memStore) save(p *Product) error {
-	for _, pr := range p.Prices() {
-		r := pr.Record()
-		for _, o := range m.prices {
-			if r.Active && r.LookupKey != "" && o.ID != r.ID && o.Active && o.LookupKey == r.LookupKey && o.Scope == r.Scope {
-				return ErrLookupKeyTaken
-			}
-		}
-	}
-	for _, pr := range p.Prices() {
-		if _, ok := m.prices[pr.ID()]; !ok {
-			m.order = append(m.order, pr.ID())
-		}
-		m.prices[pr.ID()] = pr.Record()
-	}
-	m.products[p.ID()] = p.Record()
-	return nil
-}
-
-func (m *memStore) CreateProduct(_ context.Context, p *Product) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.save(p)
-}
-
-func (m *memStore) GetProduct(_ context.Context, scope core.Scope, id string) (*Product, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.load(scope, id)
-}
-
-func (m *memStore) ListProducts(context.Context, core.Scope, core.ListQuery, *bool) (core.Page[*Product], error) {
-	return core.Page[*Product]{}, errors.New("not used")
-}
-
-func (m *memStore) UpdateProduct(_ context.Context, scope core.Scope, id string, fn func(*Product) error) (*Product, error) {
-	m.mu.Lock()
-	p, err := m.load(scope, id)
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := fn(p); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return p, m.save(p)
-}
-
-func (m *memStore) GetPrice(_ context.Context, scope core.Scope, id string) (*Price, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.prices[id]
-	if !ok || r.Scope != scope {
-		return nil, ErrNotFound
-	}
-	return RehydratePrice(r), nil
-}
-
-func (m *memStore) ListPrices(_ context.Context, scope core.Scope, productID string, q core.ListQuery, _ *bool) (core.Page[*Price], error) {
-	if q.EndingBefore != "" {
-		return core.Page[*Price]{}, core.InvalidField("ending_before", "unknown cursor")
-	}
-	if q.StartingAfter != "" {
-		return core.Page[*Price]{}, core.InvalidField("starting_after", "unknown cursor")
-	}
-	p, err := m.GetProduct(context.Background(), scope, productID)
-	if err != nil {
-		return core.Page[*Price]{}, err
-	}
-	return core.Page[*Price]{Items: p.Prices()}, nil
-}
-
 func newTestService() (*Service, *memStore) {
 	st := newMemStore()
-	return NewService(st, fixedClocks{testNow}), st
+	s, err := NewService(st, fixedClocks{testNow})
+	if err != nil {
+		panic(err)
+	}
+	return s, st
 }
 
 func TestServiceCreateProductWithPrice(t *testing.T) {
@@ -128,7 +29,7 @@ func TestServiceCreateProductWithPrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Prices()) != 1 || p.DefaultPrice() != p.Prices()[0].ID() || p.Prices()[0].Type() != TypeRecurring {
-		t.Fatalf("inline price not linked: %+v", p.Record())
+		t.Fatalf("inline price not linked: %+v", p.Snapshot())
 	}
 	got, err := s.GetProduct(ctx, testScope, p.ID())
 	if err != nil || got.DefaultPrice() != p.DefaultPrice() || len(got.Prices()) != 1 {
@@ -292,4 +193,13 @@ func TestServiceLookupKeyParamInline(t *testing.T) {
 	}
 	_, err := s.CreateProduct(ctx, testScope, ProductInput{Name: "B"}, &PriceInput{Currency: "eur", UnitAmount: 500, LookupKey: ptr("gold")})
 	wantErr(t, err, core.TypeResourceConflict, "lookup_key_taken", "price.lookup_key")
+}
+
+func TestNewServiceRefusesNil(t *testing.T) {
+	if _, err := NewService(nil, fixedClocks{testNow}); err == nil {
+		t.Fatal("a nil store must be refused")
+	}
+	if _, err := NewService(newMemStore(), nil); err == nil {
+		t.Fatal("nil clocks must be refused")
+	}
 }

@@ -10,12 +10,16 @@ import (
 // merchant or of the other environment is ErrNotFound, exactly like a missing one.
 //
 // Lists are newest first. A cursor (q.StartingAfter / q.EndingBefore) is the id of a row of the
-// same scope (and, for prices, of the same product); any other id gives 400
-// starting_after_invalid or ending_before_invalid (a *core.Error). The query given to a Store
-// is already normalized.
+// same scope (and, for prices, of the same product); any other id gives ErrUnknownCursor. The
+// query given to a Store is already normalized.
 //
 // Writing a price whose lookup_key is already used by another active price of the scope gives
-// ErrLookupKeyTaken (param lookup_key), and the whole write is rolled back.
+// ErrLookupKeyInUse, and the whole write is rolled back.
+//
+// A Store returns only these sentinels (or errors of its own that are not the caller's fault,
+// which the API answers with an opaque 500), never a documented *core.Error: the Service
+// decides what the API says. catalogtest.RunStore is the behaviour every Store shows; the
+// postgres adapter and the module's in-memory fake both pass it.
 type Store interface {
 	// CreateProduct inserts p and all of p.Prices() (and p's default price link) atomically.
 	CreateProduct(ctx context.Context, p *Product) error
@@ -25,7 +29,8 @@ type Store interface {
 	// active is set), each with all its prices.
 	ListProducts(ctx context.Context, scope core.Scope, q core.ListQuery, active *bool) (core.Page[*Product], error)
 	// UpdateProduct locks the product and its prices, hands them to fn, and — when fn returns
-	// nil — writes back the product and every price fn added or changed, in one transaction.
+	// nil — writes back what the product says changed (Product.Changes: its own fields, the
+	// prices added, the prices changed), in one transaction.
 	// When fn fails nothing is written and its error is returned as is. It returns the product
 	// as written.
 	UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(p *Product) error) (*Product, error)

@@ -45,7 +45,7 @@ func (s *Service) UpdatePrice(ctx context.Context, scope core.Scope, productID, 
 		return nil
 	})
 	if err != nil {
-		return nil, productNotFound(err, productID)
+		return nil, lookupKeyTaken(productNotFound(err, productID), "lookup_key")
 	}
 	return out, nil
 }

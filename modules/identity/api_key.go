@@ -96,3 +96,16 @@ func parseSecret(s string) (env core.Environment, ok bool) {
 	}
 	return env, true
 }
+
+// newKeyRecord makes a new key of the merchant and env and returns it with its secret, which
+// is shown once and never stored.
+func newKeyRecord(merchantID, name string, env core.Environment, now time.Time) (*KeyRecord, string) {
+	secret, display, hash := newSecret(env)
+	return &KeyRecord{
+		APIKey: APIKey{
+			ID: core.NewID(core.PrefixAPIKey), MerchantID: merchantID, Name: name, Display: display,
+			Env: env, Created: now,
+		},
+		SecretHash: hash,
+	}, secret
+}

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
@@ -41,26 +42,10 @@ func (s *Service) CreateMerchant(ctx context.Context, in NewMerchant) (m *Mercha
 		owner = &User{ID: core.NewID(PrefixUser), MerchantID: m.ID, Email: in.Email, PasswordHash: hash, Created: now}
 	}
 	if err := s.store.CreateMerchant(ctx, m, []*KeyRecord{testKey, liveKey}, owner); err != nil {
+		if errors.Is(err, ErrEmailInUse) {
+			return nil, "", "", ErrOwnerEmailTaken
+		}
 		return nil, "", "", err
 	}
 	return m, testSecret, liveSecret, nil
-}
-
-// GetMerchant returns the merchant, or 404 merchant_not_found.
-func (s *Service) GetMerchant(ctx context.Context, id string) (*Merchant, error) {
-	m, err := s.store.GetMerchant(ctx, id)
-	if err != nil {
-		return nil, notFound(err, ErrMerchantNotFound, "id", "merchant", id)
-	}
-	return m, nil
-}
-
-// CompleteOnboarding marks the merchant onboarded, so live requests may move money. Doing it
-// twice is harmless.
-func (s *Service) CompleteOnboarding(ctx context.Context, id string) (*Merchant, error) {
-	m, err := s.store.SetOnboarded(ctx, id)
-	if err != nil {
-		return nil, notFound(err, ErrMerchantNotFound, "id", "merchant", id)
-	}
-	return m, nil
 }

@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"context"
 	"crypto/subtle"
 	"errors"
 	"time"
@@ -62,50 +61,17 @@ type Dashboard struct {
 	throttle ThrottlePolicy
 }
 
-// NewDashboard wires the dashboard use cases to their store and clock.
-func NewDashboard(store DashboardStore, clock core.Clock, throttle ThrottlePolicy) *Dashboard {
+// NewDashboard wires the dashboard use cases to their store and clock (both required); the
+// throttle's unset fields take DefaultThrottle's.
+func NewDashboard(store DashboardStore, clock core.Clock, throttle ThrottlePolicy) (*Dashboard, error) {
+	if store == nil {
+		return nil, errors.New("identity: NewDashboard: the store is required")
+	}
+	if clock == nil {
+		return nil, errors.New("identity: NewDashboard: the clock is required")
+	}
 	// Make the stand-in hash of unknown e-mails now, so that the first such sign-in does not
 	// take longer than a wrong password.
 	go dummyHash()
-	return &Dashboard{store: store, clock: clock, throttle: throttle.withDefaults()}
-}
-
-// Session returns the live session of a cookie token and marks it used: 401 session_required
-// when the token is unknown, signed out, idle for SessionIdle or older than SessionMaxAge.
-func (d *Dashboard) Session(ctx context.Context, token string) (*DashboardSession, error) {
-	if token == "" || len(token) > 200 {
-		return nil, ErrSessionRequired
-	}
-	hash := HashSecret(token)
-	s, err := d.store.SessionByHash(ctx, hash)
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrSessionRequired
-	}
-	if err != nil {
-		return nil, err
-	}
-	now := d.clock.Now()
-	if !now.Before(s.ExpiresAt) || !now.Before(s.LastSeen.Add(SessionIdle)) {
-		// Best effort: an ended session is refused whether or not its row goes now.
-		_ = d.store.DeleteSession(ctx, hash)
-		return nil, ErrSessionRequired
-	}
-	if now.Sub(s.LastSeen) >= sessionTouchGranularity {
-		_ = d.store.TouchSession(ctx, s.MerchantID, hash, now)
-	}
-	return s, nil
-}
-
-// SignOut ends the session at once: its cookie stops working, even a kept copy of it.
-func (d *Dashboard) SignOut(ctx context.Context, s *DashboardSession) error {
-	if s == nil {
-		return nil
-	}
-	return d.store.DeleteSession(ctx, s.TokenHash)
-}
-
-// Purge deletes ended sessions and sign-in failures that no longer count (the sweep).
-func (d *Dashboard) Purge(ctx context.Context) (int64, error) {
-	now := d.clock.Now()
-	return d.store.PurgeDashboard(ctx, now, now.Add(-SessionIdle), now.Add(-d.throttle.Window))
+	return &Dashboard{store: store, clock: clock, throttle: throttle.withDefaults()}, nil
 }

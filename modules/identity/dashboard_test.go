@@ -139,7 +139,7 @@ func TestSignInRules(t *testing.T) {
 	clk := &stepClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	u := cheapUser(t, "Owner@Shop.example", "right password")
 	st := newMemDashboard(u)
-	d := NewDashboard(st, clk, ThrottlePolicy{PerPair: 2, PerIP: 10, EmailBackoffAfter: 20, Window: 10 * time.Minute})
+	d := mustDashboard(t, st, clk, ThrottlePolicy{PerPair: 2, PerIP: 10, EmailBackoffAfter: 20, Window: 10 * time.Minute})
 	ctx := context.Background()
 
 	_, err := d.SignIn(ctx, " ", "x", "ip")

@@ -10,18 +10,20 @@ import (
 	"github.com/kassa-pay/kassa/core"
 )
 
-// memStore is an in-memory Store for the rule tests.
+// memStore is the in-memory Store of the rule tests. It passes the same contract suite as the
+// postgres store (identitytest.RunStore, store_contract_test.go).
 type memStore struct {
 	mu        sync.Mutex
 	merchants map[string]*Merchant
 	keys      map[string]*KeyRecord
+	seq       map[string]int // insertion order of keys, the tie-break of equal Created
 	users     []*User
 	touches   int
 	failNext  error
 }
 
 func newMemStore() *memStore {
-	return &memStore{merchants: map[string]*Merchant{}, keys: map[string]*KeyRecord{}}
+	return &memStore{merchants: map[string]*Merchant{}, keys: map[string]*KeyRecord{}, seq: map[string]int{}}
 }
 
 func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRecord, owner *User) error {
@@ -34,15 +36,14 @@ func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRec
 	if owner != nil {
 		for _, u := range s.users {
 			if strings.EqualFold(u.Email, owner.Email) {
-				return ErrOwnerEmailTaken
+				return ErrEmailInUse
 			}
 		}
 	}
 	c := *m
 	s.merchants[m.ID] = &c
 	for _, k := range keys {
-		kc := *k
-		s.keys[k.ID] = &kc
+		s.putKey(k)
 	}
 	if owner != nil {
 		s.users = append(s.users, owner)
@@ -76,9 +77,15 @@ func (s *memStore) CreateKey(_ context.Context, k *KeyRecord) error {
 	if _, ok := s.merchants[k.MerchantID]; !ok {
 		return ErrNotFound
 	}
+	s.putKey(k)
+	return nil
+}
+
+// putKey stores a copy of k; s.mu is held.
+func (s *memStore) putKey(k *KeyRecord) {
 	c := *k
 	s.keys[k.ID] = &c
-	return nil
+	s.seq[k.ID] = len(s.seq)
 }
 
 func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, error) {
@@ -91,7 +98,12 @@ func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, er
 			out = append(out, &c)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return s.seq[out[i].ID] > s.seq[out[j].ID]
+	})
 	return out, nil
 }
 

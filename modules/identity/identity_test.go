@@ -17,7 +17,11 @@ func (c *stepClock) Now() time.Time { return c.t }
 func newTestService() (*Service, *memStore, *stepClock) {
 	st := newMemStore()
 	clk := &stepClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	return NewService(st, clk), st, clk
+	s, err := NewService(st, clk)
+	if err != nil {
+		panic(err)
+	}
+	return s, st, clk
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -337,5 +341,30 @@ func TestValidEmail(t *testing.T) {
 		if core.ValidEmail(s) {
 			t.Errorf("%q should be invalid", s)
 		}
+	}
+}
+
+func mustDashboard(t *testing.T, st DashboardStore, clk core.Clock, p ThrottlePolicy) *Dashboard {
+	t.Helper()
+	d, err := NewDashboard(st, clk, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestConstructorsRefuseNil(t *testing.T) {
+	clk := &stepClock{}
+	if _, err := NewService(nil, clk); err == nil {
+		t.Fatal("NewService: a nil store must be refused")
+	}
+	if _, err := NewService(newMemStore(), nil); err == nil {
+		t.Fatal("NewService: a nil clock must be refused")
+	}
+	if _, err := NewDashboard(nil, clk, ThrottlePolicy{}); err == nil {
+		t.Fatal("NewDashboard: a nil store must be refused")
+	}
+	if _, err := NewDashboard(newMemDashboard(), nil, ThrottlePolicy{}); err == nil {
+		t.Fatal("NewDashboard: a nil clock must be refused")
 	}
 }

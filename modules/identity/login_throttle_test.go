@@ -41,7 +41,7 @@ func TestSignInNoLockout(t *testing.T) {
 	clk := &stepClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	u := cheapUser(t, "owner@shop.example", "right password")
 	st := newMemDashboard(u)
-	d := NewDashboard(st, clk, ThrottlePolicy{})
+	d := mustDashboard(t, st, clk, ThrottlePolicy{})
 	ctx := context.Background()
 	throttled := func(err error) *ThrottledError {
 		var te *ThrottledError

@@ -12,9 +12,15 @@ type Service struct {
 	clock core.Clock
 }
 
-// NewService wires the use cases to their store and clock.
-func NewService(store Store, clock core.Clock) *Service {
-	return &Service{store: store, clock: clock}
+// NewService wires the use cases to their store and clock; both are required.
+func NewService(store Store, clock core.Clock) (*Service, error) {
+	if store == nil {
+		return nil, errors.New("identity: NewService: the store is required")
+	}
+	if clock == nil {
+		return nil, errors.New("identity: NewService: the clock is required")
+	}
+	return &Service{store: store, clock: clock}, nil
 }
 
 // notFound translates the store's ErrNotFound into the documented 404 nf; other errors pass.

@@ -8,14 +8,21 @@ import (
 	"github.com/kassa-pay/kassa/core"
 )
 
-// ErrNotFound is returned by a Store when the merchant or key asked for does not exist.
-var ErrNotFound = errors.New("identity: not found")
+// Store sentinels. A Store (and a DashboardStore) returns only these, or errors that are not
+// the caller's fault; never a documented *core.Error: the use cases decide what the API says
+// (ErrMerchantNotFound, ErrAPIKeyNotFound, ErrOwnerEmailTaken, …).
+var (
+	// ErrNotFound: the merchant, key or session asked for does not exist (in the scope).
+	ErrNotFound = errors.New("identity: not found")
+	// ErrEmailInUse: a dashboard user (of any merchant) already has the e-mail.
+	ErrEmailInUse = errors.New("identity: a dashboard user already has this e-mail")
+)
 
 // Store keeps merchants, keys and users. adapters/postgres implements it.
 type Store interface {
 	// CreateMerchant inserts the merchant, its keys and (when not nil) its owner user in one
-	// transaction: all of them or none. It answers ErrOwnerEmailTaken, inserting nothing, when
-	// a dashboard user (of any merchant) already has the owner's e-mail (case-insensitive).
+	// transaction: all of them or none. It answers ErrEmailInUse, inserting nothing, when a
+	// dashboard user (of any merchant) already has the owner's e-mail (case-insensitive).
 	CreateMerchant(ctx context.Context, m *Merchant, keys []*KeyRecord, owner *User) error
 	// GetMerchant returns ErrNotFound for an unknown id.
 	GetMerchant(ctx context.Context, id string) (*Merchant, error)
