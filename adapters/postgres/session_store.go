@@ -337,8 +337,12 @@ func saveSession(ctx context.Context, tx sqlx.ExecerContext, s *checkout.Session
 	if err != nil {
 		return fmt.Errorf("checkout_sessions: update: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("checkout_sessions: update %s: %d rows, %v", snap.ID, n, err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("checkout_sessions: update %s: %w", snap.ID, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("checkout_sessions: update %s: %d rows", snap.ID, n)
 	}
 	return nil
 }
