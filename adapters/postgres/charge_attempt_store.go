@@ -16,10 +16,10 @@ import (
 )
 
 // ChargeAttemptStore finds charge attempts left pending (payments.AttemptStore) in
-// charge_attempts (migration 00014). Attempts are written by the payable's store in the
-// payable's transactions (SessionStore.BeginCharge and ApplyCharge, through the helpers
-// below), so each helper takes the caller's transaction. Stale runs on the ambient transaction
-// when there is one (a keyed test clock advance runs the attempt sweep in its unit of work).
+// charge_attempts (migration 00014). Attempts are written inside units of work, through the
+// repository of the bound transaction (Tx.ChargeAttempts, over the helpers below). Stale runs
+// on the ambient transaction when there is one (a keyed test clock advance runs the attempt
+// sweep in its unit of work).
 type ChargeAttemptStore struct {
 	db handle
 }
@@ -88,7 +88,7 @@ func (st *ChargeAttemptStore) Stale(ctx context.Context, scope *core.Scope, star
 // insertChargeAttempt records a new pending attempt in the caller's transaction. A second
 // pending attempt of the same payable is refused by charge_attempts_one_pending:
 // payments.ErrChargeInProgress.
-func insertChargeAttempt(ctx context.Context, tx *sqlx.Tx, a *payments.ChargeAttempt) error {
+func insertChargeAttempt(ctx context.Context, tx sqlx.ExecerContext, a *payments.ChargeAttempt) error {
 	s := a.Snapshot()
 	if s.Status != payments.AttemptPending {
 		return errors.New("charge_attempts: insert: a new attempt is pending")
@@ -110,9 +110,9 @@ func insertChargeAttempt(ctx context.Context, tx *sqlx.Tx, a *payments.ChargeAtt
 
 // lockChargeAttempt reads the attempt key of the payable reference FOR UPDATE in the caller's
 // transaction.
-func lockChargeAttempt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
 	var r chargeAttemptRow
-	err := tx.GetContext(ctx, &r, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
+	err := sqlx.GetContext(ctx, tx, &r, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND reference = $4 FOR UPDATE`,
 		scope.MerchantID, string(scope.Env), key, reference)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -126,7 +126,7 @@ func lockChargeAttempt(ctx context.Context, tx *sqlx.Tx, scope core.Scope, refer
 
 // updateChargeAttempt writes a resolved attempt (applied or abandoned) in the caller's
 // transaction; only a pending row changes.
-func updateChargeAttempt(ctx context.Context, tx *sqlx.Tx, a *payments.ChargeAttempt) error {
+func updateChargeAttempt(ctx context.Context, tx sqlx.ExecerContext, a *payments.ChargeAttempt) error {
 	s := a.Snapshot()
 	if s.Status == payments.AttemptPending {
 		return errors.New("charge_attempts: update: the attempt is still pending")

@@ -22,10 +22,8 @@ const MailOutboxIDPrefix = "mob_"
 // mailInsert is the statement that queues mails, starting at placeholder $first, and its
 // arguments. Each mail is due at once: the database's time in whole seconds, as the workers'
 // clock (core.SystemClock) reads it. A subject has at most one mail of a kind: queueing it
-// again is a no-op. from, when not empty, is a FROM clause the rows are joined with (a CTE
-// that must have produced a row), so that the queueing can follow another write in one
-// statement.
-func mailInsert(mails []core.Mail, first int, from string) (string, []any) {
+// again is a no-op.
+func mailInsert(mails []core.Mail, first int) (string, []any) {
 	const cols = 6
 	rows := make([]string, len(mails))
 	args := make([]any, 0, cols*len(mails))
@@ -38,18 +36,15 @@ func mailInsert(mails []core.Mail, first int, from string) (string, []any) {
 	q := `INSERT INTO mail_outbox (merchant_id, environment, id, kind, subject_id, next_attempt_at, created)
 		SELECT v.merchant_id, v.environment, v.id, v.kind, v.subject_id, date_trunc('second', now()), v.created
 		FROM (VALUES ` + strings.Join(rows, ", ") + `) AS v (merchant_id, environment, id, kind, subject_id, created)`
-	if from != "" {
-		q += `, ` + from
-	}
 	return q + ` ON CONFLICT (merchant_id, environment, subject_id, kind) DO NOTHING`, args
 }
 
 // insertMail queues mails inside the caller's transaction (see mailInsert).
-func insertMail(ctx context.Context, tx *sqlx.Tx, mails []core.Mail) error {
+func insertMail(ctx context.Context, tx sqlx.ExecerContext, mails []core.Mail) error {
 	if len(mails) == 0 {
 		return nil
 	}
-	q, args := mailInsert(mails, 1, "")
+	q, args := mailInsert(mails, 1)
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("mail_outbox: queue %s: %w", mails[0].Kind, err)
 	}

@@ -17,10 +17,11 @@ import (
 )
 
 // PaymentStore reads payments and writes the payments sweep's decisions (payments.DueStore).
-// Payments are created only by SessionStore.ApplyCharge, in the transaction that applies the
-// charge and completes their session, and change state only through ApplyDue; every query filters by
-// merchant_id and environment. The mail the payments module queues with a change
-// (payments.Record.Mail, payments.DueChange.Mail) is written in the same transaction.
+// Payments are created inside a unit of work, through the repository of the bound transaction
+// (Tx.Payments: the charge use case inserts one in the transaction that completes its
+// session), and change state only through ApplyDue; every query filters by merchant_id and
+// environment. The mail the payments sweep queues with a change (payments.DueChange.Mail) is
+// written in the same transaction.
 type PaymentStore struct {
 	db handle
 }
@@ -136,11 +137,13 @@ func nullIfZero(n int) *int {
 	return &n
 }
 
-// ErrPaymentExists is returned (wrapped) when a session already has a payment.
-var ErrPaymentExists = errors.New("payments: the session already has a payment")
+// ErrPaymentExists is returned (wrapped) when a session already has a payment: the payments
+// module's sentinel.
+var ErrPaymentExists = payments.ErrPaymentExists
 
-// insertPayment writes a new payment inside the caller's transaction.
-func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error {
+// insertPayment writes a new payment inside the caller's transaction; nothing else (its
+// receipt is queued by the payments module, through the mail queue).
+func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Record) error {
 	if rec == nil || rec.Payment == nil {
 		return errors.New("payments: insert: no payment")
 	}
@@ -183,13 +186,6 @@ func insertPayment(ctx context.Context, tx *sqlx.Tx, rec *payments.Record) error
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
 		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
 		nullIfEmpty(p.Fee.Rate), rec.AvailableAt}
-	if len(rec.Mail) > 0 {
-		// The mail the payments module queues with the payment (its receipt) goes in the same
-		// statement: one round trip fewer under the session's row lock.
-		q, margs := mailInsert(rec.Mail, len(args)+1, "payment")
-		insert = `WITH payment AS (` + insert + ` RETURNING 1) ` + q
-		args = append(args, margs...)
-	}
 	if _, err = tx.ExecContext(ctx, insert, args...); err != nil {
 		var pe *pq.Error
 		if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "payments_session" {

@@ -35,9 +35,17 @@ func paymentsOn(db *sqlx.DB, clocks ports.Clocks, envs ...core.Environment) *che
 	if err != nil {
 		panic(err)
 	}
-	svc.EnablePayments(ch)
+	if err := svc.EnablePayments(ch, checkoutUoW(db)); err != nil {
+		panic(err)
+	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
 	return svc
+}
+
+// checkoutUoW is the unit of work the wiring gives checkout: the one transaction type, seen
+// as checkout.Tx.
+func checkoutUoW(db *sqlx.DB) ports.UnitOfWorkOf[checkout.Tx] {
+	return postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) checkout.Tx { return tx })
 }
 
 var payNow = time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)

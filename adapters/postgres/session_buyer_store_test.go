@@ -62,7 +62,9 @@ func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	if err != nil {
 		panic(err)
 	}
-	svc.EnablePayments(ch)
+	if err := svc.EnablePayments(ch, checkoutUoW(db)); err != nil {
+		panic(err)
+	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
 	return svc
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -259,90 +258,6 @@ func (st *SessionStore) Update(ctx context.Context, scope core.Scope, id string,
 	return out, nil
 }
 
-// BeginCharge locks the session row, calls fn, and writes the attempt fn returns with the
-// session's new state and the events in one transaction (the first of a charge).
-func (st *SessionStore) BeginCharge(ctx context.Context, scope core.Scope, id string, fn checkout.BeginChargeFunc) (*checkout.Session, error) {
-	var out *checkout.Session
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		s, err := getSession(ctx, tx, scope, id, true)
-		if err != nil {
-			return err
-		}
-		err = applySessionChange(ctx, tx, s, func(s *checkout.Session) ([]core.Event, error) {
-			a, evs, err := fn(s)
-			if err != nil {
-				return nil, err
-			}
-			if a != nil {
-				if a.Reference() != s.ID() || a.Scope() != s.Scope() {
-					return nil, errors.New("checkout_sessions: begin charge: the attempt is not the session's")
-				}
-				if err := insertChargeAttempt(ctx, tx, a); err != nil {
-					return nil, err
-				}
-			}
-			return evs, nil
-		})
-		if err != nil {
-			return err
-		}
-		out = s
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// ApplyCharge locks the session row and the attempt, and when the attempt is still pending
-// calls fn and writes the payment fn returns, the session's new state, the attempt's and the
-// events in one transaction (the second of a charge).
-func (st *SessionStore) ApplyCharge(ctx context.Context, scope core.Scope, id, key string, fn checkout.ApplyChargeFunc) (*checkout.Session, bool, error) {
-	var out *checkout.Session
-	applied := false
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		s, err := getSession(ctx, tx, scope, id, true)
-		if err != nil {
-			return err
-		}
-		a, err := lockChargeAttempt(ctx, tx, scope, id, key)
-		if err != nil {
-			return err
-		}
-		out = s
-		if a.Status() != payments.AttemptPending {
-			return nil // applied (or abandoned) already: exactly once
-		}
-		err = applySessionChange(ctx, tx, s, func(s *checkout.Session) ([]core.Event, error) {
-			r, evs, err := fn(s, a)
-			if err != nil {
-				return nil, err
-			}
-			if r != nil {
-				// The payment goes in before the session's update and the events: a failed
-				// insert leaves nothing behind.
-				if err := insertPayment(ctx, tx, r); err != nil {
-					return nil, err
-				}
-			}
-			if err := updateChargeAttempt(ctx, tx, a); err != nil {
-				return nil, err
-			}
-			return evs, nil
-		})
-		if err != nil {
-			return err
-		}
-		applied = true
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return out, applied, nil
-}
-
 // ClaimDue locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) and applies fn to
 // each in one transaction.
 func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn checkout.UpdateFunc) (int, error) {
@@ -386,38 +301,48 @@ func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 }
 
 // applySessionChange runs fn on a locked session and writes what changed with its events.
-// Only the status, the cancellation reason and the buyer's bookkeeping ever change after
-// creation; whatever changed is written by one UPDATE (a confirmation changes both the buyer's
-// bookkeeping and the status: one new row version, one round trip).
 func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, fn checkout.UpdateFunc) error {
-	before := s.Snapshot()
 	events, err := fn(s)
 	if err != nil {
 		return err
 	}
-	after := s.Snapshot()
-	args := []any{after.Scope.MerchantID, string(after.Scope.Env), after.ID}
-	var set []string
-	if after.Status != before.Status || !equalStringPtr(after.CancellationReason, before.CancellationReason) {
-		set = append(set, "status = $4, cancellation_reason = $5")
-		args = append(args, string(after.Status), after.CancellationReason)
-	}
-	if !reflect.DeepEqual(after.Buyer, before.Buyer) {
-		set = append(set, buyerStateSet(len(args)+1))
-		args = append(args, buyerStateArgs(after)...)
-	}
-	if len(set) > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET `+strings.Join(set, ", ")+`
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, args...); err != nil {
-			return fmt.Errorf("checkout_sessions: update: %w", err)
-		}
+	if err := saveSession(ctx, tx, s); err != nil {
+		return err
 	}
 	return insertEvents(ctx, tx, events)
 }
 
-func equalStringPtr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
+// saveSession writes what the session reports changed since it was read (Session.Changes):
+// the status with the cancellation reason, the buyer's bookkeeping, or both in one UPDATE
+// (a confirmation changes both: one new row version, one round trip). It decides nothing:
+// which transitions change what is the module's knowledge. Nothing changed writes nothing.
+func saveSession(ctx context.Context, tx sqlx.ExecerContext, s *checkout.Session) error {
+	changed := s.Changes()
+	if changed == 0 {
+		return nil
 	}
-	return *a == *b
+	snap := s.Snapshot()
+	args := []any{snap.Scope.MerchantID, string(snap.Scope.Env), snap.ID}
+	var set []string
+	if changed.Has(checkout.ChangedStatus) {
+		set = append(set, "status = $4, cancellation_reason = $5")
+		args = append(args, string(snap.Status), snap.CancellationReason)
+	}
+	if changed.Has(checkout.ChangedBuyer) {
+		set = append(set, buyerStateSet(len(args)+1))
+		args = append(args, buyerStateArgs(snap)...)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET `+strings.Join(set, ", ")+`
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, args...)
+	if err != nil {
+		return fmt.Errorf("checkout_sessions: update: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("checkout_sessions: update %s: %w", snap.ID, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("checkout_sessions: update %s: %d rows", snap.ID, n)
+	}
+	return nil
 }

@@ -290,7 +290,7 @@ func msSetting(d time.Duration) string { return fmt.Sprintf("%dms", d.Millisecon
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
 // exactly when the change it reports was committed. They go in one INSERT (one round trip), in
 // their order: seq, which orders the outbox, follows the order of the VALUES rows.
-func insertEvents(ctx context.Context, tx *sqlx.Tx, events []core.Event) error {
+func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
 	}

@@ -62,7 +62,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	if err != nil {
 		panic(err) // every argument is given above
 	}
-	co.EnablePayments(charger)
+	// The charge runs in two units of work over the one transaction type, seen as checkout's
+	// Tx (sessions + payments' repositories + outbox + mail queue; docs/composition.md).
+	uow := postgres.NewUnitOfWork(db)
+	if err := co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx })); err != nil {
+		panic(err)
+	}
 	due.Register("checkout session expiry", co)
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The processor of each payment's environment gives the outcomes. The async
@@ -95,7 +100,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		attempts:  as,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db),
-		uow:       postgres.NewUnitOfWork(db),
+		uow:       uow,
 	}
 }
 

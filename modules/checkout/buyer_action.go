@@ -36,13 +36,13 @@ func (svc *Service) ResolveAction(ctx context.Context, sessionID, clientSecret s
 			return nil, err
 		}
 		var card *ports.CardInfo
-		a, err := svc.beginCharge(ctx, s, now, func(s *Session) (*payments.ChargeAttempt, error) {
+		a, err := svc.beginCharge(ctx, s, now, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
 			p := s.buyer.Pending
 			if p == nil { // resolved by a concurrent request
 				return nil, ErrNoPendingAction
 			}
 			card = p.Card
-			return svc.charger.BeginAction(s, s.nextAttempt(), p.Method, p.ProcessorRef, approve, now)
+			return svc.charger.BeginAction(ctx, tx, s, s.nextAttempt(), p.Method, p.ProcessorRef, approve, now)
 		})
 		if errors.Is(err, payments.ErrChargeInProgress) {
 			if err := svc.awaitCharge(ctx, s.Scope(), s.ID()); err != nil {

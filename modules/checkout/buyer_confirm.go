@@ -16,15 +16,19 @@ import (
 // naming the field) and nothing is charged when it is bad. Then the charge runs in three steps
 // (issue 10 §2), so that no connection or row lock is held while the processor works:
 //
-//  1. Under the session's row lock, in one transaction: the session is checked open (a due
+//  1. Under the session's row lock, in one unit of work: the session is checked open (a due
 //     one is expired instead, ErrSessionExpired) and below the decline limit, a charge waiting
 //     for 3-D Secure is abandoned (the buyer gave up on it), and a charge attempt
 //     (payments.ChargeAttempt, idempotency key "<session id>:<n>") is recorded and marked in
 //     flight on the session. It commits.
 //  2. The processor is called with no connection held.
-//  3. The outcome is applied under the row lock, once per attempt (applyOutcome: succeeded and
-//     processing complete the session, failed counts a decline and answers *DeclineError,
-//     requires_action keeps the charge pending for ResolveAction).
+//  3. The outcome is applied in a second unit of work under the row lock, once per attempt
+//     (applyOutcome: succeeded and processing complete the session, failed counts a decline
+//     and answers *DeclineError, requires_action keeps the charge pending for ResolveAction).
+//     The payment, the session, the events and the receipt commit together
+//     (docs/composition.md walks through it).
+//
+// Confirm must not be called inside a unit of work: step 1 has to commit before step 2.
 //
 // Exactly once: while an attempt is in flight the session takes no other; a second
 // confirmation (a double submit, two tabs, a replayed post) waits for it (up to ChargeWait,
@@ -64,11 +68,11 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 		if s.buyer.Declines >= MaxDeclines {
 			return nil, ErrConfirmLimit
 		}
-		a, err := svc.beginCharge(ctx, s, now, func(s *Session) (*payments.ChargeAttempt, error) {
+		a, err := svc.beginCharge(ctx, s, now, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
 			// A new confirmation abandons a charge left waiting for 3-D Secure: the buyer gave
 			// up on it (closed the challenge, chose another card). Nothing moved for it.
 			s.clearPending()
-			return svc.charger.Begin(s, s.nextAttempt(), in.Method, now)
+			return svc.charger.Begin(ctx, tx, s, s.nextAttempt(), in.Method, now)
 		})
 		if errors.Is(err, payments.ErrChargeInProgress) {
 			if err := svc.awaitCharge(ctx, s.Scope(), s.ID()); err != nil {
@@ -91,33 +95,43 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 var ErrSessionNotPayable = core.NewError(core.TypeInvalidState, "session_not_payable", "",
 	"This checkout session has no amount to pay.")
 
-// beginCharge is the first transaction of a charge: under the row lock it re-checks the
-// session (a due one is expired, ErrSessionExpired; one with a charge in flight answers
-// payments.ErrChargeInProgress; the decline limit), lets start build the attempt, and records
-// it in flight.
-func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, start func(s *Session) (*payments.ChargeAttempt, error)) (*payments.ChargeAttempt, error) {
+// beginCharge is the first transaction of a charge, one unit of work: under the session's
+// row lock it re-checks the session (a due one is expired with its event,
+// ErrSessionExpired; one with a charge in flight answers payments.ErrChargeInProgress; the
+// decline limit), lets start build and record the attempt (payments.Charger.Begin), and saves
+// the session with the attempt in flight. It commits before the processor is called.
+func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, start func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error)) (*payments.ChargeAttempt, error) {
 	var a *payments.ChargeAttempt
 	lapsed := false
-	_, err := svc.store.BeginCharge(ctx, s.Scope(), s.ID(), func(s *Session) (*payments.ChargeAttempt, []core.Event, error) {
+	scope, id := s.Scope(), s.ID()
+	err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		a, lapsed = nil, false // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
+		}
 		if s.buyer.Charging != "" {
-			return nil, nil, payments.ErrChargeInProgress
+			return payments.ErrChargeInProgress
 		}
 		evs, err := svc.lockedOpen(s, now)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if evs != nil {
 			lapsed = true
-			return nil, evs, nil
+			if err := tx.Sessions().Save(ctx, s); err != nil {
+				return err
+			}
+			return tx.Outbox().Add(ctx, evs...)
 		}
 		if s.buyer.Declines >= MaxDeclines {
-			return nil, nil, ErrConfirmLimit
+			return ErrConfirmLimit
 		}
-		if a, err = start(s); err != nil {
-			return nil, nil, err
+		if a, err = start(ctx, tx, s); err != nil {
+			return err
 		}
 		s.startCharging(a.IdempotencyKey())
-		return a, nil, nil
+		return tx.Sessions().Save(ctx, s)
 	})
 	if err != nil {
 		return nil, err

@@ -52,23 +52,41 @@ func (s *Session) Buyer() BuyerState { return s.buyer.clone() }
 // nextAttempt counts a new charge attempt and returns its number (1-based).
 func (s *Session) nextAttempt() int {
 	s.buyer.Attempts++
+	s.changed |= ChangedBuyer
 	return s.buyer.Attempts
 }
 
 // startCharging records the attempt in flight.
-func (s *Session) startCharging(key string) { s.buyer.Charging = key }
+func (s *Session) startCharging(key string) {
+	s.buyer.Charging = key
+	s.changed |= ChangedBuyer
+}
 
 // stopCharging ends the attempt in flight.
-func (s *Session) stopCharging() { s.buyer.Charging = "" }
+func (s *Session) stopCharging() {
+	if s.buyer.Charging != "" {
+		s.buyer.Charging = ""
+		s.changed |= ChangedBuyer
+	}
+}
 
 // recordDecline counts a declined charge and forgets any pending one.
 func (s *Session) recordDecline() {
 	s.buyer.Declines++
 	s.buyer.Pending = nil
+	s.changed |= ChangedBuyer
 }
 
 // setPending remembers the charge that waits for the buyer (replacing an abandoned one).
-func (s *Session) setPending(p PendingCharge) { s.buyer.Pending = &p }
+func (s *Session) setPending(p PendingCharge) {
+	s.buyer.Pending = &p
+	s.changed |= ChangedBuyer
+}
 
 // clearPending forgets the pending charge (it completed or was abandoned).
-func (s *Session) clearPending() { s.buyer.Pending = nil }
+func (s *Session) clearPending() {
+	if s.buyer.Pending != nil {
+		s.buyer.Pending = nil
+		s.changed |= ChangedBuyer
+	}
+}

@@ -20,9 +20,16 @@ const (
 )
 
 // EnablePayments wires the charge use case of payments (fees, processors per environment,
-// the payment_intent.* events), which Confirm and ResolveAction drive. Until it is called they
-// answer a plain error (an opaque 500).
-func (svc *Service) EnablePayments(charger *payments.Charger) { svc.charger = charger }
+// the payment_intent.* events), which Confirm and ResolveAction drive, and the unit of work
+// their transactions run in. Until it is called they answer a plain error (an opaque 500).
+// Both are required.
+func (svc *Service) EnablePayments(charger *payments.Charger, uow ports.UnitOfWorkOf[Tx]) error {
+	if charger == nil || uow == nil {
+		return errors.New("checkout: payments: the charger and the unit of work are required")
+	}
+	svc.charger, svc.uow = charger, uow
+	return nil
+}
 
 var _ payments.OutcomeApplier = (*Service)(nil)
 
@@ -39,7 +46,7 @@ type chargeResult struct {
 
 // applyOutcome is the second transaction of a charge: it decides what the processor's answer
 // res to attempt a of s writes (the fee and payment come from payments, before any lock) and
-// applies it under the session's row lock, once (an attempt no longer pending is left alone):
+// applies it in one unit of work, once (an attempt no longer pending is left alone):
 //
 //	succeeded   → the session completes with a succeeded payment: payment_intent.succeeded
 //	              and checkout.session.completed
@@ -52,83 +59,118 @@ type chargeResult struct {
 //	              payment_intent.requires_action is written; the buyer answers through
 //	              ResolveAction
 //
-// Every event is stamped with the attempt's time. card fills in the card when the answer has
-// none (CompleteAction may answer without it).
+// The unit of work writes two aggregates, their events and a mail: under the session's lock
+// and the attempt's, payments writes the payment, the attempt, payment_intent.* and the
+// receipt (Charger.Apply), then checkout the session (Save, what Session.Changes reports) and
+// its checkout.session.* events. All of it commits together or not at all; a lost commit
+// leaves the attempt pending for the sweep. Every event is stamped with the attempt's time.
+// card fills in the card when the answer has none (CompleteAction may answer without it).
 func (svc *Service) applyOutcome(ctx context.Context, s *Session, a *payments.ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo) (chargeResult, error) {
 	out, err := svc.charger.Outcome(ctx, s, a, res, card)
 	if err != nil {
 		return chargeResult{}, fmt.Errorf("checkout: %s: %w", s.ID(), err)
 	}
+	scope, id, key := s.Scope(), s.ID(), a.IdempotencyKey()
 	var r chargeResult
-	saved, applied, err := svc.store.ApplyCharge(ctx, s.Scope(), s.ID(), a.IdempotencyKey(), func(s *Session, a *payments.ChargeAttempt) (*payments.Record, []core.Event, error) {
-		if err := payments.Apply(a, out); err != nil {
-			return nil, nil, err
+	err = svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		r = chargeResult{} // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
 		}
-		return svc.applyToSession(s, a, out, &r)
+		a, pending, err := svc.charger.LockAttempt(ctx, tx, scope, id, key)
+		if err != nil {
+			return err
+		}
+		r.session = s
+		if !pending {
+			return nil // applied (or abandoned) already: exactly once
+		}
+		evs, err := svc.applyToSession(s, a, out, &r)
+		if err != nil {
+			return err
+		}
+		if err := svc.charger.Apply(ctx, tx, a, out); err != nil {
+			return err
+		}
+		if err := tx.Sessions().Save(ctx, s); err != nil {
+			return err
+		}
+		r.applied = true
+		return tx.Outbox().Add(ctx, evs...)
 	})
 	if err != nil {
 		return chargeResult{}, err
 	}
-	r.applied, r.session = applied, saved
 	return r, nil
 }
 
 // applyToSession changes the locked session s for the outcome out of its attempt a and returns
-// the payment to insert and the events, in order.
-func (svc *Service) applyToSession(s *Session, a *payments.ChargeAttempt, out *payments.ChargeOutcome, r *chargeResult) (*payments.Record, []core.Event, error) {
+// the session's events, in order (they follow payments' own, out.Events).
+func (svc *Service) applyToSession(s *Session, a *payments.ChargeAttempt, out *payments.ChargeOutcome, r *chargeResult) ([]core.Event, error) {
 	if s.buyer.Charging != a.IdempotencyKey() {
-		return nil, nil, fmt.Errorf("checkout: %s: attempt %s is not the charge in flight (%q)", s.ID(), a.IdempotencyKey(), s.buyer.Charging)
+		return nil, fmt.Errorf("checkout: %s: attempt %s is not the charge in flight (%q)", s.ID(), a.IdempotencyKey(), s.buyer.Charging)
 	}
 	s.stopCharging()
 	now := a.ChargedAt()
-	evs := out.Events
 	switch out.Result {
 	case ports.OutcomeSucceeded, ports.OutcomeProcessing:
 		p := out.Payment.Payment
 		s.clearPending()
 		if err := s.complete(p, now); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		r.status = ConfirmSucceeded
-		evs = append(evs, core.NewEvent(EventCompleted, s.Scope(), now, SessionEvent{Session: s}))
+		evs := []core.Event{core.NewEvent(EventCompleted, s.Scope(), now, SessionEvent{Session: s})}
 		if p.Status() == payments.StatusProcessing {
 			r.status = ConfirmProcessing
 			evs = append(evs, core.NewEvent(EventAsyncPaymentPending, s.Scope(), now, SessionEvent{Session: s}))
 		}
-		return out.Payment, evs, nil
+		return evs, nil
 	case ports.OutcomeFailed:
 		s.recordDecline()
 		d := out.Decline
 		r.decline = &DeclineError{DeclineCode: d.Code, Message: d.Message, Param: d.Param}
-		return nil, evs, nil
+		return nil, nil
 	case ports.OutcomeRequiresAction:
 		action := PendingAction{Kind: out.Action.Kind, RedirectURL: out.Action.RedirectURL}
 		s.setPending(PendingCharge{ProcessorRef: out.ProcessorRef, Method: out.Method, Card: out.Card, Action: action})
 		r.status, r.action = ConfirmRequiresAction, &action
-		return nil, evs, nil
+		return nil, nil
 	}
-	return nil, nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), out.Result)
+	return nil, fmt.Errorf("checkout: %s: unexpected charge outcome %q", s.ID(), out.Result)
 }
 
 // ApplyResolved applies the outcome of an attempt the charge-attempt sweep resolved
 // (payments.OutcomeApplier): exactly what the confirmation that started it would have written,
 // stamped at the attempt's time. known false (the processor never received the charge)
-// abandons the attempt and frees the session for a new one, writing no event. An attempt no
-// longer pending is left alone.
+// abandons the attempt and frees the session for a new one, writing no event, in one unit of
+// work. An attempt no longer pending is left alone.
 func (svc *Service) ApplyResolved(ctx context.Context, a *payments.ChargeAttempt, res ports.ChargeResult, known bool) (bool, error) {
 	if svc.charger == nil {
 		return false, errPaymentsNotWired
 	}
 	scope := a.Scope()
 	if !known {
-		_, applied, err := svc.store.ApplyCharge(ctx, scope, a.Reference(), a.IdempotencyKey(), func(s *Session, a *payments.ChargeAttempt) (*payments.Record, []core.Event, error) {
-			if err := a.Abandon(); err != nil {
-				return nil, nil, err
+		applied := false
+		err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+			applied = false
+			s, err := tx.Sessions().Lock(ctx, scope, a.Reference())
+			if err != nil {
+				return err
+			}
+			a, pending, err := svc.charger.LockAttempt(ctx, tx, scope, a.Reference(), a.IdempotencyKey())
+			if err != nil || !pending {
+				return err
+			}
+			if err := svc.charger.Abandon(ctx, tx, a); err != nil {
+				return err
 			}
 			if s.buyer.Charging == a.IdempotencyKey() {
 				s.stopCharging()
 			}
-			return nil, nil, nil
+			applied = true
+			return tx.Sessions().Save(ctx, s)
 		})
 		return applied, err
 	}

@@ -23,7 +23,9 @@ func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakePr
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.EnablePayments(ch)
+	if err := svc.EnablePayments(ch, memUoW{store}); err != nil {
+		t.Fatal(err)
+	}
 	return svc, store, clocks, proc
 }
 
@@ -146,7 +148,7 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 			t.Errorf("checkout.session.completed subject %+v", store.events[1].Subject)
 		}
 		// The payment succeeded as it was created: its receipt is queued with it.
-		if m := rec.Mail; len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
+		if m := store.mail; len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
 			t.Errorf("mail %+v", m)
 		}
 		for _, ev := range store.events {
@@ -261,7 +263,7 @@ func TestSweepAppliesALostOutcomeExactlyOnce(t *testing.T) {
 		}
 		// The sweep applies what the confirmation would have: a card's receipt goes with its
 		// payment; a processing debit's goes when it settles.
-		if m := store.payments[0].Mail; (len(m) == 1) != (method == "card") {
+		if m := store.mail; (len(m) == 1) != (method == "card") {
 			t.Errorf("%s: mail %+v", method, m)
 		}
 	}
@@ -276,8 +278,8 @@ func TestSweepAbandonsAnAttemptTheProcessorNeverSaw(t *testing.T) {
 	wall := &fakeWall{t: time.Now()}
 	store.wallClock = wall
 	s := mustCreate(t, svc, testScope)
-	a, err := svc.beginCharge(ctx, s, t0, func(s *Session) (*payments.ChargeAttempt, error) {
-		return svc.charger.Begin(s, s.nextAttempt(), ports.MethodCard, t0)
+	a, err := svc.beginCharge(ctx, s, t0, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
+		return svc.charger.Begin(ctx, tx, s, s.nextAttempt(), ports.MethodCard, t0)
 	})
 	if err != nil {
 		t.Fatal(err)

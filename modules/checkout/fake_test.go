@@ -10,6 +10,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // memStore is an in-memory Store for the unit tests: one mutex plays the row locks.
@@ -19,8 +20,9 @@ type memStore struct {
 	events   []core.Event
 	payments []payments.Record
 	attempts []memAttempt
-	// failPaymentInsert makes the next n ApplyCharge calls fail after fn, as a failed insert
-	// (or a crash before the commit) would.
+	mail     []core.Mail
+	// failPaymentInsert makes the next n payment inserts fail, as a failed insert (or a crash
+	// before the commit) would: the unit of work rolls back.
 	failPaymentInsert int
 	frozen            map[string]bool // merchant ids whose test clock is frozen
 	wallClock         core.Clock      // the attempts' started time (nil: time.Now)
@@ -114,75 +116,132 @@ func (m *memStore) Update(_ context.Context, scope core.Scope, id string, fn Upd
 	return m.apply(i, fn)
 }
 
-func (m *memStore) BeginCharge(_ context.Context, scope core.Scope, id string, fn BeginChargeFunc) (*Session, error) {
+// memUoW is the unit of work over memStore (ports.UnitOfWorkOf[Tx]): one mutex plays every
+// lock for the length of fn, and a failing fn restores everything it wrote.
+type memUoW struct{ m *memStore }
+
+var _ ports.UnitOfWorkOf[Tx] = memUoW{}
+
+func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+	m := u.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i := m.find(scope, id)
+	saved := struct {
+		sessions []SessionSnapshot
+		events   []core.Event
+		payments []payments.Record
+		attempts []memAttempt
+		mail     []core.Mail
+	}{slices.Clone(m.sessions), slices.Clone(m.events), slices.Clone(m.payments), slices.Clone(m.attempts), slices.Clone(m.mail)}
+	if err := fn(ctx, memTx{m}); err != nil {
+		m.sessions, m.events, m.payments, m.attempts, m.mail = saved.sessions, saved.events, saved.payments, saved.attempts, saved.mail
+		return err
+	}
+	return nil
+}
+
+// memTx is checkout.Tx over memStore; its methods run under the mutex memUoW holds.
+type memTx struct{ m *memStore }
+
+func (t memTx) Sessions() SessionRepository                { return memSessions(t) }
+func (t memTx) Payments() payments.PaymentRepository       { return memPayments(t) }
+func (t memTx) ChargeAttempts() payments.AttemptRepository { return memAttempts(t) }
+func (t memTx) Outbox() ports.Outbox                       { return memOutbox(t) }
+func (t memTx) Mail() ports.MailQueue                      { return memOutbox(t) }
+
+type memSessions struct{ m *memStore }
+
+func (r memSessions) Lock(_ context.Context, scope core.Scope, id string) (*Session, error) {
+	i := r.m.find(scope, id)
 	if i < 0 {
 		return nil, core.NotFound("session", "id", id)
 	}
-	s := RehydrateSession(m.sessions[i])
-	a, evs, err := fn(s)
-	if err != nil {
-		return nil, err
-	}
-	if a != nil {
-		for _, e := range m.attempts {
-			if e.snap.Scope == scope && e.snap.Reference == id && e.snap.Status == payments.AttemptPending {
-				return nil, payments.ErrChargeInProgress
-			}
-		}
-		m.attempts = append(m.attempts, memAttempt{snap: a.Snapshot(), started: m.wall()})
-	}
-	m.sessions[i] = s.Snapshot()
-	m.events = append(m.events, evs...)
-	return s, nil
+	return RehydrateSession(r.m.sessions[i]), nil
 }
 
-func (m *memStore) ApplyCharge(_ context.Context, scope core.Scope, id, key string, fn ApplyChargeFunc) (*Session, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := m.find(scope, id)
+// Save writes exactly the parts s reports changed, as the Postgres repository does.
+func (r memSessions) Save(_ context.Context, s *Session) error {
+	i := r.m.find(s.Scope(), s.ID())
 	if i < 0 {
-		return nil, false, core.NotFound("session", "id", id)
+		return core.NotFound("session", "id", s.ID())
 	}
-	j := -1
-	for k, e := range m.attempts {
-		if e.snap.Scope == scope && e.snap.Reference == id && payments.AttemptKey(id, e.snap.Number) == key {
-			j = k
-		}
+	snap := s.Snapshot()
+	if s.Changes().Has(ChangedStatus) {
+		r.m.sessions[i].Status, r.m.sessions[i].CancellationReason = snap.Status, snap.CancellationReason
 	}
-	if j < 0 {
-		return nil, false, core.NotFound("charge_attempt", "idempotency_key", key)
+	if s.Changes().Has(ChangedBuyer) {
+		r.m.sessions[i].Buyer = snap.Buyer
 	}
-	s := RehydrateSession(m.sessions[i])
-	a := payments.RehydrateChargeAttempt(m.attempts[j].snap)
-	if a.Status() != payments.AttemptPending {
-		return s, false, nil
-	}
-	rec, evs, err := fn(s, a)
-	if err != nil {
-		return nil, false, err
-	}
-	if rec != nil {
-		if m.failPaymentInsert > 0 {
-			m.failPaymentInsert--
-			return nil, false, errors.New("insert payment: boom")
-		}
-		for _, r := range m.payments {
-			if *r.Payment.SessionID() == id {
-				return nil, false, errors.New("insert payment: duplicate session")
-			}
-		}
-		m.payments = append(m.payments, *rec)
-	}
-	m.attempts[j].snap = a.Snapshot()
-	m.sessions[i] = s.Snapshot()
-	m.events = append(m.events, evs...)
-	return s, true, nil
+	return nil
 }
 
-// Stale implements payments.AttemptStore over the attempts recorded by BeginCharge.
+type memPayments struct{ m *memStore }
+
+func (r memPayments) Insert(_ context.Context, rec *payments.Record) error {
+	if r.m.failPaymentInsert > 0 {
+		r.m.failPaymentInsert--
+		return errors.New("insert payment: boom")
+	}
+	for _, p := range r.m.payments {
+		if *p.Payment.SessionID() == *rec.Payment.SessionID() {
+			return payments.ErrPaymentExists
+		}
+	}
+	r.m.payments = append(r.m.payments, *rec)
+	return nil
+}
+
+type memAttempts struct{ m *memStore }
+
+func (r memAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error {
+	for _, e := range r.m.attempts {
+		if e.snap.Scope == a.Scope() && e.snap.Reference == a.Reference() && e.snap.Status == payments.AttemptPending {
+			return payments.ErrChargeInProgress
+		}
+	}
+	r.m.attempts = append(r.m.attempts, memAttempt{snap: a.Snapshot(), started: r.m.wall()})
+	return nil
+}
+
+func (r memAttempts) find(scope core.Scope, reference, key string) int {
+	for k, e := range r.m.attempts {
+		if e.snap.Scope == scope && e.snap.Reference == reference && payments.AttemptKey(reference, e.snap.Number) == key {
+			return k
+		}
+	}
+	return -1
+}
+
+func (r memAttempts) Lock(_ context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+	j := r.find(scope, reference, key)
+	if j < 0 {
+		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
+	}
+	return payments.RehydrateChargeAttempt(r.m.attempts[j].snap), nil
+}
+
+func (r memAttempts) Save(_ context.Context, a *payments.ChargeAttempt) error {
+	j := r.find(a.Scope(), a.Reference(), a.IdempotencyKey())
+	if j < 0 || r.m.attempts[j].snap.Status != payments.AttemptPending || a.Status() == payments.AttemptPending {
+		return errors.New("save attempt: not a resolution of a pending attempt")
+	}
+	r.m.attempts[j].snap = a.Snapshot()
+	return nil
+}
+
+type memOutbox struct{ m *memStore }
+
+func (o memOutbox) Add(_ context.Context, evs ...core.Event) error {
+	o.m.events = append(o.m.events, evs...)
+	return nil
+}
+
+func (o memOutbox) Enqueue(_ context.Context, mails ...core.Mail) error {
+	o.m.mail = append(o.m.mail, mails...)
+	return nil
+}
+
+// Stale implements payments.AttemptStore over the attempts recorded through memTx.
 func (m *memStore) Stale(_ context.Context, scope *core.Scope, before time.Time, limit int) ([]*payments.ChargeAttempt, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

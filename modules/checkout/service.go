@@ -18,8 +18,10 @@ type Service struct {
 	prices       PriceLookup
 	clocks       ports.Clocks
 	checkoutBase string
-	// Payments (EnablePayments): nil until wired.
+	// Payments (EnablePayments): nil until wired. uow runs the two transactions of a charge
+	// over the sessions and the charge use case's repositories (Tx).
 	charger *payments.Charger
+	uow     ports.UnitOfWorkOf[Tx]
 	// Buyer use cases (EnableBuyer): nil until wired.
 	buyer *BuyerDeps
 	// chargeWait bounds how long a confirmation waits for another charge in flight.

@@ -84,7 +84,29 @@ type Session struct {
 	payment *payments.Payment
 	// buyer is the buyer-side bookkeeping of confirmations (buyer_state.go).
 	buyer BuyerState
+	// changed is what changed since the session was built or loaded (Changes).
+	changed Changes
 }
+
+// Changes is the set of parts of a session that changed since it was loaded (or created), as
+// its transitions record them, so that a repository writes exactly those (SessionRepository
+// Save) without comparing states. Only these parts ever change after creation.
+type Changes uint8
+
+const (
+	// ChangedStatus: the status, and with it the cancellation reason (Expire, Cancel, and
+	// completion by a charge).
+	ChangedStatus Changes = 1 << iota
+	// ChangedBuyer: the buyer's bookkeeping (BuyerState: attempts, the charge in flight,
+	// declines, the charge waiting for 3-D Secure).
+	ChangedBuyer
+)
+
+// Has reports whether every part of c2 is in c.
+func (c Changes) Has(c2 Changes) bool { return c&c2 == c2 }
+
+// Changes reports what changed on s since it was loaded or created; 0 when nothing did.
+func (s *Session) Changes() Changes { return s.changed }
 
 // SessionSnapshot is the full state of a session as storage keeps it. It is the only way in
 // and out of storage: Snapshot to save, RehydrateSession to load.
@@ -119,7 +141,7 @@ type SessionSnapshot struct {
 }
 
 // RehydrateSession rebuilds a session from storage without re-validating it: what was stored
-// was valid when it was stored.
+// was valid when it was stored. It reports no Changes.
 func RehydrateSession(s SessionSnapshot) *Session {
 	return &Session{
 		id: s.ID, scope: s.Scope, mode: s.Mode, status: s.Status, amount: s.Amount,
@@ -264,6 +286,7 @@ func (s *Session) Expire() error {
 			return payments.ErrChargeInProgress
 		}
 		s.status = StatusExpired
+		s.changed |= ChangedStatus
 		return nil
 	case StatusComplete:
 		return ErrSessionAlreadyCompleted
@@ -307,6 +330,7 @@ func (s *Session) complete(p *payments.Payment, now time.Time) error {
 	}
 	s.status = StatusComplete
 	s.payment = clonePayment(p)
+	s.changed |= ChangedStatus
 	return nil
 }
 
@@ -323,5 +347,6 @@ func (s *Session) Cancel(now time.Time) error {
 	r := CancellationCustomerCanceled
 	s.status = StatusCanceled
 	s.cancellationReason = &r
+	s.changed |= ChangedStatus
 	return nil
 }

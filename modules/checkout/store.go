@@ -8,6 +8,27 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
+// Tx is what checkout needs inside a unit of work (ports.UnitOfWorkOf[Tx]): its sessions, and
+// what the charge use case of payments writes beside them (payments.Tx: payments, charge
+// attempts, the outbox, the mail queue). A confirmation's second transaction writes through
+// all of them at once (charge_outcome.go). The Postgres adapter's transaction type satisfies
+// it; checkout never sees how.
+type Tx interface {
+	payments.Tx
+	Sessions() SessionRepository
+}
+
+// SessionRepository is the sessions inside a unit of work. It decides nothing: the use case
+// changes the session through its transitions, and Save writes what they report changed.
+type SessionRepository interface {
+	// Lock reads one session of scope and locks it until the unit of work ends. Unknown ids,
+	// and ids of another merchant or environment, answer core.NotFound("session", …).
+	Lock(ctx context.Context, scope core.Scope, id string) (*Session, error)
+	// Save writes the parts of s that changed (Session.Changes) since Lock read it; nothing
+	// when none did.
+	Save(ctx context.Context, s *Session) error
+}
+
 // Store keeps checkout sessions. Every method is confined to one merchant environment (a
 // scope), except ClaimDue without a scope, which is the background sweep. Unknown ids, and ids
 // of another merchant or environment, answer core.NotFound("session", …).
@@ -39,29 +60,7 @@ type Store interface {
 	// nil it covers live sessions and test sessions of merchants whose test clock is not
 	// frozen; with a scope only that scope. It returns how many sessions it claimed.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
-	// BeginCharge is the first transaction of a charge (issue 10 §2): it locks the session
-	// row and calls fn; when fn returns an attempt, the attempt is inserted with the session's
-	// new state and the events, in that one transaction, which commits before the processor is
-	// called. A second pending attempt of the session is refused by storage with
-	// payments.ErrChargeInProgress (nothing written). When fn fails nothing is written.
-	BeginCharge(ctx context.Context, scope core.Scope, id string, fn BeginChargeFunc) (*Session, error)
-	// ApplyCharge is the second transaction of a charge: it locks the session row and the
-	// attempt key of that session. An attempt that is no longer pending (applied or abandoned
-	// already) is left alone: fn is not called, nothing is written, and applied is false.
-	// Otherwise fn changes the session and the attempt (payments.Apply, or Abandon) and returns
-	// the payment to insert (nil: none) and the events, written with the session's new state and
-	// the attempt's in that one transaction. A session has at most one payment: a second one
-	// is refused by storage. An unknown attempt answers core.NotFound("charge_attempt", …).
-	ApplyCharge(ctx context.Context, scope core.Scope, id, key string, fn ApplyChargeFunc) (s *Session, applied bool, err error)
 }
-
-// BeginChargeFunc changes a locked session and returns the charge attempt to record (nil:
-// none, the session lapsed) and the events.
-type BeginChargeFunc func(s *Session) (*payments.ChargeAttempt, []core.Event, error)
-
-// ApplyChargeFunc applies the outcome of the pending attempt a to the locked session s: it
-// changes both and returns the payment to insert (nil: none) and the events.
-type ApplyChargeFunc func(s *Session, a *payments.ChargeAttempt) (*payments.Record, []core.Event, error)
 
 // UpdateFunc changes a locked session and returns the events that report the change.
 type UpdateFunc func(s *Session) ([]core.Event, error)

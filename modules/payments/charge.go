@@ -39,11 +39,12 @@ type FeeComputer interface {
 // processor call, the fee lookup, the new payment and the payment_intent.* events, for whatever
 // is being paid. The owner of the payable (checkout) calls it around its own two transactions:
 //
-//  1. In a first transaction, with the payable locked and checked payable, Begin (or
-//     BeginAction) builds the attempt, which is written and committed.
+//  1. In a first unit of work, with the payable locked and checked payable, Begin (or
+//     BeginAction) builds the attempt and records it (Tx); it commits.
 //  2. Call asks the processor while no connection is held.
 //  3. Outcome turns the answer into what to write (the fee needs the FX port, so this too runs
-//     before any lock), and a second transaction applies it with Apply, exactly once.
+//     before any lock), and a second unit of work applies it exactly once: LockAttempt, then
+//     Apply (the payment, the attempt, the events, the receipt) beside the owner's own writes.
 //
 // An attempt left pending between 1 and 3 is resolved by the AttemptSweeper through Resolve.
 type Charger struct {
@@ -73,8 +74,33 @@ func (c *Charger) Processor(env core.Environment) (ports.Processor, bool) {
 	return p, ok
 }
 
-// Begin builds attempt n, a new charge of p by method at the scope's time now.
-func (c *Charger) Begin(p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
+// Begin builds attempt n, a new charge of p by method at the scope's time now, and records it
+// pending in the caller's unit of work (tx), in which p is locked and was found payable. The
+// attempt commits with that unit of work, before the processor is called (Call). A second
+// pending attempt of p is refused with ErrChargeInProgress.
+func (c *Charger) Begin(ctx context.Context, tx Tx, p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
+	a, err := newAttempt(p, n, method, now)
+	if err != nil {
+		return nil, err
+	}
+	return a, c.record(ctx, tx, a)
+}
+
+// BeginAction builds attempt n: the buyer's answer (approve or not) to the 3-D Secure
+// challenge of the charge processorRef of p, and records it as Begin does.
+func (c *Charger) BeginAction(ctx context.Context, tx Tx, p Payable, n int, method ports.PaymentMethodKind, processorRef string, approve bool, now time.Time) (*ChargeAttempt, error) {
+	if processorRef == "" {
+		return nil, fmt.Errorf("payments: begin action of %s: no charge", p.ID())
+	}
+	a, err := newAttempt(p, n, method, now)
+	if err != nil {
+		return nil, err
+	}
+	a.kind, a.processorRef, a.approve = AttemptAction, processorRef, approve
+	return a, c.record(ctx, tx, a)
+}
+
+func newAttempt(p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
 	if n <= 0 || !method.Valid() {
 		return nil, fmt.Errorf("payments: begin charge of %s: attempt %d, method %q", p.ID(), n, method)
 	}
@@ -82,18 +108,26 @@ func (c *Charger) Begin(p Payable, n int, method ports.PaymentMethodKind, now ti
 		amount: p.Amount(), currency: p.Currency(), method: method, status: AttemptPending, chargedAt: now}, nil
 }
 
-// BeginAction builds attempt n: the buyer's answer (approve or not) to the 3-D Secure
-// challenge of the charge processorRef of p.
-func (c *Charger) BeginAction(p Payable, n int, method ports.PaymentMethodKind, processorRef string, approve bool, now time.Time) (*ChargeAttempt, error) {
-	if processorRef == "" {
-		return nil, fmt.Errorf("payments: begin action of %s: no charge", p.ID())
+func (c *Charger) record(ctx context.Context, tx Tx, a *ChargeAttempt) error {
+	if err := tx.ChargeAttempts().Insert(ctx, a); err != nil {
+		if errors.Is(err, ErrChargeInProgress) {
+			return ErrChargeInProgress
+		}
+		return fmt.Errorf("payments: record attempt %s: %w", a.IdempotencyKey(), err)
 	}
-	a, err := c.Begin(p, n, method, now)
+	return nil
+}
+
+// LockAttempt reads attempt key of the payable reference in the caller's unit of work and
+// locks it until that commits; pending reports whether its outcome is still to be applied (an
+// attempt applied or abandoned already is left alone: exactly once). The owner of the payable
+// locks the payable first, then the attempt, always in that order.
+func (c *Charger) LockAttempt(ctx context.Context, tx Tx, scope core.Scope, reference, key string) (a *ChargeAttempt, pending bool, err error) {
+	a, err = tx.ChargeAttempts().Lock(ctx, scope, reference, key)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	a.kind, a.processorRef, a.approve = AttemptAction, processorRef, approve
-	return a, nil
+	return a, a.status == AttemptPending, nil
 }
 
 // Source is what a charge takes the money from: exactly one of Card, SEPA and
@@ -152,9 +186,11 @@ type ChargeOutcome struct {
 	ProcessorRef string
 	Method       ports.PaymentMethodKind
 	Card         *ports.CardInfo
-	// Payment is the new payment of a succeeded or processing charge, with the mail it queues
-	// (MailOnCreate).
+	// Payment is the new payment of a succeeded or processing charge.
 	Payment *Record
+	// Mail is queued with it (MailOnCreate: the receipt of a payment that succeeded as it was
+	// created).
+	Mail []core.Mail
 	// Decline is set for a failed charge.
 	Decline *Decline
 	// Action is what a requires_action charge waits for.
@@ -186,6 +222,7 @@ func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res 
 			return nil, err
 		}
 		out.Payment = rec
+		out.Mail = MailOnCreate(rec.Payment) // a payment that succeeds as it is created queues its receipt
 		if rec.Payment.Status() == StatusSucceeded {
 			out.Events = []core.Event{core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), now, PaymentEvent{Payment: rec.Payment})}
 		}
@@ -218,10 +255,40 @@ func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res 
 	return out, nil
 }
 
-// Apply marks attempt a applied with outcome o, inside the transaction that writes o (the
-// payable owner's store calls it). A second application answers ErrAttemptNotPending and
-// writes nothing.
-func Apply(a *ChargeAttempt, o *ChargeOutcome) error { return a.applied(o.Result) }
+// Apply writes the outcome o of attempt a (locked pending by LockAttempt) in the caller's unit
+// of work, in which the payable's owner writes its own side of the outcome (the session
+// completing, a decline counted): the new payment (its first write, so that a refused insert
+// leaves nothing), the attempt marked applied, the payment_intent.* events in the outbox and
+// the receipt in the mail queue. An attempt applied or abandoned already answers
+// ErrAttemptNotPending and nothing is written.
+func (c *Charger) Apply(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeOutcome) error {
+	if err := a.applied(o.Result); err != nil {
+		return err
+	}
+	if o.Payment != nil {
+		if err := tx.Payments().Insert(ctx, o.Payment); err != nil {
+			return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
+		}
+	}
+	if err := tx.ChargeAttempts().Save(ctx, a); err != nil {
+		return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
+	}
+	if err := tx.Outbox().Add(ctx, o.Events...); err != nil {
+		return err
+	}
+	return tx.Mail().Enqueue(ctx, o.Mail...)
+}
+
+// Abandon records, in the caller's unit of work, that the processor never received attempt a
+// (locked pending by LockAttempt; Resolve answered ports.ErrChargeUnknown): nothing was
+// charged and nothing is applied, and the payable's owner frees the payable in the same unit
+// of work. An attempt no longer pending answers ErrAttemptNotPending.
+func (c *Charger) Abandon(ctx context.Context, tx Tx, a *ChargeAttempt) error {
+	if err := a.abandon(); err != nil {
+		return err
+	}
+	return tx.ChargeAttempts().Save(ctx, a)
+}
 
 // newPayment builds the payment of p (not yet stored) with its locked fee.
 func (c *Charger) newPayment(ctx context.Context, p Payable, kind ports.PaymentMethodKind, res ports.ChargeResult, now time.Time) (*Record, error) {
@@ -286,7 +353,6 @@ func (c *Charger) newPayment(ctx context.Context, p Payable, kind ports.PaymentM
 		return nil, err
 	}
 	rec.Payment = pay
-	rec.Mail = MailOnCreate(pay) // a payment that succeeds as it is created queues its receipt
 	return rec, nil
 }
 

@@ -137,9 +137,9 @@ func (a *ChargeAttempt) applied(o ports.ChargeOutcome) error {
 	return nil
 }
 
-// Abandon records that the processor never received the attempt's charge (Lookup answered
-// ports.ErrChargeUnknown), inside the transaction that frees the payable.
-func (a *ChargeAttempt) Abandon() error {
+// abandon records that the processor never received the attempt's charge (Lookup answered
+// ports.ErrChargeUnknown), inside the transaction that frees the payable (Charger.Abandon).
+func (a *ChargeAttempt) abandon() error {
 	if a.status != AttemptPending {
 		return ErrAttemptNotPending
 	}

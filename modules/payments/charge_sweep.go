@@ -12,8 +12,8 @@ import (
 )
 
 // AttemptStore finds the charge attempts left pending, for the sweep. Attempts are written
-// with their payable, in the payable's transactions, by the payable owner's store
-// (checkout.Store.BeginCharge and ApplyCharge).
+// with their payable, in the payable owner's units of work, through AttemptRepository
+// (Charger.Begin, Apply, Abandon).
 type AttemptStore interface {
 	// Stale returns up to limit attempts still pending that were recorded before
 	// startedBefore on the wall clock, oldest first. With scope nil it covers every scope.

@@ -23,6 +23,68 @@ func (i invoice) Reference() *string          { return nil }
 func (i invoice) Description() *string        { return nil }
 func (i invoice) Metadata() map[string]string { return nil }
 
+// memTx is a payments.Tx in memory: what a unit of work wrote, in order.
+type memTx struct {
+	payments []*Record
+	attempts map[string]*ChargeAttempt
+	events   []core.Event
+	mail     []core.Mail
+}
+
+func newMemTx() *memTx { return &memTx{attempts: map[string]*ChargeAttempt{}} }
+
+func (m *memTx) Payments() PaymentRepository       { return memPayments{m} }
+func (m *memTx) ChargeAttempts() AttemptRepository { return memAttempts{m} }
+func (m *memTx) Outbox() ports.Outbox              { return memOutbox{m} }
+func (m *memTx) Mail() ports.MailQueue             { return memOutbox{m} }
+
+type memPayments struct{ m *memTx }
+
+func (r memPayments) Insert(_ context.Context, rec *Record) error {
+	r.m.payments = append(r.m.payments, rec)
+	return nil
+}
+
+type memAttempts struct{ m *memTx }
+
+func (r memAttempts) Insert(_ context.Context, a *ChargeAttempt) error {
+	for _, b := range r.m.attempts {
+		if b.reference == a.reference && b.status == AttemptPending {
+			return ErrChargeInProgress
+		}
+	}
+	r.m.attempts[a.IdempotencyKey()] = RehydrateChargeAttempt(a.Snapshot())
+	return nil
+}
+
+func (r memAttempts) Lock(_ context.Context, _ core.Scope, _, key string) (*ChargeAttempt, error) {
+	a, ok := r.m.attempts[key]
+	if !ok {
+		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
+	}
+	return RehydrateChargeAttempt(a.Snapshot()), nil
+}
+
+func (r memAttempts) Save(_ context.Context, a *ChargeAttempt) error {
+	if b, ok := r.m.attempts[a.IdempotencyKey()]; !ok || b.status != AttemptPending {
+		return errors.New("save: not a pending attempt")
+	}
+	r.m.attempts[a.IdempotencyKey()] = RehydrateChargeAttempt(a.Snapshot())
+	return nil
+}
+
+type memOutbox struct{ m *memTx }
+
+func (o memOutbox) Add(_ context.Context, evs ...core.Event) error {
+	o.m.events = append(o.m.events, evs...)
+	return nil
+}
+
+func (o memOutbox) Enqueue(_ context.Context, mails ...core.Mail) error {
+	o.m.mail = append(o.m.mail, mails...)
+	return nil
+}
+
 func testCharger(t *testing.T) *Charger {
 	t.Helper()
 	c, err := NewCharger(NewFeeCalculator(DefaultFeeSchedule(), &fakeRates{}), nil)
@@ -37,9 +99,11 @@ func testCharger(t *testing.T) *Charger {
 func TestChargerOutcomesForAnInvoice(t *testing.T) {
 	t.Parallel()
 	c := testCharger(t)
+	ctx := context.Background()
+	tx := newMemTx()
 	at := dueT0
 	inv := invoice{id: "in_test1"}
-	a, err := c.Begin(inv, 3, ports.MethodCard, at)
+	a, err := c.Begin(ctx, tx, inv, 3, ports.MethodCard, at)
 	if err != nil || a.IdempotencyKey() != "in_test1:3" || a.Status() != AttemptPending {
 		t.Fatalf("begin: %+v %v", a, err)
 	}
@@ -65,17 +129,35 @@ func TestChargerOutcomesForAnInvoice(t *testing.T) {
 		t.Fatalf("payment_intent.succeeded subject %+v", out.Events[0].Subject)
 	}
 	// The payment succeeded as it was created: its receipt goes with it.
-	if m := out.Payment.Mail; len(m) != 1 || m[0] != (core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: p.ID(), Created: at}) {
+	receipt := core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: p.ID(), Created: at}
+	if m := out.Mail; len(m) != 1 || m[0] != receipt {
 		t.Fatalf("mail %+v", m)
 	}
-	if err := Apply(a, out); err != nil || a.Status() != AttemptApplied || a.Outcome() != ports.OutcomeSucceeded {
-		t.Fatalf("apply: %v %+v", err, a.Snapshot())
+	// A second pending attempt of the payable is refused while the first is in flight.
+	if _, err := c.Begin(ctx, tx, inv, 4, ports.MethodCard, at); !errors.Is(err, ErrChargeInProgress) {
+		t.Fatalf("second attempt in flight: %v", err)
 	}
-	if err := Apply(a, out); !errors.Is(err, ErrAttemptNotPending) {
+	// Apply writes the payment, the attempt, the event and the receipt in the caller's unit of
+	// work; the attempt is then no longer pending, and a second application writes nothing.
+	locked, pending, err := c.LockAttempt(ctx, tx, dueScope, inv.ID(), a.IdempotencyKey())
+	if err != nil || !pending {
+		t.Fatalf("lock: %v %v", pending, err)
+	}
+	if err := c.Apply(ctx, tx, locked, out); err != nil || locked.Status() != AttemptApplied || locked.Outcome() != ports.OutcomeSucceeded {
+		t.Fatalf("apply: %v %+v", err, locked.Snapshot())
+	}
+	if len(tx.payments) != 1 || tx.payments[0] != out.Payment || len(tx.events) != 1 || len(tx.mail) != 1 || tx.mail[0] != receipt ||
+		tx.attempts[a.IdempotencyKey()].Status() != AttemptApplied {
+		t.Fatalf("written: %+v", tx)
+	}
+	if err := c.Apply(ctx, tx, locked, out); !errors.Is(err, ErrAttemptNotPending) || len(tx.payments) != 1 {
 		t.Fatalf("second apply: %v", err)
 	}
+	if _, pending, err := c.LockAttempt(ctx, tx, dueScope, inv.ID(), a.IdempotencyKey()); err != nil || pending {
+		t.Fatalf("lock after apply: %v %v", pending, err)
+	}
 
-	b, _ := c.Begin(inv, 4, ports.MethodCard, at)
+	b, _ := c.Begin(ctx, tx, inv, 4, ports.MethodCard, at)
 	out, err = c.Outcome(context.Background(), inv, b, ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: "r2",
 		Card: card, DeclineCode: ports.DeclineIncorrectCVC}, nil)
 	if err != nil || out.Decline == nil || out.Decline.Code != ports.DeclineIncorrectCVC || out.Decline.Param != "card.cvc" || out.Payment != nil {
@@ -87,11 +169,14 @@ func TestChargerOutcomesForAnInvoice(t *testing.T) {
 		t.Fatalf("payment_failed subject %+v, want %+v", got, want)
 	}
 	// A card payment with its funds two days later; SEPA processing with none yet.
-	d, _ := c.Begin(inv, 5, ports.MethodSEPADebit, at)
+	if err := c.Abandon(ctx, tx, b); err != nil || tx.attempts[b.IdempotencyKey()].Status() != AttemptAbandoned {
+		t.Fatalf("abandon: %v", err)
+	}
+	d, _ := c.Begin(ctx, tx, inv, 5, ports.MethodSEPADebit, at)
 	settles := at.Add(time.Hour)
 	out, err = c.Outcome(context.Background(), inv, d, ports.ChargeResult{Outcome: ports.OutcomeProcessing, ProcessorRef: "r3",
 		SEPA: &ports.SEPAInfo{Country: "DE", Last4: "3000"}, SettlesAt: &settles}, nil)
-	if err != nil || out.Payment.AvailableAt != nil || out.Payment.SettlesAt == nil || len(out.Events) != 0 || out.Payment.Mail != nil {
+	if err != nil || out.Payment.AvailableAt != nil || out.Payment.SettlesAt == nil || len(out.Events) != 0 || out.Mail != nil {
 		t.Fatalf("processing %+v %v", out, err) // its receipt goes when it settles
 	}
 	// An attempt of another payable is refused.

@@ -32,10 +32,6 @@ type Record struct {
 	// 4000000000000077), two days after a delayed payment settles; nil while it is processing
 	// or when it failed.
 	AvailableAt *time.Time
-	// Mail is queued with the payment when it is inserted, in the same transaction
-	// (MailOnCreate: the receipt of a payment that succeeds as it is created). It is not kept
-	// on the payment: a stored record reads it back empty.
-	Mail []core.Mail
 }
 
 // FundsDelay is how long after the charge (or the settlement of a delayed method) funds

@@ -1,0 +1,166 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// The typed unit of work (ports.UnitOfWorkOf).
+//
+// Each module declares, in its own package, the repositories it needs inside a transaction:
+// its Tx interface (payments.Tx: payments, charge attempts, the outbox, the mail queue;
+// checkout.Tx: payments.Tx and the sessions). Tx below is the one transaction type that
+// satisfies them all, structurally: a module never imports this package, and ports never
+// imports a module. The wiring binds it to a module's interface with Bind, where the compiler
+// checks that it fits:
+//
+//	co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }))
+//
+// A repository is per aggregate and decides nothing: it locks, reads, inserts, and writes what
+// the entity reports changed. Rules (a session completes, an attempt is applied once) stay in
+// the modules; the only thing a repository refuses is what a constraint refuses (a second
+// pending attempt, a second payment of a session), with the module's sentinel.
+//
+// Tx is the ambient transaction of the unit of work (see "The ambient transaction" in tx.go):
+// the ctx the unit of work hands fn carries the same transaction, so stores called with ctx
+// (the idempotency record of a keyed request among them) write in it too.
+
+// Tx is the transaction of one unit of work, seen as the repositories of every module. It is
+// valid only inside the Do that handed it out.
+type Tx struct{ q txq }
+
+var (
+	_ payments.Tx = (*Tx)(nil)
+	_ checkout.Tx = (*Tx)(nil)
+)
+
+// Sessions is checkout's session repository on this transaction.
+func (t *Tx) Sessions() checkout.SessionRepository { return sessionRepo(*t) }
+
+// Payments is payments' payment repository on this transaction.
+func (t *Tx) Payments() payments.PaymentRepository { return paymentRepo(*t) }
+
+// ChargeAttempts is payments' charge attempt repository on this transaction.
+func (t *Tx) ChargeAttempts() payments.AttemptRepository { return attemptRepo(*t) }
+
+// Outbox is the event outbox (the events table) on this transaction.
+func (t *Tx) Outbox() ports.Outbox { return outbox(*t) }
+
+// Mail is the mail queue (mail_outbox) on this transaction.
+func (t *Tx) Mail() ports.MailQueue { return mailQueue(*t) }
+
+// Bind returns the unit of work u handing each fn the transaction as T, the Tx interface of a
+// module; as is the conversion, normally the identity written with the module's type so that
+// the compiler checks *Tx satisfies it (a test may wrap the Tx to inject failures). Do has
+// UnitOfWork.Do's rules: retries of fn on 40001/40P01, a nested Do joins the outer one within
+// a savepoint.
+func Bind[T any](u *UnitOfWork, as func(*Tx) T) ports.UnitOfWorkOf[T] {
+	return boundUnitOfWork[T]{u: u, as: as}
+}
+
+type boundUnitOfWork[T any] struct {
+	u  *UnitOfWork
+	as func(*Tx) T
+}
+
+func (b boundUnitOfWork[T]) Do(ctx context.Context, fn func(ctx context.Context, tx T) error) error {
+	return b.u.Do(ctx, func(ctx context.Context) error {
+		a := ambientOf(ctx)
+		if a == nil {
+			return errors.New("postgres: unit of work without a transaction")
+		}
+		return fn(ctx, b.as(&Tx{q: txq{a: a}}))
+	})
+}
+
+// txq runs statements on the unit of work's transaction and notes a serialization failure or
+// a deadlock for Do's retry, even when the caller turns the error into another (ambient.note).
+type txq struct{ a *ambient }
+
+var _ interface {
+	sqlx.ExecerContext
+	sqlx.QueryerContext
+} = txq{}
+
+func (q txq) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := q.a.tx.ExecContext(ctx, query, args...)
+	return res, q.a.note(err)
+}
+
+func (q txq) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	rows, err := q.a.tx.QueryContext(ctx, query, args...)
+	return rows, q.a.note(err)
+}
+
+func (q txq) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
+	rows, err := q.a.tx.QueryxContext(ctx, query, args...)
+	return rows, q.a.note(err)
+}
+
+func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	return q.a.tx.QueryRowxContext(ctx, query, args...)
+}
+
+// sessionRepo is checkout.SessionRepository on a transaction.
+type sessionRepo Tx
+
+// Lock reads the session FOR UPDATE (with its payment when it is complete).
+func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
+	s, err := getSession(ctx, r.q, scope, id, true)
+	return s, r.q.a.note(err)
+}
+
+// Save writes what the session reports changed (saveSession).
+func (r sessionRepo) Save(ctx context.Context, s *checkout.Session) error {
+	return saveSession(ctx, r.q, s)
+}
+
+// paymentRepo is payments.PaymentRepository on a transaction.
+type paymentRepo Tx
+
+// Insert writes a new payment; a second one of a session answers payments.ErrPaymentExists.
+func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
+	return insertPayment(ctx, r.q, rec)
+}
+
+// attemptRepo is payments.AttemptRepository on a transaction.
+type attemptRepo Tx
+
+// Insert records a new pending attempt (payments.ErrChargeInProgress for a second one).
+func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) error {
+	return insertChargeAttempt(ctx, r.q, a)
+}
+
+// Lock reads an attempt FOR UPDATE.
+func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+	a, err := lockChargeAttempt(ctx, r.q, scope, reference, key)
+	return a, r.q.a.note(err)
+}
+
+// Save writes the resolution of a pending attempt.
+func (r attemptRepo) Save(ctx context.Context, a *payments.ChargeAttempt) error {
+	return updateChargeAttempt(ctx, r.q, a)
+}
+
+// outbox is ports.Outbox on a transaction: each Add is one INSERT into events, in order.
+type outbox Tx
+
+func (o outbox) Add(ctx context.Context, events ...core.Event) error {
+	return insertEvents(ctx, o.q, events)
+}
+
+// mailQueue is ports.MailQueue on a transaction: each Enqueue is one INSERT into
+// mail_outbox.
+type mailQueue Tx
+
+func (m mailQueue) Enqueue(ctx context.Context, mails ...core.Mail) error {
+	return insertMail(ctx, m.q, mails)
+}

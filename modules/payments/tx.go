@@ -1,0 +1,47 @@
+package payments
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Tx is what payments needs inside a unit of work (ports.UnitOfWorkOf): the repositories of
+// its own aggregates, the outbox and the mail queue. The charge use case (Charger.Begin,
+// Apply, Abandon) runs inside the unit of work of whoever owns the thing being paid, so that
+// owner's Tx embeds this one (checkout.Tx does); the Postgres adapter's one transaction type
+// satisfies both.
+type Tx interface {
+	Payments() PaymentRepository
+	ChargeAttempts() AttemptRepository
+	Outbox() ports.Outbox
+	Mail() ports.MailQueue
+}
+
+// PaymentRepository writes payments inside a unit of work.
+type PaymentRepository interface {
+	// Insert saves a new payment with its processor facts (Record). A second payment of the
+	// same checkout session is refused with ErrPaymentExists (wrapped), and nothing is
+	// written.
+	Insert(ctx context.Context, rec *Record) error
+}
+
+// AttemptRepository keeps charge attempts inside a unit of work. Every method is confined to
+// one scope.
+type AttemptRepository interface {
+	// Insert records a new pending attempt. A second pending attempt of the same payable is
+	// refused with ErrChargeInProgress, and nothing is written.
+	Insert(ctx context.Context, a *ChargeAttempt) error
+	// Lock reads attempt key of the payable reference and locks it for the rest of the unit of
+	// work. An unknown attempt answers core.NotFound("charge_attempt", …).
+	Lock(ctx context.Context, scope core.Scope, reference, key string) (*ChargeAttempt, error)
+	// Save writes the resolution of an attempt read by Lock (applied or abandoned). Only a
+	// stored attempt that is still pending changes; anything else is an error.
+	Save(ctx context.Context, a *ChargeAttempt) error
+}
+
+// ErrPaymentExists: the checkout session already has a payment (storage keeps at most one per
+// session). A charge applied once never meets it; a stray payment would.
+var ErrPaymentExists = errors.New("payments: the session already has a payment")
