@@ -86,7 +86,8 @@ func loadOrCreateKey(path string) (key []byte, created bool, err error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, false, err
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: same fixed path as above
+		//nolint:gosec // G304: the same fixed path
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) { // another process created it meanwhile
 			return loadOrCreateKey(path)
 		}
