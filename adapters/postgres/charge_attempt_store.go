@@ -137,8 +137,10 @@ func updateChargeAttempt(ctx context.Context, tx sqlx.ExecerContext, a *payments
 	if err != nil {
 		return fmt.Errorf("charge_attempts: update: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("charge_attempts: update %s: %d rows, %v", a.IdempotencyKey(), n, err)
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("charge_attempts: update %s: %w", a.IdempotencyKey(), err)
+	} else if n != 1 {
+		return fmt.Errorf("charge_attempts: update %s: %d rows, not 1 pending", a.IdempotencyKey(), n)
 	}
 	return nil
 }

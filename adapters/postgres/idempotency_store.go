@@ -38,11 +38,11 @@ func lockID(k ports.IdempotencyKey) int64 {
 	h := sha256.New()
 	for _, part := range []string{"kassa/idempotency", k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key} {
 		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		binary.BigEndian.PutUint32(n[:], uint32(len(part))) //nolint:gosec // G115: a length is never negative, and each part is far below 4 GiB (the key ≤ 255 bytes, the path within the HTTP header limit)
 		h.Write(n[:])
 		h.Write([]byte(part))
 	}
-	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]))
+	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8])) //nolint:gosec // G115: the hash's bits reinterpreted; every int64 is a lock id
 }
 
 // Lock implements ports.IdempotencyStore with pg_try_advisory_xact_lock: the lock is released

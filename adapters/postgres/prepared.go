@@ -40,7 +40,9 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 		p.mu.Unlock()
 	}
 	if a := ambientOf(ctx); a != nil {
-		return a.note(a.tx.StmtxContext(ctx, st).GetContext(ctx, dest, args...))
+		ts := a.tx.StmtxContext(ctx, st) // the pool's statement, on the transaction's connection
+		defer ts.Close()                 // releases its tie to st now, not at the commit
+		return a.note(ts.GetContext(ctx, dest, args...))
 	}
 	return st.GetContext(ctx, dest, args...)
 }

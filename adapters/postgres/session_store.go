@@ -234,6 +234,7 @@ func sessionStatusAt(status checkout.Status, now time.Time) []cond {
 		return []cond{{"status = 'open' AND expires_at > ?", now}}
 	case checkout.StatusExpired:
 		return []cond{{"(status = 'expired' OR (status = 'open' AND expires_at <= ?))", now}}
+	case checkout.StatusComplete, checkout.StatusCanceled: // final: stored as they are, the equality below
 	}
 	return []cond{{"status = ?", string(status)}}
 }

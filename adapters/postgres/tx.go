@@ -73,7 +73,7 @@ func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
 		}
 	}()
 	if err = fn(); err != nil {
-		a.note(err)
+		_ = a.note(err) // remembered for the retry; err itself is returned below
 		if _, rerr := a.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
 			return errors.Join(err, a.note(rerr))
 		}
@@ -101,7 +101,7 @@ func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient) {
 
 func noted[T any](a *ambient, v T, err error) (T, error) {
 	if a != nil && err != nil {
-		a.note(err)
+		_ = a.note(err) // remembered for the retry; err itself is returned below
 	}
 	return v, err
 }
@@ -241,7 +241,7 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error)
 		}
 		// 5–10 ms, then 10–20, 20–40, …: enough for the winner of the race to commit.
 		base := time.Duration(5<<(attempt-1)) * time.Millisecond
-		pause := time.NewTimer(base + rand.N(base))
+		pause := time.NewTimer(base + rand.N(base)) //nolint:gosec // G404: jitter of a retry pause, not a secret
 		select {
 		case <-ctx.Done():
 			pause.Stop()

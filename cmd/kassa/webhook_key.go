@@ -81,11 +81,12 @@ func devKeyFile() (string, error) {
 
 // loadOrCreateKey reads the key kept in path, or creates the file (mode 0600) with a new key.
 func loadOrCreateKey(path string) (key []byte, created bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the path is devKeyFile's fixed name under the user's config directory, not input
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, false, err
 		}
+		//nolint:gosec // G304: the same fixed path
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) { // another process created it meanwhile
 			return loadOrCreateKey(path)
@@ -95,7 +96,10 @@ func loadOrCreateKey(path string) (key []byte, created bool, err error) {
 		}
 		s := signing.NewKey()
 		if _, err := io.WriteString(f, s+"\n"); err != nil {
-			f.Close()
+			// The write error is the one to report; a half-written file would be refused as
+			// "not a key" at the next start, so it goes.
+			_ = f.Close()
+			_ = os.Remove(path)
 			return nil, false, err
 		}
 		if err := f.Close(); err != nil {
@@ -108,8 +112,11 @@ func loadOrCreateKey(path string) (key []byte, created bool, err error) {
 		return nil, false, err
 	}
 	key, err = signing.ParseKey(strings.TrimSpace(string(b)))
-	if err != nil || key == nil {
-		return nil, false, fmt.Errorf("%s: not a key (%v); delete the file to get a new one (secrets sealed with it are then lost)", path, err)
+	if err == nil && key == nil {
+		err = errors.New("the file is empty")
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: not a key (%w); delete the file to get a new one (secrets sealed with it are then lost)", path, err)
 	}
 	return key, false, nil
 }

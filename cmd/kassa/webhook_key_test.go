@@ -53,6 +53,13 @@ func TestDevKeyFile(t *testing.T) {
 	if _, _, err := loadOrCreateKey(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("garbage key file: %v", err)
 	}
+	// An empty file (a start that died before writing) says so, not "not a key (<nil>)".
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadOrCreateKey(path); err == nil || !strings.Contains(err.Error(), "empty") || strings.Contains(err.Error(), "nil") {
+		t.Fatalf("empty key file: %v", err)
+	}
 }
 
 func TestWebhookKeyGenerate(t *testing.T) {

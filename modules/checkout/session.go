@@ -264,6 +264,7 @@ func (s *Session) PaymentStatus() PaymentStatus {
 		return PaymentProcessing
 	case payments.StatusFailed:
 		return PaymentFailed
+	case payments.StatusSucceeded, payments.StatusPartiallyRefunded, payments.StatusRefunded, payments.StatusDisputed: // the money was received
 	}
 	return PaymentPaid
 }

@@ -25,6 +25,7 @@ func (r *Record) DueAt() *time.Time {
 		if r.DisputeID == "" {
 			return r.DisputeOpensAt
 		}
+	case StatusFailed, StatusRefunded, StatusDisputed: // final for the sweep: no due work
 	}
 	return nil
 }

@@ -537,7 +537,7 @@ type ClientInterface interface {
 	// pending 3-D Secure action if one waits.
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
-	// session is complete, expired or canceled); 5xx.
+	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -558,7 +558,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+	// `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -581,7 +582,8 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+	// `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -602,7 +604,8 @@ type ClientInterface interface {
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
 	//
-	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 5xx.
+	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -635,7 +638,8 @@ type ClientInterface interface {
 	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 	// (another confirmation of this session is still being charged after 10 seconds; a
 	// concurrent confirmation normally waits for it and then answers `session_expired`);
-	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+	// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+	// processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -671,7 +675,8 @@ type ClientInterface interface {
 	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 	// (another confirmation of this session is still being charged after 10 seconds; a
 	// concurrent confirmation normally waits for it and then answers `session_expired`);
-	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+	// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+	// processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -690,7 +695,7 @@ type ClientInterface interface {
 	//
 	// Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -710,7 +715,7 @@ type ClientInterface interface {
 // pending 3-D Secure action if one waits.
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
-// session is complete, expired or canceled); 5xx.
+// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -743,7 +748,8 @@ func (c *Client) GetBuyerSession(ctx context.Context, id SessionId, reqEditors .
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+// `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -778,7 +784,8 @@ func (c *Client) ResolveBuyerActionWithBody(ctx context.Context, id SessionId, c
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+// `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -811,7 +818,8 @@ func (c *Client) ResolveBuyerAction(ctx context.Context, id SessionId, body Reso
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
 //
-// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 5xx.
+// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -856,7 +864,8 @@ func (c *Client) CancelBuyerSession(ctx context.Context, id SessionId, reqEditor
 // incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 // (another confirmation of this session is still being charged after 10 seconds; a
 // concurrent confirmation normally waits for it and then answers `session_expired`);
-// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+// processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -904,7 +913,8 @@ func (c *Client) ConfirmBuyerSessionWithBody(ctx context.Context, id SessionId, 
 // incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 // (another confirmation of this session is still being charged after 10 seconds; a
 // concurrent confirmation normally waits for it and then answers `session_expired`);
-// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+// processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -935,7 +945,7 @@ func (c *Client) ConfirmBuyerSession(ctx context.Context, id SessionId, body Con
 //
 // Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -1199,7 +1209,7 @@ type ClientWithResponsesInterface interface {
 	// pending 3-D Secure action if one waits.
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
-	// session is complete, expired or canceled); 5xx.
+	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1222,7 +1232,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+	// `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1245,7 +1256,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-	// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+	// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+	// `processor_unavailable`; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1266,7 +1278,8 @@ type ClientWithResponsesInterface interface {
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
 	//
-	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 5xx.
+	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1301,7 +1314,8 @@ type ClientWithResponsesInterface interface {
 	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 	// (another confirmation of this session is still being charged after 10 seconds; a
 	// concurrent confirmation normally waits for it and then answers `session_expired`);
-	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+	// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+	// processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1337,7 +1351,8 @@ type ClientWithResponsesInterface interface {
 	// incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 	// (another confirmation of this session is still being charged after 10 seconds; a
 	// concurrent confirmation normally waits for it and then answers `session_expired`);
-	// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+	// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+	// processor configured); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1356,7 +1371,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2147,7 +2162,7 @@ func (r GetCheckoutSpecResponse) ContentType() string {
 // pending 3-D Secure action if one waits.
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
-// session is complete, expired or canceled); 5xx.
+// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2178,7 +2193,8 @@ func (c *ClientWithResponses) GetBuyerSessionWithResponse(ctx context.Context, i
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+// `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -2209,7 +2225,8 @@ func (c *ClientWithResponses) ResolveBuyerActionWithBodyWithResponse(ctx context
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 409 `merchant_not_ready`; 422 `session_expired`,
-// `no_action_pending`, `payment_in_progress`; 503 `processor_unavailable`; 5xx.
+// `no_action_pending`, `payment_in_progress`; 429 `rate_limited` (wait `Retry-After`); 503
+// `processor_unavailable`; 5xx.
 //
 // Example error body:
 // ```json
@@ -2238,7 +2255,8 @@ func (c *ClientWithResponses) ResolveBuyerActionWithResponse(ctx context.Context
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
 //
-// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 5xx.
+// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2281,7 +2299,8 @@ func (c *ClientWithResponses) CancelBuyerSessionWithResponse(ctx context.Context
 // incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 // (another confirmation of this session is still being charged after 10 seconds; a
 // concurrent confirmation normally waits for it and then answers `session_expired`);
-// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+// processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -2325,7 +2344,8 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithBodyWithResponse(ctx contex
 // incomplete); 422 `session_expired`, `session_confirm_limit`, `payment_in_progress`
 // (another confirmation of this session is still being charged after 10 seconds; a
 // concurrent confirmation normally waits for it and then answers `session_expired`);
-// 503 `processor_unavailable` (live: no live processor configured); 5xx.
+// 429 `rate_limited` (wait `Retry-After`); 503 `processor_unavailable` (live: no live
+// processor configured); 5xx.
 //
 // Example error body:
 // ```json
@@ -2352,7 +2372,7 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithResponse(ctx context.Contex
 //
 // Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json

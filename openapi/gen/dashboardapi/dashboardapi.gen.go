@@ -1088,7 +1088,7 @@ type ClientInterface interface {
 	// The merchant event catalog (D10): the types a webhook endpoint may list in
 	// `enabled_events` (or `*` for all of them, including types added later).
 	//
-	// **Errors:** 401 `session_required`; 5xx.
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
 	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1097,7 +1097,7 @@ type ClientInterface interface {
 	//
 	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
 	GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1107,7 +1107,8 @@ type ClientInterface interface {
 	// Ends the session: it is deleted on the server and the cookie is cleared. The cookie
 	// no longer works afterwards, even if a copy of it was kept.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
 	SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1116,7 +1117,8 @@ type ClientInterface interface {
 	//
 	// Returns the signed-in user, the merchant and the CSRF token of the session.
 	//
-	// **Errors:** 401 `authentication_error`/`session_required`; 5xx.
+	// **Errors:** 401 `authentication_error`/`session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/session (the `GetSession` operationId).
 	GetSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1157,7 +1159,8 @@ type ClientInterface interface {
 	// first, when it runs without a mail server (the development mailbox). Test environment
 	// only; paged like every list.
 	//
-	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 	ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1167,7 +1170,8 @@ type ClientInterface interface {
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
 	// Secrets are never shown again: `display` is the prefix and the last four characters.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
 	ListApiKeys(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1178,7 +1182,7 @@ type ClientInterface interface {
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1191,7 +1195,7 @@ type ClientInterface interface {
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1204,7 +1208,8 @@ type ClientInterface interface {
 	// Revoking a revoked key keeps its first `revoked_at`.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
-	// (also for another merchant's key or a key of the other environment); 5xx.
+	// (also for another merchant's key or a key of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1214,7 +1219,8 @@ type ClientInterface interface {
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
 	// sessions are expired first, as on the merchant API).
 	//
-	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 	ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1224,7 +1230,8 @@ type ClientInterface interface {
 	// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
 	// five newest payments, the number of open checkout sessions and of webhook endpoints.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 	GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1236,7 +1243,7 @@ type ClientInterface interface {
 	// every list (D8).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
-	// `session_required`; 5xx.
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
 	ListPayments(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1247,7 +1254,8 @@ type ClientInterface interface {
 	// concern it or its checkout session, newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
-	// another merchant's or the other environment's payment); 5xx.
+	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1257,7 +1265,8 @@ type ClientInterface interface {
 	// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
 	// `active: false`; existing subscriptions keep billing.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
 	ArchivePrice(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1266,7 +1275,8 @@ type ClientInterface interface {
 	//
 	// The environment's products with their prices, newest first, as `GET /v1/products`.
 	//
-	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1276,7 +1286,7 @@ type ClientInterface interface {
 	// Creates a product, as `POST /v1/products` with the same rules and errors.
 	//
 	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1288,7 +1298,7 @@ type ClientInterface interface {
 	// Creates a product, as `POST /v1/products` with the same rules and errors.
 	//
 	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1300,7 +1310,7 @@ type ClientInterface interface {
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
 	// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
-	// `product_not_found`; 5xx.
+	// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1309,7 +1319,8 @@ type ClientInterface interface {
 	//
 	// Archives the product and its prices (`active` false), as the merchant API does.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
 	ArchiveProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1319,7 +1330,7 @@ type ClientInterface interface {
 	// The product's prices, newest first.
 	//
 	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
-	// `product_not_found`; 5xx.
+	// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
 	ListPrices(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1330,7 +1341,8 @@ type ClientInterface interface {
 	// errors (at least 250 minor units, supported currency, recurring interval limits).
 	//
 	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1343,7 +1355,8 @@ type ClientInterface interface {
 	// errors (at least 250 minor units, supported currency, recurring interval limits).
 	//
 	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1357,7 +1370,8 @@ type ClientInterface interface {
 	// most 4 KiB) or the transport error (timeout, refused connection, forbidden address).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_delivery_not_found`
-	// (also for another merchant's delivery or one of the other environment); 5xx.
+	// (also for another merchant's delivery or one of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/webhook_deliveries/{id} (the `GetWebhookDelivery` operationId).
 	GetWebhookDelivery(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1372,7 +1386,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled` (enable
-	// the endpoint first); 5xx.
+	// the endpoint first); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_deliveries/{id}/redeliver (the `RedeliverWebhookDelivery` operationId).
 	RedeliverWebhookDelivery(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1382,7 +1396,8 @@ type ClientInterface interface {
 	// The environment's webhook endpoints (at most 16), newest first. Signing secrets are
 	// never shown here: only the create and rotate answers carry one.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/webhook_endpoints (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpoints(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1403,7 +1418,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-	// `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1426,7 +1441,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-	// `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1438,7 +1453,7 @@ type ClientInterface interface {
 	// Deletes the endpoint with its delivery log. Pending deliveries are dropped.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with DELETE /api/v1/{env}/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1446,7 +1461,8 @@ type ClientInterface interface {
 	// GetWebhookEndpoint A webhook endpoint
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_endpoint_not_found`
-	// (also for another merchant's endpoint or one of the other environment); 5xx.
+	// (also for another merchant's endpoint or one of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1459,7 +1475,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1474,7 +1490,7 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1488,7 +1504,7 @@ type ClientInterface interface {
 	// `ending_before` (ids of deliveries of this endpoint).
 	//
 	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
-	// 404 `webhook_endpoint_not_found`; 5xx.
+	// 404 `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/webhook_endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, env Env, id ObjectId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1501,7 +1517,7 @@ type ClientInterface interface {
 	// `endpoint_gone`, or that has failed for 5 days without a success, `failing_too_long`).
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/disable (the `DisableWebhookEndpoint` operationId).
 	DisableWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1512,7 +1528,7 @@ type ClientInterface interface {
 	// Deliveries that ended while it was disabled can be sent again with redeliver.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/enable (the `EnableWebhookEndpoint` operationId).
 	EnableWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1527,7 +1543,7 @@ type ClientInterface interface {
 	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 	RotateWebhookEndpointSecret(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1544,7 +1560,8 @@ type ClientInterface interface {
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
 	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
-	// opened with the server's key: `secret_unavailable`); 5xx.
+	// opened with the server's key: `secret_unavailable`); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1555,7 +1572,7 @@ type ClientInterface interface {
 // The merchant event catalog (D10): the types a webhook endpoint may list in
 // `enabled_events` (or `*` for all of them, including types added later).
 //
-// **Errors:** 401 `session_required`; 5xx.
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/event_types (the `ListEventTypes` operationId).
 func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1574,7 +1591,7 @@ func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditor
 //
 // The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetDashboardSpec` operationId).
 func (c *Client) GetDashboardSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1594,7 +1611,8 @@ func (c *Client) GetDashboardSpec(ctx context.Context, reqEditors ...RequestEdit
 // Ends the session: it is deleted on the server and the cookie is cleared. The cookie
 // no longer works afterwards, even if a copy of it was kept.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with DELETE /api/v1/session (the `SignOut` operationId).
 func (c *Client) SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1613,7 +1631,8 @@ func (c *Client) SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // Returns the signed-in user, the merchant and the CSRF token of the session.
 //
-// **Errors:** 401 `authentication_error`/`session_required`; 5xx.
+// **Errors:** 401 `authentication_error`/`session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/session (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1684,7 +1703,8 @@ func (c *Client) SignIn(ctx context.Context, body SignInJSONRequestBody, reqEdit
 // first, when it runs without a mail server (the development mailbox). Test environment
 // only; paged like every list.
 //
-// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 func (c *Client) ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1704,7 +1724,8 @@ func (c *Client) ListMailbox(ctx context.Context, params *ListMailboxParams, req
 // The merchant's secret keys of this environment, newest first, revoked ones included.
 // Secrets are never shown again: `display` is the prefix and the last four characters.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/api_keys (the `ListApiKeys` operationId).
 func (c *Client) ListApiKeys(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1725,7 +1746,7 @@ func (c *Client) ListApiKeys(ctx context.Context, env Env, reqEditors ...Request
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1748,7 +1769,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, env Env, contentType 
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1771,7 +1792,8 @@ func (c *Client) CreateApiKey(ctx context.Context, env Env, body CreateApiKeyJSO
 // Revoking a revoked key keeps its first `revoked_at`.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
-// (also for another merchant's key or a key of the other environment); 5xx.
+// (also for another merchant's key or a key of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1791,7 +1813,8 @@ func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEdit
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
 // sessions are expired first, as on the merchant API).
 //
-// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1811,7 +1834,8 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *List
 // Payment counts and gross volume per currency (succeeded payments, net of nothing), the
 // five newest payments, the number of open checkout sessions and of webhook endpoints.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1833,7 +1857,7 @@ func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...Request
 // every list (D8).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
-// `session_required`; 5xx.
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/payments (the `ListPayments` operationId).
 func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1854,7 +1878,8 @@ func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPayments
 // concern it or its checkout session, newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
-// another merchant's or the other environment's payment); 5xx.
+// another merchant's or the other environment's payment); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
 func (c *Client) GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1874,7 +1899,8 @@ func (c *Client) GetPayment(ctx context.Context, env Env, id ObjectId, reqEditor
 // Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
 // `active: false`; existing subscriptions keep billing.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/prices/{id}/archive (the `ArchivePrice` operationId).
 func (c *Client) ArchivePrice(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1893,7 +1919,8 @@ func (c *Client) ArchivePrice(ctx context.Context, env Env, id ObjectId, reqEdit
 //
 // The environment's products with their prices, newest first, as `GET /v1/products`.
 //
-// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, env Env, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1913,7 +1940,7 @@ func (c *Client) ListProducts(ctx context.Context, env Env, params *ListProducts
 // Creates a product, as `POST /v1/products` with the same rules and errors.
 //
 // **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1935,7 +1962,7 @@ func (c *Client) CreateProductWithBody(ctx context.Context, env Env, contentType
 // Creates a product, as `POST /v1/products` with the same rules and errors.
 //
 // **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1957,7 +1984,7 @@ func (c *Client) CreateProduct(ctx context.Context, env Env, body CreateProductJ
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
 // **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
-// `product_not_found`; 5xx.
+// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1976,7 +2003,8 @@ func (c *Client) GetProduct(ctx context.Context, env Env, id ObjectId, reqEditor
 //
 // Archives the product and its prices (`active` false), as the merchant API does.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/products/{id}/archive (the `ArchiveProduct` operationId).
 func (c *Client) ArchiveProduct(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1996,7 +2024,7 @@ func (c *Client) ArchiveProduct(ctx context.Context, env Env, id ObjectId, reqEd
 // The product's prices, newest first.
 //
 // **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
-// `product_not_found`; 5xx.
+// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/products/{id}/prices (the `ListPrices` operationId).
 func (c *Client) ListPrices(ctx context.Context, env Env, id ObjectId, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2017,7 +2045,8 @@ func (c *Client) ListPrices(ctx context.Context, env Env, id ObjectId, params *L
 // errors (at least 250 minor units, supported currency, recurring interval limits).
 //
 // **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2040,7 +2069,8 @@ func (c *Client) CreatePriceWithBody(ctx context.Context, env Env, id ObjectId, 
 // errors (at least 250 minor units, supported currency, recurring interval limits).
 //
 // **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2064,7 +2094,8 @@ func (c *Client) CreatePrice(ctx context.Context, env Env, id ObjectId, body Cre
 // most 4 KiB) or the transport error (timeout, refused connection, forbidden address).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_delivery_not_found`
-// (also for another merchant's delivery or one of the other environment); 5xx.
+// (also for another merchant's delivery or one of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/webhook_deliveries/{id} (the `GetWebhookDelivery` operationId).
 func (c *Client) GetWebhookDelivery(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2089,7 +2120,7 @@ func (c *Client) GetWebhookDelivery(ctx context.Context, env Env, id ObjectId, r
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled` (enable
-// the endpoint first); 5xx.
+// the endpoint first); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_deliveries/{id}/redeliver (the `RedeliverWebhookDelivery` operationId).
 func (c *Client) RedeliverWebhookDelivery(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2109,7 +2140,8 @@ func (c *Client) RedeliverWebhookDelivery(ctx context.Context, env Env, id Objec
 // The environment's webhook endpoints (at most 16), newest first. Signing secrets are
 // never shown here: only the create and rotate answers carry one.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/webhook_endpoints (the `ListWebhookEndpoints` operationId).
 func (c *Client) ListWebhookEndpoints(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2140,7 +2172,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, env Env, reqEditors .
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-// `session_required`; 403 `csrf_token_invalid`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2173,7 +2205,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, env Env, con
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-// `session_required`; 403 `csrf_token_invalid`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2195,7 +2227,7 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, env Env, body Create
 // Deletes the endpoint with its delivery log. Pending deliveries are dropped.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with DELETE /api/v1/{env}/webhook_endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2213,7 +2245,8 @@ func (c *Client) DeleteWebhookEndpoint(ctx context.Context, env Env, id ObjectId
 // GetWebhookEndpoint A webhook endpoint
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_endpoint_not_found`
-// (also for another merchant's endpoint or one of the other environment); 5xx.
+// (also for another merchant's endpoint or one of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/webhook_endpoints/{id} (the `GetWebhookEndpoint` operationId).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2236,7 +2269,7 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, env Env, id ObjectId, r
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 // `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2261,7 +2294,7 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, env Env, id 
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 // `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2285,7 +2318,7 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, env Env, id ObjectId
 // `ending_before` (ids of deliveries of this endpoint).
 //
 // **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
-// 404 `webhook_endpoint_not_found`; 5xx.
+// 404 `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with GET /api/v1/{env}/webhook_endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, env Env, id ObjectId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2308,7 +2341,7 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, env Env, id ObjectId
 // `endpoint_gone`, or that has failed for 5 days without a success, `failing_too_long`).
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/disable (the `DisableWebhookEndpoint` operationId).
 func (c *Client) DisableWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2329,7 +2362,7 @@ func (c *Client) DisableWebhookEndpoint(ctx context.Context, env Env, id ObjectI
 // Deliveries that ended while it was disabled can be sent again with redeliver.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/enable (the `EnableWebhookEndpoint` operationId).
 func (c *Client) EnableWebhookEndpoint(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2354,7 +2387,7 @@ func (c *Client) EnableWebhookEndpoint(ctx context.Context, env Env, id ObjectId
 // way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/rotate_secret (the `RotateWebhookEndpointSecret` operationId).
 func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2381,7 +2414,8 @@ func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, env Env, id Ob
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
 // `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
-// opened with the server's key: `secret_unavailable`); 5xx.
+// opened with the server's key: `secret_unavailable`); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 func (c *Client) SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4042,7 +4076,7 @@ type ClientWithResponsesInterface interface {
 	// The merchant event catalog (D10): the types a webhook endpoint may list in
 	// `enabled_events` (or `*` for all of them, including types added later).
 	//
-	// **Errors:** 401 `session_required`; 5xx.
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4053,7 +4087,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4065,7 +4099,8 @@ type ClientWithResponsesInterface interface {
 	// Ends the session: it is deleted on the server and the cookie is cleared. The cookie
 	// no longer works afterwards, even if a copy of it was kept.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4076,7 +4111,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the signed-in user, the merchant and the CSRF token of the session.
 	//
-	// **Errors:** 401 `authentication_error`/`session_required`; 5xx.
+	// **Errors:** 401 `authentication_error`/`session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4119,7 +4155,8 @@ type ClientWithResponsesInterface interface {
 	// first, when it runs without a mail server (the development mailbox). Test environment
 	// only; paged like every list.
 	//
-	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4131,7 +4168,8 @@ type ClientWithResponsesInterface interface {
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
 	// Secrets are never shown again: `display` is the prefix and the last four characters.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4144,7 +4182,7 @@ type ClientWithResponsesInterface interface {
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4157,7 +4195,7 @@ type ClientWithResponsesInterface interface {
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4170,7 +4208,8 @@ type ClientWithResponsesInterface interface {
 	// Revoking a revoked key keeps its first `revoked_at`.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
-	// (also for another merchant's key or a key of the other environment); 5xx.
+	// (also for another merchant's key or a key of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4182,7 +4221,8 @@ type ClientWithResponsesInterface interface {
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
 	// sessions are expired first, as on the merchant API).
 	//
-	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4194,7 +4234,8 @@ type ClientWithResponsesInterface interface {
 	// Payment counts and gross volume per currency (succeeded payments, net of nothing), the
 	// five newest payments, the number of open checkout sessions and of webhook endpoints.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4208,7 +4249,7 @@ type ClientWithResponsesInterface interface {
 	// every list (D8).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
-	// `session_required`; 5xx.
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4221,7 +4262,8 @@ type ClientWithResponsesInterface interface {
 	// concern it or its checkout session, newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
-	// another merchant's or the other environment's payment); 5xx.
+	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4233,7 +4275,8 @@ type ClientWithResponsesInterface interface {
 	// Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
 	// `active: false`; existing subscriptions keep billing.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4244,7 +4287,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The environment's products with their prices, newest first, as `GET /v1/products`.
 	//
-	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4256,7 +4300,7 @@ type ClientWithResponsesInterface interface {
 	// Creates a product, as `POST /v1/products` with the same rules and errors.
 	//
 	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4268,7 +4312,7 @@ type ClientWithResponsesInterface interface {
 	// Creates a product, as `POST /v1/products` with the same rules and errors.
 	//
 	// **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-	// `csrf_token_invalid`; 5xx.
+	// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4280,7 +4324,7 @@ type ClientWithResponsesInterface interface {
 	// One product of the environment with its prices, as `GET /v1/products/{id}`.
 	//
 	// **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
-	// `product_not_found`; 5xx.
+	// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4291,7 +4335,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Archives the product and its prices (`active` false), as the merchant API does.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4303,7 +4348,7 @@ type ClientWithResponsesInterface interface {
 	// The product's prices, newest first.
 	//
 	// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
-	// `product_not_found`; 5xx.
+	// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4316,7 +4361,8 @@ type ClientWithResponsesInterface interface {
 	// errors (at least 250 minor units, supported currency, recurring interval limits).
 	//
 	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4329,7 +4375,8 @@ type ClientWithResponsesInterface interface {
 	// errors (at least 250 minor units, supported currency, recurring interval limits).
 	//
 	// **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4343,7 +4390,8 @@ type ClientWithResponsesInterface interface {
 	// most 4 KiB) or the transport error (timeout, refused connection, forbidden address).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_delivery_not_found`
-	// (also for another merchant's delivery or one of the other environment); 5xx.
+	// (also for another merchant's delivery or one of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4360,7 +4408,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled` (enable
-	// the endpoint first); 5xx.
+	// the endpoint first); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4372,7 +4420,8 @@ type ClientWithResponsesInterface interface {
 	// The environment's webhook endpoints (at most 16), newest first. Signing secrets are
 	// never shown here: only the create and rotate answers carry one.
 	//
-	// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4395,7 +4444,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-	// `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4418,7 +4467,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 	// `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-	// `session_required`; 403 `csrf_token_invalid`; 5xx.
+	// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4430,7 +4479,7 @@ type ClientWithResponsesInterface interface {
 	// Deletes the endpoint with its delivery log. Pending deliveries are dropped.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4440,7 +4489,8 @@ type ClientWithResponsesInterface interface {
 	// GetWebhookEndpointWithResponse A webhook endpoint
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_endpoint_not_found`
-	// (also for another merchant's endpoint or one of the other environment); 5xx.
+	// (also for another merchant's endpoint or one of the other environment); 429 `rate_limited`
+	// (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4455,7 +4505,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4470,7 +4520,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 	// `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4484,7 +4534,7 @@ type ClientWithResponsesInterface interface {
 	// `ending_before` (ids of deliveries of this endpoint).
 	//
 	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
-	// 404 `webhook_endpoint_not_found`; 5xx.
+	// 404 `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4499,7 +4549,7 @@ type ClientWithResponsesInterface interface {
 	// `endpoint_gone`, or that has failed for 5 days without a success, `failing_too_long`).
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4512,7 +4562,7 @@ type ClientWithResponsesInterface interface {
 	// Deliveries that ended while it was disabled can be sent again with redeliver.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4529,7 +4579,7 @@ type ClientWithResponsesInterface interface {
 	// way to recover when the server's key was lost.
 	//
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-	// `webhook_endpoint_not_found`; 5xx.
+	// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4548,7 +4598,8 @@ type ClientWithResponsesInterface interface {
 	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
 	// `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
-	// opened with the server's key: `secret_unavailable`); 5xx.
+	// opened with the server's key: `secret_unavailable`); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8585,7 +8636,7 @@ func (r SendWebhookTestEventResponse) ContentType() string {
 // The merchant event catalog (D10): the types a webhook endpoint may list in
 // `enabled_events` (or `*` for all of them, including types added later).
 //
-// **Errors:** 401 `session_required`; 5xx.
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8602,7 +8653,7 @@ func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, re
 //
 // The bundled OpenAPI 3.0.3 document of the dashboard API. No session needed.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8620,7 +8671,8 @@ func (c *ClientWithResponses) GetDashboardSpecWithResponse(ctx context.Context, 
 // Ends the session: it is deleted on the server and the cookie is cleared. The cookie
 // no longer works afterwards, even if a copy of it was kept.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8637,7 +8689,8 @@ func (c *ClientWithResponses) SignOutWithResponse(ctx context.Context, reqEditor
 //
 // Returns the signed-in user, the merchant and the CSRF token of the session.
 //
-// **Errors:** 401 `authentication_error`/`session_required`; 5xx.
+// **Errors:** 401 `authentication_error`/`session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8698,7 +8751,8 @@ func (c *ClientWithResponses) SignInWithResponse(ctx context.Context, body SignI
 // first, when it runs without a mail server (the development mailbox). Test environment
 // only; paged like every list.
 //
-// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`limit_invalid`, cursors); 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8716,7 +8770,8 @@ func (c *ClientWithResponses) ListMailboxWithResponse(ctx context.Context, param
 // The merchant's secret keys of this environment, newest first, revoked ones included.
 // Secrets are never shown again: `display` is the prefix and the last four characters.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8735,7 +8790,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, env E
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8754,7 +8809,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8773,7 +8828,8 @@ func (c *ClientWithResponses) CreateApiKeyWithResponse(ctx context.Context, env 
 // Revoking a revoked key keeps its first `revoked_at`.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `api_key_not_found`
-// (also for another merchant's key or a key of the other environment); 5xx.
+// (also for another merchant's key or a key of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8791,7 +8847,8 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, env 
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
 // sessions are expired first, as on the merchant API).
 //
-// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8809,7 +8866,8 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // Payment counts and gross volume per currency (succeeded payments, net of nothing), the
 // five newest payments, the number of open checkout sessions and of webhook endpoints.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8829,7 +8887,7 @@ func (c *ClientWithResponses) GetOverviewWithResponse(ctx context.Context, env E
 // every list (D8).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
-// `session_required`; 5xx.
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8848,7 +8906,8 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, env 
 // concern it or its checkout session, newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
-// another merchant's or the other environment's payment); 5xx.
+// another merchant's or the other environment's payment); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8866,7 +8925,8 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, env En
 // Sets the price inactive, as `POST /v1/products/{id}/prices/{price_id}` with
 // `active: false`; existing subscriptions keep billing.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `price_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8883,7 +8943,8 @@ func (c *ClientWithResponses) ArchivePriceWithResponse(ctx context.Context, env 
 //
 // The environment's products with their prices, newest first, as `GET /v1/products`.
 //
-// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 5xx.
+// **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8901,7 +8962,7 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, env 
 // Creates a product, as `POST /v1/products` with the same rules and errors.
 //
 // **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8919,7 +8980,7 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // Creates a product, as `POST /v1/products` with the same rules and errors.
 //
 // **Errors:** 400 (`parameter_missing`, `name_invalid`, …); 401 `session_required`; 403
-// `csrf_token_invalid`; 5xx.
+// `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8937,7 +8998,7 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, env
 // One product of the environment with its prices, as `GET /v1/products/{id}`.
 //
 // **Errors:** 400 `env_invalid`, `id_invalid`; 401 `session_required`; 404
-// `product_not_found`; 5xx.
+// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8954,7 +9015,8 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, env En
 //
 // Archives the product and its prices (`active` false), as the merchant API does.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8972,7 +9034,7 @@ func (c *ClientWithResponses) ArchiveProductWithResponse(ctx context.Context, en
 // The product's prices, newest first.
 //
 // **Errors:** 400 (`active_invalid`, `limit_invalid`, cursors); 401 `session_required`; 404
-// `product_not_found`; 5xx.
+// `product_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8991,7 +9053,8 @@ func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, env En
 // errors (at least 250 minor units, supported currency, recurring interval limits).
 //
 // **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9010,7 +9073,8 @@ func (c *ClientWithResponses) CreatePriceWithBodyWithResponse(ctx context.Contex
 // errors (at least 250 minor units, supported currency, recurring interval limits).
 //
 // **Errors:** 400 (`amount_too_small`, `currency_unsupported`, `parameter_missing`, …); 401
-// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 404 `product_not_found`; 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9030,7 +9094,8 @@ func (c *ClientWithResponses) CreatePriceWithResponse(ctx context.Context, env E
 // most 4 KiB) or the transport error (timeout, refused connection, forbidden address).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_delivery_not_found`
-// (also for another merchant's delivery or one of the other environment); 5xx.
+// (also for another merchant's delivery or one of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9053,7 +9118,7 @@ func (c *ClientWithResponses) GetWebhookDeliveryWithResponse(ctx context.Context
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled` (enable
-// the endpoint first); 5xx.
+// the endpoint first); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9071,7 +9136,8 @@ func (c *ClientWithResponses) RedeliverWebhookDeliveryWithResponse(ctx context.C
 // The environment's webhook endpoints (at most 16), newest first. Signing secrets are
 // never shown here: only the create and rotate answers carry one.
 //
-// **Errors:** 400 `env_invalid`; 401 `session_required`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9100,7 +9166,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-// `session_required`; 403 `csrf_token_invalid`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9129,7 +9195,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`, `description_invalid`,
 // `parameter_missing`, `endpoint_limit_reached` (16 per environment); 401
-// `session_required`; 403 `csrf_token_invalid`; 5xx.
+// `session_required`; 403 `csrf_token_invalid`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9147,7 +9213,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Cont
 // Deletes the endpoint with its delivery log. Pending deliveries are dropped.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9163,7 +9229,8 @@ func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Cont
 // GetWebhookEndpointWithResponse A webhook endpoint
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `webhook_endpoint_not_found`
-// (also for another merchant's endpoint or one of the other environment); 5xx.
+// (also for another merchant's endpoint or one of the other environment); 429 `rate_limited`
+// (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9184,7 +9251,7 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 // `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9205,7 +9272,7 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // **Errors:** 400 `url_invalid`, `url_not_public`, `enabled_events_invalid`,
 // `description_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9225,7 +9292,7 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Cont
 // `ending_before` (ids of deliveries of this endpoint).
 //
 // **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
-// 404 `webhook_endpoint_not_found`; 5xx.
+// 404 `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9246,7 +9313,7 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 // `endpoint_gone`, or that has failed for 5 days without a success, `failing_too_long`).
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9265,7 +9332,7 @@ func (c *ClientWithResponses) DisableWebhookEndpointWithResponse(ctx context.Con
 // Deliveries that ended while it was disabled can be sent again with redeliver.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9288,7 +9355,7 @@ func (c *ClientWithResponses) EnableWebhookEndpointWithResponse(ctx context.Cont
 // way to recover when the server's key was lost.
 //
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
-// `webhook_endpoint_not_found`; 5xx.
+// `webhook_endpoint_not_found`; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9313,7 +9380,8 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 // **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `webhook_endpoint_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`,
 // `invalid_state`/`webhook_secret_unavailable` (the endpoint's signing secret cannot be
-// opened with the server's key: `secret_unavailable`); 5xx.
+// opened with the server's key: `secret_unavailable`); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -426,7 +426,8 @@ type ClientInterface interface {
 	// Revokes the key at once: `revoked_at` is set and later requests with it get 401.
 	// Revoking a revoked key returns it unchanged. Takes no body.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -448,7 +449,7 @@ type ClientInterface interface {
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-	// merchant already has this e-mail); 413; 415; 5xx.
+	// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -472,7 +473,7 @@ type ClientInterface interface {
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-	// merchant already has this e-mail); 413; 415; 5xx.
+	// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -490,7 +491,8 @@ type ClientInterface interface {
 	//
 	// Returns one merchant (without keys).
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -507,7 +509,8 @@ type ClientInterface interface {
 	// Returns all keys of the merchant, revoked ones included, newest first, without
 	// secrets.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -526,7 +529,8 @@ type ClientInterface interface {
 	// traffic, then revoking the old one.
 	//
 	// **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -547,7 +551,8 @@ type ClientInterface interface {
 	// traffic, then revoking the old one.
 	//
 	// **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -566,7 +571,8 @@ type ClientInterface interface {
 	// Marks the merchant as onboarded, so live requests that move money are accepted.
 	// Completing an already onboarded merchant returns it unchanged. Takes no body.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -582,7 +588,7 @@ type ClientInterface interface {
 	//
 	// Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -647,7 +653,8 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Revokes the key at once: `revoked_at` is set and later requests with it get 401.
 // Revoking a revoked key returns it unchanged. Takes no body.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -681,7 +688,7 @@ func (c *Client) RevokeApiKey(ctx context.Context, keyId string, reqEditors ...R
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 // `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-// merchant already has this e-mail); 413; 415; 5xx.
+// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -717,7 +724,7 @@ func (c *Client) CreateMerchantWithBody(ctx context.Context, contentType string,
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 // `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-// merchant already has this e-mail); 413; 415; 5xx.
+// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -747,7 +754,8 @@ func (c *Client) CreateMerchant(ctx context.Context, body CreateMerchantJSONRequ
 //
 // Returns one merchant (without keys).
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -776,7 +784,8 @@ func (c *Client) RetrieveMerchant(ctx context.Context, id MerchantId, reqEditors
 // Returns all keys of the merchant, revoked ones included, newest first, without
 // secrets.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -807,7 +816,8 @@ func (c *Client) ListApiKeys(ctx context.Context, id MerchantId, reqEditors ...R
 // traffic, then revoking the old one.
 //
 // **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -840,7 +850,8 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, id MerchantId, conten
 // traffic, then revoking the old one.
 //
 // **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -871,7 +882,8 @@ func (c *Client) CreateApiKey(ctx context.Context, id MerchantId, body CreateApi
 // Marks the merchant as onboarded, so live requests that move money are accepted.
 // Completing an already onboarded merchant returns it unchanged. Takes no body.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -899,7 +911,7 @@ func (c *Client) CompleteOnboarding(ctx context.Context, id MerchantId, reqEdito
 //
 // Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -1325,7 +1337,8 @@ type ClientWithResponsesInterface interface {
 	// Revokes the key at once: `revoked_at` is set and later requests with it get 401.
 	// Revoking a revoked key returns it unchanged. Takes no body.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1349,7 +1362,7 @@ type ClientWithResponsesInterface interface {
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-	// merchant already has this e-mail); 413; 415; 5xx.
+	// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1373,7 +1386,7 @@ type ClientWithResponsesInterface interface {
 	// **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 	// `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 	// `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-	// merchant already has this e-mail); 413; 415; 5xx.
+	// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1391,7 +1404,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns one merchant (without keys).
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1410,7 +1424,8 @@ type ClientWithResponsesInterface interface {
 	// Returns all keys of the merchant, revoked ones included, newest first, without
 	// secrets.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1431,7 +1446,8 @@ type ClientWithResponsesInterface interface {
 	// traffic, then revoking the old one.
 	//
 	// **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1452,7 +1468,8 @@ type ClientWithResponsesInterface interface {
 	// traffic, then revoking the old one.
 	//
 	// **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+	// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1471,7 +1488,8 @@ type ClientWithResponsesInterface interface {
 	// Marks the merchant as onboarded, so live requests that move money are accepted.
 	// Completing an already onboarded merchant returns it unchanged. Takes no body.
 	//
-	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+	// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1489,7 +1507,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 	//
-	// **Errors:** 5xx.
+	// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2760,7 +2778,8 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 // Revokes the key at once: `revoked_at` is set and later requests with it get 401.
 // Revoking a revoked key returns it unchanged. Takes no body.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`api_key_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2792,7 +2811,7 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, keyI
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 // `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-// merchant already has this e-mail); 413; 415; 5xx.
+// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2824,7 +2843,7 @@ func (c *ClientWithResponses) CreateMerchantWithBodyWithResponse(ctx context.Con
 // **Errors:** 400 `invalid_request` (missing or malformed field, e.g. `country_invalid`,
 // `email_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 409
 // `resource_conflict`/`email_in_use` (with `owner_password`: a dashboard user of any
-// merchant already has this e-mail); 413; 415; 5xx.
+// merchant already has this e-mail); 413; 415; 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2850,7 +2869,8 @@ func (c *ClientWithResponses) CreateMerchantWithResponse(ctx context.Context, bo
 //
 // Returns one merchant (without keys).
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`merchant_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2877,7 +2897,8 @@ func (c *ClientWithResponses) RetrieveMerchantWithResponse(ctx context.Context, 
 // Returns all keys of the merchant, revoked ones included, newest first, without
 // secrets.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2906,7 +2927,8 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, id Me
 // traffic, then revoking the old one.
 //
 // **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2935,7 +2957,8 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 // traffic, then revoking the old one.
 //
 // **Errors:** 400 `invalid_request` (e.g. `mode_invalid`, `name_invalid`); 401
-// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 5xx.
+// `invalid_operator_token`; 404 `merchant_not_found`; 413; 415; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2962,7 +2985,8 @@ func (c *ClientWithResponses) CreateApiKeyWithResponse(ctx context.Context, id M
 // Marks the merchant as onboarded, so live requests that move money are accepted.
 // Completing an already onboarded merchant returns it unchanged. Takes no body.
 //
-// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 5xx.
+// **Errors:** 401 `invalid_operator_token`; 404 `merchant_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
@@ -2988,7 +3012,7 @@ func (c *ClientWithResponses) CompleteOnboardingWithResponse(ctx context.Context
 //
 // Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
 //
-// **Errors:** 5xx.
+// **Errors:** 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
 // Example error body:
 // ```json
