@@ -82,7 +82,7 @@ func createAndRead(t *testing.T, st identity.Store) {
 	at := now()
 	m := merchant(at)
 	test, live := key(m.ID, core.EnvTest, at), key(m.ID, core.EnvLive, at)
-	owner := &identity.User{ID: core.NewID(identity.PrefixUser), MerchantID: m.ID, Email: m.Email, PasswordHash: "$argon2id$x", Created: at}
+	owner := &identity.User{ID: core.NewID(identity.PrefixUser), MerchantID: m.ID, Email: m.Email, PasswordHash: "$argon2id$x", Created: at} //nolint:gosec // a placeholder hash in a test fixture, not a credential
 	if err := st.CreateMerchant(ctx, m, []*identity.KeyRecord{test, live}, owner); err != nil {
 		t.Fatal(err)
 	}
