@@ -31,12 +31,12 @@ func (s *DashboardStore) UsersByEmail(ctx context.Context, email string, limit i
 	defer rows.Close()
 	var out []*identity.User
 	for rows.Next() {
-		var u identity.User
+		var u identity.UserSnapshot
 		if err := rows.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.Created); err != nil {
 			return nil, err
 		}
 		u.Created = u.Created.UTC()
-		out = append(out, &u)
+		out = append(out, identity.RehydrateUser(u))
 	}
 	return out, rows.Err()
 }

@@ -37,8 +37,8 @@ type merchantRow struct {
 }
 
 func (r merchantRow) merchant() *identity.Merchant {
-	return &identity.Merchant{ID: r.ID, Name: r.Name, Country: r.Country, Email: r.Email,
-		Onboarded: r.Onboarded, Created: r.Created.UTC()}
+	return identity.RehydrateMerchant(identity.MerchantSnapshot{ID: r.ID, Name: r.Name, Country: r.Country,
+		Email: r.Email, Onboarded: r.Onboarded, Created: r.Created.UTC()})
 }
 
 type apiKeyRow struct {
@@ -62,15 +62,16 @@ func nullTime(t sql.NullTime) *time.Time {
 }
 
 func (r apiKeyRow) key() *identity.APIKey {
-	return &identity.APIKey{ID: r.ID, MerchantID: r.MerchantID, Name: r.Name, Display: r.Display,
-		Env: core.Environment(r.Environment), Created: r.Created.UTC(),
-		LastUsed: nullTime(r.LastUsed), RevokedAt: nullTime(r.RevokedAt)}
+	return identity.RehydrateAPIKey(identity.APIKeySnapshot{ID: r.ID, MerchantID: r.MerchantID, Name: r.Name,
+		Display: r.Display, Env: core.Environment(r.Environment), SecretHash: r.SecretHash,
+		Created: r.Created.UTC(), LastUsed: nullTime(r.LastUsed), RevokedAt: nullTime(r.RevokedAt)})
 }
 
 const merchantCols = `id, name, country, email, onboarded, created`
 const apiKeyCols = `id, merchant_id, environment, name, secret_hash, display, created, last_used, revoked_at` //nolint:gosec // G101: a column list, not a credential
 
-func insertKey(ctx context.Context, ex sqlx.ExecerContext, k *identity.KeyRecord) error {
+func insertKey(ctx context.Context, ex sqlx.ExecerContext, key *identity.APIKey) error {
+	k := key.Snapshot()
 	_, err := ex.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, environment, name, secret_hash, display, created)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		k.ID, k.MerchantID, string(k.Env), k.Name, k.SecretHash, k.Display, k.Created)
@@ -78,16 +79,17 @@ func insertKey(ctx context.Context, ex sqlx.ExecerContext, k *identity.KeyRecord
 }
 
 // CreateMerchant implements identity.Store.
-func (s *IdentityStore) CreateMerchant(ctx context.Context, m *identity.Merchant, keys []*identity.KeyRecord, owner *identity.User) error {
+func (s *IdentityStore) CreateMerchant(ctx context.Context, merchant *identity.Merchant, keys []*identity.APIKey, owner *identity.User) error {
+	m := merchant.Snapshot()
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if owner != nil {
 			// One owner e-mail at a time: the lock makes the check below hold until commit
 			// for a concurrent create with the same e-mail.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('users.email:' || lower($1)))`, owner.Email); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('users.email:' || lower($1)))`, owner.Email()); err != nil {
 				return fmt.Errorf("identity: lock owner e-mail: %w", err)
 			}
 			var taken bool
-			if err := tx.GetContext(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))`, owner.Email); err != nil {
+			if err := tx.GetContext(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))`, owner.Email()); err != nil {
 				return fmt.Errorf("identity: look up owner e-mail: %w", err)
 			}
 			if taken {
@@ -104,8 +106,9 @@ func (s *IdentityStore) CreateMerchant(ctx context.Context, m *identity.Merchant
 			}
 		}
 		if owner != nil {
+			u := owner.Snapshot()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, created)
-				VALUES ($1, $2, $3, $4, $5)`, owner.ID, owner.MerchantID, owner.Email, owner.PasswordHash, owner.Created); err != nil {
+				VALUES ($1, $2, $3, $4, $5)`, u.ID, u.MerchantID, u.Email, u.PasswordHash, u.Created); err != nil {
 				return fmt.Errorf("identity: insert user: %w", err)
 			}
 		}
@@ -140,7 +143,7 @@ func (s *IdentityStore) SetOnboarded(ctx context.Context, id string) (*identity.
 }
 
 // CreateKey implements identity.Store.
-func (s *IdentityStore) CreateKey(ctx context.Context, k *identity.KeyRecord) error {
+func (s *IdentityStore) CreateKey(ctx context.Context, k *identity.APIKey) error {
 	err := insertKey(ctx, s.db, k)
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && pqErr.Code == "23503" { // foreign_key_violation: no such merchant
@@ -219,11 +222,11 @@ func (s *IdentityStore) KeyByHash(ctx context.Context, hash []byte) (*identity.A
 		t := r.Frozen.UTC()
 		r.Frozen = &t
 	}
-	return &identity.AuthRecord{Key: *r.key(), SecretHash: r.SecretHash, Onboarded: r.Onboarded, TestClock: r.Frozen}, nil
+	return &identity.AuthRecord{Key: r.key(), Onboarded: r.Onboarded, TestClock: r.Frozen}, nil
 }
 
 // TouchKey implements identity.Store: at most one write per key and minute, whatever the
-// request rate, and only to the key of scope (every write after authentication names the
+// request rate (the SQL is identity.APIKey.Touch's rule), and only to the key of scope (every write after authentication names the
 // merchant and environment it acts for).
 func (s *IdentityStore) TouchKey(ctx context.Context, scope core.Scope, keyID string, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used = $4
@@ -236,7 +239,7 @@ func (s *IdentityStore) TouchKey(ctx context.Context, scope core.Scope, keyID st
 // UserByEmail returns the merchant's dashboard user with that e-mail (case-insensitive), or
 // identity.ErrNotFound.
 func (s *IdentityStore) UserByEmail(ctx context.Context, merchantID, email string) (*identity.User, error) {
-	var u identity.User
+	var u identity.UserSnapshot
 	err := s.db.QueryRowxContext(ctx, `SELECT id, merchant_id, email, password_hash, created FROM users
 		WHERE merchant_id = $1 AND lower(email) = lower($2)`, merchantID, email).
 		Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.Created)
@@ -247,5 +250,5 @@ func (s *IdentityStore) UserByEmail(ctx context.Context, merchantID, email strin
 		return nil, err
 	}
 	u.Created = u.Created.UTC()
-	return &u, nil
+	return identity.RehydrateUser(u), nil
 }

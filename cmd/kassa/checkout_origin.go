@@ -53,5 +53,5 @@ func (m identityMerchants) BuyerMerchant(ctx context.Context, merchantID string)
 	if err != nil {
 		return checkout.BuyerMerchant{}, err
 	}
-	return checkout.BuyerMerchant{Name: mer.Name, Onboarded: mer.Onboarded}, nil
+	return checkout.BuyerMerchant{Name: mer.Name(), Onboarded: mer.Onboarded()}, nil
 }

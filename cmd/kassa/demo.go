@@ -30,13 +30,13 @@ func demo(ctx context.Context, a *app, cfg config) error {
 	var secret string
 	if id == "" {
 		pw := demoPassword
-		m, testKey, _, err := a.identity.CreateMerchant(ctx, identity.NewMerchant{
+		m, testKey, _, err := a.identity.CreateMerchant(ctx, identity.MerchantInput{
 			Name: "Demo Shop", Country: "DE", Email: demoEmail, Onboarded: true, OwnerPassword: &pw,
 		})
 		if err != nil {
 			return err
 		}
-		id, secret = m.ID, testKey
+		id, secret = m.ID(), testKey
 	} else {
 		_, secret, err = a.identity.CreateKey(ctx, id, "make run", core.EnvTest)
 		if err != nil {

@@ -74,7 +74,7 @@ func merchantCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	in := identity.NewMerchant{Name: *name, Country: *country, Email: *email, Onboarded: *onboarded}
+	in := identity.MerchantInput{Name: *name, Country: *country, Email: *email, Onboarded: *onboarded}
 	if *password != "" {
 		in.OwnerPassword = password
 	}
@@ -82,8 +82,8 @@ func merchantCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printJSON(map[string]any{"id": m.ID, "name": m.Name, "country": m.Country, "email": m.Email,
-		"onboarded": m.Onboarded, "test_key": testKey, "live_key": liveKey})
+	return printJSON(map[string]any{"id": m.ID(), "name": m.Name(), "country": m.Country(), "email": m.Email(),
+		"onboarded": m.Onboarded(), "test_key": testKey, "live_key": liveKey})
 }
 
 func keyCmd(ctx context.Context, args []string) error {
@@ -106,13 +106,13 @@ func keyCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(map[string]any{"id": k.ID, "revoked_at": k.RevokedAt.Unix()})
+		return printJSON(map[string]any{"id": k.ID(), "revoked_at": k.RevokedAt().Unix()})
 	}
 	k, secret, err := ids.CreateKey(ctx, *merchant, *name, core.Environment(*mode))
 	if err != nil {
 		return err
 	}
-	return printJSON(map[string]any{"id": k.ID, "name": k.Name, "mode": k.Env, "secret": secret})
+	return printJSON(map[string]any{"id": k.ID(), "name": k.Name(), "mode": k.Env(), "secret": secret})
 }
 
 func printJSON(v any) error {

@@ -56,25 +56,26 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) (core.
 	if err != nil {
 		return core.Caller{}, err
 	}
-	if subtle.ConstantTimeCompare(rec.SecretHash, hash) != 1 {
+	k := rec.Key
+	if subtle.ConstantTimeCompare(k.SecretHash(), hash) != 1 {
 		return core.Caller{}, ErrUnknownAPIKey
 	}
-	if rec.Key.RevokedAt != nil {
+	if k.Revoked() {
 		return core.Caller{}, ErrRevokedAPIKey
 	}
-	if rec.Key.Env != env {
+	if k.Env() != env {
 		return core.Caller{}, ErrAPIKeyModeClash
 	}
 	now := s.clock.Now()
-	scope := core.Scope{MerchantID: rec.Key.MerchantID, Env: rec.Key.Env}
-	if rec.Key.LastUsed == nil || now.Sub(*rec.Key.LastUsed) >= lastUsedGranularity {
+	scope := k.Scope()
+	if k.TouchDue(now) {
 		// Best effort: a failed bookkeeping write must not refuse a valid key.
-		_ = s.store.TouchKey(ctx, scope, rec.Key.ID, now)
+		_ = s.store.TouchKey(ctx, scope, k.ID(), now)
 	}
 	return core.Caller{
 		Scope:     scope,
 		Onboarded: rec.Onboarded,
-		KeyID:     rec.Key.ID,
+		KeyID:     k.ID(),
 		TestClock: rec.TestClock,
 	}, nil
 }

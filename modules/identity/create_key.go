@@ -9,14 +9,12 @@ import (
 // CreateKey issues a new secret key for the merchant. The secret is returned once; only its
 // hash is kept.
 func (s *Service) CreateKey(ctx context.Context, merchantID, name string, env core.Environment) (*APIKey, string, error) {
-	name, err := checkKeyInput(name, env)
+	k, secret, err := NewAPIKey(merchantID, name, env, s.clock.Now())
 	if err != nil {
 		return nil, "", err
 	}
-	rec, secret := newKeyRecord(merchantID, name, env, s.clock.Now())
-	if err := s.store.CreateKey(ctx, rec); err != nil {
+	if err := s.store.CreateKey(ctx, k); err != nil {
 		return nil, "", notFound(err, ErrMerchantNotFound, "id", "merchant", merchantID)
 	}
-	k := rec.APIKey
-	return &k, secret, nil
+	return k, secret, nil
 }

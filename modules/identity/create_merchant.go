@@ -21,27 +21,27 @@ var ErrOwnerEmailTaken = core.NewError(core.TypeResourceConflict, "email_in_use"
 // CreateMerchant creates a merchant with one test and one live key, and its first dashboard
 // user when in.OwnerPassword is set, in one transaction (ErrOwnerEmailTaken when a dashboard
 // user already has that e-mail). The secrets are returned once and never stored.
-func (s *Service) CreateMerchant(ctx context.Context, in NewMerchant) (m *Merchant, testSecret, liveSecret string, err error) {
-	in, err = normalizeMerchant(in)
+func (s *Service) CreateMerchant(ctx context.Context, in MerchantInput) (m *Merchant, testSecret, liveSecret string, err error) {
+	now := s.clock.Now()
+	m, err = NewMerchant(in, now)
 	if err != nil {
 		return nil, "", "", err
 	}
-	now := s.clock.Now()
-	m = &Merchant{
-		ID: core.NewID(core.PrefixMerchant), Name: in.Name, Country: in.Country, Email: in.Email,
-		Onboarded: in.Onboarded, Created: now,
+	testKey, testSecret, err := NewAPIKey(m.ID(), DefaultTestKeyName, core.EnvTest, now)
+	if err != nil {
+		return nil, "", "", err
 	}
-	testKey, testSecret := newKeyRecord(m.ID, DefaultTestKeyName, core.EnvTest, now)
-	liveKey, liveSecret := newKeyRecord(m.ID, DefaultLiveKeyName, core.EnvLive, now)
+	liveKey, liveSecret, err := NewAPIKey(m.ID(), DefaultLiveKeyName, core.EnvLive, now)
+	if err != nil {
+		return nil, "", "", err
+	}
 	var owner *User
 	if in.OwnerPassword != nil {
-		hash, err := HashPassword(*in.OwnerPassword)
-		if err != nil {
+		if owner, err = NewUser(m.ID(), m.Email(), *in.OwnerPassword, now); err != nil {
 			return nil, "", "", err
 		}
-		owner = &User{ID: core.NewID(PrefixUser), MerchantID: m.ID, Email: in.Email, PasswordHash: hash, Created: now}
 	}
-	if err := s.store.CreateMerchant(ctx, m, []*KeyRecord{testKey, liveKey}, owner); err != nil {
+	if err := s.store.CreateMerchant(ctx, m, []*APIKey{testKey, liveKey}, owner); err != nil {
 		if errors.Is(err, ErrEmailInUse) {
 			return nil, "", "", ErrOwnerEmailTaken
 		}

@@ -31,7 +31,7 @@ func newMemDashboard(users ...*User) *memDashboard {
 func (m *memDashboard) UsersByEmail(_ context.Context, email string, limit int) ([]*User, error) {
 	var out []*User
 	for _, u := range m.users {
-		if strings.EqualFold(u.Email, email) && len(out) < limit {
+		if strings.EqualFold(u.Email(), email) && len(out) < limit {
 			out = append(out, u)
 		}
 	}
@@ -132,7 +132,7 @@ func cheapUser(t *testing.T, email, password string) *User {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &User{ID: core.NewID(PrefixUser), MerchantID: core.NewID(core.PrefixMerchant), Email: email, PasswordHash: h}
+	return RehydrateUser(UserSnapshot{ID: core.NewID(PrefixUser), MerchantID: core.NewID(core.PrefixMerchant), Email: email, PasswordHash: h})
 }
 
 func TestSignInRules(t *testing.T) {
@@ -151,7 +151,7 @@ func TestSignInRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session.UserID != u.ID || res.Session.MerchantID != u.MerchantID || len(res.Token) < 43 ||
+	if res.Session.UserID != u.ID() || res.Session.MerchantID != u.MerchantID() || len(res.Token) < 43 ||
 		res.Session.CSRFToken == "" || res.Session.CSRFToken == res.Token || !res.Session.ExpiresAt.Equal(clk.t.Add(SessionMaxAge)) {
 		t.Fatalf("session %+v", res.Session)
 	}
@@ -162,7 +162,7 @@ func TestSignInRules(t *testing.T) {
 	if err != nil || !s.CSRFValid(res.Session.CSRFToken) || s.CSRFValid("") || s.CSRFValid(res.Session.CSRFToken+"x") {
 		t.Fatalf("session check: %v", err)
 	}
-	if s.Caller(core.EnvLive).Scope != (core.Scope{MerchantID: u.MerchantID, Env: core.EnvLive}) {
+	if s.Caller(core.EnvLive).Scope != (core.Scope{MerchantID: u.MerchantID(), Env: core.EnvLive}) {
 		t.Fatal("caller scope")
 	}
 	for _, bad := range []string{"", "nope", strings.Repeat("x", 201)} {

@@ -11,22 +11,23 @@ import (
 )
 
 // memStore is the in-memory Store of the rule tests. It passes the same contract suite as the
-// postgres store (identitytest.RunStore, store_contract_test.go).
+// postgres store (identitytest.RunStore, store_contract_test.go). It keeps snapshots, as a
+// database keeps rows, and rehydrates on every read.
 type memStore struct {
 	mu        sync.Mutex
-	merchants map[string]*Merchant
-	keys      map[string]*KeyRecord
+	merchants map[string]MerchantSnapshot
+	keys      map[string]APIKeySnapshot
 	seq       map[string]int // insertion order of keys, the tie-break of equal Created
-	users     []*User
+	users     []UserSnapshot
 	touches   int
 	failNext  error
 }
 
 func newMemStore() *memStore {
-	return &memStore{merchants: map[string]*Merchant{}, keys: map[string]*KeyRecord{}, seq: map[string]int{}}
+	return &memStore{merchants: map[string]MerchantSnapshot{}, keys: map[string]APIKeySnapshot{}, seq: map[string]int{}}
 }
 
-func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRecord, owner *User) error {
+func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*APIKey, owner *User) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.failNext; err != nil {
@@ -35,18 +36,17 @@ func (s *memStore) CreateMerchant(_ context.Context, m *Merchant, keys []*KeyRec
 	}
 	if owner != nil {
 		for _, u := range s.users {
-			if strings.EqualFold(u.Email, owner.Email) {
+			if strings.EqualFold(u.Email, owner.Email()) {
 				return ErrEmailInUse
 			}
 		}
 	}
-	c := *m
-	s.merchants[m.ID] = &c
+	s.merchants[m.ID()] = m.Snapshot()
 	for _, k := range keys {
 		s.putKey(k)
 	}
 	if owner != nil {
-		s.users = append(s.users, owner)
+		s.users = append(s.users, owner.Snapshot())
 	}
 	return nil
 }
@@ -58,34 +58,36 @@ func (s *memStore) GetMerchant(_ context.Context, id string) (*Merchant, error) 
 	if !ok {
 		return nil, ErrNotFound
 	}
-	c := *m
-	return &c, nil
+	return RehydrateMerchant(m), nil
 }
 
-func (s *memStore) SetOnboarded(ctx context.Context, id string) (*Merchant, error) {
-	s.mu.Lock()
-	if m, ok := s.merchants[id]; ok {
-		m.Onboarded = true
-	}
-	s.mu.Unlock()
-	return s.GetMerchant(ctx, id)
-}
-
-func (s *memStore) CreateKey(_ context.Context, k *KeyRecord) error {
+func (s *memStore) SetOnboarded(_ context.Context, id string) (*Merchant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.merchants[k.MerchantID]; !ok {
+	r, ok := s.merchants[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	m := RehydrateMerchant(r)
+	m.Onboard()
+	s.merchants[id] = m.Snapshot()
+	return m, nil
+}
+
+func (s *memStore) CreateKey(_ context.Context, k *APIKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.merchants[k.MerchantID()]; !ok {
 		return ErrNotFound
 	}
 	s.putKey(k)
 	return nil
 }
 
-// putKey stores a copy of k; s.mu is held.
-func (s *memStore) putKey(k *KeyRecord) {
-	c := *k
-	s.keys[k.ID] = &c
-	s.seq[k.ID] = len(s.seq)
+// putKey stores a snapshot of k; s.mu is held.
+func (s *memStore) putKey(k *APIKey) {
+	s.keys[k.ID()] = k.Snapshot()
+	s.seq[k.ID()] = len(s.seq)
 }
 
 func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, error) {
@@ -94,15 +96,14 @@ func (s *memStore) ListKeys(_ context.Context, merchantID string) ([]*APIKey, er
 	var out []*APIKey
 	for _, k := range s.keys {
 		if k.MerchantID == merchantID {
-			c := k.APIKey
-			out = append(out, &c)
+			out = append(out, RehydrateAPIKey(k))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.After(out[j].Created)
+		if !out[i].Created().Equal(out[j].Created()) {
+			return out[i].Created().After(out[j].Created())
 		}
-		return s.seq[out[i].ID] > s.seq[out[j].ID]
+		return s.seq[out[i].ID()] > s.seq[out[j].ID()]
 	})
 	return out, nil
 }
@@ -111,7 +112,7 @@ func (s *memStore) ListScopeKeys(ctx context.Context, scope core.Scope) ([]*APIK
 	all, _ := s.ListKeys(ctx, scope.MerchantID)
 	var out []*APIKey
 	for _, k := range all {
-		if k.Env == scope.Env {
+		if k.Env() == scope.Env {
 			out = append(out, k)
 		}
 	}
@@ -131,15 +132,14 @@ func (s *memStore) RevokeScopeKey(ctx context.Context, scope core.Scope, keyID s
 func (s *memStore) RevokeKey(_ context.Context, keyID string, at time.Time) (*APIKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[keyID]
+	r, ok := s.keys[keyID]
 	if !ok {
 		return nil, ErrNotFound
 	}
-	if k.RevokedAt == nil {
-		k.RevokedAt = &at
-	}
-	c := k.APIKey
-	return &c, nil
+	k := RehydrateAPIKey(r)
+	k.Revoke(at)
+	s.keys[keyID] = k.Snapshot()
+	return k, nil
 }
 
 func (s *memStore) KeyByHash(_ context.Context, hash []byte) (*AuthRecord, error) {
@@ -147,7 +147,7 @@ func (s *memStore) KeyByHash(_ context.Context, hash []byte) (*AuthRecord, error
 	defer s.mu.Unlock()
 	for _, k := range s.keys {
 		if string(k.SecretHash) == string(hash) {
-			return &AuthRecord{Key: k.APIKey, SecretHash: k.SecretHash, Onboarded: s.merchants[k.MerchantID].Onboarded}, nil
+			return &AuthRecord{Key: RehydrateAPIKey(k), Onboarded: s.merchants[k.MerchantID].Onboarded}, nil
 		}
 	}
 	return nil, ErrNotFound
@@ -157,8 +157,10 @@ func (s *memStore) TouchKey(_ context.Context, scope core.Scope, keyID string, a
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
-	if k, ok := s.keys[keyID]; ok && k.MerchantID == scope.MerchantID && k.Env == scope.Env && (k.LastUsed == nil || k.LastUsed.Before(at.Add(-time.Minute))) {
-		k.LastUsed = &at
+	if r, ok := s.keys[keyID]; ok && r.MerchantID == scope.MerchantID && r.Env == scope.Env {
+		k := RehydrateAPIKey(r)
+		k.Touch(at)
+		s.keys[keyID] = k.Snapshot()
 	}
 	return nil
 }

@@ -38,23 +38,23 @@ func wantCode(t *testing.T, err error, typ core.ErrorType, code, param string) {
 }
 
 func TestCreateMerchantValidation(t *testing.T) {
-	ok := NewMerchant{Name: "Acme", Country: "DE", Email: "owner@acme.example"}
+	ok := MerchantInput{Name: "Acme", Country: "DE", Email: "owner@acme.example"}
 	cases := []struct {
 		name  string
-		edit  func(*NewMerchant)
+		edit  func(*MerchantInput)
 		param string
 	}{
-		{"empty name", func(m *NewMerchant) { m.Name = "  " }, "name"},
-		{"long name", func(m *NewMerchant) { m.Name = strings.Repeat("x", 201) }, "name"},
-		{"lower country", func(m *NewMerchant) { m.Country = "de" }, "country"},
-		{"three-letter country", func(m *NewMerchant) { m.Country = "DEU" }, "country"},
-		{"empty country", func(m *NewMerchant) { m.Country = "" }, "country"},
-		{"no at", func(m *NewMerchant) { m.Email = "owner.acme.example" }, "email"},
-		{"display name", func(m *NewMerchant) { m.Email = "Owner <owner@acme.example>" }, "email"},
-		{"no domain dot", func(m *NewMerchant) { m.Email = "owner@acme" }, "email"},
-		{"empty email", func(m *NewMerchant) { m.Email = "" }, "email"},
-		{"short password", func(m *NewMerchant) { m.OwnerPassword = ptr("123456789") }, "owner_password"},
-		{"long password", func(m *NewMerchant) { m.OwnerPassword = ptr(strings.Repeat("p", 201)) }, "owner_password"},
+		{"empty name", func(m *MerchantInput) { m.Name = "  " }, "name"},
+		{"long name", func(m *MerchantInput) { m.Name = strings.Repeat("x", 201) }, "name"},
+		{"lower country", func(m *MerchantInput) { m.Country = "de" }, "country"},
+		{"three-letter country", func(m *MerchantInput) { m.Country = "DEU" }, "country"},
+		{"empty country", func(m *MerchantInput) { m.Country = "" }, "country"},
+		{"no at", func(m *MerchantInput) { m.Email = "owner.acme.example" }, "email"},
+		{"display name", func(m *MerchantInput) { m.Email = "Owner <owner@acme.example>" }, "email"},
+		{"no domain dot", func(m *MerchantInput) { m.Email = "owner@acme" }, "email"},
+		{"empty email", func(m *MerchantInput) { m.Email = "" }, "email"},
+		{"short password", func(m *MerchantInput) { m.OwnerPassword = ptr("123456789") }, "owner_password"},
+		{"long password", func(m *MerchantInput) { m.OwnerPassword = ptr(strings.Repeat("p", 201)) }, "owner_password"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestCreateMerchantValidation(t *testing.T) {
 
 func TestCreateMerchantOwnerEmailTaken(t *testing.T) {
 	svc, _, _ := newTestService()
-	in := NewMerchant{Name: "Acme", Country: "DE", Email: "owner@acme.example", OwnerPassword: ptr("correct horse")}
+	in := MerchantInput{Name: "Acme", Country: "DE", Email: "owner@acme.example", OwnerPassword: ptr("correct horse")}
 	if _, _, _, err := svc.CreateMerchant(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
@@ -99,31 +99,31 @@ func TestCreateMerchantOwnerEmailTaken(t *testing.T) {
 
 func TestCreateMerchantIssuesKeysAndOwner(t *testing.T) {
 	svc, st, clk := newTestService()
-	m, test, live, err := svc.CreateMerchant(context.Background(), NewMerchant{
+	m, test, live, err := svc.CreateMerchant(context.Background(), MerchantInput{
 		Name: " Acme ", Country: "DE", Email: "owner@acme.example", OwnerPassword: ptr("correct horse battery"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !core.HasIDShape(m.ID, core.PrefixMerchant) || m.Name != "Acme" || m.Onboarded || !m.Created.Equal(clk.t) {
+	if !core.HasIDShape(m.ID(), core.PrefixMerchant) || m.Name() != "Acme" || m.Onboarded() || !m.Created().Equal(clk.t) {
 		t.Fatalf("merchant %+v", m)
 	}
 	if !strings.HasPrefix(test, "sk_test_") || !strings.HasPrefix(live, "sk_live_") || len(test) != len("sk_test_")+40 {
 		t.Fatalf("secrets %q %q", test, live)
 	}
-	keys, err := svc.ListKeys(context.Background(), m.ID)
+	keys, err := svc.ListKeys(context.Background(), m.ID())
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("keys %v %v", keys, err)
 	}
 	byEnv := map[core.Environment]*APIKey{}
 	for _, k := range keys {
-		byEnv[k.Env] = k
+		byEnv[k.Env()] = k
 	}
-	if byEnv[core.EnvTest].Name != DefaultTestKeyName || byEnv[core.EnvLive].Name != DefaultLiveKeyName {
+	if byEnv[core.EnvTest].Name() != DefaultTestKeyName || byEnv[core.EnvLive].Name() != DefaultLiveKeyName {
 		t.Fatalf("names %+v", byEnv)
 	}
-	if byEnv[core.EnvTest].Display != "sk_test_…"+test[len(test)-4:] {
-		t.Fatalf("display %q", byEnv[core.EnvTest].Display)
+	if byEnv[core.EnvTest].Display() != "sk_test_…"+test[len(test)-4:] {
+		t.Fatalf("display %q", byEnv[core.EnvTest].Display())
 	}
 	for _, k := range st.keys {
 		if strings.Contains(string(k.SecretHash), test) || len(k.SecretHash) != 32 {
@@ -140,7 +140,7 @@ func TestCreateMerchantIssuesKeysAndOwner(t *testing.T) {
 
 func TestNoOwnerWithoutPassword(t *testing.T) {
 	svc, st, _ := newTestService()
-	if _, _, _, err := svc.CreateMerchant(context.Background(), NewMerchant{Name: "A", Country: "FR", Email: "a@b.fr"}); err != nil {
+	if _, _, _, err := svc.CreateMerchant(context.Background(), MerchantInput{Name: "A", Country: "FR", Email: "a@b.fr"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.users) != 0 {
@@ -164,41 +164,41 @@ func TestMerchantNotFound(t *testing.T) {
 
 func TestCompleteOnboarding(t *testing.T) {
 	svc, _, _ := newTestService()
-	m, _, live, _ := svc.CreateMerchant(context.Background(), NewMerchant{Name: "A", Country: "FR", Email: "a@b.fr"})
+	m, _, live, _ := svc.CreateMerchant(context.Background(), MerchantInput{Name: "A", Country: "FR", Email: "a@b.fr"})
 	c, err := svc.Authenticate(context.Background(), "Bearer "+live)
 	if err != nil || c.Onboarded {
 		t.Fatalf("%+v %v", c, err)
 	}
-	m2, err := svc.CompleteOnboarding(context.Background(), m.ID)
-	if err != nil || !m2.Onboarded {
+	m2, err := svc.CompleteOnboarding(context.Background(), m.ID())
+	if err != nil || !m2.Onboarded() {
 		t.Fatalf("%+v %v", m2, err)
 	}
 	c, err = svc.Authenticate(context.Background(), "Bearer "+live)
-	if err != nil || !c.Onboarded || c.Scope != (core.Scope{MerchantID: m.ID, Env: core.EnvLive}) {
+	if err != nil || !c.Onboarded || c.Scope != (core.Scope{MerchantID: m.ID(), Env: core.EnvLive}) {
 		t.Fatalf("%+v %v", c, err)
 	}
 }
 
 func TestCreateKeyValidation(t *testing.T) {
 	svc, _, _ := newTestService()
-	m, _, _, _ := svc.CreateMerchant(context.Background(), NewMerchant{Name: "A", Country: "FR", Email: "a@b.fr"})
-	_, _, err := svc.CreateKey(context.Background(), m.ID, "", core.EnvTest)
+	m, _, _, _ := svc.CreateMerchant(context.Background(), MerchantInput{Name: "A", Country: "FR", Email: "a@b.fr"})
+	_, _, err := svc.CreateKey(context.Background(), m.ID(), "", core.EnvTest)
 	wantCode(t, err, core.TypeInvalidRequest, "name_invalid", "name")
-	_, _, err = svc.CreateKey(context.Background(), m.ID, strings.Repeat("k", 101), core.EnvTest)
+	_, _, err = svc.CreateKey(context.Background(), m.ID(), strings.Repeat("k", 101), core.EnvTest)
 	wantCode(t, err, core.TypeInvalidRequest, "name_invalid", "name")
-	_, _, err = svc.CreateKey(context.Background(), m.ID, "k", "prod")
+	_, _, err = svc.CreateKey(context.Background(), m.ID(), "k", "prod")
 	wantCode(t, err, core.TypeInvalidRequest, "mode_invalid", "mode")
-	_, _, err = svc.CreateKey(context.Background(), m.ID, "k", "")
+	_, _, err = svc.CreateKey(context.Background(), m.ID(), "k", "")
 	wantCode(t, err, core.TypeInvalidRequest, "mode_invalid", "mode")
-	k, secret, err := svc.CreateKey(context.Background(), m.ID, strings.Repeat("k", 100), core.EnvLive)
-	if err != nil || !core.HasIDShape(k.ID, core.PrefixAPIKey) || !strings.HasPrefix(secret, "sk_live_") || k.Env != core.EnvLive {
+	k, secret, err := svc.CreateKey(context.Background(), m.ID(), strings.Repeat("k", 100), core.EnvLive)
+	if err != nil || !core.HasIDShape(k.ID(), core.PrefixAPIKey) || !strings.HasPrefix(secret, "sk_live_") || k.Env() != core.EnvLive {
 		t.Fatalf("%+v %q %v", k, secret, err)
 	}
 }
 
 func TestAuthenticateFailures(t *testing.T) {
 	svc, st, _ := newTestService()
-	_, test, _, _ := svc.CreateMerchant(context.Background(), NewMerchant{Name: "A", Country: "FR", Email: "a@b.fr"})
+	_, test, _, _ := svc.CreateMerchant(context.Background(), MerchantInput{Name: "A", Country: "FR", Email: "a@b.fr"})
 	unknown := "sk_test_" + core.NewSecretPart()
 	cases := []struct {
 		header string
@@ -226,9 +226,10 @@ func TestAuthenticateFailures(t *testing.T) {
 	}
 	// A key whose stored mode disagrees with its prefix.
 	wrong := "sk_live_" + core.NewSecretPart()
-	for _, k := range st.keys {
+	for id, k := range st.keys {
 		if k.Env == core.EnvTest {
 			k.SecretHash = HashSecret(wrong)
+			st.keys[id] = k
 		}
 	}
 	_, err := svc.Authenticate(context.Background(), "Bearer "+wrong)
@@ -239,12 +240,12 @@ func TestAuthenticateFailures(t *testing.T) {
 
 func TestAuthenticateAndRevoke(t *testing.T) {
 	svc, st, clk := newTestService()
-	m, test, _, _ := svc.CreateMerchant(context.Background(), NewMerchant{Name: "A", Country: "FR", Email: "a@b.fr", Onboarded: true})
+	m, test, _, _ := svc.CreateMerchant(context.Background(), MerchantInput{Name: "A", Country: "FR", Email: "a@b.fr", Onboarded: true})
 	c, err := svc.Authenticate(context.Background(), "bearer  "+test+" ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Scope != (core.Scope{MerchantID: m.ID, Env: core.EnvTest}) || !c.Onboarded || !core.HasIDShape(c.KeyID, core.PrefixAPIKey) {
+	if c.Scope != (core.Scope{MerchantID: m.ID(), Env: core.EnvTest}) || !c.Onboarded || !core.HasIDShape(c.KeyID, core.PrefixAPIKey) {
 		t.Fatalf("caller %+v", c)
 	}
 	// last_used is written once per minute, not per request.
@@ -263,12 +264,12 @@ func TestAuthenticateAndRevoke(t *testing.T) {
 	}
 
 	first, err := svc.RevokeKey(context.Background(), c.KeyID)
-	if err != nil || first.RevokedAt == nil || !first.RevokedAt.Equal(clk.t) {
+	if err != nil || first.RevokedAt() == nil || !first.RevokedAt().Equal(clk.t) {
 		t.Fatalf("%+v %v", first, err)
 	}
 	clk.t = clk.t.Add(time.Hour)
 	again, err := svc.RevokeKey(context.Background(), c.KeyID)
-	if err != nil || !again.RevokedAt.Equal(*first.RevokedAt) {
+	if err != nil || !again.RevokedAt().Equal(*first.RevokedAt()) {
 		t.Fatalf("second revoke moved revoked_at: %+v %v", again, err)
 	}
 	if _, err := svc.Authenticate(context.Background(), "Bearer "+test); err != ErrRevokedAPIKey {

@@ -46,7 +46,7 @@ func (d *Dashboard) SignIn(ctx context.Context, email, password, clientIP string
 	}
 	var user *User
 	for _, u := range users {
-		ok, err := VerifyPassword(u.PasswordHash, password)
+		ok, err := u.PasswordMatches(password)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func (d *Dashboard) SignIn(ctx context.Context, email, password, clientIP string
 	_ = d.store.ClearLoginFailures(ctx, email, clientIP)
 	token := core.RandomBase62(43) // ≈ 256 bits
 	rec := SessionRecord{
-		TokenHash: HashSecret(token), UserID: user.ID, MerchantID: user.MerchantID,
+		TokenHash: HashSecret(token), UserID: user.ID(), MerchantID: user.MerchantID(),
 		CSRFToken: core.RandomBase62(43), Created: now, LastSeen: now, ExpiresAt: now.Add(SessionMaxAge),
 	}
 	if err := d.store.CreateSession(ctx, &rec); err != nil {

@@ -17,7 +17,7 @@ const (
 
 // normalizeMerchant trims the text fields of in and checks every rule, returning the first
 // violation as a 400 invalid_request naming the field.
-func normalizeMerchant(in NewMerchant) (NewMerchant, error) {
+func normalizeMerchant(in MerchantInput) (MerchantInput, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	in.Email = strings.TrimSpace(in.Email)
 	if in.Name == "" {
@@ -39,12 +39,20 @@ func normalizeMerchant(in NewMerchant) (NewMerchant, error) {
 		return in, core.InvalidField("email", "email is not a valid e-mail address.")
 	}
 	if in.OwnerPassword != nil {
-		n := utf8.RuneCountInString(*in.OwnerPassword)
-		if n < MinPasswordLen || n > MaxPasswordLen {
-			return in, core.InvalidField("owner_password", "owner_password must be %d to %d characters.", MinPasswordLen, MaxPasswordLen)
+		if err := checkPassword("owner_password", *in.OwnerPassword); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
+}
+
+// checkPassword checks a new password's length; param names the request field.
+func checkPassword(param, password string) error {
+	n := utf8.RuneCountInString(password)
+	if n < MinPasswordLen || n > MaxPasswordLen {
+		return core.InvalidField(param, "%s must be %d to %d characters.", param, MinPasswordLen, MaxPasswordLen)
+	}
+	return nil
 }
 
 func validCountry(s string) bool {

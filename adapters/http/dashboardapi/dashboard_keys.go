@@ -12,8 +12,8 @@ import (
 // API keys of the path's environment (interface 5.1): the mode of a key made here is {env}.
 
 func presentDashKey(k *identity.APIKey) dash.ApiKey {
-	return dash.ApiKey{Id: k.ID, Object: dash.ApiKeyObjectApiKey, Name: k.Name, Mode: dash.DashboardEnvironment(k.Env),
-		Display: k.Display, Created: k.Created.Unix(), LastUsed: present.UnixPtr(k.LastUsed), RevokedAt: present.UnixPtr(k.RevokedAt)}
+	return dash.ApiKey{Id: k.ID(), Object: dash.ApiKeyObjectApiKey, Name: k.Name(), Mode: dash.DashboardEnvironment(k.Env()),
+		Display: k.Display(), Created: k.Created().Unix(), LastUsed: present.UnixPtr(k.LastUsed()), RevokedAt: present.UnixPtr(k.RevokedAt())}
 }
 
 func (a *dashboardAPI) ListApiKeys(ctx context.Context, _ dash.ListApiKeysRequestObject) (dash.ListApiKeysResponseObject, error) {

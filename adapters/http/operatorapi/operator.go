@@ -47,7 +47,7 @@ func (o *operatorAPI) Readyz(ctx context.Context, _ op.ReadyzRequestObject) (op.
 
 func (o *operatorAPI) CreateMerchant(ctx context.Context, r op.CreateMerchantRequestObject) (op.CreateMerchantResponseObject, error) {
 	b := r.Body
-	in := identity.NewMerchant{Name: b.Name, Country: b.Country, Email: b.Email, OwnerPassword: b.OwnerPassword}
+	in := identity.MerchantInput{Name: b.Name, Country: b.Country, Email: b.Email, OwnerPassword: b.OwnerPassword}
 	if b.Onboarded != nil {
 		in.Onboarded = *b.Onboarded
 	}
@@ -56,8 +56,8 @@ func (o *operatorAPI) CreateMerchant(ctx context.Context, r op.CreateMerchantReq
 		return nil, err
 	}
 	return op.CreateMerchant201JSONResponse{Body: op.MerchantCreated{
-		Id: m.ID, Object: op.MerchantCreatedObjectMerchant, Name: m.Name, Country: m.Country, Email: m.Email,
-		Onboarded: m.Onboarded, Created: m.Created.Unix(), TestKey: testKey, LiveKey: liveKey,
+		Id: m.ID(), Object: op.MerchantCreatedObjectMerchant, Name: m.Name(), Country: m.Country(), Email: m.Email(),
+		Onboarded: m.Onboarded(), Created: m.Created().Unix(), TestKey: testKey, LiveKey: liveKey,
 	}}, nil
 }
 
@@ -110,12 +110,12 @@ func (o *operatorAPI) RevokeApiKey(ctx context.Context, r op.RevokeApiKeyRequest
 }
 
 func presentMerchant(m *identity.Merchant) op.Merchant {
-	return op.Merchant{Id: m.ID, Object: op.MerchantObjectMerchant, Name: m.Name, Country: m.Country,
-		Email: m.Email, Onboarded: m.Onboarded, Created: m.Created.Unix()}
+	return op.Merchant{Id: m.ID(), Object: op.MerchantObjectMerchant, Name: m.Name(), Country: m.Country(),
+		Email: m.Email(), Onboarded: m.Onboarded(), Created: m.Created().Unix()}
 }
 
 func presentKey(k *identity.APIKey) op.ApiKey {
-	return op.ApiKey{Id: k.ID, Object: op.ApiKeyObjectApiKey, Merchant: k.MerchantID, Name: k.Name,
-		Mode: op.Environment(k.Env), Display: k.Display, Created: k.Created.Unix(),
-		LastUsed: present.UnixPtr(k.LastUsed), RevokedAt: present.UnixPtr(k.RevokedAt)}
+	return op.ApiKey{Id: k.ID(), Object: op.ApiKeyObjectApiKey, Merchant: k.MerchantID(), Name: k.Name(),
+		Mode: op.Environment(k.Env()), Display: k.Display(), Created: k.Created().Unix(),
+		LastUsed: present.UnixPtr(k.LastUsed()), RevokedAt: present.UnixPtr(k.RevokedAt())}
 }

@@ -54,24 +54,31 @@ func must[T any](v T, err error) func(t *testing.T) T {
 func email() string { return strings.ToLower(core.RandomBase62(12)) + "@example.com" }
 
 func merchant(at time.Time) *identity.Merchant {
-	return &identity.Merchant{ID: core.NewID(core.PrefixMerchant), Name: "Acme", Country: "DE", Email: email(), Created: at}
+	return merchantWith(email(), at)
 }
 
-func key(merchantID string, env core.Environment, at time.Time) *identity.KeyRecord {
-	return &identity.KeyRecord{
-		APIKey: identity.APIKey{ID: core.NewID(core.PrefixAPIKey), MerchantID: merchantID, Name: "k",
-			Display: "sk_test_…abcd", Env: env, Created: at},
-		SecretHash: identity.HashSecret(core.NewSecretPart()),
-	}
+func merchantWith(email string, at time.Time) *identity.Merchant {
+	return identity.RehydrateMerchant(identity.MerchantSnapshot{ID: core.NewID(core.PrefixMerchant), Name: "Acme", Country: "DE", Email: email, Created: at})
+}
+
+func key(merchantID string, env core.Environment, at time.Time) *identity.APIKey {
+	return identity.RehydrateAPIKey(identity.APIKeySnapshot{
+		ID: core.NewID(core.PrefixAPIKey), MerchantID: merchantID, Name: "k",
+		Display: "sk_test_…abcd", Env: env, SecretHash: identity.HashSecret(core.NewSecretPart()), Created: at,
+	})
+}
+
+func user(merchantID, email, hash string, at time.Time) *identity.User {
+	return identity.RehydrateUser(identity.UserSnapshot{ID: core.NewID(identity.PrefixUser), MerchantID: merchantID, Email: email, PasswordHash: hash, Created: at})
 }
 
 // create makes a merchant with one test key and returns both.
-func create(t *testing.T, st identity.Store) (*identity.Merchant, *identity.KeyRecord) {
+func create(t *testing.T, st identity.Store) (*identity.Merchant, *identity.APIKey) {
 	t.Helper()
 	at := now()
 	m := merchant(at)
-	k := key(m.ID, core.EnvTest, at)
-	if err := st.CreateMerchant(context.Background(), m, []*identity.KeyRecord{k}, nil); err != nil {
+	k := key(m.ID(), core.EnvTest, at)
+	if err := st.CreateMerchant(context.Background(), m, []*identity.APIKey{k}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return m, k
@@ -81,33 +88,33 @@ func createAndRead(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	at := now()
 	m := merchant(at)
-	test, live := key(m.ID, core.EnvTest, at), key(m.ID, core.EnvLive, at)
-	owner := &identity.User{ID: core.NewID(identity.PrefixUser), MerchantID: m.ID, Email: m.Email, PasswordHash: "$argon2id$x", Created: at} //nolint:gosec // a placeholder hash in a test fixture, not a credential
-	if err := st.CreateMerchant(ctx, m, []*identity.KeyRecord{test, live}, owner); err != nil {
+	test, live := key(m.ID(), core.EnvTest, at), key(m.ID(), core.EnvLive, at)
+	owner := user(m.ID(), m.Email(), "$argon2id$x", at)
+	if err := st.CreateMerchant(ctx, m, []*identity.APIKey{test, live}, owner); err != nil {
 		t.Fatal(err)
 	}
-	if got := must(st.GetMerchant(ctx, m.ID))(t); !reflect.DeepEqual(got, m) {
-		t.Fatalf("merchant:\n got %+v\nwant %+v", got, m)
+	if got := must(st.GetMerchant(ctx, m.ID()))(t); !reflect.DeepEqual(got.Snapshot(), m.Snapshot()) {
+		t.Fatalf("merchant:\n got %+v\nwant %+v", got.Snapshot(), m.Snapshot())
 	}
-	for _, k := range []*identity.KeyRecord{test, live} {
-		rec := must(st.KeyByHash(ctx, k.SecretHash))(t)
-		if !reflect.DeepEqual(rec.Key, k.APIKey) || !slices.Equal(rec.SecretHash, k.SecretHash) || rec.Onboarded || rec.TestClock != nil {
-			t.Fatalf("auth record:\n got %+v\nwant %+v", rec, k)
+	for _, k := range []*identity.APIKey{test, live} {
+		rec := must(st.KeyByHash(ctx, k.SecretHash()))(t)
+		if !reflect.DeepEqual(rec.Key.Snapshot(), k.Snapshot()) || rec.Onboarded || rec.TestClock != nil {
+			t.Fatalf("auth record:\n got %+v %+v\nwant %+v", rec, rec.Key.Snapshot(), k.Snapshot())
 		}
 	}
-	on := must(st.SetOnboarded(ctx, m.ID))(t)
-	again := must(st.SetOnboarded(ctx, m.ID))(t)
-	if !on.Onboarded || !reflect.DeepEqual(on, again) {
-		t.Fatalf("onboarded: %+v then %+v", on, again)
+	on := must(st.SetOnboarded(ctx, m.ID()))(t)
+	again := must(st.SetOnboarded(ctx, m.ID()))(t)
+	if !on.Onboarded() || !reflect.DeepEqual(on.Snapshot(), again.Snapshot()) {
+		t.Fatalf("onboarded: %+v then %+v", on.Snapshot(), again.Snapshot())
 	}
-	if rec := must(st.KeyByHash(ctx, test.SecretHash))(t); !rec.Onboarded {
+	if rec := must(st.KeyByHash(ctx, test.SecretHash()))(t); !rec.Onboarded {
 		t.Fatal("the key's merchant reads as not onboarded")
 	}
-	extra := key(m.ID, core.EnvTest, now())
+	extra := key(m.ID(), core.EnvTest, now())
 	if err := st.CreateKey(ctx, extra); err != nil {
 		t.Fatal(err)
 	}
-	if rec := must(st.KeyByHash(ctx, extra.SecretHash))(t); rec.Key.ID != extra.ID {
+	if rec := must(st.KeyByHash(ctx, extra.SecretHash()))(t); rec.Key.ID() != extra.ID() {
 		t.Fatalf("new key: %+v", rec)
 	}
 }
@@ -115,25 +122,24 @@ func createAndRead(t *testing.T, st identity.Store) {
 func ownerEmailTaken(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	first := merchant(now())
-	owner := &identity.User{ID: core.NewID(identity.PrefixUser), MerchantID: first.ID, Email: first.Email, PasswordHash: "h", Created: now()}
+	owner := user(first.ID(), first.Email(), "h", now())
 	if err := st.CreateMerchant(ctx, first, nil, owner); err != nil {
 		t.Fatal(err)
 	}
 	second := merchant(now())
-	k := key(second.ID, core.EnvTest, now())
-	again := &identity.User{ID: core.NewID(identity.PrefixUser), MerchantID: second.ID, Email: strings.ToUpper(first.Email), PasswordHash: "h", Created: now()}
-	if err := st.CreateMerchant(ctx, second, []*identity.KeyRecord{k}, again); !errors.Is(err, identity.ErrEmailInUse) {
+	k := key(second.ID(), core.EnvTest, now())
+	again := user(second.ID(), strings.ToUpper(first.Email()), "h", now())
+	if err := st.CreateMerchant(ctx, second, []*identity.APIKey{k}, again); !errors.Is(err, identity.ErrEmailInUse) {
 		t.Fatalf("want ErrEmailInUse, got %v", err)
 	}
-	if _, err := st.GetMerchant(ctx, second.ID); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := st.GetMerchant(ctx, second.ID()); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("the refused merchant was written: %v", err)
 	}
-	if _, err := st.KeyByHash(ctx, k.SecretHash); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := st.KeyByHash(ctx, k.SecretHash()); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("the refused merchant's key was written: %v", err)
 	}
 	// Without an owner the e-mail is only the merchant's contact: no conflict.
-	third := merchant(now())
-	third.Email = first.Email
+	third := merchantWith(first.Email(), now())
 	if err := st.CreateMerchant(ctx, third, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +148,7 @@ func ownerEmailTaken(t *testing.T, st identity.Store) {
 func unknownIDs(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	m, k := create(t, st)
-	scope := core.Scope{MerchantID: m.ID, Env: core.EnvTest}
+	scope := core.Scope{MerchantID: m.ID(), Env: core.EnvTest}
 	for name, err := range map[string]error{
 		"GetMerchant":    second(st.GetMerchant(ctx, "mer_unknown")),
 		"SetOnboarded":   second(st.SetOnboarded(ctx, "mer_unknown")),
@@ -169,7 +175,7 @@ func second[T any](_ T, err error) error { return err }
 func keyIDs(keys []*identity.APIKey) []string {
 	out := []string{}
 	for _, k := range keys {
-		out = append(out, k.ID)
+		out = append(out, k.ID())
 	}
 	return out
 }
@@ -177,29 +183,29 @@ func keyIDs(keys []*identity.APIKey) []string {
 func listKeys(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	m, k0 := create(t, st)
-	at := k0.Created
+	at := k0.Created()
 	// Keys made within the same instant list newest (last made) first.
-	k1, k2 := key(m.ID, core.EnvLive, at), key(m.ID, core.EnvTest, at)
-	for _, k := range []*identity.KeyRecord{k1, k2} {
+	k1, k2 := key(m.ID(), core.EnvLive, at), key(m.ID(), core.EnvTest, at)
+	for _, k := range []*identity.APIKey{k1, k2} {
 		if err := st.CreateKey(ctx, k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	later := key(m.ID, core.EnvLive, at.Add(time.Second))
+	later := key(m.ID(), core.EnvLive, at.Add(time.Second))
 	if err := st.CreateKey(ctx, later); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := create(t, st)
 	_ = other
-	if got := keyIDs(must(st.ListKeys(ctx, m.ID))(t)); !slices.Equal(got, []string{later.ID, k2.ID, k1.ID, k0.ID}) {
+	if got := keyIDs(must(st.ListKeys(ctx, m.ID()))(t)); !slices.Equal(got, []string{later.ID(), k2.ID(), k1.ID(), k0.ID()}) {
 		t.Fatalf("ListKeys: %v", got)
 	}
-	test := core.Scope{MerchantID: m.ID, Env: core.EnvTest}
-	live := core.Scope{MerchantID: m.ID, Env: core.EnvLive}
-	if got := keyIDs(must(st.ListScopeKeys(ctx, test))(t)); !slices.Equal(got, []string{k2.ID, k0.ID}) {
+	test := core.Scope{MerchantID: m.ID(), Env: core.EnvTest}
+	live := core.Scope{MerchantID: m.ID(), Env: core.EnvLive}
+	if got := keyIDs(must(st.ListScopeKeys(ctx, test))(t)); !slices.Equal(got, []string{k2.ID(), k0.ID()}) {
 		t.Fatalf("ListScopeKeys(test): %v", got)
 	}
-	if got := keyIDs(must(st.ListScopeKeys(ctx, live))(t)); !slices.Equal(got, []string{later.ID, k1.ID}) {
+	if got := keyIDs(must(st.ListScopeKeys(ctx, live))(t)); !slices.Equal(got, []string{later.ID(), k1.ID()}) {
 		t.Fatalf("ListScopeKeys(live): %v", got)
 	}
 }
@@ -208,32 +214,32 @@ func revoke(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	m, k := create(t, st)
 	first := now()
-	got := must(st.RevokeKey(ctx, k.ID, first))(t)
-	if got.RevokedAt == nil || !got.RevokedAt.Equal(first) {
-		t.Fatalf("revoked_at %v, want %v", got.RevokedAt, first)
+	got := must(st.RevokeKey(ctx, k.ID(), first))(t)
+	if got.RevokedAt() == nil || !got.RevokedAt().Equal(first) {
+		t.Fatalf("revoked_at %v, want %v", got.RevokedAt(), first)
 	}
-	got = must(st.RevokeKey(ctx, k.ID, first.Add(time.Hour)))(t)
-	if !got.RevokedAt.Equal(first) {
-		t.Fatalf("a second revoke moved revoked_at to %v", got.RevokedAt)
+	got = must(st.RevokeKey(ctx, k.ID(), first.Add(time.Hour)))(t)
+	if !got.RevokedAt().Equal(first) {
+		t.Fatalf("a second revoke moved revoked_at to %v", got.RevokedAt())
 	}
-	if rec := must(st.KeyByHash(ctx, k.SecretHash))(t); rec.Key.RevokedAt == nil || !rec.Key.RevokedAt.Equal(first) {
+	if rec := must(st.KeyByHash(ctx, k.SecretHash()))(t); rec.Key.RevokedAt() == nil || !rec.Key.RevokedAt().Equal(first) {
 		t.Fatalf("auth record after revoke: %+v", rec.Key)
 	}
 	// RevokeScopeKey touches only a key of its scope.
-	k2 := key(m.ID, core.EnvTest, now())
+	k2 := key(m.ID(), core.EnvTest, now())
 	if err := st.CreateKey(ctx, k2); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := create(t, st)
-	for _, sc := range []core.Scope{{MerchantID: m.ID, Env: core.EnvLive}, {MerchantID: other.ID, Env: core.EnvTest}} {
-		if _, err := st.RevokeScopeKey(ctx, sc, k2.ID, now()); !errors.Is(err, identity.ErrNotFound) {
+	for _, sc := range []core.Scope{{MerchantID: m.ID(), Env: core.EnvLive}, {MerchantID: other.ID(), Env: core.EnvTest}} {
+		if _, err := st.RevokeScopeKey(ctx, sc, k2.ID(), now()); !errors.Is(err, identity.ErrNotFound) {
 			t.Fatalf("RevokeScopeKey from %+v: %v", sc, err)
 		}
 	}
-	if rec := must(st.KeyByHash(ctx, k2.SecretHash))(t); rec.Key.RevokedAt != nil {
+	if rec := must(st.KeyByHash(ctx, k2.SecretHash()))(t); rec.Key.RevokedAt() != nil {
 		t.Fatal("a key was revoked from another scope")
 	}
-	if got := must(st.RevokeScopeKey(ctx, core.Scope{MerchantID: m.ID, Env: core.EnvTest}, k2.ID, first))(t); got.RevokedAt == nil {
+	if got := must(st.RevokeScopeKey(ctx, core.Scope{MerchantID: m.ID(), Env: core.EnvTest}, k2.ID(), first))(t); got.RevokedAt() == nil {
 		t.Fatal("RevokeScopeKey in its scope did not revoke")
 	}
 }
@@ -241,15 +247,15 @@ func revoke(t *testing.T, st identity.Store) {
 func touch(t *testing.T, st identity.Store) {
 	ctx := context.Background()
 	m, k := create(t, st)
-	scope := core.Scope{MerchantID: m.ID, Env: core.EnvTest}
+	scope := core.Scope{MerchantID: m.ID(), Env: core.EnvTest}
 	lastUsed := func() *time.Time {
 		t.Helper()
-		return must(st.KeyByHash(ctx, k.SecretHash))(t).Key.LastUsed
+		return must(st.KeyByHash(ctx, k.SecretHash()))(t).Key.LastUsed()
 	}
 	t0 := now()
 	other, _ := create(t, st)
-	for _, sc := range []core.Scope{{MerchantID: m.ID, Env: core.EnvLive}, {MerchantID: other.ID, Env: core.EnvTest}} {
-		if err := st.TouchKey(ctx, sc, k.ID, t0); err != nil {
+	for _, sc := range []core.Scope{{MerchantID: m.ID(), Env: core.EnvLive}, {MerchantID: other.ID(), Env: core.EnvTest}} {
+		if err := st.TouchKey(ctx, sc, k.ID(), t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,7 +269,7 @@ func touch(t *testing.T, st identity.Store) {
 		{t0.Add(30 * time.Second), t0}, // within a minute: kept
 		{t0.Add(61 * time.Second), t0.Add(61 * time.Second)}, // later: written
 	} {
-		if err := st.TouchKey(ctx, scope, k.ID, c.at); err != nil {
+		if err := st.TouchKey(ctx, scope, k.ID(), c.at); err != nil {
 			t.Fatal(err)
 		}
 		if got := lastUsed(); got == nil || !got.Equal(c.want) {
