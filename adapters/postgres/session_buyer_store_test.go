@@ -62,7 +62,7 @@ func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	if err != nil {
 		panic(err)
 	}
-	if err := svc.EnablePayments(ch, checkoutUoW(db)); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		panic(err)
 	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -22,7 +23,7 @@ import (
 // imports a module. The wiring binds it to a module's interface with Bind, where the compiler
 // checks that it fits:
 //
-//	co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }))
+//	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), …)
 //
 // A repository is per aggregate and decides nothing: it locks, reads, inserts, and writes what
 // the entity reports changed. Rules (a session completes, an attempt is applied once) stay in
@@ -116,6 +117,11 @@ type sessionRepo Tx
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
 	s, err := getSession(ctx, r.q, scope, id, true)
 	return s, r.q.a.note(err)
+}
+
+// ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
+func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	return claimDueSessions(ctx, r.q, scope, until, limit)
 }
 
 // Save writes what the session reports changed (saveSession).

@@ -45,6 +45,10 @@ func (s failingSessions) Lock(ctx context.Context, scope core.Scope, id string) 
 	return s.f.Tx.Sessions().Lock(ctx, scope, id)
 }
 
+func (s failingSessions) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	return s.f.Tx.Sessions().ClaimDue(ctx, scope, until, limit)
+}
+
 var errInjected = errors.New("injected: the session update failed")
 
 func (s failingSessions) Save(ctx context.Context, sess *checkout.Session) error {
@@ -69,9 +73,12 @@ func TestAFailureBetweenPaymentAndSessionRollsBackBoth(t *testing.T) {
 	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) checkout.Tx {
 		return &failingTx{Tx: tx, armed: armed, t: t}
 	})
-	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, fixedClocks{payNow}, "https://pay.example.test")
+	svc, err := checkout.NewService(postgres.NewSessionStore(db), uow, noPrices{}, fixedClocks{payNow}, "https://pay.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ch := chargerOf(t, db)
-	if err := svc.EnablePayments(ch, uow); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		t.Fatal(err)
 	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})

@@ -49,7 +49,14 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		panic(err) // every argument is given here
 	}
 	sessions := postgres.NewSessionStore(db)
-	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
+	// Every change of a session runs in a unit of work over the one transaction type, seen as
+	// checkout's Tx (sessions + payments' repositories + outbox + mail queue;
+	// docs/composition.md): cancel, expire, lazy expiry, the sweep, the two of a charge.
+	uow := postgres.NewUnitOfWork(db)
+	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), catalogPrices{cat}, tc, checkoutURL)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
@@ -62,10 +69,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	if err != nil {
 		panic(err) // every argument is given above
 	}
-	// The charge runs in two units of work over the one transaction type, seen as checkout's
-	// Tx (sessions + payments' repositories + outbox + mail queue; docs/composition.md).
-	uow := postgres.NewUnitOfWork(db)
-	if err := co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx })); err != nil {
+	if err := co.EnablePayments(charger); err != nil {
 		panic(err)
 	}
 	due.Register("checkout session expiry", co)

@@ -95,27 +95,6 @@ func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, s
 	return page, nil
 }
 
-func (m *memStore) apply(i int, fn UpdateFunc) (*Session, error) {
-	s := RehydrateSession(m.sessions[i])
-	evs, err := fn(s)
-	if err != nil {
-		return nil, err
-	}
-	m.sessions[i] = s.Snapshot()
-	m.events = append(m.events, evs...)
-	return s, nil
-}
-
-func (m *memStore) Update(_ context.Context, scope core.Scope, id string, fn UpdateFunc) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := m.find(scope, id)
-	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
-	}
-	return m.apply(i, fn)
-}
-
 // memUoW is the unit of work over memStore (ports.UnitOfWorkOf[Tx]): one mutex plays every
 // lock for the length of fn, and a failing fn restores everything it wrote.
 type memUoW struct{ m *memStore }
@@ -157,6 +136,33 @@ func (r memSessions) Lock(_ context.Context, scope core.Scope, id string) (*Sess
 		return nil, core.NotFound("session", "id", id)
 	}
 	return RehydrateSession(r.m.sessions[i]), nil
+}
+
+// ClaimDue returns the due sessions in expiry order; memUoW's mutex is their lock.
+func (r memSessions) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int) ([]*Session, error) {
+	m := r.m
+	var due []int
+	for i, s := range m.sessions {
+		if !RehydrateSession(s).IsDue(until) {
+			continue
+		}
+		if scope != nil && s.Scope != *scope {
+			continue
+		}
+		if scope == nil && s.Scope.Env == core.EnvTest && m.frozen[s.Scope.MerchantID] {
+			continue
+		}
+		due = append(due, i)
+	}
+	slices.SortStableFunc(due, func(a, b int) int { return m.sessions[a].ExpiresAt.Compare(m.sessions[b].ExpiresAt) })
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	out := make([]*Session, 0, len(due))
+	for _, i := range due {
+		out = append(out, RehydrateSession(m.sessions[i]))
+	}
+	return out, nil
 }
 
 // Save writes exactly the parts s reports changed, as the Postgres repository does.
@@ -273,34 +279,6 @@ func (m *memStore) wall() time.Time {
 		return m.wallClock.Now()
 	}
 	return time.Now()
-}
-
-func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var due []int
-	for i, s := range m.sessions {
-		if !RehydrateSession(s).IsDue(until) {
-			continue
-		}
-		if scope != nil && s.Scope != *scope {
-			continue
-		}
-		if scope == nil && s.Scope.Env == core.EnvTest && m.frozen[s.Scope.MerchantID] {
-			continue
-		}
-		due = append(due, i)
-	}
-	slices.SortStableFunc(due, func(a, b int) int { return m.sessions[a].ExpiresAt.Compare(m.sessions[b].ExpiresAt) })
-	if len(due) > limit {
-		due = due[:limit]
-	}
-	for _, i := range due {
-		if _, err := m.apply(i, fn); err != nil {
-			return 0, err
-		}
-	}
-	return len(due), nil
 }
 
 func (m *memStore) eventCount(typ core.EventType) int {

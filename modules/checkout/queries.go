@@ -25,15 +25,28 @@ func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Sess
 	return svc.expireIfDue(ctx, scope, id, now)
 }
 
-// expireIfDue locks the session and expires it when it is still due; otherwise it returns the
-// session as another transaction left it.
+// expireIfDue locks the session in a unit of work and expires it when it is still due;
+// otherwise it returns the session as another transaction left it.
 func (svc *Service) expireIfDue(ctx context.Context, scope core.Scope, id string, now time.Time) (*Session, error) {
-	return svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
-		if !s.IsDue(now) {
-			return nil, nil
+	var out *Session
+	err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out = nil // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
 		}
-		return svc.expiredEvent(s, expiryTime(s))
+		if s.IsDue(now) {
+			if err := expire(ctx, tx, s, expiryTime(s)); err != nil {
+				return err
+			}
+		}
+		out = s
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // List returns one page of the scope's sessions, newest first, optionally filtered by status

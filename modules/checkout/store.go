@@ -24,14 +24,22 @@ type SessionRepository interface {
 	// Lock reads one session of scope and locks it until the unit of work ends. Unknown ids,
 	// and ids of another merchant or environment, answer core.NotFound("session", …).
 	Lock(ctx context.Context, scope core.Scope, id string) (*Session, error)
+	// ClaimDue locks up to limit open sessions whose expires_at ≤ until (the projection of
+	// Session.IsDue), oldest expiry first, skipping rows other transactions hold (FOR UPDATE
+	// SKIP LOCKED), and returns them locked until the unit of work ends. With scope nil it
+	// covers live sessions and test sessions of merchants whose test clock is not frozen; with
+	// a scope only that scope. It changes nothing: the sweep expires and saves them.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Session, error)
 	// Save writes the parts of s that changed (Session.Changes) since Lock read it; nothing
 	// when none did.
 	Save(ctx context.Context, s *Session) error
 }
 
-// Store keeps checkout sessions. Every method is confined to one merchant environment (a
-// scope), except ClaimDue without a scope, which is the background sweep. Unknown ids, and ids
-// of another merchant or environment, answer core.NotFound("session", …).
+// Store keeps checkout sessions outside a unit of work: it inserts new ones and reads. Every
+// change of an existing session goes through the unit of work (Tx.Sessions: lock, change
+// through the session's transitions, Save, events through Tx.Outbox). Every method is
+// confined to one merchant environment (a scope). Unknown ids, and ids of another merchant or
+// environment, answer core.NotFound("session", …).
 type Store interface {
 	// Insert saves a new session.
 	Insert(ctx context.Context, s *Session) error
@@ -50,20 +58,7 @@ type Store interface {
 	// in the scope answers 400 starting_after_invalid / ending_before_invalid, as every list
 	// does.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error)
-	// Update locks the session row for the length of one transaction and calls fn with it.
-	// When fn returns nil, the session's new state and the returned events are written in that
-	// transaction; when fn fails nothing is written and its error is returned.
-	Update(ctx context.Context, scope core.Scope, id string, fn UpdateFunc) (*Session, error)
-	// ClaimDue locks up to limit open sessions whose expires_at ≤ until, oldest expiry first,
-	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
-	// one transaction, writing each session's new state and events as Update does. With scope
-	// nil it covers live sessions and test sessions of merchants whose test clock is not
-	// frozen; with a scope only that scope. It returns how many sessions it claimed.
-	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
 }
-
-// UpdateFunc changes a locked session and returns the events that report the change.
-type UpdateFunc func(s *Session) ([]core.Event, error)
 
 // PriceInfo is what checkout needs to know of a catalog price (subscription mode).
 type PriceInfo struct {
