@@ -137,6 +137,17 @@ func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	return insertPayment(ctx, r.q, rec)
 }
 
+// LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
+func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	out, err := lockDuePayments(ctx, r.q, recs)
+	return out, r.q.a.note(err)
+}
+
+// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment).
+func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *payments.Dispute) error {
+	return saveDuePayment(ctx, r.q, rec, opened)
+}
+
 // attemptRepo is payments.AttemptRepository on a transaction.
 type attemptRepo Tx
 

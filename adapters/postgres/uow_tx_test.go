@@ -26,10 +26,16 @@ type failingTx struct {
 	t        *testing.T
 }
 
-func (f *failingTx) Payments() payments.PaymentRepository { return failingPayments{f} }
+func (f *failingTx) Payments() payments.PaymentRepository {
+	return failingPayments{PaymentRepository: f.Tx.Payments(), f: f}
+}
 func (f *failingTx) Sessions() checkout.SessionRepository { return failingSessions{f} }
 
-type failingPayments struct{ f *failingTx }
+// failingPayments notes the insert; the due sweep's methods are the transaction's own.
+type failingPayments struct {
+	payments.PaymentRepository
+	f *failingTx
+}
 
 func (p failingPayments) Insert(ctx context.Context, rec *payments.Record) error {
 	if err := p.f.Tx.Payments().Insert(ctx, rec); err != nil {

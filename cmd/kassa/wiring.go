@@ -77,7 +77,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// them too (D12). The processor of each payment's environment gives the outcomes. The async
 	// session events read the session from its store (checkout.Service.SessionEventWithPayment):
 	// it is complete (it has a payment), so no lazy expiry or test clock read is involved.
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
+	// Each round's decisions are written in one unit of work over payments.Tx.
+	ps, err := payments.NewSweeper(postgres.NewPaymentStore(db), postgres.Bind(uow, func(tx *postgres.Tx) payments.Tx { return tx }),
+		map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	due.Register("payments settlement and disputes", ps)
 	// Charge attempts left pending (an outcome that failed to commit) are resolved by asking
 	// the processor; the background sweep runs it (its grace is wall-clock time, so a test

@@ -197,6 +197,32 @@ func (r memPayments) Insert(_ context.Context, rec *payments.Record) error {
 	return nil
 }
 
+func (r memPayments) LockDue(_ context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	var out []*payments.Record
+	for _, want := range recs {
+		for _, rec := range r.m.payments {
+			if rec.Payment.ID() == want.Payment.ID() {
+				cp := rec
+				cp.Payment = payments.RehydratePayment(rec.Payment.Snapshot())
+				out = append(out, &cp)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SaveDue keeps the payment's new state; checkout's tests keep no disputes.
+func (r memPayments) SaveDue(_ context.Context, rec *payments.Record, _ *payments.Dispute) error {
+	for i := range r.m.payments {
+		if r.m.payments[i].Payment.ID() == rec.Payment.ID() {
+			r.m.payments[i] = *rec
+			r.m.payments[i].Payment = payments.RehydratePayment(rec.Payment.Snapshot())
+			return nil
+		}
+	}
+	return errors.New("save due: unknown payment")
+}
+
 type memAttempts struct{ m *memStore }
 
 func (r memAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error {
