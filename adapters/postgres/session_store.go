@@ -171,7 +171,7 @@ func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id
 // sessions.
 func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err error, id string) (*checkout.Session, error) {
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("session", "id", id)
+		return nil, checkout.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("checkout_sessions: get: %w", err)
@@ -187,19 +187,18 @@ func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err er
 }
 
 // List returns one page of scope's sessions, newest first, paged like every list (page.go):
-// a cursor that names no session of the scope is 400 starting_after_invalid /
-// ending_before_invalid.
+// a cursor that names no session of the scope is checkout.ErrUnknownCursor.
 func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status, now time.Time) (core.Page[*checkout.Session], error) {
 	var page core.Page[*checkout.Session]
 	rows, hasMore, err := pageBySeq[sessionRow](ctx, st.db, pageQuery{
 		table: "checkout_sessions", columns: sessionCols(""), scope: scope, q: q,
-		filter: sessionStatusAt(status, now),
+		filter:        sessionStatusAt(status, now),
+		unknownCursor: checkout.ErrUnknownCursor,
 	})
+	if errors.Is(err, checkout.ErrUnknownCursor) {
+		return page, err
+	}
 	if err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) {
-			return page, err
-		}
 		return page, fmt.Errorf("checkout_sessions: list: %w", err)
 	}
 	page.HasMore = hasMore

@@ -15,6 +15,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/checkout/checkouttest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -104,6 +105,17 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 	if got.Reference() != nil || got.SuccessURL() != nil || len(got.LineItems()) != 0 || len(got.Metadata()) != 0 {
 		t.Fatalf("bare session %+v", got.Snapshot())
 	}
+}
+
+// TestCheckoutStoreContract runs checkout's store suite on PostgreSQL; the module's fake passes
+// the same suite (modules/checkout/store_contract_test.go).
+func TestCheckoutStoreContract(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	st, uow := postgres.NewSessionStore(db), checkoutUoW(db)
+	checkouttest.RunStore(t, func(*testing.T) checkouttest.Harness {
+		return checkouttest.Harness{Store: st, UoW: uow, NewScope: func(t *testing.T) core.Scope { return pgtest.Merchant(t, db) }}
+	})
 }
 
 func TestSessionStoreTenantAndEnvironmentIsolation(t *testing.T) {

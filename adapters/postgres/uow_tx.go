@@ -113,7 +113,8 @@ func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *s
 // sessionRepo is checkout.SessionRepository on a transaction.
 type sessionRepo Tx
 
-// Lock reads the session FOR UPDATE (with its payment when it is complete).
+// Lock reads the session FOR UPDATE (with its payment when it is complete); an unknown one is
+// checkout.ErrNotFound.
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
 	s, err := getSession(ctx, r.q, scope, id, true)
 	return s, r.q.a.note(err)

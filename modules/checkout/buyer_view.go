@@ -45,8 +45,7 @@ func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret st
 		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	s, frozen, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
-	var ce *core.Error
-	if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	if err != nil {

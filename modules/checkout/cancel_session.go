@@ -38,7 +38,7 @@ func (svc *Service) Cancel(ctx context.Context, scope core.Scope, id string) (*S
 		return tx.Outbox().Add(ctx, core.NewEvent(EventCanceled, scope, now, SessionEvent{Session: s}))
 	})
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	if lapsed {
 		return nil, ErrSessionExpired

@@ -37,7 +37,7 @@ func (svc *Service) Expire(ctx context.Context, scope core.Scope, id string) (*S
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	if lapsed {
 		return nil, ErrSessionExpired

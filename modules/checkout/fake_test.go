@@ -57,7 +57,7 @@ func (m *memStore) Get(_ context.Context, scope core.Scope, id string) (*Session
 	defer m.mu.Unlock()
 	i := m.find(scope, id)
 	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
+		return nil, ErrNotFound
 	}
 	return RehydrateSession(m.sessions[i]), nil
 }
@@ -70,26 +70,53 @@ func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Se
 			return RehydrateSession(s), nil, nil // fakeClocks reads its own time
 		}
 	}
-	return nil, nil, core.NotFound("session", "id", "")
+	return nil, nil, ErrNotFound
 }
 
+// List pages the scope's sessions newest first (insertion order plays seq), as
+// adapters/postgres pageBySeq does: the cursor must be a session of the scope, whatever its
+// status; the status filter, as of now, narrows the listing only.
 func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var page core.Page[*Session]
+	var own []SessionSnapshot // newest first
 	for i := len(m.sessions) - 1; i >= 0; i-- {
-		s := m.sessions[i]
-		at := s.Status
-		if RehydrateSession(s).IsDue(now) {
-			at = StatusExpired
+		if m.sessions[i].Scope == scope {
+			own = append(own, m.sessions[i])
 		}
-		if s.Scope != scope || (status != "" && at != status) {
-			continue
+	}
+	cursor, after := q.StartingAfter, true
+	if q.EndingBefore != "" {
+		cursor, after = q.EndingBefore, false
+	}
+	from, to := 0, len(own)
+	if cursor != "" {
+		at := slices.IndexFunc(own, func(s SessionSnapshot) bool { return s.ID == cursor })
+		if at < 0 {
+			return page, ErrUnknownCursor
 		}
-		if len(page.Items) == q.Limit {
-			page.HasMore = true
-			break
+		if after {
+			from = at + 1
+		} else {
+			to = at
 		}
+	}
+	var match []SessionSnapshot
+	for _, s := range own[from:to] {
+		if status == "" || RehydrateSession(s).asOf(now).Status() == status {
+			match = append(match, s)
+		}
+	}
+	if len(match) > q.Limit {
+		page.HasMore = true
+		if after {
+			match = match[:q.Limit]
+		} else { // ending_before: the sessions just newer than the cursor
+			match = match[len(match)-q.Limit:]
+		}
+	}
+	for _, s := range match {
 		page.Items = append(page.Items, RehydrateSession(s))
 	}
 	return page, nil
@@ -133,7 +160,7 @@ type memSessions struct{ m *memStore }
 func (r memSessions) Lock(_ context.Context, scope core.Scope, id string) (*Session, error) {
 	i := r.m.find(scope, id)
 	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
+		return nil, ErrNotFound
 	}
 	return RehydrateSession(r.m.sessions[i]), nil
 }
@@ -169,7 +196,7 @@ func (r memSessions) ClaimDue(_ context.Context, scope *core.Scope, until time.T
 func (r memSessions) Save(_ context.Context, s *Session) error {
 	i := r.m.find(s.Scope(), s.ID())
 	if i < 0 {
-		return core.NotFound("session", "id", s.ID())
+		return ErrNotFound
 	}
 	snap := s.Snapshot()
 	if s.Changes().Has(ChangedStatus) {

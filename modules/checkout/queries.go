@@ -13,7 +13,7 @@ import (
 func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Session, error) {
 	s, err := svc.store.Get(ctx, scope, id)
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	now, err := svc.clocks.Now(ctx, scope)
 	if err != nil {
@@ -22,7 +22,8 @@ func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Sess
 	if !s.IsDue(now) {
 		return s, nil
 	}
-	return svc.expireIfDue(ctx, scope, id, now)
+	s, err = svc.expireIfDue(ctx, scope, id, now)
+	return s, sessionNotFound(err, id)
 }
 
 // expireIfDue locks the session in a unit of work and expires it when it is still due;
@@ -69,7 +70,7 @@ func (svc *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery
 	}
 	page, err := svc.store.List(ctx, scope, q, st, now)
 	if err != nil {
-		return none, err
+		return none, unknownCursor(err, q)
 	}
 	for i, s := range page.Items {
 		page.Items[i] = s.asOf(now)

@@ -65,3 +65,21 @@ func expire(ctx context.Context, tx Tx, s *Session, at time.Time) error {
 // stamped with the same instant whoever notices them first, and a test clock advance produces
 // its events in time order.
 func expiryTime(s *Session) time.Time { return s.ExpiresAt() }
+
+// sessionNotFound maps the store's ErrNotFound for a session id to the documented 404
+// (resource_missing, param `id`, the path parameter); other errors pass.
+func sessionNotFound(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return core.NotFound("session", "id", id)
+	}
+	return err
+}
+
+// unknownCursor maps the store's ErrUnknownCursor to the documented 400 of q's cursor; other
+// errors pass.
+func unknownCursor(err error, q core.ListQuery) error {
+	if errors.Is(err, ErrUnknownCursor) {
+		return q.UnknownCursor()
+	}
+	return err
+}
