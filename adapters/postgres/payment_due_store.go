@@ -93,12 +93,11 @@ func recordsOf(rows []recordRow) ([]*payments.Record, error) {
 	return out, nil
 }
 
-// ApplyDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
-// LOCKED), in due order, reads them again, and writes in one transaction what fn returns for
-// each (see payments.DueStore). fn runs under the locks and calls nothing outside.
-func (st *PaymentStore) ApplyDue(ctx context.Context, recs []*payments.Record, fn payments.DueFunc) (int, error) {
+// lockDuePayments locks the payments of recs that no other transaction holds (FOR UPDATE
+// SKIP LOCKED), in due order, and reads them again (payments.PaymentRepository.LockDue).
+func lockDuePayments(ctx context.Context, q sqlx.QueryerContext, recs []*payments.Record) ([]*payments.Record, error) {
 	if len(recs) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	merchants, envs, ids := make([]string, len(recs)), make([]string, len(recs)), make([]string, len(recs))
 	for i, r := range recs {
@@ -108,36 +107,11 @@ func (st *PaymentStore) ApplyDue(ctx context.Context, recs []*payments.Record, f
 	query := fmt.Sprintf(`SELECT %s, %s FROM payments p
 		WHERE (p.merchant_id, p.environment, p.id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
 		ORDER BY p.due_at, p.merchant_id, p.environment, p.id FOR UPDATE OF p SKIP LOCKED`, paymentColumns, recordExtraColumns)
-	written := 0
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		written = 0
-		var rows []recordRow
-		if err := tx.SelectContext(ctx, &rows, query, pq.Array(merchants), pq.Array(envs), pq.Array(ids)); err != nil {
-			return fmt.Errorf("payments: lock due: %w", err)
-		}
-		locked, err := recordsOf(rows)
-		if err != nil {
-			return err
-		}
-		for _, rec := range locked {
-			ch, err := fn(rec)
-			if err != nil {
-				return err
-			}
-			if ch.Record == nil {
-				continue
-			}
-			if err := writeDueChange(ctx, tx, rec.Payment, ch); err != nil {
-				return err
-			}
-			written++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+	var rows []recordRow
+	if err := sqlx.SelectContext(ctx, q, &rows, query, pq.Array(merchants), pq.Array(envs), pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("payments: lock due: %w", err)
 	}
-	return written, nil
+	return recordsOf(rows)
 }
 
 // NextDue returns the earliest due_at ≤ until of scope's payments.
@@ -150,19 +124,19 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 	return at.Time.UTC(), at.Valid, nil
 }
 
-// writeDueChange persists what the sweep decided for the locked payment: its new state and
-// settlement time, the dispute it opened (which becomes its dispute_id), the events, and the
-// mail it queued (DueChange.Mail: the receipt of a settled payment). It decides nothing itself.
-func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, ch payments.DueChange) error {
-	id := locked.ID()
-	if ch.Record.Payment == nil || ch.Record.Payment.ID() != id || ch.Record.Payment.Scope() != locked.Scope() {
-		return errors.New("payments: apply due: the change is not about the locked payment")
+// saveDuePayment writes what the due sweep changed on a locked payment: its new state,
+// settlement and availability times, and the dispute it opened (which becomes its dispute_id)
+// (payments.PaymentRepository.SaveDue). It decides nothing, and writes no event or mail.
+func saveDuePayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Record, opened *payments.Dispute) error {
+	if rec == nil || rec.Payment == nil {
+		return errors.New("payments: save due: no payment")
 	}
-	after := ch.Record.Payment.Snapshot()
+	after := rec.Payment.Snapshot()
+	id := after.ID
 	var disputeID *string
-	if d := ch.Dispute; d != nil {
+	if d := opened; d != nil {
 		ds := d.Snapshot()
-		if ds.PaymentID != id || ds.Scope != after.Scope || ch.Record.DisputeID != ds.ID {
+		if ds.PaymentID != id || ds.Scope != after.Scope || rec.DisputeID != ds.ID {
 			return errors.New("payments: apply due: the dispute does not belong to the payment")
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO disputes
@@ -174,16 +148,21 @@ func writeDueChange(ctx context.Context, tx *sqlx.Tx, locked *payments.Payment, 
 		}
 		disputeID = &ds.ID
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
+	res, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
 		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id),
 		available_at = $11
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
 		after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
-		after.DisputeLost, after.FailureCode, after.FailureMessage, ch.Record.SettlesAt, disputeID, ch.Record.AvailableAt); err != nil {
+		after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID, rec.AvailableAt)
+	if err != nil {
 		return fmt.Errorf("payments: update: %w", err)
 	}
-	if err := insertMail(ctx, tx, ch.Mail); err != nil {
-		return err
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("payments: update %s: %w", id, err)
 	}
-	return insertEvents(ctx, tx, ch.Events)
+	if n != 1 {
+		return fmt.Errorf("payments: update %s: %d rows", id, n)
+	}
+	return nil
 }

@@ -41,7 +41,18 @@ func newDueFixture(t *testing.T, db *sqlx.DB) *dueFixture {
 	co := paymentsOn(db, fixedClocks{payNow}, core.EnvLive)
 	proc := sandbox.New()
 	return &dueFixture{db: db, co: co, proc: proc,
-		sweeper: payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(proc), co)}
+		sweeper: sweeperOn(db, bothEnvs(proc), co)}
+}
+
+// sweeperOn is the payments sweeper as the wiring builds it: its rounds write in units of
+// work over payments.Tx.
+func sweeperOn(db *sqlx.DB, settle map[core.Environment]payments.Settlements, sessions payments.SessionEvents) *payments.Sweeper {
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) payments.Tx { return tx })
+	sw, err := payments.NewSweeper(postgres.NewPaymentStore(db), uow, settle, sessions)
+	if err != nil {
+		panic(err)
+	}
+	return sw
 }
 
 func bothEnvs(p payments.Settlements) map[core.Environment]payments.Settlements {
@@ -235,7 +246,7 @@ func TestSweepExactlyOnceUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range sweepers {
 		// Separate sweepers over separate stores, as separate processes have.
-		sw := payments.NewSweeper(postgres.NewPaymentStore(db), bothEnvs(f.proc), f.co)
+		sw := sweeperOn(db, bothEnvs(f.proc), f.co)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -323,7 +334,7 @@ func TestSweepPostponesWhenTheProcessorFails(t *testing.T) {
 	f := newDueFixture(t, db)
 	scope := pgtest.Merchant(t, db)
 	s := f.pay(t, scope, ibanSettles)
-	sw := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: failingSettlements{}}, f.co)
+	sw := sweeperOn(db, map[core.Environment]payments.Settlements{core.EnvTest: failingSettlements{}}, f.co)
 	until := payNow.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &scope, until)
 	if err == nil || n != 0 {
@@ -354,6 +365,7 @@ func TestPaymentDueAtProjectsTheModulesRule(t *testing.T) {
 	ctx := context.Background()
 	s := f.pay(t, scope, "4242424242424242")
 	store := postgres.NewPaymentStore(db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) payments.Tx { return tx })
 	base, err := store.GetBySession(ctx, scope, s.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -388,9 +400,12 @@ func TestPaymentDueAtProjectsTheModulesRule(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s settle=%v notice=%v dispute=%v", status, withSettle, withNotice, withDispute)
 					var stored *payments.Record
-					if _, err := store.ApplyDue(ctx, []*payments.Record{{Payment: base}}, func(locked *payments.Record) (payments.DueChange, error) {
-						stored = locked
-						return payments.DueChange{}, nil
+					if err := uow.Do(ctx, func(ctx context.Context, tx payments.Tx) error {
+						locked, err := tx.Payments().LockDue(ctx, []*payments.Record{{Payment: base}})
+						if len(locked) == 1 {
+							stored = locked[0]
+						}
+						return err
 					}); err != nil || stored == nil {
 						t.Fatalf("%s: read %v", name, err)
 					}

@@ -16,12 +16,12 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// PaymentStore reads payments and writes the payments sweep's decisions (payments.DueStore).
-// Payments are created inside a unit of work, through the repository of the bound transaction
-// (Tx.Payments: the charge use case inserts one in the transaction that completes its
-// session), and change state only through ApplyDue; every query filters by merchant_id and
-// environment. The mail the payments sweep queues with a change (payments.DueChange.Mail) is
-// written in the same transaction.
+// PaymentStore reads payments, and lists the due ones for the payments sweep
+// (payments.DueStore). Payments are written only inside a unit of work, through the
+// repository of the bound transaction (Tx.Payments: the charge use case inserts one in the
+// transaction that completes its session; the sweep locks due ones with LockDue and writes
+// its decisions with SaveDue, beside their events and mail); every query filters by
+// merchant_id and environment.
 type PaymentStore struct {
 	db handle
 }

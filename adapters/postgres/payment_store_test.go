@@ -26,7 +26,7 @@ import (
 // sample fixture, the sandbox processor with its Postgres journal). The sandbox charges the
 // test environment and the environments envs (a test may stand it in for a live processor).
 func paymentsOn(db *sqlx.DB, clocks ports.Clocks, envs ...core.Environment) *checkout.Service {
-	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test")
+	svc := checkoutOn(db, clocks)
 	procs := map[core.Environment]ports.Processor{}
 	for _, env := range append(envs, core.EnvTest) {
 		procs[env] = sandbox.NewWithJournal(postgres.NewSandboxJournal(db))
@@ -35,7 +35,7 @@ func paymentsOn(db *sqlx.DB, clocks ports.Clocks, envs ...core.Environment) *che
 	if err != nil {
 		panic(err)
 	}
-	if err := svc.EnablePayments(ch, checkoutUoW(db)); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		panic(err)
 	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})

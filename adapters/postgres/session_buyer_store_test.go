@@ -62,7 +62,7 @@ func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
 	if err != nil {
 		panic(err)
 	}
-	if err := svc.EnablePayments(ch, checkoutUoW(db)); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		panic(err)
 	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
@@ -84,9 +84,8 @@ func TestSessionStoreFindsByClientSecretHash(t *testing.T) {
 		t.Fatalf("find = %v, %v", got, err)
 	}
 	_, _, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret()+"x")))
-	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Type != core.TypeNotFound {
-		t.Fatalf("unknown hash: %v, want not found", err)
+	if !errors.Is(err, checkout.ErrNotFound) {
+		t.Fatalf("unknown hash: %v, want checkout.ErrNotFound", err)
 	}
 }
 

@@ -171,7 +171,7 @@ func getSession(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id
 // sessions.
 func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err error, id string) (*checkout.Session, error) {
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("session", "id", id)
+		return nil, checkout.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("checkout_sessions: get: %w", err)
@@ -187,19 +187,18 @@ func sessionOf(ctx context.Context, q sqlx.QueryerContext, r *sessionRow, err er
 }
 
 // List returns one page of scope's sessions, newest first, paged like every list (page.go):
-// a cursor that names no session of the scope is 400 starting_after_invalid /
-// ending_before_invalid.
+// a cursor that names no session of the scope is checkout.ErrUnknownCursor.
 func (st *SessionStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status checkout.Status, now time.Time) (core.Page[*checkout.Session], error) {
 	var page core.Page[*checkout.Session]
 	rows, hasMore, err := pageBySeq[sessionRow](ctx, st.db, pageQuery{
 		table: "checkout_sessions", columns: sessionCols(""), scope: scope, q: q,
-		filter: sessionStatusAt(status, now),
+		filter:        sessionStatusAt(status, now),
+		unknownCursor: checkout.ErrUnknownCursor,
 	})
+	if errors.Is(err, checkout.ErrUnknownCursor) {
+		return page, err
+	}
 	if err != nil {
-		var ce *core.Error
-		if errors.As(err, &ce) {
-			return page, err
-		}
 		return page, fmt.Errorf("checkout_sessions: list: %w", err)
 	}
 	page.HasMore = hasMore
@@ -239,29 +238,9 @@ func sessionStatusAt(status checkout.Status, now time.Time) []cond {
 	return []cond{{"status = ?", string(status)}}
 }
 
-// Update locks the session row, calls fn, and writes the new state and events.
-func (st *SessionStore) Update(ctx context.Context, scope core.Scope, id string, fn checkout.UpdateFunc) (*checkout.Session, error) {
-	var out *checkout.Session
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		s, err := getSession(ctx, tx, scope, id, true)
-		if err != nil {
-			return err
-		}
-		if err := applySessionChange(ctx, tx, s, fn); err != nil {
-			return err
-		}
-		out = s
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// ClaimDue locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) and applies fn to
-// each in one transaction.
-func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn checkout.UpdateFunc) (int, error) {
+// claimDueSessions locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) on q, the
+// unit of work's transaction, and returns them (checkout.SessionRepository.ClaimDue).
+func claimDueSessions(ctx context.Context, q sqlx.QueryerContext, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
 	args := []any{until}
 	// A session with a charge in flight is not due (checkout.Session.IsDue).
 	where := `s.status = 'open' AND s.expires_at <= $1 AND s.charging_attempt IS NULL`
@@ -277,40 +256,19 @@ func (st *SessionStore) ClaimDue(ctx context.Context, scope *core.Scope, until t
 	args = append(args, limit)
 	query := fmt.Sprintf(`SELECT %s FROM checkout_sessions s WHERE %s
 		ORDER BY s.expires_at, s.id LIMIT $%d FOR UPDATE OF s SKIP LOCKED`, sessionCols("s"), where, len(args))
-	claimed := 0
-	err := inTx(ctx, st.db, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
-			return fmt.Errorf("checkout_sessions: claim due: %w", err)
+	var rows []sessionRow
+	if err := sqlx.SelectContext(ctx, q, &rows, query, args...); err != nil {
+		return nil, fmt.Errorf("checkout_sessions: claim due: %w", err)
+	}
+	out := make([]*checkout.Session, 0, len(rows))
+	for i := range rows {
+		s, err := rows[i].session(nil) // open sessions have no payment
+		if err != nil {
+			return nil, err
 		}
-		claimed = len(rows)
-		for i := range rows {
-			s, err := rows[i].session(nil) // open sessions have no payment
-			if err != nil {
-				return err
-			}
-			if err := applySessionChange(ctx, tx, s, fn); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+		out = append(out, s)
 	}
-	return claimed, nil
-}
-
-// applySessionChange runs fn on a locked session and writes what changed with its events.
-func applySessionChange(ctx context.Context, tx *sqlx.Tx, s *checkout.Session, fn checkout.UpdateFunc) error {
-	events, err := fn(s)
-	if err != nil {
-		return err
-	}
-	if err := saveSession(ctx, tx, s); err != nil {
-		return err
-	}
-	return insertEvents(ctx, tx, events)
+	return out, nil
 }
 
 // saveSession writes what the session reports changed since it was read (Session.Changes):

@@ -15,6 +15,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/checkout/checkouttest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -31,7 +32,11 @@ type fixedClocks struct{ t time.Time }
 func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { return c.t, nil }
 
 func checkoutOn(db *sqlx.DB, clocks ports.Clocks) *checkout.Service {
-	return checkout.NewService(postgres.NewSessionStore(db), noPrices{}, clocks, "https://pay.example.test")
+	svc, err := checkout.NewService(postgres.NewSessionStore(db), checkoutUoW(db), noPrices{}, clocks, "https://pay.example.test")
+	if err != nil {
+		panic(err)
+	}
+	return svc
 }
 
 func sessionInput() checkout.CreateInput {
@@ -100,6 +105,17 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 	if got.Reference() != nil || got.SuccessURL() != nil || len(got.LineItems()) != 0 || len(got.Metadata()) != 0 {
 		t.Fatalf("bare session %+v", got.Snapshot())
 	}
+}
+
+// TestCheckoutStoreContract runs checkout's store suite on PostgreSQL; the module's fake passes
+// the same suite (modules/checkout/store_contract_test.go).
+func TestCheckoutStoreContract(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	st, uow := postgres.NewSessionStore(db), checkoutUoW(db)
+	checkouttest.RunStore(t, func(*testing.T) checkouttest.Harness {
+		return checkouttest.Harness{Store: st, UoW: uow, NewScope: func(t *testing.T) core.Scope { return pgtest.Merchant(t, db) }}
+	})
 }
 
 func TestSessionStoreTenantAndEnvironmentIsolation(t *testing.T) {
@@ -329,28 +345,36 @@ func TestSessionUpdateRollsBack(t *testing.T) {
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
 	store := postgres.NewSessionStore(db)
+	uow := checkoutUoW(db)
+	ctx := context.Background()
 	s := createSession(t, checkoutOn(db, fixedClocks{time.Now().UTC().Truncate(time.Second)}), scope)
+	expireThen := func(then func(ctx context.Context, tx checkout.Tx, s *checkout.Session) error) error {
+		return uow.Do(ctx, func(ctx context.Context, tx checkout.Tx) error {
+			s, err := tx.Sessions().Lock(ctx, scope, s.ID())
+			if err != nil {
+				return err
+			}
+			if err := s.Expire(); err != nil {
+				return err
+			}
+			if err := tx.Sessions().Save(ctx, s); err != nil {
+				return err
+			}
+			return then(ctx, tx, s)
+		})
+	}
 	boom := errors.New("boom")
-	_, err := store.Update(context.Background(), scope, s.ID(), func(s *checkout.Session) ([]core.Event, error) {
-		if err := s.Expire(); err != nil {
-			return nil, err
-		}
-		return nil, boom
-	})
-	if !errors.Is(err, boom) {
+	if err := expireThen(func(context.Context, checkout.Tx, *checkout.Session) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
 	// An event that cannot be rendered fails the transaction after the row was updated.
-	_, err = store.Update(context.Background(), scope, s.ID(), func(s *checkout.Session) ([]core.Event, error) {
-		if err := s.Expire(); err != nil {
-			return nil, err
-		}
-		return []core.Event{core.NewEvent(checkout.EventExpired, scope, time.Now(), unrenderable{s.ID()})}, nil
+	err := expireThen(func(ctx context.Context, tx checkout.Tx, s *checkout.Session) error {
+		return tx.Outbox().Add(ctx, core.NewEvent(checkout.EventExpired, scope, time.Now(), unrenderable{s.ID()}))
 	})
 	if err == nil {
 		t.Fatal("want a rendering error")
 	}
-	got, err := store.Get(context.Background(), scope, s.ID())
+	got, err := store.Get(ctx, scope, s.ID())
 	if err != nil || got.Status() != checkout.StatusOpen {
 		t.Fatalf("status %v %v, want open", got.Status(), err)
 	}
@@ -368,6 +392,7 @@ func TestSessionClaimDueProjectsTheModulesRule(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	ctx := context.Background()
 	store := postgres.NewSessionStore(db)
+	uow := checkoutUoW(db)
 	s := createSession(t, checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}), scope)
 	until := s.ExpiresAt()
 	checked := 0
@@ -381,9 +406,10 @@ func TestSessionClaimDueProjectsTheModulesRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			claimed := 0
-			if _, err := store.ClaimDue(ctx, &scope, until, 10, func(*checkout.Session) ([]core.Event, error) {
-				claimed++
-				return nil, nil
+			if err := uow.Do(ctx, func(ctx context.Context, tx checkout.Tx) error {
+				due, err := tx.Sessions().ClaimDue(ctx, &scope, until, 10)
+				claimed = len(due)
+				return err
 			}); err != nil {
 				t.Fatal(err)
 			}

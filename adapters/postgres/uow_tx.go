@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -22,7 +23,7 @@ import (
 // imports a module. The wiring binds it to a module's interface with Bind, where the compiler
 // checks that it fits:
 //
-//	co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }))
+//	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), …)
 //
 // A repository is per aggregate and decides nothing: it locks, reads, inserts, and writes what
 // the entity reports changed. Rules (a session completes, an attempt is applied once) stay in
@@ -112,10 +113,16 @@ func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *s
 // sessionRepo is checkout.SessionRepository on a transaction.
 type sessionRepo Tx
 
-// Lock reads the session FOR UPDATE (with its payment when it is complete).
+// Lock reads the session FOR UPDATE (with its payment when it is complete); an unknown one is
+// checkout.ErrNotFound.
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
 	s, err := getSession(ctx, r.q, scope, id, true)
 	return s, r.q.a.note(err)
+}
+
+// ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
+func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	return claimDueSessions(ctx, r.q, scope, until, limit)
 }
 
 // Save writes what the session reports changed (saveSession).
@@ -129,6 +136,17 @@ type paymentRepo Tx
 // Insert writes a new payment; a second one of a session answers payments.ErrPaymentExists.
 func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	return insertPayment(ctx, r.q, rec)
+}
+
+// LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
+func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	out, err := lockDuePayments(ctx, r.q, recs)
+	return out, r.q.a.note(err)
+}
+
+// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment).
+func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *payments.Dispute) error {
+	return saveDuePayment(ctx, r.q, rec, opened)
 }
 
 // attemptRepo is payments.AttemptRepository on a transaction.

@@ -26,10 +26,16 @@ type failingTx struct {
 	t        *testing.T
 }
 
-func (f *failingTx) Payments() payments.PaymentRepository { return failingPayments{f} }
+func (f *failingTx) Payments() payments.PaymentRepository {
+	return failingPayments{PaymentRepository: f.Tx.Payments(), f: f}
+}
 func (f *failingTx) Sessions() checkout.SessionRepository { return failingSessions{f} }
 
-type failingPayments struct{ f *failingTx }
+// failingPayments notes the insert; the due sweep's methods are the transaction's own.
+type failingPayments struct {
+	payments.PaymentRepository
+	f *failingTx
+}
 
 func (p failingPayments) Insert(ctx context.Context, rec *payments.Record) error {
 	if err := p.f.Tx.Payments().Insert(ctx, rec); err != nil {
@@ -43,6 +49,10 @@ type failingSessions struct{ f *failingTx }
 
 func (s failingSessions) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
 	return s.f.Tx.Sessions().Lock(ctx, scope, id)
+}
+
+func (s failingSessions) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	return s.f.Tx.Sessions().ClaimDue(ctx, scope, until, limit)
 }
 
 var errInjected = errors.New("injected: the session update failed")
@@ -69,9 +79,12 @@ func TestAFailureBetweenPaymentAndSessionRollsBackBoth(t *testing.T) {
 	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) checkout.Tx {
 		return &failingTx{Tx: tx, armed: armed, t: t}
 	})
-	svc := checkout.NewService(postgres.NewSessionStore(db), noPrices{}, fixedClocks{payNow}, "https://pay.example.test")
+	svc, err := checkout.NewService(postgres.NewSessionStore(db), uow, noPrices{}, fixedClocks{payNow}, "https://pay.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ch := chargerOf(t, db)
-	if err := svc.EnablePayments(ch, uow); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		t.Fatal(err)
 	}
 	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})

@@ -49,7 +49,14 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		panic(err) // every argument is given here
 	}
 	sessions := postgres.NewSessionStore(db)
-	co := checkout.NewService(sessions, catalogPrices{cat}, tc, checkoutURL)
+	// Every change of a session runs in a unit of work over the one transaction type, seen as
+	// checkout's Tx (sessions + payments' repositories + outbox + mail queue;
+	// docs/composition.md): cancel, expire, lazy expiry, the sweep, the two of a charge.
+	uow := postgres.NewUnitOfWork(db)
+	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), catalogPrices{cat}, tc, checkoutURL)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
@@ -62,10 +69,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	if err != nil {
 		panic(err) // every argument is given above
 	}
-	// The charge runs in two units of work over the one transaction type, seen as checkout's
-	// Tx (sessions + payments' repositories + outbox + mail queue; docs/composition.md).
-	uow := postgres.NewUnitOfWork(db)
-	if err := co.EnablePayments(charger, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx })); err != nil {
+	if err := co.EnablePayments(charger); err != nil {
 		panic(err)
 	}
 	due.Register("checkout session expiry", co)
@@ -73,7 +77,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// them too (D12). The processor of each payment's environment gives the outcomes. The async
 	// session events read the session from its store (checkout.Service.SessionEventWithPayment):
 	// it is complete (it has a payment), so no lazy expiry or test clock read is involved.
-	ps := payments.NewSweeper(postgres.NewPaymentStore(db), map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
+	// Each round's decisions are written in one unit of work over payments.Tx.
+	ps, err := payments.NewSweeper(postgres.NewPaymentStore(db), postgres.Bind(uow, func(tx *postgres.Tx) payments.Tx { return tx }),
+		map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	due.Register("payments settlement and disputes", ps)
 	// Charge attempts left pending (an outcome that failed to commit) are resolved by asking
 	// the processor; the background sweep runs it (its grace is wall-clock time, so a test

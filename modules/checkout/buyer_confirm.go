@@ -113,16 +113,8 @@ func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, 
 		if s.buyer.Charging != "" {
 			return payments.ErrChargeInProgress
 		}
-		evs, err := svc.lockedOpen(s, now)
-		if err != nil {
+		if lapsed, err = lockedOpen(ctx, tx, s, now); lapsed || err != nil {
 			return err
-		}
-		if evs != nil {
-			lapsed = true
-			if err := tx.Sessions().Save(ctx, s); err != nil {
-				return err
-			}
-			return tx.Outbox().Add(ctx, evs...)
 		}
 		if s.buyer.Declines >= MaxDeclines {
 			return ErrConfirmLimit

@@ -45,8 +45,7 @@ func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret st
 		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	s, frozen, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
-	var ce *core.Error
-	if errors.As(err, &ce) && ce.Type == core.TypeNotFound {
+	if errors.Is(err, ErrNotFound) {
 		return nil, nil, time.Time{}, ErrSessionExpired
 	}
 	if err != nil {
@@ -74,22 +73,19 @@ func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret st
 	return ctx, s, now, nil
 }
 
-// lockedOpen is the guard of every buyer change under the session's row lock: a due session
-// is expired (its events returned, lapsed set) and any session that is not open answers
-// ErrSessionExpired: once complete, expired or canceled the client secret is no longer valid
-// (interface 5.2), so a second confirm after success is 422 session_expired too.
-func (svc *Service) lockedOpen(s *Session, now time.Time) (lapsed []core.Event, err error) {
+// lockedOpen is the guard of every buyer change under the session's row lock in tx: a due
+// session is expired and saved with its event (lapsed: the caller commits that and answers
+// ErrSessionExpired), and any session that is not open answers ErrSessionExpired: once
+// complete, expired or canceled the client secret is no longer valid (interface 5.2), so a
+// second confirm after success is 422 session_expired too.
+func lockedOpen(ctx context.Context, tx Tx, s *Session, now time.Time) (lapsed bool, err error) {
 	if s.IsDue(now) {
-		evs, err := svc.expiredEvent(s, expiryTime(s))
-		if err != nil {
-			return nil, err
-		}
-		return evs, nil
+		return true, expire(ctx, tx, s, expiryTime(s))
 	}
 	if s.Status() != StatusOpen {
-		return nil, ErrSessionExpired
+		return false, ErrSessionExpired
 	}
-	return nil, nil
+	return false, nil
 }
 
 // BuyerMerchant returns the merchant of s as its buyer sees it (name, onboarding), for

@@ -7,7 +7,7 @@ import (
 )
 
 // Cancel moves an open session to canceled with cancellation_reason customer_canceled (D6:
-// the buyer pressed "Cancel" on the hosted page) and writes checkout.session.canceled with it.
+// the buyer pressed "Cancel" on the hosted page) and writes checkout.session.canceled with it, in one unit of work.
 // The answers mirror Expire: a complete session answers ErrSessionAlreadyCompleted, an expired
 // or canceled one ErrSessionExpired, and an open session whose lifetime has run out is expired
 // on the way (its one event stamped at its expires_at) and answers ErrSessionExpired.
@@ -16,22 +16,32 @@ func (svc *Service) Cancel(ctx context.Context, scope core.Scope, id string) (*S
 	if err != nil {
 		return nil, err
 	}
+	var out *Session
 	lapsed := false
-	s, err := svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
+	err = svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out, lapsed = nil, false // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
+		}
 		if s.IsDue(now) {
 			lapsed = true
-			return svc.expiredEvent(s, expiryTime(s))
+			return expire(ctx, tx, s, expiryTime(s))
 		}
 		if err := s.Cancel(now); err != nil {
-			return nil, err
+			return err
 		}
-		return []core.Event{core.NewEvent(EventCanceled, scope, now, SessionEvent{Session: s})}, nil
+		if err := tx.Sessions().Save(ctx, s); err != nil {
+			return err
+		}
+		out = s
+		return tx.Outbox().Add(ctx, core.NewEvent(EventCanceled, scope, now, SessionEvent{Session: s}))
 	})
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	if lapsed {
 		return nil, ErrSessionExpired
 	}
-	return s, nil
+	return out, nil
 }

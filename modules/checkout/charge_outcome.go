@@ -20,14 +20,14 @@ const (
 )
 
 // EnablePayments wires the charge use case of payments (fees, processors per environment,
-// the payment_intent.* events), which Confirm and ResolveAction drive, and the unit of work
-// their transactions run in. Until it is called they answer a plain error (an opaque 500).
-// Both are required.
-func (svc *Service) EnablePayments(charger *payments.Charger, uow ports.UnitOfWorkOf[Tx]) error {
-	if charger == nil || uow == nil {
-		return errors.New("checkout: payments: the charger and the unit of work are required")
+// the payment_intent.* events), which Confirm and ResolveAction drive; their transactions run
+// in the service's unit of work (NewService). Until it is called they answer a plain error
+// (an opaque 500).
+func (svc *Service) EnablePayments(charger *payments.Charger) error {
+	if charger == nil {
+		return errors.New("checkout: payments: the charger is required")
 	}
-	svc.charger, svc.uow = charger, uow
+	svc.charger = charger
 	return nil
 }
 

@@ -23,7 +23,7 @@ func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakePr
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EnablePayments(ch, memUoW{store}); err != nil {
+	if err := svc.EnablePayments(ch); err != nil {
 		t.Fatal(err)
 	}
 	return svc, store, clocks, proc

@@ -36,7 +36,11 @@ func newTestService(t *testing.T) (*Service, *memStore, *fakeClocks) {
 	t.Helper()
 	store := newMemStore()
 	clocks := &fakeClocks{t: t0}
-	return NewService(store, testPrices(), clocks, "https://pay.example.com/"), store, clocks
+	svc, err := NewService(store, memUoW{store}, testPrices(), clocks, "https://pay.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, store, clocks
 }
 
 var testScope = core.Scope{MerchantID: "mer_" + strings.Repeat("a", 24), Env: core.EnvTest}

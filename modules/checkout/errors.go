@@ -1,6 +1,10 @@
 package checkout
 
-import "github.com/kassa-pay/kassa/core"
+import (
+	"errors"
+
+	"github.com/kassa-pay/kassa/core"
+)
 
 // Domain errors of checkout sessions (interface 7, D6). They match with errors.Is on type and
 // code whatever the param or message.
@@ -17,4 +21,16 @@ var (
 	// ErrPriceNotRecurring: a subscription session names a one-time price.
 	ErrPriceNotRecurring = core.NewError(core.TypeInvalidRequest, "price_not_recurring", "",
 		"A subscription checkout needs a recurring price.")
+)
+
+// Store sentinels: what a Store or a SessionRepository returns for a missing session and an
+// unknown list cursor. They carry no type, code or param: the Service turns them into the
+// documented errors (sessionNotFound, ListQuery.UnknownCursor; ErrSessionExpired for the
+// buyer's unknown secret), so that an adapter never decides what the API answers.
+var (
+	// ErrNotFound: no session of the scope has that id (one of another merchant or
+	// environment is not found either), or no session has that client secret hash.
+	ErrNotFound = errors.New("checkout: session not found")
+	// ErrUnknownCursor: a list cursor that names no session of the scope.
+	ErrUnknownCursor = errors.New("checkout: the list cursor is not a session of the list")
 )

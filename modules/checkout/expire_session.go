@@ -7,7 +7,7 @@ import (
 )
 
 // Expire ends an open session early (POST /v1/checkout/sessions/{id}/expire): the session
-// becomes expired and checkout.session.expired is written with it. A complete session answers
+// becomes expired and checkout.session.expired is written with it, in one unit of work. A complete session answers
 // ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired. A session whose
 // lifetime already ran out is expired, whether or not anyone noticed yet (D6: a read would
 // show it expired): if nobody did, its expiry is recorded now, stamped at its expires_at with
@@ -18,19 +18,29 @@ func (svc *Service) Expire(ctx context.Context, scope core.Scope, id string) (*S
 	if err != nil {
 		return nil, err
 	}
+	var out *Session
 	lapsed := false
-	s, err := svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
+	err = svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out, lapsed = nil, false // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
+		}
 		if s.IsDue(now) {
 			lapsed = true
-			return svc.expiredEvent(s, expiryTime(s))
+			return expire(ctx, tx, s, expiryTime(s))
 		}
-		return svc.expiredEvent(s, now)
+		if err := expire(ctx, tx, s, now); err != nil {
+			return err
+		}
+		out = s
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	if lapsed {
 		return nil, ErrSessionExpired
 	}
-	return s, nil
+	return out, nil
 }

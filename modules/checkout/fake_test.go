@@ -57,7 +57,7 @@ func (m *memStore) Get(_ context.Context, scope core.Scope, id string) (*Session
 	defer m.mu.Unlock()
 	i := m.find(scope, id)
 	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
+		return nil, ErrNotFound
 	}
 	return RehydrateSession(m.sessions[i]), nil
 }
@@ -70,50 +70,56 @@ func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Se
 			return RehydrateSession(s), nil, nil // fakeClocks reads its own time
 		}
 	}
-	return nil, nil, core.NotFound("session", "id", "")
+	return nil, nil, ErrNotFound
 }
 
+// List pages the scope's sessions newest first (insertion order plays seq), as
+// adapters/postgres pageBySeq does: the cursor must be a session of the scope, whatever its
+// status; the status filter, as of now, narrows the listing only.
 func (m *memStore) List(_ context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var page core.Page[*Session]
+	var own []SessionSnapshot // newest first
 	for i := len(m.sessions) - 1; i >= 0; i-- {
-		s := m.sessions[i]
-		at := s.Status
-		if RehydrateSession(s).IsDue(now) {
-			at = StatusExpired
+		if m.sessions[i].Scope == scope {
+			own = append(own, m.sessions[i])
 		}
-		if s.Scope != scope || (status != "" && at != status) {
-			continue
+	}
+	cursor, after := q.StartingAfter, true
+	if q.EndingBefore != "" {
+		cursor, after = q.EndingBefore, false
+	}
+	from, to := 0, len(own)
+	if cursor != "" {
+		at := slices.IndexFunc(own, func(s SessionSnapshot) bool { return s.ID == cursor })
+		if at < 0 {
+			return page, ErrUnknownCursor
 		}
-		if len(page.Items) == q.Limit {
-			page.HasMore = true
-			break
+		if after {
+			from = at + 1
+		} else {
+			to = at
 		}
+	}
+	var match []SessionSnapshot
+	for _, s := range own[from:to] {
+		if status == "" || RehydrateSession(s).asOf(now).Status() == status {
+			match = append(match, s)
+		}
+	}
+	if len(match) > q.Limit {
+		page.HasMore = true
+		if after {
+			match = match[:q.Limit]
+		} else { // ending_before: the sessions just newer than the cursor
+			match = match[len(match)-q.Limit:]
+		}
+	}
+	for _, s := range match {
 		page.Items = append(page.Items, RehydrateSession(s))
 	}
 	return page, nil
-}
-
-func (m *memStore) apply(i int, fn UpdateFunc) (*Session, error) {
-	s := RehydrateSession(m.sessions[i])
-	evs, err := fn(s)
-	if err != nil {
-		return nil, err
-	}
-	m.sessions[i] = s.Snapshot()
-	m.events = append(m.events, evs...)
-	return s, nil
-}
-
-func (m *memStore) Update(_ context.Context, scope core.Scope, id string, fn UpdateFunc) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := m.find(scope, id)
-	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
-	}
-	return m.apply(i, fn)
 }
 
 // memUoW is the unit of work over memStore (ports.UnitOfWorkOf[Tx]): one mutex plays every
@@ -154,16 +160,43 @@ type memSessions struct{ m *memStore }
 func (r memSessions) Lock(_ context.Context, scope core.Scope, id string) (*Session, error) {
 	i := r.m.find(scope, id)
 	if i < 0 {
-		return nil, core.NotFound("session", "id", id)
+		return nil, ErrNotFound
 	}
 	return RehydrateSession(r.m.sessions[i]), nil
+}
+
+// ClaimDue returns the due sessions in expiry order; memUoW's mutex is their lock.
+func (r memSessions) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int) ([]*Session, error) {
+	m := r.m
+	var due []int
+	for i, s := range m.sessions {
+		if !RehydrateSession(s).IsDue(until) {
+			continue
+		}
+		if scope != nil && s.Scope != *scope {
+			continue
+		}
+		if scope == nil && s.Scope.Env == core.EnvTest && m.frozen[s.Scope.MerchantID] {
+			continue
+		}
+		due = append(due, i)
+	}
+	slices.SortStableFunc(due, func(a, b int) int { return m.sessions[a].ExpiresAt.Compare(m.sessions[b].ExpiresAt) })
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	out := make([]*Session, 0, len(due))
+	for _, i := range due {
+		out = append(out, RehydrateSession(m.sessions[i]))
+	}
+	return out, nil
 }
 
 // Save writes exactly the parts s reports changed, as the Postgres repository does.
 func (r memSessions) Save(_ context.Context, s *Session) error {
 	i := r.m.find(s.Scope(), s.ID())
 	if i < 0 {
-		return core.NotFound("session", "id", s.ID())
+		return ErrNotFound
 	}
 	snap := s.Snapshot()
 	if s.Changes().Has(ChangedStatus) {
@@ -189,6 +222,32 @@ func (r memPayments) Insert(_ context.Context, rec *payments.Record) error {
 	}
 	r.m.payments = append(r.m.payments, *rec)
 	return nil
+}
+
+func (r memPayments) LockDue(_ context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	var out []*payments.Record
+	for _, want := range recs {
+		for _, rec := range r.m.payments {
+			if rec.Payment.ID() == want.Payment.ID() {
+				cp := rec
+				cp.Payment = payments.RehydratePayment(rec.Payment.Snapshot())
+				out = append(out, &cp)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SaveDue keeps the payment's new state; checkout's tests keep no disputes.
+func (r memPayments) SaveDue(_ context.Context, rec *payments.Record, _ *payments.Dispute) error {
+	for i := range r.m.payments {
+		if r.m.payments[i].Payment.ID() == rec.Payment.ID() {
+			r.m.payments[i] = *rec
+			r.m.payments[i].Payment = payments.RehydratePayment(rec.Payment.Snapshot())
+			return nil
+		}
+	}
+	return errors.New("save due: unknown payment")
 }
 
 type memAttempts struct{ m *memStore }
@@ -273,34 +332,6 @@ func (m *memStore) wall() time.Time {
 		return m.wallClock.Now()
 	}
 	return time.Now()
-}
-
-func (m *memStore) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var due []int
-	for i, s := range m.sessions {
-		if !RehydrateSession(s).IsDue(until) {
-			continue
-		}
-		if scope != nil && s.Scope != *scope {
-			continue
-		}
-		if scope == nil && s.Scope.Env == core.EnvTest && m.frozen[s.Scope.MerchantID] {
-			continue
-		}
-		due = append(due, i)
-	}
-	slices.SortStableFunc(due, func(a, b int) int { return m.sessions[a].ExpiresAt.Compare(m.sessions[b].ExpiresAt) })
-	if len(due) > limit {
-		due = due[:limit]
-	}
-	for _, i := range due {
-		if _, err := m.apply(i, fn); err != nil {
-			return 0, err
-		}
-	}
-	return len(due), nil
 }
 
 func (m *memStore) eventCount(typ core.EventType) int {

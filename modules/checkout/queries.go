@@ -13,7 +13,7 @@ import (
 func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Session, error) {
 	s, err := svc.store.Get(ctx, scope, id)
 	if err != nil {
-		return nil, err
+		return nil, sessionNotFound(err, id)
 	}
 	now, err := svc.clocks.Now(ctx, scope)
 	if err != nil {
@@ -22,18 +22,32 @@ func (svc *Service) Get(ctx context.Context, scope core.Scope, id string) (*Sess
 	if !s.IsDue(now) {
 		return s, nil
 	}
-	return svc.expireIfDue(ctx, scope, id, now)
+	s, err = svc.expireIfDue(ctx, scope, id, now)
+	return s, sessionNotFound(err, id)
 }
 
-// expireIfDue locks the session and expires it when it is still due; otherwise it returns the
-// session as another transaction left it.
+// expireIfDue locks the session in a unit of work and expires it when it is still due;
+// otherwise it returns the session as another transaction left it.
 func (svc *Service) expireIfDue(ctx context.Context, scope core.Scope, id string, now time.Time) (*Session, error) {
-	return svc.store.Update(ctx, scope, id, func(s *Session) ([]core.Event, error) {
-		if !s.IsDue(now) {
-			return nil, nil
+	var out *Session
+	err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out = nil // Do may run this again
+		s, err := tx.Sessions().Lock(ctx, scope, id)
+		if err != nil {
+			return err
 		}
-		return svc.expiredEvent(s, expiryTime(s))
+		if s.IsDue(now) {
+			if err := expire(ctx, tx, s, expiryTime(s)); err != nil {
+				return err
+			}
+		}
+		out = s
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // List returns one page of the scope's sessions, newest first, optionally filtered by status
@@ -56,7 +70,7 @@ func (svc *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery
 	}
 	page, err := svc.store.List(ctx, scope, q, st, now)
 	if err != nil {
-		return none, err
+		return none, unknownCursor(err, q)
 	}
 	for i, s := range page.Items {
 		page.Items[i] = s.asOf(now)

@@ -4,6 +4,8 @@
 package checkout
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -14,42 +16,70 @@ import (
 
 // Service is the checkout use cases.
 type Service struct {
-	store        Store
+	store Store
+	// uow runs every change of an existing session (cancel, expire, lazy expiry, the sweep,
+	// the two transactions of a charge) over the sessions, the outbox and the charge use
+	// case's repositories (Tx).
+	uow          ports.UnitOfWorkOf[Tx]
 	prices       PriceLookup
 	clocks       ports.Clocks
 	checkoutBase string
-	// Payments (EnablePayments): nil until wired. uow runs the two transactions of a charge
-	// over the sessions and the charge use case's repositories (Tx).
+	// Payments (EnablePayments): nil until wired.
 	charger *payments.Charger
-	uow     ports.UnitOfWorkOf[Tx]
 	// Buyer use cases (EnableBuyer): nil until wired.
 	buyer *BuyerDeps
 	// chargeWait bounds how long a confirmation waits for another charge in flight.
 	chargeWait time.Duration
 }
 
-// NewService wires the checkout use cases. checkoutBaseURL is the public base URL of the
-// checkout origin (a trailing slash is dropped).
-func NewService(store Store, prices PriceLookup, clocks ports.Clocks, checkoutBaseURL string) *Service {
+// NewService wires the checkout use cases: store inserts and reads sessions, uow changes
+// them. checkoutBaseURL is the public base URL of the checkout origin (a trailing slash is
+// dropped). Every dependency is required.
+func NewService(store Store, uow ports.UnitOfWorkOf[Tx], prices PriceLookup, clocks ports.Clocks, checkoutBaseURL string) (*Service, error) {
+	if store == nil || uow == nil || prices == nil || clocks == nil {
+		return nil, errors.New("checkout: the store, the unit of work, the price lookup and the clocks are required")
+	}
 	return &Service{
 		store:        store,
+		uow:          uow,
 		prices:       prices,
 		clocks:       clocks,
 		checkoutBase: strings.TrimRight(checkoutBaseURL, "/"),
 		chargeWait:   ChargeWait,
-	}
+	}, nil
 }
 
-// expiredEvent expires s (which must be open) and returns its checkout.session.expired event,
-// stamped at `at`.
-func (svc *Service) expiredEvent(s *Session, at time.Time) ([]core.Event, error) {
+// expire expires s (locked in tx, and open) and saves it, with its checkout.session.expired
+// event stamped at `at`, in the unit of work tx.
+func expire(ctx context.Context, tx Tx, s *Session, at time.Time) error {
 	if err := s.Expire(); err != nil {
-		return nil, err
+		return err
 	}
-	return []core.Event{core.NewEvent(EventExpired, s.Scope(), at, SessionEvent{Session: s})}, nil
+	if err := tx.Sessions().Save(ctx, s); err != nil {
+		return err
+	}
+	return tx.Outbox().Add(ctx, core.NewEvent(EventExpired, s.Scope(), at, SessionEvent{Session: s}))
 }
 
 // expiryTime is when a due session expired: its expires_at. Lazy and swept expiries are thus
 // stamped with the same instant whoever notices them first, and a test clock advance produces
 // its events in time order.
 func expiryTime(s *Session) time.Time { return s.ExpiresAt() }
+
+// sessionNotFound maps the store's ErrNotFound for a session id to the documented 404
+// (resource_missing, param `id`, the path parameter); other errors pass.
+func sessionNotFound(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return core.NotFound("session", "id", id)
+	}
+	return err
+}
+
+// unknownCursor maps the store's ErrUnknownCursor to the documented 400 of q's cursor; other
+// errors pass.
+func unknownCursor(err error, q core.ListQuery) error {
+	if errors.Is(err, ErrUnknownCursor) {
+		return q.UnknownCursor()
+	}
+	return err
+}

@@ -22,16 +22,24 @@ type Tx interface {
 // changes the session through its transitions, and Save writes what they report changed.
 type SessionRepository interface {
 	// Lock reads one session of scope and locks it until the unit of work ends. Unknown ids,
-	// and ids of another merchant or environment, answer core.NotFound("session", …).
+	// and ids of another merchant or environment, answer ErrNotFound.
 	Lock(ctx context.Context, scope core.Scope, id string) (*Session, error)
+	// ClaimDue locks up to limit open sessions whose expires_at ≤ until (the projection of
+	// Session.IsDue), oldest expiry first, skipping rows other transactions hold (FOR UPDATE
+	// SKIP LOCKED), and returns them locked until the unit of work ends. With scope nil it
+	// covers live sessions and test sessions of merchants whose test clock is not frozen; with
+	// a scope only that scope. It changes nothing: the sweep expires and saves them.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Session, error)
 	// Save writes the parts of s that changed (Session.Changes) since Lock read it; nothing
 	// when none did.
 	Save(ctx context.Context, s *Session) error
 }
 
-// Store keeps checkout sessions. Every method is confined to one merchant environment (a
-// scope), except ClaimDue without a scope, which is the background sweep. Unknown ids, and ids
-// of another merchant or environment, answer core.NotFound("session", …).
+// Store keeps checkout sessions outside a unit of work: it inserts new ones and reads. Every
+// change of an existing session goes through the unit of work (Tx.Sessions: lock, change
+// through the session's transitions, Save, events through Tx.Outbox). Every method is
+// confined to one merchant environment (a scope). Unknown ids, and ids of another merchant or
+// environment, answer ErrNotFound.
 type Store interface {
 	// Insert saves a new session.
 	Insert(ctx context.Context, s *Session) error
@@ -39,31 +47,17 @@ type Store interface {
 	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
 	// FindByClientSecretHash reads, without locking, the session whose client secret has
 	// this SHA-256 hash, in whatever scope it lives: the buyer's side has no API key, only
-	// the secret. No such session answers core.NotFound("session", …). The caller still
+	// the secret. No such session answers ErrNotFound. The caller still
 	// compares the id and the secret itself. frozen is the session scope's sandbox clock,
 	// read with it (nil: real time; see core.WithClockReading), so that the buyer's request
 	// does not read the clock again.
 	FindByClientSecretHash(ctx context.Context, hash [32]byte) (s *Session, frozen *time.Time, err error)
 	// List returns one page of the scope's sessions, newest first, without writing anything,
 	// optionally only those in status (empty = all) as they stand at now: a session stored
-	// open that is due by now (Session.IsDue) counts as expired, not open. A cursor id unknown
-	// in the scope answers 400 starting_after_invalid / ending_before_invalid, as every list
-	// does.
+	// open that is due by now (Session.IsDue) counts as expired, not open. A cursor id that
+	// names no session of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error)
-	// Update locks the session row for the length of one transaction and calls fn with it.
-	// When fn returns nil, the session's new state and the returned events are written in that
-	// transaction; when fn fails nothing is written and its error is returned.
-	Update(ctx context.Context, scope core.Scope, id string, fn UpdateFunc) (*Session, error)
-	// ClaimDue locks up to limit open sessions whose expires_at ≤ until, oldest expiry first,
-	// skipping rows other transactions hold (FOR UPDATE SKIP LOCKED), and calls fn for each in
-	// one transaction, writing each session's new state and events as Update does. With scope
-	// nil it covers live sessions and test sessions of merchants whose test clock is not
-	// frozen; with a scope only that scope. It returns how many sessions it claimed.
-	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int, fn UpdateFunc) (int, error)
 }
-
-// UpdateFunc changes a locked session and returns the events that report the change.
-type UpdateFunc func(s *Session) ([]core.Event, error)
 
 // PriceInfo is what checkout needs to know of a catalog price (subscription mode).
 type PriceInfo struct {

@@ -19,7 +19,7 @@ const DuePrecision = time.Microsecond
 
 // ProcessDue expires every session that is due by until (Session.IsDue: open and
 // expires_at ≤ until, the one definition storage's claim projects), each with its
-// checkout.session.expired event, in batches claimed with FOR UPDATE SKIP LOCKED so that
+// checkout.session.expired event, in batches, one unit of work each, claimed with FOR UPDATE SKIP LOCKED so that
 // several processes can sweep together. With scope nil it covers live sessions and test
 // sessions of merchants whose test clock is not frozen; with a scope, only that scope (the
 // test clock advance). It returns how many sessions it expired. It implements
@@ -29,16 +29,24 @@ func (svc *Service) ProcessDue(ctx context.Context, scope *core.Scope, until tim
 	until = until.Truncate(DuePrecision)
 	total := 0
 	for {
-		expired := 0
-		claimed, err := svc.store.ClaimDue(ctx, scope, until, sweepBatch, func(s *Session) ([]core.Event, error) {
-			if !s.IsDue(until) {
-				return nil, nil
+		claimed, expired := 0, 0
+		err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+			claimed, expired = 0, 0 // Do may run this again
+			due, err := tx.Sessions().ClaimDue(ctx, scope, until, sweepBatch)
+			if err != nil {
+				return err
 			}
-			evs, err := svc.expiredEvent(s, expiryTime(s))
-			if err == nil {
+			claimed = len(due)
+			for _, s := range due {
+				if !s.IsDue(until) {
+					continue
+				}
+				if err := expire(ctx, tx, s, expiryTime(s)); err != nil {
+					return err
+				}
 				expired++
 			}
-			return evs, err
+			return nil
 		})
 		if err != nil {
 			return total, err

@@ -45,6 +45,28 @@ func (r memPayments) Insert(_ context.Context, rec *Record) error {
 	return nil
 }
 
+func (r memPayments) LockDue(_ context.Context, recs []*Record) ([]*Record, error) {
+	var out []*Record
+	for _, want := range recs {
+		for _, rec := range r.m.payments {
+			if rec.Payment.ID() == want.Payment.ID() {
+				out = append(out, copyRecord(rec))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r memPayments) SaveDue(_ context.Context, rec *Record, _ *Dispute) error {
+	for i, stored := range r.m.payments {
+		if stored.Payment.ID() == rec.Payment.ID() {
+			r.m.payments[i] = copyRecord(rec)
+			return nil
+		}
+	}
+	return errors.New("save due: unknown payment")
+}
+
 type memAttempts struct{ m *memTx }
 
 func (r memAttempts) Insert(_ context.Context, a *ChargeAttempt) error {

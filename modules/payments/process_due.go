@@ -28,6 +28,7 @@ const dueBatch = 100
 // so a test clock advance (D12) produces them, and their events, in time order.
 type Sweeper struct {
 	store    DueStore
+	uow      ports.UnitOfWorkOf[Tx]
 	settle   map[core.Environment]Settlements
 	sessions SessionEvents
 }
@@ -38,14 +39,19 @@ var _ ports.DueProcessor = (*Sweeper)(nil)
 // sandbox): a payment is settled by the processor of its own environment, and one of an
 // environment without a processor is postponed (SettleRetryDelay) with an error, never settled
 // by another environment's processor. sessions gives the subjects of the session events.
-func NewSweeper(store DueStore, settle map[core.Environment]Settlements, sessions SessionEvents) *Sweeper {
+// store lists the due payments; each round's decisions are written in a unit of work of uow.
+// store, uow and sessions are required.
+func NewSweeper(store DueStore, uow ports.UnitOfWorkOf[Tx], settle map[core.Environment]Settlements, sessions SessionEvents) (*Sweeper, error) {
+	if store == nil || uow == nil || sessions == nil {
+		return nil, errors.New("payments: the sweeper needs its store, a unit of work and the session events")
+	}
 	procs := make(map[core.Environment]Settlements, len(settle))
 	for env, p := range settle {
 		if p != nil {
 			procs[env] = p
 		}
 	}
-	return &Sweeper{store: store, settle: procs, sessions: sessions}
+	return &Sweeper{store: store, uow: uow, settle: procs, sessions: sessions}, nil
 }
 
 // ErrNoSettlements: a processing payment of an environment that has no processor.
@@ -67,8 +73,9 @@ var ErrNoSettlements = errors.New("payments: no processor settles payments of th
 //
 // Each round reads the due payments, decides each one with every outside call made (the
 // processor, reading the session) while no transaction is open, and then writes the
-// decisions in one transaction that locks the payments (FOR UPDATE SKIP LOCKED) and keeps
-// only the decisions taken on the state it finds (several processes may sweep together; each
+// decisions in one unit of work that locks the payments (PaymentRepository.LockDue: FOR UPDATE
+// SKIP LOCKED), keeps only the decisions taken on the state it finds, and writes each kept one:
+// the payment and its dispute (SaveDue), its events (Outbox) and its receipt (Mail) (several processes may sweep together; each
 // payment changes exactly once). Every written decision moves the payment's due time past
 // until or changes its state, so each round makes progress; a round that writes nothing ends
 // the sweep (the rest is held by another sweep, which does it).
@@ -100,20 +107,31 @@ func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			}
 			plans[rec.Payment.ID()] = plan{read: read, handled: h}
 		}
-		var changed int
+		var changed, written int
 		var postponed []error
-		written, err := s.store.ApplyDue(ctx, recs, func(locked *Record) (DueChange, error) {
-			pl, ok := plans[locked.Payment.ID()]
-			if !ok || locked.state() != pl.read {
-				return DueChange{}, nil // changed since it was read: another sweep decided it
+		err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+			changed, written, postponed = 0, 0, nil // Do may run this again
+			locked, err := tx.Payments().LockDue(ctx, recs)
+			if err != nil {
+				return err
 			}
-			if pl.postponed != nil {
-				postponed = append(postponed, pl.postponed)
+			for _, l := range locked {
+				pl, ok := plans[l.Payment.ID()]
+				if !ok || l.state() != pl.read {
+					continue // changed since it was read: another sweep decided it
+				}
+				if err := pl.change.write(ctx, tx); err != nil {
+					return err
+				}
+				written++
+				if pl.postponed != nil {
+					postponed = append(postponed, pl.postponed)
+				}
+				if pl.moved {
+					changed++
+				}
 			}
-			if pl.moved {
-				changed++
-			}
-			return pl.change, nil
+			return nil
 		})
 		if err != nil {
 			return total, errors.Join(append(failures, err)...)
@@ -166,9 +184,35 @@ type plan struct {
 	handled
 }
 
+// dueChange is what handling a due payment writes.
+type dueChange struct {
+	// record is the payment's new state (status, failure, dispute bookkeeping) and settlement
+	// and availability times.
+	record *Record
+	// dispute is a dispute opened on the payment (nil: none); it is stored and becomes the
+	// payment's DisputeID.
+	dispute *Dispute
+	// events report the change, in order.
+	events []core.Event
+	// mail is queued with it (the receipt of a payment that succeeded).
+	mail []core.Mail
+}
+
+// write persists the change in the unit of work tx: the payment and its dispute, then its
+// events, then its mail.
+func (c dueChange) write(ctx context.Context, tx Tx) error {
+	if err := tx.Payments().SaveDue(ctx, c.record, c.dispute); err != nil {
+		return err
+	}
+	if err := tx.Outbox().Add(ctx, c.events...); err != nil {
+		return err
+	}
+	return tx.Mail().Enqueue(ctx, c.mail...)
+}
+
 // handled is what handling one due payment decided.
 type handled struct {
-	change DueChange
+	change dueChange
 	// moved reports a state change.
 	moved bool
 	// postponed is the processor error that postponed a settlement (the postponement itself
@@ -196,7 +240,7 @@ func (s *Sweeper) openDispute(rec *Record) (handled, error) {
 		return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 	}
 	rec.DisputeID = d.ID()
-	return handled{moved: true, change: DueChange{Record: rec, Dispute: d, Events: []core.Event{
+	return handled{moved: true, change: dueChange{record: rec, dispute: d, events: []core.Event{
 		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, DisputeEvent{Dispute: d}),
 	}}}, nil
 }
@@ -207,7 +251,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 	postpone := func(cause error) (handled, error) {
 		next := until.Add(SettleRetryDelay)
 		rec.SettlesAt = &next
-		return handled{change: DueChange{Record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
+		return handled{change: dueChange{record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
 	}
 	proc, ok := s.settle[p.Environment()]
 	if !ok {
@@ -226,7 +270,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		}
 		next := res.SettlesAt.UTC()
 		rec.SettlesAt = &next
-		return handled{change: DueChange{Record: rec}}, nil
+		return handled{change: dueChange{record: rec}}, nil
 	case ports.OutcomeSucceeded:
 		if err := p.Succeed(); err != nil {
 			return handled{}, err
@@ -262,5 +306,5 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, subject))
 	}
 	// The receipt is queued when the payment succeeded, dated then (receiptOnSuccess).
-	return handled{moved: true, change: DueChange{Record: rec, Events: evs, Mail: receiptOnSuccess(p, at)}}, nil
+	return handled{moved: true, change: dueChange{record: rec, events: evs, mail: receiptOnSuccess(p, at)}}, nil
 }

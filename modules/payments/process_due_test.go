@@ -51,36 +51,76 @@ func (m *memDueStore) ListDue(_ context.Context, _ *core.Scope, until time.Time,
 	return out, nil
 }
 
-func (m *memDueStore) ApplyDue(_ context.Context, recs []*Record, fn DueFunc) (int, error) {
-	// One transaction: decide on copies, keep the changes only when every call succeeded.
-	type result struct {
-		orig *Record
-		ch   DueChange
+// Do is the unit of work over memDueStore (ports.UnitOfWorkOf[Tx]): a failing fn restores
+// every record, event, mail and dispute it wrote.
+func (m *memDueStore) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+	saved := make([]Record, len(m.recs))
+	for i, r := range m.recs {
+		saved[i] = *copyRecord(r)
 	}
-	var results []result
+	nr, ne, nm, nd := len(m.recs), len(m.events), len(m.mail), len(m.disputes)
+	if err := fn(ctx, memDueTx{m}); err != nil {
+		m.recs = m.recs[:nr]
+		for i := range saved {
+			*m.recs[i] = saved[i]
+		}
+		m.events, m.mail, m.disputes = m.events[:ne], m.mail[:nm], m.disputes[:nd]
+		return err
+	}
+	return nil
+}
+
+// memDueTx is payments.Tx over memDueStore; the sweep writes through Payments, Outbox and
+// Mail, never through ChargeAttempts (an empty repository here).
+type memDueTx struct{ m *memDueStore }
+
+func (t memDueTx) Payments() PaymentRepository       { return memDuePayments(t) }
+func (t memDueTx) ChargeAttempts() AttemptRepository { return memAttempts{newMemTx()} }
+func (t memDueTx) Outbox() ports.Outbox              { return memDueOutbox(t) }
+func (t memDueTx) Mail() ports.MailQueue             { return memDueOutbox(t) }
+
+type memDuePayments struct{ m *memDueStore }
+
+func (r memDuePayments) Insert(_ context.Context, rec *Record) error {
+	r.m.recs = append(r.m.recs, copyRecord(rec))
+	return nil
+}
+
+func (r memDuePayments) LockDue(_ context.Context, recs []*Record) ([]*Record, error) {
+	var out []*Record
 	for _, want := range recs {
-		for _, r := range m.recs {
-			if r.Payment.ID() != want.Payment.ID() {
-				continue
-			}
-			ch, err := fn(copyRecord(r))
-			if err != nil {
-				return 0, err
-			}
-			if ch.Record != nil {
-				results = append(results, result{r, ch})
+		for _, rec := range r.m.recs {
+			if rec.Payment.ID() == want.Payment.ID() {
+				out = append(out, copyRecord(rec))
 			}
 		}
 	}
-	for _, res := range results {
-		*res.orig = *copyRecord(res.ch.Record)
-		if res.ch.Dispute != nil {
-			m.disputes = append(m.disputes, res.ch.Dispute)
+	return out, nil
+}
+
+func (r memDuePayments) SaveDue(_ context.Context, rec *Record, opened *Dispute) error {
+	for _, stored := range r.m.recs {
+		if stored.Payment.ID() == rec.Payment.ID() {
+			*stored = *copyRecord(rec)
+			if opened != nil {
+				r.m.disputes = append(r.m.disputes, opened)
+			}
+			return nil
 		}
-		m.events = append(m.events, res.ch.Events...)
-		m.mail = append(m.mail, res.ch.Mail...)
 	}
-	return len(results), nil
+	return errors.New("save due: unknown payment")
+}
+
+type memDueOutbox struct{ m *memDueStore }
+
+func (o memDueOutbox) Add(_ context.Context, evs ...core.Event) error {
+	o.m.events = append(o.m.events, evs...)
+	return nil
+}
+
+func (o memDueOutbox) Enqueue(_ context.Context, mails ...core.Mail) error {
+	o.m.mail = append(o.m.mail, mails...)
+	return nil
 }
 
 func (m *memDueStore) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
@@ -89,6 +129,19 @@ func (m *memDueStore) NextDue(_ context.Context, _ core.Scope, until time.Time) 
 		return time.Time{}, false, nil
 	}
 	return *due[0].DueAt(), true, nil
+}
+
+// newSweeper is NewSweeper with the store as its own unit of work.
+func newSweeper(t *testing.T, store interface {
+	DueStore
+	ports.UnitOfWorkOf[Tx]
+}, settle map[core.Environment]Settlements, sessions SessionEvents) *Sweeper {
+	t.Helper()
+	sw, err := NewSweeper(store, store, settle, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw
 }
 
 // scriptedSettlements answers Settle from a table by processor ref.
@@ -151,7 +204,7 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
 		"later": {Outcome: ports.OutcomeProcessing, ProcessorRef: "later", SettlesAt: at(90)},
 	}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: proc}, fakeSessions{})
+	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: proc}, fakeSessions{})
 	n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("%d %v", n, err)
@@ -218,7 +271,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
+	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
 	if n != 0 || !errors.Is(err, ports.ErrProcessorRefUnknown) {
@@ -245,7 +298,7 @@ func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 	at := dueT0.Add(time.Minute)
 	r.SettlesAt, lr.SettlesAt = &at, &at
 	store := &memDueStore{recs: []*Record{r, lr}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{
+	sw := newSweeper(t, store, map[core.Environment]Settlements{
 		core.EnvTest: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"}},
 	}, fakeSessions{})
 	until := dueT0.Add(time.Hour)
@@ -267,7 +320,7 @@ func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
 	r.SettlesAt = &at
 	store := &memDueStore{recs: []*Record{r}}
 	boom := errors.New("database down")
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}},
+	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}},
 		fakeSessions{err: boom})
 	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
@@ -316,7 +369,7 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at // succeeded: its settlement time is no due work
 	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
+	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
@@ -330,12 +383,12 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 // racingStore changes each payment after the sweep read it, as another sweep would.
 type racingStore struct{ memDueStore }
 
-func (r *racingStore) ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error) {
+func (r *racingStore) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
 	for _, rec := range r.recs {
 		next := rec.SettlesAt.Add(time.Hour)
 		rec.SettlesAt = &next
 	}
-	return r.memDueStore.ApplyDue(ctx, recs, fn)
+	return r.memDueStore.Do(ctx, fn)
 }
 
 // A decision taken on a state the payment no longer has is dropped, and a round that writes
@@ -346,7 +399,7 @@ func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
 	at := dueT0
 	r.SettlesAt = &at
 	store := &racingStore{memDueStore{recs: []*Record{r}}}
-	sw := NewSweeper(store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, fakeSessions{})
+	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, fakeSessions{})
 	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
 		t.Fatalf("%d %v", n, err)
 	}

@@ -47,45 +47,18 @@ type Reader interface {
 	GetBySession(ctx context.Context, scope core.Scope, sessionID string) (*Payment, error)
 }
 
-// DueStore finds and writes the payments that have due work (Record.DueAt): the settlement of
-// a processing payment, or the announced dispute of a succeeded or partially refunded payment
-// that has none yet. The sweep reads due payments, makes every outside call (the processor,
-// reading the session) while no transaction is open, and then applies its decisions in one
-// short transaction; the store decides nothing, it persists what the sweep returns.
-//
-// The mail a change queues (DueChange.Mail) is written in the transaction of the change;
-// storage keeps at most one mail of a kind per subject.
+// DueStore finds the payments that have due work (Record.DueAt): the settlement of a
+// processing payment, or the announced dispute of a succeeded or partially refunded payment
+// that has none yet. It reads only: the sweep reads due payments, makes every outside call
+// (the processor, reading the session) while no transaction is open, and then applies its
+// decisions in one short unit of work over Tx (PaymentRepository.LockDue and SaveDue, the
+// outbox, the mail queue).
 type DueStore interface {
 	// ListDue reads, without locking, up to limit payments with DueAt ≤ until, earliest
 	// first. With scope nil it covers live payments and test payments of merchants whose
 	// test clock is not frozen; with a scope only that scope.
 	ListDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Record, error)
-	// ApplyDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
-	// LOCKED), reads each again and calls fn with it, in one transaction, and writes every
-	// DueChange fn returns with a Record: the payment's new state and settlement time, the
-	// dispute, the events and the mail. When fn fails nothing is written and its error is
-	// returned. It returns how many changes it wrote.
-	ApplyDue(ctx context.Context, recs []*Record, fn DueFunc) (int, error)
 	// NextDue returns the earliest due time ≤ until among the scope's payments; ok is false
 	// when none is due by until.
 	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
-}
-
-// DueFunc decides one locked payment, as storage has it now, without calling anything
-// outside: it returns what to write (a DueChange without Record writes nothing).
-type DueFunc func(locked *Record) (DueChange, error)
-
-// DueChange is what handling a due payment writes.
-type DueChange struct {
-	// Record is the payment's new state (status, failure, dispute bookkeeping) and settlement
-	// time; nil leaves the payment, and everything below, unwritten.
-	Record *Record
-	// Dispute is a dispute opened on the payment (nil: none); it is stored and becomes the
-	// payment's DisputeID.
-	Dispute *Dispute
-	// Events report the change, in order.
-	Events []core.Event
-	// Mail is queued in the same transaction (the receipt of a payment that succeeded, decided
-	// by the sweep).
-	Mail []core.Mail
 }

@@ -26,6 +26,15 @@ type PaymentRepository interface {
 	// same checkout session is refused with ErrPaymentExists (wrapped), and nothing is
 	// written.
 	Insert(ctx context.Context, rec *Record) error
+	// LockDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
+	// LOCKED), in due order, and reads them again: the state the due sweep's decisions, taken
+	// outside the transaction, are checked against. A payment held elsewhere is left out.
+	LockDue(ctx context.Context, recs []*Record) ([]*Record, error)
+	// SaveDue writes what the due sweep changed on a payment LockDue read: its state (status,
+	// failure, dispute bookkeeping), settlement and availability times, and opened, the
+	// dispute opened on it (nil: none), which is stored and becomes its DisputeID. It writes
+	// no event and no mail: the sweep adds them through the outbox and the mail queue.
+	SaveDue(ctx context.Context, rec *Record, opened *Dispute) error
 }
 
 // AttemptRepository keeps charge attempts inside a unit of work. Every method is confined to
