@@ -64,7 +64,7 @@ func TestLookupsIgnoreStaleMerchantStatistics(t *testing.T) {
 		index, cond string // the index and a column its Index Cond must name
 	}{
 		{"prices of a product", postgres.CatalogPricesOfSQL, []any{"m_new", "test", pq.StringArray{"prod_m_new_7"}}, "prices_product", "product_id"},
-		{"prices of a product, locked", postgres.CatalogPricesOfSQL + " FOR UPDATE", []any{"m_new", "test", pq.StringArray{"prod_m_new_7"}}, "prices_product", "product_id"},
+		{"prices of a product, locked", postgres.CatalogPricesOfSQL + " FOR UPDATE OF p", []any{"m_new", "test", pq.StringArray{"prod_m_new_7"}}, "prices_product", "product_id"},
 		{"price by id", `SELECT * FROM prices WHERE merchant_id = $1 AND environment = $2 AND id = $3`, []any{"m_new", "test", "price_m_new_7"}, "prices_pkey", "id ="},
 		{"product by id", `SELECT * FROM products WHERE id = $1 AND merchant_id = $2 AND environment = $3`, []any{"prod_m_new_7", "m_new", "test"}, "products_pkey", "id ="},
 	}
@@ -98,4 +98,43 @@ func TestTenantColumnsHaveNoStatistics(t *testing.T) {
 	if len(tables) > 0 {
 		t.Fatalf("merchant_id has planner statistics in %v: add ALTER TABLE … ALTER COLUMN merchant_id SET STATISTICS 0 to the migration that creates them", tables)
 	}
+}
+
+// In a database that has never been analysed (a fresh install before autovacuum's first
+// ANALYZE) the prices of a product are found through prices_product with the product in the
+// index condition, for one product and for several, locked or not, and so they are with
+// statistics that do not know the merchant and with fresh ones (migration 00019). Before it,
+// every never-analysed plan walked prices_scope and filtered every price of the merchant.
+func TestPricesOfProductPlanInEveryStatisticsState(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	check := func(state, m string) {
+		t.Helper()
+		for _, lock := range []string{"", " FOR UPDATE OF p"} {
+			for _, ids := range []pq.StringArray{{"prod_" + m + "_7"}, {"prod_" + m + "_7", "prod_" + m + "_8"}} {
+				p := plan(t, db, postgres.CatalogPricesOfSQL+lock, m, "test", ids)
+				ok := false
+				for _, l := range strings.Split(p, "\n") {
+					if strings.Contains(l, "Index Scan using prices_product on prices") {
+						ok = true
+					}
+					if strings.Contains(l, "Filter:") || strings.Contains(l, "prices_scope") || strings.Contains(l, "Seq Scan on prices") {
+						ok = false
+						break
+					}
+				}
+				if !ok {
+					t.Errorf("%s, %d products, lock %q: want an index scan of prices_product and no filter; plan:\n%s", state, len(ids), lock, p)
+				}
+			}
+		}
+	}
+	seedCatalog(t, db, "m_first", 3000)
+	check("never analysed", "m_first")
+	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	check("analysed", "m_first")
+	seedCatalog(t, db, "m_new", 3000)
+	check("statistics without the merchant", "m_new")
 }

@@ -25,22 +25,57 @@ type SandboxJournal struct {
 func NewSandboxJournal(db *sqlx.DB) *SandboxJournal { return &SandboxJournal{db: wrap(db)} }
 
 // Remember stores res unless a result is stored under the key already; it returns the stored
-// one. One statement: the insert, or the row another call inserted first.
+// one. One statement, one round trip: the insert, or the row another call inserted first
+// (when that call committed after this statement's snapshot, the row is read again).
+//
+// Outside a unit of work (the charge use case calls the processor with no connection held,
+// and the journal is the sandbox's own memory, not Kassa's), the statement commits without
+// waiting for its WAL flush (synchronous_commit off for that one implicit transaction). That
+// is safe: everything Kassa writes about the charge comes later in the WAL (the attempt's
+// outcome, the payment), and a commit that is durable makes every earlier WAL record durable.
+// A crash can lose only a sandbox answer of which Kassa recorded nothing; the attempt sweep
+// then finds the charge unknown and abandons the attempt, as with a processor that never
+// received it. Inside a unit of work the setting would apply to the whole transaction, so
+// there the insert commits with it, synchronously.
 func (j *SandboxJournal) Remember(ctx context.Context, scope core.Scope, key string, res ports.ChargeResult) (ports.ChargeResult, error) {
 	body, err := jsonText(res)
 	if err != nil {
 		return ports.ChargeResult{}, err
 	}
-	if _, err := j.db.ExecContext(ctx, `INSERT INTO sandbox_charges (merchant_id, environment, idempotency_key, result)
-		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, scope.MerchantID, string(scope.Env), key, body); err != nil {
+	sync := "on"
+	if ambientOf(ctx) == nil {
+		sync = "off"
+	}
+	var row struct {
+		Result []byte `db:"result"`
+		Sync   string `db:"sync"`
+	}
+	if err := j.db.GetContext(ctx, &row, sandboxRememberSQL,
+		scope.MerchantID, string(scope.Env), key, body, sync); err != nil {
 		return ports.ChargeResult{}, fmt.Errorf("sandbox_charges: insert: %w", err)
 	}
-	stored, ok, err := j.Recall(ctx, scope, key)
-	if err == nil && !ok {
-		err = errors.New("sandbox_charges: the stored charge vanished")
+	if row.Result == nil {
+		stored, ok, err := j.Recall(ctx, scope, key)
+		if err == nil && !ok {
+			err = errors.New("sandbox_charges: the stored charge vanished")
+		}
+		return stored, err
 	}
-	return stored, err
+	var stored ports.ChargeResult
+	if err := json.Unmarshal(row.Result, &stored); err != nil {
+		return ports.ChargeResult{}, fmt.Errorf("sandbox_charges: decode: %w", err)
+	}
+	return stored, nil
 }
+
+// sandboxRememberSQL inserts a result or reads the one stored first, in one statement ($5:
+// synchronous_commit of its transaction, set as the one row of the SELECT is computed).
+const sandboxRememberSQL = `WITH ins AS (
+		INSERT INTO sandbox_charges (merchant_id, environment, idempotency_key, result)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING result)
+	SELECT COALESCE((SELECT result FROM ins), (SELECT result FROM sandbox_charges
+			WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3)) AS result,
+		set_config('synchronous_commit', $5, true) AS sync`
 
 // Recall reads the result stored under key.
 func (j *SandboxJournal) Recall(ctx context.Context, scope core.Scope, key string) (ports.ChargeResult, bool, error) {

@@ -86,11 +86,9 @@ func (p *Processor) Charge(ctx context.Context, req ports.ChargeRequest, now tim
 		return ports.ChargeResult{}, err
 	}
 	now = now.UTC().Truncate(time.Second)
-	if req.IdempotencyKey != "" && p.journal != nil {
-		if res, ok, err := p.journal.Recall(ctx, req.Scope, req.IdempotencyKey); err != nil || ok {
-			return res, err
-		}
-	}
+	// The answer is computed first and Remember keeps the first one stored under the key, so a
+	// retried key answers what its first call answered without a read before the write (one
+	// round trip to the journal, not two).
 	var res ports.ChargeResult
 	var err error
 	switch {
@@ -101,7 +99,15 @@ func (p *Processor) Charge(ctx context.Context, req ports.ChargeRequest, now tim
 	default:
 		res = chargeSEPA(req, now)
 	}
-	if err != nil || req.IdempotencyKey == "" || p.journal == nil {
+	if req.IdempotencyKey == "" || p.journal == nil {
+		return res, err
+	}
+	if err != nil {
+		// What failed now may have been answered before under this key (a saved method
+		// detached since): the first answer stands.
+		if old, ok, rerr := p.journal.Recall(ctx, req.Scope, req.IdempotencyKey); rerr != nil || ok {
+			return old, rerr
+		}
 		return res, err
 	}
 	return p.journal.Remember(ctx, req.Scope, req.IdempotencyKey, res)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
@@ -114,11 +115,23 @@ func medianOf(rs []result, f func(result) float64) float64 {
 	return spreadOf(xs).Median
 }
 
-// coldScenario is mk's scenario on a merchant created right before each window.
-func coldScenario(t *harness.Target, mk func(api) scenario) scenario {
+// Suffixes of the cold runs' names: never analysed, or statistics that know other merchants.
+const (
+	coldNever = ", never analysed"
+	coldStale = ", cold statistics"
+)
+
+// warmName is the name of the analysed run a cold run is compared with.
+func warmName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, coldNever), coldStale)
+}
+
+// coldScenario is mk's scenario on a merchant created right before each window; suffix
+// (coldNever or coldStale) names the state of the statistics it runs in.
+func coldScenario(t *harness.Target, mk func(api) scenario, suffix string) scenario {
 	cur := mk(api{base: t.BaseURL})
 	sc := cur
-	sc.name = cur.name + ", cold statistics"
+	sc.name = cur.name + suffix
 	sc.before = func(ctx context.Context) error {
 		m, err := createMerchant(ctx, t.BaseURL, t.OperatorToken, "Bench cold merchant")
 		if err != nil {
@@ -132,12 +145,9 @@ func coldScenario(t *harness.Target, mk func(api) scenario) scenario {
 }
 
 // seedStatistics gives the catalog tables statistics that know another merchant (200
-// products with a price, then ANALYZE), so that "cold" means what a new merchant on a running
-// platform meets, whatever ran before, and not a never-analysed database.
-func seedStatistics(ctx context.Context, t *harness.Target, plan []comparison) error {
-	if !slices.ContainsFunc(plan, func(c comparison) bool { return c.cold }) {
-		return nil
-	}
+// products with a price, then ANALYZE), so that the stale cold runs meet what a new merchant
+// on a running platform meets, whatever ran before, and not a never-analysed database.
+func seedStatistics(ctx context.Context, t *harness.Target) error {
 	m, err := createMerchant(ctx, t.BaseURL, t.OperatorToken, "Bench statistics merchant")
 	if err != nil {
 		return err
@@ -170,7 +180,7 @@ type jsonWindow struct {
 type jsonScenario struct {
 	Name       string       `json:"name"`
 	Floor      string       `json:"floor,omitempty"`
-	Statistics string       `json:"statistics"` // "analyzed", "cold" or "as found"
+	Statistics string       `json:"statistics"` // "analyzed", "never analyzed", "cold" or "as found"
 	RPS        float64      `json:"rps_median"`
 	P99ms      float64      `json:"p99_ms_median"`
 	RPSRatio   *spread      `json:"rps_ratio,omitempty"`

@@ -17,10 +17,8 @@ type op func(ctx context.Context) error
 // keep-alive connection or its own state).
 type scenario struct {
 	name  string
-	floor string // name of the floor it is compared with ("" = none: it is a floor, unless noFloor)
-	// noFloor marks a measured scenario that has no floor (a whole multi-request flow).
-	noFloor bool
-	newOp   func(worker int) op
+	floor string // name of the floor it is compared with ("" = none: it is a floor)
+	newOp func(worker int) op
 	// before and after (optional) bracket the run, e.g. to hold database connections only
 	// while a floor runs.
 	before func(context.Context) error

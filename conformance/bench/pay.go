@@ -13,14 +13,18 @@ import (
 var payConfirmBody = `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":` +
 	strconv.Itoa(time.Now().Year()+3) + `,"cvc":"123","name":"Ada Lovelace"}}`
 
+// payName is the whole-payment scenario's name.
+const payName = "confirm a payment through the browser API"
+
 // pay is the "confirm a payment through the browser API" scenario: each request is one whole
 // one-off payment as a merchant and its buyer make it: the merchant server creates a session
 // (merchant API), then the buyer's browser confirms it with the client secret (checkout
 // origin's browser API): a sandbox charge, the payment with its fee, the session's completion
-// and its events, in one transaction. It has no database floor of its own (it is two requests
-// and several statements); its latency is the whole loop's.
+// and its events. It has no database floor of its own (it is two requests and several
+// statements): the bench compares it with creating a session, in interleaved windows; its
+// latency is the whole loop's.
 func (a api) pay(checkoutBase string) scenario {
-	return scenario{name: "confirm a payment through the browser API", noFloor: true, newOp: func(int) op {
+	return scenario{name: payName, floor: "create checkout session", newOp: func(int) op {
 		c := newClient(2)
 		return func(ctx context.Context) error {
 			st, _, b, err := do(ctx, c, http.MethodPost, a.base+"/v1/checkout/sessions", a.key, nil, sessionBody)
