@@ -66,8 +66,11 @@ func TestUnitOfWorkRetriesDeadlock(t *testing.T) {
 			t.Fatalf("a unit of work failed despite the retry: %v", err)
 		}
 	}
-	if n := calls.Load(); n != 3 {
-		t.Errorf("fn ran %d times, want 3 (one of the two deadlocked and ran again)", n)
+	// At least one of the two deadlocked and ran again. On a loaded machine the retry may meet
+	// the other's locks once more (another deadlock, retried again): what must hold is that the
+	// retries are bounded and each unit of work counted once.
+	if n := calls.Load(); n < 3 || n > 2*5 {
+		t.Errorf("fn ran %d times, want 3 to 10 (one of the two deadlocked and ran again, within the bound)", n)
 	}
 	if a, b := uowValue(t, db, 1), uowValue(t, db, 2); a != 2 || b != 2 {
 		t.Errorf("rows = %d, %d; want 2, 2 (each unit of work counted once)", a, b)
