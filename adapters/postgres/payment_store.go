@@ -137,10 +137,6 @@ func nullIfZero(n int) *int {
 	return &n
 }
 
-// ErrPaymentExists is returned (wrapped) when a session already has a payment: the payments
-// module's sentinel.
-var ErrPaymentExists = payments.ErrPaymentExists
-
 // insertPayment writes a new payment inside the caller's transaction; nothing else (its
 // receipt is queued by the payments module, through the mail queue).
 func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Record) error {
@@ -189,7 +185,7 @@ func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Rec
 	if _, err = tx.ExecContext(ctx, insert, args...); err != nil {
 		var pe *pq.Error
 		if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "payments_session" {
-			return fmt.Errorf("%w: %w", ErrPaymentExists, err)
+			return fmt.Errorf("%w: %w", payments.ErrPaymentExists, err)
 		}
 		return fmt.Errorf("payments: insert: %w", err)
 	}

@@ -285,7 +285,7 @@ func TestALostOutcomeIsAppliedOnceByTheSweep(t *testing.T) {
 		'x', 'x@example.com', 'ref', now())`, scope.MerchantID, string(scope.Env), s.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pay(ctx, svc, s, visaDE); !errors.Is(err, postgres.ErrPaymentExists) {
+	if _, err := pay(ctx, svc, s, visaDE); !errors.Is(err, payments.ErrPaymentExists) {
 		t.Fatalf("want ErrPaymentExists, got %v", err)
 	}
 	var st struct {
