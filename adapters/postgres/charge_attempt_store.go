@@ -63,16 +63,8 @@ func (r *chargeAttemptRow) attempt() *payments.ChargeAttempt {
 // oldest first. With scope nil: live attempts and test attempts of merchants whose test clock
 // is not frozen, like every background sweep; with a scope only that scope's.
 func (st *ChargeAttemptStore) Stale(ctx context.Context, scope *core.Scope, startedBefore time.Time, limit int) ([]*payments.ChargeAttempt, error) {
-	args := []any{startedBefore, limit}
-	where := `a.status = 'pending' AND a.started_at < $1`
-	if scope != nil {
-		args = append(args, scope.MerchantID, string(scope.Env))
-		where += ` AND a.merchant_id = $3 AND a.environment = $4`
-	} else {
-		where += ` AND (a.environment = 'live' OR NOT EXISTS (
-			SELECT 1 FROM test_clocks c
-			WHERE c.merchant_id = a.merchant_id AND c.environment = a.environment AND c.frozen_time IS NOT NULL))`
-	}
+	inScope, args := sweepScope("a", scope, []any{startedBefore, limit})
+	where := `a.status = 'pending' AND a.started_at < $1 AND ` + inScope
 	var rows []chargeAttemptRow
 	if err := st.db.SelectContext(ctx, &rows, `SELECT `+chargeAttemptColumns+` FROM charge_attempts a
 		WHERE `+where+` ORDER BY a.started_at LIMIT $2`, args...); err != nil {

@@ -59,18 +59,11 @@ func utcPtr(t *time.Time) *time.Time {
 // ListDue reads up to limit payments whose due_at ≤ until, earliest first, without locking
 // them (see payments.DueStore). due_at is the stored projection of payments.Record.DueAt.
 func (st *PaymentStore) ListDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*payments.Record, error) {
-	args := []any{until}
-	where := `p.due_at <= $1`
+	inScope, args := sweepScope("p", scope, []any{until})
+	where := `p.due_at <= $1 AND ` + inScope
 	order := `p.due_at, p.merchant_id, p.environment, p.id`
 	if scope != nil {
-		args = append(args, scope.MerchantID, string(scope.Env))
-		where += ` AND p.merchant_id = $2 AND p.environment = $3`
 		order = `p.due_at, p.id`
-	} else {
-		// Test payments of a merchant whose clock is frozen move only with that clock.
-		where += ` AND (p.environment = 'live' OR NOT EXISTS (
-			SELECT 1 FROM test_clocks c
-			WHERE c.merchant_id = p.merchant_id AND c.environment = p.environment AND c.frozen_time IS NOT NULL))`
 	}
 	args = append(args, limit)
 	var rows []recordRow

@@ -241,18 +241,9 @@ func sessionStatusAt(status checkout.Status, now time.Time) []cond {
 // claimDueSessions locks up to limit due open sessions (FOR UPDATE SKIP LOCKED) on q, the
 // unit of work's transaction, and returns them (checkout.SessionRepository.ClaimDue).
 func claimDueSessions(ctx context.Context, q sqlx.QueryerContext, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
-	args := []any{until}
+	inScope, args := sweepScope("s", scope, []any{until})
 	// A session with a charge in flight is not due (checkout.Session.IsDue).
-	where := `s.status = 'open' AND s.expires_at <= $1 AND s.charging_attempt IS NULL`
-	if scope != nil {
-		args = append(args, scope.MerchantID, string(scope.Env))
-		where += ` AND s.merchant_id = $2 AND s.environment = $3`
-	} else {
-		// Test sessions of a merchant whose clock is frozen move only with that clock.
-		where += ` AND (s.environment = 'live' OR NOT EXISTS (
-			SELECT 1 FROM test_clocks c
-			WHERE c.merchant_id = s.merchant_id AND c.environment = s.environment AND c.frozen_time IS NOT NULL))`
-	}
+	where := `s.status = 'open' AND s.expires_at <= $1 AND s.charging_attempt IS NULL AND ` + inScope
 	args = append(args, limit)
 	query := fmt.Sprintf(`SELECT %s FROM checkout_sessions s WHERE %s
 		ORDER BY s.expires_at, s.id LIMIT $%d FOR UPDATE OF s SKIP LOCKED`, sessionCols("s"), where, len(args))

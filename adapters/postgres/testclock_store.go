@@ -92,3 +92,18 @@ func (st *TestClockStore) ReleaseAdvance(ctx context.Context, scope core.Scope, 
 	}
 	return nil
 }
+
+// sweepScope is the scope condition of a background sweep over the rows of table alias t.
+// With a scope: only that scope's rows (its merchant id and environment are appended to args
+// and numbered after them). Without one: live rows, and test rows of merchants whose test clock
+// is not frozen; those move only with their clock (an advance sweeps them with their scope).
+func sweepScope(t string, scope *core.Scope, args []any) (string, []any) {
+	if scope != nil {
+		n := len(args)
+		return fmt.Sprintf(`%[1]s.merchant_id = $%[2]d AND %[1]s.environment = $%[3]d`, t, n+1, n+2),
+			append(args, scope.MerchantID, string(scope.Env))
+	}
+	return fmt.Sprintf(`(%[1]s.environment = 'live' OR NOT EXISTS (
+			SELECT 1 FROM test_clocks c
+			WHERE c.merchant_id = %[1]s.merchant_id AND c.environment = %[1]s.environment AND c.frozen_time IS NOT NULL))`, t), args
+}
