@@ -170,19 +170,23 @@ func inTx(ctx context.Context, db beginner, fn func(tx *sqlx.Tx) error) (err err
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	defer rollbackUnlessDone(tx, &err)
 	if err = fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// rollbackUnlessDone, deferred right after BeginTxx, rolls tx back when the function fails
+// (*err set) or panics (the panic goes on).
+func rollbackUnlessDone(tx *sqlx.Tx, err *error) {
+	if p := recover(); p != nil {
+		_ = tx.Rollback()
+		panic(p)
+	}
+	if *err != nil {
+		_ = tx.Rollback()
+	}
 }
 
 // retryable reports a serialization failure (40001) or a deadlock (40P01): the transaction
@@ -257,15 +261,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 		return err
 	}
 	a := &ambient{tx: tx}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	defer rollbackUnlessDone(tx, &err)
 	if u.statementTimeout > 0 || u.idleTimeout > 0 {
 		if _, err = tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true),
 			set_config('idle_in_transaction_session_timeout', $2, true)`,
