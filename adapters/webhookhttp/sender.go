@@ -1,8 +1,7 @@
 // Package webhookhttp sends webhook deliveries over HTTP (webhooks.Sender): a signed POST of
 // the event envelope with the D10 headers, a 10 s timeout, no redirects followed, the response
 // body read up to a 4 KiB excerpt, and, in every mode, no destination that is not a public
-// address (webhooks.PublicAddress) unless the development flag allows private ones. NewClient
-// is the same guarded client for other outbound calls to merchant- or app-chosen URLs.
+// address (webhooks.PublicAddress) unless the development flag allows private ones.
 package webhookhttp
 
 import (
@@ -65,19 +64,18 @@ func New(o Options) *Sender {
 	if o.ExcerptLimit <= 0 {
 		o.ExcerptLimit = webhooks.ExcerptLimit
 	}
-	return &Sender{o: o, client: NewClient(o)}
+	return &Sender{o: o, client: newClient(o)}
 }
 
 // ErrForbiddenAddress is the failure of a delivery whose host resolves to an address that is
 // not public.
 var ErrForbiddenAddress = errors.New("destination address is not public")
 
-// NewClient returns the HTTP client of deliveries: o.Timeout per request (default
+// newClient returns the HTTP client of deliveries: o.Timeout per request (default
 // webhooks.Timeout), no proxy, no redirect followed (a 3xx is the answer), and unless
 // o.AllowPrivate every address it connects to checked with webhooks.PublicAddress after name
-// resolution. Other calls to URLs a merchant or an app chose (app webhook endpoints) use it
-// too.
-func NewClient(o Options) *http.Client {
+// resolution.
+func newClient(o Options) *http.Client {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = webhooks.Timeout

@@ -104,7 +104,7 @@ func TestRefusesNameResolvingToLoopback(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
-	c := NewClient(Options{Timeout: 2 * time.Second, resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+	c := newClient(Options{Timeout: 2 * time.Second, resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}})
 	_, err := c.Post("http://rebind.example:"+port+"/", "application/json", strings.NewReader("{}"))

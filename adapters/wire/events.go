@@ -23,8 +23,8 @@ func MerchantPayload(e core.Event) (any, error) {
 		return Dispute(ev.Dispute), nil
 	case payments.ChargeDeclined:
 		return chargeDeclined{
-			Object: "payment_intent", SessionID: ev.SessionID, InvoiceID: ev.InvoiceID, Amount: ev.Amount,
-			Currency: string(ev.Currency), PaymentMethod: string(ev.Method), FailureCode: ev.FailureCode,
+			chargeHead:    headOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency),
+			PaymentMethod: string(ev.Method), FailureCode: ev.FailureCode,
 			DeclineCode: ev.DeclineCode, FailureMessage: ev.FailureMessage, Card: chargeCardOf(ev.Card),
 			Created: ev.At.Unix(),
 		}, nil
@@ -34,8 +34,8 @@ func MerchantPayload(e core.Event) (any, error) {
 			redirect = &u
 		}
 		return chargeRequiresAction{
-			Object: "payment_intent", SessionID: ev.SessionID, InvoiceID: ev.InvoiceID, Amount: ev.Amount,
-			Currency: string(ev.Currency), Status: "requires_action", PaymentMethod: string(ev.Method),
+			chargeHead: headOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency),
+			Status:     "requires_action", PaymentMethod: string(ev.Method),
 			NextAction: nextAction{Type: ev.Action.Kind, RedirectURL: redirect},
 			Card:       chargeCardOf(ev.Card), Created: ev.At.Unix(),
 		}, nil
@@ -68,13 +68,23 @@ func chargeCardOf(c *ports.CardInfo) *chargeCard {
 	return &chargeCard{Brand: c.Brand, Last4: c.Last4, Country: c.Country, Funding: c.Funding}
 }
 
+// chargeHead opens the data.object of a charge that created no payment: the payable charged
+// and the amount.
+type chargeHead struct {
+	Object    string `json:"object"`
+	SessionID string `json:"session_id,omitempty"` // the payable: a session
+	InvoiceID string `json:"invoice_id,omitempty"` // or an invoice
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+}
+
+func headOf(sessionID, invoiceID string, amount int64, cur core.Currency) chargeHead {
+	return chargeHead{Object: "payment_intent", SessionID: sessionID, InvoiceID: invoiceID, Amount: amount, Currency: string(cur)}
+}
+
 // chargeDeclined is the data.object of payment_intent.payment_failed for a declined charge.
 type chargeDeclined struct {
-	Object         string      `json:"object"`
-	SessionID      string      `json:"session_id,omitempty"` // the payable: a session
-	InvoiceID      string      `json:"invoice_id,omitempty"` // or an invoice
-	Amount         int64       `json:"amount"`
-	Currency       string      `json:"currency"`
+	chargeHead
 	PaymentMethod  string      `json:"payment_method"`
 	FailureCode    string      `json:"failure_code"`
 	DeclineCode    string      `json:"decline_code"`
@@ -85,11 +95,7 @@ type chargeDeclined struct {
 
 // chargeRequiresAction is the data.object of payment_intent.requires_action.
 type chargeRequiresAction struct {
-	Object        string      `json:"object"`
-	SessionID     string      `json:"session_id,omitempty"` // the payable: a session
-	InvoiceID     string      `json:"invoice_id,omitempty"` // or an invoice
-	Amount        int64       `json:"amount"`
-	Currency      string      `json:"currency"`
+	chargeHead
 	Status        string      `json:"status"`
 	PaymentMethod string      `json:"payment_method"`
 	NextAction    nextAction  `json:"next_action"`

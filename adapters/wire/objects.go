@@ -40,7 +40,7 @@ func Session(s *checkout.Session) api.CheckoutSession {
 		LineItems:     items,
 		SuccessUrl:    s.SuccessURL(),
 		CancelUrl:     s.CancelURL(),
-		Metadata:      metadataOut(s.Metadata()),
+		Metadata:      Metadata(s.Metadata()),
 	}
 	if r := s.CancellationReason(); r != nil {
 		cr := api.CheckoutSessionCancellationReason(*r)
@@ -80,7 +80,7 @@ func Payment(p *payments.Payment) api.Payment {
 		},
 		Customer:  api.PaymentCustomer{Name: c.Name, Email: c.Email},
 		Reference: p.Reference(),
-		Metadata:  metadataOut(p.Metadata()),
+		Metadata:  Metadata(p.Metadata()),
 		Created:   p.Created().Unix(),
 	}
 	if card := p.Card(); card != nil {
@@ -90,7 +90,8 @@ func Payment(p *payments.Payment) api.Payment {
 	return out
 }
 
-func metadataOut(m map[string]string) api.Metadata {
+// Metadata renders an entity's metadata: an empty object when it has none.
+func Metadata(m map[string]string) api.Metadata {
 	if m == nil {
 		return api.Metadata{}
 	}

@@ -1,8 +1,6 @@
 package checkoutapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 
@@ -22,8 +20,7 @@ func NewCheckoutLimits(log *slog.Logger, clientIP kit.ClientIP, perSecret, perAd
 			if s == "" {
 				return ""
 			}
-			sum := sha256.Sum256([]byte(s))
-			return hex.EncodeToString(sum[:]) + " " + clientIP.Key(r)
+			return kit.SecretKey(s) + " " + clientIP.Key(r)
 		}},
 	)
 }

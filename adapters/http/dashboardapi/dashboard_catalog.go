@@ -15,7 +15,7 @@ import (
 
 func (a *dashboardAPI) ListProducts(ctx context.Context, r dash.ListProductsRequestObject) (dash.ListProductsResponseObject, error) {
 	p := r.Params
-	page, err := a.d.Catalog.ListProducts(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
+	page, err := a.d.Catalog.ListProducts(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
 	if err != nil {
 		return nil, err
 	}
@@ -28,10 +28,7 @@ func (a *dashboardAPI) ListProducts(ctx context.Context, r dash.ListProductsRequ
 }
 
 func (a *dashboardAPI) CreateProduct(ctx context.Context, r dash.CreateProductRequestObject) (dash.CreateProductResponseObject, error) {
-	in := catalog.ProductInput{Name: r.Body.Name, Description: r.Body.Description}
-	if r.Body.Metadata != nil {
-		in.Metadata = map[string]string(*r.Body.Metadata)
-	}
+	in := catalog.ProductInput{Name: r.Body.Name, Description: r.Body.Description, Metadata: present.MetadataIn(r.Body.Metadata)}
 	p, err := a.d.Catalog.CreateProduct(ctx, kit.CallerFrom(ctx).Scope, in, nil)
 	if err != nil {
 		return nil, err
@@ -57,7 +54,7 @@ func (a *dashboardAPI) ArchiveProduct(ctx context.Context, r dash.ArchiveProduct
 
 func (a *dashboardAPI) ListPrices(ctx context.Context, r dash.ListPricesRequestObject) (dash.ListPricesResponseObject, error) {
 	p := r.Params
-	page, err := a.d.Catalog.ListPrices(ctx, kit.CallerFrom(ctx).Scope, r.Id, dashList(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
+	page, err := a.d.Catalog.ListPrices(ctx, kit.CallerFrom(ctx).Scope, r.Id, present.ListQuery(p.Limit, p.StartingAfter, p.EndingBefore), p.Active)
 	if err != nil {
 		return nil, err
 	}

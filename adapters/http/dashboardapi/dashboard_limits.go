@@ -1,8 +1,6 @@
 package dashboardapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 
@@ -22,8 +20,7 @@ func NewDashboardLimits(log *slog.Logger, clientIP kit.ClientIP, perSession, per
 			if err != nil || c.Value == "" {
 				return ""
 			}
-			sum := sha256.Sum256([]byte(c.Value))
-			return hex.EncodeToString(sum[:])
+			return kit.SecretKey(c.Value)
 		}},
 		kit.LimitRule{Limiter: perAddress, Key: func(r *http.Request) string {
 			if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {

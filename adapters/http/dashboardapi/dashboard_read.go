@@ -36,21 +36,6 @@ func (a *dashboardAPI) ListEventTypes(context.Context, dash.ListEventTypesReques
 	return dash.ListEventTypes200JSONResponse{Body: dash.EventTypeList{Data: append([]string(nil), webhooks.MerchantEvents...)}}, nil
 }
 
-// dashList is the cursor query of a dashboard list.
-func dashList(limit *int, after, before *string) core.ListQuery {
-	var q core.ListQuery
-	if limit != nil {
-		q.Limit = *limit
-	}
-	if after != nil {
-		q.StartingAfter = *after
-	}
-	if before != nil {
-		q.EndingBefore = *before
-	}
-	return q
-}
-
 // recentPayments is how many payments the overview shows.
 const recentPayments = 5
 
@@ -99,7 +84,7 @@ func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequ
 		status = string(*r.Params.Status)
 	}
 	p := r.Params
-	page, err := a.d.Payments.List(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	page, err := a.d.Payments.List(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(p.Limit, p.StartingAfter, p.EndingBefore), status)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +139,7 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 		status = string(*r.Params.Status)
 	}
 	p := r.Params
-	page, err := a.d.Checkout.List(ctx, kit.CallerFrom(ctx).Scope, dashList(p.Limit, p.StartingAfter, p.EndingBefore), status)
+	page, err := a.d.Checkout.List(ctx, kit.CallerFrom(ctx).Scope, present.ListQuery(p.Limit, p.StartingAfter, p.EndingBefore), status)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +154,7 @@ func (a *dashboardAPI) ListCheckoutSessions(ctx context.Context, r dash.ListChec
 func (a *dashboardAPI) ListMailbox(ctx context.Context, r dash.ListMailboxRequestObject) (dash.ListMailboxResponseObject, error) {
 	out := dash.MailboxMessageList{Object: wire.ListObjectList, Url: "/api/v1/test/mailbox", Data: []dash.MailboxMessage{}}
 	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
-	q, err := dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore).Normalize()
+	q, err := present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore).Normalize()
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func (a *dashboardAPI) SendWebhookTestEvent(ctx context.Context, r dash.SendWebh
 
 func (a *dashboardAPI) ListWebhookDeliveries(ctx context.Context, r dash.ListWebhookDeliveriesRequestObject) (dash.ListWebhookDeliveriesResponseObject, error) {
 	page, err := a.d.Webhooks.ListDeliveries(ctx, kit.CallerFrom(ctx).Scope, r.Id,
-		dashList(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore))
+		present.ListQuery(r.Params.Limit, r.Params.StartingAfter, r.Params.EndingBefore))
 	if err != nil {
 		return nil, err
 	}

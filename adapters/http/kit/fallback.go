@@ -2,17 +2,10 @@ package kit
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 
 	"github.com/kassa-pay/kassa/core"
 )
-
-// Placeholder serves a listener whose pages come with a later issue: every path is a 404
-// envelope, so the origin exists (and its base URL is embedded in sessions) from the start.
-func Placeholder(log *slog.Logger, name string) http.Handler {
-	return Outer(log.With("listener", name), http.HandlerFunc(NotFound))
-}
 
 // NotFound answers a path no API serves: 404 resource_missing.
 func NotFound(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,8 @@ package kit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -102,6 +104,13 @@ func (t *AuthThrottle) Wrap(next http.Handler) http.Handler {
 type LimitRule struct {
 	Limiter KeyedLimiter
 	Key     func(r *http.Request) string
+}
+
+// SecretKey is the form a rule keys a credential by (a session cookie, a client secret): its
+// SHA-256 in hex, so no limiter holds it in clear.
+func SecretKey(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
 }
 
 // RequestLimits refuses a request with 429 rate_limited and Retry-After when one of its rules

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -32,7 +33,7 @@ func Product(p *catalog.Product) wire.Product {
 		StatementDescriptor: optional(p.StatementDescriptor()),
 		Url:                 optional(p.URL()),
 		Shippable:           p.Shippable(),
-		Metadata:            metadataOut(p.Metadata()),
+		Metadata:            render.Metadata(p.Metadata()),
 		Tags:                nonNil(p.Tags()),
 		DefaultPrice:        optional(p.DefaultPrice()),
 		Active:              p.Active(),
@@ -60,7 +61,7 @@ func Price(p *catalog.Price) wire.Price {
 		Active:      p.Active(),
 		TaxBehavior: wire.TaxBehavior(p.TaxBehavior()),
 		LookupKey:   optional(p.LookupKey()),
-		Metadata:    metadataOut(p.Metadata()),
+		Metadata:    render.Metadata(p.Metadata()),
 		Created:     p.Created().Unix(),
 	}
 	if r := p.Recurring(); r != nil {
@@ -94,13 +95,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func metadataOut(m map[string]string) wire.Metadata {
-	if m == nil {
-		return wire.Metadata{}
-	}
-	return wire.Metadata(m)
 }
 
 // MetadataIn is the metadata of a request (nil when absent).
