@@ -641,7 +641,9 @@ type ClientInterface interface {
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
 	// `invalid_state`/`session_expired` when it is already `expired` (including past its
-	// `expires_at`) or `canceled`; 429; 5xx.
+	// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+	// payment is being charged (the charge completes the session or leaves it `open`); 429;
+	// 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1298,7 +1300,9 @@ func (c *Client) RetrieveCheckoutSession(ctx context.Context, id SessionId, reqE
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
 // `invalid_state`/`session_expired` when it is already `expired` (including past its
-// `expires_at`) or `canceled`; 429; 5xx.
+// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+// payment is being charged (the charge completes the session or leaves it `open`); 429;
+// 5xx.
 //
 // Example error body:
 // ```json
@@ -3285,7 +3289,9 @@ type ClientWithResponsesInterface interface {
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
 	// `invalid_state`/`session_expired` when it is already `expired` (including past its
-	// `expires_at`) or `canceled`; 429; 5xx.
+	// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+	// payment is being charged (the charge completes the session or leaves it `open`); 429;
+	// 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -7199,7 +7205,9 @@ func (c *ClientWithResponses) RetrieveCheckoutSessionWithResponse(ctx context.Co
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
 // `invalid_state`/`session_expired` when it is already `expired` (including past its
-// `expires_at`) or `canceled`; 429; 5xx.
+// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+// payment is being charged (the charge completes the session or leaves it `open`); 429;
+// 5xx.
 //
 // Example error body:
 // ```json
