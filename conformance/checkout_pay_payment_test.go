@@ -103,4 +103,51 @@ func TestCheckoutPayPayment(t *testing.T) {
 			}
 		})
 	}
+
+	// D7 as amended: a fee never exceeds the amount it is charged on. KRW 250 (no minor
+	// unit) with a US card at the 2026-11-20 rate 1702.69: 25000 / 1702.69 = 14.68 → 15 EUR
+	// cents; 2.8 % = 0.42 → 0, + 25 = 25; PSP 2.2 % = 0.33 → 0, + 10 = 10; 25 × 17.0269 =
+	// 425.67 → 426 KRW, more than the 250 charged. Capped at 250; the EUR parts shrink in
+	// the same proportion: round(25 × 250 / 426) = round(14.67) = 15, round(10 × 250 / 426)
+	// = round(5.87) = 6.
+	harness.Rule(t, "D7", "a fee the plan would set above the amount (KRW 250, card) is capped at the amount, its EUR parts reduced in proportion", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		m := newMerchant(t, true)
+		s := paySession(t, m, func(b *api.CheckoutSessionCreate) { b.Currency, b.Amount = "krw", ptr(int64(250)) })
+		payConfirmOK(t, s, payCard(payCardOK), capi.ConfirmResultStatusSucceeded)
+		_, p := payPayment(t, m, s.Id)
+		if p == nil || p.Fee.ServiceFeeChargeCurrency > p.Amount {
+			t.Fatalf("payment %+v: fee above the amount", p)
+		}
+		if want := (api.PaymentFee{ServiceFeeEur: 15, PspFeeEur: 6, ServiceFeeChargeCurrency: 250, Currency: "KRW"}); p.Fee != want {
+			t.Fatalf("fee = %+v, want %+v", p.Fee, want)
+		}
+	})
+
+	// D6 as amended: payment_status is absent while the session has no payment (a decline
+	// leaves none), paid once a card payment succeeds, in the session and in its
+	// checkout.session.completed event. SEPA's processing and failed are in
+	// payments_async_states_test.go.
+	harness.Rule(t, "D6", "payment_status: absent on an open session and after a decline, paid after a card payment, also in checkout.session.completed", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		m := newMerchant(t, true)
+		s := paySession(t, m)
+		if got := csGet(t, m.Test, s.Id); got.PaymentStatus != nil {
+			t.Fatalf("open session payment_status = %v, want absent", *got.PaymentStatus)
+		}
+		resp := payConfirm(t, s, payCard(payCardDecline))
+		payWantDecline(t, resp.HTTPResponse, resp.Body, "generic_decline")
+		if got := csGet(t, m.Test, s.Id); got.Status != "open" || got.PaymentStatus != nil {
+			t.Fatalf("after a decline: %s, payment_status %v", got.Status, got.PaymentStatus)
+		}
+		payConfirmOK(t, s, payCard(payCardOK), capi.ConfirmResultStatusSucceeded)
+		if got := csGet(t, m.Test, s.Id); got.PaymentStatus == nil || *got.PaymentStatus != "paid" {
+			t.Fatalf("after a card payment payment_status = %v, want paid", got.PaymentStatus)
+		}
+		if ev := payWantEvents(t, m, payEventCompleted, s.Id, 1)[0]; ev.Data.Object["payment_status"] != "paid" {
+			t.Fatalf("checkout.session.completed payment_status = %v", ev.Data.Object["payment_status"])
+		}
+	})
 }

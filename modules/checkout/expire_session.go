@@ -8,7 +8,8 @@ import (
 
 // Expire ends an open session early (POST /v1/checkout/sessions/{id}/expire): the session
 // becomes expired and checkout.session.expired is written with it, in one unit of work. A complete session answers
-// ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired. A session whose
+// ErrSessionAlreadyCompleted, an expired or canceled one ErrSessionExpired, one with a charge
+// in flight payments.ErrChargeInProgress (without waiting for it). A session whose
 // lifetime already ran out is expired, whether or not anyone noticed yet (D6: a read would
 // show it expired): if nobody did, its expiry is recorded now, stamped at its expires_at with
 // its one event, and the call answers ErrSessionExpired like any later one, so the answer does

@@ -604,7 +604,8 @@ type ClientInterface interface {
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
 	//
-	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`, `payment_in_progress`
+	// (a confirmation of this session is being charged); 429 `rate_limited` (wait
 	// `Retry-After`); 5xx.
 	//
 	// Example error body:
@@ -818,7 +819,8 @@ func (c *Client) ResolveBuyerAction(ctx context.Context, id SessionId, body Reso
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
 //
-// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+// **Errors:** 401 `client_secret_missing`; 422 `session_expired`, `payment_in_progress`
+// (a confirmation of this session is being charged); 429 `rate_limited` (wait
 // `Retry-After`); 5xx.
 //
 // Example error body:
@@ -1278,7 +1280,8 @@ type ClientWithResponsesInterface interface {
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
 	//
-	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+	// **Errors:** 401 `client_secret_missing`; 422 `session_expired`, `payment_in_progress`
+	// (a confirmation of this session is being charged); 429 `rate_limited` (wait
 	// `Retry-After`); 5xx.
 	//
 	// Example error body:
@@ -2255,7 +2258,8 @@ func (c *ClientWithResponses) ResolveBuyerActionWithResponse(ctx context.Context
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
 //
-// **Errors:** 401 `client_secret_missing`; 422 `session_expired`; 429 `rate_limited` (wait
+// **Errors:** 401 `client_secret_missing`; 422 `session_expired`, `payment_in_progress`
+// (a confirmation of this session is being charged); 429 `rate_limited` (wait
 // `Retry-After`); 5xx.
 //
 // Example error body:

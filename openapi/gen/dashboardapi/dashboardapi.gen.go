@@ -555,10 +555,13 @@ type PaymentDetail struct {
 // PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
-// arithmetic is exact and rounds half-up (a tie away from zero) at exactly three steps,
-// each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
-// each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
-// in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
+// arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
+// the amount in EUR cents, round(amount × 100 / (10^e × r)); each fee in EUR cents,
+// round(amount_eur × percent / 100) + fixed; and the platform fee in the charge
+// currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1. A fee never
+// exceeds the amount: where that platform fee would be above it (a low-value currency
+// near the minimum), it is the amount, and both EUR parts are reduced in the same
+// proportion, round(fee_eur × amount / uncapped fee), so the net is never negative.
 type PaymentFee = externalRef0.PaymentFee
 
 // PaymentList A page of payments.

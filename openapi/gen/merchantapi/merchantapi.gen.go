@@ -115,10 +115,13 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 // PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
-// arithmetic is exact and rounds half-up (a tie away from zero) at exactly three steps,
-// each to whole minor units: the amount in EUR cents, round(amount × 100 / (10^e × r));
-// each fee in EUR cents, round(amount_eur × percent / 100) + fixed; and the platform fee
-// in the charge currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1.
+// arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
+// the amount in EUR cents, round(amount × 100 / (10^e × r)); each fee in EUR cents,
+// round(amount_eur × percent / 100) + fixed; and the platform fee in the charge
+// currency, round(service_fee_eur × r × 10^e / 100). For EUR, r = 1. A fee never
+// exceeds the amount: where that platform fee would be above it (a low-value currency
+// near the minimum), it is the amount, and both EUR parts are reduced in the same
+// proportion, round(fee_eur × amount / uncapped fee), so the net is never negative.
 type PaymentFee = externalRef0.PaymentFee
 
 // Price A price of a product.
@@ -641,7 +644,9 @@ type ClientInterface interface {
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
 	// `invalid_state`/`session_expired` when it is already `expired` (including past its
-	// `expires_at`) or `canceled`; 429; 5xx.
+	// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+	// payment is being charged (the charge completes the session or leaves it `open`); 429;
+	// 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1298,7 +1303,9 @@ func (c *Client) RetrieveCheckoutSession(ctx context.Context, id SessionId, reqE
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
 // `invalid_state`/`session_expired` when it is already `expired` (including past its
-// `expires_at`) or `canceled`; 429; 5xx.
+// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+// payment is being charged (the charge completes the session or leaves it `open`); 429;
+// 5xx.
 //
 // Example error body:
 // ```json
@@ -3285,7 +3292,9 @@ type ClientWithResponsesInterface interface {
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
 	// `invalid_state`/`session_already_completed` when the session is `complete`, 422
 	// `invalid_state`/`session_expired` when it is already `expired` (including past its
-	// `expires_at`) or `canceled`; 429; 5xx.
+	// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+	// payment is being charged (the charge completes the session or leaves it `open`); 429;
+	// 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -7199,7 +7208,9 @@ func (c *ClientWithResponses) RetrieveCheckoutSessionWithResponse(ctx context.Co
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
 // `invalid_state`/`session_already_completed` when the session is `complete`, 422
 // `invalid_state`/`session_expired` when it is already `expired` (including past its
-// `expires_at`) or `canceled`; 429; 5xx.
+// `expires_at`) or `canceled`, 422 `invalid_state`/`payment_in_progress` while the buyer's
+// payment is being charged (the charge completes the session or leaves it `open`); 429;
+// 5xx.
 //
 // Example error body:
 // ```json
