@@ -155,6 +155,11 @@ func run() error {
 		// A whole payment is compared with creating a session, interleaved like a floor: its
 		// ratio is payments/s ÷ sessions created/s in adjacent windows.
 		add("pay", a.pay(t.CheckoutURL), &create)
+		if db != nil {
+			// The floor of a confirmation, against the same create windows: it bounds what the
+			// whole payment can reach with the rows a confirmation writes (report: bound).
+			add("pay", newConfirmFloor(t.DatabaseURL, fm.ID, *conns, *duration+*warmup).scenario(), &create)
+		}
 	}
 	if cfg.analyze {
 		for i := range plan {

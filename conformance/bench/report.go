@@ -142,6 +142,12 @@ func report(w io.Writer, ms []measurement, cfg loadConfig) (allPass bool) {
 		fmt.Fprintf(w, "cold vs analysed, %s: rps/floor %.2f vs %s: %s\n",
 			m.name, c.rpsRatio.Median, fmtSpread(wm.rpsRatio), verdict)
 	}
+	if c, ok := sums[floorConfirm]; ok && c.hasRatio {
+		b := func(r float64) float64 { return r / (1 + r) }
+		fmt.Fprintf(w, "bound on a whole payment ÷ create with a confirmation's rows: %.2f (%.2f–%.2f): %s ÷ create is r, a\n",
+			b(c.rpsRatio.Median), b(c.rpsRatio.Min), b(c.rpsRatio.Max), floorConfirm)
+		fmt.Fprintln(w, "payment could reach r ÷ (1 + r) of create if its confirmation cost nothing but those rows.")
+	}
 	fmt.Fprintln(w, "rps/floor and p99/floor: create session, create product and create price are compared with the")
 	fmt.Fprintln(w, "INSERT+event floor; retrieve and replay with the primary-key SELECT floor. Each ratio is the median")
 	fmt.Fprintln(w, "of the windows' ratios, each window measured right after a window of its floor; the range in")
