@@ -46,7 +46,7 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 			return err
 		}
 		ts := tx.StmtxContext(ctx, st) // the pool's statement, on the transaction's connection
-		defer ts.Close()                 // releases its tie to st now, not at the commit
+		defer ts.Close()               // releases its tie to st now, not at the commit
 		return a.note(ts.GetContext(ctx, dest, args...))
 	}
 	return st.GetContext(ctx, dest, args...)

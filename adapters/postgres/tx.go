@@ -31,16 +31,22 @@ import (
 //
 // The context key is unexported: nothing outside this package can see or forge the
 // transaction, and ports never mention *sql.Tx.
+//
+// The writes of the typed unit of work's repositories do not go out one by one: the ambient
+// transaction buffers them and sends them together before whatever runs next on it (see
+// "Write-behind" in writebehind.go). Every path to the transaction (handle.on, txq, the
+// prepared reads, a savepoint, the commit) goes through ambient.conn or ambient.flush, so
+// nothing runs before the writes made ahead of it.
 
 type ambientKey struct{}
 
 // ambient is the transaction of a unit of work and its bookkeeping. It is used by one
 // goroutine at a time, like the *sqlx.Tx it holds.
 type ambient struct {
-	tx         *sqlx.Tx
-	savepoints int   // savepoints opened so far, for unique names
-	retry      error // the first serialization failure or deadlock seen, if any
-	writeBuffer      // the repositories' writes not sent yet (see "Write-behind" in writebehind.go)
+	tx          *sqlx.Tx
+	savepoints  int   // savepoints opened so far, for unique names
+	retry       error // the first serialization failure or deadlock seen, if any
+	writeBuffer       // the repositories' writes not sent yet (see "Write-behind" in writebehind.go)
 }
 
 func ambientOf(ctx context.Context) *ambient {
