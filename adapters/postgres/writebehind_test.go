@@ -17,11 +17,11 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// writes returns the statements of sent that write (INSERT or UPDATE anywhere in them).
+// writes returns the statements of sent that write: an INSERT, an UPDATE or a flush.
 func writes(sent []string) []string {
 	var out []string
 	for _, q := range sent {
-		if strings.Contains(q, "INSERT") || strings.Contains(q, "UPDATE") {
+		if strings.HasPrefix(q, "INSERT") || strings.HasPrefix(q, "UPDATE") || strings.HasPrefix(q, "WITH w1 AS (") {
 			out = append(out, q)
 		}
 	}
