@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -77,27 +76,29 @@ func (st *ChargeAttemptStore) Stale(ctx context.Context, scope *core.Scope, star
 	return out, nil
 }
 
-// insertChargeAttempt records a new pending attempt in the caller's transaction. A second
+// chargeAttemptInsert records a new pending attempt (buffered by the unit of work). A second
 // pending attempt of the same payable is refused by charge_attempts_one_pending:
-// payments.ErrChargeInProgress.
-func insertChargeAttempt(ctx context.Context, tx sqlx.ExecerContext, a *payments.ChargeAttempt) error {
+// payments.ErrChargeInProgress (flushSentinels).
+func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 	s := a.Snapshot()
 	if s.Status != payments.AttemptPending {
-		return errors.New("charge_attempts: insert: a new attempt is pending")
+		return write{}, errors.New("charge_attempts: insert: a new attempt is pending")
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key,
+	return write{
+		what: "charge_attempts: insert " + a.IdempotencyKey(),
+		row:  chargeAttemptRowKey(a),
+		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key,
 		reference, number, kind, amount, currency, method, processor_ref, approve, status, charged_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12)`,
-		s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), s.Reference, s.Number, string(s.Kind),
-		s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.ChargedAt)
-	var pe *pq.Error
-	if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "charge_attempts_one_pending" {
-		return payments.ErrChargeInProgress
-	}
-	if err != nil {
-		return fmt.Errorf("charge_attempts: insert: %w", err)
-	}
-	return nil
+		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), s.Reference, s.Number, string(s.Kind),
+			s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.ChargedAt},
+	}, nil
+}
+
+// chargeAttemptRowKey names an attempt's row for the write buffer.
+func chargeAttemptRowKey(a *payments.ChargeAttempt) string {
+	sc := a.Scope()
+	return "charge_attempts " + sc.MerchantID + " " + string(sc.Env) + " " + a.IdempotencyKey()
 }
 
 // lockChargeAttempt reads the attempt key of the payable reference FOR UPDATE in the caller's
@@ -116,23 +117,19 @@ func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.S
 	return r.attempt(), nil
 }
 
-// updateChargeAttempt writes a resolved attempt (applied or abandoned) in the caller's
-// transaction; only a pending row changes.
-func updateChargeAttempt(ctx context.Context, tx sqlx.ExecerContext, a *payments.ChargeAttempt) error {
+// chargeAttemptUpdate writes a resolved attempt (applied or abandoned; buffered by the unit of
+// work): only a pending row changes, and the flush fails when none did.
+func chargeAttemptUpdate(a *payments.ChargeAttempt) (write, error) {
 	s := a.Snapshot()
 	if s.Status == payments.AttemptPending {
-		return errors.New("charge_attempts: update: the attempt is still pending")
+		return write{}, errors.New("charge_attempts: update: the attempt is still pending")
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = now()
+	return write{
+		what: "charge_attempts: update " + a.IdempotencyKey() + " (pending)",
+		row:  chargeAttemptRowKey(a),
+		sql: `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = now()
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND status = 'pending'`,
-		s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome)))
-	if err != nil {
-		return fmt.Errorf("charge_attempts: update: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("charge_attempts: update %s: %w", a.IdempotencyKey(), err)
-	} else if n != 1 {
-		return fmt.Errorf("charge_attempts: update %s: %d rows, not 1 pending", a.IdempotencyKey(), n)
-	}
-	return nil
+		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome))},
+		one:  true,
+	}, nil
 }

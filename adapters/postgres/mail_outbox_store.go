@@ -19,16 +19,18 @@ import (
 // MailOutboxIDPrefix is the prefix of mail_outbox row ids.
 const MailOutboxIDPrefix = "mob_"
 
+// mailColumns is the number of parameters of one mail in mailInsert.
+const mailColumns = 6
+
 // mailInsert is the statement that queues mails, starting at placeholder $first, and its
 // arguments. Each mail is due at once: the database's time in whole seconds, as the workers'
 // clock (core.SystemClock) reads it. A subject has at most one mail of a kind: queueing it
 // again is a no-op.
 func mailInsert(mails []core.Mail, first int) (string, []any) {
-	const cols = 6
 	rows := make([]string, len(mails))
-	args := make([]any, 0, cols*len(mails))
+	args := make([]any, 0, mailColumns*len(mails))
 	for i, m := range mails {
-		n := first + i*cols
+		n := first + i*mailColumns
 		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d::timestamptz)", n, n+1, n+2, n+3, n+4, n+5)
 		args = append(args, m.Scope.MerchantID, string(m.Scope.Env), core.NewID(MailOutboxIDPrefix),
 			string(m.Kind), m.SubjectID, m.Created.UTC())
@@ -39,21 +41,9 @@ func mailInsert(mails []core.Mail, first int) (string, []any) {
 	return q + ` ON CONFLICT (merchant_id, environment, subject_id, kind) DO NOTHING`, args
 }
 
-// insertMail queues mails inside the caller's transaction (see mailInsert).
-func insertMail(ctx context.Context, tx sqlx.ExecerContext, mails []core.Mail) error {
-	if len(mails) == 0 {
-		return nil
-	}
-	q, args := mailInsert(mails, 1)
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("mail_outbox: queue %s: %w", mails[0].Kind, err)
-	}
-	return nil
-}
-
 // MailOutboxStore is the mail queue the mail worker drains (mail.Store). Rows are written in
-// the transactions of their causes (insertMail); this store claims them (SKIP LOCKED with a
-// lease) and records the outcome of each attempt.
+// the transactions of their causes (mailInsert, through the unit of work's mail queue); this
+// store claims them (SKIP LOCKED with a lease) and records the outcome of each attempt.
 type MailOutboxStore struct{ db handle }
 
 // NewMailOutboxStore returns the outbox store on db.

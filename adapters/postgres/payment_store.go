@@ -137,11 +137,12 @@ func nullIfZero(n int) *int {
 	return &n
 }
 
-// insertPayment writes a new payment inside the caller's transaction; nothing else (its
-// receipt is queued by the payments module, through the mail queue).
-func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Record) error {
+// paymentInsert writes a new payment (buffered by the unit of work); nothing else (its receipt
+// is queued by the payments module, through the mail queue). A second payment of a session is
+// refused by payments_session: payments.ErrPaymentExists (flushSentinels).
+func paymentInsert(rec *payments.Record) (write, error) {
 	if rec == nil || rec.Payment == nil {
-		return errors.New("payments: insert: no payment")
+		return write{}, errors.New("payments: insert: no payment")
 	}
 	p := rec.Payment.Snapshot()
 	md := p.Metadata
@@ -150,7 +151,7 @@ func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Rec
 	}
 	metadata, err := jsonText(md)
 	if err != nil {
-		return err
+		return write{}, err
 	}
 	var brand, last4, country, funding *string
 	if c := p.Card; c != nil {
@@ -160,7 +161,7 @@ func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Rec
 	var disputeReason *string
 	if rec.DisputeOpensAt != nil {
 		if rec.DisputeReason == "" {
-			return errors.New("payments: insert: a dispute notice needs a reason")
+			return write{}, errors.New("payments: insert: a dispute notice needs a reason")
 		}
 		disputeReason = &rec.DisputeReason
 	}
@@ -182,14 +183,7 @@ func insertPayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Rec
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
 		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
 		nullIfEmpty(p.Fee.Rate), rec.AvailableAt}
-	if _, err = tx.ExecContext(ctx, insert, args...); err != nil {
-		var pe *pq.Error
-		if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == "payments_session" {
-			return fmt.Errorf("%w: %w", payments.ErrPaymentExists, err)
-		}
-		return fmt.Errorf("payments: insert: %w", err)
-	}
-	return nil
+	return write{what: "payments: insert " + p.ID, sql: insert, args: args}, nil
 }
 
 func previousStatus(p payments.PaymentSnapshot) *string {

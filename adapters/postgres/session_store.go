@@ -262,14 +262,15 @@ func claimDueSessions(ctx context.Context, q sqlx.QueryerContext, scope *core.Sc
 	return out, nil
 }
 
-// saveSession writes what the session reports changed since it was read (Session.Changes):
+// sessionUpdate writes what the session reports changed since it was read (Session.Changes):
 // the status with the cancellation reason, the buyer's bookkeeping, or both in one UPDATE
-// (a confirmation changes both: one new row version, one round trip). It decides nothing:
-// which transitions change what is the module's knowledge. Nothing changed writes nothing.
-func saveSession(ctx context.Context, tx sqlx.ExecerContext, s *checkout.Session) error {
+// (a confirmation changes both: one new row version). It decides nothing: which transitions
+// change what is the module's knowledge. Nothing changed writes nothing (false). The unit of
+// work buffers it; the flush fails when the session's row is not there.
+func sessionUpdate(s *checkout.Session) (write, bool) {
 	changed := s.Changes()
 	if changed == 0 {
-		return nil
+		return write{}, false
 	}
 	snap := s.Snapshot()
 	args := []any{snap.Scope.MerchantID, string(snap.Scope.Env), snap.ID}
@@ -282,17 +283,12 @@ func saveSession(ctx context.Context, tx sqlx.ExecerContext, s *checkout.Session
 		set = append(set, buyerStateSet(len(args)+1))
 		args = append(args, buyerStateArgs(snap)...)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE checkout_sessions SET `+strings.Join(set, ", ")+`
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, args...)
-	if err != nil {
-		return fmt.Errorf("checkout_sessions: update: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("checkout_sessions: update %s: %w", snap.ID, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("checkout_sessions: update %s: %d rows", snap.ID, n)
-	}
-	return nil
+	return write{
+		what: "checkout_sessions: update " + snap.ID,
+		row:  "checkout_sessions " + snap.Scope.MerchantID + " " + string(snap.Scope.Env) + " " + snap.ID,
+		sql: `UPDATE checkout_sessions SET ` + strings.Join(set, ", ") + `
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		args: args,
+		one:  true,
+	}, true
 }

@@ -31,15 +31,22 @@ import (
 //
 // The context key is unexported: nothing outside this package can see or forge the
 // transaction, and ports never mention *sql.Tx.
+//
+// The writes of the typed unit of work's repositories do not go out one by one: the ambient
+// transaction buffers them and sends them together before whatever runs next on it (see
+// "Write-behind" in writebehind.go). Every path to the transaction (handle.on, txq, the
+// prepared reads, a savepoint, the commit) goes through ambient.conn or ambient.flush, so
+// nothing runs before the writes made ahead of it.
 
 type ambientKey struct{}
 
 // ambient is the transaction of a unit of work and its bookkeeping. It is used by one
 // goroutine at a time, like the *sqlx.Tx it holds.
 type ambient struct {
-	tx         *sqlx.Tx
-	savepoints int   // savepoints opened so far, for unique names
-	retry      error // the first serialization failure or deadlock seen, if any
+	tx          *sqlx.Tx
+	savepoints  int   // savepoints opened so far, for unique names
+	retry       error // the first serialization failure or deadlock seen, if any
+	writeBuffer       // the repositories' writes not sent yet (see "Write-behind" in writebehind.go)
 }
 
 func ambientOf(ctx context.Context) *ambient {
@@ -60,43 +67,60 @@ func (a *ambient) note(err error) error {
 // nested runs fn inside a savepoint of the ambient transaction: when fn fails, what it wrote is
 // undone and the transaction stays usable, exactly as if fn had run in a transaction of its
 // own that rolled back. A store method is atomic whether or not it runs in a unit of work.
+// The writes buffered before it are sent before the savepoint; fn's own are sent before the
+// savepoint is released, or dropped with it when fn fails (see "Write-behind").
 func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
+	tx, err := a.conn(ctx)
+	if err != nil {
+		return err
+	}
 	a.savepoints++
 	name := fmt.Sprintf("kassa_%d", a.savepoints)
-	if _, err := a.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
 		return a.note(err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			_, _ = a.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
+			a.drop()
+			_, _ = tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
 			panic(p)
 		}
 	}()
-	if err = fn(); err != nil {
+	if err = fn(); err == nil {
+		err = a.flush(ctx)
+	}
+	if a.failed != nil && !errors.Is(err, a.failed) {
+		err = a.failed // fn hid a failed flush behind another outcome, or behind none
+	}
+	if err != nil {
 		_ = a.note(err) // remembered for the retry; err itself is returned below
-		if _, rerr := a.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+		a.drop()        // fn's unsent writes, and the failure of its flush, go with the savepoint
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
 			return errors.Join(err, a.note(rerr))
 		}
 		return err
 	}
-	if _, err := a.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name); err != nil {
+	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name); err != nil {
 		return a.note(err)
 	}
 	return nil
 }
 
 // handle is the database handle of the stores: each method runs on the ambient transaction of
-// ctx when there is one, and on the pool otherwise (see "The ambient transaction" above).
+// ctx when there is one, after the writes it buffered (see "Write-behind"), and on the pool
+// otherwise (see "The ambient transaction" above).
 type handle struct{ db *sqlx.DB }
 
 func wrap(db *sqlx.DB) handle { return handle{db: db} }
 
-// on returns where a statement of ctx runs, and the ambient transaction if it is that.
-func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient) {
+// on returns where a statement of ctx runs, and the ambient transaction if it is that: the
+// writes buffered so far are sent first, and their failure is on's.
+func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient, error) {
 	if a := ambientOf(ctx); a != nil {
-		return a.tx, a
+		tx, err := a.conn(ctx)
+		return tx, a, err
 	}
-	return h.db, nil
+	return h.db, nil, nil
 }
 
 func noted[T any](a *ambient, v T, err error) (T, error) {
@@ -108,42 +132,62 @@ func noted[T any](a *ambient, v T, err error) (T, error) {
 
 // ExecContext runs a statement that returns no rows.
 func (h handle) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	q, a := h.on(ctx)
+	q, a, err := h.on(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := q.ExecContext(ctx, query, args...)
 	return noted(a, res, err)
 }
 
 // QueryContext runs a query.
 func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, a := h.on(ctx)
+	q, a, err := h.on(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := q.QueryContext(ctx, query, args...)
 	return noted(a, rows, err)
 }
 
 // QueryxContext runs a query with sqlx's rows.
 func (h handle) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	q, a := h.on(ctx)
+	q, a, err := h.on(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := q.QueryxContext(ctx, query, args...)
 	return noted(a, rows, err)
 }
 
-// QueryRowxContext runs a query that returns at most one row.
+// QueryRowxContext runs a query that returns at most one row. A *sqlx.Row cannot carry the
+// failure of the flush before it: the query then meets the failed transaction, and the unit of
+// work reports the flush's error (ambient.failed) whatever fn makes of the row's.
 func (h handle) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	q, _ := h.on(ctx)
-	return q.QueryRowxContext(ctx, query, args...)
+	if a := ambientOf(ctx); a != nil {
+		_ = a.flush(ctx) // its failure is kept in a.failed
+		return a.tx.QueryRowxContext(ctx, query, args...)
+	}
+	return h.db.QueryRowxContext(ctx, query, args...)
 }
 
 // GetContext scans the one row of a query into dest.
 func (h handle) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a := h.on(ctx)
-	_, err := noted(a, struct{}{}, sqlx.GetContext(ctx, q, dest, query, args...))
+	q, a, err := h.on(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = noted(a, struct{}{}, sqlx.GetContext(ctx, q, dest, query, args...))
 	return err
 }
 
 // SelectContext scans the rows of a query into dest.
 func (h handle) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a := h.on(ctx)
-	_, err := noted(a, struct{}{}, sqlx.SelectContext(ctx, q, dest, query, args...))
+	q, a, err := h.on(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = noted(a, struct{}{}, sqlx.SelectContext(ctx, q, dest, query, args...))
 	return err
 }
 
@@ -269,10 +313,16 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 			return err
 		}
 	}
-	err = fn(context.WithValue(ctx, ambientKey{}, a))
-	if a.retry != nil && !retryable(err) {
+	if err = fn(context.WithValue(ctx, ambientKey{}, a)); err == nil {
+		err = a.flush(ctx) // the writes still buffered; nothing is sent when fn failed
+	}
+	switch {
+	case a.retry != nil && !retryable(err):
 		// fn hid a lost race behind another outcome: report the race, so Do retries.
 		err = a.retry
+	case a.failed != nil && !errors.Is(err, a.failed):
+		// fn hid a failed flush behind another outcome, or behind none: report it.
+		err = a.failed
 	}
 	if err != nil {
 		return err
@@ -285,39 +335,62 @@ func msSetting(d time.Duration) string { return fmt.Sprintf("%dms", d.Millisecon
 
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
 // exactly when the change it reports was committed. They go in one INSERT (one round trip), in
-// their order: seq, which orders the outbox, follows the order of the VALUES rows.
+// their order: seq, which orders the outbox, follows the order of the VALUES rows. (The unit
+// of work's outbox buffers them instead: eventsInsert of every Add of one flush.)
 func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	const cols = 7
-	rows := make([]string, len(events))
-	args := make([]any, 0, cols*len(events))
+	rows := make([][]any, len(events))
 	for i, e := range events {
-		// data: the event rendered for the merchant channel, the form GET /v1/events and
-		// merchant webhooks carry (adapters/wire renders every channel).
-		obj, err := wire.MerchantPayload(e)
-		if err != nil {
-			return fmt.Errorf("outbox: %w", err)
+		var err error
+		if rows[i], err = eventValues(e); err != nil {
+			return err
 		}
-		payload, err := jsonText(obj)
-		if err != nil {
-			return fmt.Errorf("outbox: encode %s: %w", e.Type, err)
-		}
-		n := i * cols
-		rows[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
-		// object_id: the indexed id of the object the event is about (NULL: none).
-		var objectID *string
-		if e.ObjectID != "" {
-			objectID = &e.ObjectID
-		}
-		args = append(args, e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
-		VALUES `+strings.Join(rows, ", "), args...); err != nil {
+	w := eventsInsert(rows)
+	if _, err := tx.ExecContext(ctx, w.sql, w.args...); err != nil {
 		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
 	}
 	return nil
+}
+
+// eventColumns is the number of values of an event (eventValues).
+const eventColumns = 7
+
+// eventValues renders the values of e's row in the events table.
+func eventValues(e core.Event) ([]any, error) {
+	// data: the event rendered for the merchant channel, the form GET /v1/events and
+	// merchant webhooks carry (adapters/wire renders every channel).
+	obj, err := wire.MerchantPayload(e)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	payload, err := jsonText(obj)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: encode %s: %w", e.Type, err)
+	}
+	// object_id: the indexed id of the object the event is about (NULL: none).
+	var objectID *string
+	if e.ObjectID != "" {
+		objectID = &e.ObjectID
+	}
+	return []any{e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID}, nil
+}
+
+// eventsInsert is the one INSERT of rendered event rows, in their order (seq follows the order
+// of the VALUES rows).
+func eventsInsert(rows [][]any) write {
+	values := make([]string, len(rows))
+	args := make([]any, 0, eventColumns*len(rows))
+	for i, r := range rows {
+		n := i * eventColumns
+		values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, r...)
+	}
+	return write{what: fmt.Sprintf("outbox: insert %d events", len(rows)),
+		sql: `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
+		VALUES ` + strings.Join(values, ", "), args: args}
 }
 
 // jsonText encodes v for a json/jsonb parameter. It is passed as text: with lib/pq's

@@ -33,6 +33,13 @@ import (
 // Tx is the ambient transaction of the unit of work (see "The ambient transaction" in tx.go):
 // the ctx the unit of work hands fn carries the same transaction, so stores called with ctx
 // (the idempotency record of a keyed request among them) write in it too.
+//
+// The repositories' writes (Sessions().Save, Payments().Insert, ChargeAttempts().Insert and
+// Save, Outbox().Add, Mail().Enqueue) are buffered and sent together, as one statement, before
+// the next read or other statement on the transaction and before COMMIT ("Write-behind" in
+// writebehind.go): a confirmation's second transaction sends its six writes in one round trip.
+// Their errors (a sentinel, a missed row) come from that statement. The due sweep's SaveDue
+// and every read are sent at once, after the buffer.
 
 // Tx is the transaction of one unit of work, seen as the repositories of every module. It is
 // valid only inside the Do that handed it out.
@@ -82,8 +89,11 @@ func (b boundUnitOfWork[T]) Do(ctx context.Context, fn func(ctx context.Context,
 	})
 }
 
-// txq runs statements on the unit of work's transaction and notes a serialization failure or
-// a deadlock for Do's retry, even when the caller turns the error into another (ambient.note).
+// txq runs statements on the unit of work's transaction, after the writes buffered before them
+// (ambient.conn), and notes a serialization failure or a deadlock for Do's retry, even when the
+// caller turns the error into another (ambient.note). The repositories' reads flush explicitly
+// first (read), so that they answer a failed flush's error themselves: sqlx.GetContext goes
+// through QueryRowxContext, whose *sqlx.Row cannot carry it.
 type txq struct{ a *ambient }
 
 var _ interface {
@@ -91,22 +101,40 @@ var _ interface {
 	sqlx.QueryerContext
 } = txq{}
 
+// read sends the buffered writes before a repository's read.
+func (q txq) read(ctx context.Context) error { return q.a.flush(ctx) }
+
 func (q txq) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := q.a.tx.ExecContext(ctx, query, args...)
+	tx, err := q.a.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
 	return res, q.a.note(err)
 }
 
 func (q txq) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	rows, err := q.a.tx.QueryContext(ctx, query, args...)
+	tx, err := q.a.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
 	return rows, q.a.note(err)
 }
 
 func (q txq) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	rows, err := q.a.tx.QueryxContext(ctx, query, args...)
+	tx, err := q.a.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryxContext(ctx, query, args...)
 	return rows, q.a.note(err)
 }
 
+// QueryRowxContext flushes too; a failure of that flush is kept in ambient.failed (the query
+// then meets the failed transaction) and reported by Do.
 func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	_ = q.a.flush(ctx)
 	return q.a.tx.QueryRowxContext(ctx, query, args...)
 }
 
@@ -116,35 +144,54 @@ type sessionRepo Tx
 // Lock reads the session FOR UPDATE (with its payment when it is complete); an unknown one is
 // checkout.ErrNotFound.
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
+	if err := r.q.read(ctx); err != nil {
+		return nil, err
+	}
 	s, err := getSession(ctx, r.q, scope, id, true)
 	return s, r.q.a.note(err)
 }
 
 // ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
 func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	if err := r.q.read(ctx); err != nil {
+		return nil, err
+	}
 	return claimDueSessions(ctx, r.q, scope, until, limit)
 }
 
-// Save writes what the session reports changed (saveSession).
+// Save buffers the write of what the session reports changed (sessionUpdate).
 func (r sessionRepo) Save(ctx context.Context, s *checkout.Session) error {
-	return saveSession(ctx, r.q, s)
+	w, changed := sessionUpdate(s)
+	if !changed {
+		return nil
+	}
+	return r.q.a.add(ctx, w)
 }
 
 // paymentRepo is payments.PaymentRepository on a transaction.
 type paymentRepo Tx
 
-// Insert writes a new payment; a second one of a session answers payments.ErrPaymentExists.
+// Insert buffers a new payment; a second one of a session answers payments.ErrPaymentExists
+// (from the flush).
 func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
-	return insertPayment(ctx, r.q, rec)
+	w, err := paymentInsert(rec)
+	if err != nil {
+		return err
+	}
+	return r.q.a.add(ctx, w)
 }
 
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
 func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	if err := r.q.read(ctx); err != nil {
+		return nil, err
+	}
 	out, err := lockDuePayments(ctx, r.q, recs)
 	return out, r.q.a.note(err)
 }
 
-// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment).
+// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment),
+// at once.
 func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *payments.Dispute) error {
 	return saveDuePayment(ctx, r.q, rec, opened)
 }
@@ -152,33 +199,59 @@ func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *
 // attemptRepo is payments.AttemptRepository on a transaction.
 type attemptRepo Tx
 
-// Insert records a new pending attempt (payments.ErrChargeInProgress for a second one).
+// Insert buffers a new pending attempt (payments.ErrChargeInProgress for a second one, from
+// the flush).
 func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) error {
-	return insertChargeAttempt(ctx, r.q, a)
+	w, err := chargeAttemptInsert(a)
+	if err != nil {
+		return err
+	}
+	return r.q.a.add(ctx, w)
 }
 
 // Lock reads an attempt FOR UPDATE.
 func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+	if err := r.q.read(ctx); err != nil {
+		return nil, err
+	}
 	a, err := lockChargeAttempt(ctx, r.q, scope, reference, key)
 	return a, r.q.a.note(err)
 }
 
-// Save writes the resolution of a pending attempt.
+// Save buffers the resolution of a pending attempt.
 func (r attemptRepo) Save(ctx context.Context, a *payments.ChargeAttempt) error {
-	return updateChargeAttempt(ctx, r.q, a)
+	w, err := chargeAttemptUpdate(a)
+	if err != nil {
+		return err
+	}
+	return r.q.a.add(ctx, w)
 }
 
-// outbox is ports.Outbox on a transaction: each Add is one INSERT into events, in order.
+// outbox is ports.Outbox on a transaction: the events of every Add of one flush are one
+// INSERT into events, in order.
 type outbox Tx
 
 func (o outbox) Add(ctx context.Context, events ...core.Event) error {
-	return insertEvents(ctx, o.q, events)
+	if len(events) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		var err error
+		if rows[i], err = eventValues(e); err != nil {
+			return err
+		}
+	}
+	return o.q.a.addEvents(ctx, rows)
 }
 
-// mailQueue is ports.MailQueue on a transaction: each Enqueue is one INSERT into
-// mail_outbox.
+// mailQueue is ports.MailQueue on a transaction: the mails of every Enqueue of one flush are
+// one INSERT into mail_outbox.
 type mailQueue Tx
 
 func (m mailQueue) Enqueue(ctx context.Context, mails ...core.Mail) error {
-	return insertMail(ctx, m.q, mails)
+	if len(mails) == 0 {
+		return nil
+	}
+	return m.q.a.addMails(ctx, mails)
 }
