@@ -5,15 +5,17 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // registers the "postgres" driver
+	"github.com/lib/pq"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -28,11 +30,38 @@ const DefaultMaxConns = 20
 // Open connects to url and checks the connection. Unless the URL says otherwise it turns on
 // lib/pq's binary_parameters, which sends a parameterised statement in one round trip instead
 // of two (parse+describe, then bind+execute); the stores pass JSON as text for that reason.
+//
+// Every connection of the pool starts with the unit of work's server-side timeouts
+// (UnitOfWorkStatementTimeout, UnitOfWorkIdleTimeout) as run-time parameters of its startup
+// packet, so a unit of work needs no statement to set them (see sessionTimeouts). Unless the
+// URL (or PGOPTIONS) sets either itself: then the connections keep what it says, and each unit
+// of work sets its own at its start, as a transaction-local setting.
 func Open(ctx context.Context, url string) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", withBinaryParameters(url))
+	return open(ctx, url, UnitOfWorkStatementTimeout, UnitOfWorkIdleTimeout)
+}
+
+// open is Open with the pool's timeouts given (tests use short ones).
+func open(ctx context.Context, url string, statement, idle time.Duration) (*sqlx.DB, error) {
+	cfg, err := pq.NewConfig(withBinaryParameters(url))
 	if err != nil {
 		return nil, err
 	}
+	var t sessionTimeouts
+	if !setsTimeouts(cfg) {
+		// lib/pq sends every entry of Runtime in the startup packet: no round trip.
+		t = sessionTimeouts{known: true, statement: statement, idle: idle}
+		cfg.Runtime = maps.Clone(cfg.Runtime)
+		if cfg.Runtime == nil {
+			cfg.Runtime = map[string]string{}
+		}
+		cfg.Runtime["statement_timeout"] = msSetting(statement)
+		cfg.Runtime["idle_in_transaction_session_timeout"] = msSetting(idle)
+	}
+	c, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sqlx.NewDb(sql.OpenDB(poolConnector{Connector: c, timeouts: t}), "postgres")
 	db.SetMaxOpenConns(DefaultMaxConns)
 	db.SetMaxIdleConns(DefaultMaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -43,6 +72,84 @@ func Open(ctx context.Context, url string) (*sqlx.DB, error) {
 		return nil, fmt.Errorf("postgres: cannot reach the database: %w", err)
 	}
 	return db, nil
+}
+
+// sessionTimeouts are the statement and idle-in-transaction timeouts every connection of a
+// pool starts with, when known (a pool that Open made with its defaults).
+//
+// A session setting given in the startup packet is the connection's default for its whole
+// life (RESET and DISCARD ALL return to it), so nothing may change these with a session-level
+// SET on a pooled connection; a transaction-local set_config (UnitOfWork.WithTimeouts) is
+// fine. The one exception is the migrations' connection, which turns them off while goose
+// holds it and resets them before giving it back (noTimeoutsLocker).
+//
+// They bound every statement on the pool, not only those of a unit of work: a read of the
+// stores, the sweeps' and the workers' statements and transactions too. What runs long on
+// purpose runs elsewhere: the migrations (noTimeoutsLocker), the webhook LISTEN connection
+// (ListenWebhooks connects with the URL itself, not through the pool), and ANALYZE or
+// anything else an operator runs with psql.
+type sessionTimeouts struct {
+	known           bool
+	statement, idle time.Duration
+}
+
+// poolConnector is lib/pq's connector, remembering the timeouts its connections start with;
+// its driver (sql.DB.Driver) carries them, which is how NewUnitOfWork learns them.
+type poolConnector struct {
+	*pq.Connector
+	timeouts sessionTimeouts
+}
+
+func (c poolConnector) Driver() driver.Driver { return poolDriver{timeouts: c.timeouts} }
+
+// poolDriver is lib/pq's driver with the timeouts of the pool it came from.
+type poolDriver struct {
+	pq.Driver
+	timeouts sessionTimeouts
+}
+
+// timeoutsOf returns the timeouts every connection of db starts with; not known for a pool
+// that Open did not make (or whose URL set them itself).
+func timeoutsOf(db *sqlx.DB) sessionTimeouts {
+	if d, ok := db.Driver().(poolDriver); ok {
+		return d.timeouts
+	}
+	return sessionTimeouts{}
+}
+
+// setsTimeouts reports whether the connection settings name either timeout themselves (as a
+// run-time parameter, or in options, which PGOPTIONS may fill).
+func setsTimeouts(cfg pq.Config) bool {
+	for _, k := range []string{"statement_timeout", "idle_in_transaction_session_timeout"} {
+		if _, ok := cfg.Runtime[k]; ok || strings.Contains(cfg.Options, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// noTimeoutsLocker is goose's Postgres session locker on a connection without the pool's
+// timeouts: goose runs every migration on the connection it locked, and a migration may
+// legitimately take longer than a request (an index built on a large table). When goose is
+// done it restores the connection's defaults before the connection goes back to the pool;
+// should that fail, the connection is discarded instead.
+type noTimeoutsLocker struct{ lock.SessionLocker }
+
+func (l noTimeoutsLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, `SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0`); err != nil {
+		return err
+	}
+	return l.SessionLocker.SessionLock(ctx, conn)
+}
+
+func (l noTimeoutsLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	err := l.SessionLocker.SessionUnlock(ctx, conn)
+	if _, rerr := conn.ExecContext(ctx, `RESET statement_timeout; RESET idle_in_transaction_session_timeout`); rerr != nil {
+		// Never hand the pool a connection without its timeouts: close it.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 func provider(db *sql.DB) (*goose.Provider, error) {
@@ -62,7 +169,7 @@ func providerOf(db *sql.DB, fsys fs.FS) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
+	return goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(noTimeoutsLocker{locker}))
 }
 
 // MigrateUp applies every pending migration while holding goose's Postgres advisory lock, so

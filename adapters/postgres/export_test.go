@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"io/fs"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -40,3 +41,12 @@ func MigrateUpFS(ctx context.Context, db *sqlx.DB, fsys fs.FS) ([]string, error)
 
 // CatalogPricesOfSQL is the query the catalog store loads a product's prices with.
 const CatalogPricesOfSQL = catalogPricesOfSQL
+
+// OpenWithTimeouts is Open with the pool's session timeouts given (short ones, for tests).
+func OpenWithTimeouts(ctx context.Context, url string, statement, idle time.Duration) (*sqlx.DB, error) {
+	return open(ctx, url, statement, idle)
+}
+
+// SetsTimeouts reports whether u's transactions set their timeouts with a statement of their
+// own (false: the pool's connections start with them).
+func SetsTimeouts(u *UnitOfWork) bool { return u.setsTimeouts() }

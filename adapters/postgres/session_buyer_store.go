@@ -88,26 +88,34 @@ func buyerStateArgs(snap checkout.SessionSnapshot) []any {
 }
 
 // FindByClientSecretHash reads the session whose client_secret_hash is hash (the UNIQUE index
-// of 00003), in any scope: the buyer's side holds only the secret.
-// The scope's sandbox clock is read with it (as the API key lookup does for the merchant API).
-func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (*checkout.Session, *time.Time, error) {
+// of 00003), in any scope: the buyer's side holds only the secret. The scope's sandbox clock
+// (as the API key lookup does for the merchant API) and the merchant's buyer-facing fields are
+// read with it, in the same query: a confirmation reads neither again.
+func (st *SessionStore) FindByClientSecretHash(ctx context.Context, hash [32]byte) (checkout.SecretLookup, error) {
 	var r struct {
 		sessionRow
-		FrozenTime *time.Time `db:"frozen_time"`
+		FrozenTime        *time.Time `db:"frozen_time"`
+		MerchantName      string     `db:"merchant_name"`
+		MerchantOnboarded bool       `db:"merchant_onboarded"`
 	}
 	err := st.hot.get(ctx, &r, sessionBySecretSQL, hash[:])
 	s, err := sessionOf(ctx, st.db, &r.sessionRow, err, "")
 	if err != nil {
-		return nil, nil, err
+		return checkout.SecretLookup{}, err
 	}
-	var frozen *time.Time
+	out := checkout.SecretLookup{Session: s, Merchant: checkout.BuyerMerchant{Name: r.MerchantName, Onboarded: r.MerchantOnboarded}}
 	if r.FrozenTime != nil && s.Environment() == core.EnvTest {
 		t := r.FrozenTime.UTC()
-		frozen = &t
+		out.Frozen = &t
 	}
-	return s, frozen, nil
+	return out, nil
 }
 
-var sessionBySecretSQL = `SELECT ` + sessionCols("s") + `, c.frozen_time FROM checkout_sessions s
+// sessionBySecretSQL joins the session's merchant (a foreign key of checkout_sessions, so
+// the row is always there) for the buyer's pages: its name, and whether it is onboarded (a
+// live charge of a merchant that is not is refused).
+var sessionBySecretSQL = `SELECT ` + sessionCols("s") + `, c.frozen_time, m.name AS merchant_name, m.onboarded AS merchant_onboarded
+	FROM checkout_sessions s
+	JOIN merchants m ON m.id = s.merchant_id
 	LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND c.environment = s.environment
 	WHERE s.client_secret_hash = $1`

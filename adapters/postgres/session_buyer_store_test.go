@@ -79,11 +79,22 @@ func TestSessionStoreFindsByClientSecretHash(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	store := postgres.NewSessionStore(db)
 	s := createSession(t, checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)}), scope)
-	got, frozen, err := store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret())))
-	if err != nil || got.ID() != s.ID() || got.Scope() != scope || frozen != nil {
-		t.Fatalf("find = %v, %v", got, err)
+	got, err := store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret())))
+	if err != nil || got.Session.ID() != s.ID() || got.Session.Scope() != scope || got.Frozen != nil {
+		t.Fatalf("find = %+v, %v", got, err)
 	}
-	_, _, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret()+"x")))
+	if want := (checkout.BuyerMerchant{Name: "Test merchant", Onboarded: true}); got.Merchant != want {
+		t.Fatalf("merchant = %+v, want %+v", got.Merchant, want)
+	}
+	// The merchant is read with the session, as it stands then.
+	if _, err := db.Exec(`UPDATE merchants SET name = 'Renamed', onboarded = false WHERE id = $1`, scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret())))
+	if want := (checkout.BuyerMerchant{Name: "Renamed"}); err != nil || got.Merchant != want {
+		t.Fatalf("after the change: merchant = %+v, %v; want %+v", got.Merchant, err, want)
+	}
+	_, err = store.FindByClientSecretHash(context.Background(), sha256.Sum256([]byte(s.ClientSecret()+"x")))
 	if !errors.Is(err, checkout.ErrNotFound) {
 		t.Fatalf("unknown hash: %v, want checkout.ErrNotFound", err)
 	}

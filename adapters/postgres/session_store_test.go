@@ -114,7 +114,8 @@ func TestCheckoutStoreContract(t *testing.T) {
 	db := pgtest.New(t)
 	st, uow := postgres.NewSessionStore(db), checkoutUoW(db)
 	checkouttest.RunStore(t, func(*testing.T) checkouttest.Harness {
-		return checkouttest.Harness{Store: st, UoW: uow, NewScope: func(t *testing.T) core.Scope { return pgtest.Merchant(t, db) }}
+		return checkouttest.Harness{Store: st, UoW: uow, NewScope: func(t *testing.T) core.Scope { return pgtest.Merchant(t, db) },
+			Merchant: checkout.BuyerMerchant{Name: "Test merchant", Onboarded: true}} // pgtest.Merchant's
 	})
 }
 

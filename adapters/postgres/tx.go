@@ -248,6 +248,10 @@ type UnitOfWork struct {
 	// statements of a unit of work on the server side, so a transaction whose client hangs
 	// or vanishes cannot keep its locks (an idempotency key's among them) for long.
 	statementTimeout, idleTimeout time.Duration
+	// pool is what every connection of db starts with (Open sets the defaults above in the
+	// startup packet). A transaction sets its own timeouts, one statement after BEGIN, only
+	// when they differ from these or these are not known.
+	pool sessionTimeouts
 }
 
 var _ ports.UnitOfWork = (*UnitOfWork)(nil)
@@ -260,10 +264,13 @@ const (
 )
 
 // NewUnitOfWork returns the unit of work on db: up to UnitOfWorkAttempts attempts, and the
-// default statement and idle-in-transaction timeouts.
+// default statement and idle-in-transaction timeouts. On a pool from Open every connection
+// already has them (sessionTimeouts), so a transaction costs BEGIN, its statements and
+// COMMIT; on any other pool each transaction sets them first.
 func NewUnitOfWork(db *sqlx.DB) *UnitOfWork {
 	return &UnitOfWork{db: db, attempts: UnitOfWorkAttempts,
-		statementTimeout: UnitOfWorkStatementTimeout, idleTimeout: UnitOfWorkIdleTimeout}
+		statementTimeout: UnitOfWorkStatementTimeout, idleTimeout: UnitOfWorkIdleTimeout,
+		pool: timeoutsOf(db)}
 }
 
 // WithTimeouts returns a copy of u whose transactions use these server-side timeouts.
@@ -306,7 +313,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 	}
 	a := &ambient{tx: tx}
 	defer rollbackUnlessDone(tx, &err)
-	if u.statementTimeout > 0 || u.idleTimeout > 0 {
+	if u.setsTimeouts() {
 		if _, err = tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true),
 			set_config('idle_in_transaction_session_timeout', $2, true)`,
 			msSetting(u.statementTimeout), msSetting(u.idleTimeout)); err != nil {
@@ -328,6 +335,15 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 		return err
 	}
 	return tx.Commit()
+}
+
+// setsTimeouts reports whether a transaction must set its timeouts itself: the connections
+// of the pool do not start with them (or nobody knows what they start with).
+func (u *UnitOfWork) setsTimeouts() bool {
+	if u.pool.known {
+		return u.statementTimeout != u.pool.statement || u.idleTimeout != u.pool.idle
+	}
+	return u.statementTimeout > 0 || u.idleTimeout > 0
 }
 
 // msSetting renders d for a Postgres time setting; 0 turns the timeout off.

@@ -2,7 +2,7 @@ package checkout
 
 import (
 	"context"
-	"errors"
+	"time"
 
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
@@ -18,45 +18,23 @@ import (
 // *DeclineError is returned. A session without a pending charge answers ErrNoPendingAction;
 // the secret and state checks are Confirm's.
 func (svc *Service) ResolveAction(ctx context.Context, sessionID, clientSecret string, approve bool) (*ConfirmResult, error) {
-	if svc.buyer == nil {
-		return nil, errBuyerNotWired
-	}
-	if svc.charger == nil {
-		return nil, errPaymentsNotWired
-	}
-	for {
-		_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
-		if err != nil {
-			return nil, err
-		}
-		if s.buyer.Pending == nil && s.buyer.Charging == "" {
-			return nil, ErrNoPendingAction
-		}
-		if _, err := svc.processorFor(ctx, s.Scope()); err != nil {
-			return nil, err
-		}
-		var card *ports.CardInfo
-		a, err := svc.beginCharge(ctx, s, now, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
+	return svc.buyerCharge(ctx, sessionID, clientSecret, chargeSteps{
+		check: func(b buyerRequest) error {
+			s := b.session
+			if s.buyer.Pending == nil && s.buyer.Charging == "" {
+				return ErrNoPendingAction
+			}
+			_, err := svc.processorFor(s.Scope(), b.merchant)
+			return err
+		},
+		start: func(ctx context.Context, tx Tx, s *Session, now time.Time) (*payments.ChargeAttempt, *ports.CardInfo, error) {
 			p := s.buyer.Pending
 			if p == nil { // resolved by a concurrent request
-				return nil, ErrNoPendingAction
+				return nil, nil, ErrNoPendingAction
 			}
-			card = p.Card
-			return svc.charger.BeginAction(ctx, tx, s, s.nextAttempt(), p.Method, p.ProcessorRef, approve, now)
-		})
-		if errors.Is(err, payments.ErrChargeInProgress) {
-			if err := svc.awaitCharge(ctx, s.Scope(), s.ID()); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		res, err := svc.charger.Call(ctx, a, payments.Source{})
-		if err != nil {
-			return svc.chargeFailed(ctx, s, a, card, err)
-		}
-		return svc.answer(svc.applyOutcome(ctx, s, a, res, card))
-	}
+			a, err := svc.charger.BeginAction(ctx, tx, s, s.nextAttempt(), p.Method, p.ProcessorRef, approve, now)
+			return a, p.Card, err
+		},
+		source: payments.Source{},
+	})
 }

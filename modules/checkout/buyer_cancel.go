@@ -16,11 +16,11 @@ func (svc *Service) CancelByBuyer(ctx context.Context, sessionID, clientSecret s
 		return nil, errBuyerNotWired
 	}
 	// ctx carries the clock reading of the secret check: Cancel reads the same time.
-	ctx, s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	b, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
-	out, err := svc.Cancel(ctx, s.Scope(), s.ID())
+	out, err := svc.Cancel(b.ctx, b.session.Scope(), b.session.ID())
 	if errors.Is(err, ErrSessionAlreadyCompleted) {
 		// A payment won the race: the secret is no longer valid.
 		return nil, ErrSessionExpired

@@ -45,6 +45,52 @@ import (
 // A session with MaxDeclines declined charges answers ErrConfirmLimit. An environment without
 // a processor answers core.ErrMerchantNotReady or ErrProcessorUnavailable.
 func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string, in ConfirmInput) (*ConfirmResult, error) {
+	return svc.buyerCharge(ctx, sessionID, clientSecret, chargeSteps{
+		check: func(b buyerRequest) error {
+			s := b.session
+			if _, err := svc.processorFor(s.Scope(), b.merchant); err != nil {
+				return err
+			}
+			if err := validateConfirm(in, s.Currency(), b.now); err != nil {
+				return err
+			}
+			if s.Amount() <= 0 {
+				return ErrSessionNotPayable
+			}
+			if s.buyer.Declines >= MaxDeclines {
+				return ErrConfirmLimit
+			}
+			return nil
+		},
+		start: func(ctx context.Context, tx Tx, s *Session, now time.Time) (*payments.ChargeAttempt, *ports.CardInfo, error) {
+			// A new confirmation abandons a charge left waiting for 3-D Secure: the buyer gave
+			// up on it (closed the challenge, chose another card). Nothing moved for it.
+			s.clearPending()
+			a, err := svc.charger.Begin(ctx, tx, s, s.nextAttempt(), in.Method, now)
+			return a, nil, err
+		},
+		source: payments.Source{Card: in.Card, SEPA: in.SEPA},
+	})
+}
+
+// chargeSteps are what Confirm and ResolveAction do differently within buyerCharge.
+type chargeSteps struct {
+	// check refuses what the use case refuses before anything is recorded, in its order,
+	// looking at the authorised session as read (no lock held).
+	check func(b buyerRequest) error
+	// start builds and records the attempt under the session's row lock (beginCharge's
+	// start), and returns the card to fill in an answer that has none (nil: none).
+	start func(ctx context.Context, tx Tx, s *Session, now time.Time) (*payments.ChargeAttempt, *ports.CardInfo, error)
+	// source is what the processor is called with.
+	source payments.Source
+}
+
+// buyerCharge runs a buyer's charge in the three steps Confirm describes: authorise the
+// buyer (buyerSession), let steps.check refuse, record the attempt (beginCharge with
+// steps.start; another charge in flight is waited for and the session looked at again), call
+// the processor with no connection held, and apply its outcome once (applyOutcome, or
+// chargeFailed when the call fails). The answer carries the merchant read with the session.
+func (svc *Service) buyerCharge(ctx context.Context, sessionID, clientSecret string, steps chargeSteps) (*ConfirmResult, error) {
 	if svc.buyer == nil {
 		return nil, errBuyerNotWired
 	}
@@ -52,27 +98,20 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 		return nil, errPaymentsNotWired
 	}
 	for {
-		_, s, now, err := svc.buyerSession(ctx, sessionID, clientSecret)
+		b, err := svc.buyerSession(ctx, sessionID, clientSecret)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := svc.processorFor(ctx, s.Scope()); err != nil {
+		if err := steps.check(b); err != nil {
 			return nil, err
 		}
-		if err := validateConfirm(in, s.Currency(), now); err != nil {
-			return nil, err
-		}
-		if s.Amount() <= 0 {
-			return nil, ErrSessionNotPayable
-		}
-		if s.buyer.Declines >= MaxDeclines {
-			return nil, ErrConfirmLimit
-		}
-		a, err := svc.beginCharge(ctx, s, now, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
-			// A new confirmation abandons a charge left waiting for 3-D Secure: the buyer gave
-			// up on it (closed the challenge, chose another card). Nothing moved for it.
-			s.clearPending()
-			return svc.charger.Begin(ctx, tx, s, s.nextAttempt(), in.Method, now)
+		s := b.session
+		var card *ports.CardInfo
+		a, err := svc.beginCharge(ctx, s, b.now, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
+			var a *payments.ChargeAttempt
+			var err error
+			a, card, err = steps.start(ctx, tx, s, b.now)
+			return a, err
 		})
 		if errors.Is(err, payments.ErrChargeInProgress) {
 			if err := svc.awaitCharge(ctx, s.Scope(), s.ID()); err != nil {
@@ -83,11 +122,16 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 		if err != nil {
 			return nil, err
 		}
-		res, err := svc.charger.Call(ctx, a, payments.Source{Card: in.Card, SEPA: in.SEPA})
-		if err != nil {
-			return svc.chargeFailed(ctx, s, a, nil, err)
+		var out *ConfirmResult
+		if res, callErr := svc.charger.Call(ctx, a, steps.source); callErr != nil {
+			out, err = svc.chargeFailed(ctx, s, a, card, callErr)
+		} else {
+			out, err = svc.answer(svc.applyOutcome(ctx, s, a, res, card))
 		}
-		return svc.answer(svc.applyOutcome(ctx, s, a, res, nil))
+		if out != nil {
+			out.Merchant = b.merchant
+		}
+		return out, err
 	}
 }
 

@@ -16,8 +16,9 @@ type BuyerMerchant struct {
 	Onboarded bool
 }
 
-// MerchantNames reads the merchant of a session for its buyer. The wiring adapts the identity
-// module to it, so that checkout does not depend on identity.
+// MerchantNames reads the merchant of a session for its buyer (CancelByBuyer's answer; the
+// other buyer use cases get it from Store.FindByClientSecretHash, with the session). The
+// wiring adapts the identity module to it, so that checkout does not depend on identity.
 type MerchantNames interface {
 	BuyerMerchant(ctx context.Context, merchantID string) (BuyerMerchant, error)
 }
@@ -54,14 +55,11 @@ var (
 
 var errBuyerNotWired = errors.New("checkout: buyer use cases are not wired (EnableBuyer)")
 
-// processorFor returns the processor of the session's environment, or the documented refusal.
-func (svc *Service) processorFor(ctx context.Context, scope core.Scope) (ports.Processor, error) {
+// processorFor returns the processor of the session's environment, or the documented refusal
+// (m is the session's merchant, read with the session).
+func (svc *Service) processorFor(scope core.Scope, m BuyerMerchant) (ports.Processor, error) {
 	if p, ok := svc.charger.Processor(scope.Env); ok {
 		return p, nil
-	}
-	m, err := svc.buyer.Merchants.BuyerMerchant(ctx, scope.MerchantID)
-	if err != nil {
-		return nil, err
 	}
 	if scope.Env == core.EnvLive && !m.Onboarded {
 		return nil, core.ErrMerchantNotReady

@@ -112,9 +112,9 @@ func (f fakeMerchants) BuyerMerchant(_ context.Context, id string) (BuyerMerchan
 func newBuyerService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
 	t.Helper()
 	svc, store, clocks, proc := newPaymentsService(t)
-	svc.EnableBuyer(BuyerDeps{
-		Merchants: fakeMerchants{testScope.MerchantID: {Name: "Acme Books", Onboarded: true}},
-	})
+	acme := BuyerMerchant{Name: "Acme Books", Onboarded: true}
+	svc.EnableBuyer(BuyerDeps{Merchants: fakeMerchants{testScope.MerchantID: acme}})
+	store.setMerchant(testScope.MerchantID, acme)
 	return svc, store, clocks, proc
 }
 
@@ -382,10 +382,14 @@ func TestLiveWithoutProcessorIsRefused(t *testing.T) {
 	svc, store, _, _ := newPaymentsService(t)
 	live := core.Scope{MerchantID: testScope.MerchantID, Env: core.EnvLive}
 	notReady := core.Scope{MerchantID: "mer_" + strings.Repeat("b", 24), Env: core.EnvLive}
-	svc.EnableBuyer(BuyerDeps{Merchants: fakeMerchants{
+	merchants := fakeMerchants{
 		live.MerchantID:     {Name: "Ready", Onboarded: true},
 		notReady.MerchantID: {Name: "Not ready"},
-	}})
+	}
+	svc.EnableBuyer(BuyerDeps{Merchants: merchants})
+	for id, m := range merchants { // the buyer's use cases read them with the session
+		store.setMerchant(id, m)
+	}
 	a := mustCreateLive(t, svc, store, live)
 	b := mustCreateLive(t, svc, store, notReady)
 	if _, err := svc.Confirm(context.Background(), a.ID(), a.ClientSecret(), cardInput("4242424242424242")); !errors.Is(err, ErrProcessorUnavailable) {
@@ -420,5 +424,42 @@ func TestCancelByBuyer(t *testing.T) {
 	}
 	if store.eventCount(EventCanceled) != 1 {
 		t.Fatal("canceled event count")
+	}
+}
+
+// noMerchants fails the test when called: the buyer's view, confirmation and 3-D Secure
+// answer carry the merchant read with the session (one query), never a second read.
+type noMerchants struct{ t *testing.T }
+
+func (n noMerchants) BuyerMerchant(context.Context, string) (BuyerMerchant, error) {
+	n.t.Error("the merchant was read again; it comes with the session (FindByClientSecretHash)")
+	return BuyerMerchant{}, errors.New("unexpected merchant read")
+}
+
+func TestBuyerAnswersCarryTheMerchantReadWithTheSession(t *testing.T) {
+	t.Parallel()
+	svc, store, _, _ := newPaymentsService(t)
+	acme := BuyerMerchant{Name: "Acme Books", Onboarded: true}
+	store.setMerchant(testScope.MerchantID, acme)
+	svc.EnableBuyer(BuyerDeps{Merchants: noMerchants{t}})
+	ctx := context.Background()
+
+	s := mustCreate(t, svc, testScope)
+	if v, err := svc.BuyerView(ctx, s.ID(), s.ClientSecret()); err != nil || v.MerchantName != acme.Name {
+		t.Fatalf("view = %+v, %v", v, err)
+	}
+	res, err := svc.Confirm(ctx, s.ID(), s.ClientSecret(), cardInput("4242424242424242"))
+	if err != nil || res.Status != ConfirmSucceeded || res.Merchant != acme {
+		t.Fatalf("confirm = %+v, %v; want succeeded with merchant %+v", res, err, acme)
+	}
+
+	s = mustCreate(t, svc, testScope)
+	res, err = svc.Confirm(ctx, s.ID(), s.ClientSecret(), cardInput("4000002760003184"))
+	if err != nil || res.Status != ConfirmRequiresAction || res.Merchant != acme {
+		t.Fatalf("3-D Secure confirm = %+v, %v", res, err)
+	}
+	res, err = svc.ResolveAction(ctx, s.ID(), s.ClientSecret(), true)
+	if err != nil || res.Status != ConfirmSucceeded || res.Merchant != acme {
+		t.Fatalf("resolve = %+v, %v", res, err)
 	}
 }

@@ -56,6 +56,9 @@ type ConfirmResult struct {
 	Status  ConfirmStatus
 	Session *Session       // after the change (complete, or open with Action pending)
 	Action  *PendingAction // ConfirmRequiresAction only
+	// Merchant is the session's merchant as the buyer sees it, read with the session before
+	// the charge (for rendering the answer without reading it again).
+	Merchant BuyerMerchant
 }
 
 // CodeCardDeclined is the code of every decline (402 card_error, D6); DeclineCode says why.

@@ -19,15 +19,12 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 	if svc.buyer == nil {
 		return nil, errBuyerNotWired
 	}
-	_, s, _, err := svc.buyerSession(ctx, sessionID, clientSecret)
+	b, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
-	m, err := svc.buyer.Merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
-	if err != nil {
-		return nil, err
-	}
-	v := &BuyerView{Session: s, MerchantName: m.Name}
+	s := b.session
+	v := &BuyerView{Session: s, MerchantName: b.merchant.Name}
 	if p := s.buyer.Pending; p != nil {
 		a := p.Action
 		v.Pending = &a
@@ -35,42 +32,52 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 	return v, nil
 }
 
-// buyerSession authorises a buyer: it finds the session by the hash of clientSecret, checks
-// in constant time that the id and the secret are the session's, and that the session is
-// open at the scope's time. It returns the session (unlocked), that time, and ctx carrying the
-// clock reading it came from (core.WithClockReading), so that a use case that reads the
+// buyerRequest is a buyer authorised by buyerSession: the open session (unlocked), its
+// merchant as the buyer sees it (read with the session), the scope's time, and ctx carrying the
+// clock reading that time came from (core.WithClockReading), so that a use case that reads the
 // scope's clock again reads the same time without another query.
-func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret string) (context.Context, *Session, time.Time, error) {
+type buyerRequest struct {
+	ctx      context.Context
+	session  *Session
+	merchant BuyerMerchant
+	now      time.Time
+}
+
+// buyerSession authorises a buyer: it finds the session by the hash of clientSecret (one
+// query, which also reads the scope's clock and the merchant), checks in constant time that
+// the id and the secret are the session's, and that the session is open at the scope's time.
+func (svc *Service) buyerSession(ctx context.Context, sessionID, clientSecret string) (buyerRequest, error) {
 	if sessionID == "" || clientSecret == "" {
-		return nil, nil, time.Time{}, ErrSessionExpired
+		return buyerRequest{}, ErrSessionExpired
 	}
-	s, frozen, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
+	found, err := svc.store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(clientSecret)))
 	if errors.Is(err, ErrNotFound) {
-		return nil, nil, time.Time{}, ErrSessionExpired
+		return buyerRequest{}, ErrSessionExpired
 	}
 	if err != nil {
-		return nil, nil, time.Time{}, err
+		return buyerRequest{}, err
 	}
+	s := found.Session
 	idOK := subtle.ConstantTimeCompare([]byte(s.ID()), []byte(sessionID))
 	secretOK := subtle.ConstantTimeCompare([]byte(s.ClientSecret()), []byte(clientSecret))
 	if idOK&secretOK != 1 {
-		return nil, nil, time.Time{}, ErrSessionExpired
+		return buyerRequest{}, ErrSessionExpired
 	}
-	ctx = core.WithClockReading(ctx, s.Scope(), frozen)
+	ctx = core.WithClockReading(ctx, s.Scope(), found.Frozen)
 	now, err := svc.clocks.Now(ctx, s.Scope())
 	if err != nil {
-		return nil, nil, time.Time{}, err
+		return buyerRequest{}, err
 	}
 	if s.IsDue(now) {
 		if _, err := svc.expireIfDue(ctx, s.Scope(), s.ID(), now); err != nil {
-			return nil, nil, time.Time{}, err
+			return buyerRequest{}, err
 		}
-		return nil, nil, time.Time{}, ErrSessionExpired
+		return buyerRequest{}, ErrSessionExpired
 	}
 	if s.Status() != StatusOpen {
-		return nil, nil, time.Time{}, ErrSessionExpired
+		return buyerRequest{}, ErrSessionExpired
 	}
-	return ctx, s, now, nil
+	return buyerRequest{ctx: ctx, session: s, merchant: found.Merchant, now: now}, nil
 }
 
 // lockedOpen is the guard of every buyer change under the session's row lock in tx: a due
@@ -89,8 +96,8 @@ func lockedOpen(ctx context.Context, tx Tx, s *Session, now time.Time) (lapsed b
 }
 
 // BuyerMerchant returns the merchant of s as its buyer sees it (name, onboarding), for
-// rendering the answer of Confirm, ResolveAction and CancelByBuyer, whose session is no longer
-// open once they succeed.
+// rendering the answer of CancelByBuyer, whose session is no longer open once it succeeds.
+// (Confirm and ResolveAction answer it in ConfirmResult.Merchant, read with the session.)
 func (svc *Service) BuyerMerchant(ctx context.Context, s *Session) (BuyerMerchant, error) {
 	if svc.buyer == nil {
 		return BuyerMerchant{}, errBuyerNotWired

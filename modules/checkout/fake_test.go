@@ -26,6 +26,10 @@ type memStore struct {
 	failPaymentInsert int
 	frozen            map[string]bool // merchant ids whose test clock is frozen
 	wallClock         core.Clock      // the attempts' started time (nil: time.Now)
+	// merchants are what FindByClientSecretHash reads of each merchant id (absent:
+	// anyMerchant), as the Postgres store joins the merchant's row.
+	merchants   map[string]BuyerMerchant
+	anyMerchant BuyerMerchant
 }
 
 // memAttempt is a charge attempt with the wall-clock time it was recorded.
@@ -34,7 +38,15 @@ type memAttempt struct {
 	started time.Time
 }
 
-func newMemStore() *memStore { return &memStore{frozen: map[string]bool{}} }
+func newMemStore() *memStore {
+	return &memStore{frozen: map[string]bool{}, merchants: map[string]BuyerMerchant{}}
+}
+
+func (m *memStore) setMerchant(id string, b BuyerMerchant) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.merchants[id] = b
+}
 
 func (m *memStore) Insert(_ context.Context, s *Session) error {
 	m.mu.Lock()
@@ -62,15 +74,20 @@ func (m *memStore) Get(_ context.Context, scope core.Scope, id string) (*Session
 	return RehydrateSession(m.sessions[i]), nil
 }
 
-func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (*Session, *time.Time, error) {
+func (m *memStore) FindByClientSecretHash(_ context.Context, hash [32]byte) (SecretLookup, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.sessions {
 		if sha256.Sum256([]byte(s.ClientSecret)) == hash {
-			return RehydrateSession(s), nil, nil // fakeClocks reads its own time
+			mer, ok := m.merchants[s.Scope.MerchantID]
+			if !ok {
+				mer = m.anyMerchant
+			}
+			// Frozen stays nil: fakeClocks reads its own time.
+			return SecretLookup{Session: RehydrateSession(s), Merchant: mer}, nil
 		}
 	}
-	return nil, nil, ErrNotFound
+	return SecretLookup{}, ErrNotFound
 }
 
 // List pages the scope's sessions newest first (insertion order plays seq), as

@@ -47,16 +47,27 @@ type Store interface {
 	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
 	// FindByClientSecretHash reads, without locking, the session whose client secret has
 	// this SHA-256 hash, in whatever scope it lives: the buyer's side has no API key, only
-	// the secret. No such session answers ErrNotFound. The caller still
-	// compares the id and the secret itself. frozen is the session scope's sandbox clock,
-	// read with it (nil: real time; see core.WithClockReading), so that the buyer's request
-	// does not read the clock again.
-	FindByClientSecretHash(ctx context.Context, hash [32]byte) (s *Session, frozen *time.Time, err error)
+	// the secret. No such session answers ErrNotFound. The caller still compares the id and
+	// the secret itself. With the session it reads, in the same query, what the buyer's
+	// request needs besides (SecretLookup): the scope's sandbox clock and the merchant's
+	// buyer-facing fields, so that the request reads neither again.
+	FindByClientSecretHash(ctx context.Context, hash [32]byte) (SecretLookup, error)
 	// List returns one page of the scope's sessions, newest first, without writing anything,
 	// optionally only those in status (empty = all) as they stand at now: a session stored
 	// open that is due by now (Session.IsDue) counts as expired, not open. A cursor id that
 	// names no session of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error)
+}
+
+// SecretLookup is what Store.FindByClientSecretHash reads in one go.
+type SecretLookup struct {
+	Session *Session
+	// Frozen is the session scope's sandbox clock (nil: real time; see
+	// core.WithClockReading).
+	Frozen *time.Time
+	// Merchant is the buyer-facing part of the session's merchant (its name on the buyer's
+	// pages, and whether live charges may run), as it stands when the session is read.
+	Merchant BuyerMerchant
 }
 
 // PriceInfo is what checkout needs to know of a catalog price (subscription mode).

@@ -12,10 +12,12 @@ import (
 // (adapters/postgres runs the same suite).
 func TestFakeStoreContract(t *testing.T) {
 	checkouttest.RunStore(t, func(*testing.T) checkouttest.Harness {
-		store, uow := checkout.NewFakeStore()
+		merchant := checkout.BuyerMerchant{Name: "Test merchant", Onboarded: true}
+		store, uow := checkout.NewFakeStore(merchant)
 		return checkouttest.Harness{
-			Store: store,
-			UoW:   uow,
+			Store:    store,
+			UoW:      uow,
+			Merchant: merchant,
 			NewScope: func(*testing.T) core.Scope {
 				return core.Scope{MerchantID: core.NewID(core.PrefixMerchant), Env: core.EnvTest}
 			},

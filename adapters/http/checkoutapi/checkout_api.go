@@ -141,11 +141,7 @@ func (a *checkoutAPI) ConfirmBuyerSession(ctx context.Context, r capi.ConfirmBuy
 	if err != nil {
 		return nil, err
 	}
-	out, err := a.confirmResult(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	return capi.ConfirmBuyerSession200JSONResponse{Body: out}, nil
+	return capi.ConfirmBuyerSession200JSONResponse{Body: confirmResult(res)}, nil
 }
 
 func (a *checkoutAPI) ResolveBuyerAction(ctx context.Context, r capi.ResolveBuyerActionRequestObject) (capi.ResolveBuyerActionResponseObject, error) {
@@ -153,11 +149,7 @@ func (a *checkoutAPI) ResolveBuyerAction(ctx context.Context, r capi.ResolveBuye
 	if err != nil {
 		return nil, err
 	}
-	out, err := a.confirmResult(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	return capi.ResolveBuyerAction200JSONResponse{Body: out}, nil
+	return capi.ResolveBuyerAction200JSONResponse{Body: confirmResult(res)}, nil
 }
 
 func (a *checkoutAPI) CancelBuyerSession(ctx context.Context, r capi.CancelBuyerSessionRequestObject) (capi.CancelBuyerSessionResponseObject, error) {
@@ -174,21 +166,19 @@ func (a *checkoutAPI) CancelBuyerSession(ctx context.Context, r capi.CancelBuyer
 	}}, nil
 }
 
-func (a *checkoutAPI) confirmResult(ctx context.Context, res *checkout.ConfirmResult) (capi.ConfirmResult, error) {
-	m, err := a.checkout.BuyerMerchant(ctx, res.Session)
-	if err != nil {
-		return capi.ConfirmResult{}, err
-	}
+// confirmResult renders the answer of Confirm and ResolveAction; the merchant's name is the one
+// the use case read with the session (no second read).
+func confirmResult(res *checkout.ConfirmResult) capi.ConfirmResult {
 	out := capi.ConfirmResult{
 		Object:     capi.ConfirmResultObjectCheckoutConfirmation,
 		Status:     capi.ConfirmResultStatus(res.Status),
-		Session:    presentBuyerSession(res.Session, m.Name, res.Action),
+		Session:    presentBuyerSession(res.Session, res.Merchant.Name, res.Action),
 		NextAction: nextAction(res.Action),
 	}
 	if res.Status != checkout.ConfirmRequiresAction {
 		out.RedirectUrl = res.Session.SuccessURL()
 	}
-	return out, nil
+	return out
 }
 
 // confirmInput translates the wire body; fields the module cannot tell missing from zero

@@ -28,6 +28,9 @@ type Harness struct {
 	// NewScope returns the test scope of a merchant no other test uses (Postgres: a fresh
 	// merchant row).
 	NewScope func(t *testing.T) core.Scope
+	// Merchant is the buyer-facing part of every merchant NewScope makes, which
+	// FindByClientSecretHash reads with the session.
+	Merchant checkout.BuyerMerchant
 }
 
 // RunStore runs the suite; newHarness is called once per case, which runs in parallel with
@@ -160,11 +163,14 @@ func roundTrip(t *testing.T, h Harness) {
 	if got.Changes() != 0 {
 		t.Fatalf("a read session reports changes %v", got.Changes())
 	}
-	byHash, frozen, err := h.Store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(s.ClientSecret())))
-	if err != nil || frozen != nil {
-		t.Fatalf("find by secret: %v, frozen %v", err, frozen)
+	byHash, err := h.Store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(s.ClientSecret())))
+	if err != nil || byHash.Frozen != nil {
+		t.Fatalf("find by secret: %v, frozen %v", err, byHash.Frozen)
 	}
-	sameSession(t, "find by secret", byHash, s)
+	sameSession(t, "find by secret", byHash.Session, s)
+	if byHash.Merchant != h.Merchant {
+		t.Errorf("find by secret: merchant %+v, want %+v (read with the session)", byHash.Merchant, h.Merchant)
+	}
 	if err := f.inTx(t, func(ctx context.Context, tx checkout.Tx) error {
 		locked, err := tx.Sessions().Lock(ctx, scope, s.ID())
 		if err != nil {
@@ -201,7 +207,7 @@ func unknownAndOtherScopes(t *testing.T, h Harness) {
 			t.Errorf("lock %s under %v: %v, want ErrNotFound", c.id, c.scope, err)
 		}
 	}
-	if _, _, err := h.Store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(s.ClientSecret()+"x"))); !errors.Is(err, checkout.ErrNotFound) {
+	if _, err := h.Store.FindByClientSecretHash(ctx, sha256.Sum256([]byte(s.ClientSecret()+"x"))); !errors.Is(err, checkout.ErrNotFound) {
 		t.Errorf("unknown secret: %v, want ErrNotFound", err)
 	}
 }
