@@ -357,18 +357,27 @@ func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Even
 	if len(events) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(events))
-	for i, e := range events {
-		var err error
-		if rows[i], err = eventValues(e); err != nil {
-			return err
-		}
+	rows, err := eventRows(events)
+	if err != nil {
+		return err
 	}
 	w := eventsInsert(rows)
 	if _, err := tx.ExecContext(ctx, w.sql, w.args...); err != nil {
 		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
 	}
 	return nil
+}
+
+// eventRows renders the rows of events in the events table, in order (eventValues).
+func eventRows(events []core.Event) ([][]any, error) {
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		var err error
+		if rows[i], err = eventValues(e); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 // eventColumns is the number of values of an event (eventValues).

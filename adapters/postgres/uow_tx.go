@@ -235,12 +235,9 @@ func (o outbox) Add(ctx context.Context, events ...core.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(events))
-	for i, e := range events {
-		var err error
-		if rows[i], err = eventValues(e); err != nil {
-			return err
-		}
+	rows, err := eventRows(events)
+	if err != nil {
+		return err
 	}
 	return o.q.a.addEvents(ctx, rows)
 }
