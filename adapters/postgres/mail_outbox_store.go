@@ -100,6 +100,15 @@ func (s *MailOutboxStore) ClaimMail(ctx context.Context, now time.Time, lease ti
 // maxMailError bounds the stored error text.
 const maxMailError = 500
 
+// mailErrorText is e as stored: at most maxMailError bytes of valid UTF-8 without NUL bytes,
+// so that one mail's error text can never fail the statement that records a whole batch.
+func mailErrorText(e string) string {
+	if len(e) > maxMailError {
+		e = e[:maxMailError]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(e, ""), "\x00", "")
+}
+
 // recordMailsSQL records the outcomes of claimed attempts, one per element of its arrays:
 // merchant, environment, id, the attempt that claimed the row, status, next attempt (pending),
 // error, completion (sent, dropped). A row whose attempt is not the one that claimed it last
@@ -130,11 +139,7 @@ func (s *MailOutboxStore) RecordMails(ctx context.Context, rs []mail.Result) err
 		sc, o := r.Job.Mail.Scope, r.Outcome
 		merchants[i], envs[i], ids[i], attempts[i], statuses[i] = sc.MerchantID, string(sc.Env), r.Job.ID, int64(r.Job.Attempt), string(o.Status)
 		if o.Error != "" {
-			e := o.Error
-			if len(e) > maxMailError {
-				e = e[:maxMailError]
-			}
-			errs[i] = sql.NullString{String: e, Valid: true}
+			errs[i] = sql.NullString{String: mailErrorText(o.Error), Valid: true}
 		}
 		switch o.Status {
 		case mail.Pending:
