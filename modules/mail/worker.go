@@ -29,7 +29,7 @@ type WorkerOptions struct {
 // Worker sends queued mail after commit. Several workers, in one process or several, share
 // the queue through SKIP LOCKED claims and leases; a mail is sent at most once unless a worker
 // dies between the mail server's acceptance and recording it (then it is retried when its
-// lease ends).
+// lease ends). With a ports.BatchMailer that window covers the batch delivered together.
 type Worker struct {
 	store   Store
 	compose Composers
