@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,5 +294,46 @@ func TestMailWorkerBatchStatementsAndThroughput(t *testing.T) {
 	// A batch of 20: claim, read the payments, the test clock, insert, record.
 	if batchStmts > 0.3 {
 		t.Errorf("%.2f statements per receipt batched; want at most 0.3", batchStmts)
+	}
+}
+
+// Several workers drain one outbox into the development mailbox, a batch at a time: every
+// receipt is kept exactly once and recorded sent.
+func TestMailboxWorkersKeepEachReceiptOnce(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	svc := paymentsOn(db, fixedClocks{payNow})
+	scope := pgtest.Merchant(t, db)
+	paid := mustPay(t, svc, createSession(t, svc, scope), visaUS)
+	const n = 60
+	clonePayments(t, db, scope, paid.ID(), n)
+	mb, err := postgres.NewMailboxStore(db, scopeClocks{mailboxNow}, "Kassa <receipts@kassa.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var wg sync.WaitGroup
+	for range 4 {
+		w := mail.NewWorker(postgres.NewMailOutboxStore(db), receiptComposers(t, db, renderForTest), mb, core.SystemClock{},
+			mail.WorkerOptions{Batch: 7, Log: quiet})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w.RunOnce(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if c := countRows(t, db, `SELECT count(*) FROM (SELECT headers->>'X-Kassa-Payment' FROM mailbox_messages
+		WHERE merchant_id = $1 AND environment = $2 GROUP BY 1 HAVING count(*) = 1) once`, scope.MerchantID, string(scope.Env)); c != n+1 {
+		t.Fatalf("%d receipts kept once, want %d", c, n+1)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mailbox_messages WHERE merchant_id = $1 AND environment = $2`,
+		scope.MerchantID, string(scope.Env)); c != n+1 {
+		t.Fatalf("%d messages", c)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'sent' AND attempts = 1 AND completed_at IS NOT NULL`); c != n+1 {
+		t.Fatalf("%d sent rows", c)
 	}
 }
