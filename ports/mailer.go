@@ -35,6 +35,16 @@ type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
 
+// BatchMailer is a Mailer that delivers several messages in one go: the development mailbox
+// keeps a batch with one statement. SendBatch answers one error per message, in order, with
+// the meaning of Send's (nil: delivered; ErrPermanent: never deliverable as it is; else
+// transient). A mailer that talks to a mail server sends one message at a time and does not
+// implement it.
+type BatchMailer interface {
+	Mailer
+	SendBatch(ctx context.Context, ms []Message) []error
+}
+
 // ErrPermanent marks a failure that retrying will not cure.
 var ErrPermanent = errors.New("mail: permanent failure")
 
@@ -158,4 +168,12 @@ type Mailbox interface {
 // sent. An error that wraps ErrPermanent drops the mail; any other error is retried.
 type MailComposer interface {
 	ComposeMail(ctx context.Context, m core.Mail) (Message, error)
+}
+
+// BatchMailComposer is a MailComposer that writes several mails of its kind with one read of
+// their subjects. ComposeMails answers one message and one error per mail, in order, each with
+// the meaning of ComposeMail's.
+type BatchMailComposer interface {
+	MailComposer
+	ComposeMails(ctx context.Context, ms []core.Mail) ([]Message, []error)
 }

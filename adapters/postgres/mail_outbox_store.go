@@ -3,13 +3,13 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/mail"
@@ -100,31 +100,58 @@ func (s *MailOutboxStore) ClaimMail(ctx context.Context, now time.Time, lease ti
 // maxMailError bounds the stored error text.
 const maxMailError = 500
 
-// RecordMail stores the outcome of a claimed attempt. Only the attempt that claimed the row
-// last may record: an attempt that outlived its lease (and was claimed again) is ignored.
-func (s *MailOutboxStore) RecordMail(ctx context.Context, job *mail.Job, o mail.Outcome) error {
-	sc := job.Mail.Scope
-	var lastErr *string
-	if o.Error != "" {
-		e := o.Error
-		if len(e) > maxMailError {
-			e = e[:maxMailError]
+// mailErrorText is e as stored: at most maxMailError bytes of valid UTF-8 without NUL bytes,
+// so that one mail's error text can never fail the statement that records a whole batch.
+func mailErrorText(e string) string {
+	if len(e) > maxMailError {
+		e = e[:maxMailError]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(e, ""), "\x00", "")
+}
+
+// recordMailsSQL records the outcomes of claimed attempts, one per element of its arrays:
+// merchant, environment, id, the attempt that claimed the row, status, next attempt (pending),
+// error, completion (sent, dropped). A row whose attempt is not the one that claimed it last
+// is left alone.
+const recordMailsSQL = `UPDATE mail_outbox o SET status = v.status,
+		next_attempt_at = COALESCE(v.next_attempt_at, o.next_attempt_at), last_error = v.last_error,
+		completed_at = v.completed_at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::timestamptz[])
+		AS v (merchant_id, environment, id, attempts, status, next_attempt_at, last_error, completed_at)
+	WHERE o.merchant_id = v.merchant_id AND o.environment = v.environment AND o.id = v.id
+		AND o.attempts = v.attempts AND o.status = 'pending'`
+
+// RecordMails stores the outcomes of claimed attempts with one statement. Only the attempt
+// that claimed a row last may record: an attempt that outlived its lease (and was claimed
+// again) is ignored.
+func (s *MailOutboxStore) RecordMails(ctx context.Context, rs []mail.Result) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	n := len(rs)
+	merchants, envs, ids, statuses := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	attempts := make([]int64, n)
+	nexts, errs, completed := make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
+	stamp := func(t time.Time) sql.NullString {
+		return sql.NullString{String: t.UTC().Format(time.RFC3339Nano), Valid: true}
+	}
+	for i, r := range rs {
+		sc, o := r.Job.Mail.Scope, r.Outcome
+		merchants[i], envs[i], ids[i], attempts[i], statuses[i] = sc.MerchantID, string(sc.Env), r.Job.ID, int64(r.Job.Attempt), string(o.Status)
+		if o.Error != "" {
+			errs[i] = sql.NullString{String: mailErrorText(o.Error), Valid: true}
 		}
-		lastErr = &e
+		switch o.Status {
+		case mail.Pending:
+			nexts[i] = stamp(o.NextAttempt)
+		case mail.Sent, mail.Dropped:
+			completed[i] = stamp(o.At)
+		default:
+			return fmt.Errorf("mail_outbox: record: unknown status %q", o.Status)
+		}
 	}
-	var next, completed *time.Time
-	switch o.Status {
-	case mail.Pending:
-		next = &o.NextAttempt
-	case mail.Sent, mail.Dropped:
-		completed = &o.At
-	default:
-		return fmt.Errorf("mail_outbox: record: unknown status %q", o.Status)
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE mail_outbox SET status = $5,
-			next_attempt_at = COALESCE($6, next_attempt_at), last_error = $7, completed_at = $8
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND attempts = $4 AND status = 'pending'`,
-		sc.MerchantID, string(sc.Env), job.ID, job.Attempt, string(o.Status), next, lastErr, completed)
+	_, err := s.db.ExecContext(ctx, recordMailsSQL, pq.Array(merchants), pq.Array(envs), pq.Array(ids), pq.Array(attempts),
+		pq.Array(statuses), pq.Array(nexts), pq.Array(errs), pq.Array(completed))
 	if err != nil {
 		return fmt.Errorf("mail_outbox: record: %w", err)
 	}
@@ -148,27 +175,37 @@ func NewReceiptSource(db *sqlx.DB) *ReceiptSource { return &ReceiptSource{db: wr
 
 var _ payments.ReceiptSource = (*ReceiptSource)(nil)
 
-// ReceiptRecord reads a payment of scope with its SEPA account and its merchant's name.
-func (s *ReceiptSource) ReceiptRecord(ctx context.Context, scope core.Scope, paymentID string) (*payments.Record, string, error) {
-	var r struct {
+// receiptRecordsSQL reads payments of any scopes, named by three arrays (merchant,
+// environment, id), with their SEPA account and their merchant's name.
+var receiptRecordsSQL = `SELECT ` + qualified("p", paymentColumns) + `, p.sepa_last4, m.name AS merchant_name
+	FROM payments p JOIN merchants m ON m.id = p.merchant_id
+	WHERE (p.merchant_id, p.environment, p.id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`
+
+// ReceiptRecords reads the payments of keys with one statement (see payments.ReceiptSource).
+func (s *ReceiptSource) ReceiptRecords(ctx context.Context, keys []payments.ReceiptKey) (map[payments.ReceiptKey]payments.ReceiptFacts, error) {
+	merchants, envs, ids := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		merchants[i], envs[i], ids[i] = k.Scope.MerchantID, string(k.Scope.Env), k.PaymentID
+	}
+	var rows []struct {
 		paymentRow
 		SEPALast4    *string `db:"sepa_last4"`
 		MerchantName string  `db:"merchant_name"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT `+qualified("p", paymentColumns)+`, p.sepa_last4, m.name AS merchant_name
-		FROM payments p JOIN merchants m ON m.id = p.merchant_id
-		WHERE p.merchant_id = $1 AND p.environment = $2 AND p.id = $3`, scope.MerchantID, string(scope.Env), paymentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", core.NotFound("payment", "id", paymentID)
+	if err := s.db.SelectContext(ctx, &rows, receiptRecordsSQL, pq.Array(merchants), pq.Array(envs), pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("payments: receipts: %w", err)
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("payments: receipt: %w", err)
+	out := make(map[payments.ReceiptKey]payments.ReceiptFacts, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		p, err := r.payment()
+		if err != nil {
+			return nil, err
+		}
+		out[payments.ReceiptKey{Scope: p.Scope(), PaymentID: p.ID()}] = payments.ReceiptFacts{
+			Record: &payments.Record{Payment: p, SEPALast4: deref(r.SEPALast4)}, MerchantName: r.MerchantName}
 	}
-	p, err := r.payment()
-	if err != nil {
-		return nil, "", err
-	}
-	return &payments.Record{Payment: p, SEPALast4: deref(r.SEPALast4)}, r.MerchantName, nil
+	return out, nil
 }
 
 // qualified prefixes each column of a comma-separated list with alias.

@@ -124,13 +124,13 @@ func TestMailOutboxLease(t *testing.T) {
 	if err != nil || len(second) != 1 || second[0].Attempt != 2 {
 		t.Fatalf("%v %v", second, err)
 	}
-	if err := st.RecordMail(ctx, jobs[0], mail.Outcome{Status: mail.Sent, At: now}); err != nil {
+	if err := st.RecordMails(ctx, []mail.Result{{Job: jobs[0], Outcome: mail.Outcome{Status: mail.Sent, At: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'pending'`); c != 1 {
 		t.Fatal("a stale attempt recorded its outcome")
 	}
-	if err := st.RecordMail(ctx, second[0], mail.Outcome{Status: mail.Sent, At: now}); err != nil {
+	if err := st.RecordMails(ctx, []mail.Result{{Job: second[0], Outcome: mail.Outcome{Status: mail.Sent, At: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := st.NextMailDue(ctx); ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
@@ -28,8 +29,8 @@ type MailboxStore struct {
 }
 
 var (
-	_ ports.Mailer  = (*MailboxStore)(nil)
-	_ ports.Mailbox = (*MailboxStore)(nil)
+	_ ports.BatchMailer = (*MailboxStore)(nil)
+	_ ports.Mailbox     = (*MailboxStore)(nil)
 )
 
 // NewMailboxStore returns the mailbox on db. clocks dates the messages with the scope's time
@@ -47,33 +48,79 @@ func NewMailboxStore(db *sqlx.DB, clocks ports.Clocks, defaultFrom string) (*Mai
 // Send stores m. An invalid message is a permanent failure (ports.ErrPermanent); a database
 // failure is transient.
 func (s *MailboxStore) Send(ctx context.Context, m ports.Message) error {
-	if err := m.Validate(); err != nil {
-		return err
+	return s.SendBatch(ctx, []ports.Message{m})[0]
+}
+
+// insertMailboxSQL keeps messages, one per element of its arrays, with one statement.
+const insertMailboxSQL = `INSERT INTO mailbox_messages
+	(merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created)
+	SELECT merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers::jsonb, created
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+		AS v (merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created)`
+
+// SendBatch stores ms with one statement (ports.BatchMailer), each dated with its scope's
+// clock (read once per scope). An invalid message is a permanent failure of its own; a
+// database failure is a transient failure of every message the statement would have kept.
+func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []error {
+	errs := make([]error, len(ms))
+	n := len(ms)
+	merchants, envs, ids, froms, tos := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	subjects, texts, htmls, hdrs, created := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	var kept []int
+	nows := map[core.Scope]time.Time{}
+	for i, m := range ms {
+		if errs[i] = m.Validate(); errs[i] != nil {
+			continue
+		}
+		now, ok := nows[m.Scope]
+		if !ok {
+			t, err := s.clocks.Now(ctx, m.Scope)
+			if err != nil {
+				errs[i] = fmt.Errorf("mailbox: clock: %w", err)
+				continue
+			}
+			now, nows[m.Scope] = t, t
+		}
+		from := m.From
+		if from == "" {
+			from = s.from
+		}
+		headers := m.Headers
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		hdr, err := jsonText(headers)
+		if err != nil {
+			errs[i] = ports.Permanent(fmt.Errorf("mailbox: headers: %w", err))
+			continue
+		}
+		kept = append(kept, i)
+		merchants, envs, ids = append(merchants, m.Scope.MerchantID), append(envs, string(m.Scope.Env)), append(ids, core.NewID(MailboxIDPrefix))
+		froms, tos, subjects = append(froms, from), append(tos, m.To), append(subjects, m.Subject)
+		texts, htmls, hdrs = append(texts, m.Text), append(htmls, m.HTML), append(hdrs, hdr)
+		created = append(created, now.UTC().Format(time.RFC3339Nano))
 	}
-	now, err := s.clocks.Now(ctx, m.Scope)
+	if len(kept) == 0 {
+		return errs
+	}
+	_, err := s.db.ExecContext(ctx, insertMailboxSQL, pq.Array(merchants), pq.Array(envs), pq.Array(ids), pq.Array(froms),
+		pq.Array(tos), pq.Array(subjects), pq.Array(texts), pq.Array(htmls), pq.Array(hdrs), pq.Array(created))
+	var pe *pq.Error
+	if err != nil && len(kept) > 1 && errors.As(err, &pe) && (pe.Code.Class() == "22" || pe.Code.Class() == "23") {
+		// A message the database refuses (a NUL byte in a body: data exception) must not fail
+		// the others: each is kept on its own, and only the refused one fails.
+		for _, i := range kept {
+			errs[i] = s.SendBatch(ctx, []ports.Message{ms[i]})[0]
+		}
+		return errs
+	}
 	if err != nil {
-		return fmt.Errorf("mailbox: clock: %w", err)
+		err = fmt.Errorf("mailbox_messages: insert: %w", err)
+		for _, i := range kept {
+			errs[i] = err
+		}
 	}
-	from := m.From
-	if from == "" {
-		from = s.from
-	}
-	headers := m.Headers
-	if headers == nil {
-		headers = map[string]string{}
-	}
-	hdr, err := jsonText(headers)
-	if err != nil {
-		return ports.Permanent(fmt.Errorf("mailbox: headers: %w", err))
-	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO mailbox_messages
-		(merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		m.Scope.MerchantID, string(m.Scope.Env), core.NewID(MailboxIDPrefix), from, m.To, m.Subject,
-		m.Text, m.HTML, hdr, now.UTC()); err != nil {
-		return fmt.Errorf("mailbox_messages: insert: %w", err)
-	}
-	return nil
+	return errs
 }
 
 const mailboxCols = `merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created`

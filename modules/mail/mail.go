@@ -39,6 +39,12 @@ type Outcome struct {
 	At          time.Time
 }
 
+// Result is a claimed mail and the outcome of its attempt.
+type Result struct {
+	Job     *Job
+	Outcome Outcome
+}
+
 // Store is the queue the worker drains. Mail is queued by the transaction of its cause; the
 // worker claims it and records each attempt.
 type Store interface {
@@ -46,8 +52,10 @@ type Store interface {
 	// hold (FOR UPDATE SKIP LOCKED), counts the attempt and reserves each until now+lease, so
 	// no other worker takes it while it is sent.
 	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Job, error)
-	// RecordMail stores the outcome of a claimed attempt.
-	RecordMail(ctx context.Context, job *Job, o Outcome) error
+	// RecordMails stores the outcomes of claimed attempts, with one statement. Only the
+	// attempt that claimed a mail last records: an attempt that outlived its lease (and was
+	// claimed again) is ignored.
+	RecordMails(ctx context.Context, rs []Result) error
 	// NextMailDue returns the earliest next attempt among pending mails.
 	NextMailDue(ctx context.Context) (time.Time, bool, error)
 }
@@ -56,14 +64,50 @@ type Store interface {
 // that own the subjects.
 type Composers map[core.MailKind]ports.MailComposer
 
-// compose writes the message of m with the composer of its kind; a kind without one is a
-// permanent failure.
-func (c Composers) compose(ctx context.Context, m core.Mail) (ports.Message, error) {
-	comp, ok := c[m.Kind]
-	if !ok {
-		return ports.Message{}, ports.Permanent(fmt.Errorf("mail: no composer for kind %q", m.Kind))
+// composeAll writes the messages of jobs, one message or error per job, in order: the mails
+// of a kind whose composer is a ports.BatchMailComposer with one call, the others one by one.
+// A kind without a composer is a permanent failure.
+func (c Composers) composeAll(ctx context.Context, jobs []*Job) ([]ports.Message, []error) {
+	msgs, errs := make([]ports.Message, len(jobs)), make([]error, len(jobs))
+	var kinds []core.MailKind
+	byKind := map[core.MailKind][]int{}
+	for i, j := range jobs {
+		k := j.Mail.Kind
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
+		}
+		byKind[k] = append(byKind[k], i)
 	}
-	return comp.ComposeMail(ctx, m)
+	for _, k := range kinds {
+		idx := byKind[k]
+		comp, ok := c[k]
+		if !ok {
+			for _, i := range idx {
+				errs[i] = ports.Permanent(fmt.Errorf("mail: no composer for kind %q", k))
+			}
+			continue
+		}
+		bc, ok := comp.(ports.BatchMailComposer)
+		if !ok {
+			for _, i := range idx {
+				msgs[i], errs[i] = comp.ComposeMail(ctx, jobs[i].Mail)
+			}
+			continue
+		}
+		mails := make([]core.Mail, len(idx))
+		for n, i := range idx {
+			mails[n] = jobs[i].Mail
+		}
+		ms, es := bc.ComposeMails(ctx, mails)
+		for n, i := range idx {
+			if len(ms) != len(idx) || len(es) != len(idx) {
+				errs[i] = fmt.Errorf("mail: the composer of %q answered %d messages for %d mails", k, len(ms), len(idx))
+				continue
+			}
+			msgs[i], errs[i] = ms[n], es[n]
+		}
+	}
+	return msgs, errs
 }
 
 // Backoff is the wait after each failed attempt (transient errors); after the last one the

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -28,7 +29,7 @@ type WorkerOptions struct {
 // Worker sends queued mail after commit. Several workers, in one process or several, share
 // the queue through SKIP LOCKED claims and leases; a mail is sent at most once unless a worker
 // dies between the mail server's acceptance and recording it (then it is retried when its
-// lease ends).
+// lease ends). With a ports.BatchMailer that window covers the batch delivered together.
 type Worker struct {
 	store   Store
 	compose Composers
@@ -84,10 +85,19 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // RunOnce sends every mail due now, batch after batch, and returns how many attempts it
-// made. The attempts of a batch are sent one after another, so a slow mail server could keep
-// the last ones past their lease, when another worker may claim and send them again. Before
-// each attempt the round therefore stops when ctx is done or when the lease no longer covers
-// SendTimeout; the mails not attempted are claimed again once their lease ends.
+// made. A claimed batch is one attempt of each of its mails: their messages are composed
+// together (one read per kind whose composer is a ports.BatchMailComposer), delivered together
+// when the mailer is a ports.BatchMailer (the development mailbox: one statement), and their
+// outcomes recorded together (one statement). A batch attempt starts only while the lease
+// still covers SendTimeout, and is bounded by it, so it ends within the lease.
+//
+// A mailer that sends one message at a time (SMTP) gets the composed messages one after
+// another, each attempt bounded by SendTimeout and recorded as soon as it ends (with the
+// outcomes decided before it, such as a receipt that could not be composed), so that a sent
+// mail is marked sent well within its lease. A slow mail server could keep the last ones past
+// their lease, when another worker may claim and send them again; before each send the round
+// therefore stops when ctx is done or when the lease no longer covers SendTimeout, and the
+// mails not attempted are claimed again once their lease ends.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	n := 0
 	for {
@@ -98,17 +108,10 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		}
 		// The last moment an attempt may start and still end within the lease.
 		lastStart := claimed.Add(w.o.Lease - w.o.SendTimeout)
-		for i, j := range jobs {
-			if ctx.Err() != nil {
-				return n, ctx.Err()
-			}
-			if w.clock.Now().After(lastStart) {
-				w.o.Log.Warn("mail: lease too short for the rest of the batch; left for a later claim",
-					"left", len(jobs)-i, "lease", w.o.Lease.String())
-				return n, nil
-			}
-			w.send(ctx, j)
-			n++
+		made, more := w.sendBatch(ctx, jobs, lastStart)
+		n += made
+		if !more {
+			return n, ctx.Err()
 		}
 		if len(jobs) < w.o.Batch || ctx.Err() != nil {
 			return n, ctx.Err()
@@ -116,31 +119,114 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	}
 }
 
-// send makes one attempt, bounded by SendTimeout, and records it. It detaches from ctx's
-// cancellation, so a started attempt is finished and recorded rather than left to its lease.
-func (w *Worker) send(ctx context.Context, j *Job) {
-	ctx = context.WithoutCancel(ctx)
-	actx, cancelAttempt := context.WithTimeout(ctx, w.o.SendTimeout)
-	err := w.attempt(actx, j)
+// sendBatch attempts the claimed jobs and records their outcomes; it returns the attempts
+// made and whether the round may go on (false when ctx is done or the lease ran short). Once
+// an attempt has started it no longer listens to ctx's cancellation, so that a started
+// attempt is finished and recorded rather than left to its lease.
+func (w *Worker) sendBatch(ctx context.Context, jobs []*Job, lastStart time.Time) (int, bool) {
+	if len(jobs) == 0 {
+		return 0, true
+	}
+	if ctx.Err() != nil || !w.leaseCovers(lastStart, len(jobs)) {
+		return 0, false
+	}
+	detached := context.WithoutCancel(ctx)
+	actx, cancelAttempt := context.WithTimeout(detached, w.o.SendTimeout)
+	msgs, errs := w.compose.composeAll(actx, jobs)
+	if bm, ok := w.mailer.(ports.BatchMailer); ok {
+		deliverAll(actx, bm, msgs, errs)
+		cancelAttempt()
+		now := w.clock.Now()
+		rs := make([]Result, len(jobs))
+		for i, j := range jobs {
+			rs[i] = w.result(j, errs[i], now)
+		}
+		w.record(detached, rs)
+		return len(jobs), true
+	}
 	cancelAttempt()
-	now := w.clock.Now()
+	n := 0
+	var rs []Result // decided, not recorded yet
+	defer func() { w.record(detached, rs) }()
+	for i, j := range jobs {
+		if errs[i] != nil { // not composed: nothing to send
+			rs = append(rs, w.result(j, errs[i], w.clock.Now()))
+			n++
+			continue
+		}
+		if ctx.Err() != nil || !w.leaseCovers(lastStart, len(jobs)-i) {
+			return n, false
+		}
+		sctx, cancelSend := context.WithTimeout(detached, w.o.SendTimeout)
+		err := w.mailer.Send(sctx, msgs[i])
+		cancelSend()
+		rs = append(rs, w.result(j, err, w.clock.Now()))
+		n++
+		w.record(detached, rs)
+		rs = nil
+	}
+	return n, true
+}
+
+// leaseCovers reports whether an attempt may start now and end within the lease; when it may
+// not, the left mails wait for a later claim.
+func (w *Worker) leaseCovers(lastStart time.Time, left int) bool {
+	if w.clock.Now().After(lastStart) {
+		w.o.Log.Warn("mail: lease too short for the rest of the batch; left for a later claim",
+			"left", left, "lease", w.o.Lease.String())
+		return false
+	}
+	return true
+}
+
+// result is the outcome of job's attempt, which failed with err (nil: sent), at now. A
+// failure is logged with the mail's id, kind and subject, never its address or body.
+func (w *Worker) result(j *Job, err error, now time.Time) Result {
 	o := Outcome{Status: Sent, At: now}
 	if err != nil {
 		o = Decide(j.Attempt, err, now)
 		w.o.Log.Warn("mail: send failed", "mail", j.ID, "kind", string(j.Mail.Kind), "subject", j.Mail.SubjectID,
 			"attempt", j.Attempt, "outcome", string(o.Status), "error", o.Error)
 	}
+	return Result{Job: j, Outcome: o}
+}
+
+// record stores outcomes with one statement.
+func (w *Worker) record(ctx context.Context, rs []Result) {
+	if len(rs) == 0 {
+		return
+	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := w.store.RecordMail(rctx, j, o); err != nil {
-		w.o.Log.Error("mail: record outcome", "mail", j.ID, "error", err.Error())
+	if err := w.store.RecordMails(rctx, rs); err != nil {
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.Job.ID
+		}
+		w.o.Log.Error("mail: record outcomes", "mails", ids, "error", err.Error())
 	}
 }
 
-func (w *Worker) attempt(ctx context.Context, j *Job) error {
-	m, err := w.compose.compose(ctx, j.Mail)
-	if err != nil {
-		return err
+// deliverAll sends the composed messages (errs[i] == nil) with one call of m and sets each
+// one's error.
+func deliverAll(ctx context.Context, m ports.BatchMailer, msgs []ports.Message, errs []error) {
+	var idx []int
+	var batch []ports.Message
+	for i, err := range errs {
+		if err == nil {
+			idx = append(idx, i)
+			batch = append(batch, msgs[i])
+		}
 	}
-	return w.mailer.Send(ctx, m)
+	if len(batch) == 0 {
+		return
+	}
+	sent := m.SendBatch(ctx, batch)
+	for k, i := range idx {
+		if len(sent) != len(batch) {
+			errs[i] = fmt.Errorf("mail: the mailer answered %d outcomes for %d messages", len(sent), len(batch))
+			continue
+		}
+		errs[i] = sent[k]
+	}
 }

@@ -19,6 +19,7 @@ type memQueue struct {
 	mu       sync.Mutex
 	jobs     []*Job
 	outcomes map[string]Outcome
+	records  int // RecordMails calls
 }
 
 func (m *memQueue) ClaimMail(_ context.Context, _ time.Time, _ time.Duration, limit int) ([]*Job, error) {
@@ -30,10 +31,13 @@ func (m *memQueue) ClaimMail(_ context.Context, _ time.Time, _ time.Duration, li
 	return out, nil
 }
 
-func (m *memQueue) RecordMail(_ context.Context, j *Job, o Outcome) error {
+func (m *memQueue) RecordMails(_ context.Context, rs []Result) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.outcomes[j.ID] = o
+	m.records++
+	for _, r := range rs {
+		m.outcomes[r.Job.ID] = r.Outcome
+	}
 	return nil
 }
 
@@ -229,5 +233,184 @@ func TestWorkerDropsMailOfAnUnknownKind(t *testing.T) {
 	}
 	if o := store.outcomes["x"]; o.Status != Dropped || !strings.Contains(o.Error, "newsletter") {
 		t.Fatalf("outcome %+v", o)
+	}
+}
+
+// batchMailer is a ports.BatchMailer that fails the messages to refused@ permanently and
+// counts its calls.
+type batchMailer struct {
+	calls int
+	sent  []string
+	at    func() // called on each SendBatch
+}
+
+func (b *batchMailer) Send(ctx context.Context, m ports.Message) error {
+	return b.SendBatch(ctx, []ports.Message{m})[0]
+}
+
+func (b *batchMailer) SendBatch(_ context.Context, ms []ports.Message) []error {
+	b.calls++
+	if b.at != nil {
+		b.at()
+	}
+	errs := make([]error, len(ms))
+	for i, m := range ms {
+		if m.To == "refused@example.com" {
+			errs[i] = ports.Permanent(errors.New("invalid recipient"))
+			continue
+		}
+		b.sent = append(b.sent, m.Headers["X-Payment"])
+	}
+	return errs
+}
+
+// batchComposer is a ports.BatchMailComposer counting its calls; "py_gone" is gone and
+// "py_down" cannot be read now.
+type batchComposer struct{ calls int }
+
+func (c *batchComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Message, error) {
+	ms, es := c.ComposeMails(ctx, []core.Mail{m})
+	return ms[0], es[0]
+}
+
+func (c *batchComposer) ComposeMails(_ context.Context, mails []core.Mail) ([]ports.Message, []error) {
+	c.calls++
+	ms, es := make([]ports.Message, len(mails)), make([]error, len(mails))
+	for i, m := range mails {
+		switch m.SubjectID {
+		case "py_gone":
+			es[i] = ports.Permanent(errors.New("payment not found"))
+		case "py_down":
+			es[i] = errors.New("connection reset")
+		case "py_refused":
+			ms[i] = ports.Message{Scope: m.Scope, To: "refused@example.com", Subject: "Receipt", Text: "x"}
+		default:
+			ms[i] = ports.Message{Scope: m.Scope, To: m.SubjectID + "@example.com", Subject: "Receipt", Text: "x",
+				Headers: map[string]string{"X-Payment": m.SubjectID}}
+		}
+	}
+	return ms, es
+}
+
+// A claimed batch is composed with one call of a batch composer, delivered with one call of a
+// batch mailer and recorded with one call of the store; each mail keeps its own outcome, and a
+// mail of a kind without a composer is dropped.
+func TestWorkerSendsABatchTogether(t *testing.T) {
+	t.Parallel()
+	jobs := testJobs("a", "gone", "b", "down", "refused", "c")
+	jobs = append(jobs, &Job{ID: "x", Attempt: 1, Mail: core.Mail{Kind: "newsletter", Scope: jobs[0].Mail.Scope, SubjectID: "sub_1", Created: t0}})
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: jobs}
+	comp := &batchComposer{}
+	mailer := &batchMailer{}
+	w := NewWorker(store, Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 10,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(context.Background())
+	if err != nil || n != len(jobs) {
+		t.Fatalf("%d %v", n, err)
+	}
+	if comp.calls != 1 || mailer.calls != 1 || store.records != 1 {
+		t.Fatalf("%d compose, %d send, %d record calls; want one of each", comp.calls, mailer.calls, store.records)
+	}
+	if strings.Join(mailer.sent, " ") != "py_a py_b py_c" {
+		t.Fatalf("sent %v", mailer.sent)
+	}
+	want := map[string]Status{"a": Sent, "b": Sent, "c": Sent, "gone": Dropped, "down": Pending, "refused": Dropped, "x": Dropped}
+	for id, st := range want {
+		if got := store.outcomes[id]; got.Status != st || got.At != t0 {
+			t.Errorf("%s: %+v, want %s", id, got, st)
+		}
+	}
+	if o := store.outcomes["down"]; !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
+		t.Errorf("retry at %s", o.NextAttempt)
+	}
+}
+
+// A batch whose lease no longer covers SendTimeout when it would start is left whole for a
+// later claim: nothing composed, sent or recorded.
+func TestWorkerLeavesABatchTheLeaseCannotCover(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b")}
+	clock := &stepClock{t: t0}
+	comp := &batchComposer{}
+	mailer := &batchMailer{}
+	// The claim takes long (a busy database): the attempt would start 100 s after it, with
+	// a 2-minute lease and a 30-second send timeout.
+	w := NewWorker(claimTakes{store, clock, 100 * time.Second}, Composers{testKind: comp}, mailer, clock,
+		WorkerOptions{Batch: 5, Lease: 2 * time.Minute, SendTimeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(context.Background())
+	if err != nil || n != 0 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if comp.calls != 0 || mailer.calls != 0 || store.records != 0 {
+		t.Fatalf("%d compose, %d send, %d record calls; want none", comp.calls, mailer.calls, store.records)
+	}
+}
+
+// claimTakes is a Store whose claims take d of the clock.
+type claimTakes struct {
+	*memQueue
+	clock *stepClock
+	d     time.Duration
+}
+
+func (c claimTakes) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Job, error) {
+	c.clock.advance(c.d)
+	return c.memQueue.ClaimMail(ctx, now, lease, limit)
+}
+
+// A batch under way when ctx is cancelled is finished and recorded; no further batch is
+// claimed.
+func TestWorkerFinishesABatchOnCancel(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c")}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mailer := &batchMailer{at: cancel}
+	w := NewWorker(store, Composers{testKind: &batchComposer{}}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 2,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(ctx)
+	if !errors.Is(err, context.Canceled) || n != 2 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if len(store.outcomes) != 2 || store.outcomes["a"].Status != Sent || store.outcomes["b"].Status != Sent {
+		t.Fatalf("outcomes %v", store.outcomes)
+	}
+	if len(store.jobs) != 1 {
+		t.Fatalf("%d left; want c left unclaimed", len(store.jobs))
+	}
+}
+
+// With a mailer that sends one message at a time, the batch is still composed with one call,
+// and each attempt is recorded as soon as it ends, together with the outcomes decided before
+// it (a mail that could not be composed).
+func TestWorkerRecordsEachSendOfASingleMailer(t *testing.T) {
+	t.Parallel()
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("gone", "a", "b", "down")}
+	comp := &batchComposer{}
+	var recordsAtSend []int
+	mailer := mailerFunc(func(m ports.Message) error {
+		store.mu.Lock()
+		recordsAtSend = append(recordsAtSend, store.records)
+		store.mu.Unlock()
+		return nil
+	})
+	w := NewWorker(store, Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 10,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := w.RunOnce(context.Background())
+	if err != nil || n != 4 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if comp.calls != 1 {
+		t.Fatalf("%d compose calls", comp.calls)
+	}
+	// gone+a, b, then down at the end.
+	if len(recordsAtSend) != 2 || recordsAtSend[0] != 0 || recordsAtSend[1] != 1 || store.records != 3 {
+		t.Fatalf("records before each send %v, %d in all", recordsAtSend, store.records)
+	}
+	want := map[string]Status{"a": Sent, "b": Sent, "gone": Dropped, "down": Pending}
+	for id, st := range want {
+		if got := store.outcomes[id]; got.Status != st {
+			t.Errorf("%s: %+v, want %s", id, got, st)
+		}
 	}
 }

@@ -48,22 +48,34 @@ type Receipt struct {
 // that wraps ports.ErrPermanent drops the receipt.
 type ReceiptRenderer func(Receipt) (ports.Message, error)
 
-// ReceiptSource reads what a receipt is composed from. An unknown payment answers
-// core.NotFound.
+// ReceiptKey names the payment a receipt is about.
+type ReceiptKey struct {
+	Scope     core.Scope
+	PaymentID string
+}
+
+// ReceiptFacts is what a receipt is composed from: the payment with its processor facts (the
+// debited SEPA account) and the name of its merchant.
+type ReceiptFacts struct {
+	Record       *Record
+	MerchantName string
+}
+
+// ReceiptSource reads what receipts are composed from.
 type ReceiptSource interface {
-	// ReceiptRecord reads the payment with its processor facts (the debited SEPA account)
-	// and the name of its merchant.
-	ReceiptRecord(ctx context.Context, scope core.Scope, paymentID string) (rec *Record, merchantName string, err error)
+	// ReceiptRecords reads the payments of keys, of any scopes, with one read. A payment that
+	// does not exist is absent from the answer.
+	ReceiptRecords(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]ReceiptFacts, error)
 }
 
 // ReceiptComposer composes receipts (the ports.MailComposer of MailReceipt) when they are
-// sent: it reads the payment and renders what the receipt says.
+// sent: it reads the payments and renders what each receipt says.
 type ReceiptComposer struct {
 	source ReceiptSource
 	render ReceiptRenderer
 }
 
-var _ ports.MailComposer = (*ReceiptComposer)(nil)
+var _ ports.BatchMailComposer = (*ReceiptComposer)(nil)
 
 // NewReceiptComposer returns the receipt composer; both arguments are required.
 func NewReceiptComposer(source ReceiptSource, render ReceiptRenderer) (*ReceiptComposer, error) {
@@ -76,18 +88,43 @@ func NewReceiptComposer(source ReceiptSource, render ReceiptRenderer) (*ReceiptC
 // ComposeMail writes the receipt of the payment m is about. A payment that no longer exists
 // drops the receipt.
 func (c *ReceiptComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Message, error) {
-	if m.Kind != MailReceipt {
-		return ports.Message{}, ports.Permanent(fmt.Errorf("payments: %q is not a receipt", m.Kind))
-	}
-	rec, merchant, err := c.source.ReceiptRecord(ctx, m.Scope, m.SubjectID)
-	if err != nil {
-		var de *core.Error
-		if errors.As(err, &de) && de.Type == core.TypeNotFound {
-			return ports.Message{}, ports.Permanent(err)
+	msgs, errs := c.ComposeMails(ctx, []core.Mail{m})
+	return msgs[0], errs[0]
+}
+
+// ComposeMails writes the receipts of ms, reading their payments with one read: a mail that
+// is not a receipt, or whose payment no longer exists, is dropped (a permanent failure); a
+// read that failed fails every mail of the batch, to be retried.
+func (c *ReceiptComposer) ComposeMails(ctx context.Context, ms []core.Mail) ([]ports.Message, []error) {
+	msgs, errs := make([]ports.Message, len(ms)), make([]error, len(ms))
+	keys := make([]ReceiptKey, 0, len(ms))
+	for i, m := range ms {
+		if m.Kind != MailReceipt {
+			errs[i] = ports.Permanent(fmt.Errorf("payments: %q is not a receipt", m.Kind))
+			continue
 		}
-		return ports.Message{}, err
+		keys = append(keys, ReceiptKey{Scope: m.Scope, PaymentID: m.SubjectID})
 	}
-	return c.render(ReceiptOf(rec, merchant, m.Created))
+	if len(keys) == 0 {
+		return msgs, errs
+	}
+	facts, err := c.source.ReceiptRecords(ctx, keys)
+	for i, m := range ms {
+		if errs[i] != nil {
+			continue
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		f, ok := facts[ReceiptKey{Scope: m.Scope, PaymentID: m.SubjectID}]
+		if !ok {
+			errs[i] = ports.Permanent(core.NotFound("payment", "id", m.SubjectID))
+			continue
+		}
+		msgs[i], errs[i] = c.render(ReceiptOf(f.Record, f.MerchantName, m.Created))
+	}
+	return msgs, errs
 }
 
 // ReceiptOf is the receipt of a stored payment of the merchant named merchantName, dated at.

@@ -10,11 +10,24 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// receiptSourceFunc adapts a function to ReceiptSource.
+// receiptSourceFunc adapts a function reading one payment to ReceiptSource: a payment it
+// answers core.NotFound for is absent, any other error fails the read.
 type receiptSourceFunc func(scope core.Scope, id string) (*Record, string, error)
 
-func (f receiptSourceFunc) ReceiptRecord(_ context.Context, scope core.Scope, id string) (*Record, string, error) {
-	return f(scope, id)
+func (f receiptSourceFunc) ReceiptRecords(_ context.Context, keys []ReceiptKey) (map[ReceiptKey]ReceiptFacts, error) {
+	out := map[ReceiptKey]ReceiptFacts{}
+	for _, k := range keys {
+		r, name, err := f(k.Scope, k.PaymentID)
+		var de *core.Error
+		if errors.As(err, &de) && de.Type == core.TypeNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = ReceiptFacts{Record: r, MerchantName: name}
+	}
+	return out, nil
 }
 
 // A new payment queues its receipt only when it succeeds as it is created.
@@ -83,4 +96,76 @@ func TestReceiptComposer(t *testing.T) {
 	if _, err := NewReceiptComposer(nil, nil); err == nil {
 		t.Error("a composer without its source")
 	}
+}
+
+// A batch of receipts is composed with one read of their payments: each mail gets its own
+// message or failure, in order; a read that failed fails the batch, to be retried.
+func TestReceiptComposerBatch(t *testing.T) {
+	t.Parallel()
+	card := dueRecord(t, "c", StatusSucceeded, MethodCard)
+	sepa := dueRecord(t, "s", StatusSucceeded, MethodSEPADebit)
+	sepa.SEPALast4 = "3000"
+	recs := map[string]*Record{card.Payment.ID(): card, sepa.Payment.ID(): sepa}
+	reads := 0
+	var fail error
+	source := receiptSourceFunc(func(scope core.Scope, id string) (*Record, string, error) {
+		if fail != nil {
+			return nil, "", fail
+		}
+		if r, ok := recs[id]; ok && scope == dueScope {
+			return r, "Shop", nil
+		}
+		return nil, "", core.NotFound("payment", "id", id)
+	})
+	counted := countingSource{source, &reads}
+	c, err := NewReceiptComposer(counted, func(r Receipt) (ports.Message, error) {
+		return ports.Message{Scope: r.Scope, To: "x@example.com", Subject: "Receipt", Text: r.PaymentID + " " + r.IBANLast4}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := dueT0.Add(time.Hour)
+	mails := []core.Mail{
+		{Kind: MailReceipt, Scope: dueScope, SubjectID: card.Payment.ID(), Created: at},
+		{Kind: "newsletter", Scope: dueScope, SubjectID: card.Payment.ID(), Created: at},
+		{Kind: MailReceipt, Scope: dueScope, SubjectID: "py_gone", Created: at},
+		{Kind: MailReceipt, Scope: dueScope, SubjectID: sepa.Payment.ID(), Created: at},
+		{Kind: MailReceipt, Scope: core.Scope{MerchantID: "mer_other", Env: core.EnvTest}, SubjectID: sepa.Payment.ID(), Created: at},
+	}
+	msgs, errs := c.ComposeMails(context.Background(), mails)
+	if reads != 1 || len(msgs) != len(mails) || len(errs) != len(mails) {
+		t.Fatalf("%d reads, %d messages, %d errors", reads, len(msgs), len(errs))
+	}
+	if errs[0] != nil || msgs[0].Text != card.Payment.ID()+" " {
+		t.Errorf("card: %+v %v", msgs[0], errs[0])
+	}
+	if errs[3] != nil || msgs[3].Text != sepa.Payment.ID()+" 3000" {
+		t.Errorf("sepa: %+v %v", msgs[3], errs[3])
+	}
+	for _, i := range []int{1, 2, 4} {
+		if !ports.IsPermanent(errs[i]) {
+			t.Errorf("mail %d: %v, want a permanent failure", i, errs[i])
+		}
+	}
+	fail = errors.New("connection reset")
+	_, errs = c.ComposeMails(context.Background(), mails)
+	for _, i := range []int{0, 2, 3, 4} {
+		if !errors.Is(errs[i], fail) || ports.IsPermanent(errs[i]) {
+			t.Errorf("failed read, mail %d: %v, want it retried", i, errs[i])
+		}
+	}
+	if !ports.IsPermanent(errs[1]) {
+		t.Errorf("not a receipt: %v", errs[1])
+	}
+}
+
+// countingSource counts the reads of a ReceiptSource.
+type countingSource struct {
+	ReceiptSource
+	reads *int
+}
+
+func (s countingSource) ReceiptRecords(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]ReceiptFacts, error) {
+	*s.reads++
+	return s.ReceiptSource.ReceiptRecords(ctx, keys)
 }
