@@ -51,6 +51,7 @@ type config struct {
 	FXURL                 string
 	FXRefresh             time.Duration
 	SMTPURL               string
+	SMTPTestMail          bool
 	MailFrom              string
 }
 
@@ -85,6 +86,7 @@ func (c *config) settings() []setting {
 		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
 		{"smtp-url", "KASSA_SMTP_URL", "", "SMTP server for e-mail (receipts): smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (TLS); empty keeps e-mail in the development mailbox", &c.SMTPURL},
+		{"smtp-test-mail", "KASSA_SMTP_TEST_MAIL", "false", "also send test-mode e-mail through --smtp-url (to rehearse with a mail catcher); without it test-mode receipts stay in the development mailbox, so a test key cannot make Kassa mail any address it likes", &c.SMTPTestMail},
 		{"mail-from", "KASSA_MAIL_FROM", defaultMailFrom, "sender of Kassa's e-mail", &c.MailFrom},
 		{"login-failures-per-pair", "KASSA_LOGIN_FAILURES_PER_PAIR", "5", "failed dashboard sign-ins allowed per e-mail address from one client address within the login window", &c.LoginPerPair},
 		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address (any e-mail) within the login window", &c.LoginPerIP},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/email"
 	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -65,6 +67,9 @@ func parseSMTPURL(raw, from string) (email.SMTPConfig, error) {
 // newMailer picks the mailer of receipts: SMTP when cfg.SMTPURL is set, else the development
 // mailbox (messages kept in mailbox_messages and shown in the dashboard's test mode). A live
 // deployment without SMTP still starts, with a warning, so that no payment is refused for it.
+// With SMTP, test-mode mail still goes to the mailbox unless cfg.SMTPTestMail: anybody with a
+// test key can pay a session with any customer_email, and the operator's mail server must not
+// become their way to mail strangers.
 func newMailer(cfg config, db *sqlx.DB, clocks ports.Clocks, log *slog.Logger) (ports.Mailer, error) {
 	if cfg.SMTPURL == "" {
 		log.Warn("KASSA_SMTP_URL is not set: e-mail (receipts) goes to the development mailbox and is not sent; set an SMTP URL in production")
@@ -78,6 +83,25 @@ func newMailer(cfg config, db *sqlx.DB, clocks ports.Clocks, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("KASSA_SMTP_URL: %w", err)
 	}
-	log.Info("e-mail goes through SMTP", "host", sc.Host, "port", sc.Port, "tls", string(sc.TLS))
-	return m, nil
+	if cfg.SMTPTestMail {
+		log.Info("e-mail goes through SMTP, test mode included", "host", sc.Host, "port", sc.Port, "tls", string(sc.TLS))
+		return m, nil
+	}
+	mailbox, err := postgres.NewMailboxStore(db, clocks, cfg.MailFrom)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("live e-mail goes through SMTP; test-mode e-mail stays in the development mailbox", "host", sc.Host, "port", sc.Port, "tls", string(sc.TLS))
+	return modeMailer{live: m, test: mailbox}, nil
+}
+
+// modeMailer sends each message by its environment: live through live, test through test.
+// It sends one message at a time (no ports.BatchMailer), as the SMTP mailer does.
+type modeMailer struct{ live, test ports.Mailer }
+
+func (m modeMailer) Send(ctx context.Context, msg ports.Message) error {
+	if msg.Scope.Env == core.EnvLive {
+		return m.live.Send(ctx, msg)
+	}
+	return m.test.Send(ctx, msg)
 }

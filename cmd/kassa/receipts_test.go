@@ -140,7 +140,7 @@ func TestReceiptsReachSMTP(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil)
 	sink := newSMTPSink(t)
-	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: "Shop <receipts@shop.example>"})
+	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), SMTPTestMail: true, MailFrom: "Shop <receipts@shop.example>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestReceiptFailuresRetryOrDrop(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil)
 	sink := newSMTPSink(t)
-	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: defaultMailFrom})
+	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), SMTPTestMail: true, MailFrom: defaultMailFrom})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,6 +285,60 @@ func TestReceiptsWithoutSMTPGoToTheMailbox(t *testing.T) {
 		t.Fatalf("mailbox %v", subjects)
 	}
 }
+
+// With an SMTP URL but without --smtp-test-mail, a test-mode receipt stays in the development
+// mailbox: nothing reaches the mail server, whatever customer_email a test key gave.
+func TestTestModeReceiptsStayInTheMailboxWithSMTP(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	a := wire(db, "https://pay.example.test", nil)
+	sink := newSMTPSink(t)
+	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: defaultMailFrom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paySession(t, a, scope, "4242424242424242")
+	if n, err := w.RunOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if got, rcpt := sink.messages(); len(got) != 0 {
+		t.Fatalf("the mail server received %d test-mode messages for %v", len(got), rcpt)
+	}
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM mailbox_messages WHERE merchant_id = $1 AND environment = 'test' AND to_address = 'grace@example.com'`,
+		scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d receipts in the test mailbox, want 1", n)
+	}
+}
+
+// modeMailer sends live messages through the live mailer and test ones through the test mailer.
+func TestModeMailerRoutesByEnvironment(t *testing.T) {
+	t.Parallel()
+	var live, test []string
+	m := modeMailer{
+		live: mailerFunc(func(msg ports.Message) error { live = append(live, msg.To); return nil }),
+		test: mailerFunc(func(msg ports.Message) error { test = append(test, msg.To); return nil }),
+	}
+	for _, msg := range []ports.Message{
+		{Scope: core.Scope{MerchantID: "mer_1", Env: core.EnvLive}, To: "live@example.com"},
+		{Scope: core.Scope{MerchantID: "mer_1", Env: core.EnvTest}, To: "test@example.com"},
+	} {
+		if err := m.Send(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(live) != 1 || live[0] != "live@example.com" || len(test) != 1 || test[0] != "test@example.com" {
+		t.Fatalf("live %v, test %v", live, test)
+	}
+}
+
+type mailerFunc func(ports.Message) error
+
+func (f mailerFunc) Send(_ context.Context, m ports.Message) error { return f(m) }
 
 func TestParseSMTPURL(t *testing.T) {
 	t.Parallel()
