@@ -126,7 +126,7 @@ func (svc *Service) buyerCharge(ctx context.Context, sessionID, clientSecret str
 		if res, callErr := svc.charger.Call(ctx, a, steps.source); callErr != nil {
 			out, err = svc.chargeFailed(ctx, s, a, card, callErr)
 		} else {
-			out, err = svc.answer(svc.applyOutcome(ctx, s, a, res, card))
+			out, err = svc.answer(svc.applyOutcome(ctx, s, a, res, card, true))
 		}
 		if out != nil {
 			out.Merchant = b.merchant
@@ -144,11 +144,18 @@ var ErrSessionNotPayable = core.NewError(core.TypeInvalidState, "session_not_pay
 // ErrSessionExpired; one with a charge in flight answers payments.ErrChargeInProgress; the
 // decline limit), lets start build and record the attempt (payments.Charger.Begin), and saves
 // the session with the attempt in flight. It commits before the processor is called.
+//
+// The unit of work is optimistic (ports.Optimistic): the session is read without a lock, and
+// the attempt and the session are written only if the session is unchanged then; otherwise
+// the function runs again on the session as it now is. Everything it reads comes before what
+// it writes, and it writes only through tx. A concurrent confirmation that recorded its
+// attempt first still makes this one answer payments.ErrChargeInProgress: its session shows
+// the charge in flight, or the attempt's insert meets the pending one.
 func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, start func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error)) (*payments.ChargeAttempt, error) {
 	var a *payments.ChargeAttempt
 	lapsed := false
 	scope, id := s.Scope(), s.ID()
-	err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+	err := svc.uow.Do(ports.Optimistic(ctx), func(ctx context.Context, tx Tx) error {
 		a, lapsed = nil, false // Do may run this again
 		s, err := tx.Sessions().Lock(ctx, scope, id)
 		if err != nil {
@@ -195,7 +202,7 @@ func (svc *Service) chargeFailed(ctx context.Context, s *Session, a *payments.Ch
 		}
 		return nil, callErr
 	}
-	return svc.answer(svc.applyOutcome(ctx, s, a, res, card))
+	return svc.answer(svc.applyOutcome(ctx, s, a, res, card, true))
 }
 
 // answer turns an applied outcome into the use case's answer. An attempt that someone else
