@@ -16,13 +16,14 @@ import (
 // naming the field) and nothing is charged when it is bad. Then the charge runs in three steps
 // (issue 10 §2), so that no connection or row lock is held while the processor works:
 //
-//  1. Under the session's row lock, in one unit of work: the session is checked open (a due
+//  1. In one unit of work on the session as read (optimistic: it commits only if the session is
+//     unchanged then, else it runs again; beginCharge): the session is checked open (a due
 //     one is expired instead, ErrSessionExpired) and below the decline limit, a charge waiting
 //     for 3-D Secure is abandoned (the buyer gave up on it), and a charge attempt
 //     (payments.ChargeAttempt, idempotency key "<session id>:<n>") is recorded and marked in
 //     flight on the session. It commits.
 //  2. The processor is called with no connection held.
-//  3. The outcome is applied in a second unit of work under the row lock, once per attempt
+//  3. The outcome is applied in a second (optimistic) unit of work, once per attempt
 //     (applyOutcome: succeeded and processing complete the session, failed counts a decline
 //     and answers *DeclineError, requires_action keeps the charge pending for ResolveAction).
 //     The payment, the session, the events and the receipt commit together
