@@ -108,6 +108,11 @@ func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.S
 	err := sqlx.GetContext(ctx, tx, &r, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND reference = $4 FOR UPDATE`,
 		scope.MerchantID, string(scope.Env), key, reference)
+	return chargeAttemptOf(&r, err, key)
+}
+
+// chargeAttemptOf turns the result of a one-attempt query into the attempt.
+func chargeAttemptOf(r *chargeAttemptRow, err error, key string) (*payments.ChargeAttempt, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
 	}

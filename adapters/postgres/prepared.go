@@ -40,7 +40,11 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 		}
 		p.mu.Unlock()
 	}
-	if a := ambientOf(ctx); a != nil {
+	if a := ambientOf(ctx); a != nil && a.opt != nil { // optimistic: on the pool, before any write
+		if _, err := a.poolRead(); err != nil {
+			return err
+		}
+	} else if a != nil {
 		tx, err := a.conn(ctx) // after the writes it buffered
 		if err != nil {
 			return err

@@ -162,7 +162,17 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 
 // The statements of one card confirmation (Confirm: both units of work, the reads around
 // them and the sandbox's journal), logged so that a change of the count shows (19 before
-// write-behind, 13 with it).
+// write-behind, 13 with it, 7 with optimistic units of work):
+//
+//	1 the buyer's session read (buyerSession)
+//	2 beginCharge: the session read (unlocked, with its version)
+//	3 beginCharge: one statement (the attempt, the session guarded by its version)
+//	4 the sandbox's journal
+//	5 applyOutcome: the session read
+//	6 applyOutcome: the attempt read
+//	7 applyOutcome: one statement (payment, attempt and session guarded, events, receipt)
+//
+// No BEGIN, no COMMIT, no FOR UPDATE: both units of work are optimistic (optimistic.go).
 func TestConfirmationStatements(t *testing.T) {
 	t.Parallel()
 	db, log := countedDB(t)
@@ -190,5 +200,13 @@ func TestConfirmationStatements(t *testing.T) {
 	}
 	if flushes != 2 {
 		t.Errorf("%d flushes, want 2 (the attempt with the session; the outcome)", flushes)
+	}
+	for _, q := range sent {
+		if q == "BEGIN" || q == "COMMIT" || strings.Contains(q, "FOR UPDATE") {
+			t.Errorf("%s: the charge's units of work are optimistic", q)
+		}
+	}
+	if len(sent) != 7 {
+		t.Errorf("%d statements, want 7", len(sent))
 	}
 }

@@ -47,6 +47,9 @@ type ambient struct {
 	savepoints  int   // savepoints opened so far, for unique names
 	retry       error // the first serialization failure or deadlock seen, if any
 	writeBuffer       // the repositories' writes not sent yet (see "Write-behind" in writebehind.go)
+	// opt is set in an optimistic unit of work, which has no transaction (tx is nil): see
+	// optimistic.go.
+	opt *optimistic
 }
 
 func ambientOf(ctx context.Context) *ambient {
@@ -70,6 +73,12 @@ func (a *ambient) note(err error) error {
 // The writes buffered before it are sent before the savepoint; fn's own are sent before the
 // savepoint is released, or dropped with it when fn fails (see "Write-behind").
 func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
+	if a.opt != nil {
+		if a.failed != nil {
+			return a.failed
+		}
+		return a.misuse("a unit of work or a store's transaction inside it")
+	}
 	tx, err := a.conn(ctx)
 	if err != nil {
 		return err
@@ -114,9 +123,14 @@ type handle struct{ db *sqlx.DB }
 func wrap(db *sqlx.DB) handle { return handle{db: db} }
 
 // on returns where a statement of ctx runs, and the ambient transaction if it is that: the
-// writes buffered so far are sent first, and their failure is on's.
-func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient, error) {
+// writes buffered so far are sent first, and their failure is on's. In an optimistic unit of
+// work (no transaction) a read runs on the pool, before any write, and a write is refused.
+func (h handle) on(ctx context.Context, read bool) (sqlx.ExtContext, *ambient, error) {
 	if a := ambientOf(ctx); a != nil {
+		if a.opt != nil && read {
+			db, err := a.poolRead()
+			return db, a, err
+		}
 		tx, err := a.conn(ctx)
 		return tx, a, err
 	}
@@ -132,7 +146,7 @@ func noted[T any](a *ambient, v T, err error) (T, error) {
 
 // ExecContext runs a statement that returns no rows.
 func (h handle) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	q, a, err := h.on(ctx)
+	q, a, err := h.on(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +156,7 @@ func (h handle) ExecContext(ctx context.Context, query string, args ...any) (sql
 
 // QueryContext runs a query.
 func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, a, err := h.on(ctx)
+	q, a, err := h.on(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +166,7 @@ func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*s
 
 // QueryxContext runs a query with sqlx's rows.
 func (h handle) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	q, a, err := h.on(ctx)
+	q, a, err := h.on(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -164,16 +178,18 @@ func (h handle) QueryxContext(ctx context.Context, query string, args ...any) (*
 // failure of the flush before it: the query then meets the failed transaction, and the unit of
 // work reports the flush's error (ambient.failed) whatever fn makes of the row's.
 func (h handle) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	if a := ambientOf(ctx); a != nil {
+	if a := ambientOf(ctx); a != nil && a.opt == nil {
 		_ = a.flush(ctx) // its failure is kept in a.failed
 		return a.tx.QueryRowxContext(ctx, query, args...)
+	} else if a != nil {
+		_, _ = a.poolRead() // a read after a write fails the unit (a.failed); the read itself is harmless
 	}
 	return h.db.QueryRowxContext(ctx, query, args...)
 }
 
 // GetContext scans the one row of a query into dest.
 func (h handle) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a, err := h.on(ctx)
+	q, a, err := h.on(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -183,7 +199,7 @@ func (h handle) GetContext(ctx context.Context, dest any, query string, args ...
 
 // SelectContext scans the rows of a query into dest.
 func (h handle) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a, err := h.on(ctx)
+	q, a, err := h.on(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -235,9 +251,12 @@ func rollbackUnlessDone(tx *sqlx.Tx, err *error) {
 
 // retryable reports a serialization failure (40001) or a deadlock (40P01): the transaction
 // lost a race and running it again from the start is the documented remedy.
+//
+// The conflict of an optimistic unit of work (conflictCode: a row it read changed before its
+// statement committed) is one too: fn runs again with fresh reads.
 func retryable(err error) bool {
 	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == conflictCode)
 }
 
 // UnitOfWork implements ports.UnitOfWork on PostgreSQL (see "The ambient transaction").
@@ -284,13 +303,19 @@ func (u *UnitOfWork) WithTimeouts(statement, idle time.Duration) *UnitOfWork {
 // joins it within a savepoint and commits nothing. Otherwise it runs fn in a new transaction,
 // and when the transaction fails with a serialization failure or a deadlock, anywhere in fn
 // and even if fn turned that error into another, it rolls back and runs fn again, up to
-// UnitOfWorkAttempts times with a short random pause.
+// UnitOfWorkAttempts times with a short random pause. When ctx asks for an optimistic unit
+// (ports.Optimistic) it opens no transaction (optimistic.go), and a conflict is retried the
+// same way.
 func (u *UnitOfWork) Do(ctx context.Context, fn func(ctx context.Context) error) error {
 	if a := ambientOf(ctx); a != nil {
 		return a.nested(ctx, func() error { return fn(ctx) })
 	}
+	once := u.once
+	if ports.IsOptimistic(ctx) {
+		once = u.onceOptimistic
+	}
 	for attempt := 1; ; attempt++ {
-		err := u.once(ctx, fn)
+		err := once(ctx, fn)
 		if err == nil || !retryable(err) || attempt >= u.attempts {
 			return err
 		}

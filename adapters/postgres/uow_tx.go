@@ -134,6 +134,10 @@ func (q txq) QueryxContext(ctx context.Context, query string, args ...any) (*sql
 // QueryRowxContext flushes too; a failure of that flush is kept in ambient.failed (the query
 // then meets the failed transaction) and reported by Do.
 func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	if q.a.opt != nil { // optimistic: no transaction; the repositories read on the pool themselves
+		_ = q.a.misuse("a statement outside the typed repositories")
+		return q.a.opt.db.QueryRowxContext(ctx, query, args...)
+	}
 	_ = q.a.flush(ctx)
 	return q.a.tx.QueryRowxContext(ctx, query, args...)
 }
@@ -142,8 +146,12 @@ func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *s
 type sessionRepo Tx
 
 // Lock reads the session FOR UPDATE (with its payment when it is complete); an unknown one is
-// checkout.ErrNotFound.
+// checkout.ErrNotFound. In an optimistic unit it reads it unlocked, with its version
+// (optimistic.go).
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
+	if r.q.a.opt != nil {
+		return r.q.a.readSession(ctx, scope, id)
+	}
 	if err := r.q.read(ctx); err != nil {
 		return nil, err
 	}
@@ -153,6 +161,9 @@ func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*ch
 
 // ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
 func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
+	if r.q.a.opt != nil {
+		return nil, r.q.a.misuse("ClaimDue locks")
+	}
 	if err := r.q.read(ctx); err != nil {
 		return nil, err
 	}
@@ -183,6 +194,9 @@ func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
 func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
+	if r.q.a.opt != nil {
+		return nil, r.q.a.misuse("LockDue locks")
+	}
 	if err := r.q.read(ctx); err != nil {
 		return nil, err
 	}
@@ -209,8 +223,12 @@ func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) erro
 	return r.q.a.add(ctx, w)
 }
 
-// Lock reads an attempt FOR UPDATE.
+// Lock reads an attempt FOR UPDATE; in an optimistic unit, unlocked with its version
+// (optimistic.go).
 func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
+	if r.q.a.opt != nil {
+		return r.q.a.readChargeAttempt(ctx, scope, reference, key)
+	}
 	if err := r.q.read(ctx); err != nil {
 		return nil, err
 	}

@@ -92,6 +92,12 @@ func (b *writeBuffer) drop() {
 // conn returns the transaction for a statement that is not buffered, once the buffered writes
 // before it were sent.
 func (a *ambient) conn(ctx context.Context) (*sqlx.Tx, error) {
+	if a.opt != nil {
+		if a.failed != nil {
+			return nil, a.failed
+		}
+		return nil, a.misuse("a statement outside the typed repositories")
+	}
 	if err := a.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -108,6 +114,9 @@ func (a *ambient) add(ctx context.Context, w write) error {
 	for _, b := range a.writes {
 		full = full || (w.row != "" && b.row == w.row)
 	}
+	if full && a.opt != nil { // one statement, each row once
+		return a.misuse(w.what + ": a row written twice, or too many writes")
+	}
 	if full {
 		if err := a.flush(ctx); err != nil {
 			return err
@@ -123,6 +132,9 @@ func (a *ambient) addEvents(ctx context.Context, rows [][]any) error {
 		return a.failed
 	}
 	if a.params()+eventColumns*len(rows) > maxFlushParams {
+		if a.opt != nil {
+			return a.misuse("too many events")
+		}
 		if err := a.flush(ctx); err != nil {
 			return err
 		}
@@ -137,6 +149,9 @@ func (a *ambient) addMails(ctx context.Context, mails []core.Mail) error {
 		return a.failed
 	}
 	if a.params()+mailColumns*len(mails) > maxFlushParams {
+		if a.opt != nil {
+			return a.misuse("too many mails")
+		}
 		if err := a.flush(ctx); err != nil {
 			return err
 		}
@@ -147,18 +162,20 @@ func (a *ambient) addMails(ctx context.Context, mails []core.Mail) error {
 
 // flush sends the buffered writes as one statement (nothing when there are none). Its failure
 // is kept in a.failed and noted for Do's retry.
+//
+// An optimistic unit (optimistic.go) sends its writes once, at its end (commitOptimistic): a
+// flush before that, for a read or any other statement, is a misuse when anything is buffered.
 func (a *ambient) flush(ctx context.Context) error {
 	if a.failed != nil {
 		return a.failed
 	}
-	ws := a.writes
-	if len(a.events) > 0 {
-		ws = append(ws, eventsInsert(a.events))
+	if a.opt != nil {
+		if a.buffered() {
+			return a.misuse("a read after a write")
+		}
+		return nil
 	}
-	if len(a.mails) > 0 {
-		q, args := mailInsert(a.mails, 1)
-		ws = append(ws, write{what: fmt.Sprintf("mail_outbox: queue %s", a.mails[0].Kind), sql: q, args: args})
-	}
+	ws := a.pending()
 	a.drop()
 	if len(ws) == 0 {
 		return nil
@@ -168,6 +185,20 @@ func (a *ambient) flush(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// pending is what the buffer holds, as the writes of one statement: the buffered writes, then
+// the events in one INSERT, then the mails in one INSERT.
+func (b *writeBuffer) pending() []write {
+	ws := b.writes
+	if len(b.events) > 0 {
+		ws = append(ws, eventsInsert(b.events))
+	}
+	if len(b.mails) > 0 {
+		q, args := mailInsert(b.mails, 1)
+		ws = append(ws, write{what: fmt.Sprintf("mail_outbox: queue %s", b.mails[0].Kind), sql: q, args: args})
+	}
+	return ws
 }
 
 // send runs ws as one statement of data-modifying CTEs and checks the rows each one wrote.
