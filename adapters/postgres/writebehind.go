@@ -107,20 +107,12 @@ func (a *ambient) conn(ctx context.Context) (*sqlx.Tx, error) {
 // add buffers w. A write of a row the buffer holds already, or one that would take it past
 // maxFlushParams, sends the buffer first.
 func (a *ambient) add(ctx context.Context, w write) error {
-	if a.failed != nil {
-		return a.failed
-	}
-	full := a.params()+len(w.args) > maxFlushParams
+	full := false
 	for _, b := range a.writes {
 		full = full || (w.row != "" && b.row == w.row)
 	}
-	if full && a.opt != nil { // one statement, each row once
-		return a.misuse(w.what + ": a row written twice, or too many writes")
-	}
-	if full {
-		if err := a.flush(ctx); err != nil {
-			return err
-		}
+	if err := a.makeRoom(ctx, len(w.args), full, w.what+": a row written twice, or too many writes"); err != nil {
+		return err
 	}
 	a.writes = append(a.writes, w)
 	return nil
@@ -128,16 +120,8 @@ func (a *ambient) add(ctx context.Context, w write) error {
 
 // addEvents buffers rendered events (eventValues).
 func (a *ambient) addEvents(ctx context.Context, rows [][]any) error {
-	if a.failed != nil {
-		return a.failed
-	}
-	if a.params()+eventColumns*len(rows) > maxFlushParams {
-		if a.opt != nil {
-			return a.misuse("too many events")
-		}
-		if err := a.flush(ctx); err != nil {
-			return err
-		}
+	if err := a.makeRoom(ctx, eventColumns*len(rows), false, "too many events"); err != nil {
+		return err
 	}
 	a.events = append(a.events, rows...)
 	return nil
@@ -145,19 +129,28 @@ func (a *ambient) addEvents(ctx context.Context, rows [][]any) error {
 
 // addMails buffers mails to queue.
 func (a *ambient) addMails(ctx context.Context, mails []core.Mail) error {
-	if a.failed != nil {
-		return a.failed
-	}
-	if a.params()+mailColumns*len(mails) > maxFlushParams {
-		if a.opt != nil {
-			return a.misuse("too many mails")
-		}
-		if err := a.flush(ctx); err != nil {
-			return err
-		}
+	if err := a.makeRoom(ctx, mailColumns*len(mails), false, "too many mails"); err != nil {
+		return err
 	}
 	a.mails = append(a.mails, mails...)
 	return nil
+}
+
+// makeRoom readies the buffer for a write of n parameters: a failed flush answers its error;
+// when the buffer must be sent first (clash: the write's row is in it already; or n would
+// take it past maxFlushParams) it is flushed, except in an optimistic unit, which has one
+// statement only and answers misuse(what).
+func (a *ambient) makeRoom(ctx context.Context, n int, clash bool, what string) error {
+	if a.failed != nil {
+		return a.failed
+	}
+	if !clash && a.params()+n <= maxFlushParams {
+		return nil
+	}
+	if a.opt != nil {
+		return a.misuse(what)
+	}
+	return a.flush(ctx)
 }
 
 // flush sends the buffered writes as one statement (nothing when there are none). Its failure

@@ -250,17 +250,7 @@ func TestWriteBehindRetriesASerializationFailureOfTheFlush(t *testing.T) {
 	calls := 0
 	err := checkoutUoW(db).Do(context.Background(), func(ctx context.Context, tx checkout.Tx) error {
 		calls++
-		locked, err := tx.Sessions().Lock(ctx, scope, s.ID())
-		if err != nil {
-			return err
-		}
-		if err := locked.Cancel(payNow); err != nil {
-			return err
-		}
-		if err := tx.Sessions().Save(ctx, locked); err != nil {
-			return err
-		}
-		return tx.Outbox().Add(ctx, core.NewEvent(checkout.EventCanceled, scope, payNow, checkout.SessionEvent{Session: locked}))
+		return cancelIfOpen(ctx, tx, scope, s.ID())
 	})
 	if err != nil {
 		t.Fatal(err)
