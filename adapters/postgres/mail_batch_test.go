@@ -252,7 +252,7 @@ func TestMailWorkerBatchStatementsAndThroughput(t *testing.T) {
 		scope := pgtest.Merchant(t, db)
 		paid := mustPay(t, svc, createSession(t, svc, scope), visaUS)
 		// The paid session's own receipt is sent first, so that only the clones are measured.
-		var composers mail.Composers = receiptComposers(t, db, renderForTest)
+		composers := receiptComposers(t, db, renderForTest)
 		var mailer ports.Mailer = mb
 		if !batch {
 			composers = mail.Composers{payments.MailReceipt: oneComposer{composers[payments.MailReceipt]}}

@@ -124,8 +124,11 @@ func (f *confirmFloor) confirm(ctx context.Context, sid string) error {
 				amount, currency, method, processor_ref, approve, status, charged_at)
 			SELECT $1, 'test', $3, $2, 1, 'charge', amount, currency, 'card', NULL, false, 'pending', now() FROM s
 			RETURNING 1)
-		SELECT count(*) FROM a`, f.merchantID, sid, key); err != nil || n != 1 {
-		return fmt.Errorf("confirm floor: begin charge: %d rows, %v", n, err)
+		SELECT count(*) FROM a`, f.merchantID, sid, key); err != nil {
+		return fmt.Errorf("confirm floor: begin charge: %w", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("confirm floor: begin charge: %d rows, want 1", n)
 	}
 	ref := "sbx_ch_card_ok_0_visa_4242_US_credit_122029_-_" + core.RandomBase62(24)
 	result := `{"Card": {"Brand": "visa", "Last4": "4242", "Country": "US", "ExpYear": 2029, "Funding": "credit", "ExpMonth": 12}, "SEPA": null, "Action": null, "Dispute": null, "Outcome": "succeeded", "SettlesAt": null, "DeclineCode": "", "ProcessorRef": "` + ref + `", "FailureMessage": "", "PaymentMethodRef": "", "FundsAvailableNow": false}`
@@ -166,8 +169,11 @@ func (f *confirmFloor) confirm(ctx context.Context, sid string) error {
 		SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM a) + (SELECT count(*) FROM p) +
 			(SELECT count(*) FROM e) + (SELECT count(*) FROM m)`,
 		f.merchantID, sid, key, pid, now, ref,
-		core.NewID(core.PrefixEvent), payment, core.NewID(core.PrefixEvent), session, "mob_"+core.RandomBase62(24)); err != nil || n != 6 {
-		return fmt.Errorf("confirm floor: apply outcome: %d rows, %v", n, err)
+		core.NewID(core.PrefixEvent), payment, core.NewID(core.PrefixEvent), session, "mob_"+core.RandomBase62(24)); err != nil {
+		return fmt.Errorf("confirm floor: apply outcome: %w", err)
+	}
+	if n != 6 {
+		return fmt.Errorf("confirm floor: apply outcome: %d rows, want 6", n)
 	}
 	return nil
 }
