@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -183,7 +184,23 @@ var SuiteSecretKey = func() string {
 // Launch starts bin against dbURL and waits for readiness. The server runs with the
 // development flag for webhook destinations (KASSA_WEBHOOK_ALLOW_PRIVATE): the suite's webhook
 // receivers listen on loopback. A case that checks the address rule sets it to false.
+//
+// Its ports are picked free and released before the server binds them, so another process may
+// take one in between (an outgoing connection's ephemeral port): a server that exits because
+// an address is in use is started again on new ports, up to three times.
 func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Target, error) {
+	for attempt := 1; ; attempt++ {
+		t, err := launchOnce(bin, dbURL, logPath, opt)
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			return t, err
+		}
+	}
+}
+
+// errPortTaken: the server exited early because one of its addresses was in use.
+var errPortTaken = errors.New("an address of the server was in use")
+
+func launchOnce(bin, dbURL, logPath string, opt Options) (*Target, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -239,7 +256,11 @@ func Launch(ctx context.Context, bin, dbURL, logPath string, opt Options) (*Targ
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return nil, fmt.Errorf("kassa serve exited early; log:\n%s", tail(logPath))
+			log := tail(logPath)
+			if strings.Contains(log, "address already in use") {
+				return nil, fmt.Errorf("kassa serve exited early: %w; log:\n%s", errPortTaken, log)
+			}
+			return nil, fmt.Errorf("kassa serve exited early; log:\n%s", log)
 		default:
 		}
 		if resp, err := http.Get(t.BaseURL + "/readyz"); err == nil {
