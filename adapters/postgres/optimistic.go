@@ -123,7 +123,7 @@ func (a *ambient) commitOptimistic(ctx context.Context) error {
 	if len(ws) == 0 && len(a.opt.reads) == 0 {
 		return nil
 	}
-	if err := sendOptimistic(ctx, a.opt.db, ws, a.opt.reads); err != nil {
+	if err := send(ctx, a.opt.db, ws, a.opt.reads); err != nil {
 		a.failed = a.note(err)
 		return err
 	}
@@ -146,10 +146,12 @@ func (u *UnitOfWork) onceOptimistic(ctx context.Context, fn func(ctx context.Con
 	return err
 }
 
-// optimisticQuery builds the one statement of an optimistic unit: ws, the updates of rows in
-// reads guarded by their version, a FOR SHARE guard of every other row in reads, and the
-// final check. checks names what each count of the check is.
-func optimisticQuery(ws []write, reads []version) (query string, args []any, checks []string, err error) {
+// unitStatement builds the one statement that sends ws (send): the writes, in an optimistic
+// unit the updates of rows in reads guarded by their version and a FOR SHARE guard of every
+// other row in reads, and the final check that fails the statement (kassa_unit_abort) when a
+// write that must write one row did not, or a guarded row changed. checks names what each
+// count of the check is.
+func unitStatement(ws []write, reads []version) (query string, args []any, checks []string, err error) {
 	var ctes, counts, guarded []string
 	used := make([]bool, len(reads))
 	for i, w := range ws {
@@ -204,22 +206,9 @@ func optimisticQuery(ws []write, reads []version) (query string, args []any, che
 	return query, args, checks, nil
 }
 
-// sendOptimistic runs the one statement of an optimistic unit (optimisticQuery).
-func sendOptimistic(ctx context.Context, db *sqlx.DB, ws []write, reads []version) error {
-	query, args, checks, err := optimisticQuery(ws, reads)
-	if err != nil {
-		return err
-	}
-	var ok int
-	if err := db.QueryRowContext(ctx, query, args...).Scan(&ok); err != nil {
-		return optimisticError(err, ws, checks)
-	}
-	return nil
-}
-
-// optimisticError is the error of an optimistic unit's statement that failed with err: a
-// conflict or a missed row named after its checks, or what a flush answers (flushError).
-func optimisticError(err error, ws []write, checks []string) error {
+// unitError is the error of a unit's statement that failed with err: a conflict or a missed
+// row named after its checks, or what any failed flush answers (flushError).
+func unitError(err error, ws []write, checks []string) error {
 	var pe *pq.Error
 	if !errors.As(err, &pe) || (pe.Code != conflictCode && pe.Code != missedCode) {
 		return flushError(err, ws)

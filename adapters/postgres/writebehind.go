@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
@@ -36,7 +37,8 @@ import (
 //
 // What a write answered when it was sent, the flush answers for all of them:
 //   - a write that must change one row (a session's update, a pending attempt's resolution)
-//     and changed none fails the flush, from the counts the statement returns;
+//     and changed none fails the flush: the statement checks its own counts and raises
+//     (kassa_unit_abort, migration 00021), the same check an optimistic unit's statement makes;
 //   - a unique violation is the module's sentinel, by constraint name (flushSentinels):
 //     payments.ErrPaymentExists, payments.ErrChargeInProgress;
 //   - a serialization failure or deadlock is noted for Do's retry (ambient.note).
@@ -173,7 +175,7 @@ func (a *ambient) flush(ctx context.Context) error {
 	if len(ws) == 0 {
 		return nil
 	}
-	if err := send(ctx, a.tx, ws); err != nil {
+	if err := send(ctx, a.tx, ws, nil); err != nil {
 		a.failed = a.note(err)
 		return err
 	}
@@ -194,31 +196,25 @@ func (b *writeBuffer) pending() []write {
 	return ws
 }
 
-// send runs ws as one statement of data-modifying CTEs and checks the rows each one wrote.
-func send(ctx context.Context, tx *sqlx.Tx, ws []write) error {
-	ctes := make([]string, len(ws))
-	counts := make([]string, len(ws))
-	var args []any
-	for i, w := range ws {
-		ctes[i] = fmt.Sprintf("w%d AS (%s RETURNING 1)", i+1, renumber(w.sql, len(args)))
-		counts[i] = fmt.Sprintf("(SELECT count(*) FROM w%d)", i+1)
-		args = append(args, w.args...)
+// send runs ws as one statement of data-modifying CTEs, on the transaction of a unit of work
+// or (an optimistic unit, reads guarding the rows it read) on the pool. The statement checks
+// the rows each write wrote itself and fails as a whole when one is wrong (unitStatement), so
+// the same statement serves both: nothing of it persists, in or out of a transaction.
+func send(ctx context.Context, q rowQueryer, ws []write, reads []version) error {
+	query, args, checks, err := unitStatement(ws, reads)
+	if err != nil {
+		return err
 	}
-	n := make([]int64, len(ws))
-	dest := make([]any, len(ws))
-	for i := range n {
-		dest[i] = &n[i]
-	}
-	query := "WITH " + strings.Join(ctes, ", ") + " SELECT " + strings.Join(counts, ", ")
-	if err := tx.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
-		return flushError(err, ws)
-	}
-	for i, w := range ws {
-		if w.one && n[i] != 1 {
-			return fmt.Errorf("%s: %d rows, not 1", w.what, n[i])
-		}
+	var ok int
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&ok); err != nil {
+		return unitError(err, ws, checks)
 	}
 	return nil
+}
+
+// rowQueryer is a transaction or the pool.
+type rowQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
