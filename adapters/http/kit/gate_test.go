@@ -231,10 +231,10 @@ func fakeAuth(_ context.Context, h string) (core.Caller, error) {
 }
 
 type gateRig struct {
-	h      http.Handler
-	store  *memIdem
-	wall   *fakeWall
-	calls  atomic.Int64
+	h     http.Handler
+	store *memIdem
+	wall  *fakeWall
+	calls atomic.Int64
 }
 
 // newGateRig builds Outer(gate(next)) with fakes; next is called with the call number (1-based).
