@@ -14,6 +14,10 @@ type Record struct {
 	Payment *Payment
 	// ProcessorRef is the processor's id of the charge (ports.ChargeResult.ProcessorRef).
 	ProcessorRef string
+	// PayableKey is what storage keeps unique among the payments of one payable kind: the
+	// payable's id (OnePaymentPerPayable) or the attempt's idempotency key
+	// (OnePaymentPerAttempt). A second payment with the same key is ErrPaymentExists.
+	PayableKey string
 	// SettlesAt is when a processing (delayed) payment gets its final outcome; nil otherwise.
 	SettlesAt *time.Time
 	// CardExpMonth and CardExpYear are the card's expiry (0 when unknown or not a card).
