@@ -187,13 +187,14 @@ func (r sessionRepo) Save(ctx context.Context, s *checkout.Session) error {
 // paymentRepo is payments.PaymentRepository on a transaction.
 type paymentRepo Tx
 
-// Insert writes a new payment; a second one of a session is payments.ErrPaymentExists.
+// Insert writes a new payment; a second one with the same payable kind and key is
+// payments.ErrPaymentExists.
 func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	w, err := paymentInsert(rec)
 	if err != nil {
 		return err
 	}
-	return uniqueAs(r.q.exec(ctx, w), "payments_session", payments.ErrPaymentExists)
+	return uniqueAs(r.q.exec(ctx, w), "payments_payable", payments.ErrPaymentExists)
 }
 
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -77,9 +78,13 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 	return q.lister.List(ctx, scope, lq, st)
 }
 
-// Get returns one payment of the scope, or 404 payment_not_found.
+// Get returns one payment of the scope, or 404 resource_missing on `id`.
 func (q *Queries) Get(ctx context.Context, scope core.Scope, id string) (*Payment, error) {
-	return q.reader.Get(ctx, scope, id)
+	p, err := q.reader.Get(ctx, scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, core.NotFound("payment", "id", id)
+	}
+	return p, err
 }
 
 // Summary returns the scope's overview figures.

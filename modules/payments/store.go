@@ -43,7 +43,7 @@ type Record struct {
 const FundsDelay = 48 * time.Hour
 
 // Reader reads stored payments. Unknown ids, and ids of another merchant or environment,
-// answer core.NotFound("payment", …).
+// answer ErrNotFound.
 type Reader interface {
 	// Get reads one payment of scope.
 	Get(ctx context.Context, scope core.Scope, id string) (*Payment, error)

@@ -132,7 +132,9 @@ func (noAttempts) Stale(context.Context, *core.Scope, time.Time, int) ([]*paymen
 
 type noMerchants struct{ m checkout.BuyerMerchant }
 
-func (n noMerchants) BuyerMerchant(context.Context, string) (checkout.BuyerMerchant, error) { return n.m, nil }
+func (n noMerchants) BuyerMerchant(context.Context, string) (checkout.BuyerMerchant, error) {
+	return n.m, nil
+}
 
 // create opens a session of scope at `at`.
 func (f *fixture) create(t *testing.T, scope core.Scope, at time.Time) *checkout.Session {
