@@ -82,8 +82,8 @@ func record(t *testing.T, scope core.Scope, kind payments.KindSpec, ref, key str
 	t.Helper()
 	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: kind.Name, InvoiceID: &ref,
 		Amount: 1250, Currency: "EUR", Status: payments.StatusSucceeded, Method: payments.MethodCard,
-		Card: &payments.Card{Brand: "visa", Last4: "4242", Country: "DE", Funding: "credit"},
-		Fee:  payments.Fee{ServiceFeeEUR: 40, PSPFeeEUR: 20, ServiceFeeChargeCurrency: 40, Currency: "EUR", RateDate: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Rate: "1"},
+		Card:     &payments.Card{Brand: "visa", Last4: "4242", Country: "DE", Funding: "credit"},
+		Fee:      payments.Fee{ServiceFeeEUR: 40, PSPFeeEUR: 20, ServiceFeeChargeCurrency: 40, Currency: "EUR", RateDate: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Rate: "1"},
 		Customer: payments.Customer{Name: "Ada", Email: "ada@example.com"}, Created: t0})
 	if err != nil {
 		t.Fatal(err)
