@@ -407,16 +407,16 @@ func (p *Payment) Refund(amount int64, now time.Time) (RefundOutcome, error) {
 	if err != nil {
 		return RefundOutcome{}, err
 	}
+	reversed, err := after.minus(before)
+	if err != nil {
+		return RefundOutcome{}, err
+	}
 	p.amountRefunded += amount
 	if p.amountRefunded == p.amount {
 		p.status = StatusRefunded
 	} else {
 		p.status = StatusPartiallyRefunded
 	}
-	reversed := after
-	reversed.ServiceFeeEUR -= before.ServiceFeeEUR
-	reversed.PSPFeeEUR -= before.PSPFeeEUR
-	reversed.ServiceFeeChargeCurrency -= before.ServiceFeeChargeCurrency
 	return RefundOutcome{
 		Amount:         amount,
 		AmountRefunded: p.amountRefunded,
