@@ -187,8 +187,8 @@ func paymentInsert(rec *payments.Record) (write, error) {
 		p.Fee.ServiceFeeEUR, p.Fee.PSPFeeEUR, p.Fee.ServiceFeeChargeCurrency, string(p.Fee.Currency),
 		p.Fee.RateDate.UTC().Format(time.DateOnly),
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
-		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
-		nullIfEmpty(p.Fee.Rate), rec.AvailableAt, string(p.PayableKind), rec.PayableKey}
+		rec.ProcessorRef, rec.SettlesAt(), p.Created, rec.DisputeOpensAt, disputeReason,
+		nullIfEmpty(p.Fee.Rate), rec.AvailableAt(), string(p.PayableKind), rec.PayableKey}
 	return write{what: "payments: insert " + p.ID, sql: insert, args: args}, nil
 }
 

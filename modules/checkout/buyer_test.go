@@ -372,8 +372,8 @@ func TestConfirmSEPAProcessing(t *testing.T) {
 	if len(store.events()) != 2 || store.events()[0].Type != EventCompleted || store.events()[1].Type != EventAsyncPaymentPending {
 		t.Fatalf("events %+v", store.events())
 	}
-	if store.records()[0].AvailableAt != nil {
-		t.Fatalf("a processing payment has funds available at %v", store.records()[0].AvailableAt)
+	if store.records()[0].AvailableAt() != nil {
+		t.Fatalf("a processing payment has funds available at %v", store.records()[0].AvailableAt())
 	}
 }
 

@@ -147,7 +147,7 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 		}
 		rec := store.records()[0]
 		if len(store.records()) != 1 || rec.ProcessorRef != "ref_"+s.ID()+":1" || rec.CardExpYear != 2030 ||
-			rec.AvailableAt == nil || !rec.AvailableAt.Equal(tc.avail) {
+			rec.AvailableAt() == nil || !rec.AvailableAt().Equal(tc.avail) {
 			t.Fatalf("stored %+v", store.records())
 		}
 		if len(store.events()) != 2 || store.events()[0].Type != payments.EventPaymentIntentSucceeded ||

@@ -175,16 +175,17 @@ func newPayment(spec KindSpec, p Payable, a *ChargeAttempt, res ports.ChargeResu
 		t := d.OpensAt.UTC()
 		rec.DisputeOpensAt, rec.DisputeReason = &t, d.Reason
 	}
+	var due DueFacts
 	if status == StatusProcessing {
-		t := res.SettlesAt.UTC()
-		rec.SettlesAt = &t
+		due.SettlesAt = res.SettlesAt
 	} else {
 		avail := now.Add(FundsDelay)
 		if res.FundsAvailableNow {
 			avail = now
 		}
-		rec.AvailableAt = &avail
+		due.AvailableAt = &avail
 	}
+	rec.WithDueFacts(due)
 	var card *Card
 	if a.method == ports.MethodCard {
 		ci := res.Card

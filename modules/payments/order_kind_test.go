@@ -526,7 +526,7 @@ func TestOrderKindSEPASettles(t *testing.T) {
 		t.Fatalf("order %+v", o)
 	}
 	recs := w.paymentsOf(id)
-	if len(recs) != 1 || recs[0].Payment.Status() != payments.StatusSucceeded || recs[0].AvailableAt == nil {
+	if len(recs) != 1 || recs[0].Payment.Status() != payments.StatusSucceeded || recs[0].AvailableAt() == nil {
 		t.Fatalf("payment %+v", recs)
 	}
 	if !sameTypes(w.types(), payments.EventPaymentIntentSucceeded, eventOrderSettled) || len(w.fake.Mail()) != 1 {

@@ -192,9 +192,9 @@ func (r *Record) state() dueState {
 	var st dueState
 	st.status, st.beforeDispute = r.Payment.Status(), r.Payment.StatusBeforeDispute()
 	st.disputeLost, st.amountRefunded = r.Payment.DisputeLost(), r.Payment.AmountRefunded()
-	st.processorRef, st.disputeID = r.ProcessorRef, r.DisputeID
-	if r.SettlesAt != nil {
-		st.settlesAt = r.SettlesAt.UTC()
+	st.processorRef, st.disputeID = r.ProcessorRef, r.DisputeID()
+	if at := r.SettlesAt(); at != nil {
+		st.settlesAt = at.UTC()
 	}
 	if r.DisputeOpensAt != nil {
 		st.opensAt = r.DisputeOpensAt.UTC()
@@ -210,11 +210,9 @@ type plan struct {
 
 // dueChange is what handling a due payment writes.
 type dueChange struct {
-	// record is the payment's new state (status, failure, dispute bookkeeping) and settlement
-	// and availability times.
+	// record is the payment, changed by its transitions (Record.Changes says what).
 	record *Record
-	// dispute is a dispute opened on the payment (nil: none); it is stored and becomes the
-	// payment's DisputeID.
+	// dispute is a dispute opened on the payment (nil: none), for its own repository.
 	dispute *Dispute
 	// events report the change, in order.
 	events []core.Event
@@ -222,11 +220,16 @@ type dueChange struct {
 	mail []core.Mail
 }
 
-// write persists the change in the unit of work tx: the payment and its dispute, then its
-// events, then its mail.
+// write persists the change in the unit of work tx: the payment (what it reports changed),
+// the dispute opened on it, then its events, then its mail.
 func (c dueChange) write(ctx context.Context, tx Tx) error {
-	if err := tx.Payments().SaveDue(ctx, c.record, c.dispute); err != nil {
+	if err := tx.Payments().Save(ctx, c.record); err != nil {
 		return err
+	}
+	if c.dispute != nil {
+		if err := tx.Disputes().Insert(ctx, c.dispute); err != nil {
+			return err
+		}
 	}
 	if err := tx.Outbox().Add(ctx, c.events...); err != nil {
 		return err
@@ -259,7 +262,7 @@ func (s *Sweeper) settleOwned(ctx context.Context, rec *Record, pl plan) (done b
 			return nil // held or changed: another sweep decides it
 		}
 		c := pl.change
-		if err := tx.Payments().SaveDue(ctx, c.record, nil); err != nil {
+		if err := tx.Payments().Save(ctx, c.record); err != nil {
 			return err
 		}
 		if err := tx.Outbox().Add(ctx, c.events...); err != nil {
@@ -306,23 +309,22 @@ func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (han
 // reports it, dated when the dispute opened.
 func (s *Sweeper) openDispute(rec *Record) (handled, error) {
 	p := rec.Payment
-	at := *rec.DisputeOpensAt
-	d, err := OpenDisputeOn(p, rec.DisputeReason, at)
+	d, err := rec.OpenDispute()
 	if err != nil {
 		return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 	}
-	rec.DisputeID = d.ID()
 	return handled{moved: true, change: dueChange{record: rec, dispute: d, events: []core.Event{
-		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, DisputeEvent{Dispute: d}),
+		core.NewEvent(EventChargeDisputeCreated, p.Scope(), d.Created(), DisputeEvent{Dispute: d}),
 	}}}, nil
 }
 
 func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (handled, error) {
 	p := rec.Payment
-	at := *rec.SettlesAt
+	at := *rec.SettlesAt()
 	postpone := func(cause error) (handled, error) {
-		next := until.Add(SettleRetryDelay)
-		rec.SettlesAt = &next
+		if err := rec.Postpone(until.Add(SettleRetryDelay)); err != nil {
+			return handled{}, err
+		}
 		return handled{change: dueChange{record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
 	}
 	proc, ok := s.settle[p.Environment()]
@@ -339,15 +341,14 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if res.SettlesAt == nil || !res.SettlesAt.After(until) {
 			return postpone(errors.New("the processor reports the charge still processing past its settlement time"))
 		}
-		next := res.SettlesAt.UTC()
-		rec.SettlesAt = &next
-		return handled{change: dueChange{record: rec}}, nil
-	case ports.OutcomeSucceeded:
-		if err := p.Succeed(); err != nil {
+		if err := rec.Postpone(*res.SettlesAt); err != nil {
 			return handled{}, err
 		}
-		avail := at.Add(FundsDelay)
-		rec.AvailableAt = &avail
+		return handled{change: dueChange{record: rec}}, nil
+	case ports.OutcomeSucceeded:
+		if err := rec.Settle(true, "", "", at); err != nil {
+			return handled{}, err
+		}
 		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, PaymentEvent{Payment: p}))
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
@@ -358,7 +359,7 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if code == "" {
 			code = ports.DeclineGenericDecline
 		}
-		if err := p.Fail(code, msg); err != nil {
+		if err := rec.Settle(false, code, msg, at); err != nil {
 			return handled{}, err
 		}
 		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, PaymentEvent{Payment: p}))

@@ -52,6 +52,9 @@ func stored(w *orderWorld, rec *payments.Record) *payments.Record {
 	return nil
 }
 
+// settles sets the settlement time of a record being seeded.
+func settles(r *payments.Record, at *time.Time) { r.WithDueFacts(payments.DueFacts{SettlesAt: at}) }
+
 func at(m int) *time.Time { v := dueT0.Add(time.Duration(m) * time.Minute); return &v }
 
 // scriptedSettlements answers Settle from a table by processor ref.
@@ -81,7 +84,9 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	bad := dueRecord(t, w, "bad", payments.StatusProcessing, payments.MethodSEPADebit)
 	later := dueRecord(t, w, "later", payments.StatusProcessing, payments.MethodSEPADebit)
 	disputed := dueRecord(t, w, "card", payments.StatusSucceeded, payments.MethodCard)
-	good.SettlesAt, bad.SettlesAt, later.SettlesAt = at(3), at(2), at(1)
+	settles(good, at(3))
+	settles(bad, at(2))
+	settles(later, at(1))
 	disputed.DisputeOpensAt, disputed.DisputeReason = at(4), "fraudulent"
 	for _, r := range []*payments.Record{good, bad, later, disputed} {
 		w.fake.Seed(r)
@@ -104,11 +109,11 @@ func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	if *bad.Payment.FailureCode() != ports.DeclineInsufficientFunds || *bad.Payment.FailureMessage() != "No funds." {
 		t.Errorf("failure %v %v", *bad.Payment.FailureCode(), *bad.Payment.FailureMessage())
 	}
-	if good.AvailableAt == nil || !good.AvailableAt.Equal(at(3).Add(payments.FundsDelay)) || bad.AvailableAt != nil || later.AvailableAt != nil {
-		t.Errorf("available at: good %v, bad %v, later %v", good.AvailableAt, bad.AvailableAt, later.AvailableAt)
+	if good.AvailableAt() == nil || !good.AvailableAt().Equal(at(3).Add(payments.FundsDelay)) || bad.AvailableAt() != nil || later.AvailableAt() != nil {
+		t.Errorf("available at: good %v, bad %v, later %v", good.AvailableAt(), bad.AvailableAt(), later.AvailableAt())
 	}
-	if !later.SettlesAt.Equal(*at(90)) {
-		t.Errorf("still processing: settles at %s", later.SettlesAt)
+	if !later.SettlesAt().Equal(*at(90)) {
+		t.Errorf("still processing: settles at %s", later.SettlesAt())
 	}
 	// The owners saw their settlements.
 	if o := w.orders.get(*good.Payment.InvoiceID()); o.status != "paid" {
@@ -167,7 +172,7 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
 	r := dueRecord(t, w, "unknown", payments.StatusProcessing, payments.MethodSEPADebit)
-	r.SettlesAt = at(1)
+	settles(r, at(1))
 	w.fake.Seed(r)
 	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{}})
 	until := dueT0.Add(time.Hour)
@@ -176,8 +181,8 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 		t.Fatalf("%d %v", n, err)
 	}
 	r = stored(w, r)
-	if r.Payment.Status() != payments.StatusProcessing || !r.SettlesAt.Equal(until.Add(payments.SettleRetryDelay)) || len(w.fake.Events()) != 0 {
-		t.Fatalf("%s %s %d", r.Payment.Status(), r.SettlesAt, len(w.fake.Events()))
+	if r.Payment.Status() != payments.StatusProcessing || !r.SettlesAt().Equal(until.Add(payments.SettleRetryDelay)) || len(w.fake.Events()) != 0 {
+		t.Fatalf("%s %s %d", r.Payment.Status(), r.SettlesAt(), len(w.fake.Events()))
 	}
 }
 
@@ -188,7 +193,8 @@ func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 	w := newOrderWorld(t)
 	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
 	lr := dueRecordIn(t, w, core.Scope{MerchantID: w.scope.MerchantID, Env: core.EnvLive}, "good", payments.StatusProcessing, payments.MethodSEPADebit)
-	r.SettlesAt, lr.SettlesAt = at(1), at(1)
+	settles(r, at(1))
+	settles(lr, at(1))
 	w.fake.Seed(r)
 	w.fake.Seed(lr)
 	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{
@@ -200,8 +206,8 @@ func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 		t.Fatalf("%d %v", n, err)
 	}
 	r, lr = stored(w, r), stored(w, lr)
-	if r.Payment.Status() != payments.StatusSucceeded || lr.Payment.Status() != payments.StatusProcessing || !lr.SettlesAt.Equal(until.Add(payments.SettleRetryDelay)) {
-		t.Fatalf("test %s, live %s settles %s", r.Payment.Status(), lr.Payment.Status(), lr.SettlesAt)
+	if r.Payment.Status() != payments.StatusSucceeded || lr.Payment.Status() != payments.StatusProcessing || !lr.SettlesAt().Equal(until.Add(payments.SettleRetryDelay)) {
+		t.Fatalf("test %s, live %s settles %s", r.Payment.Status(), lr.Payment.Status(), lr.SettlesAt())
 	}
 }
 
@@ -211,7 +217,7 @@ func TestSweeperWritesNothingWhenTheOwnerFails(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
 	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
-	r.SettlesAt = at(1)
+	settles(r, at(1))
 	w.fake.Seed(r)
 	boom := errors.New("database down")
 	w.owner.failSettle = boom
@@ -263,7 +269,7 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
 	r := dueRecord(t, w, "x", payments.StatusSucceeded, payments.MethodSEPADebit)
-	r.SettlesAt = at(0) // succeeded: its settlement time is no due work
+	settles(r, at(0)) // succeeded: its settlement time is no due work
 	store := &lyingStore{Fake: w.fake, rec: r}
 	sw := sweeperOf(t, w, store, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -282,12 +288,13 @@ func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
 	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
-	r.SettlesAt = at(0)
+	settles(r, at(0))
 	w.fake.Seed(r)
 	w.orders.beforeDo = func() {
 		w.fake.Mutate(r.Payment.ID(), func(rec *payments.Record) {
-			next := rec.SettlesAt.Add(time.Hour)
-			rec.SettlesAt = &next
+			if err := rec.Postpone(rec.SettlesAt().Add(time.Hour)); err != nil {
+				t.Error(err)
+			}
 		})
 	}
 	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}})

@@ -15,6 +15,7 @@ import (
 // satisfies both.
 type Tx interface {
 	Payments() PaymentRepository
+	Disputes() DisputeRepository
 	ChargeAttempts() AttemptRepository
 	Outbox() ports.Outbox
 	Mail() ports.MailQueue
@@ -26,15 +27,23 @@ type PaymentRepository interface {
 	// same payable kind and Record.PayableKey is refused with ErrPaymentExists (wrapped), and
 	// nothing is written.
 	Insert(ctx context.Context, rec *Record) error
+	// Lock reads payment id of scope and locks it for the rest of the unit of work (FOR
+	// UPDATE). An unknown payment answers ErrNotFound.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Record, error)
 	// LockDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
 	// LOCKED), in due order, and reads them again: the state the due sweep's decisions, taken
 	// outside the transaction, are checked against. A payment held elsewhere is left out.
 	LockDue(ctx context.Context, recs []*Record) ([]*Record, error)
-	// SaveDue writes what the due sweep changed on a payment LockDue read: its state (status,
-	// failure, dispute bookkeeping), settlement and availability times, and opened, the
-	// dispute opened on it (nil: none), which is stored and becomes its DisputeID. It writes
-	// no event and no mail: the sweep adds them through the outbox and the mail queue.
-	SaveDue(ctx context.Context, rec *Record, opened *Dispute) error
+	// Save writes what rec reports changed (Record.Changes) since it was locked, in one
+	// statement that must change its one row; nothing when nothing changed.
+	Save(ctx context.Context, rec *Record) error
+}
+
+// DisputeRepository keeps disputes inside a unit of work: the dispute is its own aggregate,
+// written beside the payment it disputes (whose Record.DisputeID names it).
+type DisputeRepository interface {
+	// Insert saves a new dispute; a payment has at most one, and a second is an error.
+	Insert(ctx context.Context, d *Dispute) error
 }
 
 // AttemptRepository keeps charge attempts inside a unit of work. Every method is confined to

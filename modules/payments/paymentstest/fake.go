@@ -145,16 +145,16 @@ func (f *Fake) Mutate(id string, change func(rec *payments.Record)) {
 	}
 }
 
+// copyRecord is rec as storage would give it back: a copy reporting no changes.
 func copyRecord(r *payments.Record) *payments.Record {
-	cp := *r
-	cp.Payment = payments.RehydratePayment(r.Payment.Snapshot())
-	for _, t := range []**time.Time{&cp.SettlesAt, &cp.AvailableAt, &cp.DisputeOpensAt} {
-		if *t != nil {
-			v := **t
-			*t = &v
-		}
+	cp := &payments.Record{Payment: payments.RehydratePayment(r.Payment.Snapshot()), ProcessorRef: r.ProcessorRef,
+		PayableKey: r.PayableKey, CardExpMonth: r.CardExpMonth, CardExpYear: r.CardExpYear, SEPACountry: r.SEPACountry,
+		SEPALast4: r.SEPALast4, DisputeReason: r.DisputeReason}
+	if r.DisputeOpensAt != nil {
+		v := *r.DisputeOpensAt
+		cp.DisputeOpensAt = &v
 	}
-	return &cp
+	return cp.WithDueFacts(r.Due())
 }
 
 // Pending implements payments.AttemptStore.
@@ -249,6 +249,7 @@ type fakeTx struct{ f *Fake }
 
 func (t fakeTx) Payments() payments.PaymentRepository       { return fakePayments(t) }
 func (t fakeTx) ChargeAttempts() payments.AttemptRepository { return fakeAttempts(t) }
+func (t fakeTx) Disputes() payments.DisputeRepository       { return fakeDisputes(t) }
 func (t fakeTx) Outbox() ports.Outbox                       { return fakeOutbox(t) }
 func (t fakeTx) Mail() ports.MailQueue                      { return fakeOutbox(t) }
 
@@ -288,27 +289,64 @@ func (r fakePayments) LockDue(_ context.Context, recs []*payments.Record) ([]*pa
 	return out, nil
 }
 
-func (r fakePayments) SaveDue(_ context.Context, rec *payments.Record, opened *payments.Dispute) error {
+func (r fakePayments) Lock(_ context.Context, scope core.Scope, id string) (*payments.Record, error) {
 	for i := range r.f.payments {
-		if stored := &r.f.payments[i]; stored.Payment.ID() == rec.Payment.ID() && stored.Payment.Scope() == rec.Payment.Scope() {
-			if opened != nil {
-				if opened.PaymentID() != rec.Payment.ID() || rec.DisputeID != opened.ID() {
-					return errors.New("paymentstest: save due: the dispute does not belong to the payment")
-				}
-				for _, d := range r.f.disputes {
-					if d.PaymentID() == opened.PaymentID() && d.Scope() == opened.Scope() {
-						return errors.New("paymentstest: save due: the payment has a dispute")
-					}
-				}
-				r.f.disputes = append(r.f.disputes, opened)
-			}
-			cp := copyRecord(rec)
-			cp.PayableKey = stored.PayableKey
-			*stored = *cp
-			return nil
+		if rec := &r.f.payments[i]; rec.Payment.ID() == id && rec.Payment.Scope() == scope {
+			return copyRecord(rec), nil
 		}
 	}
-	return errors.New("paymentstest: save due: unknown payment")
+	return nil, payments.ErrNotFound
+}
+
+// Save writes what rec reports changed, as the Postgres repository does.
+func (r fakePayments) Save(_ context.Context, rec *payments.Record) error {
+	ch := rec.Changes()
+	if ch == 0 {
+		return nil
+	}
+	for i := range r.f.payments {
+		stored := &r.f.payments[i]
+		if stored.Payment.ID() != rec.Payment.ID() || stored.Payment.Scope() != rec.Payment.Scope() {
+			continue
+		}
+		due := stored.Due()
+		if ch.Has(payments.ChangedState) {
+			stored.Payment = payments.RehydratePayment(rec.Payment.Snapshot())
+		}
+		if ch.Has(payments.ChangedSettlesAt) {
+			due.SettlesAt = rec.SettlesAt()
+		}
+		if ch.Has(payments.ChangedAvailableAt) {
+			due.AvailableAt = rec.AvailableAt()
+		}
+		if ch.Has(payments.ChangedDispute) {
+			due.DisputeID = rec.DisputeID()
+		}
+		stored.WithDueFacts(due)
+		return nil
+	}
+	return errors.New("paymentstest: save: unknown payment")
+}
+
+type fakeDisputes struct{ f *Fake }
+
+func (r fakeDisputes) Insert(_ context.Context, d *payments.Dispute) error {
+	for _, e := range r.f.disputes {
+		if e.PaymentID() == d.PaymentID() && e.Scope() == d.Scope() {
+			return errors.New("paymentstest: the payment has a dispute")
+		}
+	}
+	found := false
+	for i := range r.f.payments {
+		if p := r.f.payments[i].Payment; p.ID() == d.PaymentID() && p.Scope() == d.Scope() {
+			found = true
+		}
+	}
+	if !found {
+		return errors.New("paymentstest: a dispute of an unknown payment")
+	}
+	r.f.disputes = append(r.f.disputes, d)
+	return nil
 }
 
 type fakeAttempts struct{ f *Fake }

@@ -37,6 +37,8 @@ func RunTx(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"unknown attempts and other scopes", unknownAttempts},
 		{"one payment per payable key and kind", paymentUniqueness},
 		{"failed unit of work writes nothing", rollback},
+		{"lock and save write what changed", lockAndSave},
+		{"disputes are their own aggregate", disputes},
 		{"a unit of work run twice applies once", runTwice},
 		{"concurrent attempts have one winner", concurrentAttempts},
 	}
@@ -89,7 +91,7 @@ func record(t *testing.T, scope core.Scope, kind payments.KindSpec, ref, key str
 		t.Fatal(err)
 	}
 	avail := t0.Add(payments.FundsDelay)
-	return &payments.Record{Payment: p, ProcessorRef: "ch_" + key, PayableKey: key, AvailableAt: &avail}
+	return (&payments.Record{Payment: p, ProcessorRef: "ch_" + key, PayableKey: key}).WithDueFacts(payments.DueFacts{AvailableAt: &avail})
 }
 
 func do(t *testing.T, h Harness, fn func(ctx context.Context, tx payments.Tx) error) error {
@@ -326,5 +328,117 @@ func concurrentAttempts(t *testing.T, h Harness) {
 	}
 	if won != 1 {
 		t.Fatalf("%d attempts pending at once", won)
+	}
+}
+
+// processing builds a processing SEPA payment of the payable ref settling at settles.
+func processing(t *testing.T, scope core.Scope, ref string, settles time.Time) *payments.Record {
+	t.Helper()
+	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: kindA.Name, InvoiceID: &ref,
+		Amount: 1250, Currency: "EUR", Status: payments.StatusProcessing, Method: payments.MethodSEPADebit,
+		Fee:      payments.Fee{ServiceFeeEUR: 35, PSPFeeEUR: 20, ServiceFeeChargeCurrency: 35, Currency: "EUR", RateDate: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Rate: "1"},
+		Customer: payments.Customer{Name: "Ada", Email: "ada@example.com"}, Created: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&payments.Record{Payment: p, ProcessorRef: "ch_" + ref, PayableKey: ref, SEPACountry: "DE", SEPALast4: "3000"}).
+		WithDueFacts(payments.DueFacts{SettlesAt: &settles})
+}
+
+// lock reads payment id in its own unit of work.
+func lock(t *testing.T, h Harness, scope core.Scope, id string) *payments.Record {
+	t.Helper()
+	var rec *payments.Record
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		var err error
+		rec, err = tx.Payments().Lock(ctx, scope, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func lockAndSave(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	rec := processing(t, scope, "in_save", t0.Add(time.Hour))
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.Payments().Insert(ctx, rec) }); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Payment.ID()
+	later := t0.Add(2 * time.Hour)
+	change := func(f func(r *payments.Record) error) {
+		t.Helper()
+		if err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+			r, err := tx.Payments().Lock(ctx, scope, id)
+			if err != nil {
+				return err
+			}
+			if r.Changes() != 0 {
+				t.Errorf("a locked record reports changes %b", r.Changes())
+			}
+			if err := f(r); err != nil {
+				return err
+			}
+			return tx.Payments().Save(ctx, r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(func(r *payments.Record) error { return r.Postpone(later) })
+	got := lock(t, h, scope, id)
+	if at := got.SettlesAt(); at == nil || !at.Equal(later) || got.Payment.Status() != payments.StatusProcessing || got.AvailableAt() != nil {
+		t.Fatalf("after postpone: %+v %v", got.Due(), got.Payment.Status())
+	}
+	change(func(r *payments.Record) error { return r.Settle(true, "", "", later) })
+	got = lock(t, h, scope, id)
+	if got.Payment.Status() != payments.StatusSucceeded || got.AvailableAt() == nil || !got.AvailableAt().Equal(later.Add(payments.FundsDelay)) {
+		t.Fatalf("after settle: %+v %v", got.Due(), got.Payment.Status())
+	}
+	// A settled payment refuses to settle again; nothing changes.
+	if err := got.Settle(false, "x", "y", later); !errors.Is(err, payments.ErrPaymentNotProcessing) || got.Changes() != 0 {
+		t.Fatalf("second settle: %v %b", err, got.Changes())
+	}
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		_, err := tx.Payments().Lock(ctx, scope, "py_unknown")
+		return err
+	}); !errors.Is(err, payments.ErrNotFound) {
+		t.Fatalf("lock of an unknown payment: %v", err)
+	}
+}
+
+func disputes(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	rec := record(t, scope, kindA, "in_disp", "in_disp")
+	opens := t0.Add(time.Hour)
+	rec.DisputeOpensAt, rec.DisputeReason = &opens, "fraudulent"
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.Payments().Insert(ctx, rec) }); err != nil {
+		t.Fatal(err)
+	}
+	var d *payments.Dispute
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		r, err := tx.Payments().Lock(ctx, scope, rec.Payment.ID())
+		if err != nil {
+			return err
+		}
+		if d, err = r.OpenDispute(); err != nil {
+			return err
+		}
+		if err := tx.Payments().Save(ctx, r); err != nil {
+			return err
+		}
+		return tx.Disputes().Insert(ctx, d)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := lock(t, h, scope, rec.Payment.ID())
+	if got.Payment.Status() != payments.StatusDisputed || got.DisputeID() != d.ID() || got.Payment.StatusBeforeDispute() != payments.StatusSucceeded {
+		t.Fatalf("after the dispute: %v %q", got.Payment.Status(), got.DisputeID())
+	}
+	if _, err := got.OpenDispute(); !errors.Is(err, payments.ErrChargeNotDisputable) {
+		t.Fatalf("a second dispute: %v", err)
+	}
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.Disputes().Insert(ctx, d) }); err == nil {
+		t.Fatal("a second dispute of the payment was stored")
 	}
 }
