@@ -28,34 +28,62 @@ func NewChargeAttemptStore(db *sqlx.DB) *ChargeAttemptStore { return &ChargeAtte
 
 var _ payments.AttemptStore = (*ChargeAttemptStore)(nil)
 
-const chargeAttemptColumns = `merchant_id, environment, idempotency_key, reference, number, kind, amount,
-	currency, method, processor_ref, approve, status, outcome, charged_at`
+const chargeAttemptColumns = `merchant_id, environment, idempotency_key, payable_kind, reference, number, kind, amount,
+	currency, method, processor_ref, approve, status, outcome, off_session, charged_at, started_at, resolved_at`
 
 type chargeAttemptRow struct {
-	MerchantID     string    `db:"merchant_id"`
-	Environment    string    `db:"environment"`
-	IdempotencyKey string    `db:"idempotency_key"`
-	Reference      string    `db:"reference"`
-	Number         int       `db:"number"`
-	Kind           string    `db:"kind"`
-	Amount         int64     `db:"amount"`
-	Currency       string    `db:"currency"`
-	Method         string    `db:"method"`
-	ProcessorRef   *string   `db:"processor_ref"`
-	Approve        bool      `db:"approve"`
-	Status         string    `db:"status"`
-	Outcome        *string   `db:"outcome"`
-	ChargedAt      time.Time `db:"charged_at"`
+	MerchantID     string     `db:"merchant_id"`
+	Environment    string     `db:"environment"`
+	IdempotencyKey string     `db:"idempotency_key"`
+	PayableKind    string     `db:"payable_kind"`
+	Reference      string     `db:"reference"`
+	Number         int        `db:"number"`
+	Kind           string     `db:"kind"`
+	Amount         int64      `db:"amount"`
+	Currency       string     `db:"currency"`
+	Method         string     `db:"method"`
+	ProcessorRef   *string    `db:"processor_ref"`
+	Approve        bool       `db:"approve"`
+	Status         string     `db:"status"`
+	Outcome        *string    `db:"outcome"`
+	OffSession     bool       `db:"off_session"`
+	ChargedAt      time.Time  `db:"charged_at"`
+	StartedAt      time.Time  `db:"started_at"`
+	ResolvedAt     *time.Time `db:"resolved_at"`
 }
 
 func (r *chargeAttemptRow) attempt() *payments.ChargeAttempt {
 	return payments.RehydrateChargeAttempt(payments.ChargeAttemptSnapshot{
-		Scope:     core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
-		Reference: r.Reference, Number: r.Number, Kind: payments.AttemptKind(r.Kind), Amount: r.Amount,
+		Scope:       core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		PayableKind: payments.PayableKind(r.PayableKind), Reference: r.Reference, Number: r.Number, Kind: payments.AttemptKind(r.Kind), Amount: r.Amount,
 		Currency: core.Currency(r.Currency), Method: ports.PaymentMethodKind(r.Method),
 		ProcessorRef: deref(r.ProcessorRef), Approve: r.Approve, Status: payments.AttemptStatus(r.Status),
-		Outcome: ports.ChargeOutcome(deref(r.Outcome)), ChargedAt: r.ChargedAt.UTC(),
+		Outcome: ports.ChargeOutcome(deref(r.Outcome)), OffSession: r.OffSession, ChargedAt: r.ChargedAt.UTC(),
+		StartedAt: r.StartedAt.UTC(), ResolvedAt: derefTime(r.ResolvedAt),
 	})
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// Pending reads the pending attempt of the payable reference of kind, or nil when none is
+// (charge_attempts_one_pending keeps at most one).
+func (st *ChargeAttemptStore) Pending(ctx context.Context, scope core.Scope, kind payments.PayableKind, reference string) (*payments.ChargeAttempt, error) {
+	var r chargeAttemptRow
+	err := st.db.GetContext(ctx, &r, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
+		WHERE merchant_id = $1 AND environment = $2 AND payable_kind = $3 AND reference = $4 AND status = 'pending'`,
+		scope.MerchantID, string(scope.Env), string(kind), reference)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("charge_attempts: pending: %w", err)
+	}
+	return r.attempt(), nil
 }
 
 // Stale returns pending attempts recorded (started_at, the wall clock) before startedBefore,
@@ -84,13 +112,16 @@ func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 	if s.Status != payments.AttemptPending {
 		return write{}, errors.New("charge_attempts: insert: a new attempt is pending")
 	}
+	if s.PayableKind == "" || s.StartedAt.IsZero() {
+		return write{}, errors.New("charge_attempts: insert: the payable kind and the start time are required")
+	}
 	return write{
 		what: "charge_attempts: insert " + a.IdempotencyKey(),
-		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key,
-		reference, number, kind, amount, currency, method, processor_ref, approve, status, charged_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12)`,
-		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), s.Reference, s.Number, string(s.Kind),
-			s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.ChargedAt},
+		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key, payable_kind,
+		reference, number, kind, amount, currency, method, processor_ref, approve, status, off_session, charged_at, started_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending', $13, $14, $15)`,
+		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.PayableKind), s.Reference, s.Number, string(s.Kind),
+			s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.OffSession, s.ChargedAt, s.StartedAt},
 	}, nil
 }
 
@@ -107,7 +138,7 @@ func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.S
 // chargeAttemptOf turns the result of a one-attempt query into the attempt.
 func chargeAttemptOf(r *chargeAttemptRow, err error, key string) (*payments.ChargeAttempt, error) {
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
+		return nil, fmt.Errorf("charge_attempts: %s: %w", key, payments.ErrAttemptNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("charge_attempts: lock: %w", err)
@@ -119,14 +150,14 @@ func chargeAttemptOf(r *chargeAttemptRow, err error, key string) (*payments.Char
 // changes, and the repository's Save fails when none did.
 func chargeAttemptUpdate(a *payments.ChargeAttempt) (write, error) {
 	s := a.Snapshot()
-	if s.Status == payments.AttemptPending {
+	if s.Status == payments.AttemptPending || s.ResolvedAt.IsZero() {
 		return write{}, errors.New("charge_attempts: update: the attempt is still pending")
 	}
 	return write{
 		what: "charge_attempts: update " + a.IdempotencyKey() + " (pending)",
-		sql: `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = now()
+		sql: `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = $6
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND status = 'pending'`,
-		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome))},
+		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome)), s.ResolvedAt},
 		one:  true,
 	}, nil
 }

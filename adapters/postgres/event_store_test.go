@@ -37,7 +37,7 @@ func TestEventsAboutUseTheObjectIndex(t *testing.T) {
 	sess := core.NewID(core.PrefixSession)
 	session := checkout.RehydrateSession(checkout.SessionSnapshot{ID: sess, Scope: scope, Mode: checkout.ModePayment,
 		Status: checkout.StatusComplete, Amount: 2500, Currency: "EUR", Created: t0, ExpiresAt: t0.Add(checkout.Lifetime)})
-	payment, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, SessionID: &sess, Amount: 2500, Currency: "EUR",
+	payment, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: checkout.Kind.Name, SessionID: &sess, Amount: 2500, Currency: "EUR",
 		Status: payments.StatusSucceeded, Method: payments.MethodSEPADebit, Fee: payments.Fee{Currency: "EUR", RateDate: t0}, Created: t0})
 	if err != nil {
 		t.Fatal(err)

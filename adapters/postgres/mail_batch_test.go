@@ -30,13 +30,14 @@ func clonePayments(t *testing.T, db *sqlx.DB, scope core.Scope, sessionID string
 	var cols []string
 	if err := db.Select(&cols, `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = 'payments'
-			AND column_name NOT IN ('id', 'seq', 'session_id', 'invoice_id') AND is_generated = 'NEVER' ORDER BY ordinal_position`); err != nil {
+			AND column_name NOT IN ('id', 'seq', 'session_id', 'invoice_id', 'payable_kind', 'payable_key')
+			AND is_generated = 'NEVER' ORDER BY ordinal_position`); err != nil {
 		t.Fatal(err)
 	}
 	prefix := "py_c" + strings.ToLower(core.RandomBase62(6)) + "_"
 	list := strings.Join(cols, ", ")
-	if _, err := db.Exec(`INSERT INTO payments (id, session_id, invoice_id, `+list+`)
-		SELECT $4 || g, NULL, 'in_' || $4 || g, `+list+` FROM payments, generate_series(1, $5) g
+	if _, err := db.Exec(`INSERT INTO payments (id, session_id, invoice_id, payable_kind, payable_key, `+list+`)
+		SELECT $4 || g, NULL, 'in_' || $4 || g, 'invoice', 'in_' || $4 || g, `+list+` FROM payments, generate_series(1, $5) g
 		WHERE merchant_id = $1 AND environment = $2 AND session_id = $3`,
 		scope.MerchantID, string(scope.Env), sessionID, prefix, n); err != nil {
 		t.Fatal(err)

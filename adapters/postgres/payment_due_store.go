@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -18,6 +19,7 @@ import (
 type recordRow struct {
 	paymentRow
 	ProcessorRef   string     `db:"processor_ref"`
+	PayableKey     string     `db:"payable_key"`
 	SettlesAt      *time.Time `db:"settles_at"`
 	CardExpMonth   *int       `db:"card_exp_month"`
 	CardExpYear    *int       `db:"card_exp_year"`
@@ -30,7 +32,7 @@ type recordRow struct {
 	DueAt          *time.Time `db:"due_at"`
 }
 
-const recordExtraColumns = `processor_ref, settles_at, card_exp_month, card_exp_year, sepa_country, sepa_last4,
+const recordExtraColumns = `processor_ref, payable_key, settles_at, card_exp_month, card_exp_year, sepa_country, sepa_last4,
 	dispute_opens_at, dispute_reason, dispute_id, available_at, due_at`
 
 func (r *recordRow) record() (*payments.Record, error) {
@@ -38,10 +40,10 @@ func (r *recordRow) record() (*payments.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &payments.Record{Payment: p, ProcessorRef: r.ProcessorRef, SettlesAt: utcPtr(r.SettlesAt),
+	rec := (&payments.Record{Payment: p, ProcessorRef: r.ProcessorRef, PayableKey: r.PayableKey,
 		SEPACountry: deref(r.SEPACountry), SEPALast4: deref(r.SEPALast4),
-		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason), DisputeID: deref(r.DisputeID),
-		AvailableAt: utcPtr(r.AvailableAt)}
+		DisputeOpensAt: utcPtr(r.DisputeOpensAt), DisputeReason: deref(r.DisputeReason)}).
+		WithDueFacts(payments.DueFacts{SettlesAt: utcPtr(r.SettlesAt), AvailableAt: utcPtr(r.AvailableAt), DisputeID: deref(r.DisputeID)})
 	if r.CardExpMonth != nil && r.CardExpYear != nil {
 		rec.CardExpMonth, rec.CardExpYear = *r.CardExpMonth, *r.CardExpYear
 	}
@@ -117,45 +119,69 @@ func (st *PaymentStore) NextDue(ctx context.Context, scope core.Scope, until tim
 	return at.Time.UTC(), at.Valid, nil
 }
 
-// saveDuePayment writes what the due sweep changed on a locked payment: its new state,
-// settlement and availability times, and the dispute it opened (which becomes its dispute_id)
-// (payments.PaymentRepository.SaveDue). It decides nothing, and writes no event or mail.
-func saveDuePayment(ctx context.Context, tx sqlx.ExecerContext, rec *payments.Record, opened *payments.Dispute) error {
-	if rec == nil || rec.Payment == nil {
-		return errors.New("payments: save due: no payment")
+// lockPayment reads payment id of scope FOR UPDATE (payments.PaymentRepository.Lock).
+func lockPayment(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string) (*payments.Record, error) {
+	var r recordRow
+	err := sqlx.GetContext(ctx, q, &r, fmt.Sprintf(`SELECT %s, %s FROM payments
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3 FOR UPDATE`, paymentColumns, recordExtraColumns),
+		scope.MerchantID, string(scope.Env), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("payments: lock %s: %w", id, payments.ErrNotFound)
 	}
-	after := rec.Payment.Snapshot()
-	id := after.ID
-	var disputeID *string
-	if d := opened; d != nil {
-		ds := d.Snapshot()
-		if ds.PaymentID != id || ds.Scope != after.Scope || rec.DisputeID != ds.ID {
-			return errors.New("payments: apply due: the dispute does not belong to the payment")
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO disputes
+	if err != nil {
+		return nil, fmt.Errorf("payments: lock %s: %w", id, err)
+	}
+	return r.record()
+}
+
+// paymentUpdate is the UPDATE of what rec reports changed (payments.Record.Changes), each part
+// a fixed list of columns; changed is false when nothing did. It decides nothing.
+func paymentUpdate(rec *payments.Record) (w write, changed bool) {
+	ch := rec.Changes()
+	if ch == 0 {
+		return write{}, false
+	}
+	p := rec.Payment.Snapshot()
+	args := []any{p.Scope.MerchantID, string(p.Scope.Env), p.ID}
+	var set []string
+	add := func(col string, v any) {
+		args = append(args, v)
+		set = append(set, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	if ch.Has(payments.ChangedState) {
+		add("status", string(p.Status))
+		add("previous_status", previousStatus(p))
+		add("dispute_lost", p.DisputeLost)
+		add("failure_code", p.FailureCode)
+		add("failure_message", p.FailureMessage)
+		add("amount_refunded", p.AmountRefunded)
+	}
+	if ch.Has(payments.ChangedSettlesAt) {
+		add("settles_at", rec.SettlesAt())
+	}
+	if ch.Has(payments.ChangedAvailableAt) {
+		add("available_at", rec.AvailableAt())
+	}
+	if ch.Has(payments.ChangedDispute) {
+		add("dispute_id", rec.DisputeID())
+	}
+	return write{
+		what: "payments: update " + p.ID,
+		sql:  `UPDATE payments SET ` + strings.Join(set, ", ") + ` WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		args: args,
+		one:  true,
+	}, true
+}
+
+// disputeInsert writes a new dispute; a second one of a payment is refused by its unique key.
+func disputeInsert(d *payments.Dispute) write {
+	ds := d.Snapshot()
+	return write{
+		what: "disputes: insert " + ds.ID,
+		sql: `INSERT INTO disputes
 			(merchant_id, environment, id, payment_id, amount, currency, reason, status, evidence_due_by, created)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			ds.Scope.MerchantID, string(ds.Scope.Env), ds.ID, ds.PaymentID, ds.Amount, string(ds.Currency),
-			ds.Reason, string(ds.Status), ds.EvidenceDueBy, ds.Created); err != nil {
-			return fmt.Errorf("disputes: insert: %w", err)
-		}
-		disputeID = &ds.ID
+		args: []any{ds.Scope.MerchantID, string(ds.Scope.Env), ds.ID, ds.PaymentID, ds.Amount, string(ds.Currency),
+			ds.Reason, string(ds.Status), ds.EvidenceDueBy, ds.Created},
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE payments SET status = $4, previous_status = $5, dispute_lost = $6,
-		failure_code = $7, failure_message = $8, settles_at = $9, dispute_id = COALESCE($10, dispute_id),
-		available_at = $11
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
-		after.Scope.MerchantID, string(after.Scope.Env), id, string(after.Status), previousStatus(after),
-		after.DisputeLost, after.FailureCode, after.FailureMessage, rec.SettlesAt, disputeID, rec.AvailableAt)
-	if err != nil {
-		return fmt.Errorf("payments: update: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("payments: update %s: %w", id, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("payments: update %s: %d rows", id, n)
-	}
-	return nil
 }

@@ -46,9 +46,9 @@ func newDueFixture(t *testing.T, db *sqlx.DB) *dueFixture {
 
 // sweeperOn is the payments sweeper as the wiring builds it: its rounds write in units of
 // work over payments.Tx.
-func sweeperOn(db *sqlx.DB, settle map[core.Environment]payments.Settlements, sessions payments.SessionEvents) *payments.Sweeper {
+func sweeperOn(db *sqlx.DB, settle map[core.Environment]payments.Settlements, co *checkout.Service) *payments.Sweeper {
 	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) payments.Tx { return tx })
-	sw, err := payments.NewSweeper(postgres.NewPaymentStore(db), uow, settle, sessions)
+	sw, err := payments.NewSweeper(postgres.NewPaymentStore(db), uow, settle, chargerFor(co))
 	if err != nil {
 		panic(err)
 	}

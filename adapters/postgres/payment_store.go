@@ -35,7 +35,7 @@ var (
 )
 
 var paymentColumns = strings.Join([]string{
-	"id", "merchant_id", "environment", "session_id", "invoice_id", "amount", "amount_refunded",
+	"id", "merchant_id", "environment", "payable_kind", "session_id", "invoice_id", "amount", "amount_refunded",
 	"currency", "status", "previous_status", "dispute_lost", "payment_method",
 	"card_brand", "card_last4", "card_country", "card_funding",
 	"fee_service_eur", "fee_psp_eur", "fee_service_charge_currency", "fee_currency", "fee_rate_date", "fee_rate",
@@ -46,6 +46,7 @@ type paymentRow struct {
 	ID                       string    `db:"id"`
 	MerchantID               string    `db:"merchant_id"`
 	Environment              string    `db:"environment"`
+	PayableKind              string    `db:"payable_kind"`
 	SessionID                *string   `db:"session_id"`
 	InvoiceID                *string   `db:"invoice_id"`
 	Amount                   int64     `db:"amount"`
@@ -78,6 +79,7 @@ func (r *paymentRow) payment() (*payments.Payment, error) {
 	snap := payments.PaymentSnapshot{
 		ID:             r.ID,
 		Scope:          core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		PayableKind:    payments.PayableKind(r.PayableKind),
 		SessionID:      r.SessionID,
 		InvoiceID:      r.InvoiceID,
 		Amount:         r.Amount,
@@ -144,6 +146,9 @@ func paymentInsert(rec *payments.Record) (write, error) {
 	if rec == nil || rec.Payment == nil {
 		return write{}, errors.New("payments: insert: no payment")
 	}
+	if rec.PayableKey == "" || rec.Payment.PayableKind() == "" {
+		return write{}, errors.New("payments: insert: the payable kind and key are required")
+	}
 	p := rec.Payment.Snapshot()
 	md := p.Metadata
 	if md == nil {
@@ -171,9 +176,10 @@ func paymentInsert(rec *payments.Record) (write, error) {
 		card_exp_month, card_exp_year, sepa_country, sepa_last4,
 		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
 		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at)
+		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
+		payable_kind, payable_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)`
+		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40)`
 	args := []any{p.ID, p.Scope.MerchantID, string(p.Scope.Env), p.SessionID, p.InvoiceID, p.Amount, p.AmountRefunded,
 		string(p.Currency), string(p.Status), prev, p.DisputeLost, string(p.PaymentMethod),
 		brand, last4, country, funding, nullIfZero(rec.CardExpMonth), nullIfZero(rec.CardExpYear),
@@ -181,8 +187,8 @@ func paymentInsert(rec *payments.Record) (write, error) {
 		p.Fee.ServiceFeeEUR, p.Fee.PSPFeeEUR, p.Fee.ServiceFeeChargeCurrency, string(p.Fee.Currency),
 		p.Fee.RateDate.UTC().Format(time.DateOnly),
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
-		rec.ProcessorRef, rec.SettlesAt, p.Created, rec.DisputeOpensAt, disputeReason,
-		nullIfEmpty(p.Fee.Rate), rec.AvailableAt}
+		rec.ProcessorRef, rec.SettlesAt(), p.Created, rec.DisputeOpensAt, disputeReason,
+		nullIfEmpty(p.Fee.Rate), rec.AvailableAt(), string(p.PayableKind), rec.PayableKey}
 	return write{what: "payments: insert " + p.ID, sql: insert, args: args}, nil
 }
 
@@ -200,7 +206,7 @@ func (st *PaymentStore) Get(ctx context.Context, scope core.Scope, id string) (*
 	err := st.db.GetContext(ctx, &r, `SELECT `+paymentColumns+` FROM payments
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("payment", "id", id)
+		return nil, payments.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("payments: get: %w", err)
@@ -215,7 +221,7 @@ func (st *PaymentStore) GetBySession(ctx context.Context, scope core.Scope, sess
 		return nil, err
 	}
 	if p == nil {
-		return nil, core.NotFound("payment", "session_id", sessionID)
+		return nil, payments.ErrNotFound
 	}
 	return p, nil
 }

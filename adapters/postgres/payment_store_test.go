@@ -26,20 +26,52 @@ import (
 // sample fixture, the sandbox processor with its Postgres journal). The sandbox charges the
 // test environment and the environments envs (a test may stand it in for a live processor).
 func paymentsOn(db *sqlx.DB, clocks ports.Clocks, envs ...core.Environment) *checkout.Service {
-	svc := checkoutOn(db, clocks)
+	svc, _ := chargeOn(db, checkoutUoW(db), clocks, core.SystemClock{}, sandboxes(db, envs...))
+	return svc
+}
+
+// sandboxes is the sandbox processor, with its Postgres journal, for the test environment and
+// envs.
+func sandboxes(db *sqlx.DB, envs ...core.Environment) map[core.Environment]ports.Processor {
 	procs := map[core.Environment]ports.Processor{}
 	for _, env := range append(envs, core.EnvTest) {
 		procs[env] = sandbox.NewWithJournal(postgres.NewSandboxJournal(db))
 	}
-	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()), procs)
+	return procs
+}
+
+// chargeOn is checkout wired as in production over uow: the charge protocol of payments with
+// checkout's payable kind, fees over the ECB sample fixture, the processors procs, the attempts'
+// wall clock wall. It returns the service and its charger (chargerFor finds it again).
+func chargeOn(db *sqlx.DB, uow ports.UnitOfWorkOf[checkout.Tx], clocks ports.Clocks, wall core.Clock, procs map[core.Environment]ports.Processor) (*checkout.Service, *payments.Charger) {
+	kind, err := checkout.BindPayableKind(uow)
 	if err != nil {
 		panic(err)
 	}
-	if err := svc.EnablePayments(ch); err != nil {
+	ch, err := payments.NewCharger(payments.ChargerDeps{Fees: payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()),
+		Processors: procs, Attempts: postgres.NewChargeAttemptStore(db), Wall: wall, Kinds: []payments.Kind{kind}})
+	if err != nil {
 		panic(err)
 	}
-	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
-	return svc
+	svc, err := checkout.NewService(checkout.Deps{Store: postgres.NewSessionStore(db), UoW: uow, Prices: noPrices{}, Clocks: clocks,
+		CheckoutBaseURL: "https://pay.example.test", Charger: ch, Merchants: namedMerchant{}})
+	if err != nil {
+		panic(err)
+	}
+	chargers.Store(svc, ch)
+	return svc, ch
+}
+
+// chargers maps each service chargeOn built to its charger.
+var chargers sync.Map
+
+// chargerFor is the charger of a service chargeOn built.
+func chargerFor(svc *checkout.Service) *payments.Charger {
+	ch, ok := chargers.Load(svc)
+	if !ok {
+		panic("chargerFor: not a service of chargeOn")
+	}
+	return ch.(*payments.Charger)
 }
 
 // checkoutUoW is the unit of work the wiring gives checkout: the one transaction type, seen
@@ -275,14 +307,15 @@ func TestALostOutcomeIsAppliedOnceByTheSweep(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	svc := paymentsOn(db, fixedClocks{payNow})
+	wall := &settableWall{t: time.Now()}
+	svc, ch := chargeOn(db, checkoutUoW(db), fixedClocks{payNow}, wall, sandboxes(db))
 	ctx := context.Background()
 	s := createSession(t, svc, scope)
 	if _, err := db.Exec(`INSERT INTO payments (id, merchant_id, environment, session_id, amount, currency, status,
 		payment_method, fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
-		customer_name, customer_email, processor_ref, created)
+		customer_name, customer_email, processor_ref, created, payable_kind, payable_key)
 		VALUES ('py_stray', $1, $2, $3, 2500, 'EUR', 'succeeded', 'sepa_debit', 35, 20, 35, 'EUR', '2026-05-01',
-		'x', 'x@example.com', 'ref', now())`, scope.MerchantID, string(scope.Env), s.ID()); err != nil {
+		'x', 'x@example.com', 'ref', now(), 'checkout_session', $3)`, scope.MerchantID, string(scope.Env), s.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pay(ctx, svc, s, visaDE); !errors.Is(err, payments.ErrPaymentExists) {
@@ -310,17 +343,14 @@ func TestALostOutcomeIsAppliedOnceByTheSweep(t *testing.T) {
 	if _, err := db.Exec(`DELETE FROM payments WHERE id = 'py_stray'`); err != nil {
 		t.Fatal(err)
 	}
-	wall := &settableWall{t: time.Now()}
-	ch := chargerOf(t, db)
-	sw, err := payments.NewAttemptSweeper(postgres.NewChargeAttemptStore(db), ch,
-		map[string]payments.OutcomeApplier{core.PrefixSession: svc}, wall)
+	sw, err := payments.NewAttemptSweeper(ch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n, err := sw.ProcessDue(ctx, nil, payNow); err != nil || n != 0 {
 		t.Fatalf("within the grace: %d %v", n, err)
 	}
-	wall.t = wall.t.Add(payments.AttemptGrace + time.Second)
+	wall.add(payments.AttemptGrace + time.Second)
 	var wg sync.WaitGroup
 	resolved := make([]int, 4)
 	for i := range resolved {
@@ -351,20 +381,23 @@ func TestALostOutcomeIsAppliedOnceByTheSweep(t *testing.T) {
 	}
 }
 
-// chargerOf is the charge use case paymentsOn wires (the same sandbox journal table).
-func chargerOf(t *testing.T, db *sqlx.DB) *payments.Charger {
-	t.Helper()
-	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample()),
-		map[core.Environment]ports.Processor{core.EnvTest: sandbox.NewWithJournal(postgres.NewSandboxJournal(db))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
+// settableWall is a wall clock a test moves.
+type settableWall struct {
+	mu sync.Mutex
+	t  time.Time
 }
 
-type settableWall struct{ t time.Time }
+func (w *settableWall) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.t
+}
 
-func (w *settableWall) Now() time.Time { return w.t }
+func (w *settableWall) add(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = w.t.Add(d)
+}
 
 func TestCompleteTenantIsolation(t *testing.T) {
 	t.Parallel()
@@ -378,10 +411,10 @@ func TestCompleteTenantIsolation(t *testing.T) {
 	done := mustPay(t, svc, s, visaDE)
 	ps := postgres.NewPaymentStore(db)
 	for _, sc := range []core.Scope{other, live} {
-		if _, err := ps.Get(ctx, sc, done.Payment().ID()); !errors.Is(err, core.NotFound("payment", "", "")) {
+		if _, err := ps.Get(ctx, sc, done.Payment().ID()); !errors.Is(err, payments.ErrNotFound) {
 			t.Errorf("payment get under %v: %v", sc, err)
 		}
-		if _, err := ps.GetBySession(ctx, sc, s.ID()); !errors.Is(err, core.NotFound("payment", "", "")) {
+		if _, err := ps.GetBySession(ctx, sc, s.ID()); !errors.Is(err, payments.ErrNotFound) {
 			t.Errorf("payment by session under %v: %v", sc, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -22,6 +23,34 @@ func sessionStatus(t *testing.T, db *sqlx.DB, id string) string {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// repoSteps are the charge protocol's repository calls, made by hand: these tests are about
+// the repositories, not the protocol.
+type repoSteps struct{}
+
+// Begin records pending attempt n of the session s.
+func (repoSteps) Begin(ctx context.Context, tx payments.Tx, s *checkout.Session, n int, m ports.PaymentMethodKind, at time.Time) (*payments.ChargeAttempt, error) {
+	a := payments.RehydrateChargeAttempt(payments.ChargeAttemptSnapshot{Scope: s.Scope(), PayableKind: checkout.Kind.Name,
+		Reference: s.ID(), Number: n, Kind: payments.AttemptCharge, Amount: s.Amount(), Currency: s.Currency(), Method: m,
+		Status: payments.AttemptPending, ChargedAt: at, StartedAt: time.Now()})
+	return a, tx.ChargeAttempts().Insert(ctx, a)
+}
+
+// LockAttempt locks attempt key of the payable reference.
+func (repoSteps) LockAttempt(ctx context.Context, tx payments.Tx, scope core.Scope, reference, key string) (*payments.ChargeAttempt, bool, error) {
+	a, err := tx.ChargeAttempts().Lock(ctx, scope, reference, key)
+	if err != nil {
+		return nil, false, err
+	}
+	return a, a.Status() == payments.AttemptPending, nil
+}
+
+// Abandon saves a as abandoned.
+func (repoSteps) Abandon(ctx context.Context, tx payments.Tx, a *payments.ChargeAttempt) error {
+	snap := a.Snapshot()
+	snap.Status, snap.ResolvedAt = payments.AttemptAbandoned, time.Now()
+	return tx.ChargeAttempts().Save(ctx, payments.RehydrateChargeAttempt(snap))
 }
 
 // cancelIfOpen cancels session id in tx with its event, unless it is no longer open.
@@ -50,7 +79,7 @@ func TestRepositoryWritesAnswerWhereTheyAreCalled(t *testing.T) {
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
 	s := createSession(t, checkoutOn(db, fixedClocks{payNow}), scope)
-	ch := chargerOf(t, db)
+	ch := repoSteps{}
 	uow := checkoutUoW(db)
 	ctx := context.Background()
 
@@ -115,7 +144,7 @@ func TestARowWrittenTwiceInOneUnitKeepsBothWrites(t *testing.T) {
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
 	s := createSession(t, checkoutOn(db, fixedClocks{payNow}), scope)
-	ch := chargerOf(t, db)
+	ch := repoSteps{}
 	err := checkoutUoW(db).Do(context.Background(), func(ctx context.Context, tx checkout.Tx) error {
 		locked, err := tx.Sessions().Lock(ctx, scope, s.ID())
 		if err != nil {
@@ -198,7 +227,7 @@ func TestAFailedNestedDoIsUndoneAlone(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	co := checkoutOn(db, fixedClocks{payNow})
 	outerS, failS, okS := createSession(t, co, scope), createSession(t, co, scope), createSession(t, co, scope)
-	ch := chargerOf(t, db)
+	ch := repoSteps{}
 	uow := checkoutUoW(db)
 	err := uow.Do(context.Background(), func(ctx context.Context, tx checkout.Tx) error {
 		if err := cancelIfOpen(ctx, tx, scope, outerS.ID()); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
-	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -56,16 +55,8 @@ func (namedMerchant) BuyerMerchant(context.Context, string) (checkout.BuyerMerch
 }
 
 func buyerOn(db *sqlx.DB, proc ports.Processor) *checkout.Service {
-	svc := checkoutOn(db, fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)})
-	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
+	svc, _ := chargeOn(db, checkoutUoW(db), fixedClocks{time.Date(2026, 5, 1, 8, 30, 0, 0, time.UTC)}, core.SystemClock{},
 		map[core.Environment]ports.Processor{core.EnvTest: proc})
-	if err != nil {
-		panic(err)
-	}
-	if err := svc.EnablePayments(ch); err != nil {
-		panic(err)
-	}
-	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
 	return svc
 }
 

@@ -32,10 +32,7 @@ type fixedClocks struct{ t time.Time }
 func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { return c.t, nil }
 
 func checkoutOn(db *sqlx.DB, clocks ports.Clocks) *checkout.Service {
-	svc, err := checkout.NewService(postgres.NewSessionStore(db), checkoutUoW(db), noPrices{}, clocks, "https://pay.example.test")
-	if err != nil {
-		panic(err)
-	}
+	svc, _ := chargeOn(db, checkoutUoW(db), clocks, core.SystemClock{}, sandboxes(db))
 	return svc
 }
 

@@ -200,8 +200,8 @@ func TestConfirmationStatements(t *testing.T) {
 		t.Logf("%2d %s", i+1, q)
 	}
 	t.Logf("one confirmation: %d statements", len(sent))
-	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "INSERT INTO charge_attempts",
-		"UPDATE checkout_sessions", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
+	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "UPDATE checkout_sessions",
+		"INSERT INTO charge_attempts", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
 		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments", "UPDATE charge_attempts",
 		"INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions", "INSERT INTO events", "COMMIT"}
 	if len(sent) != len(want) {

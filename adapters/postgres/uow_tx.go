@@ -57,6 +57,9 @@ func (t *Tx) Sessions() checkout.SessionRepository { return sessionRepo(*t) }
 // Payments is payments' payment repository on this transaction.
 func (t *Tx) Payments() payments.PaymentRepository { return paymentRepo(*t) }
 
+// Disputes is payments' dispute repository on this transaction.
+func (t *Tx) Disputes() payments.DisputeRepository { return disputeRepo(*t) }
+
 // ChargeAttempts is payments' charge attempt repository on this transaction.
 func (t *Tx) ChargeAttempts() payments.AttemptRepository { return attemptRepo(*t) }
 
@@ -187,13 +190,14 @@ func (r sessionRepo) Save(ctx context.Context, s *checkout.Session) error {
 // paymentRepo is payments.PaymentRepository on a transaction.
 type paymentRepo Tx
 
-// Insert writes a new payment; a second one of a session is payments.ErrPaymentExists.
+// Insert writes a new payment; a second one with the same payable kind and key is
+// payments.ErrPaymentExists.
 func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	w, err := paymentInsert(rec)
 	if err != nil {
 		return err
 	}
-	return uniqueAs(r.q.exec(ctx, w), "payments_session", payments.ErrPaymentExists)
+	return uniqueAs(r.q.exec(ctx, w), "payments_payable", payments.ErrPaymentExists)
 }
 
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
@@ -202,9 +206,27 @@ func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*p
 	return out, r.q.a.note(err)
 }
 
-// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment).
-func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *payments.Dispute) error {
-	return saveDuePayment(ctx, r.q, rec, opened)
+// Lock reads a payment FOR UPDATE; an unknown one is payments.ErrNotFound.
+func (r paymentRepo) Lock(ctx context.Context, scope core.Scope, id string) (*payments.Record, error) {
+	rec, err := lockPayment(ctx, r.q, scope, id)
+	return rec, r.q.a.note(err)
+}
+
+// Save writes what the payment reports changed (paymentUpdate); no row is an error.
+func (r paymentRepo) Save(ctx context.Context, rec *payments.Record) error {
+	w, changed := paymentUpdate(rec)
+	if !changed {
+		return nil
+	}
+	return r.q.exec(ctx, w)
+}
+
+// disputeRepo is payments.DisputeRepository on a transaction.
+type disputeRepo Tx
+
+// Insert writes a new dispute.
+func (r disputeRepo) Insert(ctx context.Context, d *payments.Dispute) error {
+	return r.q.exec(ctx, disputeInsert(d))
 }
 
 // attemptRepo is payments.AttemptRepository on a transaction.

@@ -79,15 +79,8 @@ func TestAFailureBetweenPaymentAndSessionRollsBackBoth(t *testing.T) {
 	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) checkout.Tx {
 		return &failingTx{Tx: tx, armed: armed, t: t}
 	})
-	svc, err := checkout.NewService(postgres.NewSessionStore(db), uow, noPrices{}, fixedClocks{payNow}, "https://pay.example.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := chargerOf(t, db)
-	if err := svc.EnablePayments(ch); err != nil {
-		t.Fatal(err)
-	}
-	svc.EnableBuyer(checkout.BuyerDeps{Merchants: namedMerchant{}})
+	wall := &settableWall{t: time.Now()}
+	svc, ch := chargeOn(db, uow, fixedClocks{payNow}, wall, sandboxes(db))
 	ctx := context.Background()
 	s := createSession(t, svc, scope)
 
@@ -120,9 +113,8 @@ func TestAFailureBetweenPaymentAndSessionRollsBackBoth(t *testing.T) {
 		t.Fatalf("%d pending attempts", c)
 	}
 
-	wall := &settableWall{t: time.Now().Add(payments.AttemptGrace + time.Second)}
-	sw, err := payments.NewAttemptSweeper(postgres.NewChargeAttemptStore(db), ch,
-		map[string]payments.OutcomeApplier{core.PrefixSession: svc}, wall)
+	wall.add(payments.AttemptGrace + time.Second)
+	sw, err := payments.NewAttemptSweeper(ch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,13 +38,6 @@ func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.Re
 	}), nil
 }
 
-// enableBuyer wires the buyer side of checkout. The processors are the charge use case's
-// (wire): live has no processor adapter yet, so live confirmations are refused
-// (merchant_not_ready before onboarding, else processor_unavailable), never faked.
-func enableBuyer(co *checkout.Service, id *identity.Service) {
-	co.EnableBuyer(checkout.BuyerDeps{Merchants: identityMerchants{id}})
-}
-
 // identityMerchants adapts identity to checkout.MerchantNames.
 type identityMerchants struct{ id *identity.Service }
 

@@ -51,12 +51,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	sessions := postgres.NewSessionStore(db)
 	// Every change of a session runs in a unit of work over the one transaction type, seen as
 	// checkout's Tx (sessions + payments' repositories + outbox + mail queue;
-	// docs/composition.md): cancel, expire, lazy expiry, the sweep, the two of a charge.
+	// docs/composition.md): cancel, expire, lazy expiry, the sweep, and the charges of sessions
+	// (payments' charge protocol, with checkout as the owner of its payable kind).
 	uow := postgres.NewUnitOfWork(db)
-	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), catalogPrices{cat}, tc, checkoutURL)
-	if err != nil {
-		panic(err) // every argument is given here
-	}
+	checkoutTx := postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx })
 	if fees == nil { // operator subcommands: nothing is charged
 		fees = payments.NewFeeCalculator(payments.DefaultFeeSchedule(), fx.NewSample())
 	}
@@ -65,39 +63,45 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	// adapter yet, so live confirmations are refused, never faked.
 	var sb sandbox.Journal = postgres.NewSandboxJournal(db)
 	proc := sandbox.NewWithJournal(sb)
-	charger, err := payments.NewCharger(fees, map[core.Environment]ports.Processor{core.EnvTest: proc})
+	sessionKind, err := checkout.BindPayableKind(checkoutTx)
+	if err != nil {
+		panic(err)
+	}
+	charger, err := payments.NewCharger(payments.ChargerDeps{
+		Fees: fees, Processors: map[core.Environment]ports.Processor{core.EnvTest: proc},
+		Attempts: postgres.NewChargeAttemptStore(db), Wall: clock, Kinds: []payments.Kind{sessionKind},
+	})
 	if err != nil {
 		panic(err) // every argument is given above
 	}
-	if err := co.EnablePayments(charger); err != nil {
-		panic(err)
-	}
-	due.Register("checkout session expiry", co)
-	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
-	// them too (D12). The processor of each payment's environment gives the outcomes. The async
-	// session events read the session from its store (checkout.Service.SessionEventWithPayment):
-	// it is complete (it has a payment), so no lazy expiry or test clock read is involved.
-	// Each round's decisions are written in one unit of work over payments.Tx.
-	ps, err := payments.NewSweeper(postgres.NewPaymentStore(db), postgres.Bind(uow, func(tx *postgres.Tx) payments.Tx { return tx }),
-		map[core.Environment]payments.Settlements{core.EnvTest: proc}, co)
-	if err != nil {
-		panic(err) // every argument is given here
-	}
-	due.Register("payments settlement and disputes", ps)
-	// Charge attempts left pending (an outcome that failed to commit) are resolved by asking
-	// the processor; the background sweep runs it (its grace is wall-clock time, so a test
-	// clock advance has nothing to add).
-	as, err := payments.NewAttemptSweeper(postgres.NewChargeAttemptStore(db), charger,
-		map[string]payments.OutcomeApplier{core.PrefixSession: co}, clock)
-	if err != nil {
-		panic(err)
-	}
-	due.Register("charge attempts left pending", as)
 	ident, err := identity.NewService(postgres.NewIdentityStore(db), clock)
 	if err != nil {
 		panic(err)
 	}
-	enableBuyer(co, ident)
+	co, err := checkout.NewService(checkout.Deps{Store: sessions, UoW: checkoutTx, Prices: catalogPrices{cat}, Clocks: tc,
+		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}})
+	if err != nil {
+		panic(err) // every argument is given here
+	}
+	due.Register("checkout session expiry", co)
+	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
+	// them too (D12). The processor of each payment's environment gives the outcomes. A
+	// settlement is written in a unit of work of its payable's owner (checkout for sessions),
+	// found through the charger's kinds; a dispute in one over payments.Tx.
+	ps, err := payments.NewSweeper(postgres.NewPaymentStore(db), postgres.Bind(uow, func(tx *postgres.Tx) payments.Tx { return tx }),
+		map[core.Environment]payments.Settlements{core.EnvTest: proc}, charger)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
+	due.Register("payments settlement and disputes", ps)
+	// Charge attempts left pending (an outcome that failed to commit, a process that died
+	// during the call) are resolved by asking the processor once they are older than
+	// payments.AttemptGrace (wall-clock time, so a test clock advance has nothing to add).
+	as, err := payments.NewAttemptSweeper(charger)
+	if err != nil {
+		panic(err)
+	}
+	due.Register("charge attempts left pending", as)
 	return &app{
 		db:        db,
 		identity:  ident,

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
@@ -23,21 +22,6 @@ type MerchantNames interface {
 	BuyerMerchant(ctx context.Context, merchantID string) (BuyerMerchant, error)
 }
 
-// BuyerDeps is what the buyer use cases need beyond the session store. The processors are
-// the charge use case's (EnablePayments): an environment without one (live, until a live
-// processor adapter exists) refuses charges cleanly: 409 merchant_not_ready when the merchant
-// is not onboarded, else 503 processor_unavailable. It never pretends a charge succeeded.
-type BuyerDeps struct {
-	Merchants MerchantNames
-}
-
-// EnableBuyer wires the buyer use cases (BuyerView, Confirm, ResolveAction, CancelByBuyer).
-// Until it is called they answer a plain error (an opaque 500). Confirm and ResolveAction also
-// need EnablePayments.
-func (svc *Service) EnableBuyer(d BuyerDeps) {
-	svc.buyer = &d
-}
-
 // Errors of the buyer use cases (besides ErrSessionExpired and *DeclineError).
 var (
 	// ErrProcessorUnavailable: no processor can charge in the session's environment (live,
@@ -52,8 +36,6 @@ var (
 	ErrNoPendingAction = core.NewError(core.TypeInvalidState, "no_action_pending", "",
 		"No payment of this checkout session is waiting for authentication.")
 )
-
-var errBuyerNotWired = errors.New("checkout: buyer use cases are not wired (EnableBuyer)")
 
 // processorFor returns the processor of the session's environment, or the documented refusal
 // (m is the session's merchant, read with the session).

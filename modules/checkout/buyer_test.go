@@ -109,12 +109,12 @@ func (f fakeMerchants) BuyerMerchant(_ context.Context, id string) (BuyerMerchan
 	return BuyerMerchant{}, core.NotFound("merchant", "id", id)
 }
 
+var acmeBooks = BuyerMerchant{Name: "Acme Books", Onboarded: true}
+
 func newBuyerService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
 	t.Helper()
-	svc, store, clocks, proc := newPaymentsService(t)
-	acme := BuyerMerchant{Name: "Acme Books", Onboarded: true}
-	svc.EnableBuyer(BuyerDeps{Merchants: fakeMerchants{testScope.MerchantID: acme}})
-	store.setMerchant(testScope.MerchantID, acme)
+	svc, store, clocks, proc := newServiceWith(t, fakeMerchants{testScope.MerchantID: acmeBooks}, 0)
+	store.setMerchant(testScope.MerchantID, acmeBooks)
 	return svc, store, clocks, proc
 }
 
@@ -212,8 +212,8 @@ func TestConfirmSucceedsOnceAndInvalidatesTheSecret(t *testing.T) {
 	if keys := proc.charges(); len(keys) != 1 || keys[0] != s.ID()+":1" {
 		t.Fatalf("charges = %v", keys)
 	}
-	if len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 || store.eventCount(payments.EventPaymentIntentSucceeded) != 1 {
-		t.Fatalf("payments %d, completed %d", len(store.payments), store.eventCount(EventCompleted))
+	if len(store.records()) != 1 || store.eventCount(EventCompleted) != 1 || store.eventCount(payments.EventPaymentIntentSucceeded) != 1 {
+		t.Fatalf("payments %d, completed %d", len(store.records()), store.eventCount(EventCompleted))
 	}
 }
 
@@ -239,8 +239,8 @@ func TestConcurrentConfirmsChargeOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if ok != 1 || len(proc.charges()) != 1 || len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 {
-		t.Fatalf("ok %d, charges %d, payments %d, completed %d", ok, len(proc.charges()), len(store.payments), store.eventCount(EventCompleted))
+	if ok != 1 || len(proc.charges()) != 1 || len(store.records()) != 1 || store.eventCount(EventCompleted) != 1 {
+		t.Fatalf("ok %d, charges %d, payments %d, completed %d", ok, len(proc.charges()), len(store.records()), store.eventCount(EventCompleted))
 	}
 }
 
@@ -308,8 +308,8 @@ func TestConfirmLostAnswerIsLookedUp(t *testing.T) {
 	if err != nil || res.Status != ConfirmSucceeded || res.Session.Status() != StatusComplete {
 		t.Fatalf("confirm = %+v, %v", res, err)
 	}
-	if keys := proc.charges(); len(keys) != 1 || len(store.payments) != 1 || store.eventCount(EventCompleted) != 1 {
-		t.Fatalf("charges %v, %d payments", keys, len(store.payments))
+	if keys := proc.charges(); len(keys) != 1 || len(store.records()) != 1 || store.eventCount(EventCompleted) != 1 {
+		t.Fatalf("charges %v, %d payments", keys, len(store.records()))
 	}
 }
 
@@ -369,24 +369,23 @@ func TestConfirmSEPAProcessing(t *testing.T) {
 	}
 	// D6 as amended: completed once at confirmation (payment_status processing), then
 	// async_payment_pending; the outcome event follows at settlement (payments' sweep).
-	if len(store.events) != 2 || store.events[0].Type != EventCompleted || store.events[1].Type != EventAsyncPaymentPending {
-		t.Fatalf("events %+v", store.events)
+	if len(store.events()) != 2 || store.events()[0].Type != EventCompleted || store.events()[1].Type != EventAsyncPaymentPending {
+		t.Fatalf("events %+v", store.events())
 	}
-	if store.payments[0].AvailableAt != nil {
-		t.Fatalf("a processing payment has funds available at %v", store.payments[0].AvailableAt)
+	if store.records()[0].AvailableAt() != nil {
+		t.Fatalf("a processing payment has funds available at %v", store.records()[0].AvailableAt())
 	}
 }
 
 func TestLiveWithoutProcessorIsRefused(t *testing.T) {
 	t.Parallel()
-	svc, store, _, _ := newPaymentsService(t)
 	live := core.Scope{MerchantID: testScope.MerchantID, Env: core.EnvLive}
 	notReady := core.Scope{MerchantID: "mer_" + strings.Repeat("b", 24), Env: core.EnvLive}
 	merchants := fakeMerchants{
 		live.MerchantID:     {Name: "Ready", Onboarded: true},
 		notReady.MerchantID: {Name: "Not ready"},
 	}
-	svc.EnableBuyer(BuyerDeps{Merchants: merchants})
+	svc, store, _, _ := newServiceWith(t, merchants, 0)
 	for id, m := range merchants { // the buyer's use cases read them with the session
 		store.setMerchant(id, m)
 	}
@@ -438,10 +437,9 @@ func (n noMerchants) BuyerMerchant(context.Context, string) (BuyerMerchant, erro
 
 func TestBuyerAnswersCarryTheMerchantReadWithTheSession(t *testing.T) {
 	t.Parallel()
-	svc, store, _, _ := newPaymentsService(t)
-	acme := BuyerMerchant{Name: "Acme Books", Onboarded: true}
+	svc, store, _, _ := newServiceWith(t, noMerchants{t}, 0)
+	acme := acmeBooks
 	store.setMerchant(testScope.MerchantID, acme)
-	svc.EnableBuyer(BuyerDeps{Merchants: noMerchants{t}})
 	ctx := context.Background()
 
 	s := mustCreate(t, svc, testScope)

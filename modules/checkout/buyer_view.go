@@ -16,9 +16,6 @@ import (
 // nothing about sessions whose secret the caller does not hold. A session whose lifetime ran
 // out is expired on the way, with its one event (D6: lazy expiry).
 func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret string) (*BuyerView, error) {
-	if svc.buyer == nil {
-		return nil, errBuyerNotWired
-	}
 	b, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
@@ -99,8 +96,5 @@ func lockedOpen(ctx context.Context, tx Tx, s *Session, now time.Time) (lapsed b
 // rendering the answer of CancelByBuyer, whose session is no longer open once it succeeds.
 // (Confirm and ResolveAction answer it in ConfirmResult.Merchant, read with the session.)
 func (svc *Service) BuyerMerchant(ctx context.Context, s *Session) (BuyerMerchant, error) {
-	if svc.buyer == nil {
-		return BuyerMerchant{}, errBuyerNotWired
-	}
-	return svc.buyer.Merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
+	return svc.merchants.BuyerMerchant(ctx, s.Scope().MerchantID)
 }

@@ -11,28 +11,42 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// newPaymentsService wires the charge use case over a fake processor for the test
-// environment (no live processor).
-func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
+// newServiceWith wires the checkout use cases over the in-memory store, with the charge
+// protocol of payments over a fake processor for the test environment (no live processor) and
+// the charger's wall clock store.wallClock. chargeWait 0 is payments.ChargeWait.
+func newServiceWith(t *testing.T, merchants MerchantNames, chargeWait time.Duration) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
 	t.Helper()
-	svc, store, clocks := newTestService(t)
+	store := newMemStore()
+	clocks := &fakeClocks{t: t0}
 	proc := &fakeProcessor{}
-	// EUR charges need no FX rate, so no rate source is wired.
-	ch, err := payments.NewCharger(payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
-		map[core.Environment]ports.Processor{core.EnvTest: proc})
+	kind, err := BindPayableKind(memUoW{store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EnablePayments(ch); err != nil {
+	// EUR charges need no FX rate, so no rate source is wired.
+	ch, err := payments.NewCharger(payments.ChargerDeps{Fees: payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
+		Processors: map[core.Environment]ports.Processor{core.EnvTest: proc}, Attempts: store.pay, Wall: store.wallClock,
+		Kinds: []payments.Kind{kind}, ChargeWait: chargeWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := NewService(Deps{Store: store, UoW: memUoW{store}, Prices: testPrices(), Clocks: clocks,
+		CheckoutBaseURL: "https://pay.example.com/", Charger: ch, Merchants: merchants})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return svc, store, clocks, proc
 }
 
+func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
+	t.Helper()
+	return newServiceWith(t, fakeMerchants{}, 0)
+}
+
 func testPayment(t *testing.T, s *Session) *payments.Payment {
 	t.Helper()
 	id := s.ID()
-	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: s.Scope(), SessionID: &id, Amount: s.Amount(),
+	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: s.Scope(), PayableKind: Kind.Name, SessionID: &id, Amount: s.Amount(),
 		Currency: s.Currency(), Status: payments.StatusSucceeded, Method: payments.MethodSEPADebit,
 		Fee: payments.Fee{Currency: s.Currency()}, Created: t0})
 	if err != nil {
@@ -131,27 +145,27 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 		if p.Customer().Email != "ada@example.com" || p.Card().Last4 != tc.number[12:] {
 			t.Errorf("payment %+v", p.Snapshot())
 		}
-		rec := store.payments[0]
-		if len(store.payments) != 1 || rec.ProcessorRef != "ref_"+s.ID()+":1" || rec.CardExpYear != 2030 ||
-			rec.AvailableAt == nil || !rec.AvailableAt.Equal(tc.avail) {
-			t.Fatalf("stored %+v", store.payments)
+		rec := store.records()[0]
+		if len(store.records()) != 1 || rec.ProcessorRef != "ref_"+s.ID()+":1" || rec.CardExpYear != 2030 ||
+			rec.AvailableAt() == nil || !rec.AvailableAt().Equal(tc.avail) {
+			t.Fatalf("stored %+v", store.records())
 		}
-		if len(store.events) != 2 || store.events[0].Type != payments.EventPaymentIntentSucceeded ||
-			store.events[1].Type != EventCompleted {
-			t.Fatalf("events %+v", store.events)
+		if len(store.events()) != 2 || store.events()[0].Type != payments.EventPaymentIntentSucceeded ||
+			store.events()[1].Type != EventCompleted {
+			t.Fatalf("events %+v", store.events())
 		}
-		if ev, ok := store.events[0].Subject.(payments.PaymentEvent); !ok || ev.Payment.ID() != p.ID() || store.events[0].ObjectID != p.ID() {
-			t.Errorf("payment_intent.succeeded subject %+v", store.events[0].Subject)
+		if ev, ok := store.events()[0].Subject.(payments.PaymentEvent); !ok || ev.Payment.ID() != p.ID() || store.events()[0].ObjectID != p.ID() {
+			t.Errorf("payment_intent.succeeded subject %+v", store.events()[0].Subject)
 		}
-		if ev, ok := store.events[1].Subject.(SessionEvent); !ok || ev.Session.ID() != s.ID() || ev.Session.Status() != StatusComplete ||
-			store.events[1].ObjectID != s.ID() {
-			t.Errorf("checkout.session.completed subject %+v", store.events[1].Subject)
+		if ev, ok := store.events()[1].Subject.(SessionEvent); !ok || ev.Session.ID() != s.ID() || ev.Session.Status() != StatusComplete ||
+			store.events()[1].ObjectID != s.ID() {
+			t.Errorf("checkout.session.completed subject %+v", store.events()[1].Subject)
 		}
 		// The payment succeeded as it was created: its receipt is queued with it.
-		if m := store.mail; len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
+		if m := store.mails(); len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: testScope, SubjectID: p.ID(), Created: t0}) {
 			t.Errorf("mail %+v", m)
 		}
-		for _, ev := range store.events {
+		for _, ev := range store.events() {
 			if !ev.Created.Equal(t0) || ev.Scope != testScope {
 				t.Errorf("event %s at %v in %v", ev.Type, ev.Created, ev.Scope)
 			}
@@ -166,8 +180,8 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 		if _, err := svc.Expire(context.Background(), testScope, s.ID()); !errors.Is(err, ErrSessionAlreadyCompleted) {
 			t.Fatalf("expire after complete: %v", err)
 		}
-		if len(store.payments) != 1 || len(store.events) != 2 {
-			t.Fatalf("%d payments, %d events", len(store.payments), len(store.events))
+		if len(store.records()) != 1 || len(store.events()) != 2 {
+			t.Fatalf("%d payments, %d events", len(store.records()), len(store.events()))
 		}
 	}
 }
@@ -177,10 +191,10 @@ func TestConfirmCardCompletesTheSession(t *testing.T) {
 func TestAChargeInFlightHoldsTheSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, store, clocks, proc := newBuyerService(t)
-	svc.chargeWait = 50 * time.Millisecond
+	svc, store, clocks, proc := newServiceWith(t, fakeMerchants{testScope.MerchantID: acmeBooks}, 50*time.Millisecond)
+	store.setMerchant(testScope.MerchantID, acmeBooks)
 	s := mustCreate(t, svc, testScope)
-	store.failPaymentInsert = 1 // the outcome does not commit: the attempt stays in flight
+	store.pay.FailPaymentInserts(1) // the outcome does not commit: the attempt stays in flight
 	if _, err := svc.Confirm(ctx, s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err == nil {
 		t.Fatal("the outcome's failure was not reported")
 	}
@@ -200,8 +214,8 @@ func TestAChargeInFlightHoldsTheSession(t *testing.T) {
 	if got, _ := store.Get(ctx, testScope, s.ID()); got.Status() != StatusOpen || got.Buyer().Charging != s.ID()+":1" {
 		t.Fatalf("session %s %+v", got.Status(), got.Buyer())
 	}
-	if len(proc.charges()) != 1 || len(store.payments) != 0 || store.eventCount(EventExpired) != 0 {
-		t.Fatalf("charges %v, %d payments", proc.charges(), len(store.payments))
+	if len(proc.charges()) != 1 || len(store.records()) != 0 || store.eventCount(EventExpired) != 0 {
+		t.Fatalf("charges %v, %d payments", proc.charges(), len(store.records()))
 	}
 }
 
@@ -215,18 +229,17 @@ func TestSweepAppliesALostOutcomeExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	for _, method := range []string{"card", "sepa_debit"} {
 		svc, store, clocks, proc := newBuyerService(t)
-		wall := &fakeWall{t: time.Now()}
-		store.wallClock = wall
+		wall := store.wallClock
 		s := mustCreate(t, svc, testScope)
 		in := cardInput("4242424242424242")
 		if method == "sepa_debit" {
 			in = ConfirmInput{Method: ports.MethodSEPADebit, SEPA: &ports.SEPADetails{IBAN: "DE89370400440532013000", AccountHolder: "Ada"}}
 		}
-		store.failPaymentInsert = 1 // the outcome fails to commit (a crash before the commit)
+		store.pay.FailPaymentInserts(1) // the outcome fails to commit (a crash before the commit)
 		if _, err := svc.Confirm(ctx, s.ID(), s.ClientSecret(), in); err == nil {
 			t.Fatal("no error")
 		}
-		sw, err := payments.NewAttemptSweeper(store, svc.charger, map[string]payments.OutcomeApplier{core.PrefixSession: svc}, wall)
+		sw, err := payments.NewAttemptSweeper(svc.charger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,25 +248,20 @@ func TestSweepAppliesALostOutcomeExactlyOnce(t *testing.T) {
 		if n, err := sw.ProcessDue(ctx, &testScope, t0.Add(Lifetime+time.Hour)); err != nil || n != 0 {
 			t.Fatalf("within the grace: %d %v", n, err)
 		}
-		wall.t = wall.t.Add(payments.AttemptGrace + time.Second)
+		wall.add(payments.AttemptGrace + time.Second)
 		if n, err := sw.ProcessDue(ctx, nil, time.Time{}); err != nil || n != 1 {
 			t.Fatalf("sweep: %d %v", n, err)
 		}
 		if n, err := sw.ProcessDue(ctx, nil, time.Time{}); err != nil || n != 0 {
 			t.Fatalf("second sweep: %d %v", n, err)
 		}
-		a := payments.RehydrateChargeAttempt(store.attempt(s.ID() + ":1"))
-		res, _ := proc.Lookup(ctx, testScope, a.IdempotencyKey(), t0)
-		if applied, err := svc.ApplyResolved(ctx, a, res, true); err != nil || applied {
-			t.Fatalf("a late second application: %v %v", applied, err)
-		}
 		got, _ := store.Get(ctx, testScope, s.ID())
-		if got.Status() != StatusComplete || got.Buyer().Charging != "" || len(store.payments) != 1 ||
+		if got.Status() != StatusComplete || got.Buyer().Charging != "" || len(store.records()) != 1 ||
 			store.eventCount(EventCompleted) != 1 || len(proc.charges()) != 1 {
 			t.Fatalf("%s: session %s %+v, %d payments, %d completed, charges %v", method, got.Status(), got.Buyer(),
-				len(store.payments), store.eventCount(EventCompleted), proc.charges())
+				len(store.records()), store.eventCount(EventCompleted), proc.charges())
 		}
-		for _, ev := range store.events {
+		for _, ev := range store.events() {
 			if !ev.Created.Equal(t0) {
 				t.Errorf("event %s at %v, want the charge's time", ev.Type, ev.Created)
 			}
@@ -263,7 +271,7 @@ func TestSweepAppliesALostOutcomeExactlyOnce(t *testing.T) {
 		}
 		// The sweep applies what the confirmation would have: a card's receipt goes with its
 		// payment; a processing debit's goes when it settles.
-		if m := store.mail; (len(m) == 1) != (method == "card") {
+		if m := store.mails(); (len(m) == 1) != (method == "card") {
 			t.Errorf("%s: mail %+v", method, m)
 		}
 	}
@@ -275,25 +283,38 @@ func TestSweepAbandonsAnAttemptTheProcessorNeverSaw(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc, store, _, proc := newBuyerService(t)
-	wall := &fakeWall{t: time.Now()}
-	store.wallClock = wall
+	wall := store.wallClock
 	s := mustCreate(t, svc, testScope)
-	a, err := svc.beginCharge(ctx, s, t0, func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error) {
-		return svc.charger.Begin(ctx, tx, s, s.nextAttempt(), ports.MethodCard, t0)
+	// The attempt is recorded and the session marked in flight, and the work dies before the
+	// processor is called.
+	var a *payments.ChargeAttempt
+	err := memUoW{store}.Do(ctx, func(ctx context.Context, tx Tx) error {
+		locked, err := tx.Sessions().Lock(ctx, testScope, s.ID())
+		if err != nil {
+			return err
+		}
+		n, err := Payables{}.BeginCharge(ctx, tx, locked, payments.ChargeStart{Kind: payments.AttemptCharge, Method: ports.MethodCard, Now: t0})
+		if err != nil {
+			return err
+		}
+		a = payments.RehydrateChargeAttempt(payments.ChargeAttemptSnapshot{Scope: testScope, PayableKind: Kind.Name,
+			Reference: s.ID(), Number: n, Kind: payments.AttemptCharge, Amount: s.Amount(), Currency: s.Currency(),
+			Method: ports.MethodCard, Status: payments.AttemptPending, ChargedAt: t0, StartedAt: wall.Now()})
+		return tx.ChargeAttempts().Insert(ctx, a)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, _ := payments.NewAttemptSweeper(store, svc.charger, map[string]payments.OutcomeApplier{core.PrefixSession: svc}, wall)
-	wall.t = wall.t.Add(payments.AttemptGrace + time.Second)
+	sw, _ := payments.NewAttemptSweeper(svc.charger)
+	wall.add(payments.AttemptGrace + time.Second)
 	if n, err := sw.ProcessDue(ctx, nil, time.Time{}); err != nil || n != 1 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
 	if got := store.attempt(a.IdempotencyKey()); got.Status != payments.AttemptAbandoned {
 		t.Fatalf("attempt %+v", got)
 	}
-	if len(store.events)+len(store.payments) != 0 {
-		t.Fatalf("events %+v", store.events)
+	if len(store.events())+len(store.records()) != 0 {
+		t.Fatalf("events %+v", store.events())
 	}
 	if _, err := svc.Confirm(ctx, s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err != nil {
 		t.Fatal(err)
@@ -302,10 +323,6 @@ func TestSweepAbandonsAnAttemptTheProcessorNeverSaw(t *testing.T) {
 		t.Fatalf("charges %v", keys)
 	}
 }
-
-type fakeWall struct{ t time.Time }
-
-func (w *fakeWall) Now() time.Time { return w.t }
 
 func TestCancel(t *testing.T) {
 	t.Parallel()
@@ -317,10 +334,10 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("%v %v", got, err)
 	}
 	if store.eventCount(EventCanceled) != 1 {
-		t.Fatalf("events %+v", store.events)
+		t.Fatalf("events %+v", store.events())
 	}
-	if ev, ok := store.events[0].Subject.(SessionEvent); !ok || ev.Session.Status() != StatusCanceled {
-		t.Errorf("subject %+v", store.events[0].Subject)
+	if ev, ok := store.events()[0].Subject.(SessionEvent); !ok || ev.Session.Status() != StatusCanceled {
+		t.Errorf("subject %+v", store.events()[0].Subject)
 	}
 	if _, err := svc.Cancel(ctx, testScope, s.ID()); !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("second cancel: %v", err)
@@ -331,6 +348,6 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel of a due session: %v", err)
 	}
 	if store.eventCount(EventExpired) != 1 || store.eventCount(EventCanceled) != 1 {
-		t.Fatalf("events %+v", store.events)
+		t.Fatalf("events %+v", store.events())
 	}
 }

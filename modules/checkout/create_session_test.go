@@ -34,12 +34,7 @@ func testPrices() fakePrices {
 
 func newTestService(t *testing.T) (*Service, *memStore, *fakeClocks) {
 	t.Helper()
-	store := newMemStore()
-	clocks := &fakeClocks{t: t0}
-	svc, err := NewService(store, memUoW{store}, testPrices(), clocks, "https://pay.example.com/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, store, clocks, _ := newServiceWith(t, fakeMerchants{}, 0)
 	return svc, store, clocks
 }
 

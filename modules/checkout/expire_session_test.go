@@ -55,7 +55,7 @@ func TestExpireTransitions(t *testing.T) {
 					t.Fatalf("%d events, want %d", n, tc.events)
 				}
 				if tc.events == 1 {
-					if ev := store.events[0]; !ev.Created.Equal(s.ExpiresAt()) {
+					if ev := store.events()[0]; !ev.Created.Equal(s.ExpiresAt()) {
 						t.Errorf("event at %v, want expires_at %v", ev.Created, s.ExpiresAt())
 					}
 					if got, err := svc.Get(context.Background(), testScope, s.ID()); err != nil || got.Status() != StatusExpired {
@@ -73,7 +73,7 @@ func TestExpireTransitions(t *testing.T) {
 			if n := store.eventCount(EventExpired); n != 1 {
 				t.Fatalf("%d events, want 1", n)
 			}
-			ev := store.events[0]
+			ev := store.events()[0]
 			if !ev.Created.Equal(t0) || ev.Scope != testScope {
 				t.Errorf("event at %v scope %v", ev.Created, ev.Scope)
 			}
@@ -122,8 +122,8 @@ func TestGetLazyExpiry(t *testing.T) {
 	if n := store.eventCount(EventExpired); n != 1 {
 		t.Fatalf("%d events, want 1", n)
 	}
-	if !store.events[0].Created.Equal(s.ExpiresAt()) {
-		t.Errorf("event at %v", store.events[0].Created)
+	if !store.events()[0].Created.Equal(s.ExpiresAt()) {
+		t.Errorf("event at %v", store.events()[0].Created)
 	}
 }
 

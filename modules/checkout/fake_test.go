@@ -3,43 +3,35 @@ package checkout
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payments/paymentstest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// memStore is an in-memory Store for the unit tests: one mutex plays the row locks.
+// memStore is an in-memory Store for the unit tests: one mutex plays the row locks. What
+// payments keeps (payments, charge attempts, the outbox, the mail queue) is payments' one fake
+// (paymentstest.Fake), composed into this unit of work.
 type memStore struct {
 	mu       sync.Mutex
 	sessions []SessionSnapshot // insertion order = seq
-	events   []core.Event
-	payments []payments.Record
-	attempts []memAttempt
-	mail     []core.Mail
-	// failPaymentInsert makes the next n payment inserts fail, as a failed insert (or a crash
-	// before the commit) would: the unit of work rolls back.
-	failPaymentInsert int
-	frozen            map[string]bool // merchant ids whose test clock is frozen
-	wallClock         core.Clock      // the attempts' started time (nil: time.Now)
+	pay      *paymentstest.Fake
+	frozen   map[string]bool // merchant ids whose test clock is frozen
+	// wallClock is the charger's wall clock (newPaymentsService).
+	wallClock *fakeWall
 	// merchants are what FindByClientSecretHash reads of each merchant id (absent:
 	// anyMerchant), as the Postgres store joins the merchant's row.
 	merchants   map[string]BuyerMerchant
 	anyMerchant BuyerMerchant
 }
 
-// memAttempt is a charge attempt with the wall-clock time it was recorded.
-type memAttempt struct {
-	snap    payments.ChargeAttemptSnapshot
-	started time.Time
-}
-
 func newMemStore() *memStore {
-	return &memStore{frozen: map[string]bool{}, merchants: map[string]BuyerMerchant{}}
+	return &memStore{pay: paymentstest.NewFake(), frozen: map[string]bool{}, merchants: map[string]BuyerMerchant{},
+		wallClock: &fakeWall{t: time.Now()}}
 }
 
 func (m *memStore) setMerchant(id string, b BuyerMerchant) {
@@ -149,28 +141,22 @@ func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 	m := u.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	saved := struct {
-		sessions []SessionSnapshot
-		events   []core.Event
-		payments []payments.Record
-		attempts []memAttempt
-		mail     []core.Mail
-	}{slices.Clone(m.sessions), slices.Clone(m.events), slices.Clone(m.payments), slices.Clone(m.attempts), slices.Clone(m.mail)}
-	if err := fn(ctx, memTx{m}); err != nil {
-		m.sessions, m.events, m.payments, m.attempts, m.mail = saved.sessions, saved.events, saved.payments, saved.attempts, saved.mail
-		return err
+	saved := slices.Clone(m.sessions)
+	err := m.pay.Hold(func(tx payments.Tx) error { return fn(ctx, memTx{Tx: tx, m: m}) })
+	if err != nil {
+		m.sessions = saved
 	}
-	return nil
+	return err
 }
 
-// memTx is checkout.Tx over memStore; its methods run under the mutex memUoW holds.
-type memTx struct{ m *memStore }
+// memTx is checkout.Tx over memStore and payments' fake; its methods run under the locks
+// memUoW holds.
+type memTx struct {
+	payments.Tx
+	m *memStore
+}
 
-func (t memTx) Sessions() SessionRepository                { return memSessions(t) }
-func (t memTx) Payments() payments.PaymentRepository       { return memPayments(t) }
-func (t memTx) ChargeAttempts() payments.AttemptRepository { return memAttempts(t) }
-func (t memTx) Outbox() ports.Outbox                       { return memOutbox(t) }
-func (t memTx) Mail() ports.MailQueue                      { return memOutbox(t) }
+func (t memTx) Sessions() SessionRepository { return memSessions{t.m} }
 
 type memSessions struct{ m *memStore }
 
@@ -225,137 +211,17 @@ func (r memSessions) Save(_ context.Context, s *Session) error {
 	return nil
 }
 
-type memPayments struct{ m *memStore }
+func (m *memStore) attempt(key string) payments.ChargeAttemptSnapshot { return m.pay.Attempt(key) }
 
-func (r memPayments) Insert(_ context.Context, rec *payments.Record) error {
-	if r.m.failPaymentInsert > 0 {
-		r.m.failPaymentInsert--
-		return errors.New("insert payment: boom")
-	}
-	for _, p := range r.m.payments {
-		if *p.Payment.SessionID() == *rec.Payment.SessionID() {
-			return payments.ErrPaymentExists
-		}
-	}
-	r.m.payments = append(r.m.payments, *rec)
-	return nil
-}
+func (m *memStore) records() []*payments.Record { return m.pay.Records() }
 
-func (r memPayments) LockDue(_ context.Context, recs []*payments.Record) ([]*payments.Record, error) {
-	var out []*payments.Record
-	for _, want := range recs {
-		for _, rec := range r.m.payments {
-			if rec.Payment.ID() == want.Payment.ID() {
-				cp := rec
-				cp.Payment = payments.RehydratePayment(rec.Payment.Snapshot())
-				out = append(out, &cp)
-			}
-		}
-	}
-	return out, nil
-}
+func (m *memStore) events() []core.Event { return m.pay.Events() }
 
-// SaveDue keeps the payment's new state; checkout's tests keep no disputes.
-func (r memPayments) SaveDue(_ context.Context, rec *payments.Record, _ *payments.Dispute) error {
-	for i := range r.m.payments {
-		if r.m.payments[i].Payment.ID() == rec.Payment.ID() {
-			r.m.payments[i] = *rec
-			r.m.payments[i].Payment = payments.RehydratePayment(rec.Payment.Snapshot())
-			return nil
-		}
-	}
-	return errors.New("save due: unknown payment")
-}
-
-type memAttempts struct{ m *memStore }
-
-func (r memAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error {
-	for _, e := range r.m.attempts {
-		if e.snap.Scope == a.Scope() && e.snap.Reference == a.Reference() && e.snap.Status == payments.AttemptPending {
-			return payments.ErrChargeInProgress
-		}
-	}
-	r.m.attempts = append(r.m.attempts, memAttempt{snap: a.Snapshot(), started: r.m.wall()})
-	return nil
-}
-
-func (r memAttempts) find(scope core.Scope, reference, key string) int {
-	for k, e := range r.m.attempts {
-		if e.snap.Scope == scope && e.snap.Reference == reference && payments.AttemptKey(reference, e.snap.Number) == key {
-			return k
-		}
-	}
-	return -1
-}
-
-func (r memAttempts) Lock(_ context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
-	j := r.find(scope, reference, key)
-	if j < 0 {
-		return nil, core.NotFound("charge_attempt", "idempotency_key", key)
-	}
-	return payments.RehydrateChargeAttempt(r.m.attempts[j].snap), nil
-}
-
-func (r memAttempts) Save(_ context.Context, a *payments.ChargeAttempt) error {
-	j := r.find(a.Scope(), a.Reference(), a.IdempotencyKey())
-	if j < 0 || r.m.attempts[j].snap.Status != payments.AttemptPending || a.Status() == payments.AttemptPending {
-		return errors.New("save attempt: not a resolution of a pending attempt")
-	}
-	r.m.attempts[j].snap = a.Snapshot()
-	return nil
-}
-
-type memOutbox struct{ m *memStore }
-
-func (o memOutbox) Add(_ context.Context, evs ...core.Event) error {
-	o.m.events = append(o.m.events, evs...)
-	return nil
-}
-
-func (o memOutbox) Enqueue(_ context.Context, mails ...core.Mail) error {
-	o.m.mail = append(o.m.mail, mails...)
-	return nil
-}
-
-// Stale implements payments.AttemptStore over the attempts recorded through memTx.
-func (m *memStore) Stale(_ context.Context, scope *core.Scope, before time.Time, limit int) ([]*payments.ChargeAttempt, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*payments.ChargeAttempt
-	for _, e := range m.attempts {
-		if e.snap.Status != payments.AttemptPending || !e.started.Before(before) || (scope != nil && e.snap.Scope != *scope) {
-			continue
-		}
-		if len(out) < limit {
-			out = append(out, payments.RehydrateChargeAttempt(e.snap))
-		}
-	}
-	return out, nil
-}
-
-func (m *memStore) attempt(key string) payments.ChargeAttemptSnapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, e := range m.attempts {
-		if payments.AttemptKey(e.snap.Reference, e.snap.Number) == key {
-			return e.snap
-		}
-	}
-	return payments.ChargeAttemptSnapshot{}
-}
-
-func (m *memStore) wall() time.Time {
-	if m.wallClock != nil {
-		return m.wallClock.Now()
-	}
-	return time.Now()
-}
+func (m *memStore) mails() []core.Mail { return m.pay.Mail() }
 
 func (m *memStore) eventCount(typ core.EventType) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	n := 0
-	for _, e := range m.events {
+	for _, e := range m.pay.Events() {
 		if e.Type == typ {
 			n++
 		}
@@ -400,4 +266,22 @@ func (p fakePrices) LookupPrice(_ context.Context, _ core.Scope, id string) (*Pr
 		return pi, nil
 	}
 	return nil, core.NotFound("price", "price", id)
+}
+
+// fakeWall is a settable wall clock.
+type fakeWall struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (w *fakeWall) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.t
+}
+
+func (w *fakeWall) add(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = w.t.Add(d)
 }

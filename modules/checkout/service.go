@@ -17,35 +17,55 @@ import (
 // Service is the checkout use cases.
 type Service struct {
 	store Store
-	// uow runs every change of an existing session (cancel, expire, lazy expiry, the sweep,
-	// the two transactions of a charge) over the sessions, the outbox and the charge use
-	// case's repositories (Tx).
+	// uow runs every change of an existing session (cancel, expire, lazy expiry, the sweep)
+	// over the sessions, the outbox and payments' repositories (Tx); the charges run in it too,
+	// through the charger's checkout kind (BindPayableKind).
 	uow          ports.UnitOfWorkOf[Tx]
 	prices       PriceLookup
 	clocks       ports.Clocks
 	checkoutBase string
-	// Payments (EnablePayments): nil until wired.
+	// charger runs the charge protocol of payments (Confirm, ResolveAction); it must have
+	// checkout's payable kind (BindPayableKind over the same unit of work).
 	charger *payments.Charger
-	// Buyer use cases (EnableBuyer): nil until wired.
-	buyer *BuyerDeps
-	// chargeWait bounds how long a confirmation waits for another charge in flight.
-	chargeWait time.Duration
+	// merchants reads a session's merchant for its buyer.
+	merchants MerchantNames
 }
 
-// NewService wires the checkout use cases: store inserts and reads sessions, uow changes
-// them. checkoutBaseURL is the public base URL of the checkout origin (a trailing slash is
-// dropped). Every dependency is required.
-func NewService(store Store, uow ports.UnitOfWorkOf[Tx], prices PriceLookup, clocks ports.Clocks, checkoutBaseURL string) (*Service, error) {
-	if store == nil || uow == nil || prices == nil || clocks == nil {
-		return nil, errors.New("checkout: the store, the unit of work, the price lookup and the clocks are required")
+// Deps are what the checkout use cases need; every one is required.
+type Deps struct {
+	// Store inserts and reads sessions; UoW changes them.
+	Store  Store
+	UoW    ports.UnitOfWorkOf[Tx]
+	Prices PriceLookup
+	Clocks ports.Clocks
+	// CheckoutBaseURL is the public base URL of the checkout origin (a trailing slash is
+	// dropped).
+	CheckoutBaseURL string
+	// Charger is the charge protocol of payments, with checkout's payable kind bound
+	// (BindPayableKind(UoW)). Its processors decide which environments can charge: one
+	// without (live, until a live processor adapter exists) refuses charges cleanly (409
+	// merchant_not_ready when the merchant is not onboarded, else 503 processor_unavailable).
+	Charger *payments.Charger
+	// Merchants reads the merchant of a session for its buyer (the buyer use cases).
+	Merchants MerchantNames
+}
+
+// NewService wires the checkout use cases. Every dependency is required.
+func NewService(d Deps) (*Service, error) {
+	if d.Store == nil || d.UoW == nil || d.Prices == nil || d.Clocks == nil || d.Charger == nil || d.Merchants == nil {
+		return nil, errors.New("checkout: the store, the unit of work, the price lookup, the clocks, the charger and the merchants are required")
+	}
+	if d.CheckoutBaseURL == "" {
+		return nil, errors.New("checkout: the checkout base URL is required")
 	}
 	return &Service{
-		store:        store,
-		uow:          uow,
-		prices:       prices,
-		clocks:       clocks,
-		checkoutBase: strings.TrimRight(checkoutBaseURL, "/"),
-		chargeWait:   ChargeWait,
+		store:        d.Store,
+		uow:          d.UoW,
+		prices:       d.Prices,
+		clocks:       d.Clocks,
+		checkoutBase: strings.TrimRight(d.CheckoutBaseURL, "/"),
+		charger:      d.Charger,
+		merchants:    d.Merchants,
 	}, nil
 }
 

@@ -4,67 +4,95 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Payable is what is being paid: a checkout session today (checkout.Session implements it),
-// an invoice next. Its amount, currency and payer never change once it can be paid, so the
-// charge use case may read them outside the payable's lock.
-type Payable interface {
-	// ID is the payable's id: cs_… for a session, in_… for an invoice. It is the charge's
-	// reference and the prefix of its idempotency keys.
-	ID() string
-	Scope() core.Scope
-	Amount() int64
-	Currency() core.Currency
-	// CustomerName and CustomerEmail are the payer, kept on the payment for its receipt.
-	CustomerName() string
-	CustomerEmail() string
-	// Reference is the merchant's own reference (or nil); Description is shown on receipts.
-	Reference() *string
-	Description() *string
-	Metadata() map[string]string
-}
-
 // FeeComputer computes the fee of a charge (FeeCalculator implements it).
 type FeeComputer interface {
 	Compute(ctx context.Context, in FeeInput) (Fee, error)
 }
 
-// Charger is the charge use case of payments (issue 10 §3): it owns the charge attempt, the
-// processor call, the fee lookup, the new payment and the payment_intent.* events, for whatever
-// is being paid. The owner of the payable (checkout) calls it around its own two transactions:
-//
-//  1. In a first unit of work, with the payable locked and checked payable, Begin (or
-//     BeginAction) builds the attempt and records it (Tx); it commits.
-//  2. Call asks the processor while no connection is held.
-//  3. Outcome turns the answer into what to write (the fee needs the FX port, so this too runs
-//     before any lock), and a second unit of work applies it exactly once: LockAttempt, then
-//     Apply (the payment, the attempt, the events, the receipt) beside the owner's own writes.
-//
-// An attempt left pending between 1 and 3 is resolved by the AttemptSweeper through Resolve.
+// AttemptStore reads charge attempts outside units of work: the one in flight on a payable
+// (which a second charge waits for) and those left pending (the sweep). Attempts are written
+// only inside the payable owner's units of work, through AttemptRepository.
+type AttemptStore interface {
+	// Pending returns the pending attempt of the payable reference of kind, or nil when none
+	// is pending.
+	Pending(ctx context.Context, scope core.Scope, kind PayableKind, reference string) (*ChargeAttempt, error)
+	// Stale returns up to limit attempts still pending that were recorded (StartedAt, wall
+	// clock) before startedBefore, oldest first. With scope nil it covers every scope.
+	Stale(ctx context.Context, scope *core.Scope, startedBefore time.Time, limit int) ([]*ChargeAttempt, error)
+}
+
+// CallTimeout bounds one processor call of a charge (Charge, CompleteAction, Lookup): a call
+// still unanswered then is given up, and the charge is resolved by lookup.
+const CallTimeout = 20 * time.Second
+
+// AttemptGrace is how old (wall clock, from StartedAt) a pending attempt must be before it is
+// resolved by lookup instead of waited for: longer than CallTimeout plus the commit before the
+// call, so that no call can still be under way for it (the process that made it died, or its
+// outcome failed to commit). A confirmation that meets such an attempt resolves it at once;
+// the attempt sweeper resolves the others.
+const AttemptGrace = CallTimeout + 10*time.Second
+
+// ChargeWait is how long a charge waits for another charge of the same payable in flight (a
+// double submit, a second tab) before it answers ErrChargeInProgress (422
+// payment_in_progress).
+const ChargeWait = 10 * time.Second
+
+const chargePoll = 20 * time.Millisecond
+
+// ChargerDeps are what the Charger needs. Fees, Attempts, Wall and at least one Kind are
+// required; an environment without a processor cannot charge (Processor answers false).
+type ChargerDeps struct {
+	Fees FeeComputer
+	// Processors gives the processor of each environment (test → the sandbox).
+	Processors map[core.Environment]ports.Processor
+	Attempts   AttemptStore
+	// Wall is the wall clock attempts' ages are measured on (never a test clock).
+	Wall core.Clock
+	// Kinds are the payable kinds, each bound to its owner (BindKind).
+	Kinds []Kind
+	// ChargeWait overrides ChargeWait when positive (tests).
+	ChargeWait time.Duration
+}
+
+// Charger is the charge protocol of payments, for every kind of payable (Charge): it owns the
+// charge attempt, the processor call, the fee, the new payment, the payment_intent.* events
+// and the receipt; the payable's owner (PayableOwner) writes only its own side of each step.
+// The attempt sweeper (AttemptSweeper) and the settlement sweep (Sweeper) call the same owners.
 type Charger struct {
 	fees       FeeComputer
 	processors map[core.Environment]ports.Processor
+	attempts   AttemptStore
+	wall       core.Clock
+	kinds      kinds
+	chargeWait time.Duration
 }
 
-// NewCharger returns the charge use case. processors gives the processor of each environment
-// (test → the sandbox); an environment without one cannot charge (Processor answers false).
-func NewCharger(fees FeeComputer, processors map[core.Environment]ports.Processor) (*Charger, error) {
-	if fees == nil {
-		return nil, errors.New("payments: charger: the fee calculator is required")
+// NewCharger returns the charge protocol over d.
+func NewCharger(d ChargerDeps) (*Charger, error) {
+	if d.Fees == nil || d.Attempts == nil || d.Wall == nil {
+		return nil, errors.New("payments: charger: the fee calculator, the attempt store and the wall clock are required")
 	}
-	procs := make(map[core.Environment]ports.Processor, len(processors))
-	for env, p := range processors {
+	ks, err := newKinds(d.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	procs := make(map[core.Environment]ports.Processor, len(d.Processors))
+	for env, p := range d.Processors {
 		if p != nil {
 			procs[env] = p
 		}
 	}
-	return &Charger{fees: fees, processors: procs}, nil
+	wait := d.ChargeWait
+	if wait <= 0 {
+		wait = ChargeWait
+	}
+	return &Charger{fees: d.Fees, processors: procs, attempts: d.Attempts, wall: d.Wall, kinds: ks, chargeWait: wait}, nil
 }
 
 // Processor returns the processor of env; false when the environment has none (live, until a
@@ -74,195 +102,361 @@ func (c *Charger) Processor(env core.Environment) (ports.Processor, bool) {
 	return p, ok
 }
 
-// Begin builds attempt n, a new charge of p by method at the scope's time now, and records it
-// pending in the caller's unit of work (tx), in which p is locked and was found payable. The
-// attempt commits with that unit of work, before the processor is called (Call). A second
-// pending attempt of p is refused with ErrChargeInProgress.
-func (c *Charger) Begin(ctx context.Context, tx Tx, p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
-	a, err := newAttempt(p, n, method, now)
-	if err != nil {
-		return nil, err
-	}
-	return a, c.record(ctx, tx, a)
-}
-
-// BeginAction builds attempt n: the buyer's answer (approve or not) to the 3-D Secure
-// challenge of the charge processorRef of p, and records it as Begin does.
-func (c *Charger) BeginAction(ctx context.Context, tx Tx, p Payable, n int, method ports.PaymentMethodKind, processorRef string, approve bool, now time.Time) (*ChargeAttempt, error) {
-	if processorRef == "" {
-		return nil, fmt.Errorf("payments: begin action of %s: no charge", p.ID())
-	}
-	a, err := newAttempt(p, n, method, now)
-	if err != nil {
-		return nil, err
-	}
-	a.kind, a.processorRef, a.approve = AttemptAction, processorRef, approve
-	return a, c.record(ctx, tx, a)
-}
-
-func newAttempt(p Payable, n int, method ports.PaymentMethodKind, now time.Time) (*ChargeAttempt, error) {
-	if n <= 0 || !method.Valid() {
-		return nil, fmt.Errorf("payments: begin charge of %s: attempt %d, method %q", p.ID(), n, method)
-	}
-	return &ChargeAttempt{scope: p.Scope(), reference: p.ID(), number: n, kind: AttemptCharge,
-		amount: p.Amount(), currency: p.Currency(), method: method, status: AttemptPending, chargedAt: now}, nil
-}
-
-func (c *Charger) record(ctx context.Context, tx Tx, a *ChargeAttempt) error {
-	if err := tx.ChargeAttempts().Insert(ctx, a); err != nil {
-		if errors.Is(err, ErrChargeInProgress) {
-			return ErrChargeInProgress
-		}
-		return fmt.Errorf("payments: record attempt %s: %w", a.IdempotencyKey(), err)
-	}
-	return nil
-}
-
-// LockAttempt reads attempt key of the payable reference in the caller's unit of work and
-// locks it until that commits; pending reports whether its outcome is still to be applied (an
-// attempt applied or abandoned already is left alone: exactly once). The owner of the payable
-// locks the payable first, then the attempt, always in that order.
-func (c *Charger) LockAttempt(ctx context.Context, tx Tx, scope core.Scope, reference, key string) (a *ChargeAttempt, pending bool, err error) {
-	a, err = tx.ChargeAttempts().Lock(ctx, scope, reference, key)
-	if err != nil {
-		return nil, false, err
-	}
-	return a, a.status == AttemptPending, nil
-}
-
 // Source is what a charge takes the money from: exactly one of Card, SEPA and
-// PaymentMethodRef (a method saved by an earlier charge). It lives only for the Call.
+// PaymentMethodRef (a method saved by an earlier charge). It lives only for the call.
 type Source struct {
 	Card             *ports.CardDetails
 	SEPA             *ports.SEPADetails
 	PaymentMethodRef string
-	// SavePaymentMethod and OffSession are ports.ChargeRequest's.
-	SavePaymentMethod, OffSession bool
+	// SavePaymentMethod asks the processor for a reusable method (ports.ChargeRequest).
+	SavePaymentMethod bool
+	// OffSession: the customer is not present (a renewal, a dunning retry). A charge that
+	// would need them (3-D Secure) fails with decline code authentication_required, and the
+	// outcome says CustomerActionRequired so that the owner can ask them to pay themselves.
+	OffSession bool
 }
 
-// Call asks the processor of the attempt's environment: Charge with the attempt's idempotency
-// key for a charge, CompleteAction for an action. The caller holds no connection.
-func (c *Charger) Call(ctx context.Context, a *ChargeAttempt, src Source) (ports.ChargeResult, error) {
+// ChargeRequest is one charge of a payable.
+type ChargeRequest struct {
+	Kind      PayableKind
+	Scope     core.Scope
+	PayableID string
+	// Now is the scope's time (the test clock in test mode): the attempt's time, which its
+	// outcome's events and payment are stamped with.
+	Now time.Time
+	// Answer, when set, answers the customer action the owner keeps (3-D Secure) instead of
+	// charging anew; Method and Source are then not used.
+	Answer *ActionAnswer
+	Method ports.PaymentMethodKind
+	Source Source
+}
+
+// ActionAnswer is the customer's answer to a kept CustomerAction.
+type ActionAnswer struct{ Approve bool }
+
+// Charged is what a charge came to.
+type Charged struct {
+	// Payable is the payable as its owner left it in the last unit of work of the charge.
+	Payable Payable
+	// Attempt is the charge's attempt, as stored at the end.
+	Attempt *ChargeAttempt
+	// Applied reports whether this call applied the outcome; false when it had been applied
+	// before (by the attempt sweeper, or a concurrent resolution): Attempt.Outcome says what it
+	// was, and Payable shows it.
+	Applied bool
+	// Outcome is the processor's outcome of the attempt.
+	Outcome ports.ChargeOutcome
+	// Payment is the new payment of a succeeded or processing charge applied by this call.
+	Payment *Payment
+	// Decline is set for a failed charge applied by this call.
+	Decline *Decline
+	// Action is what a requires_action charge applied by this call waits for.
+	Action *ports.ChargeAction
+}
+
+// Charge runs the whole charge protocol for req, with no transaction open between its steps
+// (Charge must not be called inside a unit of work):
+//
+//  1. Begin, in one unit of work of the payable's owner: lock the payable, let the owner check
+//     it and record the charge in flight (BeginCharge), and record the attempt (pending, its
+//     idempotency key "<payable id>:<n>"). It commits before the processor is called.
+//  2. A charge of the payable already in flight is waited for (up to ChargeWait, then
+//     ErrChargeInProgress), and the protocol begins again; one older than AttemptGrace cannot
+//     still be in a call, so it is resolved at once by lookup instead.
+//  3. Call the processor (CallTimeout), with no connection held.
+//  4. When the call fails, ask the processor for the attempt's key: what it knows is applied;
+//     a charge it never received is abandoned (the payable freed) and the call's error
+//     answered; if it cannot say, the attempt stays pending for the sweeper.
+//  5. Apply the outcome exactly once, in one unit of work: lock the payable, then the attempt
+//     (an attempt no longer pending is left alone: someone applied it first); write the
+//     payment, the attempt, payment_intent.* and the receipt; then the owner's side
+//     (ApplyOutcome, or KeepCustomerAction for a charge waiting on the customer) and its
+//     events.
+//  6. Answer what was applied (Charged).
+func (c *Charger) Charge(ctx context.Context, req ChargeRequest) (*Charged, error) {
+	k, err := c.kinds.of(req.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if req.Answer == nil && !req.Method.Valid() {
+		return nil, fmt.Errorf("payments: charge of %s: method %q", req.PayableID, req.Method)
+	}
+	deadline := time.Now().Add(c.chargeWait)
+	for {
+		a, act, err := c.begin(ctx, k, req)
+		if errors.Is(err, ErrChargeInProgress) {
+			if err := c.await(ctx, k, req.Scope, req.PayableID, deadline); err != nil {
+				return nil, err
+			}
+			continue // the other charge ended: begin again
+		}
+		if err != nil {
+			return nil, err
+		}
+		var card *ports.CardInfo
+		if act != nil {
+			card = act.Card
+		}
+		res, callErr := c.call(ctx, a, req.Source)
+		if callErr != nil {
+			return c.callFailed(ctx, k, a, card, callErr)
+		}
+		return c.apply(ctx, k, a, res, card)
+	}
+}
+
+// begin is step 1: the attempt recorded and committed, with the kept customer action it
+// answers (nil for a new charge).
+func (c *Charger) begin(ctx context.Context, k Kind, req ChargeRequest) (*ChargeAttempt, *CustomerAction, error) {
+	var a *ChargeAttempt
+	var act *CustomerAction
+	var refusal error
+	err := k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
+		a, act, refusal = nil, nil, nil // Do may run this again
+		p, err := o.lock(ctx, req.Scope, req.PayableID)
+		if err != nil {
+			return err
+		}
+		start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, Now: req.Now}
+		if req.Answer != nil {
+			start = ChargeStart{Kind: AttemptAction, Now: req.Now}
+			if act = k.bound.keptAction(p); act != nil {
+				start.Method = act.Method
+			}
+		}
+		// The owner first: a charge in flight is waited for before a missing action is refused.
+		n, err := o.begin(ctx, p, start)
+		var cr *commitRefusal
+		if errors.As(err, &cr) {
+			refusal = cr.err
+			return nil // the owner's change commits; the refusal is answered after
+		}
+		if err != nil {
+			return err
+		}
+		if req.Answer != nil && act == nil {
+			return ErrNoCustomerAction
+		}
+		if a, err = newAttempt(k.spec.Name, p, n, start, c.wall.Now()); err != nil {
+			return err
+		}
+		if act != nil {
+			a.processorRef, a.approve = act.ProcessorRef, req.Answer.Approve
+		}
+		if err := tx.ChargeAttempts().Insert(ctx, a); err != nil {
+			if errors.Is(err, ErrChargeInProgress) {
+				return ErrChargeInProgress
+			}
+			return fmt.Errorf("payments: record attempt %s: %w", a.IdempotencyKey(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if refusal != nil {
+		return nil, nil, refusal
+	}
+	return a, act, nil
+}
+
+func newAttempt(kind PayableKind, p Payable, n int, start ChargeStart, wall time.Time) (*ChargeAttempt, error) {
+	if n <= 0 || !start.Method.Valid() || start.Now.IsZero() {
+		return nil, fmt.Errorf("payments: begin charge of %s: attempt %d, method %q", p.ID(), n, start.Method)
+	}
+	return &ChargeAttempt{scope: p.Scope(), payableKind: kind, reference: p.ID(), number: n, kind: start.Kind,
+		amount: p.Amount(), currency: p.Currency(), method: start.Method, status: AttemptPending,
+		offSession: start.OffSession, chargedAt: start.Now, startedAt: wall}, nil
+}
+
+// await is step 2: it waits until the payable's attempt in flight ends (nil: begin again),
+// resolves it by lookup when it is older than AttemptGrace, and answers ErrChargeInProgress
+// once deadline passed.
+func (c *Charger) await(ctx context.Context, k Kind, scope core.Scope, id string, deadline time.Time) error {
+	for {
+		a, err := c.attempts.Pending(ctx, scope, k.spec.Name, id)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			if time.Now().After(deadline) { // the owner reports a charge in flight without one
+				return ErrChargeInProgress
+			}
+			return nil
+		}
+		if c.stale(a) {
+			_, err := c.resolve(ctx, k, a)
+			return err
+		}
+		if time.Now().After(deadline) {
+			return ErrChargeInProgress
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(chargePoll):
+		}
+	}
+}
+
+// stale reports whether a pending attempt is older than AttemptGrace on the wall clock.
+func (c *Charger) stale(a *ChargeAttempt) bool {
+	return !a.startedAt.IsZero() && c.wall.Now().Sub(a.startedAt) > AttemptGrace
+}
+
+// call is step 3: Charge with the attempt's idempotency key for a charge, CompleteAction for
+// an answer to a customer action, bounded by CallTimeout.
+func (c *Charger) call(ctx context.Context, a *ChargeAttempt, src Source) (ports.ChargeResult, error) {
 	proc, ok := c.Processor(a.scope.Env)
 	if !ok {
 		return ports.ChargeResult{}, fmt.Errorf("payments: no processor for %s", a.scope.Env)
 	}
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	if a.kind == AttemptAction {
 		return proc.CompleteAction(ctx, a.processorRef, a.approve, a.chargedAt)
 	}
 	return proc.Charge(ctx, ports.ChargeRequest{
 		Scope: a.scope, Reference: a.reference, Amount: a.amount, Currency: a.currency, Method: a.method,
 		Card: src.Card, SEPA: src.SEPA, PaymentMethodRef: src.PaymentMethodRef,
-		SavePaymentMethod: src.SavePaymentMethod, OffSession: src.OffSession,
+		SavePaymentMethod: src.SavePaymentMethod, OffSession: a.offSession,
 		IdempotencyKey: a.IdempotencyKey(),
 	}, a.chargedAt)
 }
 
-// Resolve asks the processor what became of an attempt left pending: Lookup of its idempotency
-// key for a charge (ports.ErrChargeUnknown when the processor never received it), the same
-// CompleteAction again for an action (the port answers it the same).
-func (c *Charger) Resolve(ctx context.Context, a *ChargeAttempt, now time.Time) (ports.ChargeResult, error) {
+// lookup asks the processor what became of a pending attempt: Lookup of its idempotency key
+// for a charge (ports.ErrChargeUnknown when the processor never received it), the same
+// CompleteAction again for an answer (the port answers it the same).
+func (c *Charger) lookup(ctx context.Context, a *ChargeAttempt) (ports.ChargeResult, error) {
 	proc, ok := c.Processor(a.scope.Env)
 	if !ok {
 		return ports.ChargeResult{}, fmt.Errorf("payments: no processor for %s", a.scope.Env)
 	}
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	if a.kind == AttemptAction {
 		return proc.CompleteAction(ctx, a.processorRef, a.approve, a.chargedAt)
 	}
-	return proc.Lookup(ctx, a.scope, a.IdempotencyKey(), now)
+	return proc.Lookup(ctx, a.scope, a.IdempotencyKey(), c.wall.Now())
 }
 
-// Decline is a refused charge as the buyer is told: 402 card_error / card_declined with
-// decline_code Code (D6); Param names the input it is about, when one is.
-type Decline struct {
-	Code    string
-	Message string
-	Param   string
-}
-
-// ChargeOutcome is what applying a processor answer writes, decided by Outcome before any lock.
-type ChargeOutcome struct {
-	Result       ports.ChargeOutcome
-	ProcessorRef string
-	Method       ports.PaymentMethodKind
-	Card         *ports.CardInfo
-	// Payment is the new payment of a succeeded or processing charge.
-	Payment *Record
-	// Mail is queued with it (MailOnCreate: the receipt of a payment that succeeded as it was
-	// created).
-	Mail []core.Mail
-	// Decline is set for a failed charge.
-	Decline *Decline
-	// Action is what a requires_action charge waits for.
-	Action *ports.ChargeAction
-	// Events are the payment_intent.* events, stamped at the attempt's time:
-	// payment_intent.succeeded (succeeded), payment_intent.payment_failed (failed),
-	// payment_intent.requires_action (requires_action); none for processing.
-	Events []core.Event
-}
-
-// Outcome decides what the processor's answer res to attempt a of p writes. A completing
-// answer (succeeded, processing) gets its payment with the fee locked (D7: computed at the
-// attempt's time from the FX port, card country deciding EEA or not) and, for cards, when its
-// funds become available (FundsDelay after the charge, at once with FundsAvailableNow). card
-// fills in the card when the answer has none (CompleteAction may answer without it).
-func (c *Charger) Outcome(ctx context.Context, p Payable, a *ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo) (*ChargeOutcome, error) {
-	if p.ID() != a.reference || p.Scope() != a.scope {
-		return nil, errors.New("payments: outcome: the attempt is not the payable's")
+// callFailed is step 4.
+func (c *Charger) callFailed(ctx context.Context, k Kind, a *ChargeAttempt, card *ports.CardInfo, callErr error) (*Charged, error) {
+	callErr = fmt.Errorf("payments: charge %s: %w", a.IdempotencyKey(), callErr)
+	res, err := c.lookup(ctx, a)
+	if errors.Is(err, ports.ErrChargeUnknown) {
+		if _, err := c.abandon(ctx, k, a); err != nil {
+			return nil, errors.Join(callErr, err)
+		}
+		return nil, callErr
 	}
-	if res.Card == nil {
-		res.Card = card
+	if err != nil {
+		return nil, errors.Join(callErr, err)
 	}
-	now := a.chargedAt
-	out := &ChargeOutcome{Result: res.Outcome, ProcessorRef: res.ProcessorRef, Method: a.method, Card: res.Card}
-	switch res.Outcome {
-	case ports.OutcomeSucceeded, ports.OutcomeProcessing:
-		rec, err := c.newPayment(ctx, p, a.method, res, now)
+	return c.apply(ctx, k, a, res, card)
+}
+
+// resolve asks the processor about a pending attempt (no connection held) and applies the
+// answer, or abandons the attempt when the processor never received it. done reports whether
+// this call resolved it (false: it was no longer pending).
+func (c *Charger) resolve(ctx context.Context, k Kind, a *ChargeAttempt) (done bool, err error) {
+	res, err := c.lookup(ctx, a)
+	if errors.Is(err, ports.ErrChargeUnknown) {
+		return c.abandon(ctx, k, a)
+	}
+	if err != nil {
+		return false, err
+	}
+	var card *ports.CardInfo
+	if a.kind == AttemptAction && res.Card == nil {
+		if card, err = c.keptCard(ctx, k, a); err != nil {
+			return false, err
+		}
+	}
+	r, err := c.apply(ctx, k, a, res, card)
+	if err != nil {
+		return false, err
+	}
+	return r.Applied, nil
+}
+
+// keptCard reads the card of the customer action an answer attempt a answers (the fee of its
+// outcome depends on the card's country, and CompleteAction may answer without it).
+func (c *Charger) keptCard(ctx context.Context, k Kind, a *ChargeAttempt) (*ports.CardInfo, error) {
+	var card *ports.CardInfo
+	err := k.bound.do(ctx, func(ctx context.Context, _ Tx, o owner) error {
+		card = nil
+		p, err := o.lock(ctx, a.scope, a.reference)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out.Payment = rec
-		out.Mail = MailOnCreate(rec.Payment) // a payment that succeeds as it is created queues its receipt
-		if rec.Payment.Status() == StatusSucceeded {
-			out.Events = []core.Event{core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), now, PaymentEvent{Payment: rec.Payment})}
+		if act := k.bound.keptAction(p); act != nil && act.ProcessorRef == a.processorRef {
+			card = act.Card
 		}
-	case ports.OutcomeFailed:
-		code := res.DeclineCode
-		if code == "" {
-			code = ports.DeclineGenericDecline
-		}
-		msg := res.FailureMessage
-		if msg == "" {
-			msg = "The payment was declined."
-		}
-		out.Decline = &Decline{Code: code, Message: msg, Param: declineParam[code]}
-		out.Events = []core.Event{core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), now,
-			chargeDeclined(p, a.method, code, res.FailureMessage, res.Card, now))}
-	case ports.OutcomeRequiresAction:
-		action := ports.ChargeAction{Kind: ports.ActionThreeDSecure}
-		if res.Action != nil {
-			action = *res.Action
-		}
-		if res.ProcessorRef == "" {
-			return nil, fmt.Errorf("payments: outcome of %s: requires_action without a processor reference", p.ID())
-		}
-		out.Action = &action
-		out.Events = []core.Event{core.NewEvent(EventPaymentIntentRequiresAction, p.Scope(), now,
-			chargeRequiresAction(p, a.method, res.Card, action, now))}
-	default:
-		return nil, fmt.Errorf("payments: %s: unexpected charge outcome %q", p.ID(), res.Outcome)
-	}
-	return out, nil
+		return nil
+	})
+	return card, err
 }
 
-// Apply writes the outcome o of attempt a (locked pending by LockAttempt) in the caller's unit
-// of work, in which the payable's owner writes its own side of the outcome (the session
-// completing, a decline counted): the new payment (its first write, so that a refused insert
-// leaves nothing), the attempt marked applied, the payment_intent.* events in the outbox and
-// the receipt in the mail queue. An attempt applied or abandoned already answers
-// ErrAttemptNotPending and nothing is written.
-func (c *Charger) Apply(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeOutcome) error {
-	if err := a.applied(o.Result); err != nil {
+// apply is step 5: the outcome res of attempt a, applied once in one unit of work of the
+// payable's owner. card fills in the card when res has none.
+func (c *Charger) apply(ctx context.Context, k Kind, a *ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo) (*Charged, error) {
+	pre, err := c.prepare(ctx, a, res, card) // the fee reads FX rates: before any lock
+	if err != nil {
+		return nil, err
+	}
+	key := a.IdempotencyKey()
+	var r *Charged
+	err = k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
+		r = nil // Do may run this again
+		p, err := o.lock(ctx, a.scope, a.reference)
+		if err != nil {
+			return err
+		}
+		la, err := tx.ChargeAttempts().Lock(ctx, a.scope, a.reference, key)
+		if err != nil {
+			return err
+		}
+		r = &Charged{Payable: p, Attempt: la, Outcome: la.outcome}
+		if la.status != AttemptPending {
+			return nil // applied (or abandoned) already: exactly once
+		}
+		out, err := pre.build(k.spec, p, la)
+		if err != nil {
+			return err
+		}
+		if err := c.write(ctx, tx, la, out); err != nil {
+			return err
+		}
+		var evs []core.Event
+		if out.Result == ports.OutcomeRequiresAction {
+			err = o.keepAction(ctx, p, la, *out.CustomerAction)
+		} else {
+			evs, err = o.applyOutcome(ctx, p, la, out)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Outbox().Add(ctx, evs...); err != nil {
+			return err
+		}
+		r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
+		if out.Payment != nil {
+			r.Payment = out.Payment.Payment
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// write is payments' side of an applied outcome, in the owner's unit of work: the new payment
+// (its first write, so that a refused insert leaves nothing), the attempt marked applied, the
+// payment_intent.* events and the receipt.
+func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeOutcome) error {
+	if err := a.applied(o.Result, c.wall.Now()); err != nil {
 		return err
 	}
 	if o.Payment != nil {
@@ -279,130 +473,37 @@ func (c *Charger) Apply(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeO
 	return tx.Mail().Enqueue(ctx, o.Mail...)
 }
 
-// Abandon records, in the caller's unit of work, that the processor never received attempt a
-// (locked pending by LockAttempt; Resolve answered ports.ErrChargeUnknown): nothing was
-// charged and nothing is applied, and the payable's owner frees the payable in the same unit
-// of work. An attempt no longer pending answers ErrAttemptNotPending.
-func (c *Charger) Abandon(ctx context.Context, tx Tx, a *ChargeAttempt) error {
-	if err := a.abandon(); err != nil {
-		return err
-	}
-	return tx.ChargeAttempts().Save(ctx, a)
-}
-
-// newPayment builds the payment of p (not yet stored) with its locked fee.
-func (c *Charger) newPayment(ctx context.Context, p Payable, kind ports.PaymentMethodKind, res ports.ChargeResult, now time.Time) (*Record, error) {
-	status := StatusSucceeded
-	if res.Outcome == ports.OutcomeProcessing {
-		status = StatusProcessing
-	}
-	switch {
-	case res.ProcessorRef == "":
-		return nil, errors.New("payments: charge: processor reference is missing")
-	case kind == ports.MethodCard && res.Card == nil:
-		return nil, errors.New("payments: charge: card details are missing")
-	case kind == ports.MethodSEPADebit && res.SEPA == nil:
-		return nil, errors.New("payments: charge: SEPA details are missing")
-	case status == StatusProcessing && res.SettlesAt == nil:
-		return nil, errors.New("payments: charge: a processing charge needs its settlement time")
-	}
-	method := PaymentMethod(kind)
-	fi := FeeInput{Amount: p.Amount(), Currency: p.Currency(), Method: method, ChargedAt: now}
-	rec := &Record{ProcessorRef: res.ProcessorRef}
-	if d := res.Dispute; d != nil {
-		t := d.OpensAt.UTC()
-		rec.DisputeOpensAt, rec.DisputeReason = &t, d.Reason
-	}
-	if status == StatusProcessing {
-		t := res.SettlesAt.UTC()
-		rec.SettlesAt = &t
-	} else {
-		avail := now.Add(FundsDelay)
-		if res.FundsAvailableNow {
-			avail = now
+// abandon records, in one unit of work of the owner, that the processor never received
+// attempt a: nothing was charged, the attempt is abandoned and the owner frees the payable.
+// done is false when the attempt was no longer pending.
+func (c *Charger) abandon(ctx context.Context, k Kind, a *ChargeAttempt) (done bool, err error) {
+	err = k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
+		done = false // Do may run this again
+		p, err := o.lock(ctx, a.scope, a.reference)
+		if err != nil {
+			return err
 		}
-		rec.AvailableAt = &avail
-	}
-	var card *Card
-	if kind == ports.MethodCard {
-		ci := res.Card
-		card = &Card{Brand: ci.Brand, Last4: ci.Last4, Country: ci.Country, Funding: ci.Funding}
-		fi.CardCountry = ci.Country
-		rec.CardExpMonth, rec.CardExpYear = ci.ExpMonth, ci.ExpYear
-	} else {
-		rec.SEPACountry, rec.SEPALast4 = res.SEPA.Country, res.SEPA.Last4
-	}
-	fee, err := c.fees.Compute(ctx, fi)
-	if err != nil {
-		return nil, fmt.Errorf("payments: charge of %s: %w", p.ID(), err)
-	}
-	params := NewPaymentParams{
-		Scope: p.Scope(), Amount: p.Amount(), Currency: p.Currency(), Status: status,
-		Method: method, Card: card, Fee: fee,
-		Customer:  Customer{Name: p.CustomerName(), Email: p.CustomerEmail()},
-		Reference: p.Reference(), Metadata: p.Metadata(), Created: now,
-	}
-	id := p.ID()
-	if isSession(id) {
-		params.SessionID = &id
-	} else {
-		params.InvoiceID = &id
-	}
-	pay, err := NewPayment(params)
-	if err != nil {
-		return nil, err
-	}
-	rec.Payment = pay
-	return rec, nil
+		la, err := tx.ChargeAttempts().Lock(ctx, a.scope, a.reference, a.IdempotencyKey())
+		if err != nil {
+			return err
+		}
+		if la.status != AttemptPending {
+			return nil
+		}
+		if err := la.abandon(c.wall.Now()); err != nil {
+			return err
+		}
+		if err := tx.ChargeAttempts().Save(ctx, la); err != nil {
+			return err
+		}
+		done = true
+		return o.abandon(ctx, p, la)
+	})
+	return done, err
 }
 
-func isSession(id string) bool { return strings.HasPrefix(id, core.PrefixSession) }
-
-// Failure codes of payment_intent.payment_failed (interface 6.2, D6).
-const (
-	// FailureCardDeclined is the failure_code of a declined card (the 402 card_error code).
-	FailureCardDeclined = "card_declined"
-	// FailurePaymentMethodDeclined is the failure_code of a refused SEPA debit.
-	FailurePaymentMethodDeclined = "payment_method_declined"
+// Errors of the charge protocol.
+var (
+	// ErrNoCustomerAction: an answer to a customer action of a payable that keeps none.
+	ErrNoCustomerAction = errors.New("payments: no customer action is kept for this payable")
 )
-
-// declineParam names the input a decline is about, when one is (the confirm body's fields).
-var declineParam = map[string]string{
-	ports.DeclineIncorrectCVC:       "card.cvc",
-	ports.DeclineInvalidCVC:         "card.cvc",
-	ports.DeclineIncorrectNumber:    "card.number",
-	ports.DeclineExpiredCard:        "card.exp_month",
-	ports.DeclineInvalidExpiryMonth: "card.exp_month",
-	ports.DeclineInvalidExpiryYear:  "card.exp_year",
-	ports.DeclineInvalidIBAN:        "sepa_debit.iban",
-}
-
-// payableIDs splits the payable's id into the session or invoice it is.
-func payableIDs(p Payable) (sessionID, invoiceID string) {
-	if isSession(p.ID()) {
-		return p.ID(), ""
-	}
-	return "", p.ID()
-}
-
-// chargeDeclined is the subject of payment_intent.payment_failed for a declined charge of p. A
-// SEPA debit carries no card.
-func chargeDeclined(p Payable, method ports.PaymentMethodKind, code, message string, c *ports.CardInfo, now time.Time) ChargeDeclined {
-	failure := FailureCardDeclined
-	if method == ports.MethodSEPADebit {
-		failure = FailurePaymentMethodDeclined
-		c = nil
-	}
-	ev := ChargeDeclined{Amount: p.Amount(), Currency: p.Currency(), Method: method, FailureCode: failure,
-		DeclineCode: code, FailureMessage: message, Card: c, At: now}
-	ev.SessionID, ev.InvoiceID = payableIDs(p)
-	return ev
-}
-
-// chargeRequiresAction is the subject of payment_intent.requires_action for a charge of p
-// waiting on the shopper.
-func chargeRequiresAction(p Payable, method ports.PaymentMethodKind, c *ports.CardInfo, a ports.ChargeAction, now time.Time) ChargeRequiresAction {
-	ev := ChargeRequiresAction{Amount: p.Amount(), Currency: p.Currency(), Method: method, Card: c, Action: a, At: now}
-	ev.SessionID, ev.InvoiceID = payableIDs(p)
-	return ev
-}

@@ -48,6 +48,7 @@ const (
 // ErrChargeInProgress).
 type ChargeAttempt struct {
 	scope        core.Scope
+	payableKind  PayableKind
 	reference    string
 	number       int
 	kind         AttemptKind
@@ -58,18 +59,23 @@ type ChargeAttempt struct {
 	approve      bool
 	status       AttemptStatus
 	outcome      ports.ChargeOutcome
+	offSession   bool
 	chargedAt    time.Time
+	startedAt    time.Time
+	resolvedAt   time.Time
 }
 
 // ChargeAttemptSnapshot is the full state of an attempt as storage keeps it.
 type ChargeAttemptSnapshot struct {
-	Scope     core.Scope
-	Reference string
-	Number    int
-	Kind      AttemptKind
-	Amount    int64
-	Currency  core.Currency
-	Method    ports.PaymentMethodKind
+	Scope core.Scope
+	// PayableKind is the kind of the payable Reference names; its owner applies the outcome.
+	PayableKind PayableKind
+	Reference   string
+	Number      int
+	Kind        AttemptKind
+	Amount      int64
+	Currency    core.Currency
+	Method      ports.PaymentMethodKind
 	// ProcessorRef is the charge an action attempt answers the challenge of ("" for charges).
 	ProcessorRef string
 	Approve      bool
@@ -79,23 +85,36 @@ type ChargeAttemptSnapshot struct {
 	// ChargedAt is the scope's time of the attempt (the test clock in test mode); the
 	// outcome's events are stamped with it, whoever applies them.
 	ChargedAt time.Time
+	// OffSession: the customer is not present (a renewal, a dunning retry); a charge that
+	// needs them fails with authentication_required.
+	OffSession bool
+	// StartedAt is the wall-clock time the attempt was recorded (never a test clock): an
+	// attempt older than AttemptGrace can no longer be in a processor call and is resolved by
+	// lookup. ResolvedAt is the wall-clock time it was applied or abandoned (zero before).
+	StartedAt, ResolvedAt time.Time
 }
 
 // RehydrateChargeAttempt rebuilds an attempt from storage.
 func RehydrateChargeAttempt(s ChargeAttemptSnapshot) *ChargeAttempt {
-	return &ChargeAttempt{scope: s.Scope, reference: s.Reference, number: s.Number, kind: s.Kind,
+	return &ChargeAttempt{scope: s.Scope, payableKind: s.PayableKind, reference: s.Reference, number: s.Number, kind: s.Kind,
 		amount: s.Amount, currency: s.Currency, method: s.Method, processorRef: s.ProcessorRef,
-		approve: s.Approve, status: s.Status, outcome: s.Outcome, chargedAt: s.ChargedAt}
+		approve: s.Approve, status: s.Status, outcome: s.Outcome, offSession: s.OffSession, chargedAt: s.ChargedAt,
+		startedAt: s.StartedAt, resolvedAt: s.ResolvedAt}
 }
 
 // Snapshot returns the attempt's full state for storage.
 func (a *ChargeAttempt) Snapshot() ChargeAttemptSnapshot {
-	return ChargeAttemptSnapshot{Scope: a.scope, Reference: a.reference, Number: a.number, Kind: a.kind,
+	return ChargeAttemptSnapshot{Scope: a.scope, PayableKind: a.payableKind, Reference: a.reference, Number: a.number, Kind: a.kind,
 		Amount: a.amount, Currency: a.currency, Method: a.method, ProcessorRef: a.processorRef,
-		Approve: a.approve, Status: a.status, Outcome: a.outcome, ChargedAt: a.chargedAt}
+		Approve: a.approve, Status: a.status, Outcome: a.outcome, OffSession: a.offSession, ChargedAt: a.chargedAt,
+		StartedAt: a.startedAt, ResolvedAt: a.resolvedAt}
 }
 
 func (a *ChargeAttempt) Scope() core.Scope               { return a.scope }
+func (a *ChargeAttempt) PayableKind() PayableKind        { return a.payableKind }
+func (a *ChargeAttempt) OffSession() bool                { return a.offSession }
+func (a *ChargeAttempt) StartedAt() time.Time            { return a.startedAt }
+func (a *ChargeAttempt) ResolvedAt() time.Time           { return a.resolvedAt }
 func (a *ChargeAttempt) Reference() string               { return a.reference }
 func (a *ChargeAttempt) Number() int                     { return a.number }
 func (a *ChargeAttempt) Kind() AttemptKind               { return a.kind }
@@ -129,21 +148,21 @@ func ParseAttemptKey(key string) (reference string, n int, err error) {
 }
 
 // applied records that the outcome o was applied. Only a pending attempt can be applied.
-func (a *ChargeAttempt) applied(o ports.ChargeOutcome) error {
+func (a *ChargeAttempt) applied(o ports.ChargeOutcome, wall time.Time) error {
 	if a.status != AttemptPending {
 		return ErrAttemptNotPending
 	}
-	a.status, a.outcome = AttemptApplied, o
+	a.status, a.outcome, a.resolvedAt = AttemptApplied, o, wall
 	return nil
 }
 
 // abandon records that the processor never received the attempt's charge (Lookup answered
 // ports.ErrChargeUnknown), inside the transaction that frees the payable (Charger.Abandon).
-func (a *ChargeAttempt) abandon() error {
+func (a *ChargeAttempt) abandon(wall time.Time) error {
 	if a.status != AttemptPending {
 		return ErrAttemptNotPending
 	}
-	a.status = AttemptAbandoned
+	a.status, a.resolvedAt = AttemptAbandoned, wall
 	return nil
 }
 
@@ -157,5 +176,5 @@ var (
 	// to be applied, and answers it (422 invalid_state / payment_in_progress) only when that
 	// takes longer than its bound.
 	ErrChargeInProgress = core.NewError(core.TypeInvalidState, "payment_in_progress", "",
-		"A payment of this checkout is already being processed; wait a moment and reload the page.")
+		"A payment is already being processed; wait a moment and try again.")
 )

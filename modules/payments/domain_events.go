@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"context"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -21,14 +20,6 @@ type DisputeEvent struct{ Dispute *Dispute }
 
 // EventObjectID is the dispute's id.
 func (e DisputeEvent) EventObjectID() string { return e.Dispute.ID() }
-
-// SessionEvents gives the domain event of the checkout session a payment belongs to, as the
-// session is with p in place of its stored payment: the subject of the
-// checkout.session.async_payment_* events the sweep writes when a payment settles. The
-// checkout module implements it (it depends on payments, so payments never imports it).
-type SessionEvents interface {
-	SessionEventWithPayment(ctx context.Context, scope core.Scope, sessionID string, p *Payment) (core.DomainEvent, error)
-}
 
 // ChargeDeclined reports a declined charge of a payable (payment_intent.payment_failed; no
 // payment exists for it, so the event names no object): data.object is {object:

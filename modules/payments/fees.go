@@ -312,3 +312,26 @@ func (f Fee) Share(part, whole int64) (Fee, error) {
 	}
 	return out, nil
 }
+
+// minus returns f − g field by field, as money: the EUR parts in EUR, the charged part in the
+// fee's currency (a refund's fee reversal is the share after it less the share before it).
+// Fees of two charge currencies are not subtracted.
+func (f Fee) minus(g Fee) (Fee, error) {
+	out := f
+	for _, d := range []struct {
+		dst        *int64
+		a, b       int64
+		cur1, cur2 core.Currency
+	}{
+		{&out.ServiceFeeEUR, f.ServiceFeeEUR, g.ServiceFeeEUR, "EUR", "EUR"},
+		{&out.PSPFeeEUR, f.PSPFeeEUR, g.PSPFeeEUR, "EUR", "EUR"},
+		{&out.ServiceFeeChargeCurrency, f.ServiceFeeChargeCurrency, g.ServiceFeeChargeCurrency, f.Currency, g.Currency},
+	} {
+		m, err := core.NewMoney(d.a, d.cur1).Sub(core.NewMoney(d.b, d.cur2))
+		if err != nil {
+			return Fee{}, fmt.Errorf("payments: fee difference: %w", err)
+		}
+		*d.dst = m.Amount()
+	}
+	return out, nil
+}

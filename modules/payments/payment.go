@@ -71,6 +71,7 @@ type Customer struct {
 type Payment struct {
 	id             string
 	scope          core.Scope
+	payableKind    PayableKind
 	sessionID      *string
 	invoiceID      *string
 	amount         int64
@@ -97,6 +98,7 @@ type Payment struct {
 type PaymentSnapshot struct {
 	ID                  string
 	Scope               core.Scope
+	PayableKind         PayableKind
 	SessionID           *string
 	InvoiceID           *string
 	Amount              int64
@@ -120,7 +122,7 @@ type PaymentSnapshot struct {
 // was valid when it was stored.
 func RehydratePayment(s PaymentSnapshot) *Payment {
 	return &Payment{
-		id: s.ID, scope: s.Scope, sessionID: s.SessionID, invoiceID: s.InvoiceID, amount: s.Amount,
+		id: s.ID, scope: s.Scope, payableKind: s.PayableKind, sessionID: s.SessionID, invoiceID: s.InvoiceID, amount: s.Amount,
 		amountRefunded: s.AmountRefunded, currency: s.Currency, status: s.Status, method: s.PaymentMethod,
 		card: cloneCard(s.Card), fee: s.Fee, customer: s.Customer, reference: s.Reference,
 		metadata: maps.Clone(s.Metadata), failureCode: s.FailureCode, failureMessage: s.FailureMessage,
@@ -131,7 +133,7 @@ func RehydratePayment(s PaymentSnapshot) *Payment {
 // Snapshot returns the payment's full state for storage.
 func (p *Payment) Snapshot() PaymentSnapshot {
 	return PaymentSnapshot{
-		ID: p.id, Scope: p.scope, SessionID: p.sessionID, InvoiceID: p.invoiceID, Amount: p.amount,
+		ID: p.id, Scope: p.scope, PayableKind: p.payableKind, SessionID: p.sessionID, InvoiceID: p.invoiceID, Amount: p.amount,
 		AmountRefunded: p.amountRefunded, Currency: p.currency, Status: p.status, PaymentMethod: p.method,
 		Card: cloneCard(p.card), Fee: p.fee, Customer: p.customer, Reference: p.reference,
 		Metadata: maps.Clone(p.metadata), FailureCode: p.failureCode, FailureMessage: p.failureMessage,
@@ -144,7 +146,9 @@ func (p *Payment) Snapshot() PaymentSnapshot {
 // constructor answers a plain error (an opaque 500), never a client error.
 type NewPaymentParams struct {
 	Scope core.Scope
-	// Exactly one of SessionID (cs_…) and InvoiceID is set.
+	// PayableKind is the kind of what is paid; its owner applies the payment's settlement.
+	PayableKind PayableKind
+	// Exactly one of SessionID (cs_…) and InvoiceID is set: the field the kind links.
 	SessionID *string
 	InvoiceID *string
 	Amount    int64
@@ -170,7 +174,7 @@ func NewPayment(p NewPaymentParams) (*Payment, error) {
 		card.Country = upperASCII(card.Country)
 	}
 	return &Payment{
-		id: core.NewID(core.PrefixPayment), scope: p.Scope, sessionID: p.SessionID, invoiceID: p.InvoiceID,
+		id: core.NewID(core.PrefixPayment), scope: p.Scope, payableKind: p.PayableKind, sessionID: p.SessionID, invoiceID: p.InvoiceID,
 		amount: p.Amount, currency: p.Currency, status: p.Status, method: p.Method, card: card,
 		fee: p.Fee, customer: p.Customer, reference: p.Reference, metadata: maps.Clone(p.Metadata),
 		created: p.Created,
@@ -181,6 +185,8 @@ func (p NewPaymentParams) check() error {
 	switch {
 	case p.Scope.MerchantID == "" || !p.Scope.Env.Valid():
 		return errors.New("scope is incomplete")
+	case p.PayableKind == "":
+		return errors.New("the payable kind is missing")
 	case (p.SessionID == nil) == (p.InvoiceID == nil):
 		return errors.New("exactly one of session id and invoice id is required")
 	case p.SessionID != nil && !core.HasIDShape(*p.SessionID, core.PrefixSession):
@@ -254,6 +260,7 @@ func cloneCard(c *Card) *Card {
 func (p *Payment) ID() string                    { return p.id }
 func (p *Payment) Scope() core.Scope             { return p.scope }
 func (p *Payment) Environment() core.Environment { return p.scope.Env }
+func (p *Payment) PayableKind() PayableKind      { return p.payableKind }
 func (p *Payment) SessionID() *string            { return p.sessionID }
 func (p *Payment) InvoiceID() *string            { return p.invoiceID }
 func (p *Payment) Amount() int64                 { return p.amount }
@@ -269,6 +276,17 @@ func (p *Payment) Metadata() map[string]string   { return maps.Clone(p.metadata)
 func (p *Payment) FailureCode() *string          { return p.failureCode }
 func (p *Payment) FailureMessage() *string       { return p.failureMessage }
 func (p *Payment) Created() time.Time            { return p.created }
+
+// PayableID is the id of what the payment pays (its session_id or invoice_id).
+func (p *Payment) PayableID() string {
+	if p.sessionID != nil {
+		return *p.sessionID
+	}
+	if p.invoiceID != nil {
+		return *p.invoiceID
+	}
+	return ""
+}
 
 // StatusBeforeDispute is the state a won dispute returns to; "" when no dispute is open.
 func (p *Payment) StatusBeforeDispute() Status { return p.statusBeforeDispute }
@@ -389,16 +407,16 @@ func (p *Payment) Refund(amount int64, now time.Time) (RefundOutcome, error) {
 	if err != nil {
 		return RefundOutcome{}, err
 	}
+	reversed, err := after.minus(before)
+	if err != nil {
+		return RefundOutcome{}, err
+	}
 	p.amountRefunded += amount
 	if p.amountRefunded == p.amount {
 		p.status = StatusRefunded
 	} else {
 		p.status = StatusPartiallyRefunded
 	}
-	reversed := after
-	reversed.ServiceFeeEUR -= before.ServiceFeeEUR
-	reversed.PSPFeeEUR -= before.PSPFeeEUR
-	reversed.ServiceFeeChargeCurrency -= before.ServiceFeeChargeCurrency
 	return RefundOutcome{
 		Amount:         amount,
 		AmountRefunded: p.amountRefunded,

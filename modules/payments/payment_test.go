@@ -19,7 +19,7 @@ var (
 func validParams() NewPaymentParams {
 	ref := "order-1001"
 	return NewPaymentParams{
-		Scope: testScope, SessionID: &sessionID, Amount: 10000, Currency: "USD", Status: StatusSucceeded,
+		Scope: testScope, PayableKind: "checkout_session", SessionID: &sessionID, Amount: 10000, Currency: "USD", Status: StatusSucceeded,
 		Method: MethodCard, Card: &Card{Brand: "visa", Last4: "4242", Country: "us", Funding: "credit"},
 		Fee:      Fee{ServiceFeeEUR: 266, PSPFeeEUR: 199, ServiceFeeChargeCurrency: 309, Currency: "USD", RateDate: fixtureDay},
 		Customer: Customer{Name: "Ada Lovelace", Email: "ada@example.com"}, Reference: &ref,

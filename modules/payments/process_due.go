@@ -27,10 +27,10 @@ const dueBatch = 100
 // opening of announced disputes. Both kinds of work run in one pass ordered by their due time,
 // so a test clock advance (D12) produces them, and their events, in time order.
 type Sweeper struct {
-	store    DueStore
-	uow      ports.UnitOfWorkOf[Tx]
-	settle   map[core.Environment]Settlements
-	sessions SessionEvents
+	store   DueStore
+	uow     ports.UnitOfWorkOf[Tx]
+	settle  map[core.Environment]Settlements
+	charger *Charger
 }
 
 var _ ports.DueProcessor = (*Sweeper)(nil)
@@ -38,12 +38,13 @@ var _ ports.DueProcessor = (*Sweeper)(nil)
 // NewSweeper returns the sweeper. settle gives the processor of each environment (test → the
 // sandbox): a payment is settled by the processor of its own environment, and one of an
 // environment without a processor is postponed (SettleRetryDelay) with an error, never settled
-// by another environment's processor. sessions gives the subjects of the session events.
-// store lists the due payments; each round's decisions are written in a unit of work of uow.
-// store, uow and sessions are required.
-func NewSweeper(store DueStore, uow ports.UnitOfWorkOf[Tx], settle map[core.Environment]Settlements, sessions SessionEvents) (*Sweeper, error) {
-	if store == nil || uow == nil || sessions == nil {
-		return nil, errors.New("payments: the sweeper needs its store, a unit of work and the session events")
+// by another environment's processor. store lists the due payments; a round's decisions that
+// concern the payment alone (a dispute, a postponement) are written in one unit of work of uow,
+// and each settlement in a unit of work of its payable's owner, found through the charger's
+// payable kinds (PayableOwner.ApplySettlement). store, uow and charger are required.
+func NewSweeper(store DueStore, uow ports.UnitOfWorkOf[Tx], settle map[core.Environment]Settlements, charger *Charger) (*Sweeper, error) {
+	if store == nil || uow == nil || charger == nil {
+		return nil, errors.New("payments: the sweeper needs its store, a unit of work and the charger")
 	}
 	procs := make(map[core.Environment]Settlements, len(settle))
 	for env, p := range settle {
@@ -51,7 +52,7 @@ func NewSweeper(store DueStore, uow ports.UnitOfWorkOf[Tx], settle map[core.Envi
 			procs[env] = p
 		}
 	}
-	return &Sweeper{store: store, uow: uow, settle: procs, sessions: sessions}, nil
+	return &Sweeper{store: store, uow: uow, settle: procs, charger: charger}, nil
 }
 
 // ErrNoSettlements: a processing payment of an environment that has no processor.
@@ -62,21 +63,24 @@ var ErrNoSettlements = errors.New("payments: no processor settles payments of th
 //
 //   - processing, settles_at ≤ until: the Settle of the processor of the payment's
 //     environment decides. succeeded (funds available FundsDelay after settlement) →
-//     payment_intent.succeeded (the payment) and checkout.session.async_payment_succeeded
-//     (the session with its payment), and the receipt is queued (MailReceipt); failed (failure_code and
-//     failure_message from the processor) → payment_intent.payment_failed and
-//     checkout.session.async_payment_failed. Still processing → it waits for the processor's
+//     payment_intent.succeeded (the payment), then the owner's events (checkout:
+//     checkout.session.async_payment_succeeded), and the receipt is queued (MailReceipt);
+//     failed (failure_code and failure_message from the processor) →
+//     payment_intent.payment_failed, then the owner's (checkout.session.async_payment_failed).
+//     Both are written in a unit of work of the payable's owner, which locks the payable
+//     first, then the payment (PayableOwner.ApplySettlement). Still processing → it waits for the processor's
 //     new settlement time. A processor error postpones the payment by SettleRetryDelay
 //     past until and is returned (joined) after the sweep.
 //   - succeeded or partially refunded, dispute_opens_at ≤ until, no dispute yet → disputed
 //     with a dp_ dispute (needs_response) and charge.dispute.created (the dispute).
 //
 // Each round reads the due payments, decides each one with every outside call made (the
-// processor, reading the session) while no transaction is open, and then writes the
-// decisions in one unit of work that locks the payments (PaymentRepository.LockDue: FOR UPDATE
-// SKIP LOCKED), keeps only the decisions taken on the state it finds, and writes each kept one:
-// the payment and its dispute (SaveDue), its events (Outbox) and its receipt (Mail) (several processes may sweep together; each
-// payment changes exactly once). Every written decision moves the payment's due time past
+// processor) while no transaction is open, and then writes the decisions: those that concern
+// the payment alone in one unit of work that locks the payments (PaymentRepository.LockDue:
+// FOR UPDATE SKIP LOCKED), keeps only the decisions taken on the state it finds, and writes
+// each kept one (the payment and its dispute with SaveDue, its events, its receipt); each
+// settlement in its owner's unit of work, with the same checks (several processes may sweep
+// together; each payment changes exactly once). Every written decision moves the payment's due time past
 // until or changes its state, so each round makes progress; a round that writes nothing ends
 // the sweep (the rest is held by another sweep, which does it).
 //
@@ -109,9 +113,15 @@ func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 		}
 		var changed, written int
 		var postponed []error
+		var alone []*Record
+		for _, rec := range recs {
+			if !plans[rec.Payment.ID()].owned {
+				alone = append(alone, rec)
+			}
+		}
 		err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 			changed, written, postponed = 0, 0, nil // Do may run this again
-			locked, err := tx.Payments().LockDue(ctx, recs)
+			locked, err := tx.Payments().LockDue(ctx, alone)
 			if err != nil {
 				return err
 			}
@@ -135,6 +145,20 @@ func (s *Sweeper) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 		})
 		if err != nil {
 			return total, errors.Join(append(failures, err)...)
+		}
+		for _, rec := range recs {
+			pl := plans[rec.Payment.ID()]
+			if !pl.owned {
+				continue
+			}
+			done, err := s.settleOwned(ctx, rec, pl)
+			if err != nil {
+				return total + changed, errors.Join(append(append(failures, postponed...), err)...)
+			}
+			if done {
+				written++
+				changed++
+			}
 		}
 		failures = append(failures, postponed...) // only once the round committed
 		total += changed
@@ -168,9 +192,9 @@ func (r *Record) state() dueState {
 	var st dueState
 	st.status, st.beforeDispute = r.Payment.Status(), r.Payment.StatusBeforeDispute()
 	st.disputeLost, st.amountRefunded = r.Payment.DisputeLost(), r.Payment.AmountRefunded()
-	st.processorRef, st.disputeID = r.ProcessorRef, r.DisputeID
-	if r.SettlesAt != nil {
-		st.settlesAt = r.SettlesAt.UTC()
+	st.processorRef, st.disputeID = r.ProcessorRef, r.DisputeID()
+	if at := r.SettlesAt(); at != nil {
+		st.settlesAt = at.UTC()
 	}
 	if r.DisputeOpensAt != nil {
 		st.opensAt = r.DisputeOpensAt.UTC()
@@ -186,11 +210,9 @@ type plan struct {
 
 // dueChange is what handling a due payment writes.
 type dueChange struct {
-	// record is the payment's new state (status, failure, dispute bookkeeping) and settlement
-	// and availability times.
+	// record is the payment, changed by its transitions (Record.Changes says what).
 	record *Record
-	// dispute is a dispute opened on the payment (nil: none); it is stored and becomes the
-	// payment's DisputeID.
+	// dispute is a dispute opened on the payment (nil: none), for its own repository.
 	dispute *Dispute
 	// events report the change, in order.
 	events []core.Event
@@ -198,11 +220,16 @@ type dueChange struct {
 	mail []core.Mail
 }
 
-// write persists the change in the unit of work tx: the payment and its dispute, then its
-// events, then its mail.
+// write persists the change in the unit of work tx: the payment (what it reports changed),
+// the dispute opened on it, then its events, then its mail.
 func (c dueChange) write(ctx context.Context, tx Tx) error {
-	if err := tx.Payments().SaveDue(ctx, c.record, c.dispute); err != nil {
+	if err := tx.Payments().Save(ctx, c.record); err != nil {
 		return err
+	}
+	if c.dispute != nil {
+		if err := tx.Disputes().Insert(ctx, c.dispute); err != nil {
+			return err
+		}
 	}
 	if err := tx.Outbox().Add(ctx, c.events...); err != nil {
 		return err
@@ -210,8 +237,56 @@ func (c dueChange) write(ctx context.Context, tx Tx) error {
 	return tx.Mail().Enqueue(ctx, c.mail...)
 }
 
+// settleOwned writes the settlement pl of the payment rec (read outside any transaction) in one
+// unit of work of its payable's owner: the payable locked first, then the payment (skipped
+// when another sweep holds it or changed it since it was read), the payment's new state and
+// its events, the owner's side and events (ApplySettlement), the receipt. done reports whether
+// it wrote.
+func (s *Sweeper) settleOwned(ctx context.Context, rec *Record, pl plan) (done bool, err error) {
+	p := rec.Payment
+	k, err := s.charger.kinds.of(p.PayableKind())
+	if err != nil {
+		return false, fmt.Errorf("payments: settle %s: %w", p.ID(), err)
+	}
+	err = k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
+		done = false // Do may run this again
+		payable, err := o.lock(ctx, p.Scope(), p.PayableID())
+		if err != nil {
+			return err
+		}
+		locked, err := tx.Payments().LockDue(ctx, []*Record{rec})
+		if err != nil {
+			return err
+		}
+		if len(locked) != 1 || locked[0].state() != pl.read {
+			return nil // held or changed: another sweep decides it
+		}
+		c := pl.change
+		if err := tx.Payments().Save(ctx, c.record); err != nil {
+			return err
+		}
+		if err := tx.Outbox().Add(ctx, c.events...); err != nil {
+			return err
+		}
+		evs, err := o.applySettlement(ctx, payable, c.record.Payment, pl.at)
+		if err != nil {
+			return err
+		}
+		if err := tx.Outbox().Add(ctx, evs...); err != nil {
+			return err
+		}
+		done = true
+		return tx.Mail().Enqueue(ctx, c.mail...)
+	})
+	return done, err
+}
+
 // handled is what handling one due payment decided.
 type handled struct {
+	// owned: a settlement, written in the unit of work of the payable's owner (settleOwned).
+	owned bool
+	// at is when the settlement was due (the owner's events are stamped with it).
+	at     time.Time
 	change dueChange
 	// moved reports a state change.
 	moved bool
@@ -234,23 +309,22 @@ func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (han
 // reports it, dated when the dispute opened.
 func (s *Sweeper) openDispute(rec *Record) (handled, error) {
 	p := rec.Payment
-	at := *rec.DisputeOpensAt
-	d, err := OpenDisputeOn(p, rec.DisputeReason, at)
+	d, err := rec.OpenDispute()
 	if err != nil {
 		return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 	}
-	rec.DisputeID = d.ID()
 	return handled{moved: true, change: dueChange{record: rec, dispute: d, events: []core.Event{
-		core.NewEvent(EventChargeDisputeCreated, p.Scope(), at, DisputeEvent{Dispute: d}),
+		core.NewEvent(EventChargeDisputeCreated, p.Scope(), d.Created(), DisputeEvent{Dispute: d}),
 	}}}, nil
 }
 
 func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (handled, error) {
 	p := rec.Payment
-	at := *rec.SettlesAt
+	at := *rec.SettlesAt()
 	postpone := func(cause error) (handled, error) {
-		next := until.Add(SettleRetryDelay)
-		rec.SettlesAt = &next
+		if err := rec.Postpone(until.Add(SettleRetryDelay)); err != nil {
+			return handled{}, err
+		}
 		return handled{change: dueChange{record: rec}, postponed: fmt.Errorf("payments: settle %s: %w", p.ID(), cause)}, nil
 	}
 	proc, ok := s.settle[p.Environment()]
@@ -262,23 +336,20 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		return postpone(err)
 	}
 	var evs []core.Event
-	var sessionEvent core.EventType
 	switch res.Outcome {
 	case ports.OutcomeProcessing:
 		if res.SettlesAt == nil || !res.SettlesAt.After(until) {
 			return postpone(errors.New("the processor reports the charge still processing past its settlement time"))
 		}
-		next := res.SettlesAt.UTC()
-		rec.SettlesAt = &next
-		return handled{change: dueChange{record: rec}}, nil
-	case ports.OutcomeSucceeded:
-		if err := p.Succeed(); err != nil {
+		if err := rec.Postpone(*res.SettlesAt); err != nil {
 			return handled{}, err
 		}
-		avail := at.Add(FundsDelay)
-		rec.AvailableAt = &avail
+		return handled{change: dueChange{record: rec}}, nil
+	case ports.OutcomeSucceeded:
+		if err := rec.Settle(true, "", "", at); err != nil {
+			return handled{}, err
+		}
 		evs = append(evs, core.NewEvent(EventPaymentIntentSucceeded, p.Scope(), at, PaymentEvent{Payment: p}))
-		sessionEvent = EventCheckoutSessionAsyncPaymentSucceeded
 	case ports.OutcomeFailed:
 		msg := res.FailureMessage
 		if msg == "" {
@@ -288,23 +359,12 @@ func (s *Sweeper) settleOne(ctx context.Context, rec *Record, until time.Time) (
 		if code == "" {
 			code = ports.DeclineGenericDecline
 		}
-		if err := p.Fail(code, msg); err != nil {
+		if err := rec.Settle(false, code, msg, at); err != nil {
 			return handled{}, err
 		}
 		evs = append(evs, core.NewEvent(EventPaymentIntentPaymentFailed, p.Scope(), at, PaymentEvent{Payment: p}))
-		sessionEvent = EventCheckoutSessionAsyncPaymentFailed
 	default:
 		return postpone(fmt.Errorf("unexpected outcome %q", res.Outcome))
 	}
-	if sid := p.SessionID(); sid != nil {
-		// A session that cannot be read (a database error) fails the batch: the transition is
-		// never written without its events.
-		subject, err := s.sessions.SessionEventWithPayment(ctx, p.Scope(), *sid, p)
-		if err != nil {
-			return handled{}, fmt.Errorf("payments: settle %s: read session: %w", p.ID(), err)
-		}
-		evs = append(evs, core.NewEvent(sessionEvent, p.Scope(), at, subject))
-	}
-	// The receipt is queued when the payment succeeded, dated then (receiptOnSuccess).
-	return handled{moved: true, change: dueChange{record: rec, events: evs, mail: receiptOnSuccess(p, at)}}, nil
+	return handled{moved: true, owned: true, at: at, change: dueChange{record: rec, events: evs, mail: receiptOnSuccess(p, at)}}, nil
 }

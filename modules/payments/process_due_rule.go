@@ -20,9 +20,9 @@ const DuePrecision = time.Microsecond
 func (r *Record) DueAt() *time.Time {
 	switch r.Payment.Status() {
 	case StatusProcessing:
-		return r.SettlesAt
+		return r.SettlesAt()
 	case StatusSucceeded, StatusPartiallyRefunded:
-		if r.DisputeID == "" {
+		if r.DisputeID() == "" {
 			return r.DisputeOpensAt
 		}
 	case StatusFailed, StatusRefunded, StatusDisputed: // final for the sweep: no due work

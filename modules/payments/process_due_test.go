@@ -1,148 +1,61 @@
-package payments
+package payments_test
 
 import (
 	"context"
 	"errors"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payments/paymentstest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
 var dueT0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
-// memDueStore is an in-memory DueStore: it lists records by the module's due rule and keeps
-// what the sweep wrote.
-type memDueStore struct {
-	recs     []*Record
-	events   []core.Event
-	mail     []core.Mail
-	disputes []*Dispute
-}
-
-func copyRecord(r *Record) *Record {
-	cp := *r
-	cp.Payment = RehydratePayment(r.Payment.Snapshot())
-	return &cp
-}
-
-func (m *memDueStore) due(until time.Time) []*Record {
-	var due []*Record
-	for _, r := range m.recs {
-		if r.IsDue(until) {
-			due = append(due, r)
-		}
-	}
-	sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt().Before(*due[j].DueAt()) })
-	return due
-}
-
-func (m *memDueStore) ListDue(_ context.Context, _ *core.Scope, until time.Time, limit int) ([]*Record, error) {
-	due := m.due(until)
-	if len(due) > limit {
-		due = due[:limit]
-	}
-	out := make([]*Record, len(due))
-	for i, r := range due {
-		out[i] = copyRecord(r)
-	}
-	return out, nil
-}
-
-// Do is the unit of work over memDueStore (ports.UnitOfWorkOf[Tx]): a failing fn restores
-// every record, event, mail and dispute it wrote.
-func (m *memDueStore) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	saved := make([]Record, len(m.recs))
-	for i, r := range m.recs {
-		saved[i] = *copyRecord(r)
-	}
-	nr, ne, nm, nd := len(m.recs), len(m.events), len(m.mail), len(m.disputes)
-	if err := fn(ctx, memDueTx{m}); err != nil {
-		m.recs = m.recs[:nr]
-		for i := range saved {
-			*m.recs[i] = saved[i]
-		}
-		m.events, m.mail, m.disputes = m.events[:ne], m.mail[:nm], m.disputes[:nd]
-		return err
-	}
-	return nil
-}
-
-// memDueTx is payments.Tx over memDueStore; the sweep writes through Payments, Outbox and
-// Mail, never through ChargeAttempts (an empty repository here).
-type memDueTx struct{ m *memDueStore }
-
-func (t memDueTx) Payments() PaymentRepository       { return memDuePayments(t) }
-func (t memDueTx) ChargeAttempts() AttemptRepository { return memAttempts{newMemTx()} }
-func (t memDueTx) Outbox() ports.Outbox              { return memDueOutbox(t) }
-func (t memDueTx) Mail() ports.MailQueue             { return memDueOutbox(t) }
-
-type memDuePayments struct{ m *memDueStore }
-
-func (r memDuePayments) Insert(_ context.Context, rec *Record) error {
-	r.m.recs = append(r.m.recs, copyRecord(rec))
-	return nil
-}
-
-func (r memDuePayments) LockDue(_ context.Context, recs []*Record) ([]*Record, error) {
-	var out []*Record
-	for _, want := range recs {
-		for _, rec := range r.m.recs {
-			if rec.Payment.ID() == want.Payment.ID() {
-				out = append(out, copyRecord(rec))
-			}
-		}
-	}
-	return out, nil
-}
-
-func (r memDuePayments) SaveDue(_ context.Context, rec *Record, opened *Dispute) error {
-	for _, stored := range r.m.recs {
-		if stored.Payment.ID() == rec.Payment.ID() {
-			*stored = *copyRecord(rec)
-			if opened != nil {
-				r.m.disputes = append(r.m.disputes, opened)
-			}
-			return nil
-		}
-	}
-	return errors.New("save due: unknown payment")
-}
-
-type memDueOutbox struct{ m *memDueStore }
-
-func (o memDueOutbox) Add(_ context.Context, evs ...core.Event) error {
-	o.m.events = append(o.m.events, evs...)
-	return nil
-}
-
-func (o memDueOutbox) Enqueue(_ context.Context, mails ...core.Mail) error {
-	o.m.mail = append(o.m.mail, mails...)
-	return nil
-}
-
-func (m *memDueStore) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
-	due := m.due(until)
-	if len(due) == 0 {
-		return time.Time{}, false, nil
-	}
-	return *due[0].DueAt(), true, nil
-}
-
-// newSweeper is NewSweeper with the store as its own unit of work.
-func newSweeper(t *testing.T, store interface {
-	DueStore
-	ports.UnitOfWorkOf[Tx]
-}, settle map[core.Environment]Settlements, sessions SessionEvents) *Sweeper {
+// dueRecord is a payment of a new order of w, for the sweeps, with processor reference ref.
+func dueRecord(t *testing.T, w *orderWorld, ref string, status payments.Status, method payments.PaymentMethod) *payments.Record {
 	t.Helper()
-	sw, err := NewSweeper(store, store, settle, sessions)
+	return dueRecordIn(t, w, w.scope, ref, status, method)
+}
+
+func dueRecordIn(t *testing.T, w *orderWorld, scope core.Scope, ref string, status payments.Status, method payments.PaymentMethod) *payments.Record {
+	t.Helper()
+	id := w.newOrder()
+	if scope != w.scope {
+		w.orders.mu.Lock()
+		o := w.orders.book.m[id]
+		o.scope = scope
+		w.orders.book.m[id] = o
+		w.orders.mu.Unlock()
+	}
+	var card *payments.Card
+	if method == payments.MethodCard {
+		card = &payments.Card{Brand: "visa", Last4: "0259", Country: "US", Funding: "credit"}
+	}
+	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: orderKind.Name, InvoiceID: &id, Amount: 1000,
+		Currency: "EUR", Status: status, Method: method, Card: card, Fee: payments.Fee{Currency: "EUR"}, Created: dueT0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sw
+	return &payments.Record{Payment: p, ProcessorRef: ref, PayableKey: id}
 }
+
+// stored reads the stored state of rec.
+func stored(w *orderWorld, rec *payments.Record) *payments.Record {
+	for _, r := range w.fake.Records() {
+		if r.Payment.ID() == rec.Payment.ID() {
+			return r
+		}
+	}
+	return nil
+}
+
+// settles sets the settlement time of a record being seeded.
+func settles(r *payments.Record, at *time.Time) { r.WithDueFacts(payments.DueFacts{SettlesAt: at}) }
+
+func at(m int) *time.Time { v := dueT0.Add(time.Duration(m) * time.Minute); return &v }
 
 // scriptedSettlements answers Settle from a table by processor ref.
 type scriptedSettlements map[string]ports.ChargeResult
@@ -155,130 +68,121 @@ func (s scriptedSettlements) Settle(_ context.Context, ref string, _ time.Time) 
 	return res, nil
 }
 
-type fakeSessions struct{ err error }
-
-// sessionSubject is the session event fakeSessions gives: the session id and the payment.
-type sessionSubject struct {
-	id string
-	p  *Payment
-}
-
-func (s sessionSubject) EventObjectID() string { return s.id }
-
-func (f fakeSessions) SessionEventWithPayment(_ context.Context, _ core.Scope, id string, p *Payment) (core.DomainEvent, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	return sessionSubject{id: id, p: p}, nil
-}
-
-var dueScope = core.Scope{MerchantID: "mer_due", Env: core.EnvTest}
-
-func dueRecord(t *testing.T, ref string, status Status, method PaymentMethod) *Record {
+func sweeperOf(t *testing.T, w *orderWorld, store payments.DueStore, uow ports.UnitOfWorkOf[payments.Tx], settle map[core.Environment]payments.Settlements) *payments.Sweeper {
 	t.Helper()
-	sid := core.NewID(core.PrefixSession)
-	var card *Card
-	if method == MethodCard {
-		card = &Card{Brand: "visa", Last4: "0259", Country: "US", Funding: "credit"}
-	}
-	p, err := NewPayment(NewPaymentParams{Scope: dueScope, SessionID: &sid, Amount: 1000, Currency: "EUR",
-		Status: status, Method: method, Card: card, Fee: Fee{Currency: "EUR"}, Created: dueT0})
+	sw, err := payments.NewSweeper(store, uow, settle, w.charger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Record{Payment: p, ProcessorRef: ref}
+	return sw
 }
 
 func TestSweeperSettlesDisputesInTimeOrder(t *testing.T) {
 	t.Parallel()
-	good := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
-	bad := dueRecord(t, "bad", StatusProcessing, MethodSEPADebit)
-	later := dueRecord(t, "later", StatusProcessing, MethodSEPADebit)
-	disputed := dueRecord(t, "card", StatusSucceeded, MethodCard)
-	at := func(m int) *time.Time { v := dueT0.Add(time.Duration(m) * time.Minute); return &v }
-	good.SettlesAt, bad.SettlesAt, later.SettlesAt = at(3), at(2), at(1)
+	w := newOrderWorld(t)
+	good := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
+	bad := dueRecord(t, w, "bad", payments.StatusProcessing, payments.MethodSEPADebit)
+	later := dueRecord(t, w, "later", payments.StatusProcessing, payments.MethodSEPADebit)
+	disputed := dueRecord(t, w, "card", payments.StatusSucceeded, payments.MethodCard)
+	settles(good, at(3))
+	settles(bad, at(2))
+	settles(later, at(1))
 	disputed.DisputeOpensAt, disputed.DisputeReason = at(4), "fraudulent"
-	store := &memDueStore{recs: []*Record{good, bad, later, disputed}}
+	for _, r := range []*payments.Record{good, bad, later, disputed} {
+		w.fake.Seed(r)
+	}
 	proc := scriptedSettlements{
 		"good":  {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"},
 		"bad":   {Outcome: ports.OutcomeFailed, ProcessorRef: "bad", DeclineCode: ports.DeclineInsufficientFunds, FailureMessage: "No funds."},
 		"later": {Outcome: ports.OutcomeProcessing, ProcessorRef: "later", SettlesAt: at(90)},
 	}
-	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: proc}, fakeSessions{})
-	n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour))
+	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: proc})
+	n, err := sw.ProcessDue(context.Background(), &w.scope, dueT0.Add(time.Hour))
 	if err != nil || n != 3 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if good.Payment.Status() != StatusSucceeded || bad.Payment.Status() != StatusFailed ||
-		later.Payment.Status() != StatusProcessing || disputed.Payment.Status() != StatusDisputed {
+	good, bad, later, disputed = stored(w, good), stored(w, bad), stored(w, later), stored(w, disputed)
+	if good.Payment.Status() != payments.StatusSucceeded || bad.Payment.Status() != payments.StatusFailed ||
+		later.Payment.Status() != payments.StatusProcessing || disputed.Payment.Status() != payments.StatusDisputed {
 		t.Fatalf("states %s %s %s %s", good.Payment.Status(), bad.Payment.Status(), later.Payment.Status(), disputed.Payment.Status())
 	}
 	if *bad.Payment.FailureCode() != ports.DeclineInsufficientFunds || *bad.Payment.FailureMessage() != "No funds." {
 		t.Errorf("failure %v %v", *bad.Payment.FailureCode(), *bad.Payment.FailureMessage())
 	}
-	if good.AvailableAt == nil || !good.AvailableAt.Equal(at(3).Add(FundsDelay)) || bad.AvailableAt != nil || later.AvailableAt != nil {
-		t.Errorf("available at: good %v, bad %v, later %v", good.AvailableAt, bad.AvailableAt, later.AvailableAt)
+	if good.AvailableAt() == nil || !good.AvailableAt().Equal(at(3).Add(payments.FundsDelay)) || bad.AvailableAt() != nil || later.AvailableAt() != nil {
+		t.Errorf("available at: good %v, bad %v, later %v", good.AvailableAt(), bad.AvailableAt(), later.AvailableAt())
 	}
-	if !later.SettlesAt.Equal(*at(90)) {
-		t.Errorf("still processing: settles at %s", later.SettlesAt)
+	if !later.SettlesAt().Equal(*at(90)) {
+		t.Errorf("still processing: settles at %s", later.SettlesAt())
+	}
+	// The owners saw their settlements.
+	if o := w.orders.get(*good.Payment.InvoiceID()); o.status != "paid" {
+		t.Errorf("good order %+v", o)
+	}
+	if o := w.orders.get(*bad.Payment.InvoiceID()); o.status != "failed" {
+		t.Errorf("bad order %+v", o)
 	}
 	// The payment that succeeded queues its receipt, dated when it succeeded; nothing else does.
-	if len(store.mail) != 1 || store.mail[0] != (core.Mail{Kind: MailReceipt, Scope: dueScope, SubjectID: good.Payment.ID(), Created: *at(3)}) {
-		t.Errorf("mail %+v", store.mail)
+	if m := w.fake.Mail(); len(m) != 1 || m[0] != (core.Mail{Kind: payments.MailReceipt, Scope: w.scope, SubjectID: good.Payment.ID(), Created: *at(3)}) {
+		t.Errorf("mail %+v", m)
 	}
-	if disputed.Payment.StatusBeforeDispute() != StatusSucceeded || len(store.disputes) != 1 {
-		t.Fatalf("dispute: %s %d", disputed.Payment.StatusBeforeDispute(), len(store.disputes))
+	ds := w.fake.Disputes()
+	if disputed.Payment.StatusBeforeDispute() != payments.StatusSucceeded || len(ds) != 1 {
+		t.Fatalf("dispute: %s %d", disputed.Payment.StatusBeforeDispute(), len(ds))
 	}
-	d := store.disputes[0]
+	d := ds[0]
 	if d.PaymentID() != disputed.Payment.ID() || d.Amount() != 1000 || d.Reason() != "fraudulent" ||
-		d.Status() != DisputeNeedsResponse || !d.Created().Equal(*at(4)) || !d.EvidenceDueBy().Equal(at(4).Add(EvidenceWindow)) ||
-		!core.HasIDShape(d.ID(), DisputePrefix) {
+		d.Status() != payments.DisputeNeedsResponse || !d.Created().Equal(*at(4)) || !d.EvidenceDueBy().Equal(at(4).Add(payments.EvidenceWindow)) ||
+		!core.HasIDShape(d.ID(), payments.DisputePrefix) {
 		t.Errorf("dispute %+v", d.Snapshot())
 	}
 	want := []struct {
 		typ core.EventType
 		at  *time.Time
 	}{
-		{EventPaymentIntentPaymentFailed, at(2)}, {EventCheckoutSessionAsyncPaymentFailed, at(2)},
-		{EventPaymentIntentSucceeded, at(3)}, {EventCheckoutSessionAsyncPaymentSucceeded, at(3)},
-		{EventChargeDisputeCreated, at(4)},
+		{payments.EventPaymentIntentPaymentFailed, at(2)}, {eventOrderSettled, at(2)},
+		{payments.EventPaymentIntentSucceeded, at(3)}, {eventOrderSettled, at(3)},
+		{payments.EventChargeDisputeCreated, at(4)},
 	}
-	if len(store.events) != len(want) {
-		t.Fatalf("%d events", len(store.events))
+	// The dispute is written with the round's payments-only decisions, the settlements each in
+	// their owner's unit of work after it; each group keeps its time order.
+	evs := w.fake.Events()
+	if len(evs) != len(want) {
+		t.Fatalf("%d events", len(evs))
 	}
-	for i, w := range want {
-		if e := store.events[i]; e.Type != w.typ || !e.Created.Equal(*w.at) || e.Scope != dueScope {
-			t.Errorf("event %d: %s at %s, want %s at %s", i, e.Type, e.Created, w.typ, w.at)
+	byType := map[core.EventType][]time.Time{}
+	for _, e := range evs {
+		byType[e.Type] = append(byType[e.Type], e.Created)
+	}
+	for _, x := range want {
+		if len(byType[x.typ]) == 0 {
+			t.Fatalf("no %s", x.typ)
 		}
 	}
-	if sub, ok := store.events[3].Subject.(sessionSubject); !ok || sub.p.Status() != StatusSucceeded ||
-		sub.p.ID() != good.Payment.ID() || store.events[3].ObjectID != *good.Payment.SessionID() {
-		t.Errorf("session subject %+v", store.events[3].Subject)
-	}
-	if sub, ok := store.events[4].Subject.(DisputeEvent); !ok || sub.Dispute.PaymentID() != disputed.Payment.ID() ||
-		store.events[4].ObjectID != sub.Dispute.ID() {
-		t.Errorf("dispute subject %+v", store.events[4].Subject)
+	if s := byType[eventOrderSettled]; !s[0].Equal(*at(2)) || !s[1].Equal(*at(3)) {
+		t.Errorf("owner events at %v", s)
 	}
 	// Nothing is due twice.
-	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); err != nil || n != 0 {
+	if n, err := sw.ProcessDue(context.Background(), &w.scope, dueT0.Add(time.Hour)); err != nil || n != 0 {
 		t.Fatalf("again: %d %v", n, err)
 	}
 }
 
 func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "unknown", StatusProcessing, MethodSEPADebit)
-	at := dueT0.Add(time.Minute)
-	r.SettlesAt = &at
-	store := &memDueStore{recs: []*Record{r}}
-	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "unknown", payments.StatusProcessing, payments.MethodSEPADebit)
+	settles(r, at(1))
+	w.fake.Seed(r)
+	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{}})
 	until := dueT0.Add(time.Hour)
-	n, err := sw.ProcessDue(context.Background(), &dueScope, until)
+	n, err := sw.ProcessDue(context.Background(), &w.scope, until)
 	if n != 0 || !errors.Is(err, ports.ErrProcessorRefUnknown) {
 		t.Fatalf("%d %v", n, err)
 	}
-	if r.Payment.Status() != StatusProcessing || !r.SettlesAt.Equal(until.Add(SettleRetryDelay)) || len(store.events) != 0 {
-		t.Fatalf("%s %s %d", r.Payment.Status(), r.SettlesAt, len(store.events))
+	r = stored(w, r)
+	if r.Payment.Status() != payments.StatusProcessing || !r.SettlesAt().Equal(until.Add(payments.SettleRetryDelay)) || len(w.fake.Events()) != 0 {
+		t.Fatalf("%s %s %d", r.Payment.Status(), r.SettlesAt(), len(w.fake.Events()))
 	}
 }
 
@@ -286,77 +190,75 @@ func TestSweeperPostponesOnProcessorErrors(t *testing.T) {
 // settled by the test environment's (sandbox) processor; without a live processor it waits.
 func TestSweeperRoutesSettlementByEnvironment(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
-	live := core.Scope{MerchantID: dueScope.MerchantID, Env: core.EnvLive}
-	sid := core.NewID(core.PrefixSession)
-	p, err := NewPayment(NewPaymentParams{Scope: live, SessionID: &sid, Amount: 1000, Currency: "EUR",
-		Status: StatusProcessing, Method: MethodSEPADebit, Fee: Fee{Currency: "EUR"}, Created: dueT0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := &Record{Payment: p, ProcessorRef: "good"}
-	at := dueT0.Add(time.Minute)
-	r.SettlesAt, lr.SettlesAt = &at, &at
-	store := &memDueStore{recs: []*Record{r, lr}}
-	sw := newSweeper(t, store, map[core.Environment]Settlements{
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
+	lr := dueRecordIn(t, w, core.Scope{MerchantID: w.scope.MerchantID, Env: core.EnvLive}, "good", payments.StatusProcessing, payments.MethodSEPADebit)
+	settles(r, at(1))
+	settles(lr, at(1))
+	w.fake.Seed(r)
+	w.fake.Seed(lr)
+	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{
 		core.EnvTest: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded, ProcessorRef: "good"}},
-	}, fakeSessions{})
+	})
 	until := dueT0.Add(time.Hour)
 	n, err := sw.ProcessDue(context.Background(), nil, until)
-	if n != 1 || !errors.Is(err, ErrNoSettlements) {
+	if n != 1 || !errors.Is(err, payments.ErrNoSettlements) {
 		t.Fatalf("%d %v", n, err)
 	}
-	if r.Payment.Status() != StatusSucceeded || lr.Payment.Status() != StatusProcessing || !lr.SettlesAt.Equal(until.Add(SettleRetryDelay)) {
-		t.Fatalf("test %s, live %s settles %s", r.Payment.Status(), lr.Payment.Status(), lr.SettlesAt)
+	r, lr = stored(w, r), stored(w, lr)
+	if r.Payment.Status() != payments.StatusSucceeded || lr.Payment.Status() != payments.StatusProcessing || !lr.SettlesAt().Equal(until.Add(payments.SettleRetryDelay)) {
+		t.Fatalf("test %s, live %s settles %s", r.Payment.Status(), lr.Payment.Status(), lr.SettlesAt())
 	}
 }
 
-// A session that cannot be read fails the batch: no transition is written without its
-// events.
-func TestSweeperWritesNothingWhenTheSessionCannotBeRendered(t *testing.T) {
+// An owner that fails fails the settlement's unit of work: no transition is written without
+// the owner's side and its events.
+func TestSweeperWritesNothingWhenTheOwnerFails(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
-	at := dueT0.Add(time.Minute)
-	r.SettlesAt = &at
-	store := &memDueStore{recs: []*Record{r}}
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
+	settles(r, at(1))
+	w.fake.Seed(r)
 	boom := errors.New("database down")
-	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}},
-		fakeSessions{err: boom})
-	if _, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
+	w.owner.failSettle = boom
+	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}})
+	if _, err := sw.ProcessDue(context.Background(), &w.scope, dueT0.Add(time.Hour)); !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
 	}
-	if r.Payment.Status() != StatusProcessing || len(store.events) != 0 {
-		t.Fatalf("%s, %d events", r.Payment.Status(), len(store.events))
+	if s := stored(w, r); s.Payment.Status() != payments.StatusProcessing || len(w.fake.Events()) != 0 || len(w.fake.Mail()) != 0 {
+		t.Fatalf("%s, %d events", s.Payment.Status(), len(w.fake.Events()))
 	}
 }
 
 func TestOpenDisputeOnRefusesUndisputable(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "x", StatusProcessing, MethodSEPADebit)
-	if _, err := OpenDisputeOn(r.Payment, "fraudulent", dueT0); !errors.Is(err, ErrChargeNotDisputable) {
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "x", payments.StatusProcessing, payments.MethodSEPADebit)
+	if _, err := payments.OpenDisputeOn(r.Payment, "fraudulent", dueT0); !errors.Is(err, payments.ErrChargeNotDisputable) {
 		t.Fatalf("%v", err)
 	}
-	ok := dueRecord(t, "y", StatusSucceeded, MethodCard)
-	if _, err := OpenDisputeOn(ok.Payment, "", dueT0); err == nil {
+	ok := dueRecord(t, w, "y", payments.StatusSucceeded, payments.MethodCard)
+	if _, err := payments.OpenDisputeOn(ok.Payment, "", dueT0); err == nil {
 		t.Fatal("a dispute without a reason")
 	}
-	if ok.Payment.Status() != StatusSucceeded {
+	if ok.Payment.Status() != payments.StatusSucceeded {
 		t.Fatal("a refused dispute changed the payment")
 	}
 }
 
 // lyingStore lists a full batch of payments that are not due by the module's rule, as a store
-// whose due_at disagreed with the rule would, and applies nothing.
+// whose due_at disagreed with the rule would.
 type lyingStore struct {
-	memDueStore
+	*paymentstest.Fake
+	rec   *payments.Record
 	lists int
 }
 
-func (l *lyingStore) ListDue(_ context.Context, _ *core.Scope, _ time.Time, limit int) ([]*Record, error) {
+func (l *lyingStore) ListDue(_ context.Context, _ *core.Scope, _ time.Time, limit int) ([]*payments.Record, error) {
 	l.lists++
-	out := make([]*Record, limit)
+	out := make([]*payments.Record, limit)
 	for i := range out {
-		out[i] = copyRecord(l.recs[0])
+		out[i] = l.rec
 	}
 	return out, nil
 }
@@ -365,14 +267,14 @@ func (l *lyingStore) ListDue(_ context.Context, _ *core.Scope, _ time.Time, limi
 // of reading the same batch forever.
 func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "x", StatusSucceeded, MethodSEPADebit)
-	at := dueT0
-	r.SettlesAt = &at // succeeded: its settlement time is no due work
-	store := &lyingStore{memDueStore: memDueStore{recs: []*Record{r}}}
-	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{}}, fakeSessions{})
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "x", payments.StatusSucceeded, payments.MethodSEPADebit)
+	settles(r, at(0)) // succeeded: its settlement time is no due work
+	store := &lyingStore{Fake: w.fake, rec: r}
+	sw := sweeperOf(t, w, store, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if _, err := sw.ProcessDue(ctx, &dueScope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
+	if _, err := sw.ProcessDue(ctx, &w.scope, dueT0.Add(time.Hour)); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v", err)
 	}
 	if store.lists != 1 {
@@ -380,30 +282,26 @@ func TestSweeperStopsWhenStorageAndRuleDisagree(t *testing.T) {
 	}
 }
 
-// racingStore changes each payment after the sweep read it, as another sweep would.
-type racingStore struct{ memDueStore }
-
-func (r *racingStore) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	for _, rec := range r.recs {
-		next := rec.SettlesAt.Add(time.Hour)
-		rec.SettlesAt = &next
-	}
-	return r.memDueStore.Do(ctx, fn)
-}
-
-// A decision taken on a state the payment no longer has is dropped, and a round that writes
-// nothing ends the sweep.
+// A decision taken on a state the payment no longer has is dropped (another sweep changed it
+// after it was read), and a round that writes nothing ends the sweep.
 func TestSweeperDropsDecisionsOnChangedPayments(t *testing.T) {
 	t.Parallel()
-	r := dueRecord(t, "good", StatusProcessing, MethodSEPADebit)
-	at := dueT0
-	r.SettlesAt = &at
-	store := &racingStore{memDueStore{recs: []*Record{r}}}
-	sw := newSweeper(t, store, map[core.Environment]Settlements{dueScope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}}, fakeSessions{})
-	if n, err := sw.ProcessDue(context.Background(), &dueScope, dueT0.Add(time.Minute)); err != nil || n != 0 {
+	w := newOrderWorld(t)
+	r := dueRecord(t, w, "good", payments.StatusProcessing, payments.MethodSEPADebit)
+	settles(r, at(0))
+	w.fake.Seed(r)
+	w.orders.beforeDo = func() {
+		w.fake.Mutate(r.Payment.ID(), func(rec *payments.Record) {
+			if err := rec.Postpone(rec.SettlesAt().Add(time.Hour)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	sw := sweeperOf(t, w, w.fake, w.fake, map[core.Environment]payments.Settlements{w.scope.Env: scriptedSettlements{"good": {Outcome: ports.OutcomeSucceeded}}})
+	if n, err := sw.ProcessDue(context.Background(), &w.scope, dueT0.Add(time.Minute)); err != nil || n != 0 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if r.Payment.Status() != StatusProcessing || len(store.events) != 0 {
-		t.Fatalf("%s, %d events", r.Payment.Status(), len(store.events))
+	if s := stored(w, r); s.Payment.Status() != payments.StatusProcessing || len(w.fake.Events()) != 0 {
+		t.Fatalf("%s, %d events", s.Payment.Status(), len(w.fake.Events()))
 	}
 }

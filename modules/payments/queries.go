@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -77,9 +78,13 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 	return q.lister.List(ctx, scope, lq, st)
 }
 
-// Get returns one payment of the scope, or 404 payment_not_found.
+// Get returns one payment of the scope, or 404 resource_missing on `id`.
 func (q *Queries) Get(ctx context.Context, scope core.Scope, id string) (*Payment, error) {
-	return q.reader.Get(ctx, scope, id)
+	p, err := q.reader.Get(ctx, scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, core.NotFound("payment", "id", id)
+	}
+	return p, err
 }
 
 // Summary returns the scope's overview figures.
@@ -105,10 +110,21 @@ type FeeBreakdown struct {
 // from the same FX source (1 for EUR).
 func (q *Queries) Breakdown(ctx context.Context, p *Payment) (FeeBreakdown, error) {
 	fee := p.Fee()
+	// The fee splits into Kassa's part and the processor's, in EUR; the net is the amount less
+	// the fee in the charge currency. Money refuses to mix the two currencies.
+	total, psp := core.NewMoney(fee.ServiceFeeEUR, "EUR"), core.NewMoney(fee.PSPFeeEUR, "EUR")
+	service, err := total.Sub(psp)
+	if err != nil {
+		return FeeBreakdown{}, fmt.Errorf("payments: fee of %s: %w", p.ID(), err)
+	}
+	net, err := core.NewMoney(p.Amount(), p.Currency()).Sub(core.NewMoney(fee.ServiceFeeChargeCurrency, fee.Currency))
+	if err != nil {
+		return FeeBreakdown{}, fmt.Errorf("payments: fee of %s: %w", p.ID(), err)
+	}
 	b := FeeBreakdown{
-		ServiceEUR: fee.ServiceFeeEUR - fee.PSPFeeEUR, PSPEUR: fee.PSPFeeEUR, TotalEUR: fee.ServiceFeeEUR,
+		ServiceEUR: service.Amount(), PSPEUR: psp.Amount(), TotalEUR: total.Amount(),
 		ChargeCurrency: p.Currency(), TotalChargeCurrency: fee.ServiceFeeChargeCurrency,
-		Net: p.Amount() - fee.ServiceFeeChargeCurrency, Rate: "1", RateDate: fee.RateDate,
+		Net: net.Amount(), Rate: "1", RateDate: fee.RateDate,
 	}
 	if p.Currency() == "EUR" || q.rates == nil {
 		return b, nil

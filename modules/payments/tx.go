@@ -15,6 +15,7 @@ import (
 // satisfies both.
 type Tx interface {
 	Payments() PaymentRepository
+	Disputes() DisputeRepository
 	ChargeAttempts() AttemptRepository
 	Outbox() ports.Outbox
 	Mail() ports.MailQueue
@@ -22,19 +23,27 @@ type Tx interface {
 
 // PaymentRepository writes payments inside a unit of work.
 type PaymentRepository interface {
-	// Insert saves a new payment with its processor facts (Record). A second payment of the
-	// same checkout session is refused with ErrPaymentExists (wrapped), and nothing is
-	// written.
+	// Insert saves a new payment with its processor facts (Record). A second payment with the
+	// same payable kind and Record.PayableKey is refused with ErrPaymentExists (wrapped), and
+	// nothing is written.
 	Insert(ctx context.Context, rec *Record) error
+	// Lock reads payment id of scope and locks it for the rest of the unit of work (FOR
+	// UPDATE). An unknown payment answers ErrNotFound.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Record, error)
 	// LockDue locks the payments of recs that no other transaction holds (FOR UPDATE SKIP
 	// LOCKED), in due order, and reads them again: the state the due sweep's decisions, taken
 	// outside the transaction, are checked against. A payment held elsewhere is left out.
 	LockDue(ctx context.Context, recs []*Record) ([]*Record, error)
-	// SaveDue writes what the due sweep changed on a payment LockDue read: its state (status,
-	// failure, dispute bookkeeping), settlement and availability times, and opened, the
-	// dispute opened on it (nil: none), which is stored and becomes its DisputeID. It writes
-	// no event and no mail: the sweep adds them through the outbox and the mail queue.
-	SaveDue(ctx context.Context, rec *Record, opened *Dispute) error
+	// Save writes what rec reports changed (Record.Changes) since it was locked, in one
+	// statement that must change its one row; nothing when nothing changed.
+	Save(ctx context.Context, rec *Record) error
+}
+
+// DisputeRepository keeps disputes inside a unit of work: the dispute is its own aggregate,
+// written beside the payment it disputes (whose Record.DisputeID names it).
+type DisputeRepository interface {
+	// Insert saves a new dispute; a payment has at most one, and a second is an error.
+	Insert(ctx context.Context, d *Dispute) error
 }
 
 // AttemptRepository keeps charge attempts inside a unit of work. Every method is confined to
@@ -44,13 +53,21 @@ type AttemptRepository interface {
 	// refused with ErrChargeInProgress, and nothing is written.
 	Insert(ctx context.Context, a *ChargeAttempt) error
 	// Lock reads attempt key of the payable reference and locks it for the rest of the unit of
-	// work. An unknown attempt answers core.NotFound("charge_attempt", …).
+	// work. An unknown attempt answers ErrAttemptNotFound.
 	Lock(ctx context.Context, scope core.Scope, reference, key string) (*ChargeAttempt, error)
 	// Save writes the resolution of an attempt read by Lock (applied or abandoned). Only a
 	// stored attempt that is still pending changes; anything else is an error.
 	Save(ctx context.Context, a *ChargeAttempt) error
 }
 
-// ErrPaymentExists: the checkout session already has a payment (storage keeps at most one per
-// session). A charge applied once never meets it; a stray payment would.
-var ErrPaymentExists = errors.New("payments: the session already has a payment")
+// Store sentinels of the payments repositories.
+var (
+	// ErrPaymentExists: the payable already has its payment (storage keeps one per payable, or
+	// per attempt, as the payable's kind says). A charge applied once never meets it; a stray
+	// payment would.
+	ErrPaymentExists = errors.New("payments: the payable already has this payment")
+	// ErrAttemptNotFound: no charge attempt with that key in the scope.
+	ErrAttemptNotFound = errors.New("payments: no such charge attempt")
+	// ErrNotFound: no payment with that id (or of that session) in the scope.
+	ErrNotFound = errors.New("payments: no such payment")
+)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -95,11 +96,44 @@ type fixture struct {
 func newFixture(t *testing.T, h Harness) *fixture {
 	t.Helper()
 	c := &clocks{t: t0}
-	svc, err := checkout.NewService(h.Store, h.UoW, noPrices{}, c, "https://pay.example.test")
+	kind, err := checkout.BindPayableKind(h.UoW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The suite charges nothing: the charger is there because the service requires one.
+	charger, err := payments.NewCharger(payments.ChargerDeps{Fees: noFees{}, Attempts: noAttempts{},
+		Wall: core.SystemClock{}, Kinds: []payments.Kind{kind}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := checkout.NewService(checkout.Deps{Store: h.Store, UoW: h.UoW, Prices: noPrices{}, Clocks: c,
+		CheckoutBaseURL: "https://pay.example.test", Charger: charger, Merchants: noMerchants{h.Merchant}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{h: h, svc: svc, clock: c}
+}
+
+type noFees struct{}
+
+func (noFees) Compute(context.Context, payments.FeeInput) (payments.Fee, error) {
+	return payments.Fee{}, errors.New("checkouttest: nothing is charged")
+}
+
+type noAttempts struct{}
+
+func (noAttempts) Pending(context.Context, core.Scope, payments.PayableKind, string) (*payments.ChargeAttempt, error) {
+	return nil, nil
+}
+
+func (noAttempts) Stale(context.Context, *core.Scope, time.Time, int) ([]*payments.ChargeAttempt, error) {
+	return nil, nil
+}
+
+type noMerchants struct{ m checkout.BuyerMerchant }
+
+func (n noMerchants) BuyerMerchant(context.Context, string) (checkout.BuyerMerchant, error) {
+	return n.m, nil
 }
 
 // create opens a session of scope at `at`.
