@@ -280,7 +280,7 @@ function deliveryRows(ctx, d) {
 // codeBadge shows an attempt's HTTP status, green for 2xx (the only acknowledgement, D10).
 function codeBadge(a) {
   if (!a.status_code) return badge(a.error ? 'failed' : 'pending');
-  const b = h('span', { class: a.status_code >= 200 && a.status_code < 300 ? 'badge badge-ok' : 'badge badge-bad' }, `HTTP ${a.status_code}`);
+  const b = h('span', { class: a.status_code >= 200 && a.status_code < 300 ? 'badge badge-delivered' : 'badge badge-failed' }, `HTTP ${a.status_code}`);
   return b;
 }
 
