@@ -225,4 +225,27 @@ func TestDashboardPagesTestMode(t *testing.T) {
 		dpDo(t, ctx, "press Filter", dpClick(`form[role="search"] button[type="submit"]`))
 		dpWait(t, ctx, "the filtered list", `location.search === "?status=succeeded"`)
 	})
+	harness.Rule(t, "PAGES", "at 320 CSS pixels (400 % zoom) no page scrolls sideways; tables scroll in their own box", func(t *testing.T) {
+		t.Parallel()
+		o := dpNewOwner(t)
+		ctx := harness.NewBrowser(t)
+		dpSignIn(t, ctx, o)
+		dpDo(t, ctx, "a 320 px viewport", chromedp.EmulateViewport(320, 800))
+		for _, path := range []string{"/test/overview", "/test/payments", "/test/webhooks", "/test/api_keys", "/test/catalog", "/live/overview"} {
+			dpGo(t, ctx, path)
+			wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wide > 320 {
+				culprits, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#app *")]
+					.filter((e) => e.getBoundingClientRect().right > 321 && !e.closest(".table-wrap"))
+					.slice(0, 5).map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`))
+				t.Errorf("%s is %d px wide at a 320 px viewport; too wide: %v", path, wide, culprits)
+			}
+			if path == "/test/webhooks" {
+				harness.Screenshot(t, ctx, "dashboard-webhooks-320")
+			}
+		}
+	})
 }
