@@ -257,6 +257,11 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		}
 		pgWaitText(t, ctx, "#heading", "no longer valid")
 		harness.Page(t, ctx, "checkout-expired")
+		if err := chromedp.Do(ctx, chromedp.Navigate(pgBase(t, s)+"/no/such/page")); err != nil {
+			t.Fatal(err)
+		}
+		pgWaitText(t, ctx, "#heading", "Page not found")
+		harness.Page(t, ctx, "checkout-not-found")
 	})
 
 	harness.Rule(t, "D6", "browser: the card path works with JavaScript turned off", func(t *testing.T) {

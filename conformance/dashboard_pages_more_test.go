@@ -48,6 +48,10 @@ func TestDashboardPagesAccessible(t *testing.T) {
 		t.Parallel()
 		o := dpNewOwner(t)
 		ctx := harness.NewBrowser(t)
+		// The pages served without a session: sign-in and the server's not-found page.
+		dpDo(t, ctx, "open a path that is no page", chromedp.Navigate(dpURL("/no/such/page")))
+		dpWait(t, ctx, "the not-found page", dpHas("h1", "Page not found"))
+		harness.Page(t, ctx, "dashboard-not-found")
 		dpSignIn(t, ctx, o)
 		for _, path := range []string{"/test/overview", "/test/payments", "/test/checkout_sessions", "/test/api_keys",
 			"/test/webhooks", "/test/catalog", "/test/mailbox", "/test/payments?status=declined", "/live/overview", "/live/payments",
