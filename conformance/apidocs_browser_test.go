@@ -54,7 +54,7 @@ func TestAPIDocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			missing := waitRendered(t, ctx, summaries, 60*time.Second)
-			harness.Screenshot(t, ctx, "apidocs-"+p.name)
+			harness.Page(t, ctx, "apidocs-"+p.name)
 			if len(missing) > 0 {
 				t.Errorf("%d of %d operations not rendered, e.g. %q", len(missing), len(summaries), missing[0])
 			}

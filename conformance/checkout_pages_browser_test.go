@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
@@ -75,9 +76,9 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		s := pgBrowserSession(t, m, shop)
 		ctx := harness.NewBrowser(t)
 		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
-		harness.Screenshot(t, ctx, "checkout-page")
+		harness.Page(t, ctx, "checkout-page")
 		pgCard(t, ctx, "4242 4242 4242 4242")
-		harness.Screenshot(t, ctx, "checkout-card-filled")
+		harness.Page(t, ctx, "checkout-card-filled")
 		pgClick(t, ctx, "pay-card")
 		pgWaitLocation(t, ctx, shop.Origin()+"/thanks")
 		pgWaitText(t, ctx, "#shop-thanks", "Thank you")
@@ -94,7 +95,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgClick(t, ctx, "card_name") // leaving the fields shows their errors
 		pgWaitText(t, ctx, "#err-card_number", "Your card number is invalid")
 		pgWaitText(t, ctx, "#err-card_exp", "expired")
-		harness.Screenshot(t, ctx, "checkout-inline-errors")
+		harness.Page(t, ctx, "checkout-inline-errors")
 
 		pgCard(t, ctx, "4000 0000 0000 0002")
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.kassaTestMark = "same page"`)); err != nil {
@@ -106,7 +107,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		if mark, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.kassaTestMark)`)); err != nil || mark != "same page" {
 			t.Fatalf("the page was reloaded for the decline (mark %q, %v)", mark, err)
 		}
-		harness.Screenshot(t, ctx, "checkout-declined")
+		harness.Page(t, ctx, "checkout-declined")
 		if got := csGet(t, m.Test, s.Id); got.Status != "open" {
 			t.Fatalf("after a decline the session is %s, want open", got.Status)
 		}
@@ -114,6 +115,54 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgClick(t, ctx, "pay-card")
 		pgWaitLocation(t, ctx, shop.Origin()+"/thanks")
 		pgWantComplete(t, m, s.Id, "succeeded")
+	})
+
+	harness.Rule(t, "D6", "browser: a card payment by keyboard alone: Tab through the fields, Enter on Pay; after a decline focus is on the message", func(t *testing.T) {
+		t.Parallel()
+		m, shop := newMerchant(t, true), pgNewShop(t)
+		s := pgBrowserSession(t, m, shop)
+		ctx := harness.NewBrowser(t)
+		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
+		// From the top of the page: Tab to each field and type, Tab to Pay, press Enter.
+		steps := []struct{ want, keys string }{
+			{"card_name", "Ada Lovelace"}, {"card_number", payCardDecline}, {"card_exp", "1234"}, {"card_cvc", "123"}, {"pay-card", kb.Enter},
+		}
+		for _, st := range steps {
+			pgTabTo(t, ctx, st.want)
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(st.keys)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pgWaitText(t, ctx, "#form-error", "Your card was declined")
+		// Focus is not lost with the disabled button: it is on the message, announced and read.
+		pgWaitFocus(t, ctx, "form-error")
+		harness.Page(t, ctx, "checkout-keyboard-declined")
+		// Back to the card number (Tab from the message), erase it, type a card that pays.
+		pgTabTo(t, ctx, "card_number")
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(strings.Repeat(kb.Backspace, 24)+payCardOK)); err != nil {
+			t.Fatal(err)
+		}
+		pgTabTo(t, ctx, "pay-card")
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatal(err)
+		}
+		pgWaitLocation(t, ctx, shop.Origin()+"/thanks")
+		pgWantComplete(t, m, s.Id, "succeeded")
+	})
+
+	harness.Rule(t, "D6", "browser: an outcome shown in place takes the title and the focus (a screen reader announces it)", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		s := pgSession(t, m) // no success_url: the receipt is shown in place
+		ctx := harness.NewBrowser(t)
+		pgOpen(t, ctx, s.CheckoutUrl, "#card-form")
+		pgCard(t, ctx, payCardOK)
+		pgClick(t, ctx, "pay-card")
+		pgWaitText(t, ctx, "#heading", "payment was received")
+		pgWaitFocus(t, ctx, "heading")
+		if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "Payment received" {
+			t.Fatalf("title %q (%v), want Payment received", title, err)
+		}
 	})
 
 	harness.Rule(t, "D6", "browser: a double click on Pay sends one confirmation: one payment, one checkout.session.completed", func(t *testing.T) {
@@ -141,10 +190,10 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgClick(t, ctx, "pay-card")
 		pgWaitLocation(t, ctx, pgBase(t, s)+"/c/"+s.Id+"/3ds")
 		pgWaitText(t, ctx, "#challenge-complete", "Complete")
-		harness.Screenshot(t, ctx, "checkout-3ds-challenge")
+		harness.Page(t, ctx, "checkout-3ds-challenge")
 		pgClick(t, ctx, "challenge-fail")
 		pgWaitText(t, ctx, "#form-error", "could not authenticate")
-		harness.Screenshot(t, ctx, "checkout-3ds-failed")
+		harness.Page(t, ctx, "checkout-3ds-failed")
 		pgCard(t, ctx, payCard3DS)
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#challenge-complete", "Complete")
@@ -163,7 +212,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		pgType(t, ctx, "account_holder", "Ada Lovelace", "iban", "DE89 3704 0044 0532 0130 00")
-		harness.Screenshot(t, ctx, "checkout-sepa")
+		harness.Page(t, ctx, "checkout-sepa")
 		pgClick(t, ctx, "pay-sepa")
 		pgWaitLocation(t, ctx, shop.Origin()+"/thanks")
 		pgWantComplete(t, m, s.Id, "processing")
@@ -193,7 +242,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		pgClick(t, ctx, "pay-card")
 		pgWaitText(t, ctx, "#heading", "payment was received")
 		pgWaitText(t, ctx, "#receipt", "25.00 €")
-		harness.Screenshot(t, ctx, "checkout-receipt")
+		harness.Page(t, ctx, "checkout-receipt")
 
 		x := pgSession(t, m)
 		if resp := csExpire(t, m.Test, x.Id); resp.JSON200 == nil {
@@ -207,7 +256,12 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 			t.Fatalf("expired link: %d, want 422", resp.Status)
 		}
 		pgWaitText(t, ctx, "#heading", "no longer valid")
-		harness.Screenshot(t, ctx, "checkout-expired")
+		harness.Page(t, ctx, "checkout-expired")
+		if err := chromedp.Do(ctx, chromedp.Navigate(pgBase(t, s)+"/no/such/page")); err != nil {
+			t.Fatal(err)
+		}
+		pgWaitText(t, ctx, "#heading", "Page not found")
+		harness.Page(t, ctx, "checkout-not-found")
 	})
 
 	harness.Rule(t, "D6", "browser: the card path works with JavaScript turned off", func(t *testing.T) {
@@ -239,6 +293,7 @@ func TestCheckoutPagesBrowser(t *testing.T) {
 		if err := chromedp.Do(frame, chromedp.WaitReady(chromedp.ID("card-form"))); err != nil {
 			t.Fatal(err)
 		}
+		harness.Axe(t, frame, "checkout-embed (the framed page)")
 		harness.Screenshot(t, ctx, "checkout-embed")
 		pgCard(t, frame, payCardOK)
 		pgClick(t, frame, "pay-card")
@@ -313,4 +368,38 @@ func pgLeaveFrame(t *testing.T, ctx, frame context.Context, want string) {
 	}
 	loc, _ := chromedp.Run(ctx, chromedp.Location())
 	t.Fatalf("top page at %q, want %s", loc, want)
+}
+
+// pgTabTo presses Tab until the element with id has the focus (at most 15 times).
+func pgTabTo(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	for i := 0; i < 15; i++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ""`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == id {
+			return
+		}
+	}
+	t.Fatalf("Tab never reached #%s", id)
+}
+
+// pgWaitFocus waits until the element with id has the focus.
+func pgWaitFocus(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	got := ""
+	for time.Now().Before(deadline) {
+		var err error
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ""`))
+		if err == nil && got == id {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("focus on #%s, want #%s", got, id)
 }

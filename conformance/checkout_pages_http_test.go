@@ -96,13 +96,15 @@ func TestCheckoutPagesHTTP(t *testing.T) {
 		pgWant(t, pgPost(t, s, "/c/"+s.Id+"/pay", pgCardForm(payCardOK)), 422)
 	})
 
-	harness.Rule(t, "D6", "a bad card number, expiry or security code is shown next to its field and nothing is charged", func(t *testing.T) {
+	harness.Rule(t, "D6", "a bad card number, expiry or security code is shown next to its field, named at the top and in the title, and nothing is charged", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		s := pgSession(t, m)
 		form := url.Values{"method": {"card"}, "card_number": {"4242424242424241"}, "card_exp": {"01 / 20"}, "card_cvc": {"1"}}
 		p := pgPost(t, s, "/c/"+s.Id+"/pay", form)
-		pgWant(t, p, 400, `id="err-card_number">Your card number is invalid`, `id="err-card_exp">Your card has expired`, `id="err-card_cvc">Enter the 3 or 4 digit`)
+		pgWant(t, p, 400, `id="err-card_number">Your card number is invalid`, `id="err-card_exp">Your card has expired`, `id="err-card_cvc">Enter the 3 or 4 digit`,
+			// Without JavaScript the page reloads at its top: the title and a summary say what to correct.
+			`<title>Error: Pay `, `Check these fields: card number, expiry date and security code.`)
 		if strings.Contains(p.Body, "4242424242424241") {
 			t.Fatal("the card number is written back into the page")
 		}

@@ -33,24 +33,29 @@ func TestDashboardPagesMailbox(t *testing.T) {
 		}
 		dpGo(t, ctx, "/test/mailbox")
 		dpWait(t, ctx, "the receipt in the list", dpHas("#main tbody", "receipt-reader@example.com"))
-		harness.Screenshot(t, ctx, "dashboard-mailbox")
+		harness.Page(t, ctx, "dashboard-mailbox")
 		dpDo(t, ctx, "open the receipt", dpClick("a[data-message]"))
 		dpWait(t, ctx, "the message text", `/^\/test\/mailbox\/[a-z]+_/.test(location.pathname) && document.getElementById("message-text").textContent.length > 0`)
-		harness.Screenshot(t, ctx, "dashboard-mailbox-message")
+		harness.Page(t, ctx, "dashboard-mailbox-message")
 	})
 }
 
-// Every page of the app, loaded directly: the page renders, each form control has a label, and
-// nothing on it is a clickable non-button.
+// Every page of the app, loaded directly: the page renders, each form control has a label,
+// nothing on it is a clickable non-button, and axe-core finds no WCAG 2.2 A/AA violation.
 func TestDashboardPagesAccessible(t *testing.T) {
 	t.Parallel()
 	harness.Rule(t, "PAGES", "every page loads by its URL with a heading, labelled controls and real buttons", func(t *testing.T) {
 		t.Parallel()
 		o := dpNewOwner(t)
 		ctx := harness.NewBrowser(t)
+		// The pages served without a session: sign-in and the server's not-found page.
+		dpDo(t, ctx, "open a path that is no page", chromedp.Navigate(dpURL("/no/such/page")))
+		dpWait(t, ctx, "the not-found page", dpHas("h1", "Page not found"))
+		harness.Page(t, ctx, "dashboard-not-found")
 		dpSignIn(t, ctx, o)
 		for _, path := range []string{"/test/overview", "/test/payments", "/test/checkout_sessions", "/test/api_keys",
-			"/test/webhooks", "/test/catalog", "/test/mailbox", "/live/overview", "/live/api_keys", "/live/catalog"} {
+			"/test/webhooks", "/test/catalog", "/test/mailbox", "/test/payments?status=declined", "/live/overview", "/live/payments",
+			"/live/checkout_sessions", "/live/api_keys", "/live/webhooks", "/live/catalog"} {
 			dpGo(t, ctx, path)
 			if failed := dpText(t, ctx, "#main .notice-error"); failed != "" {
 				t.Errorf("%s: the page shows an error: %s", path, failed)
@@ -71,6 +76,7 @@ func TestDashboardPagesAccessible(t *testing.T) {
 			if fake > 0 {
 				t.Errorf("%s: %d clickable elements that are neither buttons nor links", path, fake)
 			}
+			harness.Axe(t, ctx, path)
 			// The page's own name is the document title, with the environment in test mode.
 			title, _ := chromedp.Run(ctx, chromedp.Title())
 			if path[:5] == "/test" && !(strings.Contains(title, "Test") && strings.Contains(title, "Kassa")) {

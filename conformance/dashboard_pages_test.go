@@ -30,7 +30,7 @@ func TestDashboardPagesSignIn(t *testing.T) {
 		if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "next=%2Ftest%2Fpayments") {
 			t.Fatalf("sign-in page at %s, want ?next=/test/payments", loc)
 		}
-		harness.Screenshot(t, ctx, "dashboard-login")
+		harness.Page(t, ctx, "dashboard-login")
 		dpDo(t, ctx, "sign in", dpType("#login-email", o.Email), dpType("#login-password", o.Password), dpClick("#login-submit"))
 		dpWait(t, ctx, "the payments page after sign-in", dpAt("/test/payments"))
 		dpWait(t, ctx, "the merchant name in the layout", dpHas("#merchant-name", o.Name))
@@ -44,7 +44,7 @@ func TestDashboardPagesSignIn(t *testing.T) {
 		dpWait(t, ctx, "the overview cards", `document.querySelector('[data-card="payments"]') && document.querySelector('[data-card="open_sessions"]')`)
 		dpWait(t, ctx, "the merchant name", dpHas("#merchant-name", o.Name))
 		dpWait(t, ctx, "the TEST MODE banner", dpHas("#env-banner", "TEST MODE"))
-		harness.Screenshot(t, ctx, "dashboard-overview")
+		harness.Page(t, ctx, "dashboard-overview")
 	})
 	harness.Rule(t, "PAGES", "a wrong password shows a message and stays on sign-in", func(t *testing.T) {
 		t.Parallel()
@@ -61,7 +61,7 @@ func TestDashboardPagesSignIn(t *testing.T) {
 		if v := dpValue(t, ctx, "#login-password"); v != "" {
 			t.Fatal("the password field keeps the wrong password")
 		}
-		harness.Screenshot(t, ctx, "dashboard-login-wrong-password")
+		harness.Page(t, ctx, "dashboard-login-wrong-password")
 	})
 	harness.Rule(t, "PAGES", "a throttled sign-in says so and how long to wait, even with the right password", func(t *testing.T) {
 		t.Parallel()
@@ -76,7 +76,7 @@ func TestDashboardPagesSignIn(t *testing.T) {
 		if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.HasSuffix(loc, "/login") {
 			t.Fatalf("a throttled sign-in went on to %s", loc)
 		}
-		harness.Screenshot(t, ctx, "dashboard-login-throttled")
+		harness.Page(t, ctx, "dashboard-login-throttled")
 	})
 }
 
@@ -105,12 +105,12 @@ func TestDashboardPagesEnvironmentAndSignOut(t *testing.T) {
 		dpGo(t, ctx, "/test/payments")
 		dpDo(t, ctx, "switch to live", dpClick(`.env-switch a[data-env="live"]`))
 		dpWait(t, ctx, "the live payments page", dpAt("/live/payments"))
-		dpWait(t, ctx, "the live banner", dpHas("#env-banner", "Live mode"))
+		dpWait(t, ctx, "the live banner", dpHas("#env-banner", "LIVE MODE")+" && "+dpHas("#env-banner", "real money"))
 		if dpText(t, ctx, "#env-banner") == "" || strings.Contains(dpText(t, ctx, "#env-banner"), "TEST MODE") {
 			t.Fatal("live pages still show the TEST MODE banner")
 		}
 		dpWait(t, ctx, "no test mailbox in live navigation", `!document.querySelector('.sidenav a[data-section="mailbox"]')`)
-		harness.Screenshot(t, ctx, "dashboard-live-payments")
+		harness.Page(t, ctx, "dashboard-live-payments")
 		dpDo(t, ctx, "switch back to test", dpClick(`.env-switch a[data-env="test"]`))
 		dpWait(t, ctx, "the test payments page", dpAt("/test/payments"))
 		dpWait(t, ctx, "the TEST MODE banner", dpHas("#env-banner", "TEST MODE"))
@@ -130,7 +130,7 @@ func TestDashboardPagesAPIKeys(t *testing.T) {
 		ctx := harness.NewBrowser(t)
 		dpSignIn(t, ctx, o)
 		dpGo(t, ctx, "/test/api_keys")
-		harness.Screenshot(t, ctx, "dashboard-api-keys")
+		harness.Page(t, ctx, "dashboard-api-keys")
 		dpDo(t, ctx, "create a key", dpType(`#create-key input[name="name"]`, "Page test key"), dpClick(`#create-key button[type="submit"]`))
 		dpWait(t, ctx, "the secret box", `document.querySelector(".secret-box .secret-value")`)
 		secret := dpValue(t, ctx, ".secret-box .secret-value")
@@ -140,7 +140,7 @@ func TestDashboardPagesAPIKeys(t *testing.T) {
 		if !strings.Contains(dpText(t, ctx, ".secret-box"), "only time") {
 			t.Fatal("the secret box does not warn that the secret is shown once")
 		}
-		harness.Screenshot(t, ctx, "dashboard-api-key-secret")
+		harness.Page(t, ctx, "dashboard-api-key-secret")
 
 		// The secret authenticates on the merchant API, in the test environment.
 		resp, err := client(t, secret).ListProductsWithResponse(context.Background(), &api.ListProductsParams{})
@@ -162,7 +162,7 @@ func TestDashboardPagesAPIKeys(t *testing.T) {
 		// Revoke, confirming in the dialog.
 		dpDo(t, ctx, "revoke the key", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("tbody tr")].find((r) => r.textContent.includes("Page test key")).querySelector("[data-revoke]").click()`))
 		dpWait(t, ctx, "the confirm dialog", `document.querySelector("dialog[open] [data-confirm]")`)
-		harness.Screenshot(t, ctx, "dashboard-api-key-revoke-confirm")
+		harness.Page(t, ctx, "dashboard-api-key-revoke-confirm")
 		dpDo(t, ctx, "confirm", dpClick("dialog[open] [data-confirm]"))
 		dpWait(t, ctx, "the key marked revoked", `[...document.querySelectorAll("tbody tr")].some((r) => r.textContent.includes("Page test key") && r.textContent.includes("revoked"))`)
 		resp, err = client(t, secret).ListProductsWithResponse(context.Background(), &api.ListProductsParams{})
@@ -194,7 +194,7 @@ func TestDashboardPagesCatalog(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS(`#create-price select[name="currency"]`), "JPY"),
 			dpType(`#create-price input[name="unit_amount"]`, "1200"), dpClick(`#create-price button[type="submit"]`))
 		dpWait(t, ctx, "both prices in the list", `document.querySelectorAll("table tbody tr").length === 2`)
-		harness.Screenshot(t, ctx, "dashboard-product")
+		harness.Page(t, ctx, "dashboard-product")
 
 		p := catGetProduct(t, o.Test, productID)
 		if p.Name != "Page beans" || len(p.Prices) != 2 {
@@ -218,7 +218,7 @@ func TestDashboardPagesCatalog(t *testing.T) {
 		}
 		dpGo(t, ctx, "/test/catalog")
 		dpWait(t, ctx, "the product in the list", dpHas("table tbody", "Page beans"))
-		harness.Screenshot(t, ctx, "dashboard-catalog")
+		harness.Page(t, ctx, "dashboard-catalog")
 	})
 }
 
@@ -244,7 +244,7 @@ func TestDashboardPagesPaymentsAndSessions(t *testing.T) {
 		if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('a[data-checkout="`+gone.Id+`"]').length`)); n != 0 {
 			t.Fatal("the expired session links to a payment page")
 		}
-		harness.Screenshot(t, ctx, "dashboard-checkout-sessions")
+		harness.Page(t, ctx, "dashboard-checkout-sessions")
 		dpGo(t, ctx, "/test/checkout_sessions?status=expired")
 		dpWait(t, ctx, "only the expired one", dpHas("tbody", gone.Id)+" && !"+dpHas("tbody", open.Id))
 		// Live has neither.
@@ -270,19 +270,19 @@ func TestDashboardPagesPaymentsAndSessions(t *testing.T) {
 		dpSignIn(t, ctx, o)
 		dpWait(t, ctx, "two payments on the overview", dpHas(`[data-card="payments"] .value`, "2"))
 		dpWait(t, ctx, "gross volume per currency", dpHas(`[data-card="gross"]`, "25.00")+" && "+dpHas(`[data-card="gross"]`, "1,200"))
-		harness.Screenshot(t, ctx, "dashboard-overview-with-payments")
+		harness.Page(t, ctx, "dashboard-overview-with-payments")
 		dpGo(t, ctx, "/test/payments")
 		dpWait(t, ctx, "both payments listed", `document.querySelectorAll("tbody tr").length === 2`)
 		amounts := dpText(t, ctx, "tbody")
 		if !strings.Contains(amounts, "¥1,200") || strings.Contains(amounts, "1,200.00") || !strings.Contains(amounts, "€25.00") {
 			t.Fatalf("payment amounts shown as %q; want €25.00 and ¥1,200 (no decimals)", amounts)
 		}
-		harness.Screenshot(t, ctx, "dashboard-payments-list")
+		harness.Page(t, ctx, "dashboard-payments-list")
 		dpDo(t, ctx, "open the JPY payment", dpClick(`a[data-payment="`+paid.Payment.Id+`"]`))
 		dpWait(t, ctx, "the payment page", dpAt("/test/payments/"+paid.Payment.Id))
 		dpWait(t, ctx, "the fee breakdown", dpHas("#fee-breakdown", "Total fee")+" && "+dpHas("#fee-breakdown", "Exchange rate"))
 		dpWait(t, ctx, "the completed event", dpHas("#payment-events", "checkout.session.completed"))
-		harness.Screenshot(t, ctx, "dashboard-payment-detail")
+		harness.Page(t, ctx, "dashboard-payment-detail")
 	})
 	harness.Rule(t, "PAGES", "the payments page lists with a status filter and an unknown payment is a not-found page", func(t *testing.T) {
 		t.Parallel()
@@ -291,7 +291,7 @@ func TestDashboardPagesPaymentsAndSessions(t *testing.T) {
 		dpSignIn(t, ctx, o)
 		dpGo(t, ctx, "/test/payments")
 		dpWait(t, ctx, "the status filter", `document.querySelector('select[name="status"]')`)
-		harness.Screenshot(t, ctx, "dashboard-payments")
+		harness.Page(t, ctx, "dashboard-payments")
 		dpGo(t, ctx, "/test/payments?status=failed")
 		dpWait(t, ctx, "the filter keeps its value", `document.querySelector('select[name="status"]').value === "failed"`)
 		dpGo(t, ctx, "/test/payments/py_000000000000000000000000")

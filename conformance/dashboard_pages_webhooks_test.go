@@ -58,7 +58,7 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 			dpType(`#create-endpoint input[name="url"]`, recv.URL+"/hook"),
 			dpType(`#create-endpoint input[name="description"]`, "page test receiver"),
 			dpClick(`#create-endpoint input[value="checkout.session.expired"]`))
-		harness.Screenshot(t, ctx, "dashboard-webhooks-new")
+		harness.Page(t, ctx, "dashboard-webhooks-new")
 		dpDo(t, ctx, "add the endpoint", dpClick(`#create-endpoint button[type="submit"]`))
 		dpWait(t, ctx, "the signing secret", `document.querySelector(".secret-box .secret-value")`)
 		secret := dpValue(t, ctx, ".secret-box .secret-value")
@@ -80,7 +80,7 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 			`[...document.querySelectorAll("#delivery-log tbody tr[data-id]")].find((r) => r.textContent.includes("checkout.session.expired")).querySelector("[data-delivery]").click()`))
 		dpWait(t, ctx, "the attempt with its status and latency", dpHas(".row-detail:not([hidden])", "HTTP 200")+" && "+dpHas(".row-detail:not([hidden])", " ms"))
 		dpWait(t, ctx, "the response excerpt", dpHas(".row-detail:not([hidden])", "ok from the page test receiver"))
-		harness.Screenshot(t, ctx, "dashboard-webhook-delivery-log")
+		harness.Page(t, ctx, "dashboard-webhook-delivery-log")
 
 		got := recv.waitFor(t, 1, hookWait, dpOfType("checkout.session.expired"))
 		if len(got) != 1 {
@@ -119,7 +119,7 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 		dpDo(t, ctx, "dismiss the secret", dpClick(".secret-box .button-primary"))
 		dpWait(t, ctx, "the endpoint page", `/^\/test\/webhooks\/we_/.test(location.pathname) && document.getElementById("delivery-log")`)
 		endpointPath, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
-		harness.Screenshot(t, ctx, "dashboard-webhook-endpoint")
+		harness.Page(t, ctx, "dashboard-webhook-endpoint")
 
 		// Send test event: a delivery appears in the log and reaches the receiver.
 		dpDo(t, ctx, "send a test event", dpClick(`[data-action="test"]`))
@@ -145,7 +145,7 @@ func TestDashboardPagesWebhooks(t *testing.T) {
 		if !strings.HasPrefix(second, "whsec_") || second == first {
 			t.Fatalf("rotated secret %q (first %q)", second, first)
 		}
-		harness.Screenshot(t, ctx, "dashboard-webhook-rotated")
+		harness.Page(t, ctx, "dashboard-webhook-rotated")
 		dpDo(t, ctx, "dismiss the secret", dpClick(".secret-box .button-primary"))
 
 		// Disable and enable.

@@ -14,6 +14,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -31,6 +32,10 @@ type DashboardDeps struct {
 	Payments  *payments.Queries
 	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
 	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
+	// Clocks is the test clock the header of test mode shows; Declines lists the declined
+	// charges (they create no payment).
+	Clocks   *testclock.Service
+	Declines ports.DeclinedCharges
 	// ClientIP finds the client address the throttles count per (trusted proxies; an IPv6
 	// address by its /64).
 	ClientIP kit.ClientIP

@@ -9,6 +9,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -102,9 +103,18 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
-	fb, err := a.d.Payments.Breakdown(ctx, p)
-	if err != nil {
-		return nil, err
+	// A failed payment moved no money: it has no fee and no net amount to show.
+	var breakdown *dash.FeeBreakdown
+	if p.Status() != payments.StatusFailed {
+		fb, err := a.d.Payments.Breakdown(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		breakdown = &dash.FeeBreakdown{
+			ServiceEur: fb.ServiceEUR, PspEur: fb.PSPEUR, TotalEur: fb.TotalEUR,
+			ChargeCurrency: string(fb.ChargeCurrency), ServiceChargeCurrency: fb.TotalChargeCurrency,
+			NetAmount: fb.Net, Rate: fb.Rate, RateDate: dateOf(fb.RateDate),
+		}
 	}
 	sessionID := ""
 	if s := p.SessionID(); s != nil {
@@ -115,13 +125,9 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		return nil, err
 	}
 	out := dash.PaymentDetail{
-		Payment: render.Payment(p),
-		FeeBreakdown: dash.FeeBreakdown{
-			ServiceEur: fb.ServiceEUR, PspEur: fb.PSPEUR, TotalEur: fb.TotalEUR,
-			ChargeCurrency: string(fb.ChargeCurrency), ServiceChargeCurrency: fb.TotalChargeCurrency,
-			NetAmount: fb.Net, Rate: fb.Rate, RateDate: dateOf(fb.RateDate),
-		},
-		Events: make([]dash.Event, 0, len(evs)),
+		Payment:      render.Payment(p),
+		FeeBreakdown: breakdown,
+		Events:       make([]dash.Event, 0, len(evs)),
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)

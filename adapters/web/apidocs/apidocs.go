@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+
+	"github.com/kassa-pay/kassa/adapters/web/theme"
 )
 
 // rendererVersion is the vendored RapiDoc's version; rendererSHA256 the SHA-256 of
@@ -43,29 +45,56 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} reference</title>
 <link rel="icon" href="data:,">
+<link rel="stylesheet" href="{{.Stylesheet}}">
 <script type="module" src="{{.Script}}"></script>
 </head>
-<body>
+<body class="k-docs">
+<header class="k-docs-header">
+<p class="k-brand">Kassa</p>
+<h1>{{.Title}} reference</h1>
+</header>
 <rapi-doc spec-url="{{.SpecURL}}" heading-text="{{.Title}}" load-fonts="false"
-  regular-font="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" mono-font="ui-monospace, monospace"
-  render-style="read" show-header="false" allow-try="false" allow-server-selection="false"
+  regular-font="{{.T.Font}}" mono-font="{{.T.Mono}}"
+  theme="light" bg-color="{{.T.Surface}}" text-color="{{.T.Ink}}" primary-color="{{.T.Accent}}"
+  header-color="{{.T.Surface}}" nav-bg-color="{{.T.Bg}}" nav-text-color="{{.T.Ink}}"
+  nav-hover-bg-color="{{.T.AccentSoft}}" nav-hover-text-color="{{.T.Ink}}" nav-accent-color="{{.T.Accent}}"
+  render-style="read" show-header="false" allow-try="false" allow-authentication="false" allow-server-selection="false"
   allow-spec-url-load="false" allow-spec-file-load="false" allow-search="true" allow-advanced-search="false"
-  schema-style="table" schema-expand-level="1" default-schema-tab="schema" theme="light"></rapi-doc>
+  schema-style="table" schema-expand-level="1" default-schema-tab="schema"></rapi-doc>
 </body>
 </html>
 `))
+
+// colours are the design tokens the renderer's attributes take (it draws in its own shadow
+// DOM, so it is themed by attribute, from the same kassa.css the other pages use).
+type colours struct{ Font, Mono, Surface, Bg, Ink, Accent, AccentSoft string }
+
+func tokens() colours {
+	return colours{
+		Font: theme.Token("--k-font"), Mono: theme.Token("--k-font-mono"),
+		Surface: theme.Token("--k-surface"), Bg: theme.Token("--k-bg"), Ink: theme.Token("--k-ink"),
+		Accent: theme.Token("--k-accent"), AccentSoft: theme.Token("--k-accent-soft"),
+	}
+}
 
 // Mount registers the page and its script on mux for GET (and so HEAD) requests.
 func (p Page) Mount(mux *http.ServeMux) {
 	mux.Handle("GET "+p.Path, p.page())
 	mux.Handle("GET "+p.scriptPath(), script())
+	mux.Handle("GET "+p.stylesheetPath(), secure(theme.Serve))
 }
 
 func (p Page) scriptPath() string { return strings.TrimSuffix(p.Path, "/") + "/" + rendererFile }
 
+// stylesheetPath is where the page's origin serves the design tokens (kassa.css).
+func (p Page) stylesheetPath() string { return strings.TrimSuffix(p.Path, "/") + "/" + theme.FileName }
+
 func (p Page) page() http.Handler {
 	var b strings.Builder
-	err := pageTemplate.Execute(&b, struct{ Title, SpecURL, Script string }{p.Title, p.SpecURL, p.scriptPath()})
+	err := pageTemplate.Execute(&b, struct {
+		Title, SpecURL, Script, Stylesheet string
+		T                                  colours
+	}{p.Title, p.SpecURL, p.scriptPath(), p.stylesheetPath(), tokens()})
 	if err != nil {
 		panic("apidocs: page template: " + err.Error()) // the template and its fields are fixed
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"path"
 	"time"
+
+	"github.com/kassa-pay/kassa/adapters/web/theme"
 )
 
 //go:embed static
@@ -20,10 +22,14 @@ var assetTypes = map[string]string{
 // startTime is the Last-Modified of the embedded files: they change only with the binary.
 var startTime = time.Now()
 
-// serveAsset serves the pages' stylesheet and script: public, no secret, cacheable briefly
+// serveAsset serves the design tokens (kassa.css), the pages' stylesheet and script: public, no secret, cacheable briefly
 // (a new release must reach buyers within minutes).
 func serveAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
+	if name == theme.FileName {
+		theme.Serve(w, r)
+		return
+	}
 	ct, ok := assetTypes[name]
 	if !ok {
 		http.NotFound(w, r)

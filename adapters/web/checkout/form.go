@@ -198,3 +198,27 @@ func declineMessage(d *checkout.DeclineError) string {
 	}
 	return "Your payment was declined."
 }
+
+// fieldNames are the fields as the page labels them, in the page's order.
+var fieldNames = []struct{ field, name string }{
+	{fieldName, "name on card"}, {fieldNumber, "card number"}, {fieldExp, "expiry date"}, {fieldCVC, "security code"},
+	{fieldHolder, "account holder"}, {fieldIBAN, "IBAN"},
+}
+
+// errorSummary is the message above the form when fields were refused: without JavaScript the
+// page reloads with focus at the top, so the top says which fields to correct.
+func errorSummary(errs map[string]string) string {
+	var names []string
+	for _, f := range fieldNames {
+		if errs[f.field] != "" {
+			names = append(names, f.name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "Check the " + names[0] + "."
+	}
+	return "Check these fields: " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + "."
+}

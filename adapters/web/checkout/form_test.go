@@ -79,3 +79,21 @@ func TestFieldOfParam(t *testing.T) {
 		}
 	}
 }
+
+// A page shown again with refused fields names them at the top, in the page's order.
+func TestErrorSummary(t *testing.T) {
+	cases := []struct {
+		errs map[string]string
+		want string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{fieldCVC: "x"}, "Check the security code."},
+		{map[string]string{fieldCVC: "x", fieldNumber: "y"}, "Check these fields: card number and security code."},
+		{map[string]string{fieldExp: "x", fieldCVC: "x", fieldNumber: "y"}, "Check these fields: card number, expiry date and security code."},
+	}
+	for _, c := range cases {
+		if got := errorSummary(c.errs); got != c.want {
+			t.Errorf("errorSummary(%v) = %q, want %q", c.errs, got, c.want)
+		}
+	}
+}

@@ -387,7 +387,7 @@ func TestUseCaseRefusalShownAboveTheForm(t *testing.T) {
 	if a.status != 422 {
 		t.Fatalf("status %d", a.status)
 	}
-	wantIn(t, a, `id="form-error" role="alert">Too many attempts.`, `id="card-form"`)
+	wantIn(t, a, `id="form-error" role="alert" tabindex="-1">Too many attempts.`, `id="card-form"`)
 }
 
 // unprocessableBuyer is a live session with no live processor configured: every
@@ -406,5 +406,5 @@ func TestLiveSessionWithoutProcessorIs503(t *testing.T) {
 	if a.status != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503", a.status)
 	}
-	wantIn(t, a, `id="form-error" role="alert">`+checkout.ErrProcessorUnavailable.Message, `id="card-form"`)
+	wantIn(t, a, `id="form-error" role="alert" tabindex="-1">`+checkout.ErrProcessorUnavailable.Message, `id="card-form"`)
 }

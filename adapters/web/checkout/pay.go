@@ -29,6 +29,9 @@ func (h *Handler) pay(w http.ResponseWriter, r *http.Request, k pageKind) {
 	in, errs := form.validate(h.now())
 	if len(errs) > 0 {
 		page.Errors, page.FormError = errs, errs[""]
+		if page.FormError == "" {
+			page.FormError = errorSummary(errs)
+		}
 		h.render(w, r, http.StatusBadRequest, page)
 		return
 	}

@@ -172,6 +172,11 @@ func errorPage(k pageKind, heading, message string) *page {
 // render writes p with its headers: rendered to a buffer first, so a template error is an
 // opaque 500 and never half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *page) {
+	if p.FormError != "" || len(p.Errors) > 0 {
+		// A page shown again with errors says so in its title, the first thing a screen reader
+		// announces after the reload.
+		p.Title = "Error: " + p.Title
+	}
 	var buf bytes.Buffer
 	if err := pages[p.template].Execute(&buf, p); err != nil {
 		h.log.ErrorContext(r.Context(), "checkout page template", "request_id", kit.RequestID(r.Context()),

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kassa-pay/kassa/adapters/web/theme"
 	"github.com/kassa-pay/kassa/core"
 )
 
@@ -49,6 +50,7 @@ func init() {
 		panic(err) // the embedded tree is part of the binary; it cannot be unreadable
 	}
 	assets["currencies.js"] = newAsset(currenciesModule(), "text/javascript; charset=utf-8")
+	assets[theme.FileName] = newAsset(theme.CSS(), "text/css; charset=utf-8") // the design tokens
 	loginPage, appPage, notFoundPage = assets["login.html"], assets["app.html"], assets["404.html"]
 	for _, name := range []string{"login.html", "app.html", "404.html"} {
 		delete(assets, name) // the shells are served at their page URLs only

@@ -69,6 +69,57 @@ func (e DashboardEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for DeclinedChargeKind.
+const (
+	DeclinedChargeKindAuthentication DeclinedChargeKind = "authentication"
+	DeclinedChargeKindCharge         DeclinedChargeKind = "charge"
+)
+
+// Valid indicates whether the value is a known member of the DeclinedChargeKind enum.
+func (e DeclinedChargeKind) Valid() bool {
+	switch e {
+	case DeclinedChargeKindAuthentication:
+		return true
+	case DeclinedChargeKindCharge:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeclinedChargeObject.
+const (
+	DeclinedChargeObjectDeclinedCharge DeclinedChargeObject = "declined_charge"
+)
+
+// Valid indicates whether the value is a known member of the DeclinedChargeObject enum.
+func (e DeclinedChargeObject) Valid() bool {
+	switch e {
+	case DeclinedChargeObjectDeclinedCharge:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeclinedChargePaymentMethod.
+const (
+	DeclinedChargePaymentMethodCard      DeclinedChargePaymentMethod = "card"
+	DeclinedChargePaymentMethodSepaDebit DeclinedChargePaymentMethod = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the DeclinedChargePaymentMethod enum.
+func (e DeclinedChargePaymentMethod) Valid() bool {
+	switch e {
+	case DeclinedChargePaymentMethodCard:
+		return true
+	case DeclinedChargePaymentMethodSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentStatusFilter.
 const (
 	PaymentStatusFilterDisputed          PaymentStatusFilter = "disputed"
@@ -378,6 +429,53 @@ type DashboardProductCreate struct {
 	Name string `json:"name"`
 }
 
+// DeclinedCharge One charge the processor declined. It created no payment.
+type DeclinedCharge struct {
+	// Amount The amount that was declined, in minor units.
+	Amount int64 `json:"amount"`
+
+	// Attempt The number of the charge among the payable's charges (1 for the first try).
+	Attempt int32 `json:"attempt"`
+
+	// Created When the charge was made, in Unix seconds (the test clock in test mode).
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// Kind `charge`: the processor declined the charge; `authentication`: the buyer's 3-D
+	// Secure check failed.
+	Kind          DeclinedChargeKind          `json:"kind"`
+	Object        DeclinedChargeObject        `json:"object"`
+	PaymentMethod DeclinedChargePaymentMethod `json:"payment_method"`
+
+	// SessionId The checkout session that was being paid (`cs_…`); null for another kind of payable.
+	SessionId *string `json:"session_id"`
+}
+
+// DeclinedChargeKind `charge`: the processor declined the charge; `authentication`: the buyer's 3-D
+// Secure check failed.
+type DeclinedChargeKind string
+
+// DeclinedChargeObject defines model for DeclinedCharge.Object.
+type DeclinedChargeObject string
+
+// DeclinedChargePaymentMethod defines model for DeclinedCharge.PaymentMethod.
+type DeclinedChargePaymentMethod string
+
+// DeclinedChargeList The latest declined charges.
+type DeclinedChargeList struct {
+	// Data The declines, newest first.
+	Data []DeclinedCharge `json:"data"`
+
+	// HasMore More declines exist beyond `limit`.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+	Url    string     `json:"url"`
+}
+
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
 type Environment = externalRef0.Environment
 
@@ -542,11 +640,9 @@ type PaymentDetail struct {
 	// Events Events about the payment or its checkout session, newest first (at most 100).
 	Events []Event `json:"events"`
 
-	// FeeBreakdown How the payment's fee splits (D7). Fees are computed in EUR cents; `total_eur` is what
-	// the merchant pays (`service_eur` + `psp_eur`), and `service_charge_currency` is
-	// `total_eur` in the charge currency's minor units at `rate` (1 EUR = rate units of the
-	// charge currency, ECB reference rate of `rate_date`), rounded half-up.
-	FeeBreakdown FeeBreakdown `json:"fee_breakdown"`
+	// FeeBreakdown How the fee splits; null for a failed payment: no money moved, so no fee applies
+	// and there is no net amount.
+	FeeBreakdown *FeeBreakdown `json:"fee_breakdown"`
 
 	// Payment A payment, created when a session completes or an invoice is paid.
 	Payment Payment `json:"payment"`
@@ -641,6 +737,9 @@ type SignIn struct {
 
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
 type TaxBehavior = externalRef0.TaxBehavior
+
+// TestClock The test environment's clock.
+type TestClock = externalRef0.TestClock
 
 // UsageType `licensed` (bill the quantity, default) or `metered`.
 type UsageType = externalRef0.UsageType
@@ -929,6 +1028,15 @@ type ListCheckoutSessionsParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// ListDeclinedChargesParams defines parameters for ListDeclinedCharges.
+type ListDeclinedChargesParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Session Only the declines of this checkout session (`cs_…`).
+	Session *string `form:"session,omitempty" json:"session,omitempty"`
+}
+
 // ListPaymentsParams defines parameters for ListPayments.
 type ListPaymentsParams struct {
 	// Status Only payments in this status.
@@ -1168,6 +1276,19 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 	ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDashboardTestClock The test clock
+	//
+	// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
+	// answers it. It follows real time until it is first advanced; from then on it stays
+	// frozen at the time it was advanced to (`frozen_time`), and every object of the test
+	// environment is dated by it. The dashboard shows the frozen time in its test-mode header.
+	// Test environment only.
+	//
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
+	GetDashboardTestClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListApiKeys List the environment's API keys
 	//
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -1227,6 +1348,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 	ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeclinedCharges List declined charges
+	//
+	// Charges the processor declined, newest first: a card that was refused, a failed 3-D
+	// Secure check, a SEPA debit refused when it was submitted. A declined charge creates no
+	// payment (the buyer can try again on the same checkout session), so it is listed here
+	// and not among the payments. At most `limit` are returned (no cursor); `session`
+	// narrows the list to one checkout session's declines.
+	//
+	// **Errors:** 400 (`limit_invalid`, `session_invalid`); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
+	ListDeclinedCharges(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOverview Overview of an environment
 	//
@@ -1722,6 +1857,29 @@ func (c *Client) ListMailbox(ctx context.Context, params *ListMailboxParams, req
 	return c.Client.Do(req)
 }
 
+// GetDashboardTestClock The test clock
+//
+// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
+// answers it. It follows real time until it is first advanced; from then on it stays
+// frozen at the time it was advanced to (`frozen_time`), and every object of the test
+// environment is dated by it. The dashboard shows the frozen time in its test-mode header.
+// Test environment only.
+//
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
+func (c *Client) GetDashboardTestClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDashboardTestClockRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListApiKeys List the environment's API keys
 //
 // The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -1822,6 +1980,30 @@ func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEdit
 // Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCheckoutSessionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeclinedCharges List declined charges
+//
+// Charges the processor declined, newest first: a card that was refused, a failed 3-D
+// Secure check, a SEPA debit refused when it was submitted. A declined charge creates no
+// payment (the buyer can try again on the same checkout session), so it is listed here
+// and not among the payments. At most `limit` are returned (no cursor); `session`
+// narrows the list to one checkout session's declines.
+//
+// **Errors:** 400 (`limit_invalid`, `session_invalid`); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
+func (c *Client) ListDeclinedCharges(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeclinedChargesRequest(c.Server, env, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2659,6 +2841,33 @@ func NewListMailboxRequest(server string, params *ListMailboxParams) (*http.Requ
 	return req, nil
 }
 
+// NewGetDashboardTestClockRequest constructs an http.Request for the GetDashboardTestClock method
+func NewGetDashboardTestClockRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/test/test_clock")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListApiKeysRequest constructs an http.Request for the ListApiKeys method
 func NewListApiKeysRequest(server string, env Env) (*http.Request, error) {
 	var err error
@@ -2855,6 +3064,79 @@ func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckout
 		if params.EndingBefore != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDeclinedChargesRequest constructs an http.Request for the ListDeclinedCharges method
+func NewListDeclinedChargesRequest(server string, env Env, params *ListDeclinedChargesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/declined_charges", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Session != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "session", *params.Session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4166,6 +4448,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 	ListMailboxWithResponse(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*ListMailboxResponse, error)
 
+	// GetDashboardTestClockWithResponse The test clock
+	//
+	// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
+	// answers it. It follows real time until it is first advanced; from then on it stays
+	// frozen at the time it was advanced to (`frozen_time`), and every object of the test
+	// environment is dated by it. The dashboard shows the frozen time in its test-mode header.
+	// Test environment only.
+	//
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
+	GetDashboardTestClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDashboardTestClockResponse, error)
+
 	// ListApiKeysWithResponse List the environment's API keys
 	//
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -4231,6 +4528,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 	ListCheckoutSessionsWithResponse(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*ListCheckoutSessionsResponse, error)
+
+	// ListDeclinedChargesWithResponse List declined charges
+	//
+	// Charges the processor declined, newest first: a card that was refused, a failed 3-D
+	// Secure check, a SEPA debit refused when it was submitted. A declined charge creates no
+	// payment (the buyer can try again on the same checkout session), so it is listed here
+	// and not among the payments. At most `limit` are returned (no cursor); `session`
+	// narrows the list to one checkout session's declines.
+	//
+	// **Errors:** 400 (`limit_invalid`, `session_invalid`); 401 `session_required`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
+	ListDeclinedChargesWithResponse(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*ListDeclinedChargesResponse, error)
 
 	// GetOverviewWithResponse Overview of an environment
 	//
@@ -5241,6 +5554,97 @@ func (r ListMailboxResponse) ContentType() string {
 	return ""
 }
 
+// GetDashboardTestClockResponse200Headers the declared response headers of an HTTP 200 response for GetDashboardTestClock
+type GetDashboardTestClockResponse200Headers struct {
+	RequestId *string
+}
+
+// GetDashboardTestClockResponse401Headers the declared response headers of an HTTP 401 response for GetDashboardTestClock
+type GetDashboardTestClockResponse401Headers struct {
+	RequestId *string
+}
+
+// GetDashboardTestClockResponse429Headers the declared response headers of an HTTP 429 response for GetDashboardTestClock
+type GetDashboardTestClockResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetDashboardTestClockResponse500Headers the declared response headers of an HTTP 500 response for GetDashboardTestClock
+type GetDashboardTestClockResponse500Headers struct {
+	RequestId *string
+}
+
+type GetDashboardTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClock
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDashboardTestClockResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDashboardTestClockResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDashboardTestClockResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDashboardTestClockResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDashboardTestClockResponse) GetJSON200() *TestClock {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDashboardTestClockResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDashboardTestClockResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDashboardTestClockResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDashboardTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDashboardTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDashboardTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDashboardTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListApiKeysResponse200Headers the declared response headers of an HTTP 200 response for ListApiKeys
 type ListApiKeysResponse200Headers struct {
 	RequestId *string
@@ -5732,6 +6136,112 @@ func (r ListCheckoutSessionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListCheckoutSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDeclinedChargesResponse200Headers the declared response headers of an HTTP 200 response for ListDeclinedCharges
+type ListDeclinedChargesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListDeclinedChargesResponse400Headers the declared response headers of an HTTP 400 response for ListDeclinedCharges
+type ListDeclinedChargesResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListDeclinedChargesResponse401Headers the declared response headers of an HTTP 401 response for ListDeclinedCharges
+type ListDeclinedChargesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListDeclinedChargesResponse429Headers the declared response headers of an HTTP 429 response for ListDeclinedCharges
+type ListDeclinedChargesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListDeclinedChargesResponse500Headers the declared response headers of an HTTP 500 response for ListDeclinedCharges
+type ListDeclinedChargesResponse500Headers struct {
+	RequestId *string
+}
+
+type ListDeclinedChargesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeclinedChargeList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDeclinedChargesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDeclinedChargesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDeclinedChargesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDeclinedChargesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDeclinedChargesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON200() *DeclinedChargeList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeclinedChargesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeclinedChargesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeclinedChargesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeclinedChargesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8768,6 +9278,27 @@ func (c *ClientWithResponses) ListMailboxWithResponse(ctx context.Context, param
 	return ParseListMailboxResponse(rsp)
 }
 
+// GetDashboardTestClockWithResponse The test clock
+//
+// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
+// answers it. It follows real time until it is first advanced; from then on it stays
+// frozen at the time it was advanced to (`frozen_time`), and every object of the test
+// environment is dated by it. The dashboard shows the frozen time in its test-mode header.
+// Test environment only.
+//
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
+func (c *ClientWithResponses) GetDashboardTestClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDashboardTestClockResponse, error) {
+	rsp, err := c.GetDashboardTestClock(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDashboardTestClockResponse(rsp)
+}
+
 // ListApiKeysWithResponse List the environment's API keys
 //
 // The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -8862,6 +9393,28 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseListCheckoutSessionsResponse(rsp)
+}
+
+// ListDeclinedChargesWithResponse List declined charges
+//
+// Charges the processor declined, newest first: a card that was refused, a failed 3-D
+// Secure check, a SEPA debit refused when it was submitted. A declined charge creates no
+// payment (the buyer can try again on the same checkout session), so it is listed here
+// and not among the payments. At most `limit` are returned (no cursor); `session`
+// narrows the list to one checkout session's declines.
+//
+// **Errors:** 400 (`limit_invalid`, `session_invalid`); 401 `session_required`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
+func (c *ClientWithResponses) ListDeclinedChargesWithResponse(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*ListDeclinedChargesResponse, error) {
+	rsp, err := c.ListDeclinedCharges(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeclinedChargesResponse(rsp)
 }
 
 // GetOverviewWithResponse Overview of an environment
@@ -10133,6 +10686,103 @@ func ParseListMailboxResponse(rsp *http.Response) (*ListMailboxResponse, error) 
 	return response, nil
 }
 
+// ParseGetDashboardTestClockResponse parses an HTTP response from a GetDashboardTestClockWithResponse call
+func ParseGetDashboardTestClockResponse(rsp *http.Response) (*GetDashboardTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDashboardTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDashboardTestClockResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDashboardTestClockResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDashboardTestClockResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDashboardTestClockResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListApiKeysResponse parses an HTTP response from a ListApiKeysWithResponse call
 func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10710,6 +11360,127 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListCheckoutSessionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeclinedChargesResponse parses an HTTP response from a ListDeclinedChargesWithResponse call
+func ParseListDeclinedChargesResponse(rsp *http.Response) (*ListDeclinedChargesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeclinedChargesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeclinedChargeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDeclinedChargesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDeclinedChargesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDeclinedChargesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDeclinedChargesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDeclinedChargesResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14239,6 +15010,9 @@ type ServerInterface interface {
 	// ListMailbox The test mailbox
 	// (GET /api/v1/test/mailbox)
 	ListMailbox(w http.ResponseWriter, r *http.Request, params ListMailboxParams)
+	// GetDashboardTestClock The test clock
+	// (GET /api/v1/test/test_clock)
+	GetDashboardTestClock(w http.ResponseWriter, r *http.Request)
 	// ListApiKeys List the environment's API keys
 	// (GET /api/v1/{env}/api_keys)
 	ListApiKeys(w http.ResponseWriter, r *http.Request, env Env)
@@ -14251,6 +15025,9 @@ type ServerInterface interface {
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
+	// ListDeclinedCharges List declined charges
+	// (GET /api/v1/{env}/declined_charges)
+	ListDeclinedCharges(w http.ResponseWriter, r *http.Request, env Env, params ListDeclinedChargesParams)
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(w http.ResponseWriter, r *http.Request, env Env)
@@ -14457,6 +15234,20 @@ func (siw *ServerInterfaceWrapper) ListMailbox(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetDashboardTestClock operation middleware
+func (siw *ServerInterfaceWrapper) GetDashboardTestClock(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDashboardTestClock(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListApiKeys operation middleware
 func (siw *ServerInterfaceWrapper) ListApiKeys(w http.ResponseWriter, r *http.Request) {
 
@@ -14616,6 +15407,61 @@ func (siw *ServerInterfaceWrapper) ListCheckoutSessions(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListCheckoutSessions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListDeclinedCharges operation middleware
+func (siw *ServerInterfaceWrapper) ListDeclinedCharges(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDeclinedChargesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "session" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "session", r.URL.Query(), &params.Session, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "session"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "session", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListDeclinedCharges(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -15674,10 +16520,12 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/session", wrapper.GetSession)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/session", wrapper.SignIn)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox", wrapper.ListMailbox)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/test_clock", wrapper.GetDashboardTestClock)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
@@ -16465,6 +17313,93 @@ func (response ListMailbox500JSONResponse) VisitListMailboxResponse(w http.Respo
 	return err
 }
 
+type GetDashboardTestClockRequestObject struct {
+}
+
+type GetDashboardTestClockResponseObject interface {
+	VisitGetDashboardTestClockResponse(w http.ResponseWriter) error
+}
+
+type GetDashboardTestClock200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDashboardTestClock200JSONResponse struct {
+	Body    TestClock
+	Headers GetDashboardTestClock200ResponseHeaders
+}
+
+func (response GetDashboardTestClock200JSONResponse) VisitGetDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardTestClock401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetDashboardTestClock401JSONResponse) VisitGetDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardTestClock429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDashboardTestClock429JSONResponse) VisitGetDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardTestClock500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDashboardTestClock500JSONResponse) VisitGetDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListApiKeysRequestObject struct {
 	Env Env `json:"env"`
 }
@@ -16982,6 +17917,115 @@ type ListCheckoutSessions500JSONResponse struct {
 }
 
 func (response ListCheckoutSessions500JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedChargesRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListDeclinedChargesParams
+}
+
+type ListDeclinedChargesResponseObject interface {
+	VisitListDeclinedChargesResponse(w http.ResponseWriter) error
+}
+
+type ListDeclinedCharges200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListDeclinedCharges200JSONResponse struct {
+	Body    DeclinedChargeList
+	Headers ListDeclinedCharges200ResponseHeaders
+}
+
+func (response ListDeclinedCharges200JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedCharges400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListDeclinedCharges400JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedCharges401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListDeclinedCharges401JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedCharges429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListDeclinedCharges429JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedCharges500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListDeclinedCharges500JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -20158,6 +21202,9 @@ type StrictServerInterface interface {
 	// ListMailbox The test mailbox
 	// (GET /api/v1/test/mailbox)
 	ListMailbox(ctx context.Context, request ListMailboxRequestObject) (ListMailboxResponseObject, error)
+	// GetDashboardTestClock The test clock
+	// (GET /api/v1/test/test_clock)
+	GetDashboardTestClock(ctx context.Context, request GetDashboardTestClockRequestObject) (GetDashboardTestClockResponseObject, error)
 	// ListApiKeys List the environment's API keys
 	// (GET /api/v1/{env}/api_keys)
 	ListApiKeys(ctx context.Context, request ListApiKeysRequestObject) (ListApiKeysResponseObject, error)
@@ -20170,6 +21217,9 @@ type StrictServerInterface interface {
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
+	// ListDeclinedCharges List declined charges
+	// (GET /api/v1/{env}/declined_charges)
+	ListDeclinedCharges(ctx context.Context, request ListDeclinedChargesRequestObject) (ListDeclinedChargesResponseObject, error)
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(ctx context.Context, request GetOverviewRequestObject) (GetOverviewResponseObject, error)
@@ -20430,6 +21480,30 @@ func (sh *strictHandler) ListMailbox(w http.ResponseWriter, r *http.Request, par
 	}
 }
 
+// GetDashboardTestClock operation middleware
+func (sh *strictHandler) GetDashboardTestClock(w http.ResponseWriter, r *http.Request) {
+	var request GetDashboardTestClockRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDashboardTestClock(ctx, request.(GetDashboardTestClockRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDashboardTestClock")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDashboardTestClockResponseObject); ok {
+		if err := validResponse.VisitGetDashboardTestClockResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListApiKeys operation middleware
 func (sh *strictHandler) ListApiKeys(w http.ResponseWriter, r *http.Request, env Env) {
 	var request ListApiKeysRequestObject
@@ -20536,6 +21610,33 @@ func (sh *strictHandler) ListCheckoutSessions(w http.ResponseWriter, r *http.Req
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListCheckoutSessionsResponseObject); ok {
 		if err := validResponse.VisitListCheckoutSessionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListDeclinedCharges operation middleware
+func (sh *strictHandler) ListDeclinedCharges(w http.ResponseWriter, r *http.Request, env Env, params ListDeclinedChargesParams) {
+	var request ListDeclinedChargesRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDeclinedCharges(ctx, request.(ListDeclinedChargesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDeclinedCharges")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListDeclinedChargesResponseObject); ok {
+		if err := validResponse.VisitListDeclinedChargesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

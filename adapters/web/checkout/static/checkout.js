@@ -165,8 +165,9 @@
     };
   }
 
-  // showDone replaces the page with the outcome; rows are [label, value] pairs of a receipt.
-  function showDone(heading, message, rows) {
+  // showDone replaces the page with the outcome; title is the page title, rows are [label, value]
+  // pairs of a receipt.
+  function showDone(title, heading, message, rows) {
     var main = document.querySelector("main");
     main.textContent = "";
     var s = document.createElement("section");
@@ -186,6 +187,11 @@
       s.appendChild(dl);
     }
     main.appendChild(s);
+    // The outcome replaced the form: say so in the title and move focus to it, so a screen
+    // reader announces it and keyboard users continue from there.
+    document.title = title;
+    h.setAttribute("tabindex", "-1");
+    h.focus();
   }
 
   // receiptRows reads what the receipt shows from the page (merchant, total, as the server
@@ -233,9 +239,9 @@
       }
       if (body.redirect_url) { leave(body.redirect_url, embed); return; }
       if (st === "processing") {
-        showDone("Thank you, your payment is processing.", "Your bank transfers the amount in the next few days; you will receive a confirmation by e-mail.", receiptRows(body, "Processing"));
+        showDone("Payment processing", "Thank you, your payment is processing.", "Your bank transfers the amount in the next few days; you will receive a confirmation by e-mail.", receiptRows(body, "Processing"));
       } else {
-        showDone("Thank you, your payment was received.", "You will receive a receipt by e-mail.", receiptRows(body, "Paid"));
+        showDone("Payment received", "Thank you, your payment was received.", "You will receive a receipt by e-mail.", receiptRows(body, "Paid"));
       }
     }
 
@@ -249,6 +255,10 @@
       if (res.status === 402) { msg = DECLINES[err.decline_code] || msg; }
       if (field) { showField(field, msg); }
       showForm(msg, res.status === 402 ? err.decline_code : "");
+      // Focus goes where the buyer continues: the field the refusal is about, else the
+      // message (the Pay button, disabled while the request ran, would have dropped it).
+      var target = (field && $(field)) || $("form-error");
+      if (target) { target.focus(); }
     }
 
     function submitVia(form, button, path, body) {
@@ -264,6 +274,7 @@
         if (e === Fallback) { form.submit(); return; } // the plain post takes over
         busy = false; button.disabled = false;
         showForm(MSG.failed);
+        $("form-error").focus();
       });
     }
 
@@ -296,7 +307,7 @@
         callAPI(id, secret, "/cancel", {}).then(function (res) {
           if (res.status >= 200 && res.status < 300) {
             if (res.body.redirect_url) { leave(res.body.redirect_url, embed); return; }
-            showDone("You canceled the payment.", "Nothing was charged. You can close this page.");
+            showDone("Payment canceled", "You canceled the payment.", "Nothing was charged. You can close this page.");
             return;
           }
           busy = false; button.disabled = false;

@@ -5,6 +5,7 @@
 import { del, get, setCSRFToken } from './api.js';
 import { h, replace } from './dom.js';
 import { errorText, flash, notice } from './ui.js';
+import { when } from './format.js';
 import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
 import * as sessions from './pages/sessions.js';
@@ -56,22 +57,57 @@ function envSwitch(env, section) {
     }, e === 'test' ? 'Test' : 'Live')));
 }
 
+// envBanner says which environment the pages show: test mode (amber) moves no real money and
+// carries the test clock's line; live mode (dark) moves real money.
+function envBanner(env) {
+  const m = session.merchant;
+  if (env === 'test') {
+    return h('div', { class: 'k-test-banner', id: 'env-banner', role: 'note' },
+      h('strong', null, 'TEST MODE'), ' — test data only; no real money moves.',
+      h('span', { class: 'test-clock', id: 'test-clock', hidden: true }));
+  }
+  return h('div', { class: 'k-live-banner', id: 'env-banner', role: 'note' },
+    h('strong', null, 'LIVE MODE'), ' — real money. ',
+    m.onboarded
+      ? 'No live processor adapter is configured on this server, so live payments are refused (503 processor_unavailable); test mode takes sandbox payments.'
+      : 'This merchant is not activated yet; live payments are refused until onboarding completes.');
+}
+
+// showTestClock reads the test clock and, once it has been advanced (it then stays frozen at
+// that time for good), says so in the test-mode header: every test object is dated by it.
+async function showTestClock() {
+  const slot = document.getElementById('test-clock');
+  if (!slot) return;
+  let c;
+  try {
+    c = await get('/test/test_clock');
+  } catch {
+    return; // the header stays as it is; the page itself reports API errors
+  }
+  if (!slot.isConnected) return;
+  if (c.frozen_time === null || c.frozen_time === undefined) {
+    slot.hidden = true;
+    slot.textContent = '';
+    return;
+  }
+  replace(slot, 'Test clock frozen at ', when(c.frozen_time, '—', true),
+    ' — test data is dated by this clock; it moves only when you advance it again.');
+  slot.hidden = false;
+}
+
 function drawLayout(env, section) {
   const m = session.merchant;
   const signOut = h('button', { type: 'button', class: 'button button-small', id: 'sign-out', onclick: doSignOut }, 'Sign out');
-  const banner = env === 'test'
-    ? h('div', { class: 'test-banner', id: 'env-banner', role: 'note' }, 'TEST MODE — test data only; no real money moves.')
-    : h('div', { class: 'live-banner', id: 'env-banner', role: 'note' },
-      m.onboarded ? 'Live mode — no live processor adapter is configured on this server, so live payments are refused (503 processor_unavailable); test mode takes sandbox payments.' : 'Live mode — this merchant is not activated yet; live payments are refused until onboarding completes.');
   replace(app,
-    h('header', { class: 'topbar' },
-      h('p', { class: 'brand' }, 'Kassa'),
-      h('p', { class: 'merchant-name', id: 'merchant-name' }, m.name),
-      h('span', { class: 'spacer' }),
-      h('span', { id: 'env-switch-slot' }, envSwitch(env, section)),
-      h('span', { class: 'user-email' }, session.user.email),
-      signOut),
-    banner,
+    h('header', { class: 'app-header' },
+      h('div', { class: 'topbar' },
+        h('p', { class: 'k-brand' }, 'Kassa'),
+        h('p', { class: 'merchant-name', id: 'merchant-name' }, m.name),
+        h('span', { class: 'spacer' }),
+        h('span', { id: 'env-switch-slot' }, envSwitch(env, section)),
+        h('span', { class: 'user-email' }, session.user.email),
+        signOut),
+      envBanner(env)),
     h('div', { class: 'shell' },
       h('nav', { class: 'sidenav', 'aria-label': 'Main' },
         h('ul', null, sections.filter((s) => !s.testOnly || env === 'test').map((s) => h('li', null,
@@ -116,6 +152,9 @@ async function route({ focus = false } = {}) {
   const section = where ? where.section : sections[0];
   if (layoutEnv !== env) drawLayout(env, section);
   markCurrent(env, section);
+  // The clock can move between two pages (an advance through the merchant API): read it on
+  // every page of test mode.
+  if (env === 'test') showTestClock();
   const main = document.getElementById('main');
   if (!where) {
     replace(main, notFoundView());

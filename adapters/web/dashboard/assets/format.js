@@ -66,18 +66,21 @@ export function when(seconds, fallback = '—', precise = false) {
   return t;
 }
 
-// badge classes per status word, shared by payments, sessions, endpoints and deliveries.
-const tones = {
-  succeeded: 'ok', complete: 'ok', enabled: 'ok', active: 'ok', delivered: 'ok',
-  processing: 'info', open: 'info', pending: 'info', scheduled: 'info',
-  partially_refunded: 'warn', refunded: 'warn', disputed: 'bad', expired: 'warn', canceled: 'warn',
-  failed: 'bad', disabled: 'bad', revoked: 'bad', archived: 'warn',
-};
+// badge renders a status word as a badge. Every state has a badge of its own (kassa.css:
+// colour, a mark before the word, and the word), so failed, disputed and declined never look
+// alike; an unknown word gets the neutral badge.
+const badgeStates = new Set([
+  'succeeded', 'complete', 'paid', 'enabled', 'active', 'delivered',
+  'processing', 'pending', 'scheduled', 'open',
+  'failed', 'declined', 'disabled', 'revoked', 'disputed',
+  'refunded', 'partially_refunded', 'canceled', 'archived', 'expired',
+]);
 
 export function badge(status) {
   const s = document.createElement('span');
-  const tone = tones[status];
-  s.className = tone ? `badge badge-${tone}` : 'badge';
-  s.textContent = String(status).replaceAll('_', ' ');
+  const word = String(status);
+  s.className = badgeStates.has(word) ? `badge badge-${word}` : 'badge';
+  s.dataset.status = word;
+  s.textContent = word.replaceAll('_', ' ');
   return s;
 }

@@ -6,13 +6,54 @@ import { badge, money, when } from '../format.js';
 import { facts, field, pager, table } from '../ui.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
 
-const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed'];
+const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
+  ['declined', 'declined (charges without a payment)']];
 
-// statusFilter is a GET form: changing it loads the first page of that status.
+// declineColumns are the columns of a declined-charges table.
+function declineColumns() {
+  return [
+    { label: 'Amount', num: true, cell: (d) => money(d.amount, d.currency) },
+    { label: 'Status', cell: () => badge('declined') },
+    { label: 'Reason', cell: (d) => (d.kind === 'authentication' ? '3-D Secure check failed' : 'Declined by the processor') },
+    { label: 'Method', cell: (d) => (d.payment_method === 'sepa_debit' ? 'SEPA debit' : 'Card') },
+    { label: 'Checkout session', cell: (d) => (d.session_id ? h('span', { class: 'mono' }, d.session_id) : '—') },
+    { label: 'Try', num: true, cell: (d) => String(d.attempt) },
+    { label: 'Date', cell: (d) => when(d.created, '—', true) },
+  ];
+}
+
+// declinedList is the list of declined charges (they create no payment, so they are not among
+// the payments): the latest 100 of the environment.
+async function declinedList(ctx) {
+  const page = await get(`${ctx.base}/declined_charges${query({ limit: 100 })}`);
+  return h('div', null,
+    pageHead('Payments'),
+    statusFilter(ctx, statuses, 'declined'),
+    h('p', { class: 'hint' }, 'A declined charge creates no payment: the buyer can try again on the same checkout session. These are the latest declines, newest first.'),
+    table(declineColumns(), page.data, 'No declined charges.', 'Declined charges'),
+    page.has_more ? h('p', { class: 'hint' }, 'Only the latest 100 declines are shown.') : null);
+}
+
+// recentDeclines is the short list under the payments: the latest declines, with a link to all.
+async function recentDeclines(ctx) {
+  const page = await get(`${ctx.base}/declined_charges${query({ limit: 5 })}`);
+  if (!page.data.length) return null;
+  return h('section', { 'aria-labelledby': 'declines-title', id: 'recent-declines' },
+    h('h2', { id: 'declines-title' }, 'Recent declined charges'),
+    table(declineColumns(), page.data, 'No declined charges.', 'Recent declined charges'),
+    h('p', null, h('a', { href: ctx.href({ status: 'declined', starting_after: null, ending_before: null }) }, 'All declined charges →')));
+}
+
+// statusFilter is a GET form: the Filter button loads the first page of the chosen status.
+// Choosing an option does nothing by itself, so keyboard users can arrow through the options.
+// values are status words, or [value, label] pairs.
 export function statusFilter(ctx, values, current) {
   const select = h('select', { name: 'status' },
     h('option', { value: '' }, 'All'),
-    values.map((v) => h('option', { value: v, selected: v === current }, v.replaceAll('_', ' '))));
+    values.map((v) => {
+      const [value, label] = Array.isArray(v) ? v : [v, v.replaceAll('_', ' ')];
+      return h('option', { value, selected: value === current }, label);
+    }));
   const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
     field({ label: 'Status', name: 'status', control: select }),
     h('button', { type: 'submit', class: 'button' }, 'Filter'));
@@ -20,22 +61,26 @@ export function statusFilter(ctx, values, current) {
     ev.preventDefault();
     ctx.navigate(ctx.href({ status: select.value, starting_after: null, ending_before: null }));
   });
-  select.addEventListener('change', () => form.requestSubmit());
   return form;
 }
 
 export async function list(ctx) {
   ctx.title('Payments');
   const status = ctx.query.get('status') || '';
+  if (status === 'declined') return declinedList(ctx);
   const after = ctx.query.get('starting_after') || '';
   const before = ctx.query.get('ending_before') || '';
-  const page = await get(`${ctx.base}/payments${query({ status, limit: 20, starting_after: after, ending_before: before })}`);
+  const [page, declines] = await Promise.all([
+    get(`${ctx.base}/payments${query({ status, limit: 20, starting_after: after, ending_before: before })}`),
+    status || after || before ? null : recentDeclines(ctx),
+  ]);
   return h('div', null,
     pageHead('Payments'),
     statusFilter(ctx, statuses, status),
     table(paymentColumns(ctx.base), page.data,
       status ? `No ${status.replaceAll('_', ' ')} payments.` : 'No payments yet.', 'Payments'),
-    pager(ctx, page));
+    pager(ctx, page),
+    declines);
 }
 
 export async function detail(ctx) {
@@ -49,8 +94,12 @@ export async function detail(ctx) {
   }
   const p = d.payment;
   ctx.title(`Payment ${money(p.amount, p.currency)}`);
-  const f = d.fee_breakdown || {};
-  const chargeCur = f.charge_currency || p.currency;
+  const f = d.fee_breakdown;
+  const chargeCur = (f && f.charge_currency) || p.currency;
+  let declines = { data: [] };
+  if (p.session_id) {
+    declines = await get(`${ctx.base}/declined_charges${query({ session: p.session_id, limit: 100 })}`);
+  }
   return h('div', null,
     h('p', { class: 'breadcrumb' }, h('a', { href: `${ctx.base}/payments` }, 'Payments'), ' / ', h('span', { class: 'mono' }, p.id)),
     pageHead(`${money(p.amount, p.currency)}`, badge(p.status)),
@@ -70,7 +119,8 @@ export async function detail(ctx) {
         ['Created', when(p.created, '—', true)],
         ...Object.entries(p.metadata || {}).map(([k, v]) => [`metadata.${k}`, v]),
       ])),
-    h('section', { class: 'panel', 'aria-labelledby': 'pay-fees', id: 'fee-breakdown' },
+    // A failed payment moved no money: no fee, no net amount (the API sends no breakdown).
+    f ? h('section', { class: 'panel', 'aria-labelledby': 'pay-fees', id: 'fee-breakdown' },
       h('h2', { id: 'pay-fees' }, 'Fee breakdown'),
       facts([
         ['Kassa fee', money(f.service_eur, 'EUR')],
@@ -80,7 +130,11 @@ export async function detail(ctx) {
         ['Exchange rate', chargeCur === 'EUR' ? null : `1 EUR = ${f.rate} ${chargeCur}`],
         ['Rate date', chargeCur === 'EUR' ? null : f.rate_date],
         ['Net amount', money(f.net_amount, chargeCur)],
-      ])),
+      ]))
+      : h('p', { class: 'notice', id: 'no-fee', role: 'note' }, 'This payment failed: no money moved, so no fee was charged and there is no net amount.'),
+    declines.data.length ? h('section', { 'aria-labelledby': 'pay-declines', id: 'session-declines' },
+      h('h2', { id: 'pay-declines' }, 'Declined tries on this checkout session'),
+      table(declineColumns(), declines.data, 'No declined charges.', 'Declined tries')) : null,
     h('section', { 'aria-labelledby': 'pay-events', id: 'payment-events' },
       h('h2', { id: 'pay-events' }, 'Events'),
       eventsTable(d.events || [])));

@@ -222,7 +222,8 @@ async function loadDeliveries(ctx, el, after) {
     tbody = h('tbody');
     el.append(h('div', { class: 'table-wrap' }, h('table', { class: 'deliveries' },
       h('caption', { class: 'visually-hidden' }, 'Deliveries'),
-      h('thead', null, h('tr', null, ['Event', 'Status', 'Attempts', 'Created', 'Next attempt', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('thead', null, h('tr', null, ['Event', 'Status', 'Attempts', 'Created', 'Next attempt'].map((t) => h('th', { scope: 'col' }, t)),
+        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempt log')))),
       tbody)));
   }
   for (const d of rows) tbody.append(...deliveryRows(ctx, d));
@@ -251,16 +252,20 @@ function deliveryRows(ctx, d) {
   const detailRow = h('tr', { class: 'row-detail', hidden: true, 'data-attempts-for': d.id }, detailCell);
   const toggle = h('button', {
     type: 'button', class: 'button button-small', 'aria-expanded': 'false', 'data-delivery': d.id,
+    // The visible word is short; the name says which delivery (dozens of rows share the word).
+    'aria-label': `Attempts of ${d.event_type} ${d.event_id}`,
     onclick: async () => {
       const open = toggle.getAttribute('aria-expanded') === 'true';
       if (open) {
         toggle.setAttribute('aria-expanded', 'false');
         toggle.textContent = 'Attempts';
+        toggle.setAttribute('aria-label', `Attempts of ${d.event_type} ${d.event_id}`);
         detailRow.hidden = true;
         return;
       }
       toggle.setAttribute('aria-expanded', 'true');
       toggle.textContent = 'Hide attempts';
+      toggle.setAttribute('aria-label', `Hide attempts of ${d.event_type} ${d.event_id}`);
       detailRow.hidden = false;
       await showAttempts(ctx, d.id, detailCell);
     },
@@ -280,7 +285,7 @@ function deliveryRows(ctx, d) {
 // codeBadge shows an attempt's HTTP status, green for 2xx (the only acknowledgement, D10).
 function codeBadge(a) {
   if (!a.status_code) return badge(a.error ? 'failed' : 'pending');
-  const b = h('span', { class: a.status_code >= 200 && a.status_code < 300 ? 'badge badge-ok' : 'badge badge-bad' }, `HTTP ${a.status_code}`);
+  const b = h('span', { class: a.status_code >= 200 && a.status_code < 300 ? 'badge badge-delivered' : 'badge badge-failed' }, `HTTP ${a.status_code}`);
   return b;
 }
 

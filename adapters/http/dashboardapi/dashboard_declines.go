@@ -1,0 +1,61 @@
+package dashboardapi
+
+import (
+	"context"
+	"strings"
+
+	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/core"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
+)
+
+// The test clock and the declined charges: what the dashboard shows beside the payments.
+
+func (a *dashboardAPI) GetDashboardTestClock(ctx context.Context, _ dash.GetDashboardTestClockRequestObject) (dash.GetDashboardTestClockResponseObject, error) {
+	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
+	c, err := a.d.Clocks.Get(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix()}
+	if c.FrozenTime != nil {
+		t := c.FrozenTime.Unix()
+		out.FrozenTime = &t
+	}
+	return dash.GetDashboardTestClock200JSONResponse{Body: out}, nil
+}
+
+// defaultDeclines is how many declines a list shows without a limit (as every list).
+const defaultDeclines = 10
+
+func (a *dashboardAPI) ListDeclinedCharges(ctx context.Context, r dash.ListDeclinedChargesRequestObject) (dash.ListDeclinedChargesResponseObject, error) {
+	limit := defaultDeclines
+	if r.Params.Limit != nil {
+		limit = int(*r.Params.Limit) // 1..100, checked by the contract gate
+	}
+	session := ""
+	if r.Params.Session != nil {
+		session = *r.Params.Session // cs_…, checked by the contract gate
+	}
+	rows, more, err := a.d.Declines.DeclinedCharges(ctx, kit.CallerFrom(ctx).Scope, session, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.DeclinedChargeList{Object: wire.ListObjectList, HasMore: more,
+		Url: "/api/v1/" + string(r.Env) + "/declined_charges", Data: make([]dash.DeclinedCharge, 0, len(rows))}
+	for _, d := range rows {
+		dc := dash.DeclinedCharge{Object: dash.DeclinedChargeObjectDeclinedCharge, Attempt: int32(d.Attempt), //nolint:gosec // G115: attempt numbers are small positive integers (CHECK number > 0)
+			Kind: dash.DeclinedChargeKindCharge, Amount: d.Amount, Currency: d.Currency,
+			PaymentMethod: dash.DeclinedChargePaymentMethod(d.Method), Created: d.At.Unix()}
+		if d.Authentication {
+			dc.Kind = dash.DeclinedChargeKindAuthentication
+		}
+		if strings.HasPrefix(d.PayableID, core.PrefixSession) {
+			id := d.PayableID
+			dc.SessionId = &id
+		}
+		out.Data = append(out.Data, dc)
+	}
+	return dash.ListDeclinedCharges200JSONResponse{Body: out}, nil
+}
