@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kassa-pay/kassa/adapters/web/theme"
 )
 
 // TestVendoredRendererIsPinned fails when vendor/rapidoc-min.js changes without its version and
@@ -37,7 +39,8 @@ func TestPageServesRendererAndSpecOfItsOrigin(t *testing.T) {
 		}
 	}
 	body := rec.Body.String()
-	for _, want := range []string{`spec-url="/api/v1/openapi.json"`, `load-fonts="false"`, `src="/api/docs/rapidoc-9.3.8.min.js"`} {
+	for _, want := range []string{`spec-url="/api/v1/openapi.json"`, `load-fonts="false"`, `src="/api/docs/rapidoc-9.3.8.min.js"`,
+		`href="/api/docs/kassa.css"`, `<h1>Kassa checkout browser API reference</h1>`, `primary-color="` + theme.Token("--k-accent") + `"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
 		}
@@ -53,6 +56,12 @@ func TestPageServesRendererAndSpecOfItsOrigin(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Body.Len() != len(rendererJS) ||
 		!strings.HasPrefix(rec.Header().Get("Content-Type"), "text/javascript") {
 		t.Fatalf("script: %d %q %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/docs/kassa.css", nil))
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/css") ||
+		!strings.Contains(rec.Body.String(), "--k-accent") || rec.Header().Get("Content-Security-Policy") == "" {
+		t.Fatalf("design tokens: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 	rec = httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/api/docs", nil))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -331,7 +332,7 @@ func TestSEPAProcessingAndCancel(t *testing.T) {
 
 func TestAssetsAndUnknownPaths(t *testing.T) {
 	h := newHandler(newFake("", ""))
-	for path, ct := range map[string]string{"/assets/checkout.js": "javascript", "/assets/checkout.css": "text/css", "/js/kassa.js": "javascript"} {
+	for path, ct := range map[string]string{"/assets/checkout.js": "javascript", "/assets/checkout.css": "text/css", "/assets/kassa.css": "text/css", "/js/kassa.js": "javascript"} {
 		a := do(t, h, "GET", path, nil)
 		if a.status != 200 || !strings.Contains(a.header.Get("Content-Type"), ct) || a.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Fatalf("%s: %d %v", path, a.status, a.header)
@@ -407,4 +408,15 @@ func TestLiveSessionWithoutProcessorIs503(t *testing.T) {
 		t.Fatalf("status %d, want 503", a.status)
 	}
 	wantIn(t, a, `id="form-error" role="alert" tabindex="-1">`+checkout.ErrProcessorUnavailable.Message, `id="card-form"`)
+}
+
+// The checkout's stylesheet takes every colour from the design tokens (kassa.css): no literal.
+func TestStylesheetUsesTokens(t *testing.T) {
+	css, err := staticFS.ReadFile("static/checkout.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(`).Find(css); m != nil {
+		t.Fatalf("checkout.css has the colour literal %q; add a token to adapters/web/theme/kassa.css", m)
+	}
 }

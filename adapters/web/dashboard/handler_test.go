@@ -100,7 +100,7 @@ func TestContentTypesAndRevalidation(t *testing.T) {
 	h := New()
 	for path, want := range map[string]string{
 		"/assets/app.js": "text/javascript; charset=utf-8", "/assets/currencies.js": "text/javascript; charset=utf-8",
-		"/assets/app.css": "text/css; charset=utf-8", "/login": "text/html; charset=utf-8", "/assets/favicon.svg": "image/svg+xml",
+		"/assets/app.css": "text/css; charset=utf-8", "/assets/kassa.css": "text/css; charset=utf-8", "/login": "text/html; charset=utf-8", "/assets/favicon.svg": "image/svg+xml",
 	} {
 		rec := get(t, h, "GET", path, nil)
 		if got := rec.Header().Get("Content-Type"); got != want {
@@ -156,5 +156,16 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 				t.Errorf("%s uses %s", name, bad)
 			}
 		}
+	}
+}
+
+// The app's stylesheet takes every colour from the design tokens (kassa.css): no literal.
+func TestStylesheetUsesTokens(t *testing.T) {
+	css, err := assetFS.ReadFile("assets/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(`).Find(css); m != nil {
+		t.Fatalf("app.css has the colour literal %q; add a token to adapters/web/theme/kassa.css", m)
 	}
 }
