@@ -326,8 +326,9 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
-// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-// the recurring price in `line_items[0].price_id`.
+// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+// subscriptions can be created.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.

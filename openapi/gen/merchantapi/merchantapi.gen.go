@@ -20,8 +20,9 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-// the recurring price in `line_items[0].price_id`.
+// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+// subscriptions can be created.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.
@@ -546,22 +547,22 @@ type ClientInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -583,22 +584,22 @@ type ClientInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1169,22 +1170,22 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -1218,22 +1219,22 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -3192,22 +3193,22 @@ type ClientWithResponsesInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -3229,22 +3230,22 @@ type ClientWithResponsesInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -7084,22 +7085,22 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -7129,22 +7130,22 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
