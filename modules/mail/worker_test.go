@@ -414,3 +414,27 @@ func TestWorkerRecordsEachSendOfASingleMailer(t *testing.T) {
 		}
 	}
 }
+
+// Every delivered message carries its queued mail's id, so that a mail delivered again after a
+// worker died before recording it is recognised (the mailbox keeps it once, SMTP repeats the
+// Message-ID).
+func TestWorkerDeliversWithTheMailID(t *testing.T) {
+	t.Parallel()
+	scope := core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
+	store := &memQueue{outcomes: map[string]Outcome{}, jobs: []*Job{
+		{ID: "mob_1", Attempt: 1, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_1", Created: t0}},
+		{ID: "mob_2", Attempt: 2, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_2", Created: t0}},
+	}}
+	got := map[string]string{}
+	mailer := mailerFunc(func(m ports.Message) error { got[m.Subject] = m.MailID; return nil })
+	compose := Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+		return ports.Message{Scope: m.Scope, To: "a@example.com", Subject: m.SubjectID, Text: "x"}, nil
+	})}
+	w := NewWorker(store, compose, mailer, core.FixedClock{T: t0}, WorkerOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := w.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got["py_1"] != "mob_1" || got["py_2"] != "mob_2" {
+		t.Fatalf("mail ids delivered: %v", got)
+	}
+}
