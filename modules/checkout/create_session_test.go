@@ -219,7 +219,9 @@ func TestCreateRules(t *testing.T) {
 			}
 			create := svc.Create
 			if tc.base != nil { // the subscription rules, behind Create's refusal of the mode
-				create = func(ctx context.Context, c core.Caller, in CreateInput) (*Session, error) { return svc.create(ctx, c.Scope, in) }
+				create = func(ctx context.Context, c core.Caller, in CreateInput) (*Session, error) {
+					return svc.create(ctx, c.Scope, in)
+				}
 			}
 			s, err := create(context.Background(), caller, in)
 			if tc.want == nil {
