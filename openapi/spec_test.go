@@ -1,6 +1,12 @@
 package openapi
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 func TestSpecsLoadAndValidate(t *testing.T) {
 	for name, load := range map[string]func() (any, error){
@@ -11,6 +17,34 @@ func TestSpecsLoadAndValidate(t *testing.T) {
 	} {
 		if _, err := load(); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// decisionRef matches a citation of an internal design document ("D5", "interface 5.2") that
+// means nothing to a reader of the reference.
+var decisionRef = regexp.MustCompile(`\bD[0-9]{1,2}\b|\binterface [0-9]+(\.[0-9]+)?\b`)
+
+// The specs, as written and as served (the reference pages render them), say what they mean
+// instead of citing internal decision or section numbers.
+func TestSpecsCiteNoDecisionNumbers(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := filepath.Glob("gen/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, served...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := decisionRef.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q: %s", f, i+1, m, strings.TrimSpace(line))
+			}
 		}
 	}
 }

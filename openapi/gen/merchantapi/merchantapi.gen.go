@@ -113,7 +113,7 @@ type PaymentCard = externalRef0.PaymentCard
 // PaymentCustomer The paying customer.
 type PaymentCustomer = externalRef0.PaymentCustomer
 
-// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 // arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -661,7 +661,7 @@ type ClientInterface interface {
 
 	// ListEvents List events
 	//
-	// Returns events, newest first. Events are the outbox of state changes (D10): each is
+	// Returns events, newest first. Events are the outbox of state changes: each is
 	// written in the same transaction as the change it reports and is delivered to webhooks
 	// later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 	// events of this merchant and of the key's environment are visible. Filter by exact
@@ -1052,7 +1052,8 @@ type ClientInterface interface {
 
 	// GetTestClock Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+	// Returns the test environment's sandbox clock, the time every test-mode object of this
+	// merchant is dated and becomes due by. `frozen_time` is null while the clock
 	// follows real time. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -1332,7 +1333,7 @@ func (c *Client) ExpireCheckoutSession(ctx context.Context, id SessionId, params
 
 // ListEvents List events
 //
-// Returns events, newest first. Events are the outbox of state changes (D10): each is
+// Returns events, newest first. Events are the outbox of state changes: each is
 // written in the same transaction as the change it reports and is delivered to webhooks
 // later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 // events of this merchant and of the key's environment are visible. Filter by exact
@@ -1939,7 +1940,8 @@ func (c *Client) UpdatePrice(ctx context.Context, id ProductId, priceId PriceId,
 
 // GetTestClock Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+// Returns the test environment's sandbox clock, the time every test-mode object of this
+// merchant is dated and becomes due by. `frozen_time` is null while the clock
 // follows real time. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -3311,7 +3313,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List events
 	//
-	// Returns events, newest first. Events are the outbox of state changes (D10): each is
+	// Returns events, newest first. Events are the outbox of state changes: each is
 	// written in the same transaction as the change it reports and is delivered to webhooks
 	// later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 	// events of this merchant and of the key's environment are visible. Filter by exact
@@ -3718,7 +3720,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetTestClockWithResponse Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+	// Returns the test environment's sandbox clock, the time every test-mode object of this
+	// merchant is dated and becomes due by. `frozen_time` is null while the clock
 	// follows real time. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -3837,7 +3840,8 @@ type ListCheckoutSessionsResponse500Headers struct {
 
 // ListCheckoutSessionsResponse503Headers the declared response headers of an HTTP 503 response for ListCheckoutSessions
 type ListCheckoutSessionsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListCheckoutSessionsResponse struct {
@@ -4012,7 +4016,8 @@ type CreateCheckoutSessionResponse500Headers struct {
 
 // CreateCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for CreateCheckoutSession
 type CreateCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateCheckoutSessionResponse struct {
@@ -4198,7 +4203,8 @@ type RetrieveCheckoutSessionResponse500Headers struct {
 
 // RetrieveCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for RetrieveCheckoutSession
 type RetrieveCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveCheckoutSessionResponse struct {
@@ -4373,7 +4379,8 @@ type ExpireCheckoutSessionResponse500Headers struct {
 
 // ExpireCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for ExpireCheckoutSession
 type ExpireCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ExpireCheckoutSessionResponse struct {
@@ -4559,7 +4566,8 @@ type ListEventsResponse500Headers struct {
 
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
 type ListEventsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListEventsResponse struct {
@@ -4709,7 +4717,8 @@ type RetrieveEventResponse500Headers struct {
 
 // RetrieveEventResponse503Headers the declared response headers of an HTTP 503 response for RetrieveEvent
 type RetrieveEventResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveEventResponse struct {
@@ -4836,7 +4845,8 @@ type GetMerchantSpecResponse500Headers struct {
 
 // GetMerchantSpecResponse503Headers the declared response headers of an HTTP 503 response for GetMerchantSpec
 type GetMerchantSpecResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetMerchantSpecResponse struct {
@@ -4950,7 +4960,8 @@ type ListProductsResponse500Headers struct {
 
 // ListProductsResponse503Headers the declared response headers of an HTTP 503 response for ListProducts
 type ListProductsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListProductsResponse struct {
@@ -5125,7 +5136,8 @@ type CreateProductResponse500Headers struct {
 
 // CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
 type CreateProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateProductResponse struct {
@@ -5317,7 +5329,8 @@ type ArchiveProductResponse500Headers struct {
 
 // ArchiveProductResponse503Headers the declared response headers of an HTTP 503 response for ArchiveProduct
 type ArchiveProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ArchiveProductResponse struct {
@@ -5476,7 +5489,8 @@ type RetrieveProductResponse500Headers struct {
 
 // RetrieveProductResponse503Headers the declared response headers of an HTTP 503 response for RetrieveProduct
 type RetrieveProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveProductResponse struct {
@@ -5651,7 +5665,8 @@ type UpdateProductResponse500Headers struct {
 
 // UpdateProductResponse503Headers the declared response headers of an HTTP 503 response for UpdateProduct
 type UpdateProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type UpdateProductResponse struct {
@@ -5862,7 +5877,8 @@ type SetDefaultPriceResponse500Headers struct {
 
 // SetDefaultPriceResponse503Headers the declared response headers of an HTTP 503 response for SetDefaultPrice
 type SetDefaultPriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type SetDefaultPriceResponse struct {
@@ -6048,7 +6064,8 @@ type ListPricesResponse500Headers struct {
 
 // ListPricesResponse503Headers the declared response headers of an HTTP 503 response for ListPrices
 type ListPricesResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListPricesResponse struct {
@@ -6223,7 +6240,8 @@ type CreatePriceResponse500Headers struct {
 
 // CreatePriceResponse503Headers the declared response headers of an HTTP 503 response for CreatePrice
 type CreatePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreatePriceResponse struct {
@@ -6409,7 +6427,8 @@ type RetrievePriceResponse500Headers struct {
 
 // RetrievePriceResponse503Headers the declared response headers of an HTTP 503 response for RetrievePrice
 type RetrievePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrievePriceResponse struct {
@@ -6584,7 +6603,8 @@ type UpdatePriceResponse500Headers struct {
 
 // UpdatePriceResponse503Headers the declared response headers of an HTTP 503 response for UpdatePrice
 type UpdatePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type UpdatePriceResponse struct {
@@ -6764,7 +6784,8 @@ type GetTestClockResponse500Headers struct {
 
 // GetTestClockResponse503Headers the declared response headers of an HTTP 503 response for GetTestClock
 type GetTestClockResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetTestClockResponse struct {
@@ -6918,7 +6939,8 @@ type AdvanceTestClockResponse500Headers struct {
 
 // AdvanceTestClockResponse503Headers the declared response headers of an HTTP 503 response for AdvanceTestClock
 type AdvanceTestClockResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type AdvanceTestClockResponse struct {
@@ -7235,7 +7257,7 @@ func (c *ClientWithResponses) ExpireCheckoutSessionWithResponse(ctx context.Cont
 
 // ListEventsWithResponse List events
 //
-// Returns events, newest first. Events are the outbox of state changes (D10): each is
+// Returns events, newest first. Events are the outbox of state changes: each is
 // written in the same transaction as the change it reports and is delivered to webhooks
 // later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 // events of this merchant and of the key's environment are visible. Filter by exact
@@ -7786,7 +7808,8 @@ func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, id Pr
 
 // GetTestClockWithResponse Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+// Returns the test environment's sandbox clock, the time every test-mode object of this
+// merchant is dated and becomes due by. `frozen_time` is null while the clock
 // follows real time. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -8066,6 +8089,13 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -8356,6 +8386,13 @@ func ParseCreateCheckoutSessionResponse(rsp *http.Response) (*CreateCheckoutSess
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -8541,6 +8578,13 @@ func ParseRetrieveCheckoutSessionResponse(rsp *http.Response) (*RetrieveCheckout
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -8831,6 +8875,13 @@ func ParseExpireCheckoutSessionResponse(rsp *http.Response) (*ExpireCheckoutSess
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -9016,6 +9067,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9203,6 +9261,13 @@ func ParseRetrieveEventResponse(rsp *http.Response) (*RetrieveEventResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -9299,6 +9364,13 @@ func ParseGetMerchantSpecResponse(rsp *http.Response) (*GetMerchantSpecResponse,
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9485,6 +9557,13 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9775,6 +9854,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -9985,6 +10071,13 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -10170,6 +10263,13 @@ func ParseRetrieveProductResponse(rsp *http.Response) (*RetrieveProductResponse,
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -10460,6 +10560,13 @@ func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -10749,6 +10856,13 @@ func ParseSetDefaultPriceResponse(rsp *http.Response) (*SetDefaultPriceResponse,
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -10934,6 +11048,13 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -11224,6 +11345,13 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -11409,6 +11537,13 @@ func ParseRetrievePriceResponse(rsp *http.Response) (*RetrievePriceResponse, err
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -11699,6 +11834,13 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -11860,6 +12002,13 @@ func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -12101,6 +12250,13 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -13227,7 +13383,8 @@ type PayloadTooLargeJSONResponse struct {
 }
 
 type ServiceUnavailableResponseHeaders struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -13433,6 +13590,9 @@ func (response ListCheckoutSessions503JSONResponse) VisitListCheckoutSessionsRes
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -13688,6 +13848,9 @@ func (response CreateCheckoutSession503JSONResponse) VisitCreateCheckoutSessionR
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -13852,6 +14015,9 @@ func (response RetrieveCheckoutSession503JSONResponse) VisitRetrieveCheckoutSess
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14107,6 +14273,9 @@ func (response ExpireCheckoutSession503JSONResponse) VisitExpireCheckoutSessionR
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -14271,6 +14440,9 @@ func (response ListEvents503JSONResponse) VisitListEventsResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14437,6 +14609,9 @@ func (response RetrieveEvent503JSONResponse) VisitRetrieveEventResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -14523,6 +14698,9 @@ func (response GetMerchantSpec503JSONResponse) VisitGetMerchantSpecResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14688,6 +14866,9 @@ func (response ListProducts503JSONResponse) VisitListProductsResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14943,6 +15124,9 @@ func (response CreateProduct503JSONResponse) VisitCreateProductResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15128,6 +15312,9 @@ func (response ArchiveProduct503JSONResponse) VisitArchiveProductResponse(w http
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15292,6 +15479,9 @@ func (response RetrieveProduct503JSONResponse) VisitRetrieveProductResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -15548,6 +15738,9 @@ func (response UpdateProduct503JSONResponse) VisitUpdateProductResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15803,6 +15996,9 @@ func (response SetDefaultPrice503JSONResponse) VisitSetDefaultPriceResponse(w ht
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15968,6 +16164,9 @@ func (response ListPrices503JSONResponse) VisitListPricesResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -16224,6 +16423,9 @@ func (response CreatePrice503JSONResponse) VisitCreatePriceResponse(w http.Respo
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -16389,6 +16591,9 @@ func (response RetrievePrice503JSONResponse) VisitRetrievePriceResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -16646,6 +16851,9 @@ func (response UpdatePrice503JSONResponse) VisitUpdatePriceResponse(w http.Respo
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -16789,6 +16997,9 @@ func (response GetTestClock503JSONResponse) VisitGetTestClockResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -17001,6 +17212,9 @@ func (response AdvanceTestClock503JSONResponse) VisitAdvanceTestClockResponse(w 
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)

@@ -500,7 +500,7 @@ type CheckoutSession struct {
 	// Payment The payment of a completed session, or null.
 	Payment *Payment `json:"payment"`
 
-	// PaymentStatus Where the money of a completed session stands (D6), null while the session has no
+	// PaymentStatus Where the money of a completed session stands, null while the session has no
 	// payment: `paid` once the payment succeeded (also after refunds or a dispute),
 	// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
 	// `checkout.session.completed` fires once, when the session completes: fulfil the
@@ -529,7 +529,7 @@ type CheckoutSessionCancellationReason string
 // CheckoutSessionObject Always `checkout.session`.
 type CheckoutSessionObject string
 
-// CheckoutSessionPaymentStatus Where the money of a completed session stands (D6), null while the session has no
+// CheckoutSessionPaymentStatus Where the money of a completed session stands, null while the session has no
 // payment: `paid` once the payment succeeded (also after refunds or a dispute),
 // `processing` while a delayed method (SEPA) settles, `failed` when it did not.
 // `checkout.session.completed` fires once, when the session completes: fulfil the
@@ -863,7 +863,7 @@ type Payment struct {
 	// FailureMessage A sentence explaining `failure_code`. Present only on failed payments.
 	FailureMessage *string `json:"failure_message,omitempty"`
 
-	// Fee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+	// Fee Fees of this payment, locked at payment time. They are computed in EUR from the
 	// merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 	// rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 	// arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -950,7 +950,7 @@ type PaymentCustomer struct {
 	Name string `json:"name"`
 }
 
-// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 // arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
