@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,5 +47,29 @@ func TestSpecsCiteNoDecisionNumbers(t *testing.T) {
 				t.Errorf("%s:%d cites %q: %s", f, i+1, m, strings.TrimSpace(line))
 			}
 		}
+	}
+}
+
+// A served document names the server it came from in servers, whatever the spec's default.
+func TestServedNamesTheServer(t *testing.T) {
+	doc, err := Served(MerchantJSON, "https://api.shop.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Servers []struct{ URL string } `json:"servers"`
+		Paths   map[string]any         `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 1 || got.Servers[0].URL != "https://api.shop.example" || got.Paths["/v1/checkout/sessions"] == nil {
+		t.Fatalf("servers %+v, %d paths", got.Servers, len(got.Paths))
+	}
+	if _, err := load("served", doc); err != nil {
+		t.Fatalf("the served document is no longer valid: %v", err)
+	}
+	if same, _ := Served(MerchantJSON, ""); string(same) != string(MerchantJSON) {
+		t.Fatal("an empty base URL changed the document")
 	}
 }

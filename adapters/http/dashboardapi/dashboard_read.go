@@ -10,7 +10,6 @@ import (
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/webhooks"
-	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -29,7 +28,7 @@ func (b rawJSON) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
 }
 
 func (a *dashboardAPI) GetDashboardSpec(context.Context, dash.GetDashboardSpecRequestObject) (dash.GetDashboardSpecResponseObject, error) {
-	return rawJSON(openapi.DashboardJSON), nil
+	return rawJSON(a.spec), nil
 }
 
 func (a *dashboardAPI) ListEventTypes(context.Context, dash.ListEventTypesRequestObject) (dash.ListEventTypesResponseObject, error) {

@@ -326,10 +326,12 @@ type CardInput struct {
 	// Cvc 3 digits (4 for American Express).
 	Cvc *string `json:"cvc,omitempty"`
 
-	// ExpMonth 1–12.
+	// ExpMonth 1–12; another number is 400 `exp_month_invalid` with `param` `card.exp_month`.
 	ExpMonth *int `json:"exp_month,omitempty"`
 
-	// ExpYear Four digits, or two meaning 20xx; not past and at most 50 years ahead.
+	// ExpYear Four digits, or two meaning 20xx; not past and at most 50 years ahead. A number
+	// outside 0–9999 (or 100–999) is 400 `exp_year_invalid` with `param` `card.exp_year`;
+	// a past expiry is 400 `card_expired`.
 	ExpYear *int `json:"exp_year,omitempty"`
 
 	// Name Cardholder name (optional), at most 200 characters.

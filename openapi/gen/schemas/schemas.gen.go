@@ -1373,7 +1373,9 @@ type TestClockAdvance struct {
 	// Seconds Seconds to move forward, 1 to 63,072,000 (2 years).
 	Seconds *int64 `json:"seconds,omitempty"`
 
-	// To Unix seconds to move to; later than the clock's now and at most 2 years ahead.
+	// To Unix seconds to move to; later than the clock's now and at most 2 years ahead. A
+	// number outside 0–253402300799 (the year 9999) or outside that window is 400
+	// `invalid_request`/`to_invalid` with `param` `to`.
 	To *int64 `json:"to,omitempty"`
 }
 
