@@ -43,13 +43,14 @@ func demo(ctx context.Context, a *app, cfg config) error {
 		}
 		id, secret = m.ID(), testKey
 	} else {
-		if err := revokeDemoKeys(ctx, a.identity, id); err != nil {
-			return fmt.Errorf("demo: revoke the previous demo key: %w", err)
-		}
-		_, secret, err = a.identity.CreateKey(ctx, id, demoKeyName, core.EnvTest)
+		key, s, err := a.identity.CreateKey(ctx, id, demoKeyName, core.EnvTest)
 		if err != nil {
 			return err
 		}
+		if err := revokeDemoKeys(ctx, a.identity, id, key.ID()); err != nil {
+			return fmt.Errorf("demo: revoke the previous demo key: %w", err)
+		}
+		secret = s
 	}
 	hookURL := "http://" + cfg.DemoHookAddr + "/"
 	hookSecret, err := demoEndpoint(ctx, a.webhooks, core.Scope{MerchantID: id, Env: core.EnvTest}, hookURL)
@@ -93,15 +94,16 @@ curl -s %[1]s/v1/checkout/sessions \
 	return nil
 }
 
-// revokeDemoKeys revokes the demo merchant's active test keys that earlier demo starts printed:
-// those named demoKeyName and the first test key the merchant was created with.
-func revokeDemoKeys(ctx context.Context, ids *identity.Service, merchantID string) error {
+// revokeDemoKeys revokes the demo merchant's active test keys that earlier demo starts printed
+// (those named demoKeyName and the first test key the merchant was created with), all but keep,
+// the one this start made.
+func revokeDemoKeys(ctx context.Context, ids *identity.Service, merchantID, keep string) error {
 	keys, err := ids.ListKeys(ctx, merchantID)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if k.Env() != core.EnvTest || k.RevokedAt() != nil ||
+		if k.ID() == keep || k.Env() != core.EnvTest || k.RevokedAt() != nil ||
 			(k.Name() != demoKeyName && k.Name() != identity.DefaultTestKeyName) {
 			continue
 		}
