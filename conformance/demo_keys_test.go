@@ -3,8 +3,10 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
@@ -14,7 +16,7 @@ import (
 // printed is revoked, so that restarts do not pile up active keys.
 func TestDemoRevokesThePreviousKey(t *testing.T) {
 	t.Parallel()
-	harness.Rule(t, "RUN", "a demo start revokes the test key the previous start printed", func(t *testing.T) {
+	harness.Rule(t, "RUN", "a demo start revokes the test key the previous start printed; the printed reference pages answer", func(t *testing.T) {
 		t.Parallel()
 		if !target.CanLaunchSiblings() {
 			t.Skip("needs a server the harness started: the case launches kassa serve --demo twice")
@@ -34,6 +36,20 @@ func TestDemoRevokesThePreviousKey(t *testing.T) {
 		}
 		defer drop()
 		key1 := printedKey(first)
+		// The printed reference pages are where the demo says.
+		text, _ := os.ReadFile(first.LogPath)
+		for _, re := range []*regexp.Regexp{regexp.MustCompile(`API\s+\S+\s+\(reference: (\S+)\)`),
+			regexp.MustCompile(`Dashboard\s+\S+\s+\(JSON API reference: (\S+)\)`)} {
+			u := printed(t, string(text), "a reference page", re)
+			r, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+				t.Fatalf("the printed reference %s: %d %s", u, r.StatusCode, r.Header.Get("Content-Type"))
+			}
+		}
 		if r := rawAt(t, first.BaseURL, "GET", "/v1/checkout/sessions", key1, "", nil); r.Status != 200 {
 			t.Fatalf("the first demo key: %d %s", r.Status, r.Body)
 		}

@@ -59,9 +59,9 @@ func demo(ctx context.Context, a *app, cfg config) error {
 	}
 	fmt.Printf(`
 Kassa is running.
-  API        %[1]s   (OpenAPI: %[1]s/v1/openapi.json)
+  API        %[1]s   (reference: %[1]s/docs)
   Checkout   %[2]s
-  Dashboard  %[3]s   (JSON API: %[3]s/api/v1/openapi.json)
+  Dashboard  %[3]s   (JSON API reference: %[3]s/api/docs)
   Demo merchant %[4]s
   Test key   %[5]s   (shown once; stored only as a hash; the previous demo key is revoked)
 
