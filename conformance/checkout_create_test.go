@@ -381,62 +381,44 @@ func csSubBody(priceID string, qty int) map[string]any {
 	return csWith("amount", nil, "mode", "subscription", "line_items", []map[string]any{item})
 }
 
+// Subscription checkout is refused until subscriptions exist: a session in that mode would
+// charge once and create nothing. Every shape of the request gets the same 400 naming mode,
+// before any other rule, and no session is created.
 func TestCheckoutSubscriptionMode(t *testing.T) {
 	t.Parallel()
-	// One merchant and catalog serve every rule here: the rules only read the catalog.
 	m := newMerchant(t, true)
 	p := csSubscriptionFixture(t, m)
 
-	harness.Rule(t, "4.1", "subscription mode on a recurring price charges unit_amount × quantity", func(t *testing.T) {
+	harness.Rule(t, "4.1", "subscription mode is refused with 400 mode_unsupported (param mode) and creates no session", func(t *testing.T) {
 		t.Parallel()
-		s := csWantOK(t, csPost(t, m.TestKey, csSubBody(p.recurring, 3)))
-		if s.CheckoutMode != "subscription" || s.Amount != 3600 || s.Currency != "EUR" || s.Status != "open" {
-			t.Fatalf("session = mode %s amount %d %s status %s, want subscription 3600 EUR open", s.CheckoutMode, s.Amount, s.Currency, s.Status)
+		withAmount := csSubBody(p.recurring, 1)
+		withAmount["amount"] = 1200
+		for name, body := range map[string]map[string]any{
+			"a recurring price":      csSubBody(p.recurring, 3),
+			"amount given":           withAmount,
+			"no line item price":     csSubBody("", 1),
+			"a one-time price":       csSubBody(p.oneTime, 1),
+			"an archived price":      csSubBody(p.inactive, 1),
+			"an unknown price":       csSubBody("price_"+core.RandomBase62(24), 1),
+			"no line items, no body": csWith("amount", nil, "mode", "subscription"),
+		} {
+			r := csPost(t, m.TestKey, body)
+			if r.Status != 400 {
+				t.Fatalf("%s: %d %s", name, r.Status, r.Body)
+			}
+			csWantErr(t, r, 400, "invalid_request", "mode_unsupported", "mode")
 		}
-		s = csWantOK(t, csPost(t, m.TestKey, csSubBody(p.recurring, 0)))
-		if s.Amount != 1200 {
-			t.Fatalf("amount with default quantity = %d, want 1200", s.Amount)
+		key := "sub-" + core.RandomBase62(12)
+		r := raw(t, "POST", "/v1/checkout/sessions", m.TestKey, rawJSON(t, csSubBody(p.recurring, 1)),
+			map[string]string{"Idempotency-Key": key})
+		if r.Status != 400 {
+			t.Fatalf("keyed subscription session: %d %s", r.Status, r.Body)
 		}
-	})
-
-	harness.Rule(t, "4.1", "subscription mode with amount gives amount_invalid", func(t *testing.T) {
-		t.Parallel()
-		b := csSubBody(p.recurring, 1)
-		b["amount"] = 1200
-		csWantErr(t, csPost(t, m.TestKey, b), 400, "invalid_request", "amount_invalid", "amount")
-	})
-
-	harness.Rule(t, "4.1", "subscription mode without a line item price gives parameter_missing line_items.0.price_id", func(t *testing.T) {
-		t.Parallel()
-		csWantErr(t, csPost(t, m.TestKey, csSubBody("", 1)), 400, "invalid_request", "parameter_missing", "line_items.0.price_id")
-		csWantErr(t, csPost(t, m.TestKey, csWith("amount", nil, "mode", "subscription")), 400, "invalid_request", "parameter_missing", "line_items.0.price_id")
-	})
-
-	harness.Rule(t, "4.1", "subscription mode with an unknown price gives 404 price_not_found", func(t *testing.T) {
-		t.Parallel()
-		csWantErr(t, csPost(t, m.TestKey, csSubBody("price_"+core.RandomBase62(24), 1)), 404, "not_found", "price_not_found", "line_items.0.price_id")
-		// Another merchant's price is unknown here too (ISO).
-		csWantErr(t, csPost(t, newMerchant(t, true).TestKey, csSubBody(p.recurring, 1)), 404, "not_found", "price_not_found", "line_items.0.price_id")
-		// And so is this merchant's test price for its live key.
-		csWantErr(t, csPost(t, m.LiveKey, csSubBody(p.recurring, 1)), 404, "not_found", "price_not_found", "line_items.0.price_id")
-	})
-
-	harness.Rule(t, "7", "subscription mode with a one-time price gives price_not_recurring", func(t *testing.T) {
-		t.Parallel()
-		csWantErr(t, csPost(t, m.TestKey, csSubBody(p.oneTime, 1)), 400, "invalid_request", "price_not_recurring", "line_items.0.price_id")
-	})
-
-	harness.Rule(t, "4.1", "subscription mode with an archived price gives price_inactive", func(t *testing.T) {
-		t.Parallel()
-		csWantErr(t, csPost(t, m.TestKey, csSubBody(p.inactive, 1)), 400, "invalid_request", "price_inactive", "line_items.0.price_id")
-	})
-
-	harness.Rule(t, "4.1", "subscription mode in another currency than the price gives currency_invalid", func(t *testing.T) {
-		t.Parallel()
-		b := csSubBody(p.recurring, 1)
-		b["currency"] = "usd"
-		csWantErr(t, csPost(t, m.TestKey, b), 400, "invalid_request", "currency_invalid", "currency")
-		b["currency"] = "EUR"
-		csWantOK(t, csPost(t, m.TestKey, b))
+		if ids, _ := csListIDs(t, m.Test, api.ListCheckoutSessionsParams{}); len(ids) != 0 {
+			t.Fatalf("refused requests created sessions %v", ids)
+		}
+		// Payment mode is unaffected, with or without a catalog price.
+		item := map[string]any{"name": "Plan", "price_id": p.recurring}
+		csWantOK(t, csPost(t, m.TestKey, csWith("mode", "payment", "line_items", []map[string]any{item})))
 	})
 }

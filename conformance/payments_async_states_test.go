@@ -89,6 +89,10 @@ func TestPaymentsAsync(t *testing.T) {
 			p.FailureMessage == nil || *p.FailureMessage == "" {
 			t.Fatalf("after settlement: %+v", p)
 		}
+		// A debit speaks of the bank account, never of a card.
+		if msg := *p.FailureMessage; strings.Contains(strings.ToLower(msg), "card") || !strings.Contains(msg, "bank account") {
+			t.Fatalf("a failed SEPA debit says %q", msg)
+		}
 		failed := asyncOne(t, m, "payment_intent.payment_failed", "id", p.Id)
 		if failed.Data.Object["failure_code"] != "insufficient_funds" || failed.Data.Object["status"] != "failed" {
 			t.Fatalf("payment_failed object %v", failed.Data.Object)

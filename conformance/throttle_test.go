@@ -209,6 +209,42 @@ func TestThrottles(t *testing.T) {
 	})
 }
 
+// Behind a trusted proxy that writes the client's port too (ip:port, [v6]:port, as some cloud
+// load balancers do), or RFC 7239 Forwarded, each client is counted on its own: one client's
+// failed authentications do not throttle another (they used to count every client as the
+// proxy).
+func TestThrottlesBehindAProxy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, header string
+		a, b         map[string]string
+	}{
+		{"X-Forwarded-For with ports", "X-Forwarded-For",
+			map[string]string{"X-Forwarded-For": "198.51.100.9, 203.0.113.5:41000"},
+			map[string]string{"X-Forwarded-For": "[2001:db8:1::5]:41001"}},
+		{"Forwarded", "Forwarded",
+			map[string]string{"Forwarded": `for="[2001:db8:1::5]:41000";proto=https`},
+			map[string]string{"Forwarded": `for=203.0.113.6:41001`}},
+	} {
+		harness.Rule(t, "ABUSE", "failed authentication is counted per client behind a proxy: "+c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := throttleServer(t, "proxy-"+c.header, map[string]string{
+				"KASSA_TRUSTED_PROXIES": "127.0.0.1", "KASSA_TRUSTED_PROXY_HEADER": c.header})
+			bad := "sk_test_" + core.NewSecretPart()
+			r, n := untilLimited(t, 100, 401, func(int) Raw {
+				return rawAt(t, srv.BaseURL, http.MethodGet, "/v1/checkout/sessions", bad, "", c.a)
+			})
+			if n < 20 {
+				t.Fatalf("client a limited after %d failures", n)
+			}
+			wantRateLimited(t, r, 3)
+			if r := rawAt(t, srv.BaseURL, http.MethodGet, "/v1/checkout/sessions", bad, "", c.b); r.Status != 401 {
+				t.Fatalf("client b, which has not failed, got %d %s: it is counted as client a (or as the proxy)", r.Status, r.Body)
+			}
+		})
+	}
+}
+
 // sessionTokenAt is the owner's session cookie for srv's dashboard.
 func (o *DashOwner) sessionTokenAt(t *testing.T, srv *harness.Target) string {
 	t.Helper()

@@ -3,7 +3,9 @@ package openapi
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -57,4 +59,23 @@ func load(name string, data []byte) (*openapi3.T, error) {
 		return nil, fmt.Errorf("openapi: validate %s spec: %w", name, err)
 	}
 	return doc, nil
+}
+
+// Served returns the bundled document doc as a server at baseURL serves it: its servers list
+// names baseURL (the URL the server was started with, e.g. KASSA_API_URL) instead of the
+// development default the spec is written with. An empty baseURL keeps doc as it is.
+func Served(doc []byte, baseURL string) ([]byte, error) {
+	if baseURL == "" {
+		return doc, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("openapi: served document: %w", err)
+	}
+	servers, err := json.Marshal([]map[string]string{{"url": strings.TrimRight(baseURL, "/"), "description": "This Kassa server."}})
+	if err != nil {
+		return nil, err
+	}
+	top["servers"] = servers
+	return json.Marshal(top)
 }

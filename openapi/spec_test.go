@@ -1,6 +1,10 @@
 package openapi
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,5 +57,58 @@ func TestEveryKeyedOperationDocumentsItsIdempotencyShape(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no POST operation")
+	}
+}
+
+// decisionRef matches a citation of an internal design document ("D5", "interface 5.2") that
+// means nothing to a reader of the reference.
+var decisionRef = regexp.MustCompile(`\bD[0-9]{1,2}\b|\binterface [0-9]+(\.[0-9]+)?\b`)
+
+// The specs, as written and as served (the reference pages render them), and the README say
+// what they mean instead of citing internal decision or section numbers.
+func TestSpecsCiteNoDecisionNumbers(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := filepath.Glob("gen/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(append(files, served...), "../README.md", "../docs/composition.md")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := decisionRef.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q: %s", f, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// A served document names the server it came from in servers, whatever the spec's default.
+func TestServedNamesTheServer(t *testing.T) {
+	doc, err := Served(MerchantJSON, "https://api.shop.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Servers []struct{ URL string } `json:"servers"`
+		Paths   map[string]any         `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 1 || got.Servers[0].URL != "https://api.shop.example" || got.Paths["/v1/checkout/sessions"] == nil {
+		t.Fatalf("servers %+v, %d paths", got.Servers, len(got.Paths))
+	}
+	if _, err := load("served", doc); err != nil {
+		t.Fatalf("the served document is no longer valid: %v", err)
+	}
+	if same, _ := Served(MerchantJSON, ""); string(same) != string(MerchantJSON) {
+		t.Fatal("an empty base URL changed the document")
 	}
 }

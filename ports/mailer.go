@@ -16,8 +16,15 @@ import (
 // multipart/alternative. From is optional: empty means the adapter's configured sender.
 // Headers are extra headers (e.g. "X-Kassa-Payment"); the structural ones (From, To, Subject,
 // Date, Message-ID, MIME and content headers) cannot be set through it.
+//
+// MailID is the id of the queued mail the message delivers (empty for a message sent outside
+// the mail queue). A delivery of the same mail again (a worker that died before it recorded
+// the first) carries the same MailID: a mailer that keeps messages (the development mailbox)
+// keeps one per MailID, and one that sends them (SMTP) derives the Message-ID from it, so
+// that the receiving side can recognise the duplicate.
 type Message struct {
 	Scope   core.Scope
+	MailID  string
 	To      string
 	Subject string
 	Text    string

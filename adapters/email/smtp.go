@@ -184,7 +184,13 @@ func (s *SMTP) compose(m ports.Message) (*gomail.Msg, error) {
 	}
 	msg.Subject(m.Subject)
 	msg.SetDate()
-	msg.SetMessageID()
+	if m.MailID != "" {
+		// The same queued mail sent again (a worker died before recording the first delivery)
+		// carries the same Message-ID, by which the receiving side can recognise it.
+		msg.SetMessageIDWithValue(m.MailID + "@" + messageIDDomain(s.from.Address))
+	} else {
+		msg.SetMessageID()
+	}
 	for k, v := range m.Headers {
 		msg.SetGenHeader(gomail.Header(k), v)
 	}
@@ -240,4 +246,13 @@ func classify(err error, m ports.Message, defaultFrom string) error {
 	}
 	out.Temporary = true
 	return out
+}
+
+// messageIDDomain is the right-hand side of the Message-IDs of queued mails: the sender's
+// domain.
+func messageIDDomain(from string) string {
+	if i := strings.LastIndexByte(from, '@'); i >= 0 && i < len(from)-1 {
+		return from[i+1:]
+	}
+	return "localhost"
 }

@@ -485,3 +485,37 @@ func TestNewSMTPConfig(t *testing.T) {
 		}
 	}
 }
+
+// A queued mail sent again (a worker that died after the server accepted it and before it was
+// recorded) carries the same Message-ID, derived from its mail id, so that the receiving side
+// can recognise the duplicate; a message outside the queue gets a fresh one.
+func TestSMTPMessageIDOfAQueuedMailIsStable(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, plainServer, nil)
+	m, err := email.NewSMTP(email.SMTPConfig{Host: "127.0.0.1", Port: ts.port, Username: ts.user, Password: ts.pass,
+		TLS: email.TLSOpportunistic, From: "Kassa <receipts@kassa.example>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := testMessage()
+	queued.MailID = "mob_abc123"
+	for _, msg := range []ports.Message{queued, queued, testMessage()} {
+		if err := m.Send(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ts.messages()
+	if len(got) != 3 {
+		t.Fatalf("%d messages", len(got))
+	}
+	ids := make([]string, 3)
+	for i, r := range got {
+		ids[i] = parseMIME(t, r.data).header.Get("Message-Id")
+	}
+	if ids[0] != "<mob_abc123@kassa.example>" || ids[1] != ids[0] {
+		t.Errorf("Message-IDs of one queued mail sent twice: %q, %q", ids[0], ids[1])
+	}
+	if ids[2] == "" || ids[2] == ids[0] {
+		t.Errorf("Message-ID of a message outside the queue: %q", ids[2])
+	}
+}

@@ -38,6 +38,8 @@ type APIDeps struct {
 	// AuthThrottle bounds failed authentication per client address across the merchant and
 	// operator APIs (the health probes are not throttled); nil: none.
 	AuthThrottle *kit.AuthThrottle
+	// BaseURL is the API's public base URL (KASSA_API_URL), named in the served specs' servers.
+	BaseURL string
 }
 
 // NewAPIHandler assembles the API listener (D1): the merchant API under /v1, the operator API
@@ -47,12 +49,12 @@ type APIDeps struct {
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantGate, err := merchantapi.New(merchantapi.Deps{
 		Identity: d.Identity, Catalog: d.Catalog, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
-		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW,
+		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW, BaseURL: d.BaseURL,
 	})
 	if err != nil {
 		return nil, err
 	}
-	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, CheckToken: d.OperatorCheck, Ready: d.Ready})
+	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, CheckToken: d.OperatorCheck, Ready: d.Ready, BaseURL: d.BaseURL})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -336,5 +337,67 @@ func TestMailboxWorkersKeepEachReceiptOnce(t *testing.T) {
 	}
 	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE status = 'sent' AND attempts = 1 AND completed_at IS NOT NULL`); c != n+1 {
 		t.Fatalf("%d sent rows", c)
+	}
+}
+
+// diesBeforeRecording is a mail queue whose worker dies after delivering and before recording:
+// RecordMails records nothing, as when the process is killed between the mailbox's insert and
+// the "sent" mark.
+type diesBeforeRecording struct{ mail.Store }
+
+func (diesBeforeRecording) RecordMails(context.Context, []mail.Result) error {
+	return errors.New("killed before recording")
+}
+
+// Regression (receipts mailed again after a SIGKILL): a worker that dies between the
+// development mailbox's insert and marking the batch sent leaves the batch claimed; when the
+// lease ends the batch is claimed and delivered again. Keyed by the queued mail's id, the
+// mailbox keeps every receipt once, and the second round marks them sent.
+func TestMailboxKeepsABatchOnceWhenTheWorkerDiesBeforeRecording(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	svc := paymentsOn(db, fixedClocks{payNow})
+	scope := pgtest.Merchant(t, db)
+	paid := mustPay(t, svc, createSession(t, svc, scope), visaUS)
+	const n = 25
+	clonePayments(t, db, scope, paid.ID(), n)
+	mb, err := postgres.NewMailboxStore(db, scopeClocks{mailboxNow}, "Kassa <receipts@kassa.example>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	clock := &movableClock{t: time.Now().UTC().Add(time.Second)} // moved only between the rounds
+	opts := mail.WorkerOptions{Batch: 10, SendTimeout: time.Second, Lease: 2 * time.Second, Log: quiet}
+	queue := postgres.NewMailOutboxStore(db)
+
+	dying := mail.NewWorker(diesBeforeRecording{queue}, receiptComposers(t, db, renderForTest), mb, clock, opts)
+	if made, _ := dying.RunOnce(context.Background()); made != n+1 {
+		t.Fatalf("the dying worker attempted %d mails, want %d", made, n+1)
+	}
+	messages := func() int {
+		return countRows(t, db, `SELECT count(*) FROM mailbox_messages WHERE merchant_id = $1 AND environment = $2`,
+			scope.MerchantID, string(scope.Env))
+	}
+	if c := messages(); c != n+1 {
+		t.Fatalf("%d messages after the first delivery, want %d", c, n+1)
+	}
+
+	// The lease ends; another worker claims the whole batch again and delivers it.
+	clock.t = clock.t.Add(3 * time.Second)
+	w := mail.NewWorker(queue, receiptComposers(t, db, renderForTest), mb, clock, opts)
+	if made, err := w.RunOnce(context.Background()); err != nil || made != n+1 {
+		t.Fatalf("the second worker attempted %d mails (%v), want %d", made, err, n+1)
+	}
+	if c := messages(); c != n+1 {
+		t.Fatalf("%d messages after the batch was delivered again, want %d (each receipt once)", c, n+1)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mail_outbox WHERE merchant_id = $1 AND environment = $2
+		AND status = 'sent' AND attempts = 2`, scope.MerchantID, string(scope.Env)); c != n+1 {
+		t.Fatalf("%d mails recorded sent on their second attempt, want %d", c, n+1)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM mailbox_messages m JOIN mail_outbox o
+		ON o.merchant_id = m.merchant_id AND o.environment = m.environment AND o.id = m.mail_id
+		WHERE m.merchant_id = $1 AND m.environment = $2`, scope.MerchantID, string(scope.Env)); c != n+1 {
+		t.Fatalf("%d messages name their queued mail, want %d", c, n+1)
 	}
 }

@@ -52,20 +52,25 @@ func (s *MailboxStore) Send(ctx context.Context, m ports.Message) error {
 }
 
 // insertMailboxSQL keeps messages, one per element of its arrays, with one statement.
+// A message of a queued mail that the mailbox already keeps (the same mail_id: a worker died
+// between this statement and marking the mail sent, and the mail was claimed again) is not
+// kept twice: ON CONFLICT on mailbox_messages_mail_id skips it, and it counts as delivered.
 const insertMailboxSQL = `INSERT INTO mailbox_messages
-	(merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created)
-	SELECT merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers::jsonb, created
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-		AS v (merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created)`
+	(merchant_id, environment, id, mail_id, from_address, to_address, subject, text_body, html_body, headers, created)
+	SELECT merchant_id, environment, id, NULLIF(mail_id, ''), from_address, to_address, subject, text_body, html_body, headers::jsonb, created
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
+		AS v (merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created, mail_id)
+	ON CONFLICT (merchant_id, environment, mail_id) WHERE mail_id IS NOT NULL DO NOTHING`
 
 // SendBatch stores ms with one statement (ports.BatchMailer), each dated with its scope's
-// clock (read once per scope). An invalid message is a permanent failure of its own; a
+// clock (read once per scope), at most once per MailID. An invalid message is a permanent failure of its own; a
 // database failure is a transient failure of every message the statement would have kept.
 func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []error {
 	errs := make([]error, len(ms))
 	n := len(ms)
 	merchants, envs, ids, froms, tos := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	subjects, texts, htmls, hdrs, created := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	mailIDs := make([]string, 0, n)
 	var kept []int
 	nows := map[core.Scope]time.Time{}
 	for i, m := range ms {
@@ -98,13 +103,13 @@ func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []erro
 		merchants, envs, ids = append(merchants, m.Scope.MerchantID), append(envs, string(m.Scope.Env)), append(ids, core.NewID(MailboxIDPrefix))
 		froms, tos, subjects = append(froms, from), append(tos, m.To), append(subjects, m.Subject)
 		texts, htmls, hdrs = append(texts, m.Text), append(htmls, m.HTML), append(hdrs, hdr)
-		created = append(created, now.UTC().Format(time.RFC3339Nano))
+		created, mailIDs = append(created, now.UTC().Format(time.RFC3339Nano)), append(mailIDs, m.MailID)
 	}
 	if len(kept) == 0 {
 		return errs
 	}
 	_, err := s.db.ExecContext(ctx, insertMailboxSQL, pq.Array(merchants), pq.Array(envs), pq.Array(ids), pq.Array(froms),
-		pq.Array(tos), pq.Array(subjects), pq.Array(texts), pq.Array(htmls), pq.Array(hdrs), pq.Array(created))
+		pq.Array(tos), pq.Array(subjects), pq.Array(texts), pq.Array(htmls), pq.Array(hdrs), pq.Array(created), pq.Array(mailIDs))
 	var pe *pq.Error
 	if err != nil && len(kept) > 1 && errors.As(err, &pe) && (pe.Code.Class() == "22" || pe.Code.Class() == "23") {
 		// A message the database refuses (a NUL byte in a body: data exception) must not fail

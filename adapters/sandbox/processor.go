@@ -145,7 +145,7 @@ func (p *Processor) CompleteAction(ctx context.Context, processorRef string, app
 		return ports.ChargeResult{}, ports.ErrChargeNotActionable
 	}
 	if !approve {
-		return declined(processorRef, r.cardInfo(), nil, ports.DeclineAuthenticationFailed), nil
+		return declined(processorRef, r.cardInfo(), ports.DeclineAuthenticationFailed), nil
 	}
 	res := ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: processorRef, Card: r.cardInfo()}
 	if r.save {
@@ -172,7 +172,7 @@ func (p *Processor) Settle(ctx context.Context, processorRef string, now time.Ti
 			SEPA: r.sepaInfo(), SettlesAt: at}, nil
 	}
 	if r.scenario == scSEPAFail {
-		return declined(processorRef, nil, r.sepaInfo(), ports.DeclineInsufficientFunds), nil
+		return declinedDebit(processorRef, r.sepaInfo(), ports.DeclineInsufficientFunds), nil
 	}
 	res := ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: processorRef, SEPA: r.sepaInfo()}
 	if r.save {
@@ -214,13 +214,13 @@ func chargeCard(req ports.ChargeRequest, now time.Time) ports.ChargeResult {
 	failed := ref{kind: refCharge, method: methodCard, scenario: scFailed, nonce: newNonce(req)}
 	number, ok := core.NormalizeCardNumber(c.Number)
 	if !ok || !core.LuhnValid(number) {
-		return declined(failed.String(), nil, nil, ports.DeclineIncorrectNumber)
+		return declined(failed.String(), nil, ports.DeclineIncorrectNumber)
 	}
 	brand := core.CardBrand(number)
 	failed.brand, failed.last4 = brand, core.Last4(number)
 	failed.country, failed.funding = cardCountry(number), cardFundingOf(number)
 	if code := expiryDecline(c.ExpMonth, c.ExpYear, now); code != "" {
-		return declined(failed.String(), failed.cardInfo(), nil, code)
+		return declined(failed.String(), failed.cardInfo(), code)
 	}
 	failed.expMonth, failed.expYear = c.ExpMonth, mustYear(c.ExpYear)
 	if c.CVC != "" {
@@ -229,7 +229,7 @@ func chargeCard(req ports.ChargeRequest, now time.Time) ports.ChargeResult {
 			want = 4
 		}
 		if len(c.CVC) != want || !isASCIIDigits(c.CVC) {
-			return declined(failed.String(), failed.cardInfo(), nil, ports.DeclineInvalidCVC)
+			return declined(failed.String(), failed.cardInfo(), ports.DeclineInvalidCVC)
 		}
 	}
 	tc, special := testCards[number]
@@ -237,7 +237,7 @@ func chargeCard(req ports.ChargeRequest, now time.Time) ports.ChargeResult {
 		tc = testCard{scenario: scOK}
 	}
 	if tc.scenario == scFailed {
-		return declined(failed.String(), failed.cardInfo(), nil, tc.decline)
+		return declined(failed.String(), failed.cardInfo(), tc.decline)
 	}
 	r := failed
 	r.scenario, r.save = tc.scenario, req.SavePaymentMethod
@@ -252,14 +252,14 @@ func runCard(r ref, amount int64, offSession bool, now time.Time) ports.ChargeRe
 	switch r.scenario {
 	case sc3DS:
 		if offSession {
-			return declined(failed.String(), r.cardInfo(), nil, ports.DeclineAuthenticationRequired)
+			return declined(failed.String(), r.cardInfo(), ports.DeclineAuthenticationRequired)
 		}
 		res.Outcome = ports.OutcomeRequiresAction
 		res.Action = &ports.ChargeAction{Kind: ports.ActionThreeDSecure}
 		return res
 	case scAttachOnly:
 		if amount > 0 {
-			return declined(failed.String(), r.cardInfo(), nil, ports.DeclineGenericDecline)
+			return declined(failed.String(), r.cardInfo(), ports.DeclineGenericDecline)
 		}
 	case scDispute:
 		if amount > 0 {
@@ -278,7 +278,7 @@ func chargeSEPA(req ports.ChargeRequest, now time.Time) ports.ChargeResult {
 	r := ref{kind: refCharge, method: methodSEPA, scenario: scFailed, nonce: newNonce(req)}
 	iban, ok := core.NormalizeIBAN(req.SEPA.IBAN)
 	if !ok {
-		return declined(r.String(), nil, nil, ports.DeclineInvalidIBAN)
+		return declinedDebit(r.String(), nil, ports.DeclineInvalidIBAN)
 	}
 	r.scenario = scOK
 	if sc, special := testIBANs[iban]; special {
@@ -322,7 +322,7 @@ func chargeSaved(req ports.ChargeRequest, now time.Time) (ports.ChargeResult, er
 		if !core.ExpiryValid(r.expMonth, r.expYear, now) {
 			failed := r
 			failed.scenario, failed.save = scFailed, false
-			return declined(failed.String(), failed.cardInfo(), nil, ports.DeclineExpiredCard), nil
+			return declined(failed.String(), failed.cardInfo(), ports.DeclineExpiredCard), nil
 		}
 		res = runCard(r, req.Amount, req.OffSession, now)
 	}
@@ -352,10 +352,16 @@ func mustYear(year int) int {
 	return y
 }
 
-// declined is a failed result of the charge processorRef.
-func declined(processorRef string, card *ports.CardInfo, sepa *ports.SEPAInfo, code string) ports.ChargeResult {
-	return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: processorRef, Card: card, SEPA: sepa,
-		DeclineCode: code, FailureMessage: declineMessages[code]}
+// declined is a failed result of the card charge processorRef.
+func declined(processorRef string, card *ports.CardInfo, code string) ports.ChargeResult {
+	return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: processorRef, Card: card,
+		DeclineCode: code, FailureMessage: declineMessage(false, code)}
+}
+
+// declinedDebit is a failed result of the SEPA Direct Debit processorRef, in a debit's words.
+func declinedDebit(processorRef string, sepa *ports.SEPAInfo, code string) ports.ChargeResult {
+	return ports.ChargeResult{Outcome: ports.OutcomeFailed, ProcessorRef: processorRef, SEPA: sepa,
+		DeclineCode: code, FailureMessage: declineMessage(true, code)}
 }
 
 func isASCIIDigits(s string) bool {

@@ -262,6 +262,10 @@ func TestChargeSEPAAndSettle(t *testing.T) {
 				if c.decline != "" && fin.FailureMessage == "" {
 					t.Error("a failure needs a message")
 				}
+				// A debit is not a card: its failure speaks of the bank account.
+				if c.decline != "" && (strings.Contains(strings.ToLower(fin.FailureMessage), "card") || !strings.Contains(fin.FailureMessage, "bank account")) {
+					t.Errorf("a failed debit says %q", fin.FailureMessage)
+				}
 				assertNoSecrets(t, fin, iban)
 			}
 			assertNoSecrets(t, res, iban)
@@ -272,6 +276,9 @@ func TestChargeSEPAAndSettle(t *testing.T) {
 		res, err := p.Charge(ctx, sepaReq(bad), t0)
 		if err != nil || res.Outcome != ports.OutcomeFailed || res.DeclineCode != ports.DeclineInvalidIBAN || res.SEPA != nil {
 			t.Errorf("invalid IBAN %q: %+v %v", bad, res, err)
+		}
+		if res.FailureMessage != "The IBAN is invalid." {
+			t.Errorf("invalid IBAN %q says %q", bad, res.FailureMessage)
 		}
 		if _, err := p.Settle(ctx, res.ProcessorRef, t0.Add(time.Hour)); !errors.Is(err, ports.ErrChargeNotSettleable) {
 			t.Errorf("Settle of a failed charge: %v", err)

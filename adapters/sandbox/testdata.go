@@ -35,8 +35,8 @@ var testCards = map[string]testCard{
 	"4000000000000341": {scenario: scAttachOnly},
 }
 
-// declineMessages are the buyer-facing sentences of each decline code.
-var declineMessages = map[string]string{
+// cardDeclineMessages are the buyer-facing sentences of each decline code of a card charge.
+var cardDeclineMessages = map[string]string{
 	ports.DeclineGenericDecline:         "Your card was declined.",
 	ports.DeclineInsufficientFunds:      "Your card has insufficient funds.",
 	ports.DeclineLostCard:               "Your card was declined.",
@@ -48,7 +48,27 @@ var declineMessages = map[string]string{
 	ports.DeclineInvalidCVC:             "Your card's security code is invalid.",
 	ports.DeclineAuthenticationFailed:   "We are unable to authenticate your payment method.",
 	ports.DeclineAuthenticationRequired: "Your card requires authentication; the payment must be completed by you.",
-	ports.DeclineInvalidIBAN:            "The IBAN is invalid.",
+}
+
+// sepaDeclineMessages are the sentences of each decline code of a SEPA Direct Debit: the bank
+// account is debited, no card is involved.
+var sepaDeclineMessages = map[string]string{
+	ports.DeclineGenericDecline:    "The bank declined the direct debit.",
+	ports.DeclineInsufficientFunds: "The bank account has insufficient funds for this direct debit.",
+	ports.DeclineInvalidIBAN:       "The IBAN is invalid.",
+}
+
+// declineMessage is the sentence of code for a charge of the method (card or SEPA), falling
+// back to the method's generic decline.
+func declineMessage(sepa bool, code string) string {
+	msgs := cardDeclineMessages
+	if sepa {
+		msgs = sepaDeclineMessages
+	}
+	if m, ok := msgs[code]; ok {
+		return m
+	}
+	return msgs[ports.DeclineGenericDecline]
 }
 
 // Special IBANs (D6). Any other valid IBAN of a SEPA country settles succeeded.

@@ -1,5 +1,5 @@
 // Package webhookhttp sends webhook deliveries over HTTP (webhooks.Sender): a signed POST of
-// the event envelope with the D10 headers, a 10 s timeout, no redirects followed, the response
+// the event envelope with the Service-* headers, a 10 s timeout, no redirects followed, the response
 // body read up to a 4 KiB excerpt, and, in every mode, no destination that is not a public
 // address (webhooks.PublicAddress) unless the development flag allows private ones.
 package webhookhttp
@@ -7,12 +7,15 @@ package webhookhttp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -21,7 +24,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
-// Header names of a delivery (D10).
+// Header names of a delivery.
 const (
 	HeaderSignature   = signing.HeaderName
 	HeaderEventID     = "Service-Event-Id"
@@ -163,7 +166,7 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome 
 	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return webhooks.Outcome{Latency: time.Since(start), Err: describe(err)}
+		return webhooks.Outcome{Latency: time.Since(start), Err: describe(err, req.URL.Hostname(), portOf(req.URL))}
 	}
 	defer resp.Body.Close()
 	// The status decides; the body only feeds the excerpt, so a failure while reading it (a
@@ -175,22 +178,71 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome 
 	return webhooks.Outcome{StatusCode: resp.StatusCode, Latency: time.Since(start), Excerpt: webhooks.Excerpt(body)}
 }
 
+// portOf is the port a request to u connects to.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
 // drainLimit is how much of a response body beyond the excerpt is read so that its connection
 // can be reused.
 const drainLimit = 16 << 10
 
-// describe turns a transport error into the recorded message.
-func describe(err error) string {
+// describe turns a transport error into the recorded message, which the merchant reads in
+// the delivery log. It says what failed in the words of the endpoint's URL (its host and port)
+// and never names an address the host resolved to, nor the resolver's: those belong to the
+// network Kassa runs in, not to the merchant.
+func describe(err error, host, port string) string {
+	target := net.JoinHostPort(host, port)
+	var dnsErr *net.DNSError
 	var ne net.Error
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
 	switch {
 	case errors.Is(err, ErrForbiddenAddress):
-		var op *net.OpError
-		if errors.As(err, &op) && op.Err != nil {
-			return op.Err.Error()
+		return "refused: " + host + " resolves to an address that is not public (deliveries go to public addresses only)"
+	case errors.As(err, &dnsErr):
+		switch {
+		case dnsErr.IsNotFound:
+			return "name resolution failed: " + host + " was not found"
+		case dnsErr.IsTimeout:
+			return "name resolution failed: no answer for " + host + " in time"
 		}
-		return ErrForbiddenAddress.Error()
+		return "name resolution failed for " + host
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return "timeout: no answer within the delivery timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused by " + target
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by " + target
+	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH):
+		return "no route to " + target
+	case errors.As(err, &certErr):
+		return "TLS handshake with " + target + " failed: the server's certificate is not valid for " + host + " or not trusted"
+	case errors.As(err, &recErr):
+		return "TLS handshake with " + target + " failed: the server did not answer with TLS"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server at " + target + " closed the connection without an answer"
 	}
-	return err.Error()
+	var op *net.OpError
+	if errors.As(err, &op) {
+		// Any other network failure: the operation and the system's reason, without the
+		// addresses an OpError prints.
+		reason := op.Err
+		var sys *os.SyscallError
+		if errors.As(reason, &sys) {
+			reason = sys.Err
+		}
+		return op.Op + " " + target + ": " + reason.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return "request to " + target + " failed: " + ue.Err.Error()
+	}
+	return "request to " + target + " failed: " + err.Error()
 }

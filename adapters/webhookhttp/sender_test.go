@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,5 +153,51 @@ func TestTimeoutAndExcerpt(t *testing.T) {
 	o = New(Options{AllowPrivate: true}).Send(context.Background(), msg(big.URL, core.EnvTest))
 	if o.StatusCode != 500 || len(o.Excerpt) != webhooks.ExcerptLimit || o.Err != "" {
 		t.Fatalf("excerpt: status %d, %d bytes, err %q", o.StatusCode, len(o.Excerpt), o.Err)
+	}
+}
+
+// A failed delivery says what failed in the words of the endpoint's URL: never the address its
+// host resolved to, nor the resolver's address (the delivery log is the merchant's to read,
+// the network is Kassa's).
+func TestFailureMessagesHideInternalAddresses(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close() // nothing listens there any more: connection refused
+	resolveTo := func(a string) func(context.Context, string) ([]netip.Addr, error) {
+		return func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr(a)}, nil }
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"resolves to a private address", Options{resolve: resolveTo("10.1.2.3")},
+			"refused: hooks.example resolves to an address that is not public (deliveries go to public addresses only)"},
+		{"resolves to loopback", Options{resolve: resolveTo("127.0.0.1")},
+			"refused: hooks.example resolves to an address that is not public (deliveries go to public addresses only)"},
+		{"connection refused", Options{AllowPrivate: true, resolve: resolveTo("127.0.0.1")},
+			"connection refused by hooks.example:" + port},
+		{"not found by the resolver", Options{resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			return nil, &net.DNSError{Err: "no such host", Name: host, Server: "10.0.0.2:53", IsNotFound: true}
+		}}, "name resolution failed: hooks.example was not found"},
+		{"resolver timeout", Options{resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			return nil, &net.DNSError{Err: "i/o timeout", Name: host, Server: "10.0.0.2:53", IsTimeout: true}
+		}}, "name resolution failed: no answer for hooks.example in time"},
+		{"resolver failure", Options{resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+			return nil, &net.DNSError{Err: "server misbehaving", Name: host, Server: "10.0.0.2:53"}
+		}}, "name resolution failed for hooks.example"},
+	} {
+		o := New(c.o).Send(context.Background(), msg("http://hooks.example:"+port+"/hook", core.EnvLive))
+		if o.Err != c.want {
+			t.Errorf("%s: %q, want %q", c.name, o.Err, c.want)
+		}
+		for _, internal := range []string{"10.1.2.3", "127.0.0.1", "10.0.0.2", ":53"} {
+			if strings.Contains(o.Err, internal) {
+				t.Errorf("%s: %q names the internal address %s", c.name, o.Err, internal)
+			}
+		}
 	}
 }

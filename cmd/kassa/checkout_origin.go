@@ -15,12 +15,12 @@ import (
 
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
 // (openapi/checkout.yaml), every other path the hosted pages.
-func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.RequestLimits) (http.Handler, error) {
-	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Limits: limits})
+func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.RequestLimits, baseURL string) (http.Handler, error) {
+	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Limits: limits, BaseURL: baseURL})
 	if err != nil {
 		return nil, err
 	}
-	// The API's reference page (D18) sits under /api/ but is not part of the API.
+	// The API's reference page sits under /api/ but is not part of the API.
 	docs := http.NewServeMux()
 	apidocs.Checkout.Mount(docs)
 	// A prefix switch, not a ServeMux: the mux would answer "//api/…" or "/api" with a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/adapters/fx"
+	"github.com/kassa-pay/kassa/adapters/http/kit"
 )
 
 // config is everything `kassa serve` reads. Each field has a flag and a KASSA_* environment
@@ -40,6 +41,7 @@ type config struct {
 	LoginBackoff   int
 	LoginWindow    time.Duration
 	TrustedProxies string
+	ProxyHeader    string
 	// Abuse throttles (README "Abuse throttles").
 	AuthFailuresPerMinute float64
 	DashboardRate         float64
@@ -81,7 +83,7 @@ func (c *config) settings() []setting {
 		{"dev", "KASSA_DEV", "false", "development mode (--demo sets it): --webhook-allow-private, and without --webhook-secret-key a local key generated once and kept in a file", &c.Dev},
 		{"demo", "KASSA_DEMO", "false", "create a demo merchant on first start; every start prints a new test key, a webhook secret and the steps of a payment", &c.Demo},
 		{"demo-webhook-addr", "KASSA_DEMO_WEBHOOK_ADDR", "127.0.0.1:4000", "with --demo: address of the local receiver (kassa listen --addr) the demo merchant's test webhook endpoint points at", &c.DemoHookAddr},
-		{"fee-plans", "KASSA_FEE_PLANS", "", "JSON file of fee plans (D7; format of testdata/fees/default.json); empty = the built-in defaults", &c.FeePlans},
+		{"fee-plans", "KASSA_FEE_PLANS", "", "JSON file of fee plans (format of testdata/fees/default.json); empty = the built-in defaults", &c.FeePlans},
 		{"fx-file", "KASSA_FX_FILE", "", "ECB reference-rate XML file (daily, 90-day or history format) loaded at start; empty = the bundled sample (test fixture figures)", &c.FXFile},
 		{"fx-url", "KASSA_FX_URL", "", "URL of ECB reference rates to refresh from (e.g. " + fx.DefaultECBURL + "); empty = no refresh", &c.FXURL},
 		{"fx-refresh", "KASSA_FX_REFRESH", "6h", "how often rates are refreshed from --fx-url", &c.FXRefresh},
@@ -92,7 +94,8 @@ func (c *config) settings() []setting {
 		{"login-failures-per-ip", "KASSA_LOGIN_FAILURES_PER_IP", "30", "failed dashboard sign-ins allowed per client address (any e-mail) within the login window", &c.LoginPerIP},
 		{"login-email-backoff-after", "KASSA_LOGIN_EMAIL_BACKOFF_AFTER", "10", "failed sign-ins of one e-mail (all addresses) within the login window after which addresses that failed for it back off (1 s, doubling up to the window)", &c.LoginBackoff},
 		{"login-window", "KASSA_LOGIN_WINDOW", "15m", "window of the dashboard sign-in throttle; beyond the limits, sign-in answers 429 until the oldest failure is this old", &c.LoginWindow},
-		{"trusted-proxies", "KASSA_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For is believed (the client address of the per-address limits); empty = the connection's peer", &c.TrustedProxies},
+		{"trusted-proxies", "KASSA_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose forwarding header is believed (the client address of the per-address limits); empty = the connection's peer", &c.TrustedProxies},
+		{"trusted-proxy-header", "KASSA_TRUSTED_PROXY_HEADER", kit.HeaderXForwardedFor, "the header the trusted proxies write the client address into: X-Forwarded-For or Forwarded (RFC 7239); entries may carry a port (ip:port, [v6]:port)", &c.ProxyHeader},
 		{"auth-failures-per-minute", "KASSA_AUTH_FAILURES_PER_MINUTE", "20", "failed authentications (401) allowed per client address on the API and dashboard listeners: a bucket of this many, refilled at this many a minute; beyond, 429 before credentials are checked (0 = unlimited)", &c.AuthFailuresPerMinute},
 		{"dashboard-rate", "KASSA_DASHBOARD_RATE", "20", "dashboard API requests per second per session cookie (burst equal; 0 = unlimited)", &c.DashboardRate},
 		{"dashboard-rate-anonymous", "KASSA_DASHBOARD_RATE_ANONYMOUS", "5", "dashboard API requests per second per client address without a session cookie, sign-in included (burst equal; 0 = unlimited)", &c.DashboardRateAnon},

@@ -43,6 +43,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
 		AuthThrottle: th.dashboardAuth,
 		Limits:       th.dashboard,
+		BaseURL:      cfg.DashboardURL,
 	})
 	if err != nil {
 		return nil, err

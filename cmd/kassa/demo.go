@@ -18,10 +18,15 @@ const (
 	demoHookNote = "make run: kassa listen"
 )
 
+// demoKeyName names the test key every start under `make run` makes for the demo merchant.
+const demoKeyName = "make run"
+
 // demo makes sure a demo merchant exists and prints a fresh test key, a webhook signing secret
 // and the steps of the whole payment loop. Secrets are stored hashed or sealed and shown once,
 // so every start under `make run` makes a new key (named "make run") and rotates the demo
-// endpoint's secret (the previous one keeps signing for 24 h, D10).
+// endpoint's secret (the previous one keeps signing for 24 h). The demo key of the start before
+// (and the merchant's first test key, printed by the first start) is revoked, so that starts do
+// not pile up active keys; keys made otherwise (dashboard, operator API) are left alone.
 func demo(ctx context.Context, a *app, cfg config) error {
 	id, err := postgres.MerchantIDByEmail(ctx, a.db, demoEmail)
 	if err != nil {
@@ -38,10 +43,14 @@ func demo(ctx context.Context, a *app, cfg config) error {
 		}
 		id, secret = m.ID(), testKey
 	} else {
-		_, secret, err = a.identity.CreateKey(ctx, id, "make run", core.EnvTest)
+		key, s, err := a.identity.CreateKey(ctx, id, demoKeyName, core.EnvTest)
 		if err != nil {
 			return err
 		}
+		if err := revokeDemoKeys(ctx, a.identity, id, key.ID()); err != nil {
+			return fmt.Errorf("demo: revoke the previous demo key: %w", err)
+		}
+		secret = s
 	}
 	hookURL := "http://" + cfg.DemoHookAddr + "/"
 	hookSecret, err := demoEndpoint(ctx, a.webhooks, core.Scope{MerchantID: id, Env: core.EnvTest}, hookURL)
@@ -50,11 +59,11 @@ func demo(ctx context.Context, a *app, cfg config) error {
 	}
 	fmt.Printf(`
 Kassa is running.
-  API        %[1]s   (OpenAPI: %[1]s/v1/openapi.json)
+  API        %[1]s   (reference: %[1]s/docs)
   Checkout   %[2]s
-  Dashboard  %[3]s   (JSON API: %[3]s/api/v1/openapi.json)
+  Dashboard  %[3]s   (JSON API reference: %[3]s/api/docs)
   Demo merchant %[4]s
-  Test key   %[5]s   (shown once; stored only as a hash)
+  Test key   %[5]s   (shown once; stored only as a hash; the previous demo key is revoked)
 
 Try the whole payment loop:
 
@@ -82,6 +91,26 @@ curl -s %[1]s/v1/checkout/sessions \
    of every attempt, Test mailbox the buyer's receipt.
 
 `, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, id, secret, hookSecret, demoEmail, demoPassword, hookURL, cfg.DemoHookAddr)
+	return nil
+}
+
+// revokeDemoKeys revokes the demo merchant's active test keys that earlier demo starts printed
+// (those named demoKeyName and the first test key the merchant was created with), all but keep,
+// the one this start made.
+func revokeDemoKeys(ctx context.Context, ids *identity.Service, merchantID, keep string) error {
+	keys, err := ids.ListKeys(ctx, merchantID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.ID() == keep || k.Env() != core.EnvTest || k.RevokedAt() != nil ||
+			(k.Name() != demoKeyName && k.Name() != identity.DefaultTestKeyName) {
+			continue
+		}
+		if _, err := ids.RevokeKey(ctx, k.ID()); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

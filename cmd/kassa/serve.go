@@ -105,12 +105,13 @@ func serve(ctx context.Context, args []string) error {
 			return postgres.CheckCurrent(ctx, db)
 		},
 		AuthThrottle: th.apiAuth,
+		BaseURL:      cfg.APIURL,
 	})
 	if err != nil {
 		return err
 	}
 
-	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a), th.checkout)
+	checkoutHandler, err := checkoutOrigin(log, a, checkoutPages(log, a), th.checkout, cfg.CheckoutURL)
 	if err != nil {
 		return err
 	}

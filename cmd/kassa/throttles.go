@@ -27,6 +27,9 @@ func newThrottles(cfg config, log *slog.Logger) (throttles, error) {
 	if err != nil {
 		return throttles{}, fmt.Errorf("KASSA_TRUSTED_PROXIES: %w", err)
 	}
+	if clientIP, err = clientIP.WithHeader(cfg.ProxyHeader); err != nil {
+		return throttles{}, fmt.Errorf("KASSA_TRUSTED_PROXY_HEADER: %w", err)
+	}
 	failures := func() kit.KeyedLimiter {
 		n := cfg.AuthFailuresPerMinute
 		return ratelimit.NewKeyed(n/60, int(math.Ceil(n)))

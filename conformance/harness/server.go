@@ -83,6 +83,31 @@ func (t *Target) Lone(ctx context.Context, name string, opt Options) (s *Target,
 	return s, drop, nil
 }
 
+// LoneVia is Lone with the server's database URL passed through via (e.g. to reach the
+// database through a proxy the case can cut): via gets the fresh database's URL and returns
+// the one the server is started with.
+func (t *Target) LoneVia(ctx context.Context, name string, opt Options, via func(dbURL string) (string, error)) (s *Target, drop func(), err error) {
+	if !t.CanLaunchSiblings() {
+		return nil, nil, fmt.Errorf("harness: an external target cannot launch servers")
+	}
+	dbURL, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	if err != nil {
+		return nil, nil, err
+	}
+	served, err := via(dbURL)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
+	if s, err = Launch(ctx, t.bin, served, logPath, opt); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	s.bin = t.bin
+	return s, drop, nil
+}
+
 // Stop ends the server the harness started (a no-op for an external target).
 func (t *Target) Stop() {
 	if t.stop != nil {

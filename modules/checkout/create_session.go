@@ -38,13 +38,23 @@ const (
 )
 
 // Create opens a checkout session. A live caller that has not completed onboarding is refused
-// first (409 merchant_not_ready); then the fields are checked in the order of the request
-// table; a subscription session finally checks its price against the catalog.
+// first (409 merchant_not_ready); then mode subscription (ErrSubscriptionModeUnavailable: no
+// subscription could be created from the session, so it would charge once and start nothing);
+// then the fields are checked in the order of the request table.
 func (svc *Service) Create(ctx context.Context, caller core.Caller, in CreateInput) (*Session, error) {
-	scope := caller.Scope
-	if scope.Env == core.EnvLive && !caller.Onboarded {
+	if caller.Scope.Env == core.EnvLive && !caller.Onboarded {
 		return nil, core.ErrMerchantNotReady
 	}
+	if in.Mode == string(ModeSubscription) {
+		return nil, ErrSubscriptionModeUnavailable
+	}
+	return svc.create(ctx, caller.Scope, in)
+}
+
+// create checks the fields and opens the session. A subscription session finally checks its
+// price against the catalog: the rules billing builds on, kept and tested while Create refuses
+// the mode.
+func (svc *Service) create(ctx context.Context, scope core.Scope, in CreateInput) (*Session, error) {
 	f, err := validateCreate(in)
 	if err != nil {
 		return nil, err

@@ -172,6 +172,8 @@ func TestCreateRules(t *testing.T) {
 			}
 		}},
 
+		{name: "subscription mode refused until subscriptions exist", mod: func(in *CreateInput) { *in = subInput() },
+			want: invalid("mode_unsupported", "mode")},
 		{name: "subscription ok", base: subInput, mod: func(in *CreateInput) { in.LineItems[0].Quantity = 3 }, check: func(t *testing.T, s *Session) {
 			if s.Amount() != 4500 || s.Mode() != ModeSubscription {
 				t.Errorf("amount %d mode %s", s.Amount(), s.Mode())
@@ -210,7 +212,13 @@ func TestCreateRules(t *testing.T) {
 			if tc.caller != nil {
 				caller = *tc.caller
 			}
-			s, err := svc.Create(context.Background(), caller, in)
+			create := svc.Create
+			if tc.base != nil { // the subscription rules, behind Create's refusal of the mode
+				create = func(ctx context.Context, c core.Caller, in CreateInput) (*Session, error) {
+					return svc.create(ctx, c.Scope, in)
+				}
+			}
+			s, err := create(context.Background(), caller, in)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)

@@ -18,6 +18,10 @@ var (
 	// ErrPriceInactive: a subscription session names an archived price.
 	ErrPriceInactive = core.NewError(core.TypeInvalidRequest, "price_inactive", "",
 		"The price is not active.")
+	// ErrSubscriptionModeUnavailable: mode subscription is refused until subscriptions exist: such
+	// a session would charge once and start no subscription.
+	ErrSubscriptionModeUnavailable = core.NewError(core.TypeInvalidRequest, "mode_unsupported", "mode",
+		"Subscription checkout is not available yet: this release cannot create subscriptions. Use mode 'payment' for a one-off payment.")
 	// ErrPriceNotRecurring: a subscription session names a one-time price.
 	ErrPriceNotRecurring = core.NewError(core.TypeInvalidRequest, "price_not_recurring", "",
 		"A subscription checkout needs a recurring price.")

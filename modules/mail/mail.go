@@ -64,7 +64,8 @@ type Store interface {
 // that own the subjects.
 type Composers map[core.MailKind]ports.MailComposer
 
-// composeAll writes the messages of jobs, one message or error per job, in order: the mails
+// composeAll writes the messages of jobs, one message or error per job, in order, each
+// carrying its job's id as MailID: the mails
 // of a kind whose composer is a ports.BatchMailComposer with one call, the others one by one.
 // A kind without a composer is a permanent failure.
 func (c Composers) composeAll(ctx context.Context, jobs []*Job) ([]ports.Message, []error) {
@@ -106,6 +107,9 @@ func (c Composers) composeAll(ctx context.Context, jobs []*Job) ([]ports.Message
 			}
 			msgs[i], errs[i] = ms[n], es[n]
 		}
+	}
+	for i, j := range jobs {
+		msgs[i].MailID = j.ID // one delivery per queued mail where the mailer can keep it so
 	}
 	return msgs, errs
 }

@@ -27,9 +27,20 @@ type WorkerOptions struct {
 }
 
 // Worker sends queued mail after commit. Several workers, in one process or several, share
-// the queue through SKIP LOCKED claims and leases; a mail is sent at most once unless a worker
-// dies between the mail server's acceptance and recording it (then it is retried when its
-// lease ends). With a ports.BatchMailer that window covers the batch delivered together.
+// the queue through SKIP LOCKED claims and leases. A worker that dies after delivering and
+// before recording leaves its mails claimed; they are claimed again when the lease ends and
+// delivered again, each with the same ports.Message.MailID (the queued mail's id). What that
+// means depends on the mailer:
+//
+//   - The development mailbox lives in the database of the queue and keeps one message per
+//     MailID: the second delivery keeps nothing new, so every mail is in the mailbox exactly
+//     once, however the worker dies. (Its batch is kept by one statement and marked sent by
+//     another, in separate transactions, and that is safe because of the key.)
+//   - SMTP stays at-least-once: nothing in SMTP lets a client ask whether the server already
+//     accepted a message, and the server's acceptance and our record cannot commit together,
+//     so a worker that dies between them sends those mails again (a batch of one: each mail is
+//     recorded as soon as the server accepts it). The repeated mail carries the same
+//     Message-ID, derived from the MailID, by which mail systems that deduplicate drop it.
 type Worker struct {
 	store   Store
 	compose Composers

@@ -1,4 +1,4 @@
-package mail
+package mail_test
 
 import (
 	"context"
@@ -11,41 +11,50 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/mail"
+	"github.com/kassa-pay/kassa/modules/mail/mailtest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// memQueue is an in-memory Store: jobs are handed out once and outcomes kept.
-type memQueue struct {
-	mu       sync.Mutex
-	jobs     []*Job
-	outcomes map[string]Outcome
-	records  int // RecordMails calls
-}
-
-func (m *memQueue) ClaimMail(_ context.Context, _ time.Time, _ time.Duration, limit int) ([]*Job, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := min(limit, len(m.jobs))
-	out := m.jobs[:n]
-	m.jobs = m.jobs[n:]
-	return out, nil
-}
-
-func (m *memQueue) RecordMails(_ context.Context, rs []Result) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.records++
-	for _, r := range rs {
-		m.outcomes[r.Job.ID] = r.Outcome
-	}
-	return nil
-}
-
-func (m *memQueue) NextMailDue(context.Context) (time.Time, bool, error) {
-	return time.Time{}, false, nil
-}
-
 const testKind core.MailKind = "test"
+
+var testScope = core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
+
+// queue is the verified fake queue (mailtest.Queue, held to the Postgres queue's contract)
+// with mails queued at t0 by name: mail "a" is subject py_a of testKind in testScope.
+type queue struct {
+	*mailtest.Queue
+	ids map[string]string
+}
+
+func newQueue(names ...string) *queue {
+	q := &queue{Queue: mailtest.NewQueue(), ids: map[string]string{}}
+	for _, n := range names {
+		q.add(n, core.Mail{Kind: testKind, Scope: testScope, SubjectID: "py_" + n, Created: t0})
+	}
+	return q
+}
+
+func (q *queue) add(name string, m core.Mail) {
+	q.ids[name] = q.Enqueue(t0, m)[0]
+}
+
+// state is the mail name as the queue keeps it.
+func (q *queue) state(t *testing.T, name string) mailtest.State {
+	t.Helper()
+	st, ok := q.StateOf(testScope, q.ids[name])
+	if !ok {
+		t.Fatalf("no mail %s", name)
+	}
+	return st
+}
+
+// untouched reports whether the mail name was claimed once and nothing was recorded for it:
+// pending, no error, due when the lease of its claim at claimed ends.
+func (q *queue) untouched(t *testing.T, name string, claimed time.Time, lease time.Duration) bool {
+	st := q.state(t, name)
+	return st.Status == mail.Pending && st.Attempts == 1 && st.LastError == "" && st.Next.Equal(claimed.Add(lease))
+}
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
@@ -61,15 +70,8 @@ func (f mailerFunc) Send(_ context.Context, m ports.Message) error { return f(m)
 
 func TestWorkerRecordsOutcomes(t *testing.T) {
 	t.Parallel()
-	scope := core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
-	addr := map[string]string{}
-	job := func(id, to string) *Job {
-		addr[id] = to
-		return &Job{ID: id, Attempt: 1, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_" + id, Created: t0}}
-	}
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: []*Job{
-		job("ok", "a@example.com"), job("busy", "b@example.com"), job("refused", "c@example.com"), job("unrenderable", "d@example.com"),
-	}}
+	addr := map[string]string{"ok": "a@example.com", "busy": "b@example.com", "refused": "c@example.com", "unrenderable": "d@example.com"}
+	store := newQueue("ok", "busy", "refused", "unrenderable")
 	var sent []string
 	mailer := mailerFunc(func(m ports.Message) error {
 		switch m.To {
@@ -81,14 +83,14 @@ func TestWorkerRecordsOutcomes(t *testing.T) {
 		sent = append(sent, m.Headers["X-Payment"])
 		return nil
 	})
-	compose := Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+	compose := mail.Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
 		to := addr[strings.TrimPrefix(m.SubjectID, "py_")]
 		if to == "d@example.com" {
 			return ports.Message{}, ports.Permanent(errors.New("cannot render"))
 		}
 		return ports.Message{Scope: m.Scope, To: to, Subject: "Receipt", Text: "x", Headers: map[string]string{"X-Payment": m.SubjectID}}, nil
 	})}
-	w := NewWorker(store, compose, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 3,
+	w := mail.NewWorker(store, compose, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Batch: 3,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(context.Background())
 	if err != nil || n != 4 {
@@ -97,14 +99,14 @@ func TestWorkerRecordsOutcomes(t *testing.T) {
 	if len(sent) != 1 || sent[0] != "py_ok" {
 		t.Fatalf("sent %v", sent)
 	}
-	want := map[string]Status{"ok": Sent, "busy": Pending, "refused": Dropped, "unrenderable": Dropped}
+	want := map[string]mail.Status{"ok": mail.Sent, "busy": mail.Pending, "refused": mail.Dropped, "unrenderable": mail.Dropped}
 	for id, st := range want {
-		if got := store.outcomes[id]; got.Status != st {
+		if got := store.state(t, id); got.Status != st {
 			t.Errorf("%s: %+v, want %s", id, got, st)
 		}
 	}
-	if o := store.outcomes["busy"]; !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
-		t.Errorf("retry at %s", o.NextAttempt)
+	if o := store.state(t, "busy"); !o.Next.Equal(t0.Add(mail.Backoff[0])) || o.LastError != "451 mailbox busy" {
+		t.Errorf("retry %+v", o)
 	}
 }
 
@@ -126,16 +128,7 @@ func (c *stepClock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func testJobs(ids ...string) []*Job {
-	scope := core.Scope{MerchantID: "mer_r", Env: core.EnvTest}
-	jobs := make([]*Job, len(ids))
-	for i, id := range ids {
-		jobs[i] = &Job{ID: id, Attempt: 1, Mail: core.Mail{Kind: testKind, Scope: scope, SubjectID: "py_" + id, Created: t0}}
-	}
-	return jobs
-}
-
-var composeForTest = Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+var composeForTest = mail.Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
 	return ports.Message{Scope: m.Scope, To: m.SubjectID + "@example.com", Subject: "Receipt", Text: "x",
 		Headers: map[string]string{"X-Payment": m.SubjectID}}, nil
 })}
@@ -145,7 +138,7 @@ var composeForTest = Composers{testKind: composerFunc(func(m core.Mail) (ports.M
 // by 110 s); the one at 120 s would end after the lease and is left for a later claim.
 func TestWorkerStopsWhenLeaseCannotCoverASend(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c", "d", "e")}
+	store := newQueue("a", "b", "c", "d", "e")
 	clock := &stepClock{t: t0}
 	var sent []string
 	mailer := mailerFunc(func(m ports.Message) error {
@@ -153,7 +146,7 @@ func TestWorkerStopsWhenLeaseCannotCoverASend(t *testing.T) {
 		clock.advance(40 * time.Second)
 		return nil
 	})
-	w := NewWorker(store, composeForTest, mailer, clock, WorkerOptions{Batch: 5, Lease: 2 * time.Minute,
+	w := mail.NewWorker(store, composeForTest, mailer, clock, mail.WorkerOptions{Batch: 5, Lease: 2 * time.Minute,
 		SendTimeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(context.Background())
 	if err != nil || n != 3 {
@@ -163,13 +156,13 @@ func TestWorkerStopsWhenLeaseCannotCoverASend(t *testing.T) {
 		t.Fatalf("sent %v", sent)
 	}
 	for _, id := range []string{"d", "e"} {
-		if o, ok := store.outcomes[id]; ok {
-			t.Errorf("%s recorded %+v; want it left to its lease", id, o)
+		if !store.untouched(t, id, t0, 2*time.Minute) {
+			t.Errorf("%s recorded %+v; want it left to its lease", id, store.state(t, id))
 		}
 	}
 	for _, id := range []string{"a", "b", "c"} {
-		if store.outcomes[id].Status != Sent {
-			t.Errorf("%s: %+v", id, store.outcomes[id])
+		if store.state(t, id).Status != mail.Sent {
+			t.Errorf("%s: %+v", id, store.state(t, id))
 		}
 	}
 }
@@ -178,7 +171,7 @@ func TestWorkerStopsWhenLeaseCannotCoverASend(t *testing.T) {
 // one is started.
 func TestWorkerStopsBatchOnCancel(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c")}
+	store := newQueue("a", "b", "c")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var sent []string
@@ -187,7 +180,7 @@ func TestWorkerStopsBatchOnCancel(t *testing.T) {
 		cancel()
 		return nil
 	})
-	w := NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 3,
+	w := mail.NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Batch: 3,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(ctx)
 	if !errors.Is(err, context.Canceled) || n != 1 {
@@ -196,27 +189,29 @@ func TestWorkerStopsBatchOnCancel(t *testing.T) {
 	if len(sent) != 1 || sent[0] != "py_a" {
 		t.Fatalf("sent %v", sent)
 	}
-	if store.outcomes["a"].Status != Sent {
-		t.Errorf("a: %+v", store.outcomes["a"])
+	if store.state(t, "a").Status != mail.Sent {
+		t.Errorf("a: %+v", store.state(t, "a"))
 	}
-	if len(store.outcomes) != 1 {
-		t.Errorf("outcomes %v", store.outcomes)
+	for _, id := range []string{"b", "c"} {
+		if !store.untouched(t, id, t0, 2*time.Minute) {
+			t.Errorf("%s: %+v, want it left to its lease", id, store.state(t, id))
+		}
 	}
 }
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
 	transient := errors.New("451 try later")
-	if o := Decide(1, transient, t0); o.Status != Pending || !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
+	if o := mail.Decide(1, transient, t0); o.Status != mail.Pending || !o.NextAttempt.Equal(t0.Add(mail.Backoff[0])) {
 		t.Errorf("first transient failure: %+v", o)
 	}
-	if o := Decide(len(Backoff), transient, t0); o.Status != Pending {
+	if o := mail.Decide(len(mail.Backoff), transient, t0); o.Status != mail.Pending {
 		t.Errorf("last retry: %+v", o)
 	}
-	if o := Decide(len(Backoff)+1, transient, t0); o.Status != Dropped {
+	if o := mail.Decide(len(mail.Backoff)+1, transient, t0); o.Status != mail.Dropped {
 		t.Errorf("attempts exhausted: %+v", o)
 	}
-	if o := Decide(1, ports.Permanent(errors.New("550")), t0); o.Status != Dropped || o.Error == "" {
+	if o := mail.Decide(1, ports.Permanent(errors.New("550")), t0); o.Status != mail.Dropped || o.Error == "" {
 		t.Errorf("permanent: %+v", o)
 	}
 }
@@ -224,14 +219,14 @@ func TestDecide(t *testing.T) {
 // A mail of a kind no module registered a composer for is dropped, never retried.
 func TestWorkerDropsMailOfAnUnknownKind(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: []*Job{{ID: "x", Attempt: 1,
-		Mail: core.Mail{Kind: "newsletter", Scope: core.Scope{MerchantID: "mer_r", Env: core.EnvTest}, SubjectID: "sub_1", Created: t0}}}}
+	store := newQueue()
+	store.add("x", core.Mail{Kind: "newsletter", Scope: testScope, SubjectID: "sub_1", Created: t0})
 	mailer := mailerFunc(func(ports.Message) error { t.Error("sent"); return nil })
-	w := NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, WorkerOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w := mail.NewWorker(store, composeForTest, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if n, err := w.RunOnce(context.Background()); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if o := store.outcomes["x"]; o.Status != Dropped || !strings.Contains(o.Error, "newsletter") {
+	if o := store.state(t, "x"); o.Status != mail.Dropped || !strings.Contains(o.LastError, "newsletter") {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -297,31 +292,30 @@ func (c *batchComposer) ComposeMails(_ context.Context, mails []core.Mail) ([]po
 // mail of a kind without a composer is dropped.
 func TestWorkerSendsABatchTogether(t *testing.T) {
 	t.Parallel()
-	jobs := testJobs("a", "gone", "b", "down", "refused", "c")
-	jobs = append(jobs, &Job{ID: "x", Attempt: 1, Mail: core.Mail{Kind: "newsletter", Scope: jobs[0].Mail.Scope, SubjectID: "sub_1", Created: t0}})
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: jobs}
+	store := newQueue("a", "gone", "b", "down", "refused", "c")
+	store.add("x", core.Mail{Kind: "newsletter", Scope: testScope, SubjectID: "sub_1", Created: t0})
 	comp := &batchComposer{}
 	mailer := &batchMailer{}
-	w := NewWorker(store, Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 10,
+	w := mail.NewWorker(store, mail.Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Batch: 10,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(context.Background())
-	if err != nil || n != len(jobs) {
+	if err != nil || n != 7 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if comp.calls != 1 || mailer.calls != 1 || store.records != 1 {
-		t.Fatalf("%d compose, %d send, %d record calls; want one of each", comp.calls, mailer.calls, store.records)
+	if comp.calls != 1 || mailer.calls != 1 || store.RecordCalls() != 1 {
+		t.Fatalf("%d compose, %d send, %d record calls; want one of each", comp.calls, mailer.calls, store.RecordCalls())
 	}
 	if strings.Join(mailer.sent, " ") != "py_a py_b py_c" {
 		t.Fatalf("sent %v", mailer.sent)
 	}
-	want := map[string]Status{"a": Sent, "b": Sent, "c": Sent, "gone": Dropped, "down": Pending, "refused": Dropped, "x": Dropped}
+	want := map[string]mail.Status{"a": mail.Sent, "b": mail.Sent, "c": mail.Sent, "gone": mail.Dropped, "down": mail.Pending, "refused": mail.Dropped, "x": mail.Dropped}
 	for id, st := range want {
-		if got := store.outcomes[id]; got.Status != st || got.At != t0 {
+		if got := store.state(t, id); got.Status != st || got.Attempts != 1 {
 			t.Errorf("%s: %+v, want %s", id, got, st)
 		}
 	}
-	if o := store.outcomes["down"]; !o.NextAttempt.Equal(t0.Add(Backoff[0])) {
-		t.Errorf("retry at %s", o.NextAttempt)
+	if o := store.state(t, "down"); !o.Next.Equal(t0.Add(mail.Backoff[0])) {
+		t.Errorf("retry at %s", o.Next)
 	}
 }
 
@@ -329,54 +323,54 @@ func TestWorkerSendsABatchTogether(t *testing.T) {
 // later claim: nothing composed, sent or recorded.
 func TestWorkerLeavesABatchTheLeaseCannotCover(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b")}
+	store := newQueue("a", "b")
 	clock := &stepClock{t: t0}
 	comp := &batchComposer{}
 	mailer := &batchMailer{}
 	// The claim takes long (a busy database): the attempt would start 100 s after it, with
 	// a 2-minute lease and a 30-second send timeout.
-	w := NewWorker(claimTakes{store, clock, 100 * time.Second}, Composers{testKind: comp}, mailer, clock,
-		WorkerOptions{Batch: 5, Lease: 2 * time.Minute, SendTimeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w := mail.NewWorker(claimTakes{store, clock, 100 * time.Second}, mail.Composers{testKind: comp}, mailer, clock,
+		mail.WorkerOptions{Batch: 5, Lease: 2 * time.Minute, SendTimeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(context.Background())
 	if err != nil || n != 0 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if comp.calls != 0 || mailer.calls != 0 || store.records != 0 {
-		t.Fatalf("%d compose, %d send, %d record calls; want none", comp.calls, mailer.calls, store.records)
+	if comp.calls != 0 || mailer.calls != 0 || store.RecordCalls() != 0 {
+		t.Fatalf("%d compose, %d send, %d record calls; want none", comp.calls, mailer.calls, store.RecordCalls())
 	}
 }
 
 // claimTakes is a Store whose claims take d of the clock.
 type claimTakes struct {
-	*memQueue
+	*queue
 	clock *stepClock
 	d     time.Duration
 }
 
-func (c claimTakes) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Job, error) {
+func (c claimTakes) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mail.Job, error) {
 	c.clock.advance(c.d)
-	return c.memQueue.ClaimMail(ctx, now, lease, limit)
+	return c.queue.ClaimMail(ctx, now, lease, limit)
 }
 
 // A batch under way when ctx is cancelled is finished and recorded; no further batch is
 // claimed.
 func TestWorkerFinishesABatchOnCancel(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("a", "b", "c")}
+	store := newQueue("a", "b", "c")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mailer := &batchMailer{at: cancel}
-	w := NewWorker(store, Composers{testKind: &batchComposer{}}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 2,
+	w := mail.NewWorker(store, mail.Composers{testKind: &batchComposer{}}, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Batch: 2,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(ctx)
 	if !errors.Is(err, context.Canceled) || n != 2 {
 		t.Fatalf("%d %v", n, err)
 	}
-	if len(store.outcomes) != 2 || store.outcomes["a"].Status != Sent || store.outcomes["b"].Status != Sent {
-		t.Fatalf("outcomes %v", store.outcomes)
+	if store.state(t, "a").Status != mail.Sent || store.state(t, "b").Status != mail.Sent {
+		t.Fatalf("a %+v, b %+v", store.state(t, "a"), store.state(t, "b"))
 	}
-	if len(store.jobs) != 1 {
-		t.Fatalf("%d left; want c left unclaimed", len(store.jobs))
+	if c := store.state(t, "c"); c.Status != mail.Pending || c.Attempts != 0 {
+		t.Fatalf("c %+v; want it left unclaimed", c)
 	}
 }
 
@@ -385,16 +379,14 @@ func TestWorkerFinishesABatchOnCancel(t *testing.T) {
 // it (a mail that could not be composed).
 func TestWorkerRecordsEachSendOfASingleMailer(t *testing.T) {
 	t.Parallel()
-	store := &memQueue{outcomes: map[string]Outcome{}, jobs: testJobs("gone", "a", "b", "down")}
+	store := newQueue("gone", "a", "b", "down")
 	comp := &batchComposer{}
 	var recordsAtSend []int
 	mailer := mailerFunc(func(m ports.Message) error {
-		store.mu.Lock()
-		recordsAtSend = append(recordsAtSend, store.records)
-		store.mu.Unlock()
+		recordsAtSend = append(recordsAtSend, store.RecordCalls())
 		return nil
 	})
-	w := NewWorker(store, Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, WorkerOptions{Batch: 10,
+	w := mail.NewWorker(store, mail.Composers{testKind: comp}, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Batch: 10,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	n, err := w.RunOnce(context.Background())
 	if err != nil || n != 4 {
@@ -404,13 +396,33 @@ func TestWorkerRecordsEachSendOfASingleMailer(t *testing.T) {
 		t.Fatalf("%d compose calls", comp.calls)
 	}
 	// gone+a, b, then down at the end.
-	if len(recordsAtSend) != 2 || recordsAtSend[0] != 0 || recordsAtSend[1] != 1 || store.records != 3 {
-		t.Fatalf("records before each send %v, %d in all", recordsAtSend, store.records)
+	if len(recordsAtSend) != 2 || recordsAtSend[0] != 0 || recordsAtSend[1] != 1 || store.RecordCalls() != 3 {
+		t.Fatalf("records before each send %v, %d in all", recordsAtSend, store.RecordCalls())
 	}
-	want := map[string]Status{"a": Sent, "b": Sent, "gone": Dropped, "down": Pending}
+	want := map[string]mail.Status{"a": mail.Sent, "b": mail.Sent, "gone": mail.Dropped, "down": mail.Pending}
 	for id, st := range want {
-		if got := store.outcomes[id]; got.Status != st {
+		if got := store.state(t, id); got.Status != st {
 			t.Errorf("%s: %+v, want %s", id, got, st)
 		}
+	}
+}
+
+// Every delivered message carries its queued mail's id, so that a mail delivered again after a
+// worker died before recording it is recognised (the mailbox keeps it once, SMTP repeats the
+// Message-ID).
+func TestWorkerDeliversWithTheMailID(t *testing.T) {
+	t.Parallel()
+	store := newQueue("1", "2")
+	got := map[string]string{}
+	mailer := mailerFunc(func(m ports.Message) error { got[m.Subject] = m.MailID; return nil })
+	compose := mail.Composers{testKind: composerFunc(func(m core.Mail) (ports.Message, error) {
+		return ports.Message{Scope: m.Scope, To: "a@example.com", Subject: m.SubjectID, Text: "x"}, nil
+	})}
+	w := mail.NewWorker(store, compose, mailer, core.FixedClock{T: t0}, mail.WorkerOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := w.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got["py_1"] != store.ids["1"] || got["py_2"] != store.ids["2"] || got["py_1"] == got["py_2"] {
+		t.Fatalf("mail ids delivered: %v", got)
 	}
 }

@@ -66,7 +66,7 @@ type FeeScheduleConfig struct {
 //	SEPA Direct Debit           €0.35, of which the PSP keeps       €0.20
 func DefaultFeeScheduleConfig() FeeScheduleConfig {
 	return FeeScheduleConfig{
-		Description: "Kassa default fee plans (D7). percent: decimal string, 1.8 = 1.8 %. " +
+		Description: "Kassa default fee plans. percent: decimal string, 1.8 = 1.8 %. " +
 			"*_eur_minor: EUR cents. The psp_* part is included in the fee, not added to it.",
 		DefaultPlan: "standard",
 		Plans: map[string]FeePlanConfig{

@@ -20,6 +20,9 @@ type CheckoutAPIDeps struct {
 	Log      *slog.Logger
 	Checkout *checkout.Service
 	Limits   *kit.RequestLimits // NewCheckoutLimits; nil: no request rate
+	// BaseURL is the checkout origin's public base URL (KASSA_CHECKOUT_URL), named in the
+	// served spec's servers.
+	BaseURL string
 }
 
 // NewCheckoutAPIHandler assembles the browser API (openapi/checkout.yaml) served under /api/
@@ -32,7 +35,11 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkout spec: %w", err)
 	}
-	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, spec: openapi.CheckoutJSON}, nil,
+	served, err := openapi.Served(openapi.CheckoutJSON, d.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, spec: served}, nil,
 		capi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
 				writeCheckoutError(w, r, kit.ErrBodyInvalidJSON())

@@ -45,13 +45,17 @@ type DashboardDeps struct {
 	// the request rates. Nil: none.
 	AuthThrottle *kit.AuthThrottle
 	Limits       *kit.RequestLimits
+	// BaseURL is the dashboard's public base URL (KASSA_DASHBOARD_URL), named in the served
+	// spec's servers.
+	BaseURL string
 }
 
 // dashboardAPI implements the generated strict server of the dashboard API
 // (openapi/dashboard.yaml). Handlers find the session's merchant, acting in the path's
 // environment, with kit.CallerFrom(ctx), as merchant API handlers do.
 type dashboardAPI struct {
-	d DashboardDeps
+	d    DashboardDeps
+	spec []byte // the served document (openapi.Served)
 }
 
 var _ dash.StrictServerInterface = (*dashboardAPI)(nil)
@@ -82,7 +86,11 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard spec: %w", err)
 	}
-	h := dash.NewStrictHandlerWithOptions(&dashboardAPI{d: d}, nil, dash.StrictHTTPServerOptions{
+	served, err := openapi.Served(openapi.DashboardJSON, d.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	h := dash.NewStrictHandlerWithOptions(&dashboardAPI{d: d, spec: served}, nil, dash.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
 			kit.WriteError(w, r, kit.ErrBodyInvalidJSON())
 		},

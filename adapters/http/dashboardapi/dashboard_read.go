@@ -11,7 +11,6 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/webhooks"
-	"github.com/kassa-pay/kassa/openapi"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -30,7 +29,7 @@ func (b rawJSON) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
 }
 
 func (a *dashboardAPI) GetDashboardSpec(context.Context, dash.GetDashboardSpecRequestObject) (dash.GetDashboardSpecResponseObject, error) {
-	return rawJSON(openapi.DashboardJSON), nil
+	return rawJSON(a.spec), nil
 }
 
 func (a *dashboardAPI) ListEventTypes(context.Context, dash.ListEventTypesRequestObject) (dash.ListEventTypesResponseObject, error) {

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
 )
 
-// statusByType is the one table from documented error types to HTTP status (interface 7).
+// statusByType is the one table from documented error types to HTTP status.
 var statusByType = map[core.ErrorType]int{
 	core.TypeInvalidRequest:      http.StatusBadRequest,
 	core.TypeAmountTooSmall:      http.StatusBadRequest,
@@ -38,7 +39,7 @@ var statusByCode = map[string]int{
 	checkout.ErrProcessorUnavailable.Code: http.StatusServiceUnavailable,
 }
 
-// Transport-level codes (D3).
+// Transport-level codes.
 const (
 	codeResourceMissing    = "resource_missing"
 	codeMethodNotAllowed   = "method_not_allowed"
@@ -77,16 +78,21 @@ type errorEnvelope struct {
 	Error errorBody `json:"error"`
 }
 
-// internalError is what a client sees of an unexpected failure: transient, no details (D3).
+// internalError is what a client sees of an unexpected failure: transient, no details.
 var internalError = &core.Error{Type: core.TypeAPI, Code: codeInternal,
 	Message: "An internal error occurred. The request may be retried with the same Idempotency-Key."}
 
-// AsDomainError turns any error into the envelope's error: domain errors as they are, anything
-// else as an opaque api_error that is logged with its request id.
+// AsDomainError turns any error into the envelope's error: domain errors as they are, the
+// database being unreachable as 503 service_unavailable, anything else as an opaque
+// api_error; both of the latter are logged with the request id.
 func AsDomainError(r *http.Request, err error) *core.Error {
 	var de *core.Error
 	if errors.As(err, &de) {
 		return de
+	}
+	if unavailable(err) {
+		slog.WarnContext(r.Context(), "service unavailable: the database cannot be reached", "request_id", RequestID(r.Context()), "error", err.Error())
+		return serviceUnavailable
 	}
 	slog.ErrorContext(r.Context(), "internal error", "request_id", RequestID(r.Context()), "error", err.Error())
 	return internalError
@@ -108,6 +114,9 @@ func WriteEnvelope(w http.ResponseWriter, requestID string, de *core.Error, decl
 	}
 	if declineCode != "" {
 		body.Error.DeclineCode = &declineCode
+	}
+	if de.Code == codeUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterUnavailable))
 	}
 	writeJSON(w, StatusOf(de), body)
 }

@@ -73,6 +73,9 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyLogInfo, li)
 		r = r.WithContext(ctx)
 		w.Header().Set("Request-Id", id)
+		// Every answer is what its Content-Type says: no browser sniffs an error envelope or
+		// a served document into something else.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {

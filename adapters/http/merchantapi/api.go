@@ -26,6 +26,8 @@ type Deps struct {
 	Limiter  ports.RateLimiter
 	Idem     ports.IdempotencyStore
 	UoW      ports.UnitOfWork // required with Idem: each keyed POST runs in one unit of work
+	// BaseURL is the API's public base URL (KASSA_API_URL), named in the served spec's servers.
+	BaseURL string
 }
 
 // New assembles the merchant API (everything under /v1 on the API listener): the contract
@@ -36,8 +38,12 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merchant spec: %w", err)
 	}
+	served, err := openapi.Served(openapi.MerchantJSON, d.BaseURL)
+	if err != nil {
+		return nil, err
+	}
 	strict := api.NewStrictHandlerWithOptions(&merchantAPI{
-		catalog: d.Catalog, checkout: d.Checkout, events: d.Events, clock: d.Clock, spec: openapi.MerchantJSON,
+		catalog: d.Catalog, checkout: d.Checkout, events: d.Events, clock: d.Clock, spec: served,
 	}, nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  kit.BodyInvalidJSON,
 		ResponseErrorHandlerFunc: kit.WriteError,

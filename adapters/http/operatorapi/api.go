@@ -18,6 +18,8 @@ type Deps struct {
 	CheckToken func(authorization string) bool
 	// Ready reports whether the database is reachable and its schema current (/readyz).
 	Ready func(context.Context) error
+	// BaseURL is the API's public base URL (KASSA_API_URL), named in the served spec's servers.
+	BaseURL string
 }
 
 // New assembles the operator API (/operator/v1 with /healthz and /readyz on the API listener):
@@ -28,7 +30,11 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operator spec: %w", err)
 	}
-	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, ready: d.Ready, spec: openapi.OperatorJSON}, nil,
+	served, err := openapi.Served(openapi.OperatorJSON, d.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, ready: d.Ready, spec: served}, nil,
 		op.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  kit.BodyInvalidJSON,
 			ResponseErrorHandlerFunc: kit.WriteError,

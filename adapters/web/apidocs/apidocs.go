@@ -128,7 +128,7 @@ func secure(next http.HandlerFunc) http.Handler {
 	})
 }
 
-// The reference pages of D18, one per API, each on the listener that serves the API.
+// The reference pages, one per API, each on the listener that serves the API.
 var (
 	// Merchant is {base_url}/docs on the API listener.
 	Merchant = Page{Path: "/docs", SpecURL: "/v1/openapi.json", Title: "Kassa merchant API"}

@@ -1,4 +1,4 @@
-// Package apidocs serves each API's reference as an HTML page (D18): the page loads the API's
+// Package apidocs serves each API's reference as an HTML page: the page loads the API's
 // served OpenAPI document from the same origin and renders it with RapiDoc, a renderer vendored
 // at a pinned version under vendor/ and embedded in the binary. No request leaves the host: the
 // renderer's web-font loading is turned off, and every page carries a Content-Security-Policy

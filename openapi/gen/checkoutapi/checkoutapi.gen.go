@@ -326,10 +326,12 @@ type CardInput struct {
 	// Cvc 3 digits (4 for American Express).
 	Cvc *string `json:"cvc,omitempty"`
 
-	// ExpMonth 1–12.
+	// ExpMonth 1–12; another number is 400 `exp_month_invalid` with `param` `card.exp_month`.
 	ExpMonth *int `json:"exp_month,omitempty"`
 
-	// ExpYear Four digits, or two meaning 20xx; not past and at most 50 years ahead.
+	// ExpYear Four digits, or two meaning 20xx; not past and at most 50 years ahead. A number
+	// outside 0–9999 (or 100–999) is 400 `exp_year_invalid` with `param` `card.exp_year`;
+	// a past expiry is 400 `card_expired`.
 	ExpYear *int `json:"exp_year,omitempty"`
 
 	// Name Cardholder name (optional), at most 200 characters.
@@ -599,7 +601,7 @@ type ClientInterface interface {
 
 	// CancelBuyerSession Cancel the session
 	//
-	// The buyer gives up (D6: "Cancel" on the hosted page): the session becomes `canceled`
+	// The buyer gives up ("Cancel" on the hosted page): the session becomes `canceled`
 	// with `cancellation_reason` `customer_canceled`, `checkout.session.canceled` fires, and
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
@@ -814,7 +816,7 @@ func (c *Client) ResolveBuyerAction(ctx context.Context, id SessionId, body Reso
 
 // CancelBuyerSession Cancel the session
 //
-// The buyer gives up (D6: "Cancel" on the hosted page): the session becomes `canceled`
+// The buyer gives up ("Cancel" on the hosted page): the session becomes `canceled`
 // with `cancellation_reason` `customer_canceled`, `checkout.session.canceled` fires, and
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
@@ -1275,7 +1277,7 @@ type ClientWithResponsesInterface interface {
 
 	// CancelBuyerSessionWithResponse Cancel the session
 	//
-	// The buyer gives up (D6: "Cancel" on the hosted page): the session becomes `canceled`
+	// The buyer gives up ("Cancel" on the hosted page): the session becomes `canceled`
 	// with `cancellation_reason` `customer_canceled`, `checkout.session.canceled` fires, and
 	// the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 	// body (an empty JSON object is accepted).
@@ -1425,7 +1427,8 @@ type GetBuyerSessionResponse500Headers struct {
 
 // GetBuyerSessionResponse503Headers the declared response headers of an HTTP 503 response for GetBuyerSession
 type GetBuyerSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetBuyerSessionResponse struct {
@@ -1584,7 +1587,8 @@ type ResolveBuyerActionResponse500Headers struct {
 
 // ResolveBuyerActionResponse503Headers the declared response headers of an HTTP 503 response for ResolveBuyerAction
 type ResolveBuyerActionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ResolveBuyerActionResponse struct {
@@ -1768,7 +1772,8 @@ type CancelBuyerSessionResponse500Headers struct {
 
 // CancelBuyerSessionResponse503Headers the declared response headers of an HTTP 503 response for CancelBuyerSession
 type CancelBuyerSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CancelBuyerSessionResponse struct {
@@ -1945,7 +1950,8 @@ type ConfirmBuyerSessionResponse500Headers struct {
 
 // ConfirmBuyerSessionResponse503Headers the declared response headers of an HTTP 503 response for ConfirmBuyerSession
 type ConfirmBuyerSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ConfirmBuyerSessionResponse struct {
@@ -2253,7 +2259,7 @@ func (c *ClientWithResponses) ResolveBuyerActionWithResponse(ctx context.Context
 
 // CancelBuyerSessionWithResponse Cancel the session
 //
-// The buyer gives up (D6: "Cancel" on the hosted page): the session becomes `canceled`
+// The buyer gives up ("Cancel" on the hosted page): the session becomes `canceled`
 // with `cancellation_reason` `customer_canceled`, `checkout.session.canceled` fires, and
 // the browser goes to `redirect_url` (the session's `cancel_url`, or null). Takes no
 // body (an empty JSON object is accepted).
@@ -2561,6 +2567,13 @@ func ParseGetBuyerSessionResponse(rsp *http.Response) (*GetBuyerSessionResponse,
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -2819,6 +2832,13 @@ func ParseResolveBuyerActionResponse(rsp *http.Response) (*ResolveBuyerActionRes
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -3035,6 +3055,13 @@ func ParseCancelBuyerSessionResponse(rsp *http.Response) (*CancelBuyerSessionRes
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -3293,6 +3320,13 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -3714,7 +3748,8 @@ type RateLimitedJSONResponse struct {
 }
 
 type ServiceUnavailableResponseHeaders struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -3896,6 +3931,9 @@ func (response GetBuyerSession503JSONResponse) VisitGetBuyerSessionResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -4128,6 +4166,9 @@ func (response ResolveBuyerAction503JSONResponse) VisitResolveBuyerActionRespons
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4320,6 +4361,9 @@ func (response CancelBuyerSession503JSONResponse) VisitCancelBuyerSessionRespons
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -4551,6 +4595,9 @@ func (response ConfirmBuyerSession503JSONResponse) VisitConfirmBuyerSessionRespo
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)

@@ -377,8 +377,9 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
-// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-// the recurring price in `line_items[0].price_id`.
+// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+// subscriptions can be created.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.
@@ -516,7 +517,7 @@ type EventTypeList struct {
 	Data []string `json:"data"`
 }
 
-// FeeBreakdown How the payment's fee splits (D7). Fees are computed in EUR cents; `total_eur` is what
+// FeeBreakdown How the payment's fee splits. Fees are computed in EUR cents; `total_eur` is what
 // the merchant pays (`service_eur` + `psp_eur`), and `service_charge_currency` is
 // `total_eur` in the charge currency's minor units at `rate` (1 EUR = rate units of the
 // charge currency, ECB reference rate of `rate_date`), rounded half-up.
@@ -648,7 +649,7 @@ type PaymentDetail struct {
 	Payment Payment `json:"payment"`
 }
 
-// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 // arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -985,6 +986,9 @@ type PayloadTooLarge = Error
 // RateLimited The error envelope returned with every 4xx and 5xx response.
 type RateLimited = Error
 
+// ServiceUnavailable The error envelope returned with every 4xx and 5xx response.
+type ServiceUnavailable = Error
+
 // SessionRequired The error envelope returned with every 4xx and 5xx response.
 type SessionRequired = Error
 
@@ -1196,7 +1200,7 @@ type ClientInterface interface {
 
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	//
-	// The merchant event catalog (D10): the types a webhook endpoint may list in
+	// The merchant event catalog: the types a webhook endpoint may list in
 	// `enabled_events` (or `*` for all of them, including types added later).
 	//
 	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1302,7 +1306,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -1315,7 +1319,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -1376,9 +1380,9 @@ type ClientInterface interface {
 
 	// ListPayments List payments
 	//
-	// The environment's payments, newest first, in the shape of interface 2.2, optionally
+	// The environment's payments, newest first, in the shape of the merchant API's Payment, optionally
 	// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
-	// every list (D8).
+	// every list.
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
 	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1388,7 +1392,7 @@ type ClientInterface interface {
 
 	// GetPayment A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+	// The payment, how its fee splits with the exchange rate used, and the events that
 	// concern it or its checkout session, newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
@@ -1542,7 +1546,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Create a webhook endpoint
 	//
-	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+	// Creates an enabled endpoint that receives the events it subscribes to: names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -1565,7 +1569,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Create a webhook endpoint
 	//
-	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+	// Creates an enabled endpoint that receives the events it subscribes to: names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -1707,7 +1711,7 @@ type ClientInterface interface {
 
 // ListEventTypes Event types a webhook endpoint can subscribe to
 //
-// The merchant event catalog (D10): the types a webhook endpoint may list in
+// The merchant event catalog: the types a webhook endpoint may list in
 // `enabled_events` (or `*` for all of them, including types added later).
 //
 // **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1903,7 +1907,7 @@ func (c *Client) ListApiKeys(ctx context.Context, env Env, reqEditors ...Request
 
 // CreateApiKeyWithBody Create an API key
 //
-// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -1926,7 +1930,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, env Env, contentType 
 
 // CreateApiKey Create an API key
 //
-// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -2037,9 +2041,9 @@ func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...Request
 
 // ListPayments List payments
 //
-// The environment's payments, newest first, in the shape of interface 2.2, optionally
+// The environment's payments, newest first, in the shape of the merchant API's Payment, optionally
 // only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
-// every list (D8).
+// every list.
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
 // `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -2059,7 +2063,7 @@ func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPayments
 
 // GetPayment A payment with its fee breakdown and events
 //
-// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+// The payment, how its fee splits with the exchange rate used, and the events that
 // concern it or its checkout session, newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
@@ -2343,7 +2347,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, env Env, reqEditors .
 
 // CreateWebhookEndpointWithBody Create a webhook endpoint
 //
-// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+// Creates an enabled endpoint that receives the events it subscribes to: names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 // Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 // either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -2376,7 +2380,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, env Env, con
 
 // CreateWebhookEndpoint Create a webhook endpoint
 //
-// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+// Creates an enabled endpoint that receives the events it subscribes to: names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 // Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 // either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -4358,7 +4362,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
 	//
-	// The merchant event catalog (D10): the types a webhook endpoint may list in
+	// The merchant event catalog: the types a webhook endpoint may list in
 	// `enabled_events` (or `*` for all of them, including types added later).
 	//
 	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -4478,7 +4482,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -4491,7 +4495,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+	// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 	// The `secret` is in this response only; Kassa keeps its SHA-256.
 	//
 	// **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -4560,9 +4564,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListPaymentsWithResponse List payments
 	//
-	// The environment's payments, newest first, in the shape of interface 2.2, optionally
+	// The environment's payments, newest first, in the shape of the merchant API's Payment, optionally
 	// only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
-	// every list (D8).
+	// every list.
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
 	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -4574,7 +4578,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPaymentWithResponse A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+	// The payment, how its fee splits with the exchange rate used, and the events that
 	// concern it or its checkout session, newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
@@ -4746,7 +4750,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 	//
-	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+	// Creates an enabled endpoint that receives the events it subscribes to: names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -4769,7 +4773,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Create a webhook endpoint
 	//
-	// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+	// Creates an enabled endpoint that receives the events it subscribes to: names from
 	// `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 	// Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 	// either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -4944,6 +4948,12 @@ type ListEventTypesResponse500Headers struct {
 	RequestId *string
 }
 
+// ListEventTypesResponse503Headers the declared response headers of an HTTP 503 response for ListEventTypes
+type ListEventTypesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListEventTypesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4955,6 +4965,8 @@ type ListEventTypesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventTypesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -4963,6 +4975,8 @@ type ListEventTypesResponse struct {
 	Headers429 *ListEventTypesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListEventTypesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventTypesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4983,6 +4997,11 @@ func (r ListEventTypesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListEventTypesResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventTypesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5030,6 +5049,12 @@ type GetDashboardSpecResponse500Headers struct {
 	RequestId *string
 }
 
+// GetDashboardSpecResponse503Headers the declared response headers of an HTTP 503 response for GetDashboardSpec
+type GetDashboardSpecResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetDashboardSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5039,12 +5064,16 @@ type GetDashboardSpecResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDashboardSpecResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetDashboardSpecResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDashboardSpecResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDashboardSpecResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5060,6 +5089,11 @@ func (r GetDashboardSpecResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDashboardSpecResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDashboardSpecResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5124,6 +5158,12 @@ type SignOutResponse500Headers struct {
 	RequestId *string
 }
 
+// SignOutResponse503Headers the declared response headers of an HTTP 503 response for SignOut
+type SignOutResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type SignOutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5137,6 +5177,8 @@ type SignOutResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *SignOutResponse204Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5149,6 +5191,8 @@ type SignOutResponse struct {
 	Headers429 *SignOutResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SignOutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SignOutResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -5174,6 +5218,11 @@ func (r SignOutResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SignOutResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SignOutResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5232,6 +5281,12 @@ type GetSessionResponse500Headers struct {
 	RequestId *string
 }
 
+// GetSessionResponse503Headers the declared response headers of an HTTP 503 response for GetSession
+type GetSessionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5245,6 +5300,8 @@ type GetSessionResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSessionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5255,6 +5312,8 @@ type GetSessionResponse struct {
 	Headers429 *GetSessionResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSessionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSessionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5280,6 +5339,11 @@ func (r GetSessionResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSessionResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSessionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5351,6 +5415,12 @@ type SignInResponse500Headers struct {
 	RequestId *string
 }
 
+// SignInResponse503Headers the declared response headers of an HTTP 503 response for SignIn
+type SignInResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type SignInResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5368,6 +5438,8 @@ type SignInResponse struct {
 	JSON429 *LoginThrottled
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SignInResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5382,6 +5454,8 @@ type SignInResponse struct {
 	Headers429 *SignInResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SignInResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SignInResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5417,6 +5491,11 @@ func (r SignInResponse) GetJSON429() *LoginThrottled {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SignInResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SignInResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5672,6 +5751,12 @@ type ListApiKeysResponse500Headers struct {
 	RequestId *string
 }
 
+// ListApiKeysResponse503Headers the declared response headers of an HTTP 503 response for ListApiKeys
+type ListApiKeysResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListApiKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5685,6 +5770,8 @@ type ListApiKeysResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListApiKeysResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5695,6 +5782,8 @@ type ListApiKeysResponse struct {
 	Headers429 *ListApiKeysResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListApiKeysResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListApiKeysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5720,6 +5809,11 @@ func (r ListApiKeysResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListApiKeysResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListApiKeysResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5795,6 +5889,12 @@ type CreateApiKeyResponse500Headers struct {
 	RequestId *string
 }
 
+// CreateApiKeyResponse503Headers the declared response headers of an HTTP 503 response for CreateApiKey
+type CreateApiKeyResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type CreateApiKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5814,6 +5914,8 @@ type CreateApiKeyResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateApiKeyResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5830,6 +5932,8 @@ type CreateApiKeyResponse struct {
 	Headers429 *CreateApiKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateApiKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateApiKeyResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5870,6 +5974,11 @@ func (r CreateApiKeyResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateApiKeyResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateApiKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5928,6 +6037,18 @@ type RevokeApiKeyResponse404Headers struct {
 	RequestId          *string
 }
 
+// RevokeApiKeyResponse413Headers the declared response headers of an HTTP 413 response for RevokeApiKey
+type RevokeApiKeyResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RevokeApiKeyResponse415Headers the declared response headers of an HTTP 415 response for RevokeApiKey
+type RevokeApiKeyResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // RevokeApiKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeApiKey
 type RevokeApiKeyResponse429Headers struct {
 	RequestId  *string
@@ -5937,6 +6058,12 @@ type RevokeApiKeyResponse429Headers struct {
 // RevokeApiKeyResponse500Headers the declared response headers of an HTTP 500 response for RevokeApiKey
 type RevokeApiKeyResponse500Headers struct {
 	RequestId *string
+}
+
+// RevokeApiKeyResponse503Headers the declared response headers of an HTTP 503 response for RevokeApiKey
+type RevokeApiKeyResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RevokeApiKeyResponse struct {
@@ -5952,10 +6079,16 @@ type RevokeApiKeyResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RevokeApiKeyResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -5966,10 +6099,16 @@ type RevokeApiKeyResponse struct {
 	Headers403 *RevokeApiKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeApiKeyResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RevokeApiKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RevokeApiKeyResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevokeApiKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RevokeApiKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeApiKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5997,6 +6136,16 @@ func (r RevokeApiKeyResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r RevokeApiKeyResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -6005,6 +6154,11 @@ func (r RevokeApiKeyResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RevokeApiKeyResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokeApiKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6063,6 +6217,12 @@ type ListCheckoutSessionsResponse500Headers struct {
 	RequestId *string
 }
 
+// ListCheckoutSessionsResponse503Headers the declared response headers of an HTTP 503 response for ListCheckoutSessions
+type ListCheckoutSessionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListCheckoutSessionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6076,6 +6236,8 @@ type ListCheckoutSessionsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCheckoutSessionsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6086,6 +6248,8 @@ type ListCheckoutSessionsResponse struct {
 	Headers429 *ListCheckoutSessionsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListCheckoutSessionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCheckoutSessionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6111,6 +6275,11 @@ func (r ListCheckoutSessionsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCheckoutSessionsResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCheckoutSessionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6169,6 +6338,12 @@ type ListDeclinedChargesResponse500Headers struct {
 	RequestId *string
 }
 
+// ListDeclinedChargesResponse503Headers the declared response headers of an HTTP 503 response for ListDeclinedCharges
+type ListDeclinedChargesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListDeclinedChargesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6182,6 +6357,8 @@ type ListDeclinedChargesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListDeclinedChargesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6192,6 +6369,8 @@ type ListDeclinedChargesResponse struct {
 	Headers429 *ListDeclinedChargesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListDeclinedChargesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeclinedChargesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6217,6 +6396,11 @@ func (r ListDeclinedChargesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListDeclinedChargesResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDeclinedChargesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6275,6 +6459,12 @@ type GetOverviewResponse500Headers struct {
 	RequestId *string
 }
 
+// GetOverviewResponse503Headers the declared response headers of an HTTP 503 response for GetOverview
+type GetOverviewResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetOverviewResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6288,6 +6478,8 @@ type GetOverviewResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOverviewResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6298,6 +6490,8 @@ type GetOverviewResponse struct {
 	Headers429 *GetOverviewResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetOverviewResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetOverviewResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6323,6 +6517,11 @@ func (r GetOverviewResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetOverviewResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetOverviewResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6381,6 +6580,12 @@ type ListPaymentsResponse500Headers struct {
 	RequestId *string
 }
 
+// ListPaymentsResponse503Headers the declared response headers of an HTTP 503 response for ListPayments
+type ListPaymentsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListPaymentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6394,6 +6599,8 @@ type ListPaymentsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPaymentsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6404,6 +6611,8 @@ type ListPaymentsResponse struct {
 	Headers429 *ListPaymentsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPaymentsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPaymentsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6429,6 +6638,11 @@ func (r ListPaymentsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPaymentsResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPaymentsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6493,6 +6707,12 @@ type GetPaymentResponse500Headers struct {
 	RequestId *string
 }
 
+// GetPaymentResponse503Headers the declared response headers of an HTTP 503 response for GetPayment
+type GetPaymentResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetPaymentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6508,6 +6728,8 @@ type GetPaymentResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6520,6 +6742,8 @@ type GetPaymentResponse struct {
 	Headers429 *GetPaymentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPaymentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6550,6 +6774,11 @@ func (r GetPaymentResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPaymentResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6608,6 +6837,18 @@ type ArchivePriceResponse404Headers struct {
 	RequestId          *string
 }
 
+// ArchivePriceResponse413Headers the declared response headers of an HTTP 413 response for ArchivePrice
+type ArchivePriceResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchivePriceResponse415Headers the declared response headers of an HTTP 415 response for ArchivePrice
+type ArchivePriceResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // ArchivePriceResponse429Headers the declared response headers of an HTTP 429 response for ArchivePrice
 type ArchivePriceResponse429Headers struct {
 	RequestId  *string
@@ -6617,6 +6858,12 @@ type ArchivePriceResponse429Headers struct {
 // ArchivePriceResponse500Headers the declared response headers of an HTTP 500 response for ArchivePrice
 type ArchivePriceResponse500Headers struct {
 	RequestId *string
+}
+
+// ArchivePriceResponse503Headers the declared response headers of an HTTP 503 response for ArchivePrice
+type ArchivePriceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ArchivePriceResponse struct {
@@ -6632,10 +6879,16 @@ type ArchivePriceResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ArchivePriceResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6646,10 +6899,16 @@ type ArchivePriceResponse struct {
 	Headers403 *ArchivePriceResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ArchivePriceResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ArchivePriceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ArchivePriceResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ArchivePriceResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ArchivePriceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ArchivePriceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6677,6 +6936,16 @@ func (r ArchivePriceResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ArchivePriceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ArchivePriceResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ArchivePriceResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -6685,6 +6954,11 @@ func (r ArchivePriceResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ArchivePriceResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ArchivePriceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6743,6 +7017,12 @@ type ListProductsResponse500Headers struct {
 	RequestId *string
 }
 
+// ListProductsResponse503Headers the declared response headers of an HTTP 503 response for ListProducts
+type ListProductsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6756,6 +7036,8 @@ type ListProductsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListProductsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6766,6 +7048,8 @@ type ListProductsResponse struct {
 	Headers429 *ListProductsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListProductsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListProductsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6791,6 +7075,11 @@ func (r ListProductsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListProductsResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListProductsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6866,6 +7155,12 @@ type CreateProductResponse500Headers struct {
 	RequestId *string
 }
 
+// CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
+type CreateProductResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type CreateProductResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6885,6 +7180,8 @@ type CreateProductResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateProductResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6901,6 +7198,8 @@ type CreateProductResponse struct {
 	Headers429 *CreateProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateProductResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateProductResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6941,6 +7240,11 @@ func (r CreateProductResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateProductResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateProductResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7005,6 +7309,12 @@ type GetProductResponse500Headers struct {
 	RequestId *string
 }
 
+// GetProductResponse503Headers the declared response headers of an HTTP 503 response for GetProduct
+type GetProductResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetProductResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7020,6 +7330,8 @@ type GetProductResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7032,6 +7344,8 @@ type GetProductResponse struct {
 	Headers429 *GetProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProductResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7062,6 +7376,11 @@ func (r GetProductResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProductResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7120,6 +7439,18 @@ type ArchiveProductResponse404Headers struct {
 	RequestId          *string
 }
 
+// ArchiveProductResponse413Headers the declared response headers of an HTTP 413 response for ArchiveProduct
+type ArchiveProductResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ArchiveProductResponse415Headers the declared response headers of an HTTP 415 response for ArchiveProduct
+type ArchiveProductResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // ArchiveProductResponse429Headers the declared response headers of an HTTP 429 response for ArchiveProduct
 type ArchiveProductResponse429Headers struct {
 	RequestId  *string
@@ -7129,6 +7460,12 @@ type ArchiveProductResponse429Headers struct {
 // ArchiveProductResponse500Headers the declared response headers of an HTTP 500 response for ArchiveProduct
 type ArchiveProductResponse500Headers struct {
 	RequestId *string
+}
+
+// ArchiveProductResponse503Headers the declared response headers of an HTTP 503 response for ArchiveProduct
+type ArchiveProductResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ArchiveProductResponse struct {
@@ -7144,10 +7481,16 @@ type ArchiveProductResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ArchiveProductResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7158,10 +7501,16 @@ type ArchiveProductResponse struct {
 	Headers403 *ArchiveProductResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ArchiveProductResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ArchiveProductResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ArchiveProductResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ArchiveProductResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ArchiveProductResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ArchiveProductResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7189,6 +7538,16 @@ func (r ArchiveProductResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ArchiveProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ArchiveProductResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ArchiveProductResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -7197,6 +7556,11 @@ func (r ArchiveProductResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ArchiveProductResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ArchiveProductResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7261,6 +7625,12 @@ type ListPricesResponse500Headers struct {
 	RequestId *string
 }
 
+// ListPricesResponse503Headers the declared response headers of an HTTP 503 response for ListPrices
+type ListPricesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListPricesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7276,6 +7646,8 @@ type ListPricesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPricesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7288,6 +7660,8 @@ type ListPricesResponse struct {
 	Headers429 *ListPricesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPricesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPricesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7318,6 +7692,11 @@ func (r ListPricesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPricesResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPricesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7405,6 +7784,12 @@ type CreatePriceResponse500Headers struct {
 	RequestId *string
 }
 
+// CreatePriceResponse503Headers the declared response headers of an HTTP 503 response for CreatePrice
+type CreatePriceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type CreatePriceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7428,6 +7813,8 @@ type CreatePriceResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePriceResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7448,6 +7835,8 @@ type CreatePriceResponse struct {
 	Headers429 *CreatePriceResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePriceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePriceResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -7498,6 +7887,11 @@ func (r CreatePriceResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePriceResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePriceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7562,6 +7956,12 @@ type GetWebhookDeliveryResponse500Headers struct {
 	RequestId *string
 }
 
+// GetWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookDelivery
+type GetWebhookDeliveryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetWebhookDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7577,6 +7977,8 @@ type GetWebhookDeliveryResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhookDeliveryResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7589,6 +7991,8 @@ type GetWebhookDeliveryResponse struct {
 	Headers429 *GetWebhookDeliveryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookDeliveryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7619,6 +8023,11 @@ func (r GetWebhookDeliveryResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWebhookDeliveryResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7677,6 +8086,18 @@ type RedeliverWebhookDeliveryResponse404Headers struct {
 	RequestId          *string
 }
 
+// RedeliverWebhookDeliveryResponse413Headers the declared response headers of an HTTP 413 response for RedeliverWebhookDelivery
+type RedeliverWebhookDeliveryResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RedeliverWebhookDeliveryResponse415Headers the declared response headers of an HTTP 415 response for RedeliverWebhookDelivery
+type RedeliverWebhookDeliveryResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // RedeliverWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for RedeliverWebhookDelivery
 type RedeliverWebhookDeliveryResponse422Headers struct {
 	RequestId *string
@@ -7693,6 +8114,12 @@ type RedeliverWebhookDeliveryResponse500Headers struct {
 	RequestId *string
 }
 
+// RedeliverWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RedeliverWebhookDelivery
+type RedeliverWebhookDeliveryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type RedeliverWebhookDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7706,12 +8133,18 @@ type RedeliverWebhookDeliveryResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *WebhookEndpointDisabled
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *RedeliverWebhookDeliveryResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7722,12 +8155,18 @@ type RedeliverWebhookDeliveryResponse struct {
 	Headers403 *RedeliverWebhookDeliveryResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RedeliverWebhookDeliveryResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RedeliverWebhookDeliveryResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RedeliverWebhookDeliveryResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *RedeliverWebhookDeliveryResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RedeliverWebhookDeliveryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RedeliverWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverWebhookDeliveryResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -7755,6 +8194,16 @@ func (r RedeliverWebhookDeliveryResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RedeliverWebhookDeliveryResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RedeliverWebhookDeliveryResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r RedeliverWebhookDeliveryResponse) GetJSON422() *WebhookEndpointDisabled {
 	return r.JSON422
@@ -7768,6 +8217,11 @@ func (r RedeliverWebhookDeliveryResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RedeliverWebhookDeliveryResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RedeliverWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7826,6 +8280,12 @@ type ListWebhookEndpointsResponse500Headers struct {
 	RequestId *string
 }
 
+// ListWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListWebhookEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7839,6 +8299,8 @@ type ListWebhookEndpointsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhookEndpointsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7849,6 +8311,8 @@ type ListWebhookEndpointsResponse struct {
 	Headers429 *ListWebhookEndpointsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWebhookEndpointsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEndpointsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7874,6 +8338,11 @@ func (r ListWebhookEndpointsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7949,6 +8418,12 @@ type CreateWebhookEndpointResponse500Headers struct {
 	RequestId *string
 }
 
+// CreateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type CreateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7968,6 +8443,8 @@ type CreateWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateWebhookEndpointResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7984,6 +8461,8 @@ type CreateWebhookEndpointResponse struct {
 	Headers429 *CreateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookEndpointResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -8024,6 +8503,11 @@ func (r CreateWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8093,6 +8577,12 @@ type DeleteWebhookEndpointResponse500Headers struct {
 	RequestId *string
 }
 
+// DeleteWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type DeleteWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8108,6 +8598,8 @@ type DeleteWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DeleteWebhookEndpointResponse204Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8122,6 +8614,8 @@ type DeleteWebhookEndpointResponse struct {
 	Headers429 *DeleteWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -8152,6 +8646,11 @@ func (r DeleteWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8216,6 +8715,12 @@ type GetWebhookEndpointResponse500Headers struct {
 	RequestId *string
 }
 
+// GetWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8231,6 +8736,8 @@ type GetWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8243,6 +8750,8 @@ type GetWebhookEndpointResponse struct {
 	Headers429 *GetWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8273,6 +8782,11 @@ func (r GetWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8354,6 +8868,12 @@ type UpdateWebhookEndpointResponse500Headers struct {
 	RequestId *string
 }
 
+// UpdateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type UpdateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8375,6 +8895,8 @@ type UpdateWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8393,6 +8915,8 @@ type UpdateWebhookEndpointResponse struct {
 	Headers429 *UpdateWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8438,6 +8962,11 @@ func (r UpdateWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8502,6 +9031,12 @@ type ListWebhookDeliveriesResponse500Headers struct {
 	RequestId *string
 }
 
+// ListWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type ListWebhookDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8517,6 +9052,8 @@ type ListWebhookDeliveriesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhookDeliveriesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8529,6 +9066,8 @@ type ListWebhookDeliveriesResponse struct {
 	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWebhookDeliveriesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookDeliveriesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8559,6 +9098,11 @@ func (r ListWebhookDeliveriesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWebhookDeliveriesResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8617,6 +9161,18 @@ type DisableWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// DisableWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DisableWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // DisableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DisableWebhookEndpoint
 type DisableWebhookEndpointResponse429Headers struct {
 	RequestId  *string
@@ -8626,6 +9182,12 @@ type DisableWebhookEndpointResponse429Headers struct {
 // DisableWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DisableWebhookEndpoint
 type DisableWebhookEndpointResponse500Headers struct {
 	RequestId *string
+}
+
+// DisableWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type DisableWebhookEndpointResponse struct {
@@ -8641,10 +9203,16 @@ type DisableWebhookEndpointResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DisableWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8655,10 +9223,16 @@ type DisableWebhookEndpointResponse struct {
 	Headers403 *DisableWebhookEndpointResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DisableWebhookEndpointResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DisableWebhookEndpointResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DisableWebhookEndpointResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DisableWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DisableWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DisableWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8686,6 +9260,16 @@ func (r DisableWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DisableWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -8694,6 +9278,11 @@ func (r DisableWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DisableWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8752,6 +9341,18 @@ type EnableWebhookEndpointResponse404Headers struct {
 	RequestId          *string
 }
 
+// EnableWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// EnableWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // EnableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for EnableWebhookEndpoint
 type EnableWebhookEndpointResponse429Headers struct {
 	RequestId  *string
@@ -8761,6 +9362,12 @@ type EnableWebhookEndpointResponse429Headers struct {
 // EnableWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for EnableWebhookEndpoint
 type EnableWebhookEndpointResponse500Headers struct {
 	RequestId *string
+}
+
+// EnableWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type EnableWebhookEndpointResponse struct {
@@ -8776,10 +9383,16 @@ type EnableWebhookEndpointResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnableWebhookEndpointResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8790,10 +9403,16 @@ type EnableWebhookEndpointResponse struct {
 	Headers403 *EnableWebhookEndpointResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *EnableWebhookEndpointResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *EnableWebhookEndpointResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *EnableWebhookEndpointResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EnableWebhookEndpointResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *EnableWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnableWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8821,6 +9440,16 @@ func (r EnableWebhookEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r EnableWebhookEndpointResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -8829,6 +9458,11 @@ func (r EnableWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnableWebhookEndpointResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8887,6 +9521,18 @@ type RotateWebhookEndpointSecretResponse404Headers struct {
 	RequestId          *string
 }
 
+// RotateWebhookEndpointSecretResponse413Headers the declared response headers of an HTTP 413 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RotateWebhookEndpointSecretResponse415Headers the declared response headers of an HTTP 415 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse429Headers struct {
 	RequestId  *string
@@ -8896,6 +9542,12 @@ type RotateWebhookEndpointSecretResponse429Headers struct {
 // RotateWebhookEndpointSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse500Headers struct {
 	RequestId *string
+}
+
+// RotateWebhookEndpointSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RotateWebhookEndpointSecretResponse struct {
@@ -8911,10 +9563,16 @@ type RotateWebhookEndpointSecretResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RotateWebhookEndpointSecretResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8925,10 +9583,16 @@ type RotateWebhookEndpointSecretResponse struct {
 	Headers403 *RotateWebhookEndpointSecretResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RotateWebhookEndpointSecretResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateWebhookEndpointSecretResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateWebhookEndpointSecretResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookEndpointSecretResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RotateWebhookEndpointSecretResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookEndpointSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8956,6 +9620,16 @@ func (r RotateWebhookEndpointSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r RotateWebhookEndpointSecretResponse) GetJSON429() *RateLimited {
 	return r.JSON429
@@ -8964,6 +9638,11 @@ func (r RotateWebhookEndpointSecretResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RotateWebhookEndpointSecretResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9022,6 +9701,18 @@ type SendWebhookTestEventResponse404Headers struct {
 	RequestId          *string
 }
 
+// SendWebhookTestEventResponse413Headers the declared response headers of an HTTP 413 response for SendWebhookTestEvent
+type SendWebhookTestEventResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SendWebhookTestEventResponse415Headers the declared response headers of an HTTP 415 response for SendWebhookTestEvent
+type SendWebhookTestEventResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // SendWebhookTestEventResponse422Headers the declared response headers of an HTTP 422 response for SendWebhookTestEvent
 type SendWebhookTestEventResponse422Headers struct {
 	RequestId *string
@@ -9038,6 +9729,12 @@ type SendWebhookTestEventResponse500Headers struct {
 	RequestId *string
 }
 
+// SendWebhookTestEventResponse503Headers the declared response headers of an HTTP 503 response for SendWebhookTestEvent
+type SendWebhookTestEventResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type SendWebhookTestEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9051,12 +9748,18 @@ type SendWebhookTestEventResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *WebhookEndpointDisabled
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *SendWebhookTestEventResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9067,12 +9770,18 @@ type SendWebhookTestEventResponse struct {
 	Headers403 *SendWebhookTestEventResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SendWebhookTestEventResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SendWebhookTestEventResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *SendWebhookTestEventResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *SendWebhookTestEventResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendWebhookTestEventResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SendWebhookTestEventResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SendWebhookTestEventResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -9100,6 +9809,16 @@ func (r SendWebhookTestEventResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SendWebhookTestEventResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SendWebhookTestEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r SendWebhookTestEventResponse) GetJSON422() *WebhookEndpointDisabled {
 	return r.JSON422
@@ -9113,6 +9832,11 @@ func (r SendWebhookTestEventResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SendWebhookTestEventResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SendWebhookTestEventResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9146,7 +9870,7 @@ func (r SendWebhookTestEventResponse) ContentType() string {
 
 // ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
 //
-// The merchant event catalog (D10): the types a webhook endpoint may list in
+// The merchant event catalog: the types a webhook endpoint may list in
 // `enabled_events` (or `*` for all of them, including types added later).
 //
 // **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -9320,7 +10044,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, env E
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -9339,7 +10063,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`, interface 5.1).
+// Creates a secret key of this environment (`sk_test_…` or `sk_live_…`).
 // The `secret` is in this response only; Kassa keeps its SHA-256.
 //
 // **Errors:** 400 `name_invalid`, `parameter_missing`; 401 `session_required`; 403
@@ -9438,9 +10162,9 @@ func (c *ClientWithResponses) GetOverviewWithResponse(ctx context.Context, env E
 
 // ListPaymentsWithResponse List payments
 //
-// The environment's payments, newest first, in the shape of interface 2.2, optionally
+// The environment's payments, newest first, in the shape of the merchant API's Payment, optionally
 // only those in one status. Paged with `limit`, `starting_after` and `ending_before` as
-// every list (D8).
+// every list.
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
 // `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -9458,7 +10182,7 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, env 
 
 // GetPaymentWithResponse A payment with its fee breakdown and events
 //
-// The payment, how its fee splits (D7) with the exchange rate used, and the events that
+// The payment, how its fee splits with the exchange rate used, and the events that
 // concern it or its checkout session, newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
@@ -9708,7 +10432,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 //
-// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+// Creates an enabled endpoint that receives the events it subscribes to: names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 // Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 // either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -9737,7 +10461,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Create a webhook endpoint
 //
-// Creates an enabled endpoint that receives the events it subscribes to (D10): names from
+// Creates an enabled endpoint that receives the events it subscribes to: names from
 // `GET /api/v1/event_types`, or `*` for every merchant event, including those added later.
 // Live endpoints need an https URL; test endpoints may also use http. No endpoint, in
 // either mode, may point at an address that is not public: loopback (`127.0.0.1`,
@@ -9992,6 +10716,13 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10042,6 +10773,23 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventTypesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10081,6 +10829,13 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -10122,6 +10877,23 @@ func ParseGetDashboardSpecResponse(rsp *http.Response) (*GetDashboardSpecRespons
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDashboardSpecResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10178,6 +10950,13 @@ func ParseSignOutResponse(rsp *http.Response) (*SignOutResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -10263,6 +11042,23 @@ func ParseSignOutResponse(rsp *http.Response) (*SignOutResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SignOutResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10316,6 +11112,13 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -10384,6 +11187,23 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSessionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10451,6 +11271,13 @@ func ParseSignInResponse(rsp *http.Response) (*SignInResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -10560,6 +11387,23 @@ func ParseSignInResponse(rsp *http.Response) (*SignInResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SignInResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10832,6 +11676,13 @@ func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10899,6 +11750,23 @@ func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListApiKeysResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10973,6 +11841,13 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11085,6 +11960,23 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateApiKeyResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11139,6 +12031,20 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11152,6 +12058,13 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11220,6 +12133,40 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RevokeApiKeyResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RevokeApiKeyResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers RevokeApiKeyResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -11247,6 +12194,23 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeApiKeyResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11300,6 +12264,13 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11368,6 +12339,23 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCheckoutSessionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11421,6 +12409,13 @@ func ParseListDeclinedChargesResponse(rsp *http.Response) (*ListDeclinedChargesR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11489,6 +12484,23 @@ func ParseListDeclinedChargesResponse(rsp *http.Response) (*ListDeclinedChargesR
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDeclinedChargesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11542,6 +12554,13 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11610,6 +12629,23 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetOverviewResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11663,6 +12699,13 @@ func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11731,6 +12774,23 @@ func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPaymentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11791,6 +12851,13 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11876,6 +12943,23 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11930,6 +13014,20 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11943,6 +13041,13 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12011,6 +13116,40 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ArchivePriceResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ArchivePriceResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers ArchivePriceResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12038,6 +13177,23 @@ func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ArchivePriceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12091,6 +13247,13 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12159,6 +13322,23 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListProductsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12233,6 +13413,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12345,6 +13532,23 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateProductResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12405,6 +13609,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12490,6 +13701,23 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12544,6 +13772,20 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12557,6 +13799,13 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12625,6 +13874,40 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ArchiveProductResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ArchiveProductResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers ArchiveProductResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -12652,6 +13935,23 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ArchiveProductResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12712,6 +14012,13 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12797,6 +14104,23 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPricesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12885,6 +14209,13 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13031,6 +14362,23 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePriceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13091,6 +14439,13 @@ func ParseGetWebhookDeliveryResponse(rsp *http.Response) (*GetWebhookDeliveryRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13176,6 +14531,23 @@ func ParseGetWebhookDeliveryResponse(rsp *http.Response) (*GetWebhookDeliveryRes
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13230,6 +14602,20 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest WebhookEndpointDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13250,6 +14636,13 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13318,6 +14711,40 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RedeliverWebhookDeliveryResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RedeliverWebhookDeliveryResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers RedeliverWebhookDeliveryResponse422Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -13355,6 +14782,23 @@ func ParseRedeliverWebhookDeliveryResponse(rsp *http.Response) (*RedeliverWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13408,6 +14852,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13476,6 +14927,23 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13550,6 +15018,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13662,6 +15137,23 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13725,6 +15217,13 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13820,6 +15319,23 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13880,6 +15396,13 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13965,6 +15488,23 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14046,6 +15586,13 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14175,6 +15722,23 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14235,6 +15799,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14320,6 +15891,23 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14374,6 +15962,20 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14387,6 +15989,13 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14455,6 +16064,40 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DisableWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DisableWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers DisableWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -14482,6 +16125,23 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DisableWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14536,6 +16196,20 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14549,6 +16223,13 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14617,6 +16298,40 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers EnableWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers EnableWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers EnableWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -14644,6 +16359,23 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnableWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14698,6 +16430,20 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14711,6 +16457,13 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14779,6 +16532,40 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateWebhookEndpointSecretResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateWebhookEndpointSecretResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers RotateWebhookEndpointSecretResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -14806,6 +16593,23 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookEndpointSecretResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14860,6 +16664,20 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest WebhookEndpointDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14880,6 +16698,13 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14948,6 +16773,40 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers SendWebhookTestEventResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers SendWebhookTestEventResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers SendWebhookTestEventResponse422Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -14985,6 +16844,23 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 			headers.RequestId = &value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SendWebhookTestEventResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16630,6 +18506,16 @@ type RateLimitedJSONResponse struct {
 	Headers RateLimitedResponseHeaders
 }
 
+type ServiceUnavailableResponseHeaders struct {
+	RequestId  *string
+	RetryAfter *int
+}
+type ServiceUnavailableJSONResponse struct {
+	Body Error
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
 type SessionRequiredResponseHeaders struct {
 	RequestId *string
 }
@@ -16754,6 +18640,26 @@ func (response ListEventTypes500JSONResponse) VisitListEventTypesResponse(w http
 	return err
 }
 
+type ListEventTypes503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListEventTypes503JSONResponse) VisitListEventTypesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetDashboardSpecRequestObject struct {
 }
 
@@ -16820,6 +18726,26 @@ func (response GetDashboardSpec500JSONResponse) VisitGetDashboardSpecResponse(w 
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSpec503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetDashboardSpec503JSONResponse) VisitGetDashboardSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -16944,6 +18870,26 @@ func (response SignOut500JSONResponse) VisitSignOutResponse(w http.ResponseWrite
 	return err
 }
 
+type SignOut503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response SignOut503JSONResponse) VisitSignOutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSessionRequestObject struct {
 }
 
@@ -17047,6 +18993,26 @@ func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSession503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetSession503JSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17201,6 +19167,26 @@ func (response SignIn500JSONResponse) VisitSignInResponse(w http.ResponseWriter)
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SignIn503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response SignIn503JSONResponse) VisitSignInResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17508,6 +19494,26 @@ func (response ListApiKeys500JSONResponse) VisitListApiKeysResponse(w http.Respo
 	return err
 }
 
+type ListApiKeys503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListApiKeys503JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateApiKeyRequestObject struct {
 	Env  Env `json:"env"`
 	Body *CreateApiKeyJSONRequestBody
@@ -17676,6 +19682,26 @@ func (response CreateApiKey500JSONResponse) VisitCreateApiKeyResponse(w http.Res
 	return err
 }
 
+type CreateApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateApiKey503JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeApiKeyRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -17783,6 +19809,48 @@ func (response RevokeApiKey404JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	return err
 }
 
+type RevokeApiKey413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RevokeApiKey413JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response RevokeApiKey415JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeApiKey429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response RevokeApiKey429JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
@@ -17818,6 +19886,26 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -17931,6 +20019,26 @@ func (response ListCheckoutSessions500JSONResponse) VisitListCheckoutSessionsRes
 	return err
 }
 
+type ListCheckoutSessions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListCheckoutSessions503JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListDeclinedChargesRequestObject struct {
 	Env    Env `json:"env"`
 	Params ListDeclinedChargesParams
@@ -18036,6 +20144,26 @@ func (response ListDeclinedCharges500JSONResponse) VisitListDeclinedChargesRespo
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDeclinedCharges503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListDeclinedCharges503JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -18148,6 +20276,26 @@ func (response GetOverview500JSONResponse) VisitGetOverviewResponse(w http.Respo
 	return err
 }
 
+type GetOverview503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetOverview503JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPaymentsRequestObject struct {
 	Env    Env `json:"env"`
 	Params ListPaymentsParams
@@ -18253,6 +20401,26 @@ func (response ListPayments500JSONResponse) VisitListPaymentsResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListPayments503JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -18386,6 +20554,26 @@ func (response GetPayment500JSONResponse) VisitGetPaymentResponse(w http.Respons
 	return err
 }
 
+type GetPayment503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetPayment503JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchivePriceRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -18493,6 +20681,48 @@ func (response ArchivePrice404JSONResponse) VisitArchivePriceResponse(w http.Res
 	return err
 }
 
+type ArchivePrice413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ArchivePrice413JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ArchivePrice415JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchivePrice429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response ArchivePrice429JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
@@ -18528,6 +20758,26 @@ func (response ArchivePrice500JSONResponse) VisitArchivePriceResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchivePrice503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ArchivePrice503JSONResponse) VisitArchivePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -18637,6 +20887,26 @@ func (response ListProducts500JSONResponse) VisitListProductsResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProducts503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListProducts503JSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -18809,6 +21079,26 @@ func (response CreateProduct500JSONResponse) VisitCreateProductResponse(w http.R
 	return err
 }
 
+type CreateProduct503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateProduct503JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProductRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -18938,6 +21228,26 @@ func (response GetProduct500JSONResponse) VisitGetProductResponse(w http.Respons
 	return err
 }
 
+type GetProduct503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetProduct503JSONResponse) VisitGetProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveProductRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -19045,6 +21355,48 @@ func (response ArchiveProduct404JSONResponse) VisitArchiveProductResponse(w http
 	return err
 }
 
+type ArchiveProduct413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ArchiveProduct413JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ArchiveProduct415JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveProduct429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response ArchiveProduct429JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
@@ -19080,6 +21432,26 @@ func (response ArchiveProduct500JSONResponse) VisitArchiveProductResponse(w http
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveProduct503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ArchiveProduct503JSONResponse) VisitArchiveProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -19210,6 +21582,26 @@ func (response ListPrices500JSONResponse) VisitListPricesResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrices503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListPrices503JSONResponse) VisitListPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -19423,6 +21815,26 @@ func (response CreatePrice500JSONResponse) VisitCreatePriceResponse(w http.Respo
 	return err
 }
 
+type CreatePrice503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreatePrice503JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWebhookDeliveryRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -19552,6 +21964,26 @@ func (response GetWebhookDelivery500JSONResponse) VisitGetWebhookDeliveryRespons
 	return err
 }
 
+type GetWebhookDelivery503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetWebhookDelivery503JSONResponse) VisitGetWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RedeliverWebhookDeliveryRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -19659,6 +22091,48 @@ func (response RedeliverWebhookDelivery404JSONResponse) VisitRedeliverWebhookDel
 	return err
 }
 
+type RedeliverWebhookDelivery413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RedeliverWebhookDelivery413JSONResponse) VisitRedeliverWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookDelivery415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response RedeliverWebhookDelivery415JSONResponse) VisitRedeliverWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RedeliverWebhookDelivery422JSONResponse struct {
 	WebhookEndpointDisabledJSONResponse
 }
@@ -19713,6 +22187,26 @@ func (response RedeliverWebhookDelivery500JSONResponse) VisitRedeliverWebhookDel
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverWebhookDelivery503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RedeliverWebhookDelivery503JSONResponse) VisitRedeliverWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -19821,6 +22315,26 @@ func (response ListWebhookEndpoints500JSONResponse) VisitListWebhookEndpointsRes
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListWebhookEndpoints503JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -19993,6 +22507,26 @@ func (response CreateWebhookEndpoint500JSONResponse) VisitCreateWebhookEndpointR
 	return err
 }
 
+type CreateWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateWebhookEndpoint503JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteWebhookEndpointRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -20131,6 +22665,26 @@ func (response DeleteWebhookEndpoint500JSONResponse) VisitDeleteWebhookEndpointR
 	return err
 }
 
+type DeleteWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteWebhookEndpoint503JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWebhookEndpointRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -20256,6 +22810,26 @@ func (response GetWebhookEndpoint500JSONResponse) VisitGetWebhookEndpointRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetWebhookEndpoint503JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -20449,6 +23023,26 @@ func (response UpdateWebhookEndpoint500JSONResponse) VisitUpdateWebhookEndpointR
 	return err
 }
 
+type UpdateWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response UpdateWebhookEndpoint503JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWebhookDeliveriesRequestObject struct {
 	Env    Env      `json:"env"`
 	Id     ObjectId `json:"id"`
@@ -20579,6 +23173,26 @@ func (response ListWebhookDeliveries500JSONResponse) VisitListWebhookDeliveriesR
 	return err
 }
 
+type ListWebhookDeliveries503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListWebhookDeliveries503JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DisableWebhookEndpointRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -20686,6 +23300,48 @@ func (response DisableWebhookEndpoint404JSONResponse) VisitDisableWebhookEndpoin
 	return err
 }
 
+type DisableWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response DisableWebhookEndpoint413JSONResponse) VisitDisableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableWebhookEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response DisableWebhookEndpoint415JSONResponse) VisitDisableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DisableWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response DisableWebhookEndpoint429JSONResponse) VisitDisableWebhookEndpointResponse(w http.ResponseWriter) error {
@@ -20721,6 +23377,26 @@ func (response DisableWebhookEndpoint500JSONResponse) VisitDisableWebhookEndpoin
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DisableWebhookEndpoint503JSONResponse) VisitDisableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -20832,6 +23508,48 @@ func (response EnableWebhookEndpoint404JSONResponse) VisitEnableWebhookEndpointR
 	return err
 }
 
+type EnableWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response EnableWebhookEndpoint413JSONResponse) VisitEnableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableWebhookEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response EnableWebhookEndpoint415JSONResponse) VisitEnableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EnableWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response EnableWebhookEndpoint429JSONResponse) VisitEnableWebhookEndpointResponse(w http.ResponseWriter) error {
@@ -20867,6 +23585,26 @@ func (response EnableWebhookEndpoint500JSONResponse) VisitEnableWebhookEndpointR
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response EnableWebhookEndpoint503JSONResponse) VisitEnableWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -20978,6 +23716,48 @@ func (response RotateWebhookEndpointSecret404JSONResponse) VisitRotateWebhookEnd
 	return err
 }
 
+type RotateWebhookEndpointSecret413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RotateWebhookEndpointSecret413JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret415JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RotateWebhookEndpointSecret429JSONResponse struct{ RateLimitedJSONResponse }
 
 func (response RotateWebhookEndpointSecret429JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
@@ -21013,6 +23793,26 @@ func (response RotateWebhookEndpointSecret500JSONResponse) VisitRotateWebhookEnd
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RotateWebhookEndpointSecret503JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -21124,6 +23924,48 @@ func (response SendWebhookTestEvent404JSONResponse) VisitSendWebhookTestEventRes
 	return err
 }
 
+type SendWebhookTestEvent413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response SendWebhookTestEvent413JSONResponse) VisitSendWebhookTestEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTestEvent415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response SendWebhookTestEvent415JSONResponse) VisitSendWebhookTestEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendWebhookTestEvent422JSONResponse struct {
 	WebhookEndpointDisabledJSONResponse
 }
@@ -21178,6 +24020,26 @@ func (response SendWebhookTestEvent500JSONResponse) VisitSendWebhookTestEventRes
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendWebhookTestEvent503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response SendWebhookTestEvent503JSONResponse) VisitSendWebhookTestEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }

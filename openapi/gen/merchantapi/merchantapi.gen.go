@@ -20,8 +20,9 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-// the recurring price in `line_items[0].price_id`.
+// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+// subscriptions can be created.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.
@@ -112,7 +113,7 @@ type PaymentCard = externalRef0.PaymentCard
 // PaymentCustomer The paying customer.
 type PaymentCustomer = externalRef0.PaymentCustomer
 
-// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 // arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -578,26 +579,26 @@ type ClientInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -619,26 +620,26 @@ type ClientInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -704,7 +705,7 @@ type ClientInterface interface {
 
 	// ListEvents List events
 	//
-	// Returns events, newest first. Events are the outbox of state changes (D10): each is
+	// Returns events, newest first. Events are the outbox of state changes: each is
 	// written in the same transaction as the change it reports and is delivered to webhooks
 	// later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 	// events of this merchant and of the key's environment are visible. Filter by exact
@@ -1135,7 +1136,8 @@ type ClientInterface interface {
 
 	// GetTestClock Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+	// Returns the test environment's sandbox clock, the time every test-mode object of this
+	// merchant is dated and becomes due by. `frozen_time` is null while the clock
 	// follows real time. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -1269,26 +1271,26 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -1322,26 +1324,26 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -1443,7 +1445,7 @@ func (c *Client) ExpireCheckoutSession(ctx context.Context, id SessionId, params
 
 // ListEvents List events
 //
-// Returns events, newest first. Events are the outbox of state changes (D10): each is
+// Returns events, newest first. Events are the outbox of state changes: each is
 // written in the same transaction as the change it reports and is delivered to webhooks
 // later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 // events of this merchant and of the key's environment are visible. Filter by exact
@@ -2090,7 +2092,8 @@ func (c *Client) UpdatePrice(ctx context.Context, id ProductId, priceId PriceId,
 
 // GetTestClock Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+// Returns the test environment's sandbox clock, the time every test-mode object of this
+// merchant is dated and becomes due by. `frozen_time` is null while the clock
 // follows real time. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -3360,26 +3363,26 @@ type ClientWithResponsesInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -3401,26 +3404,26 @@ type ClientWithResponsesInterface interface {
 	// (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 	// created and the `checkout.session.completed` event fires once.
 	//
-	// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-	// only and their `price_id` links receipts and analytics to the catalog without fetching
-	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-	// and `currency` must equal the price's currency.
+	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
+	//
+	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+	// `param` `mode` (checked right after the live onboarding rule, before every other
+	// field): this release cannot create subscriptions, so such a session would charge once
+	// and start nothing. Nothing is created.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-	// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-	// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-	// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-	// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-	// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-	// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-	// `idempotency_error`; 413; 415; 429; 5xx.
+	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+	// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -3490,7 +3493,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List events
 	//
-	// Returns events, newest first. Events are the outbox of state changes (D10): each is
+	// Returns events, newest first. Events are the outbox of state changes: each is
 	// written in the same transaction as the change it reports and is delivered to webhooks
 	// later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 	// events of this merchant and of the key's environment are visible. Filter by exact
@@ -3937,7 +3940,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetTestClockWithResponse Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+	// Returns the test environment's sandbox clock, the time every test-mode object of this
+	// merchant is dated and becomes due by. `frozen_time` is null while the clock
 	// follows real time. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -4072,7 +4076,8 @@ type ListCheckoutSessionsResponse500Headers struct {
 
 // ListCheckoutSessionsResponse503Headers the declared response headers of an HTTP 503 response for ListCheckoutSessions
 type ListCheckoutSessionsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListCheckoutSessionsResponse struct {
@@ -4247,7 +4252,8 @@ type CreateCheckoutSessionResponse500Headers struct {
 
 // CreateCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for CreateCheckoutSession
 type CreateCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateCheckoutSessionResponse struct {
@@ -4433,7 +4439,8 @@ type RetrieveCheckoutSessionResponse500Headers struct {
 
 // RetrieveCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for RetrieveCheckoutSession
 type RetrieveCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveCheckoutSessionResponse struct {
@@ -4608,7 +4615,8 @@ type ExpireCheckoutSessionResponse500Headers struct {
 
 // ExpireCheckoutSessionResponse503Headers the declared response headers of an HTTP 503 response for ExpireCheckoutSession
 type ExpireCheckoutSessionResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ExpireCheckoutSessionResponse struct {
@@ -4794,7 +4802,8 @@ type ListEventsResponse500Headers struct {
 
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
 type ListEventsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListEventsResponse struct {
@@ -4944,7 +4953,8 @@ type RetrieveEventResponse500Headers struct {
 
 // RetrieveEventResponse503Headers the declared response headers of an HTTP 503 response for RetrieveEvent
 type RetrieveEventResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveEventResponse struct {
@@ -5071,7 +5081,8 @@ type GetMerchantSpecResponse500Headers struct {
 
 // GetMerchantSpecResponse503Headers the declared response headers of an HTTP 503 response for GetMerchantSpec
 type GetMerchantSpecResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetMerchantSpecResponse struct {
@@ -5185,7 +5196,8 @@ type ListProductsResponse500Headers struct {
 
 // ListProductsResponse503Headers the declared response headers of an HTTP 503 response for ListProducts
 type ListProductsResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListProductsResponse struct {
@@ -5360,7 +5372,8 @@ type CreateProductResponse500Headers struct {
 
 // CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
 type CreateProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateProductResponse struct {
@@ -5552,7 +5565,8 @@ type ArchiveProductResponse500Headers struct {
 
 // ArchiveProductResponse503Headers the declared response headers of an HTTP 503 response for ArchiveProduct
 type ArchiveProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ArchiveProductResponse struct {
@@ -5711,7 +5725,8 @@ type RetrieveProductResponse500Headers struct {
 
 // RetrieveProductResponse503Headers the declared response headers of an HTTP 503 response for RetrieveProduct
 type RetrieveProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveProductResponse struct {
@@ -5886,7 +5901,8 @@ type UpdateProductResponse500Headers struct {
 
 // UpdateProductResponse503Headers the declared response headers of an HTTP 503 response for UpdateProduct
 type UpdateProductResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type UpdateProductResponse struct {
@@ -6097,7 +6113,8 @@ type SetDefaultPriceResponse500Headers struct {
 
 // SetDefaultPriceResponse503Headers the declared response headers of an HTTP 503 response for SetDefaultPrice
 type SetDefaultPriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type SetDefaultPriceResponse struct {
@@ -6283,7 +6300,8 @@ type ListPricesResponse500Headers struct {
 
 // ListPricesResponse503Headers the declared response headers of an HTTP 503 response for ListPrices
 type ListPricesResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListPricesResponse struct {
@@ -6458,7 +6476,8 @@ type CreatePriceResponse500Headers struct {
 
 // CreatePriceResponse503Headers the declared response headers of an HTTP 503 response for CreatePrice
 type CreatePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreatePriceResponse struct {
@@ -6644,7 +6663,8 @@ type RetrievePriceResponse500Headers struct {
 
 // RetrievePriceResponse503Headers the declared response headers of an HTTP 503 response for RetrievePrice
 type RetrievePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrievePriceResponse struct {
@@ -6819,7 +6839,8 @@ type UpdatePriceResponse500Headers struct {
 
 // UpdatePriceResponse503Headers the declared response headers of an HTTP 503 response for UpdatePrice
 type UpdatePriceResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type UpdatePriceResponse struct {
@@ -6999,7 +7020,8 @@ type GetTestClockResponse500Headers struct {
 
 // GetTestClockResponse503Headers the declared response headers of an HTTP 503 response for GetTestClock
 type GetTestClockResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetTestClockResponse struct {
@@ -7153,7 +7175,8 @@ type AdvanceTestClockResponse500Headers struct {
 
 // AdvanceTestClockResponse503Headers the declared response headers of an HTTP 503 response for AdvanceTestClock
 type AdvanceTestClockResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type AdvanceTestClockResponse struct {
@@ -7320,26 +7343,26 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -7369,26 +7392,26 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // (`expires_at`); when the buyer pays, the session becomes `complete`, a Payment is
 // created and the `checkout.session.completed` event fires once.
 //
-// In `payment` mode (default) the amount charged is `amount`; `line_items` are display
-// only and their `price_id` links receipts and analytics to the catalog without fetching
-// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
-// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
-// and `currency` must equal the price's currency.
+// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
+//
+// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
+// `param` `mode` (checked right after the live onboarding rule, before every other
+// field): this release cannot create subscriptions, so such a session would charge once
+// and start nothing. Nothing is created.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
-// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
-// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
-// `price_inactive` with `param` `line_items.0.price_id`, `currency_invalid` when
-// `currency` differs from the price's), 400 `amount_too_small`/`amount_below_minimum`
-// (below 250 minor units), 400 `amount_too_large`/`amount_above_maximum` (above
-// 99,999,999), 400 `currency_unsupported`; 401; 404 `not_found`/`price_not_found` with
-// `param` `line_items.0.price_id` (subscription mode, unknown price); 409
-// `resource_conflict`/`merchant_not_ready` (live key before onboarding is complete) and
-// `idempotency_error`; 413; 415; 429; 5xx.
+// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
+// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
+// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
+// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
+// before onboarding is complete) and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -7482,7 +7505,7 @@ func (c *ClientWithResponses) ExpireCheckoutSessionWithResponse(ctx context.Cont
 
 // ListEventsWithResponse List events
 //
-// Returns events, newest first. Events are the outbox of state changes (D10): each is
+// Returns events, newest first. Events are the outbox of state changes: each is
 // written in the same transaction as the change it reports and is delivered to webhooks
 // later; this endpoint lets you read them directly, e.g. to catch up after downtime. Only
 // events of this merchant and of the key's environment are visible. Filter by exact
@@ -8073,7 +8096,8 @@ func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, id Pr
 
 // GetTestClockWithResponse Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
+// Returns the test environment's sandbox clock, the time every test-mode object of this
+// merchant is dated and becomes due by. `frozen_time` is null while the clock
 // follows real time. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
@@ -8370,6 +8394,13 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -8659,6 +8690,13 @@ func ParseCreateCheckoutSessionResponse(rsp *http.Response) (*CreateCheckoutSess
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -8844,6 +8882,13 @@ func ParseRetrieveCheckoutSessionResponse(rsp *http.Response) (*RetrieveCheckout
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9134,6 +9179,13 @@ func ParseExpireCheckoutSessionResponse(rsp *http.Response) (*ExpireCheckoutSess
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -9319,6 +9371,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9506,6 +9565,13 @@ func ParseRetrieveEventResponse(rsp *http.Response) (*RetrieveEventResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -9602,6 +9668,13 @@ func ParseGetMerchantSpecResponse(rsp *http.Response) (*GetMerchantSpecResponse,
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -9788,6 +9861,13 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -10078,6 +10158,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -10288,6 +10375,13 @@ func ParseArchiveProductResponse(rsp *http.Response) (*ArchiveProductResponse, e
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -10473,6 +10567,13 @@ func ParseRetrieveProductResponse(rsp *http.Response) (*RetrieveProductResponse,
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -10763,6 +10864,13 @@ func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, err
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -11052,6 +11160,13 @@ func ParseSetDefaultPriceResponse(rsp *http.Response) (*SetDefaultPriceResponse,
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -11237,6 +11352,13 @@ func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -11527,6 +11649,13 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -11712,6 +11841,13 @@ func ParseRetrievePriceResponse(rsp *http.Response) (*RetrievePriceResponse, err
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -12002,6 +12138,13 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -12163,6 +12306,13 @@ func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -12404,6 +12554,13 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -13530,7 +13687,8 @@ type PayloadTooLargeJSONResponse struct {
 }
 
 type ServiceUnavailableResponseHeaders struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -13736,6 +13894,9 @@ func (response ListCheckoutSessions503JSONResponse) VisitListCheckoutSessionsRes
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -13991,6 +14152,9 @@ func (response CreateCheckoutSession503JSONResponse) VisitCreateCheckoutSessionR
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -14155,6 +14319,9 @@ func (response RetrieveCheckoutSession503JSONResponse) VisitRetrieveCheckoutSess
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14410,6 +14577,9 @@ func (response ExpireCheckoutSession503JSONResponse) VisitExpireCheckoutSessionR
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -14574,6 +14744,9 @@ func (response ListEvents503JSONResponse) VisitListEventsResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14740,6 +14913,9 @@ func (response RetrieveEvent503JSONResponse) VisitRetrieveEventResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -14826,6 +15002,9 @@ func (response GetMerchantSpec503JSONResponse) VisitGetMerchantSpecResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14991,6 +15170,9 @@ func (response ListProducts503JSONResponse) VisitListProductsResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -15246,6 +15428,9 @@ func (response CreateProduct503JSONResponse) VisitCreateProductResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15431,6 +15616,9 @@ func (response ArchiveProduct503JSONResponse) VisitArchiveProductResponse(w http
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -15595,6 +15783,9 @@ func (response RetrieveProduct503JSONResponse) VisitRetrieveProductResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -15851,6 +16042,9 @@ func (response UpdateProduct503JSONResponse) VisitUpdateProductResponse(w http.R
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -16106,6 +16300,9 @@ func (response SetDefaultPrice503JSONResponse) VisitSetDefaultPriceResponse(w ht
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -16271,6 +16468,9 @@ func (response ListPrices503JSONResponse) VisitListPricesResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -16527,6 +16727,9 @@ func (response CreatePrice503JSONResponse) VisitCreatePriceResponse(w http.Respo
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -16692,6 +16895,9 @@ func (response RetrievePrice503JSONResponse) VisitRetrievePriceResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -16949,6 +17155,9 @@ func (response UpdatePrice503JSONResponse) VisitUpdatePriceResponse(w http.Respo
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -17092,6 +17301,9 @@ func (response GetTestClock503JSONResponse) VisitGetTestClockResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -17304,6 +17516,9 @@ func (response AdvanceTestClock503JSONResponse) VisitAdvanceTestClockResponse(w 
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)

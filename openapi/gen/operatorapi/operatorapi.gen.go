@@ -1657,7 +1657,8 @@ type RevokeApiKeyResponse500Headers struct {
 
 // RevokeApiKeyResponse503Headers the declared response headers of an HTTP 503 response for RevokeApiKey
 type RevokeApiKeyResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RevokeApiKeyResponse struct {
@@ -1831,7 +1832,8 @@ type CreateMerchantResponse500Headers struct {
 
 // CreateMerchantResponse503Headers the declared response headers of an HTTP 503 response for CreateMerchant
 type CreateMerchantResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateMerchantResponse struct {
@@ -1984,7 +1986,8 @@ type RetrieveMerchantResponse500Headers struct {
 
 // RetrieveMerchantResponse503Headers the declared response headers of an HTTP 503 response for RetrieveMerchant
 type RetrieveMerchantResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type RetrieveMerchantResponse struct {
@@ -2119,7 +2122,8 @@ type ListApiKeysResponse500Headers struct {
 
 // ListApiKeysResponse503Headers the declared response headers of an HTTP 503 response for ListApiKeys
 type ListApiKeysResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ListApiKeysResponse struct {
@@ -2272,7 +2276,8 @@ type CreateApiKeyResponse500Headers struct {
 
 // CreateApiKeyResponse503Headers the declared response headers of an HTTP 503 response for CreateApiKey
 type CreateApiKeyResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CreateApiKeyResponse struct {
@@ -2452,7 +2457,8 @@ type CompleteOnboardingResponse500Headers struct {
 
 // CompleteOnboardingResponse503Headers the declared response headers of an HTTP 503 response for CompleteOnboarding
 type CompleteOnboardingResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type CompleteOnboardingResponse struct {
@@ -2597,7 +2603,8 @@ type GetOperatorSpecResponse500Headers struct {
 
 // GetOperatorSpecResponse503Headers the declared response headers of an HTTP 503 response for GetOperatorSpec
 type GetOperatorSpecResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type GetOperatorSpecResponse struct {
@@ -2682,7 +2689,8 @@ type ReadyzResponse500Headers struct {
 
 // ReadyzResponse503Headers the declared response headers of an HTTP 503 response for Readyz
 type ReadyzResponse503Headers struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 
 type ReadyzResponse struct {
@@ -3346,6 +3354,13 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -3556,6 +3571,13 @@ func ParseCreateMerchantResponse(rsp *http.Response) (*CreateMerchantResponse, e
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -3718,6 +3740,13 @@ func ParseRetrieveMerchantResponse(rsp *http.Response) (*RetrieveMerchantRespons
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -3879,6 +3908,13 @@ func ParseListApiKeysResponse(rsp *http.Response) (*ListApiKeysResponse, error) 
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -4114,6 +4150,13 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -4348,6 +4391,13 @@ func ParseCompleteOnboardingResponse(rsp *http.Response) (*CompleteOnboardingRes
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -4445,6 +4495,13 @@ func ParseGetOperatorSpecResponse(rsp *http.Response) (*GetOperatorSpecResponse,
 			}
 			headers.RequestId = &value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -4517,6 +4574,13 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 				return nil, err
 			}
 			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -4933,7 +4997,8 @@ type PayloadTooLargeJSONResponse struct {
 }
 
 type ServiceUnavailableResponseHeaders struct {
-	RequestId *string
+	RequestId  *string
+	RetryAfter *int
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -5222,6 +5287,9 @@ func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5409,6 +5477,9 @@ func (response CreateMerchant503JSONResponse) VisitCreateMerchantResponse(w http
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5554,6 +5625,9 @@ func (response RetrieveMerchant503JSONResponse) VisitRetrieveMerchantResponse(w 
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5698,6 +5772,9 @@ func (response ListApiKeys503JSONResponse) VisitListApiKeysResponse(w http.Respo
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -5907,6 +5984,9 @@ func (response CreateApiKey503JSONResponse) VisitCreateApiKeyResponse(w http.Res
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6114,6 +6194,9 @@ func (response CompleteOnboarding503JSONResponse) VisitCompleteOnboardingRespons
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6201,6 +6284,9 @@ func (response GetOperatorSpec503JSONResponse) VisitGetOperatorSpecResponse(w ht
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6267,6 +6353,9 @@ func (response Readyz503JSONResponse) VisitReadyzResponse(w http.ResponseWriter)
 	w.Header().Set("Content-Type", "application/json")
 	if response.Headers.RequestId != nil {
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
 	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)

@@ -423,8 +423,9 @@ func (e UsageType) Valid() bool {
 	}
 }
 
-// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-// the recurring price in `line_items[0].price_id`.
+// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+// subscriptions can be created.
 type CheckoutMode string
 
 // CheckoutSession A hosted checkout session.
@@ -438,8 +439,9 @@ type CheckoutSession struct {
 	// CancellationReason Why the session was canceled (`customer_canceled`), or null.
 	CancellationReason *CheckoutSessionCancellationReason `json:"cancellation_reason"`
 
-	// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-	// the recurring price in `line_items[0].price_id`.
+	// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+	// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+	// subscriptions can be created.
 	CheckoutMode CheckoutMode `json:"checkout_mode"`
 
 	// CheckoutUrl Hosted checkout page to redirect the buyer to (`{checkout_base}/c/<id>?cs=<client_secret>`).
@@ -498,7 +500,7 @@ type CheckoutSession struct {
 	// Payment The payment of a completed session, or null.
 	Payment *Payment `json:"payment"`
 
-	// PaymentStatus Where the money of a completed session stands (D6), null while the session has no
+	// PaymentStatus Where the money of a completed session stands, null while the session has no
 	// payment: `paid` once the payment succeeded (also after refunds or a dispute),
 	// `processing` while a delayed method (SEPA) settles, `failed` when it did not.
 	// `checkout.session.completed` fires once, when the session completes: fulfil the
@@ -527,7 +529,7 @@ type CheckoutSessionCancellationReason string
 // CheckoutSessionObject Always `checkout.session`.
 type CheckoutSessionObject string
 
-// CheckoutSessionPaymentStatus Where the money of a completed session stands (D6), null while the session has no
+// CheckoutSessionPaymentStatus Where the money of a completed session stands, null while the session has no
 // payment: `paid` once the payment succeeded (also after refunds or a dispute),
 // `processing` while a delayed method (SEPA) settles, `failed` when it did not.
 // `checkout.session.completed` fires once, when the session completes: fulfil the
@@ -540,17 +542,14 @@ type CheckoutSessionPaymentStatus string
 
 // CheckoutSessionCreate Parameters of a new checkout session.
 type CheckoutSessionCreate struct {
-	// Amount Amount to charge in minor units of `currency`, 250 to 99,999,999. Required in
-	// `payment` mode; omit it in `subscription` mode, where the amount is the price's
-	// `unit_amount` × `line_items[0].quantity`.
+	// Amount Amount to charge in minor units of `currency`, 250 to 99,999,999. Required.
 	Amount *int64 `json:"amount,omitempty"`
 
 	// CancelUrl Absolute http or https URL the buyer's browser goes to after pressing Cancel.
 	CancelUrl *string `json:"cancel_url,omitempty"`
 
 	// Currency Three-letter ISO 4217 currency code, any case (e.g. `eur`). EUR and the ECB
-	// reference-rate currencies are supported; others give 400 `currency_unsupported`. In
-	// `subscription` mode it must equal the price's currency.
+	// reference-rate currencies are supported; others give 400 `currency_unsupported`.
 	Currency string `json:"currency"`
 
 	// CustomerEmail The buyer's e-mail address; the receipt is sent here.
@@ -573,8 +572,9 @@ type CheckoutSessionCreate struct {
 	// Example: {"order_id":"1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// Mode `payment` for a one-off payment of `amount`; `subscription` to start a subscription on
-	// the recurring price in `line_items[0].price_id`.
+	// Mode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
+	// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
+	// subscriptions can be created.
 	Mode *CheckoutMode `json:"mode,omitempty"`
 
 	// Reference Your order id, echoed on receipts, the payment and webhooks.
@@ -800,9 +800,8 @@ type LineItemParams struct {
 	// Name Name of the item.
 	Name string `json:"name"`
 
-	// PriceId A catalog price (`price_…`). In `payment` mode it only links receipts and analytics;
-	// in `subscription` mode `line_items[0].price_id` is required and must be an active
-	// recurring price.
+	// PriceId A catalog price (`price_…`): it links receipts and analytics to the catalog; the
+	// price is not fetched.
 	PriceId *string `json:"price_id,omitempty"`
 
 	// ProductId A catalog product (`prod_…`), for receipts and analytics.
@@ -864,7 +863,7 @@ type Payment struct {
 	// FailureMessage A sentence explaining `failure_code`. Present only on failed payments.
 	FailureMessage *string `json:"failure_message,omitempty"`
 
-	// Fee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+	// Fee Fees of this payment, locked at payment time. They are computed in EUR from the
 	// merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 	// rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 	// arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -951,7 +950,7 @@ type PaymentCustomer struct {
 	Name string `json:"name"`
 }
 
-// PaymentFee Fees of this payment, locked at payment time (D7). They are computed in EUR from the
+// PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
 // merchant's fee plan (a percentage and a fixed part per method) and the ECB reference
 // rate of the charge day, r (1 EUR = r units of the charge currency, exponent e). The
 // arithmetic is exact and rounds half-up (a tie away from zero) to whole minor units:
@@ -1374,7 +1373,9 @@ type TestClockAdvance struct {
 	// Seconds Seconds to move forward, 1 to 63,072,000 (2 years).
 	Seconds *int64 `json:"seconds,omitempty"`
 
-	// To Unix seconds to move to; later than the clock's now and at most 2 years ahead.
+	// To Unix seconds to move to; later than the clock's now and at most 2 years ahead. A
+	// number outside 0–253402300799 (the year 9999) or outside that window is 400
+	// `invalid_request`/`to_invalid` with `param` `to`.
 	To *int64 `json:"to,omitempty"`
 }
 
