@@ -16,7 +16,8 @@ var _ payments.Lister = (*PaymentStore)(nil)
 func (st *PaymentStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status payments.Status) (core.Page[*payments.Payment], error) {
 	rows, more, err := pageBySeq[paymentRow](ctx, st.db, pageQuery{
 		table: "payments", columns: paymentColumns, scope: scope, q: q,
-		filter: when(status != "", cond{"status = ?", string(status)}),
+		filter:        when(status != "", cond{"status = ?", string(status)}),
+		unknownCursor: payments.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*payments.Payment]{}, err

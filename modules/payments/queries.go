@@ -15,8 +15,7 @@ import (
 // Lister reads pages and sums of a scope's payments (the dashboard's read side).
 type Lister interface {
 	// List returns one page of the scope's payments, newest first, only those in status when
-	// it is not empty. A cursor that is not a payment of the scope is 400
-	// starting_after_invalid / ending_before_invalid.
+	// it is not empty. A cursor that is not a payment of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Payment], error)
 	// Summarize counts the scope's payments and sums, per currency, the amounts of those in
 	// one of the captured statuses.
@@ -75,7 +74,11 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 		}
 		return core.Page[*Payment]{}, core.InvalidField("status", "status must be one of %s.", strings.Join(names, ", "))
 	}
-	return q.lister.List(ctx, scope, lq, st)
+	page, err := q.lister.List(ctx, scope, lq, st)
+	if errors.Is(err, ErrUnknownCursor) {
+		return core.Page[*Payment]{}, lq.UnknownCursor()
+	}
+	return page, err
 }
 
 // Get returns one payment of the scope, or 404 resource_missing on `id`.

@@ -70,4 +70,6 @@ var (
 	ErrAttemptNotFound = errors.New("payments: no such charge attempt")
 	// ErrNotFound: no payment with that id (or of that session) in the scope.
 	ErrNotFound = errors.New("payments: no such payment")
+	// ErrUnknownCursor: a list cursor that is not a payment of the scope.
+	ErrUnknownCursor = errors.New("payments: the cursor is not a payment of this list")
 )
