@@ -43,7 +43,6 @@ type pgOrder struct {
 	ActionCard  sql.NullString `db:"action_card_country"`
 }
 
-
 // pgOrderPayable is the order as a payments.Payable.
 type pgOrderPayable struct{ *pgOrder }
 
