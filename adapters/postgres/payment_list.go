@@ -58,7 +58,7 @@ func (st *PaymentStore) Summarize(ctx context.Context, scope core.Scope, capture
 		s.Count += r.Count
 		s.SucceededCount += r.Captured
 		if r.Captured > 0 {
-			s.Gross = append(s.Gross, payments.Money{Currency: core.Currency(r.Currency), Amount: r.Gross})
+			s.Gross = append(s.Gross, core.NewMoney(r.Gross, core.Currency(r.Currency)))
 		}
 	}
 	return s, nil

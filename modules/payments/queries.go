@@ -30,13 +30,7 @@ type Summary struct {
 	SucceededCount int64
 	// Gross is, per currency (sorted by code), the sum of the amounts of the payments in one of
 	// CapturedStatuses.
-	Gross []Money
-}
-
-// Money is an amount in minor units of a currency.
-type Money struct {
-	Currency core.Currency
-	Amount   int64
+	Gross []core.Money
 }
 
 // CapturedStatuses are the states of a payment whose money was taken: succeeded, and the
