@@ -39,7 +39,10 @@ func TestPaymentQueries(t *testing.T) {
 	payIn(other, "eur", 9999)
 
 	store := postgres.NewPaymentStore(db)
-	q := payments.NewQueries(store, store, fx.NewSample())
+	q, err := payments.NewQueries(store, store, fx.NewSample())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	page, err := q.List(ctx, scope, core.ListQuery{}, "")
 	if err != nil {

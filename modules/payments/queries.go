@@ -49,9 +49,13 @@ type Queries struct {
 }
 
 // NewQueries wires the read use cases to their store and to the FX source the fees were
-// computed with (for the rate shown in a fee breakdown).
-func NewQueries(reader Reader, lister Lister, rates ports.FXRates) *Queries {
-	return &Queries{reader: reader, lister: lister, rates: rates}
+// computed with (for the rate shown in a fee breakdown; nil shows the rate stored with each
+// fee only). The store is required.
+func NewQueries(reader Reader, lister Lister, rates ports.FXRates) (*Queries, error) {
+	if reader == nil || lister == nil {
+		return nil, errors.New("payments: queries: the reader and the lister are required")
+	}
+	return &Queries{reader: reader, lister: lister, rates: rates}, nil
 }
 
 // List returns a page of the scope's payments, newest first, optionally in one status.
