@@ -53,14 +53,15 @@ type UnitOfWork interface {
 // this generic shape, so it never imports a module; the adapter's one transaction type
 // satisfies every module's Tx structurally.
 //
-// Example — two aggregates, their events and a mail in one unit of work (the second
-// transaction of a checkout charge, modules/checkout/charge_outcome.go; docs/composition.md):
+// Example — two aggregates, their events and a mail in one unit of work (the step of the
+// charge protocol that applies an outcome, modules/payments/charge.go, with checkout as the
+// owner of the session; docs/composition.md):
 //
-//	err := svc.uow.Do(ctx, func(ctx context.Context, tx checkout.Tx) error {
+//	err := uow.Do(ctx, func(ctx context.Context, tx checkout.Tx) error {
 //		s, err := tx.Sessions().Lock(ctx, scope, id)
 //		...
 //		// the payment, the attempt, payment_intent.succeeded and the receipt:
-//		if err := svc.charger.Apply(ctx, tx, a, out); err != nil {
+//		if err := tx.Payments().Insert(ctx, rec); err != nil {
 //			return err
 //		}
 //		if err := tx.Sessions().Save(ctx, s); err != nil { // what s.Changes() reports

@@ -16,7 +16,8 @@ var _ payments.Lister = (*PaymentStore)(nil)
 func (st *PaymentStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status payments.Status) (core.Page[*payments.Payment], error) {
 	rows, more, err := pageBySeq[paymentRow](ctx, st.db, pageQuery{
 		table: "payments", columns: paymentColumns, scope: scope, q: q,
-		filter: when(status != "", cond{"status = ?", string(status)}),
+		filter:        when(status != "", cond{"status = ?", string(status)}),
+		unknownCursor: payments.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*payments.Payment]{}, err
@@ -57,7 +58,7 @@ func (st *PaymentStore) Summarize(ctx context.Context, scope core.Scope, capture
 		s.Count += r.Count
 		s.SucceededCount += r.Captured
 		if r.Captured > 0 {
-			s.Gross = append(s.Gross, payments.Money{Currency: core.Currency(r.Currency), Amount: r.Gross})
+			s.Gross = append(s.Gross, core.NewMoney(r.Gross, core.Currency(r.Currency)))
 		}
 	}
 	return s, nil

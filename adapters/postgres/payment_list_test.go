@@ -39,7 +39,10 @@ func TestPaymentQueries(t *testing.T) {
 	payIn(other, "eur", 9999)
 
 	store := postgres.NewPaymentStore(db)
-	q := payments.NewQueries(store, store, fx.NewSample())
+	q, err := payments.NewQueries(store, store, fx.NewSample())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	page, err := q.List(ctx, scope, core.ListQuery{}, "")
 	if err != nil {
@@ -70,7 +73,7 @@ func TestPaymentQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum.Count != 3 || sum.SucceededCount != 3 || len(sum.Gross) != 2 ||
-		sum.Gross[0] != (payments.Money{Currency: "EUR", Amount: 3500}) || sum.Gross[1] != (payments.Money{Currency: "USD", Amount: 10000}) {
+		sum.Gross[0] != core.NewMoney(3500, "EUR") || sum.Gross[1] != core.NewMoney(10000, "USD") {
 		t.Fatalf("summary %+v", sum)
 	}
 

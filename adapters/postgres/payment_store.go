@@ -18,10 +18,10 @@ import (
 
 // PaymentStore reads payments, and lists the due ones for the payments sweep
 // (payments.DueStore). Payments are written only inside a unit of work, through the
-// repository of the bound transaction (Tx.Payments: the charge use case inserts one in the
-// transaction that completes its session; the sweep locks due ones with LockDue and writes
-// its decisions with SaveDue, beside their events and mail); every query filters by
-// merchant_id and environment.
+// repository of the bound transaction (Tx.Payments: the charge protocol inserts one in the
+// transaction that applies its outcome; the sweep locks due ones with LockDue and writes what
+// each reports changed with Save, its disputes through Tx.Disputes, beside their events and
+// mail); every query filters by merchant_id and environment.
 type PaymentStore struct {
 	db handle
 }

@@ -451,3 +451,49 @@ func TestDeclineAndCancelOnPostgres(t *testing.T) {
 		t.Fatalf("confirm after cancel: %v", err)
 	}
 }
+
+// A confirmation in flight when the process died (its outcome never committed) does not block
+// the session for the sweep's grace: the next confirmation that meets an attempt older than
+// payments.AttemptGrace resolves it at once by lookup. Here the first charge succeeded at the
+// sandbox, so the session completes with it, and the buyer's second confirmation answers at
+// once (session_expired: the session is paid) instead of 422 payment_in_progress for minutes.
+func TestAStaleAttemptIsResolvedByTheNextConfirmation(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	wall := &settableWall{t: time.Now()}
+	svc, _ := chargeOn(db, checkoutUoW(db), fixedClocks{payNow}, wall, sandboxes(db))
+	ctx := context.Background()
+	s := createSession(t, svc, scope)
+	if _, err := db.Exec(`INSERT INTO payments (id, merchant_id, environment, session_id, amount, currency, status,
+		payment_method, fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
+		customer_name, customer_email, processor_ref, created, payable_kind, payable_key)
+		VALUES ('py_stray', $1, $2, $3, 2500, 'EUR', 'succeeded', 'sepa_debit', 35, 20, 35, 'EUR', '2026-05-01',
+		'x', 'x@example.com', 'ref', now(), 'checkout_session', $3)`, scope.MerchantID, string(scope.Env), s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pay(ctx, svc, s, visaDE); !errors.Is(err, payments.ErrPaymentExists) {
+		t.Fatalf("want the lost outcome, got %v", err)
+	}
+	if _, err := db.Exec(`DELETE FROM payments WHERE id = 'py_stray'`); err != nil {
+		t.Fatal(err)
+	}
+	wall.add(payments.AttemptGrace + time.Second)
+	began := time.Now()
+	if _, err := pay(ctx, svc, s, visaDE); !errors.Is(err, checkout.ErrSessionExpired) {
+		t.Fatalf("the next confirmation: %v", err)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("the next confirmation answered after %v", d)
+	}
+	got, err := svc.Get(ctx, scope, s.ID())
+	if err != nil || got.Status() != checkout.StatusComplete || got.Buyer().Charging != "" {
+		t.Fatalf("session %v %v", got, err)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM payments WHERE session_id = $1`, s.ID()); c != 1 {
+		t.Fatalf("%d payments", c)
+	}
+	if c := countRows(t, db, `SELECT count(*) FROM sandbox_charges WHERE merchant_id = $1`, scope.MerchantID); c != 1 {
+		t.Fatalf("%d processor charges, want the first only", c)
+	}
+}

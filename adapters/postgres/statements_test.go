@@ -165,14 +165,14 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 // repository call is one statement, sent where it is called (no write is buffered):
 //
 //	 1 the buyer's session read (buyerSession)
-//	 2 beginCharge: BEGIN
+//	 2 the charge protocol's begin: BEGIN
 //	 3 its timeouts (this test's pool does not start with them; a pool from Open does)
 //	 4 the session, FOR UPDATE
-//	 5 the attempt's INSERT
-//	 6 the session's UPDATE (the charge in flight)
+//	 5 the session's UPDATE (the charge in flight, by its owner)
+//	 6 the attempt's INSERT
 //	 7 COMMIT
 //	 8 the sandbox's journal
-//	 9 applyOutcome: BEGIN
+//	 9 the protocol's apply: BEGIN
 //	10 its timeouts
 //	11 the session, FOR UPDATE
 //	12 the attempt, FOR UPDATE

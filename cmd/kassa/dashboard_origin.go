@@ -28,13 +28,17 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 		return nil, err
 	}
 	payStore := postgres.NewPaymentStore(a.db)
+	payQueries, err := payments.NewQueries(payStore, payStore, rates)
+	if err != nil {
+		return nil, err
+	}
 	apiHandler, err := dashboardapi.NewDashboardAPI(dashboardapi.DashboardDeps{
 		Identity:     a.identity,
 		Dashboard:    a.dashboard,
 		Catalog:      a.catalog,
 		Checkout:     a.checkout,
 		Events:       a.events,
-		Payments:     payments.NewQueries(payStore, payStore, rates),
+		Payments:     payQueries,
 		Webhooks:     a.webhooks,
 		Mailbox:      mailbox,
 		Clocks:       a.testclock,

@@ -182,10 +182,10 @@ func (c *Charger) Charge(ctx context.Context, req ChargeRequest) (*Charged, erro
 		return nil, fmt.Errorf("payments: charge of %s: method %q", req.PayableID, req.Method)
 	}
 	deadline := time.Now().Add(c.chargeWait)
-	for {
+	for waits := 0; ; waits++ {
 		a, act, err := c.begin(ctx, k, req)
 		if errors.Is(err, ErrChargeInProgress) {
-			if err := c.await(ctx, k, req.Scope, req.PayableID, deadline); err != nil {
+			if err := c.await(ctx, k, req.Scope, req.PayableID, deadline, waits > 0); err != nil {
 				return nil, err
 			}
 			continue // the other charge ended: begin again
@@ -271,16 +271,20 @@ func newAttempt(kind PayableKind, p Payable, n int, start ChargeStart, wall time
 
 // await is step 2: it waits until the payable's attempt in flight ends (nil: begin again),
 // resolves it by lookup when it is older than AttemptGrace, and answers ErrChargeInProgress
-// once deadline passed.
-func (c *Charger) await(ctx context.Context, k Kind, scope core.Scope, id string, deadline time.Time) error {
+// once deadline passed. again is set when the previous begin was refused too: if no attempt
+// is pending (the owner reports a charge in flight without one), it pauses before the next.
+func (c *Charger) await(ctx context.Context, k Kind, scope core.Scope, id string, deadline time.Time, again bool) error {
 	for {
 		a, err := c.attempts.Pending(ctx, scope, k.spec.Name, id)
 		if err != nil {
 			return err
 		}
 		if a == nil {
-			if time.Now().After(deadline) { // the owner reports a charge in flight without one
+			if time.Now().After(deadline) {
 				return ErrChargeInProgress
+			}
+			if again {
+				return pause(ctx)
 			}
 			return nil
 		}
@@ -291,11 +295,19 @@ func (c *Charger) await(ctx context.Context, k Kind, scope core.Scope, id string
 		if time.Now().After(deadline) {
 			return ErrChargeInProgress
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(chargePoll):
+		if err := pause(ctx); err != nil {
+			return err
 		}
+	}
+}
+
+// pause waits one poll interval, or until ctx ends.
+func pause(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(chargePoll):
+		return nil
 	}
 }
 

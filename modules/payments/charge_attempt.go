@@ -41,8 +41,8 @@ const (
 // (issue 10 §2). Its outcome is applied exactly once: the status moves from pending to applied
 // in the transaction that writes the outcome, and an attempt that is no longer pending is never
 // applied again. An attempt left pending (the outcome failed to commit, the process died) is
-// resolved by the charge-attempt sweep (AttemptSweeper), which asks the processor for its
-// idempotency key.
+// resolved by lookup of its idempotency key once it is older than AttemptGrace: by the next
+// charge of the payable that meets it, or by the charge-attempt sweep (AttemptSweeper).
 //
 // At most one attempt of a payable is pending at a time (storage refuses a second one with
 // ErrChargeInProgress).
@@ -157,7 +157,7 @@ func (a *ChargeAttempt) applied(o ports.ChargeOutcome, wall time.Time) error {
 }
 
 // abandon records that the processor never received the attempt's charge (Lookup answered
-// ports.ErrChargeUnknown), inside the transaction that frees the payable (Charger.Abandon).
+// ports.ErrChargeUnknown), inside the transaction that frees the payable (the owner's AbandonCharge).
 func (a *ChargeAttempt) abandon(wall time.Time) error {
 	if a.status != AttemptPending {
 		return ErrAttemptNotPending

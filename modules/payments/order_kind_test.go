@@ -160,6 +160,8 @@ func (w *orderOwner) ApplyOutcome(_ context.Context, tx orderTx, p payments.Paya
 	case ports.OutcomeFailed:
 		o.declines++
 		o.needsCustomer = out.CustomerActionRequired
+	case ports.OutcomeRequiresAction: // KeepCustomerAction's, never here
+		return nil, fmt.Errorf("order %s: a charge waiting for the customer is kept, not applied", o.id)
 	}
 	tx.Orders().save(o)
 	return nil, nil

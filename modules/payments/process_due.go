@@ -78,7 +78,7 @@ var ErrNoSettlements = errors.New("payments: no processor settles payments of th
 // processor) while no transaction is open, and then writes the decisions: those that concern
 // the payment alone in one unit of work that locks the payments (PaymentRepository.LockDue:
 // FOR UPDATE SKIP LOCKED), keeps only the decisions taken on the state it finds, and writes
-// each kept one (the payment and its dispute with SaveDue, its events, its receipt); each
+// each kept one (the payment with Save, its dispute, its events, its receipt); each
 // settlement in its owner's unit of work, with the same checks (several processes may sweep
 // together; each payment changes exactly once). Every written decision moves the payment's due time past
 // until or changes its state, so each round makes progress; a round that writes nothing ends

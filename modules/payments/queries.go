@@ -15,8 +15,7 @@ import (
 // Lister reads pages and sums of a scope's payments (the dashboard's read side).
 type Lister interface {
 	// List returns one page of the scope's payments, newest first, only those in status when
-	// it is not empty. A cursor that is not a payment of the scope is 400
-	// starting_after_invalid / ending_before_invalid.
+	// it is not empty. A cursor that is not a payment of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Payment], error)
 	// Summarize counts the scope's payments and sums, per currency, the amounts of those in
 	// one of the captured statuses.
@@ -31,13 +30,7 @@ type Summary struct {
 	SucceededCount int64
 	// Gross is, per currency (sorted by code), the sum of the amounts of the payments in one of
 	// CapturedStatuses.
-	Gross []Money
-}
-
-// Money is an amount in minor units of a currency.
-type Money struct {
-	Currency core.Currency
-	Amount   int64
+	Gross []core.Money
 }
 
 // CapturedStatuses are the states of a payment whose money was taken: succeeded, and the
@@ -56,9 +49,13 @@ type Queries struct {
 }
 
 // NewQueries wires the read use cases to their store and to the FX source the fees were
-// computed with (for the rate shown in a fee breakdown).
-func NewQueries(reader Reader, lister Lister, rates ports.FXRates) *Queries {
-	return &Queries{reader: reader, lister: lister, rates: rates}
+// computed with (for the rate shown in a fee breakdown; nil shows the rate stored with each
+// fee only). The store is required.
+func NewQueries(reader Reader, lister Lister, rates ports.FXRates) (*Queries, error) {
+	if reader == nil || lister == nil {
+		return nil, errors.New("payments: queries: the reader and the lister are required")
+	}
+	return &Queries{reader: reader, lister: lister, rates: rates}, nil
 }
 
 // List returns a page of the scope's payments, newest first, optionally in one status.
@@ -75,7 +72,11 @@ func (q *Queries) List(ctx context.Context, scope core.Scope, lq core.ListQuery,
 		}
 		return core.Page[*Payment]{}, core.InvalidField("status", "status must be one of %s.", strings.Join(names, ", "))
 	}
-	return q.lister.List(ctx, scope, lq, st)
+	page, err := q.lister.List(ctx, scope, lq, st)
+	if errors.Is(err, ErrUnknownCursor) {
+		return core.Page[*Payment]{}, lq.UnknownCursor()
+	}
+	return page, err
 }
 
 // Get returns one payment of the scope, or 404 resource_missing on `id`.

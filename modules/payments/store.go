@@ -161,9 +161,9 @@ type Reader interface {
 // DueStore finds the payments that have due work (Record.DueAt): the settlement of a
 // processing payment, or the announced dispute of a succeeded or partially refunded payment
 // that has none yet. It reads only: the sweep reads due payments, makes every outside call
-// (the processor, reading the session) while no transaction is open, and then applies its
-// decisions in one short unit of work over Tx (PaymentRepository.LockDue and SaveDue, the
-// outbox, the mail queue).
+// (the processor) while no transaction is open, and then applies its decisions in short units
+// of work (PaymentRepository.LockDue and Save, DisputeRepository.Insert, the outbox, the mail
+// queue; a settlement in its payable owner's unit of work).
 type DueStore interface {
 	// ListDue reads, without locking, up to limit payments with DueAt ≤ until, earliest
 	// first. With scope nil it covers live payments and test payments of merchants whose

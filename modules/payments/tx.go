@@ -9,10 +9,10 @@ import (
 )
 
 // Tx is what payments needs inside a unit of work (ports.UnitOfWorkOf): the repositories of
-// its own aggregates, the outbox and the mail queue. The charge use case (Charger.Begin,
-// Apply, Abandon) runs inside the unit of work of whoever owns the thing being paid, so that
-// owner's Tx embeds this one (checkout.Tx does); the Postgres adapter's one transaction type
-// satisfies both.
+// its own aggregates, the outbox and the mail queue. Every step of the charge protocol
+// (Charger.Charge) runs inside a unit of work of whoever owns the thing being paid, so that
+// owner's Tx embeds this one (checkout.Tx does; PayableOwner[T] requires it); the Postgres
+// adapter's one transaction type satisfies both.
 type Tx interface {
 	Payments() PaymentRepository
 	Disputes() DisputeRepository
@@ -70,4 +70,6 @@ var (
 	ErrAttemptNotFound = errors.New("payments: no such charge attempt")
 	// ErrNotFound: no payment with that id (or of that session) in the scope.
 	ErrNotFound = errors.New("payments: no such payment")
+	// ErrUnknownCursor: a list cursor that is not a payment of the scope.
+	ErrUnknownCursor = errors.New("payments: the cursor is not a payment of this list")
 )

@@ -70,7 +70,7 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 		WebhookEndpointsCount: endpoints,
 	}
 	for _, g := range sum.Gross {
-		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency), Amount: g.Amount})
+		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency()), Amount: g.Amount()})
 	}
 	for _, p := range recent.Items {
 		out.RecentPayments = append(out.RecentPayments, render.Payment(p))
