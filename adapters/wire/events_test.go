@@ -71,7 +71,7 @@ func TestMerchantPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := core.NewID(core.PrefixSession)
-	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, SessionID: &sid, Amount: 2500, Currency: "EUR",
+	p, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: "checkout_session", SessionID: &sid, Amount: 2500, Currency: "EUR",
 		Status: payments.StatusSucceeded, Method: payments.MethodCard,
 		Card: &payments.Card{Brand: "visa", Last4: "0259", Country: "US", Funding: "credit"},
 		Fee:  payments.Fee{Currency: "EUR", RateDate: at}, Created: at})

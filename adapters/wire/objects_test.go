@@ -55,7 +55,7 @@ func TestPresentSessionEmbedsItsPaymentPerContract(t *testing.T) {
 	}
 
 	for _, method := range []payments.PaymentMethod{payments.MethodCard, payments.MethodSEPADebit} {
-		params := payments.NewPaymentParams{Scope: scope, SessionID: &id, Amount: 2500, Currency: "EUR",
+		params := payments.NewPaymentParams{Scope: scope, PayableKind: "checkout_session", SessionID: &id, Amount: 2500, Currency: "EUR",
 			Status: payments.StatusSucceeded, Method: method,
 			Fee:      payments.Fee{ServiceFeeEUR: 70, PSPFeeEUR: 40, ServiceFeeChargeCurrency: 70, Currency: "EUR", RateDate: now},
 			Customer: payments.Customer{Name: "Ada", Email: "ada@example.com"}, Reference: &ref,
