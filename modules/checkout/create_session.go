@@ -69,7 +69,7 @@ func (svc *Service) create(ctx context.Context, scope core.Scope, in CreateInput
 		return nil, err
 	}
 	s := newSession(scope, f, now, svc.checkoutBase)
-	if err := svc.store.Insert(ctx, s); err != nil {
+	if err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error { return tx.Sessions().Insert(ctx, s) }); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -142,7 +142,7 @@ func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	saved := slices.Clone(m.sessions)
-	err := m.pay.Hold(func(tx payments.Tx) error { return fn(ctx, memTx{Tx: tx, m: m}) })
+	err := m.pay.Hold(func(tx payments.Tx) error { return fn(ports.WithinTransaction(ctx), memTx{Tx: tx, m: m}) })
 	if err != nil {
 		m.sessions = saved
 	}
@@ -193,6 +193,12 @@ func (r memSessions) ClaimDue(_ context.Context, scope *core.Scope, until time.T
 		out = append(out, RehydrateSession(m.sessions[i]))
 	}
 	return out, nil
+}
+
+// Insert adds a new session.
+func (r memSessions) Insert(_ context.Context, s *Session) error {
+	r.m.sessions = append(r.m.sessions, s.Snapshot())
+	return nil
 }
 
 // Save writes exactly the parts s reports changed, as the Postgres repository does.
