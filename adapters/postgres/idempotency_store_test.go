@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,13 +180,13 @@ func TestIdempotencyRollbackLeavesNothing(t *testing.T) {
 	scope := pgtest.Merchant(t, r.db)
 	k := idemKey(scope)
 	now := time.Now().UTC()
-	clocks := postgres.NewTestClockStore(r.db)
+	clocks := postgres.NewTestClockStore(r.db, 0)
 	boom := errors.New("boom")
 	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
 		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		if err := setClock(ctx, clocks, scope, now); err != nil {
+		if err := setClock(ctx, r.db, scope, now); err != nil {
 			return err
 		}
 		if err := r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now}); err != nil {
@@ -215,12 +214,12 @@ func TestIdempotencyCrashBetweenChangeAndRecord(t *testing.T) {
 	scope := pgtest.Merchant(t, r.db)
 	k := idemKey(scope)
 	now := time.Now().UTC()
-	clocks := postgres.NewTestClockStore(r.db)
+	clocks := postgres.NewTestClockStore(r.db, 0)
 	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
 		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		if err := setClock(ctx, clocks, scope, now); err != nil {
+		if err := setClock(ctx, r.db, scope, now); err != nil {
 			return err
 		}
 		// The process dies here: its backend is terminated, as when the socket closes.
@@ -271,9 +270,8 @@ func TestIdempotencyPurgeByTheScopeClock(t *testing.T) {
 	r := newIdemRig(t)
 	now := time.Now().UTC()
 	onReal, ahead, behind := pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db)
-	clocks := postgres.NewTestClockStore(r.db)
 	set := func(scope core.Scope, at time.Time) {
-		if err := setClock(context.Background(), clocks, scope, at); err != nil {
+		if err := setClock(context.Background(), r.db, scope, at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -355,12 +353,12 @@ func TestIdempotencyScopeSeparation(t *testing.T) {
 }
 
 // setClock freezes scope's test clock at `at` through the store's claim-and-finish advance.
-func setClock(ctx context.Context, clocks *postgres.TestClockStore, scope core.Scope, at time.Time) error {
-	if _, ok, err := clocks.ClaimAdvance(ctx, scope, "idem-test", time.Minute); err != nil || !ok {
-		return fmt.Errorf("claim the clock: %v %w", ok, err)
+func setClock(ctx context.Context, db *sqlx.DB, scope core.Scope, at time.Time) error {
+	const q = `INSERT INTO test_clocks (merchant_id, environment, frozen_time) VALUES ($1, $2, $3)
+		ON CONFLICT (merchant_id, environment) DO UPDATE SET frozen_time = EXCLUDED.frozen_time`
+	if _, err := postgres.AmbientExec(ctx)(q, scope.MerchantID, string(scope.Env), at); err == nil {
+		return nil // inside a unit of work: it commits or rolls back with it
 	}
-	if ok, err := clocks.FinishAdvance(ctx, scope, "idem-test", at); err != nil || !ok {
-		return fmt.Errorf("set the clock: %v %w", ok, err)
-	}
-	return nil
+	_, err := db.ExecContext(ctx, q, scope.MerchantID, string(scope.Env), at)
+	return err
 }

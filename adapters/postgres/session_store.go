@@ -297,3 +297,17 @@ func sessionUpdate(s *checkout.Session) (write, bool) {
 		one:  true,
 	}, true
 }
+
+// NextDue returns the earliest expires_at ≤ until of the scope's sessions that claimDueSessions
+// would claim (checkout.Store.NextDue), through checkout_sessions_scope_due.
+func (st *SessionStore) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	var at sql.NullTime
+	if err := st.db.GetContext(ctx, &at, SessionNextDueSQL, scope.MerchantID, string(scope.Env), until); err != nil {
+		return time.Time{}, false, fmt.Errorf("checkout_sessions: next due: %w", err)
+	}
+	return at.Time.UTC(), at.Valid, nil
+}
+
+// SessionNextDueSQL is NextDue's statement (exported for the planner test).
+const SessionNextDueSQL = `SELECT min(expires_at) FROM checkout_sessions
+	WHERE merchant_id = $1 AND environment = $2 AND status = 'open' AND expires_at <= $3 AND charging_attempt IS NULL`

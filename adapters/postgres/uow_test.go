@@ -13,6 +13,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 func uowTable(t *testing.T, db *sqlx.DB) {
@@ -193,33 +194,34 @@ func TestUnitOfWorkStoresUseTheAmbientTransaction(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	db.SetMaxOpenConns(1)
 	uow := postgres.NewUnitOfWork(db)
-	clocks := postgres.NewTestClockStore(db)
+	keys := postgres.NewIdempotencyStore(db)
+	k := ports.IdempotencyKey{Scope: scope, Method: "POST", Path: "/v1/products", Key: "ambient"}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	boom := errors.New("boom")
 	err := uow.Do(ctx, func(ctx context.Context) error {
-		if err := setClock(ctx, clocks, scope, at); err != nil {
+		if err := keys.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: at}); err != nil {
 			return err
 		}
-		got, err := clocks.FrozenTime(ctx, scope)
+		got, err := keys.Get(ctx, k, at.Add(-time.Hour))
 		if err != nil {
 			return err
 		}
-		if got == nil || !got.Equal(at) {
-			t.Errorf("read inside the unit of work = %v, want %v", got, at)
+		if got == nil || got.Status != 200 {
+			t.Errorf("read inside the unit of work = %+v, want the record written", got)
 		}
 		return boom
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v (a timeout means a store went through the pool)", err)
 	}
-	got, err := clocks.FrozenTime(ctx, scope)
-	if err != nil {
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM idempotency_keys WHERE merchant_id = $1`, scope.MerchantID); err != nil {
 		t.Fatal(err)
 	}
-	if got != nil {
-		t.Errorf("clock = %v after the unit of work rolled back, want unset", got)
+	if n != 0 {
+		t.Errorf("%d records after the unit of work rolled back, want none", n)
 	}
 }
 

@@ -27,6 +27,7 @@ type config struct {
 	RateLive      float64
 	RateTest      float64
 	SweepInterval time.Duration
+	ClockWait     time.Duration
 	Migrate       bool
 	Demo          bool
 	DemoHookAddr  string
@@ -75,6 +76,7 @@ func (c *config) settings() []setting {
 		{"rate-live", "KASSA_RATE_LIVE", "100", "live requests per second per merchant (burst equal)", &c.RateLive},
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, SEPA settlement, disputes, idempotency purge)", &c.SweepInterval},
+		{"test-clock-wait", "KASSA_TEST_CLOCK_WAIT", "15s", "how long a test clock advance request waits for its due work before it answers 202 with the clock still advancing (the work goes on in the background)", &c.ClockWait},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
 		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex; kassa webhook-key generate) that seals webhook signing secrets at rest; a comma-separated list rotates (the first seals, all open); required unless --dev", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook endpoints (test and live) point at loopback, private, link-local and metadata addresses (development only; --dev and --demo set it)", &c.WebhookLAN},

@@ -80,14 +80,22 @@ func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClo
 	if err != nil {
 		return nil, err
 	}
+	if c.Status == testclock.StatusAdvancing {
+		// Not done within the wait: it goes on in the background, observable with GET.
+		return api.AdvanceTestClock202JSONResponse{Body: presentClock(c)}, nil
+	}
 	return api.AdvanceTestClock200JSONResponse{Body: presentClock(c)}, nil
 }
 
 func presentClock(c testclock.Clock) api.TestClock {
-	out := api.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix()}
+	out := api.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix(), Status: wire.TestClockStatusReady}
 	if c.FrozenTime != nil {
 		t := c.FrozenTime.Unix()
 		out.FrozenTime = &t
+	}
+	if c.Status == testclock.StatusAdvancing && c.AdvancingTo != nil {
+		t := c.AdvancingTo.Unix()
+		out.Status, out.AdvancingTo = wire.TestClockStatusAdvancing, &t
 	}
 	return out
 }

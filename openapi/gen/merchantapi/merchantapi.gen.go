@@ -1051,8 +1051,11 @@ type ClientInterface interface {
 
 	// GetTestClock Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
-	// follows real time. Test keys only.
+	// Returns the test environment's clock. `frozen_time` is null while the clock follows
+	// real time. `status` is `advancing` while an advance is running its due work (its
+	// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+	// advance), and `ready` once every effect due up to the target has happened and the
+	// clock is set to it. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 	//
@@ -1069,20 +1072,40 @@ type ClientInterface interface {
 	// AdvanceTestClockWithBody Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1099,20 +1122,40 @@ type ClientInterface interface {
 	// AdvanceTestClock Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1938,8 +1981,11 @@ func (c *Client) UpdatePrice(ctx context.Context, id ProductId, priceId PriceId,
 
 // GetTestClock Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
-// follows real time. Test keys only.
+// Returns the test environment's clock. `frozen_time` is null while the clock follows
+// real time. `status` is `advancing` while an advance is running its due work (its
+// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+// advance), and `ready` once every effect due up to the target has happened and the
+// clock is set to it. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 //
@@ -1968,20 +2014,40 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // AdvanceTestClockWithBody Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2010,20 +2076,40 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 // AdvanceTestClock Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -3717,8 +3803,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetTestClockWithResponse Get the test clock
 	//
-	// Returns the test environment's clock (D12). `frozen_time` is null while the clock
-	// follows real time. Test keys only.
+	// Returns the test environment's clock. `frozen_time` is null while the clock follows
+	// real time. `status` is `advancing` while an advance is running its due work (its
+	// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+	// advance), and `ready` once every effect due up to the target has happened and the
+	// clock is set to it. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 	//
@@ -3737,20 +3826,40 @@ type ClientWithResponsesInterface interface {
 	// AdvanceTestClockWithBodyWithResponse Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -3767,20 +3876,40 @@ type ClientWithResponsesInterface interface {
 	// AdvanceTestClockWithResponse Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -6869,6 +6998,12 @@ type AdvanceTestClockResponse200Headers struct {
 	RequestId          *string
 }
 
+// AdvanceTestClockResponse202Headers the declared response headers of an HTTP 202 response for AdvanceTestClock
+type AdvanceTestClockResponse202Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // AdvanceTestClockResponse400Headers the declared response headers of an HTTP 400 response for AdvanceTestClock
 type AdvanceTestClockResponse400Headers struct {
 	IdempotentReplayed *bool
@@ -6925,6 +7060,8 @@ type AdvanceTestClockResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TestClock
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *TestClock
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -6945,6 +7082,8 @@ type AdvanceTestClockResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AdvanceTestClockResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *AdvanceTestClockResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *AdvanceTestClockResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -6968,6 +7107,11 @@ type AdvanceTestClockResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r AdvanceTestClockResponse) GetJSON200() *TestClock {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AdvanceTestClockResponse) GetJSON202() *TestClock {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -7785,8 +7929,11 @@ func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, id Pr
 
 // GetTestClockWithResponse Get the test clock
 //
-// Returns the test environment's clock (D12). `frozen_time` is null while the clock
-// follows real time. Test keys only.
+// Returns the test environment's clock. `frozen_time` is null while the clock follows
+// real time. `status` is `advancing` while an advance is running its due work (its
+// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+// advance), and `ready` once every effect due up to the target has happened and the
+// clock is set to it. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 //
@@ -7813,20 +7960,40 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // AdvanceTestClockWithBodyWithResponse Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -7851,20 +8018,40 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // AdvanceTestClockWithResponse Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -11887,6 +12074,13 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11970,6 +12164,23 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers AdvanceTestClockResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers AdvanceTestClockResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -16827,6 +17038,34 @@ func (response AdvanceTestClock200JSONResponse) VisitAdvanceTestClockResponse(w 
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock202ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type AdvanceTestClock202JSONResponse struct {
+	Body    TestClock
+	Headers AdvanceTestClock202ResponseHeaders
+}
+
+func (response AdvanceTestClock202JSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(202)
 	_, err := buf.WriteTo(w)
 	return err
 }
