@@ -257,3 +257,13 @@ func (m mailQueue) Enqueue(ctx context.Context, mails ...core.Mail) error {
 	}
 	return nil
 }
+
+// RecoveryPoints moves the recovery point of a started idempotency key on this transaction,
+// so that it commits with the phase's change (ports.RecoveryPoints).
+func (t *Tx) RecoveryPoints() ports.RecoveryPoints { return recoveryPoints(*t) }
+
+type recoveryPoints Tx
+
+func (r recoveryPoints) Reach(ctx context.Context, k ports.IdempotencyKey, point string) error {
+	return reachPoint(ctx, r.q, k, point)
+}

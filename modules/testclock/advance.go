@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // run is an advance this process runs.
@@ -42,6 +43,9 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 	case seconds != nil && (*seconds < 1 || *seconds > MaxAdvance):
 		return Clock{}, core.InvalidField("seconds", "seconds must be between 1 and %d (2 years).", MaxAdvance)
 	}
+	if p := ports.KeyPhasesFrom(ctx); p != nil {
+		return s.advanceInPhases(ctx, scope, seconds, to, p)
+	}
 	for range 5 {
 		st, err := s.store.State(ctx, scope)
 		if err != nil {
@@ -68,8 +72,13 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 
 // target checks the request against the clock as read and returns the time to advance to.
 func (s *Service) target(st State, seconds, to *int64) (time.Time, error) {
-	// The clock shows whole seconds: an advance from real time starts at its second.
-	now := s.clock(State{Frozen: st.Frozen}).Now.Truncate(time.Second)
+	return targetOf(s.clock(State{Frozen: st.Frozen}).Now, seconds, to)
+}
+
+// targetOf is the time an advance by seconds, or to the Unix time to, moves a clock that
+// reads now to. The clock shows whole seconds: an advance from real time starts at its second.
+func targetOf(now time.Time, seconds, to *int64) (time.Time, error) {
+	now = now.Truncate(time.Second)
 	if seconds != nil {
 		return now.Add(time.Duration(*seconds) * time.Second), nil
 	}

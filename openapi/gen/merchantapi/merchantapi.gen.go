@@ -253,13 +253,17 @@ type ListCheckoutSessionsParams struct {
 // CreateCheckoutSessionParams defines parameters for CreateCheckoutSession.
 type CreateCheckoutSessionParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -268,13 +272,17 @@ type CreateCheckoutSessionParams struct {
 // ExpireCheckoutSessionParams defines parameters for ExpireCheckoutSession.
 type ExpireCheckoutSessionParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -317,13 +325,17 @@ type ListProductsParams struct {
 // CreateProductParams defines parameters for CreateProduct.
 type CreateProductParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -332,13 +344,17 @@ type CreateProductParams struct {
 // UpdateProductParams defines parameters for UpdateProduct.
 type UpdateProductParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -347,13 +363,17 @@ type UpdateProductParams struct {
 // SetDefaultPriceParams defines parameters for SetDefaultPrice.
 type SetDefaultPriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -379,13 +399,17 @@ type ListPricesParams struct {
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -394,13 +418,17 @@ type CreatePriceParams struct {
 // UpdatePriceParams defines parameters for UpdatePrice.
 type UpdatePriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -409,13 +437,17 @@ type UpdatePriceParams struct {
 // AdvanceTestClockParams defines parameters for AdvanceTestClock.
 type AdvanceTestClockParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -552,6 +584,10 @@ type ClientInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -588,6 +624,10 @@ type ClientInterface interface {
 	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -639,6 +679,10 @@ type ClientInterface interface {
 	// A session already past its `expires_at` is expired, whether or not it was read since:
 	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 	// event is stamped at `expires_at`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -739,6 +783,10 @@ type ClientInterface interface {
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 	// for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -762,6 +810,10 @@ type ClientInterface interface {
 	// Creates a product in the catalog. With the optional `price` object it also creates the
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -825,6 +877,10 @@ type ClientInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -853,6 +909,10 @@ type ClientInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -875,6 +935,10 @@ type ClientInterface interface {
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
 	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -896,6 +960,10 @@ type ClientInterface interface {
 	// SetDefaultPrice Set the default price of a product
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
@@ -941,6 +1009,10 @@ type ClientInterface interface {
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
 	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -965,6 +1037,10 @@ type ClientInterface interface {
 	// for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -1009,6 +1085,10 @@ type ClientInterface interface {
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
@@ -1032,6 +1112,10 @@ type ClientInterface interface {
 	// `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -1099,6 +1183,14 @@ type ClientInterface interface {
 	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 	// stays a 202: read the clock with GET).
 	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
+	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -1148,6 +1240,14 @@ type ClientInterface interface {
 	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
 	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 	// stays a 202: read the clock with GET).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -1218,6 +1318,10 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 // subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -1266,6 +1370,10 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -1341,6 +1449,10 @@ func (c *Client) RetrieveCheckoutSession(ctx context.Context, id SessionId, reqE
 // A session already past its `expires_at` is expired, whether or not it was read since:
 // expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 // event is stamped at `expires_at`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -1501,6 +1613,10 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 // for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -1536,6 +1652,10 @@ func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProduc
 // Creates a product in the catalog. With the optional `price` object it also creates the
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -1635,6 +1755,10 @@ func (c *Client) RetrieveProduct(ctx context.Context, id ProductId, reqEditors .
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -1675,6 +1799,10 @@ func (c *Client) UpdateProductWithBody(ctx context.Context, id ProductId, params
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -1709,6 +1837,10 @@ func (c *Client) UpdateProduct(ctx context.Context, id ProductId, params *Update
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
 // inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -1742,6 +1874,10 @@ func (c *Client) SetDefaultPriceWithBody(ctx context.Context, id ProductId, para
 // SetDefaultPrice Set the default price of a product
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
@@ -1811,6 +1947,10 @@ func (c *Client) ListPrices(ctx context.Context, id ProductId, params *ListPrice
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
 // product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -1847,6 +1987,10 @@ func (c *Client) CreatePriceWithBody(ctx context.Context, id ProductId, params *
 // for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -1915,6 +2059,10 @@ func (c *Client) RetrievePrice(ctx context.Context, id ProductId, priceId PriceI
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
@@ -1950,6 +2098,10 @@ func (c *Client) UpdatePriceWithBody(ctx context.Context, id ProductId, priceId 
 // `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -2041,6 +2193,14 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 // stays a 202: read the clock with GET).
 //
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
+//
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -2102,6 +2262,14 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 // is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
 // hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 // stays a 202: read the clock with GET).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -3284,6 +3452,10 @@ type ClientWithResponsesInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -3320,6 +3492,10 @@ type ClientWithResponsesInterface interface {
 	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -3373,6 +3549,10 @@ type ClientWithResponsesInterface interface {
 	// A session already past its `expires_at` is expired, whether or not it was read since:
 	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 	// event is stamped at `expires_at`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -3483,6 +3663,10 @@ type ClientWithResponsesInterface interface {
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 	// for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -3506,6 +3690,10 @@ type ClientWithResponsesInterface interface {
 	// Creates a product in the catalog. With the optional `price` object it also creates the
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -3573,6 +3761,10 @@ type ClientWithResponsesInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -3601,6 +3793,10 @@ type ClientWithResponsesInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -3623,6 +3819,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
 	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -3644,6 +3844,10 @@ type ClientWithResponsesInterface interface {
 	// SetDefaultPriceWithResponse Set the default price of a product
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
@@ -3691,6 +3895,10 @@ type ClientWithResponsesInterface interface {
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
 	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -3715,6 +3923,10 @@ type ClientWithResponsesInterface interface {
 	// for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -3761,6 +3973,10 @@ type ClientWithResponsesInterface interface {
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
@@ -3784,6 +4000,10 @@ type ClientWithResponsesInterface interface {
 	// `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -3853,6 +4073,14 @@ type ClientWithResponsesInterface interface {
 	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 	// stays a 202: read the clock with GET).
 	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
+	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -3902,6 +4130,14 @@ type ClientWithResponsesInterface interface {
 	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
 	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 	// stays a 202: read the clock with GET).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -7234,6 +7470,10 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 // subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -7278,6 +7518,10 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -7347,6 +7591,10 @@ func (c *ClientWithResponses) RetrieveCheckoutSessionWithResponse(ctx context.Co
 // A session already past its `expires_at` is expired, whether or not it was read since:
 // expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 // event is stamped at `expires_at`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -7497,6 +7745,10 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 // for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -7528,6 +7780,10 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // Creates a product in the catalog. With the optional `price` object it also creates the
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -7619,6 +7875,10 @@ func (c *ClientWithResponses) RetrieveProductWithResponse(ctx context.Context, i
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -7655,6 +7915,10 @@ func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Cont
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -7685,6 +7949,10 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
 // inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -7714,6 +7982,10 @@ func (c *ClientWithResponses) SetDefaultPriceWithBodyWithResponse(ctx context.Co
 // SetDefaultPriceWithResponse Set the default price of a product
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
@@ -7777,6 +8049,10 @@ func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, id Pro
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
 // product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -7809,6 +8085,10 @@ func (c *ClientWithResponses) CreatePriceWithBodyWithResponse(ctx context.Contex
 // for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -7871,6 +8151,10 @@ func (c *ClientWithResponses) RetrievePriceWithResponse(ctx context.Context, id 
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
@@ -7902,6 +8186,10 @@ func (c *ClientWithResponses) UpdatePriceWithBodyWithResponse(ctx context.Contex
 // `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -7987,6 +8275,14 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 // stays a 202: read the clock with GET).
 //
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
+//
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -8044,6 +8340,14 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
 // hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
 // stays a 202: read the clock with GET).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
