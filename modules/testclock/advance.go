@@ -212,6 +212,9 @@ func (s *Service) await(ctx context.Context, scope core.Scope, target time.Time)
 // stopped, or gave them up after a failure) and runs them here to their end. The background
 // scheduler calls it every round; it returns how many it took.
 func (s *Service) ResumePending(ctx context.Context, _ time.Time) (int64, error) {
+	if s.bg.Err() != nil {
+		return 0, nil // shutting down: the next process resumes them
+	}
 	pending, err := s.store.Pending(ctx, 100)
 	if err != nil {
 		return 0, err
