@@ -149,6 +149,11 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	if c.DatabaseURL == "" {
 		return fmt.Errorf("no database: set KASSA_DATABASE_URL or --database-url (make run finds one for you)")
 	}
+	// An advance request answers within the wait; it must stay well inside the API's 60 s write
+	// timeout and the 20 s a transaction may stay idle.
+	if c.ClockWait <= 0 || c.ClockWait > 20*time.Second {
+		return fmt.Errorf("KASSA_TEST_CLOCK_WAIT (--test-clock-wait) must be above 0 and at most 20s, got %s", c.ClockWait)
+	}
 	c.APIURL = baseURL(c.APIURL, c.APIAddr)
 	c.CheckoutURL = baseURL(c.CheckoutURL, c.CheckoutAddr)
 	c.DashboardURL = baseURL(c.DashboardURL, c.DashboardAddr)
