@@ -301,7 +301,7 @@ func TestSweepWithoutScopeSkipsFrozenClocks(t *testing.T) {
 	running := pgtest.Merchant(t, db)
 	frozenPay := f.pay(t, frozen, ibanSettles)
 	runningPay := f.pay(t, running, ibanSettles)
-	if err := setClock(context.Background(), db, frozen, payNow); err != nil {
+	if err := setClock(context.Background(), postgres.NewTestClockStore(db, 0), frozen, payNow); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.sweeper.ProcessDue(context.Background(), nil, payNow.Add(time.Hour)); err != nil {

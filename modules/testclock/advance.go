@@ -196,9 +196,16 @@ func (s *Service) await(ctx context.Context, scope core.Scope, target time.Time)
 			return Clock{}, err
 		}
 		a := st.Advancing
-		if timeout || a == nil || !a.To.Equal(target) {
-			// Done (or, when another advance began since, done and moved on), or not yet.
+		if a == nil || !a.To.Equal(target) {
+			if st.Frozen != nil && !st.Frozen.Before(target) {
+				// Done; another advance may have begun since: this one's answer is the clock
+				// as it finished, ready at its target.
+				return s.clock(State{Frozen: st.Frozen}), nil
+			}
 			return s.clock(st), nil
+		}
+		if timeout {
+			return s.clock(st), nil // not yet: it goes on in the background
 		}
 		if !a.Running || a.Mine {
 			if _, err := s.start(ctx, scope, st, target); err != nil {
