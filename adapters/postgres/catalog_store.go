@@ -269,7 +269,8 @@ func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) er
 // cannot tell how many prices the merchant has, filtering every one of them.
 const catalogPricesOfSQL = `SELECT p.* FROM unnest($3::text[]) AS u(product_id)
 		CROSS JOIN LATERAL (SELECT ` + catalogPriceCols + ` FROM prices
-			WHERE merchant_id = $1 AND environment = $2 AND product_id = u.product_id ORDER BY seq DESC) p`
+			WHERE merchant_id = $1 AND environment = $2 AND product_id = u.product_id AND seq > 0 -- ListPredicate
+			ORDER BY seq DESC) p`
 
 // catalogPricesOf loads the prices of productIDs, newest first, keyed by product.
 func catalogPricesOf(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, productIDs []string, lock bool) (map[string][]*catalog.Price, error) {

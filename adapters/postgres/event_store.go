@@ -71,7 +71,7 @@ const eventsAboutQuery = `SELECT e.id, e.merchant_id, e.environment, e.type, e.c
 		FROM (SELECT DISTINCT unnest($3::text[])) AS o(id)
 		CROSS JOIN LATERAL (
 			SELECT id, merchant_id, environment, type, created, data, seq FROM events
-			WHERE merchant_id = $1 AND environment = $2 AND object_id = o.id
+			WHERE merchant_id = $1 AND environment = $2 AND object_id = o.id AND seq > 0 -- ListPredicate
 			ORDER BY seq DESC LIMIT $4) e
 		ORDER BY e.seq DESC LIMIT $4`
 

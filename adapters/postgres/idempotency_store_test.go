@@ -189,7 +189,7 @@ func TestIdempotencyRollbackLeavesNothing(t *testing.T) {
 	scope := pgtest.Merchant(t, r.db)
 	k := idemKey(scope)
 	now := time.Now().UTC()
-	clocks := postgres.NewTestClockStore(r.db)
+	clocks := postgres.NewTestClockStore(r.db, 0)
 	boom := errors.New("boom")
 	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
 		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
@@ -223,7 +223,7 @@ func TestIdempotencyCrashBetweenChangeAndRecord(t *testing.T) {
 	scope := pgtest.Merchant(t, r.db)
 	k := idemKey(scope)
 	now := time.Now().UTC()
-	clocks := postgres.NewTestClockStore(r.db)
+	clocks := postgres.NewTestClockStore(r.db, 0)
 	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
 		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
@@ -278,7 +278,7 @@ func TestIdempotencyPurgeByTheWallClock(t *testing.T) {
 	r := newIdemRig(t)
 	now := time.Now().UTC()
 	onReal, ahead, behind := pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db), pgtest.Merchant(t, r.db)
-	clocks := postgres.NewTestClockStore(r.db)
+	clocks := postgres.NewTestClockStore(r.db, 0)
 	set := func(scope core.Scope, at time.Time) {
 		if err := setClock(context.Background(), clocks, scope, at); err != nil {
 			t.Fatal(err)
@@ -509,12 +509,16 @@ func TestIdempotencyScopeSeparation(t *testing.T) {
 	}
 }
 
-// setClock freezes scope's test clock at `at` through the store's claim-and-finish advance.
+// setClock freezes scope's test clock at `at` through the store's advance (begin, finish).
 func setClock(ctx context.Context, clocks *postgres.TestClockStore, scope core.Scope, at time.Time) error {
-	if _, ok, err := clocks.ClaimAdvance(ctx, scope, "idem-test", time.Minute); err != nil || !ok {
-		return fmt.Errorf("claim the clock: %v %w", ok, err)
+	st, err := clocks.State(ctx, scope)
+	if err != nil {
+		return err
 	}
-	if ok, err := clocks.FinishAdvance(ctx, scope, "idem-test", at); err != nil || !ok {
+	if ok, err := clocks.Begin(ctx, scope, st.Frozen, at); err != nil || !ok {
+		return fmt.Errorf("begin the advance: %v %w", ok, err)
+	}
+	if ok, err := clocks.Finish(ctx, scope, at); err != nil || !ok {
 		return fmt.Errorf("set the clock: %v %w", ok, err)
 	}
 	return nil

@@ -19,7 +19,6 @@ import (
 	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
-	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -244,7 +243,7 @@ func TestMailWorkerBatchStatementsAndThroughput(t *testing.T) {
 	const n = 500
 	db, log := countedDB(t)
 	svc := paymentsOn(db, fixedClocks{payNow})
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, scheduler.NewRegistry())
+	clocks := newClocks(t, db, core.SystemClock{}, scheduler.NewRegistry())
 	mb, err := postgres.NewMailboxStore(db, clocks, "Kassa <receipts@kassa.example>")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,15 @@ type pageQuery struct {
 	unknownCursor error
 }
 
+// ListPredicate is the condition of every list query, and the predicate of the list indexes
+// (migration 00023): true of every row (seq is a bigserial), but stated only by list queries.
+// Without planner statistics (a table never analysed) a lookup by id estimates one row on any
+// index that leads with (merchant_id, environment), and PostgreSQL then prefers the narrower
+// list index and filters the merchant's rows one by one; an index whose predicate the lookup
+// does not state is not a candidate at all, so the lookup takes the primary key in every
+// statistics state.
+const ListPredicate = "seq > 0"
+
 // pageBySeq runs the page query and returns its rows newest first and whether more follow.
 // A cursor id that is not a row of the list (another scope, another product, unknown) is
 // p.unknownCursor, or 400 starting_after_invalid / ending_before_invalid when that is nil.
@@ -67,8 +76,10 @@ func pageBySeq[R any](ctx context.Context, db handle, p pageQuery) ([]R, bool, e
 		add(c)
 	}
 	args = append(args, p.q.Limit+1)
+	// seq > 0 holds for every row; it names the list indexes, which are partial on it so that
+	// a lookup by id can never walk one (ListPredicate).
 	query := `SELECT ` + p.columns + ` FROM ` + p.table + ` WHERE ` + strings.Join(where, " AND ") +
-		` ORDER BY seq ` + order + ` LIMIT $` + strconv.Itoa(len(args))
+		` AND ` + ListPredicate + ` ORDER BY seq ` + order + ` LIMIT $` + strconv.Itoa(len(args))
 	var rows []R
 	if err := db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, false, err

@@ -301,12 +301,8 @@ func TestSweepWithoutScopeSkipsFrozenClocks(t *testing.T) {
 	running := pgtest.Merchant(t, db)
 	frozenPay := f.pay(t, frozen, ibanSettles)
 	runningPay := f.pay(t, running, ibanSettles)
-	clocks := postgres.NewTestClockStore(db)
-	if _, ok, err := clocks.ClaimAdvance(context.Background(), frozen, "t", time.Minute); err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	if ok, err := clocks.FinishAdvance(context.Background(), frozen, "t", payNow); err != nil || !ok {
-		t.Fatal(ok, err)
+	if err := setClock(context.Background(), postgres.NewTestClockStore(db, 0), frozen, payNow); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := f.sweeper.ProcessDue(context.Background(), nil, payNow.Add(time.Hour)); err != nil {
 		t.Fatal(err)

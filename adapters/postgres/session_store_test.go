@@ -414,6 +414,14 @@ func TestSessionClaimDueProjectsTheModulesRule(t *testing.T) {
 			if (claimed == 1) != stored.IsDue(until) {
 				t.Errorf("%s expiring %s: claimed %d, rule says due %v", status, expires.Sub(until), claimed, stored.IsDue(until))
 			}
+			// The next due time the test clock steps by is the same projection.
+			at, ok, err := store.NextDue(ctx, scope, until)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != stored.IsDue(until) || (ok && !at.Equal(expires)) {
+				t.Errorf("%s expiring %s: next due %v %v, rule says due %v", status, expires.Sub(until), at, ok, stored.IsDue(until))
+			}
 			checked++
 		}
 	}

@@ -3,9 +3,14 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
@@ -14,6 +19,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
+	"github.com/kassa-pay/kassa/modules/testclock/testclocktest"
 )
 
 // An advance runs the due work up to the target before it returns, then the clock stays
@@ -25,7 +31,7 @@ func TestTestClockAdvanceRunsProcessorsAndFreezes(t *testing.T) {
 	other := pgtest.Merchant(t, db)
 	ctx := context.Background()
 	due := scheduler.NewRegistry()
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, due)
+	clocks := newClocks(t, db, core.SystemClock{}, due)
 	svc := checkoutOn(db, clocks)
 	due.Register("sessions", svc)
 
@@ -79,19 +85,29 @@ func TestTestClockAdvanceRunsProcessorsAndFreezes(t *testing.T) {
 	}
 }
 
-// Concurrent advances of one merchant run one after the other.
-func TestTestClockAdvancesSerialise(t *testing.T) {
+// Concurrent advances of one merchant to one time run it once: the first records it, the
+// others join it; an advance to another time meanwhile answers clock_advancing at once.
+func TestTestClockConcurrentAdvancesJoin(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-		scheduler.NewRegistry())
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	runs := &countingProcessor{}
+	due := scheduler.NewRegistry()
+	due.Register("counting", runs)
+	clocks := newClocks(t, db, core.FixedClock{T: start}, due)
 	var wg sync.WaitGroup
 	sixty := int64(60)
 	errs := make(chan error, 10)
 	for range 10 {
 		wg.Go(func() {
-			_, err := clocks.Advance(context.Background(), scope, &sixty, nil)
+			c, err := clocks.Advance(context.Background(), scope, &sixty, nil)
+			if err == nil && c.Status != testclock.StatusReady {
+				err = fmt.Errorf("clock %+v", c)
+			}
+			if errors.Is(err, testclock.ErrClockAdvancing) {
+				err = nil // it began after the first had finished, and met another
+			}
 			errs <- err
 		})
 	}
@@ -103,35 +119,51 @@ func TestTestClockAdvancesSerialise(t *testing.T) {
 		}
 	}
 	now, err := clocks.Now(context.Background(), scope)
-	if want := time.Date(2026, 1, 1, 0, 10, 0, 0, time.UTC); err != nil || !now.Equal(want) {
-		t.Fatalf("now %v %v, want %v", now, err, want)
+	if err != nil || now.Before(start.Add(time.Minute)) || now.Sub(start)/time.Minute != time.Duration(runs.n.Load()) {
+		t.Fatalf("now %v %v after %d runs", now, err, runs.n.Load())
 	}
 }
 
-type failingProcessor struct{}
+type countingProcessor struct{ n atomic.Int64 }
 
-func (failingProcessor) ProcessDue(context.Context, *core.Scope, time.Time) (int, error) {
-	return 0, errors.New("processor failed")
+func (c *countingProcessor) ProcessDue(context.Context, *core.Scope, time.Time) (int, error) {
+	c.n.Add(1)
+	time.Sleep(20 * time.Millisecond)
+	return 0, nil
 }
 
-// A failed advance leaves the clock where it was (here: not created, so real time).
-func TestTestClockAdvanceRollsBack(t *testing.T) {
+type failingProcessor struct{ fail atomic.Bool }
+
+func (f *failingProcessor) ProcessDue(context.Context, *core.Scope, time.Time) (int, error) {
+	if f.fail.Load() {
+		return 0, errors.New("processor failed")
+	}
+	return 0, nil
+}
+
+// A failed advance leaves the clock where it was (here: real time), recorded as advancing and
+// not running; the next advance to the same time takes it over and ends it.
+func TestTestClockFailedAdvanceIsResumed(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
 	due := scheduler.NewRegistry()
-	due.Register("failing", failingProcessor{})
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.SystemClock{}, due)
+	f := &failingProcessor{}
+	f.fail.Store(true)
+	due.Register("failing", f)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clocks := newClocks(t, db, core.FixedClock{T: start}, due)
 	sixty := int64(60)
 	if _, err := clocks.Advance(context.Background(), scope, &sixty, nil); err == nil {
 		t.Fatal("want the processor's error")
 	}
-	var rows int
-	if err := db.Get(&rows, `SELECT count(*) FROM test_clocks WHERE merchant_id = $1`, scope.MerchantID); err != nil || rows != 0 {
-		t.Fatalf("clock rows %d %v", rows, err)
-	}
-	if c, err := clocks.Get(context.Background(), scope); err != nil || c.FrozenTime != nil {
+	c, err := clocks.Get(context.Background(), scope)
+	if err != nil || c.FrozenTime != nil || c.Status != testclock.StatusAdvancing {
 		t.Fatalf("clock %+v %v", c, err)
+	}
+	f.fail.Store(false)
+	if c, err = clocks.Advance(context.Background(), scope, &sixty, nil); err != nil || c.Status != testclock.StatusReady || !c.Now.Equal(start.Add(time.Minute)) {
+		t.Fatalf("resumed %+v %v", c, err)
 	}
 }
 
@@ -154,7 +186,7 @@ func TestTestClockAdvancesShareASmallPool(t *testing.T) {
 	due := scheduler.NewRegistry()
 	due.Register("sessions", f.co)
 	due.Register("payments", f.sweeper)
-	clocks := testclock.NewService(postgres.NewTestClockStore(db), core.FixedClock{T: payNow}, due)
+	clocks := newClocks(t, db, core.FixedClock{T: payNow}, due)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	days := int64((sandbox.SettleDelay + checkout.Lifetime) / time.Second)
@@ -177,4 +209,72 @@ func TestTestClockAdvancesShareASmallPool(t *testing.T) {
 			t.Errorf("%s: %d expired sessions", scope.MerchantID, got)
 		}
 	}
+}
+
+// newClocks is the test clock service of a process of its own (a presence on db's database).
+func newClocks(t *testing.T, db *sqlx.DB, clock core.Clock, due *scheduler.Registry) *testclock.Service {
+	t.Helper()
+	p := newPresence(t, db)
+	svc, err := testclock.NewService(postgres.NewTestClockStore(db, p.ID()), clock, due, testclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	return svc
+}
+
+// newPresence is a presence on db's database, closed with the test.
+func newPresence(t *testing.T, db *sqlx.DB) *postgres.Presence {
+	t.Helper()
+	var name string
+	if err := db.Get(&name, `SELECT current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pgtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	p, err := postgres.NewPresence(context.Background(), u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// The test clock store passes the contract suite, with two processes' presences; killing one
+// is closing its presence's connection (as a SIGKILL closes it).
+func TestTestClockStoreContract(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	testclocktest.RunStore(t, func(t *testing.T) testclocktest.Harness {
+		a, b := newPresence(t, db), newPresence(t, db)
+		return testclocktest.Harness{
+			A: postgres.NewTestClockStore(db, a.ID()),
+			B: postgres.NewTestClockStore(db, b.ID()),
+			KillB: func() {
+				_ = b.Close()
+				waitGone(t, db, b.ID())
+			},
+			Scope: func() core.Scope { return pgtest.Merchant(t, db) },
+		}
+	})
+}
+
+// waitGone waits until the presence lock of id is released (the backend of a closed
+// connection ends asynchronously).
+func waitGone(t *testing.T, db *sqlx.DB, id int32) {
+	t.Helper()
+	for range 200 {
+		var n int
+		if err := db.Get(&n, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND objid = $1::int::oid`, id); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the presence lock outlived its connection")
 }

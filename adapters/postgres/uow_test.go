@@ -193,7 +193,7 @@ func TestUnitOfWorkStoresNeverJoinTheTransaction(t *testing.T) {
 	db := pgtest.New(t)
 	scope, other := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
 	uow := postgres.NewUnitOfWork(db)
-	clocks := postgres.NewTestClockStore(db)
+	clocks := postgres.NewTestClockStore(db, 0)
 	ctx := context.Background()
 	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	boom := errors.New("boom")

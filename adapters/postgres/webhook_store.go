@@ -163,7 +163,7 @@ func (s *WebhookStore) GetEndpoint(ctx context.Context, scope core.Scope, id str
 func (s *WebhookStore) ListEndpoints(ctx context.Context, scope core.Scope) ([]*webhooks.Endpoint, error) {
 	var rows []endpointRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
-		WHERE merchant_id = $1 AND environment = $2 ORDER BY seq DESC`, scope.MerchantID, string(scope.Env)); err != nil {
+		WHERE merchant_id = $1 AND environment = $2 AND `+ListPredicate+` ORDER BY seq DESC`, scope.MerchantID, string(scope.Env)); err != nil {
 		return nil, err
 	}
 	out := make([]*webhooks.Endpoint, 0, len(rows))

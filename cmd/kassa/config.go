@@ -28,6 +28,7 @@ type config struct {
 	RateLive      float64
 	RateTest      float64
 	SweepInterval time.Duration
+	ClockWait     time.Duration
 	Migrate       bool
 	Demo          bool
 	DemoHookAddr  string
@@ -77,6 +78,7 @@ func (c *config) settings() []setting {
 		{"rate-live", "KASSA_RATE_LIVE", "100", "live requests per second per merchant (burst equal)", &c.RateLive},
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
 		{"sweep-interval", "KASSA_SWEEP_INTERVAL", "5s", "how often background sweeps run (session expiry, SEPA settlement, disputes, idempotency purge)", &c.SweepInterval},
+		{"test-clock-wait", "KASSA_TEST_CLOCK_WAIT", "15s", "how long a test clock advance request waits for its due work before it answers 202 with the clock still advancing (the work goes on in the background)", &c.ClockWait},
 		{"migrate", "KASSA_MIGRATE", "false", "apply pending migrations before serving", &c.Migrate},
 		{"webhook-secret-key", "KASSA_WEBHOOK_SECRET_KEY", "", "32-byte key (base64 or hex; kassa webhook-key generate) that seals webhook signing secrets at rest; a comma-separated list rotates (the first seals, all open); required unless --dev", &c.WebhookKey},
 		{"webhook-allow-private", "KASSA_WEBHOOK_ALLOW_PRIVATE", "false", "let webhook endpoints (test and live) point at loopback, private, link-local and metadata addresses (development only; --dev and --demo set it)", &c.WebhookLAN},
@@ -149,6 +151,11 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	}
 	if c.DatabaseURL == "" {
 		return fmt.Errorf("no database: set KASSA_DATABASE_URL or --database-url (make run finds one for you)")
+	}
+	// An advance request answers within the wait; it must stay well inside the API's 60 s write
+	// timeout and the 20 s a transaction may stay idle.
+	if c.ClockWait <= 0 || c.ClockWait > 20*time.Second {
+		return fmt.Errorf("KASSA_TEST_CLOCK_WAIT (--test-clock-wait) must be above 0 and at most 20s, got %s", c.ClockWait)
 	}
 	c.APIURL = baseURL(c.APIURL, c.APIAddr)
 	c.CheckoutURL = baseURL(c.CheckoutURL, c.CheckoutAddr)

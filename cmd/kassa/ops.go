@@ -78,7 +78,7 @@ func merchantCmd(ctx context.Context, args []string) error {
 	if *password != "" {
 		in.OwnerPassword = password
 	}
-	m, testKey, liveKey, err := wire(db, "", nil).identity.CreateMerchant(ctx, in)
+	m, testKey, liveKey, err := wire(db, "", nil, clockWiring{}).identity.CreateMerchant(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func keyCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ids := wire(db, "", nil).identity
+	ids := wire(db, "", nil, clockWiring{}).identity
 	if args[0] == "revoke" {
 		k, err := ids.RevokeKey(ctx, *keyID)
 		if err != nil {

@@ -138,7 +138,7 @@ func TestReceiptsReachSMTP(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	a := wire(db, "https://pay.example.test", nil)
+	a := wire(db, "https://pay.example.test", nil, clockWiring{})
 	sink := newSMTPSink(t)
 	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), SMTPTestMail: true, MailFrom: "Shop <receipts@shop.example>"})
 	if err != nil {
@@ -206,7 +206,7 @@ func TestReceiptFailuresRetryOrDrop(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	a := wire(db, "https://pay.example.test", nil)
+	a := wire(db, "https://pay.example.test", nil, clockWiring{})
 	sink := newSMTPSink(t)
 	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), SMTPTestMail: true, MailFrom: defaultMailFrom})
 	if err != nil {
@@ -267,7 +267,7 @@ func TestReceiptsWithoutSMTPGoToTheMailbox(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	a := wire(db, "https://pay.example.test", nil)
+	a := wire(db, "https://pay.example.test", nil, clockWiring{})
 	w, err := mailWorker(quietLog(), a, config{MailFrom: defaultMailFrom})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestTestModeReceiptsStayInTheMailboxWithSMTP(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
-	a := wire(db, "https://pay.example.test", nil)
+	a := wire(db, "https://pay.example.test", nil, clockWiring{})
 	sink := newSMTPSink(t)
 	w, err := mailWorker(quietLog(), a, config{SMTPURL: sink.url(), MailFrom: defaultMailFrom})
 	if err != nil {

@@ -67,7 +67,14 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	a := wire(db, cfg.CheckoutURL, fees)
+	// The process's presence: an advisory lock on a connection of its own, by which other
+	// processes see at once that a test clock advance this one ran has lost its process.
+	presence, err := postgres.NewPresence(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return err
+	}
+	defer presence.Close()
+	a := wire(db, cfg.CheckoutURL, fees, clockWiring{Owner: presence.ID(), Wait: cfg.ClockWait, Log: log})
 	// The keys of requests of the phased shape are held on connections of a pool of their own
 	// (postgres.IdempotencyStore.Hold), so that they never take the main pool from the phases.
 	locks, err := postgres.Open(ctx, cfg.DatabaseURL)
@@ -204,6 +211,11 @@ func serve(ctx context.Context, args []string) error {
 	for _, s := range servers {
 		_ = s.Shutdown(shutdownCtx)
 	}
+	// Test clock advances still running stop at their next batch and are recorded as given
+	// up: the next process (or the next advance to the same time) resumes them.
+	if err := a.testclock.Shutdown(shutdownCtx); err != nil {
+		log.Warn("test clock advances did not stop in time", "error", err.Error())
+	}
 	stopSweeps()
 	wg.Wait()
 	log.Info("stopped")
@@ -234,9 +246,13 @@ func pprofServer(addr string) *http.Server {
 }
 
 // backgroundScheduler is the background loop over the registered due-work processors (see wire) plus
-// the hourly purges of idempotency records and ended dashboard sessions.
+// the resumption of test clock advances left unfinished (every round) and the hourly purges of
+// idempotency records and ended dashboard sessions.
 func backgroundScheduler(log *slog.Logger, a *app, every time.Duration) *scheduler.Loop {
 	return &scheduler.Loop{Registry: a.due, Interval: every, Log: log, Periodic: []scheduler.Periodic{
+		// Test clock advances whose process died, stopped or gave them up: taken over and run
+		// to their end here, every round.
+		{Name: "test clock advances left unfinished", Run: a.testclock.ResumePending},
 		{Name: "idempotency purge", Every: time.Hour, Run: func(ctx context.Context, now time.Time) (int64, error) {
 			return a.idem.Purge(ctx, now, 24*time.Hour)
 		}},

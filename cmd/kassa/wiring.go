@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -44,11 +45,24 @@ func (a *app) keyedUoW() ports.UnitOfWorkOf[ports.IdempotencyTx] {
 	return postgres.Bind(a.uow, func(tx *postgres.Tx) ports.IdempotencyTx { return tx })
 }
 
-func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
+// clockWiring is what the test clock needs of the process: the id of its presence (the zero
+// value for a process that runs no advance: the operator subcommands), how long an advance
+// request waits, and the log.
+type clockWiring struct {
+	Owner int32
+	Wait  time.Duration
+	Log   *slog.Logger
+}
+
+func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clockWiring) *app {
 	clock := core.SystemClock{}
 	// The due-work processors: the background scheduler and the test clock run the same ones.
 	due := scheduler.NewRegistry()
-	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
+	tc, err := testclock.NewService(postgres.NewTestClockStore(db, clocks.Owner), clock, due,
+		testclock.Options{Wait: clocks.Wait, Log: clocks.Log})
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	uow := postgres.NewUnitOfWork(db)
 	// Every change of a product or a price runs in a unit of work, seen as catalog's Tx (the
 	// catalog store bound to the transaction).
@@ -124,9 +138,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	}
 }
 
-// The payments sweep tells the test clock its due times, so an advance interleaves settlements
-// and disputes with other modules' work in time order (D12).
-var _ scheduler.NextDuer = (*payments.Sweeper)(nil)
+// The session expiry and the payments sweep tell the test clock their due times, so an advance
+// interleaves expiries, settlements and disputes in time order (D12).
+var (
+	_ scheduler.NextDuer = (*checkout.Service)(nil)
+	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
+)
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural
 // dependency; the translation keeps checkout free of catalog's types).

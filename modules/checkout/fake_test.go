@@ -291,3 +291,18 @@ func (w *fakeWall) add(d time.Duration) {
 	defer w.mu.Unlock()
 	w.t = w.t.Add(d)
 }
+
+// NextDue is the earliest expiry of the scope's sessions that ClaimDue would claim.
+func (m *memStore) NextDue(_ context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var at time.Time
+	found := false
+	for _, snap := range m.sessions {
+		s := RehydrateSession(snap)
+		if snap.Scope == scope && s.IsDue(until) && (!found || s.ExpiresAt().Before(at)) {
+			at, found = s.ExpiresAt(), true
+		}
+	}
+	return at, found, nil
+}

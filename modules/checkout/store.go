@@ -56,6 +56,10 @@ type Store interface {
 	// open that is due by now (Session.IsDue) counts as expired, not open. A cursor id that
 	// names no session of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status, now time.Time) (core.Page[*Session], error)
+	// NextDue returns the earliest expires_at ≤ until of the scope's sessions that
+	// SessionRepository.ClaimDue would claim (the projection of Session.IsDue); ok is false
+	// when none is due by until.
+	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
 }
 
 // SecretLookup is what Store.FindByClientSecretHash reads in one go.

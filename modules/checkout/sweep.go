@@ -63,6 +63,12 @@ func (svc *Service) ProcessDue(ctx context.Context, scope *core.Scope, until tim
 	}
 }
 
+// NextDue returns when the scope's next session falls due (at most until), so that a test
+// clock advance interleaves session expiry in time order with other modules' work (D12).
+func (svc *Service) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	return svc.store.NextDue(ctx, scope, until.Truncate(DuePrecision))
+}
+
 var _ ports.DueProcessor = (*Service)(nil)
 
 // asOf returns s as it stands at now without writing anything: a due session is shown expired

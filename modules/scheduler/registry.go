@@ -59,23 +59,37 @@ func (r *Registry) Processors() []Processor {
 	return append([]Processor(nil), r.procs...)
 }
 
-// maxSteps bounds the stepping of one scoped run; the rest is then done in one final pass.
-const maxSteps = 10_000
+// DuePrecision is the precision at which storage keeps due times (PostgreSQL timestamps:
+// microseconds). RunScope stops one processor this much before a due time of a processor
+// registered earlier, which comes first at that moment.
+const DuePrecision = time.Microsecond
 
-// RunScope runs every processor's work of scope due up to until, in time order (D12): while
-// some NextDuer has work due by until, every processor runs up to the earliest such moment
-// (registration order within a moment), and finally every processor runs up to until. Work
-// of processors without NextDue that falls between two moments thus runs at the later moment,
-// before the work due then, which keeps the order. A moment that does not move forward (the
-// work is held by a concurrent sweep) ends the stepping. The first processor error stops the
-// run and is returned; what already ran stays done. It holds no database connection of its
-// own between processors.
+// RunScope runs every processor's work of scope due up to until, in time order (D12), and
+// returns when all of it is done. Each round asks every NextDuer when its next work falls
+// due and lets the earliest one (registration order at a tie) run up to the next due time of
+// any other (exclusive of those of processors registered before it), so the effects of
+// different processors interleave in time order however many there are, in as many rounds as
+// the order switches from one processor to another. A processor without NextDue cannot be
+// interleaved: it is taken to have no work that depends on the scope's time (the charge
+// attempt sweeper's grace is wall-clock time) and runs, in registration order, before each
+// round (up to the round's earliest moment) and at the end; a processor whose work falls due
+// on the scope's clock must implement NextDue. Each processor does its
+// work in bounded batches, each its own unit of work; nothing here holds a connection or a
+// transaction. When no NextDuer has work left, the processors without NextDue run up to until,
+// and the rounds go on if that made work for a NextDuer. A round that found work and did none (it is
+// held by a concurrent sweep, which is committing it) waits a little and looks again. The
+// first error stops the run and is returned; what already ran stays done. ctx bounds it.
 func (r *Registry) RunScope(ctx context.Context, scope core.Scope, until time.Time) error {
 	procs := r.Processors()
-	var last time.Time
-	for step := 0; step < maxSteps; step++ {
-		next, found := time.Time{}, false
-		for _, p := range procs {
+	next := make([]time.Time, len(procs))
+	has := make([]bool, len(procs))
+	idle, final := 0, false
+	var lastAt time.Time
+	lastFirst := -1
+	for {
+		first := -1
+		for i, p := range procs {
+			has[i] = false
 			nd, ok := p.DueProcessor.(NextDuer)
 			if !ok {
 				continue
@@ -84,26 +98,83 @@ func (r *Registry) RunScope(ctx context.Context, scope core.Scope, until time.Ti
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.Name, err)
 			}
-			if ok && (!found || at.Before(next)) {
-				next, found = at, true
+			if ok {
+				next[i], has[i] = at, true
+				if first < 0 || at.Before(next[first]) {
+					first = i
+				}
 			}
 		}
-		if !found || (step > 0 && !next.After(last)) {
-			break
+		if first < 0 {
+			if final {
+				return nil
+			}
+			if _, err := runOthers(ctx, procs, scope, until); err != nil {
+				return err
+			}
+			final = true
+			continue // the rest may have made work that falls due by until
 		}
-		if err := runAll(ctx, procs, scope, next); err != nil {
+		final = false
+		bound := until
+		for j := range procs {
+			if j == first || !has[j] {
+				continue
+			}
+			b := next[j]
+			if j < first {
+				b = b.Add(-DuePrecision)
+			}
+			if b.Before(bound) {
+				bound = b
+			}
+		}
+		if _, err := runOthers(ctx, procs, scope, next[first]); err != nil {
 			return err
 		}
-		last = next
-	}
-	return runAll(ctx, procs, scope, until)
-}
-
-func runAll(ctx context.Context, procs []Processor, scope core.Scope, until time.Time) error {
-	for _, p := range procs {
-		if _, err := p.ProcessDue(ctx, &scope, until); err != nil {
+		p := procs[first]
+		n, err := p.ProcessDue(ctx, &scope, bound)
+		if err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
+		if n == 0 && first == lastFirst && next[first].Equal(lastAt) {
+			idle++
+			if err := pause(ctx, idle); err != nil {
+				return err
+			}
+		} else {
+			idle = 0
+		}
+		lastFirst, lastAt = first, next[first]
 	}
-	return nil
+}
+
+// runOthers runs the processors that cannot tell their due times up to until.
+func runOthers(ctx context.Context, procs []Processor, scope core.Scope, until time.Time) (int, error) {
+	total := 0
+	for _, p := range procs {
+		if _, ok := p.DueProcessor.(NextDuer); ok {
+			continue
+		}
+		n, err := p.ProcessDue(ctx, &scope, until)
+		if err != nil {
+			return total, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// pause waits before a round is tried again that made no progress: 10 ms, doubling, at most
+// 500 ms.
+func pause(ctx context.Context, idle int) error {
+	d := min(10*time.Millisecond<<min(idle-1, 6), 500*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

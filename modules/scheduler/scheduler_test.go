@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -102,5 +103,67 @@ func TestLoopRound(t *testing.T) {
 	}
 	if purges != 2 {
 		t.Fatalf("%d purges, want 2 (at 0 and after an hour)", purges)
+	}
+}
+
+// timed is a NextDuer with work at fixed offsets from t0; it logs "name@offset" as it does it.
+type timed struct {
+	name  string
+	due   []time.Duration
+	log   *[]string
+	calls int
+}
+
+func (s *timed) ProcessDue(_ context.Context, _ *core.Scope, until time.Time) (int, error) {
+	s.calls++
+	n := 0
+	var left []time.Duration
+	for _, d := range s.due {
+		if !t0.Add(d).After(until) {
+			*s.log = append(*s.log, s.name+"@"+d.String())
+			n++
+		} else {
+			left = append(left, d)
+		}
+	}
+	s.due = left
+	return n, nil
+}
+
+func (s *timed) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
+	found := false
+	var next time.Time
+	for _, d := range s.due {
+		if at := t0.Add(d); !at.After(until) && (!found || at.Before(next)) {
+			next, found = at, true
+		}
+	}
+	return next, found, nil
+}
+
+// Processors that tell their due times interleave in time order, registration order at a tie,
+// in as many rounds as the order switches from one to the other: a run of work of one
+// processor is done in one call, however long.
+func TestRunScopeInterleavesByNextDue(t *testing.T) {
+	t.Parallel()
+	var log []string
+	m := time.Minute
+	a := &timed{name: "a", due: []time.Duration{1 * m, 2 * m, 3 * m, 5 * m, 9 * m}, log: &log}
+	b := &timed{name: "b", due: []time.Duration{4 * m, 5 * m, 6 * m, 7 * m, 8 * m, 20 * m}, log: &log}
+	r := NewRegistry()
+	r.Register("a", a)
+	r.Register("b", b)
+	if err := r.RunScope(context.Background(), scope, t0.Add(10*m)); err != nil {
+		t.Fatal(err)
+	}
+	want := "[a@1m0s a@2m0s a@3m0s b@4m0s a@5m0s b@5m0s b@6m0s b@7m0s b@8m0s a@9m0s]"
+	if got := fmt.Sprint(log); got != want {
+		t.Fatalf("order %s, want %s", got, want)
+	}
+	if a.calls != 3 || b.calls != 2 {
+		t.Fatalf("a ran %d times, b %d; want 3 and 2 (one per run of its work)", a.calls, b.calls)
+	}
+	if len(b.due) != 1 {
+		t.Fatal("work after the horizon ran")
 	}
 }

@@ -24,7 +24,7 @@ func (f *fakePhases) Reach(_ context.Context, point string) error {
 // that finds the clock at its target answers it without running any due work.
 func TestAKeyedAdvanceFixesItsTargetOnce(t *testing.T) {
 	t.Parallel()
-	svc, st, rec := newSvc()
+	svc, st, rec := newSvc(t)
 	ph := &fakePhases{}
 	ctx := ports.WithKeyPhases(context.Background(), ph)
 	c, err := svc.Advance(ctx, scope, p(3600), nil)
@@ -42,9 +42,10 @@ func TestAKeyedAdvanceFixesItsTargetOnce(t *testing.T) {
 	}
 	// A retry after a crash before the clock moved runs the advance to the fixed target,
 	// not by another hour from wherever the clock is.
-	st.mu.Lock()
-	st.frozen[scope] = realNow.Add(30 * time.Minute)
-	st.mu.Unlock()
+	st.w.mu.Lock()
+	back := realNow.Add(30 * time.Minute)
+	st.w.rows[scope].frozen = &back
+	st.w.mu.Unlock()
 	c, err = svc.Advance(ctx, scope, p(3600), nil)
 	if err != nil || !c.Now.Equal(want) || len(rec.calls) != 2 || !rec.calls[1].Equal(want) {
 		t.Fatalf("resumed: clock %v (want %v), runs %v, %v", c.Now, want, rec.calls, err)

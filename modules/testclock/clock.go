@@ -1,11 +1,16 @@
 // Package testclock is the sandbox test clock (D12): each merchant's test environment has a
 // clock that runs on real time until it is first advanced, and then stays frozen at the
-// time it was advanced to. Advancing runs every module's due work up to the new time before
-// it returns. The live environment always runs on real time.
+// time it was advanced to. Advancing runs every module's due work up to the new time, in
+// bounded batches in time order, before the clock moves; an advance that takes longer than
+// the caller waits goes on in the background, survives a restart, and is observable (status
+// advancing) until it is done. The live environment always runs on real time.
 package testclock
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -13,34 +18,46 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Clock is the state of one test clock: FrozenTime is nil until the first advance; Now is the
-// time the scope runs on.
+// Status is whether a clock is moving.
+type Status string
+
+const (
+	// StatusReady: no advance is in progress.
+	StatusReady Status = "ready"
+	// StatusAdvancing: an advance is running its due work; the clock keeps its time until
+	// every effect due up to AdvancingTo has happened.
+	StatusAdvancing Status = "advancing"
+)
+
+// Clock is the state of one test clock: FrozenTime is nil until the first advance has
+// finished; Now is the time the scope runs on. While an advance runs, Status is advancing and
+// AdvancingTo its target.
 type Clock struct {
-	FrozenTime *time.Time
-	Now        time.Time
+	FrozenTime  *time.Time
+	Now         time.Time
+	Status      Status
+	AdvancingTo *time.Time
 }
 
 // MaxAdvance is the longest single advance (D12: at most 2 years at a time).
 const MaxAdvance int64 = 63_072_000
 
-// Store keeps the clocks. Scopes passed to it are always test scopes. No method holds a
-// database connection after it returns: an advance claims the clock, runs the due work with
-// no connection of its own, and then sets the clock.
-type Store interface {
-	// FrozenTime returns the clock's frozen time, nil when the clock runs on real time (no
-	// row, or a row without a frozen time).
-	FrozenTime(ctx context.Context, scope core.Scope) (*time.Time, error)
-	// ClaimAdvance claims the clock for one advance under token (creating the clock when
-	// absent), for at most lease of wall-clock time, and returns its frozen time. ok is false
-	// when another advance holds an unexpired claim; the clock is then left as it was.
-	ClaimAdvance(ctx context.Context, scope core.Scope, token string, lease time.Duration) (frozen *time.Time, ok bool, err error)
-	// FinishAdvance sets the clock to target and releases the claim, when token still holds
-	// it; ok is false when the claim was lost (its lease ran out and another advance took
-	// it), and then nothing is changed.
-	FinishAdvance(ctx context.Context, scope core.Scope, token string, target time.Time) (ok bool, err error)
-	// ReleaseAdvance gives up the claim of token without moving the clock; a clock that was
-	// created by the claim and never frozen is removed again.
-	ReleaseAdvance(ctx context.Context, scope core.Scope, token string) error
+// DefaultWait is how long Advance waits for its due work before it answers that the clock is
+// still advancing (D12: about 20 s; kept below the 20 s a transaction may stay idle, for a
+// caller that waits inside one).
+const DefaultWait = 15 * time.Second
+
+// ErrClockAdvancing: another advance of the clock is in progress (409).
+var ErrClockAdvancing = core.NewError(core.TypeResourceConflict, "clock_advancing", "",
+	"The test clock is advancing. Retry once GET /v1/test_helpers/clock shows it ready.")
+
+// Options are the service's settings; zero fields take the documented defaults.
+type Options struct {
+	// Wait is how long Advance waits for the due work before answering with the clock still
+	// advancing (DefaultWait).
+	Wait time.Duration
+	// Log receives the background advances' failures and pauses (slog.Default()).
+	Log *slog.Logger
 }
 
 // Service is the test clock use cases; it implements ports.Clocks for every module.
@@ -48,15 +65,32 @@ type Service struct {
 	store Store
 	real  core.Clock
 	due   *scheduler.Registry
+	wait  time.Duration
+	log   *slog.Logger
+
+	// bg is the context of the advances this process runs; Shutdown ends it.
+	bg   context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	runs map[core.Scope]*run // the advances this process runs, one per clock
 }
 
 // NewService builds the clocks. real is the wall clock; due holds the processors whose work
 // an advance runs (the same registry the background scheduler runs).
-func NewService(store Store, real core.Clock, due *scheduler.Registry) *Service {
+func NewService(store Store, real core.Clock, due *scheduler.Registry, opt Options) (*Service, error) {
 	if store == nil || real == nil || due == nil {
-		panic("testclock: NewService needs a store, a clock and a registry")
+		return nil, errors.New("testclock: NewService needs a store, a clock and a registry")
 	}
-	return &Service{store: store, real: real, due: due}
+	if opt.Wait <= 0 {
+		opt.Wait = DefaultWait
+	}
+	if opt.Log == nil {
+		opt.Log = slog.Default()
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &Service{store: store, real: real, due: due, wait: opt.Wait, log: opt.Log,
+		bg: bg, stop: stop, runs: map[core.Scope]*run{}}, nil
 }
 
 var _ ports.Clocks = (*Service)(nil)
@@ -89,17 +123,22 @@ func (s *Service) Get(ctx context.Context, scope core.Scope) (Clock, error) {
 	if scope.Env != core.EnvTest {
 		return Clock{}, core.ErrTestModeOnly
 	}
-	frozen, err := s.store.FrozenTime(ctx, scope)
+	st, err := s.store.State(ctx, scope)
 	if err != nil {
 		return Clock{}, err
 	}
-	return s.clock(frozen), nil
+	return s.clock(st), nil
 }
 
-func (s *Service) clock(frozen *time.Time) Clock {
-	if frozen != nil {
-		t := *frozen
-		return Clock{FrozenTime: &t, Now: t}
+func (s *Service) clock(st State) Clock {
+	c := Clock{Now: s.real.Now(), Status: StatusReady}
+	if st.Frozen != nil {
+		t := *st.Frozen
+		c.FrozenTime, c.Now = &t, t
 	}
-	return Clock{Now: s.real.Now()}
+	if st.Advancing != nil {
+		t := st.Advancing.To
+		c.Status, c.AdvancingTo = StatusAdvancing, &t
+	}
+	return c
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -17,69 +19,26 @@ var (
 	realNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	scope   = core.Scope{MerchantID: "mer_clock", Env: core.EnvTest}
 	live    = core.Scope{MerchantID: "mer_clock", Env: core.EnvLive}
+	quiet   = slog.New(slog.NewTextHandler(io.Discard, nil))
 )
 
-type memStore struct {
-	mu     sync.Mutex
-	frozen map[core.Scope]time.Time
-	claims map[core.Scope]string
-}
-
-func (m *memStore) FrozenTime(_ context.Context, s core.Scope) (*time.Time, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if t, ok := m.frozen[s]; ok {
-		return &t, nil
-	}
-	return nil, nil
-}
-
-func (m *memStore) ClaimAdvance(_ context.Context, s core.Scope, token string, _ time.Duration) (*time.Time, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.claims == nil {
-		m.claims = map[core.Scope]string{}
-	}
-	if m.claims[s] != "" {
-		return nil, false, nil
-	}
-	m.claims[s] = token
-	if t, ok := m.frozen[s]; ok {
-		return &t, true, nil
-	}
-	return nil, true, nil
-}
-
-func (m *memStore) FinishAdvance(_ context.Context, s core.Scope, token string, target time.Time) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.claims[s] != token {
-		return false, nil
-	}
-	delete(m.claims, s)
-	m.frozen[s] = target
-	return true, nil
-}
-
-func (m *memStore) ReleaseAdvance(_ context.Context, s core.Scope, token string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.claims[s] == token {
-		delete(m.claims, s)
-	}
-	return nil
-}
-
 // newService builds the clocks over a registry holding procs, in order.
-func newService(st Store, clock core.Clock, procs ...ports.DueProcessor) *Service {
+func newService(t *testing.T, st Store, clock core.Clock, wait time.Duration, procs ...ports.DueProcessor) *Service {
+	t.Helper()
 	due := scheduler.NewRegistry()
 	for i, p := range procs {
 		due.Register(fmt.Sprintf("processor %d", i), p)
 	}
-	return NewService(st, clock, due)
+	svc, err := NewService(st, clock, due, Options{Wait: wait, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	return svc
 }
 
 type recorder struct {
+	mu    sync.Mutex
 	calls []time.Time
 	err   error
 }
@@ -88,14 +47,22 @@ func (r *recorder) ProcessDue(_ context.Context, s *core.Scope, until time.Time)
 	if s == nil || *s != scope {
 		panic("advance must pass its scope")
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.calls = append(r.calls, until)
 	return 0, r.err
 }
 
-func newSvc() (*Service, *memStore, *recorder) {
-	st := &memStore{frozen: map[core.Scope]time.Time{}}
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+func newSvc(t *testing.T) (*Service, *memStore, *recorder) {
+	st := newMemStore()
 	rec := &recorder{}
-	return newService(st, core.FixedClock{T: realNow}, rec), st, rec
+	return newService(t, st, core.FixedClock{T: realNow}, time.Second, rec), st, rec
 }
 
 func p(v int64) *int64 { return &v }
@@ -127,14 +94,14 @@ func TestAdvanceRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			svc, st, rec := newSvc()
+			svc, st, rec := newSvc(t)
 			c, err := svc.Advance(context.Background(), tc.scope, tc.seconds, tc.to)
 			if tc.code != "" {
 				var ce *core.Error
 				if !errors.As(err, &ce) || ce.Code != tc.code || ce.Param != tc.param {
 					t.Fatalf("want %s (%s), got %v", tc.code, tc.param, err)
 				}
-				if len(rec.calls) != 0 || len(st.frozen) != 0 {
+				if rec.count() != 0 || len(st.w.rows) != 0 {
 					t.Fatal("a refused advance had effects")
 				}
 				return
@@ -142,10 +109,10 @@ func TestAdvanceRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.FrozenTime == nil || !c.FrozenTime.Equal(tc.wantTarget) || !c.Now.Equal(tc.wantTarget) {
-				t.Fatalf("clock %+v, want %v", c, tc.wantTarget)
+			if c.Status != StatusReady || c.AdvancingTo != nil || c.FrozenTime == nil || !c.FrozenTime.Equal(tc.wantTarget) || !c.Now.Equal(tc.wantTarget) {
+				t.Fatalf("clock %+v, want ready at %v", c, tc.wantTarget)
 			}
-			if len(rec.calls) != 1 || !rec.calls[0].Equal(tc.wantTarget) {
+			if rec.count() != 1 || !rec.calls[0].Equal(tc.wantTarget) {
 				t.Fatalf("processor calls %v", rec.calls)
 			}
 		})
@@ -154,10 +121,10 @@ func TestAdvanceRules(t *testing.T) {
 
 func TestClockFreezesAfterAdvance(t *testing.T) {
 	t.Parallel()
-	svc, _, rec := newSvc()
+	svc, _, rec := newSvc(t)
 	ctx := context.Background()
 	c, err := svc.Get(ctx, scope)
-	if err != nil || c.FrozenTime != nil || !c.Now.Equal(realNow) {
+	if err != nil || c.FrozenTime != nil || !c.Now.Equal(realNow) || c.Status != StatusReady {
 		t.Fatalf("initial %+v %v", c, err)
 	}
 	if _, err := svc.Get(ctx, live); !errors.Is(err, core.ErrTestModeOnly) {
@@ -180,38 +147,161 @@ func TestClockFreezesAfterAdvance(t *testing.T) {
 	if _, err := svc.Advance(ctx, scope, nil, p(realNow.Unix()+100)); !errors.Is(err, core.InvalidField("to", "")) {
 		t.Fatalf("to before frozen time: %v", err)
 	}
-	if len(rec.calls) != 2 {
+	if rec.count() != 2 {
 		t.Fatalf("calls %v", rec.calls)
 	}
 }
 
-func TestAdvanceProcessorFailureLeavesClock(t *testing.T) {
+// A failure of the due work is returned; the clock keeps its time, the advance stays
+// recorded and not running, and the next advance to the same time takes it over and ends it.
+func TestAdvanceFailureIsResumedByTheNextAdvance(t *testing.T) {
 	t.Parallel()
-	st := &memStore{frozen: map[core.Scope]time.Time{}}
+	st := newMemStore()
 	rec, extra := &recorder{}, &recorder{}
-	svc := newService(st, core.FixedClock{T: realNow}, rec, extra)
+	svc := newService(t, st, core.FixedClock{T: realNow}, time.Second, rec, extra)
 	rec.err = errors.New("boom")
 	if _, err := svc.Advance(context.Background(), scope, p(60), nil); err == nil {
 		t.Fatal("want error")
 	}
-	if len(st.frozen) != 0 || len(st.claims) != 0 || len(extra.calls) != 0 {
-		t.Fatal("clock moved or later processor ran after a failure")
+	c, _ := svc.Get(context.Background(), scope)
+	if c.FrozenTime != nil || c.Status != StatusAdvancing || !c.AdvancingTo.Equal(realNow.Add(time.Minute)) || extra.count() != 0 {
+		t.Fatalf("after a failure: %+v, later processor ran %d", c, extra.count())
 	}
+	if _, err := svc.Advance(context.Background(), scope, p(120), nil); !errors.Is(err, ErrClockAdvancing) {
+		t.Fatalf("another target while advancing: %v", err)
+	}
+	rec.mu.Lock()
 	rec.err = nil
-	if _, err := svc.Advance(context.Background(), scope, p(60), nil); err != nil {
+	rec.mu.Unlock()
+	c, err := svc.Advance(context.Background(), scope, p(60), nil)
+	if err != nil || c.Status != StatusReady || !c.Now.Equal(realNow.Add(time.Minute)) {
+		t.Fatalf("resumed: %+v %v", c, err)
+	}
+	if extra.count() != 1 {
+		t.Fatal("added processor not run")
+	}
+}
+
+// gate is a processor that blocks until released, counting its runs.
+type gate struct {
+	mu      sync.Mutex
+	release chan struct{}
+	runs    int
+	started chan struct{}
+}
+
+func newGate() *gate { return &gate{release: make(chan struct{}), started: make(chan struct{}, 16)} }
+
+func (g *gate) ProcessDue(ctx context.Context, _ *core.Scope, _ time.Time) (int, error) {
+	g.mu.Lock()
+	g.runs++
+	g.mu.Unlock()
+	g.started <- struct{}{}
+	select {
+	case <-g.release:
+		return 1, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// An advance that is not done within Wait answers the clock advancing, with its target; GET
+// shows it advancing until the work is done, then ready at the target. Meanwhile an advance
+// to another time answers ErrClockAdvancing at once, and one to the same time joins it.
+func TestASlowAdvanceIsObservableUntilDone(t *testing.T) {
+	t.Parallel()
+	st := newMemStore()
+	g := newGate()
+	svc := newService(t, st, core.FixedClock{T: realNow}, 50*time.Millisecond, g)
+	ctx := context.Background()
+	target := realNow.Add(time.Hour)
+	c, err := svc.Advance(ctx, scope, p(3600), nil)
+	if err != nil || c.Status != StatusAdvancing || c.AdvancingTo == nil || !c.AdvancingTo.Equal(target) || c.FrozenTime != nil {
+		t.Fatalf("slow advance: %+v %v", c, err)
+	}
+	if g, _ := svc.Get(ctx, scope); g.Status != StatusAdvancing || !g.Now.Equal(realNow) {
+		t.Fatalf("GET while advancing: %+v", g)
+	}
+	start := time.Now()
+	if _, err := svc.Advance(ctx, scope, p(60), nil); !errors.Is(err, ErrClockAdvancing) || time.Since(start) > 40*time.Millisecond {
+		t.Fatalf("another target: %v after %v", err, time.Since(start))
+	}
+	if c, err := svc.Advance(ctx, scope, nil, p(target.Unix())); err != nil || c.Status != StatusAdvancing {
+		t.Fatalf("same target: %+v %v", c, err)
+	}
+	close(g.release)
+	c, err = svc.Advance(ctx, scope, p(3600), nil) // joins, then sees it ready
+	if err != nil || c.Status != StatusReady || !c.Now.Equal(target) {
+		t.Fatalf("joined: %+v %v", c, err)
+	}
+	if g.runs != 1 {
+		t.Fatalf("the work ran %d times", g.runs)
+	}
+}
+
+// The advance of a process that died is taken over at once by the next advance to the same
+// time, in another process, which runs the work to its end.
+func TestAKilledProcesssAdvanceIsTakenOver(t *testing.T) {
+	t.Parallel()
+	a, b, killB := NewFakeStores()
+	stuck := newGate()
+	first := newService(t, b, core.FixedClock{T: realNow}, 20*time.Millisecond, stuck)
+	if c, _ := first.Advance(context.Background(), scope, p(3600), nil); c.Status != StatusAdvancing {
+		t.Fatalf("first: %+v", c)
+	}
+	killB()
+	rec := &recorder{}
+	second := newService(t, a, core.FixedClock{T: realNow}, time.Second, rec)
+	c, err := second.Advance(context.Background(), scope, p(3600), nil)
+	if err != nil || c.Status != StatusReady || !c.Now.Equal(realNow.Add(time.Hour)) || rec.count() != 1 {
+		t.Fatalf("taken over: %+v %v, %d runs", c, err, rec.count())
+	}
+	close(stuck.release) // the dead process's run ends without changing anything
+}
+
+// Shutdown stops an advance at its next batch and gives it up, recorded; the resumer of another
+// process takes it over and ends it.
+func TestShutdownPausesAndAnotherProcessResumes(t *testing.T) {
+	t.Parallel()
+	a, b, _ := NewFakeStores()
+	stuck := newGate()
+	first := newService(t, b, core.FixedClock{T: realNow}, 20*time.Millisecond, stuck)
+	if c, _ := first.Advance(context.Background(), scope, p(3600), nil); c.Status != StatusAdvancing {
+		t.Fatalf("first: %+v", c)
+	}
+	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(extra.calls) != 1 {
-		t.Fatal("added processor not run")
+	if st, _ := b.State(context.Background(), scope); st.Advancing == nil || st.Advancing.Running {
+		t.Fatalf("after shutdown: %+v", st.Advancing)
+	}
+	rec := &recorder{}
+	second := newService(t, a, core.FixedClock{T: realNow}, time.Second, rec)
+	if n, err := second.ResumePending(context.Background(), realNow); err != nil || n != 1 {
+		t.Fatalf("resumed %d %v", n, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, _ := second.Get(context.Background(), scope)
+		if c.Status == StatusReady {
+			if !c.Now.Equal(realNow.Add(time.Hour)) || rec.count() != 1 {
+				t.Fatalf("resumed clock %+v, %d runs", c, rec.count())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the resumed advance never finished")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
 // A reading carried by the request (taken with the API key) answers Now without the store;
 // a reading of another scope is ignored.
 func TestNowUsesTheRequestsClockReading(t *testing.T) {
-	svc, st, _ := newSvc()
+	svc, st, _ := newSvc(t)
 	stored := realNow.Add(48 * time.Hour)
-	st.frozen[scope] = stored
+	st.w.rows[scope] = &memRow{frozen: &stored}
 	carried := realNow.Add(time.Hour)
 
 	got, err := svc.Now(core.WithClockReading(context.Background(), scope, &carried), scope)
@@ -229,8 +319,8 @@ func TestNowUsesTheRequestsClockReading(t *testing.T) {
 	}
 }
 
-// schedule is a processor with work at fixed times; it logs "name@offset" as it does it.
-// With next set it also implements NextDuer.
+// schedule is a processor with work at fixed times, which it tells (NextDuer); it logs
+// "name@offset" as it does it.
 type schedule struct {
 	name string
 	due  []time.Duration // offsets from realNow, pending
@@ -252,9 +342,7 @@ func (s *schedule) ProcessDue(_ context.Context, _ *core.Scope, until time.Time)
 	return n, nil
 }
 
-type steppedSchedule struct{ *schedule }
-
-func (s steppedSchedule) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
+func (s *schedule) NextDue(_ context.Context, _ core.Scope, until time.Time) (time.Time, bool, error) {
 	var next time.Time
 	found := false
 	for _, d := range s.due {
@@ -265,28 +353,25 @@ func (s steppedSchedule) NextDue(_ context.Context, _ core.Scope, until time.Tim
 	return next, found, nil
 }
 
-// Work of several processors runs in time order when one of them tells its due times, and
-// processors without NextDue still run (at the next moment, or at the end).
+// Work of several processors runs in time order (registration order at a tie), and nothing
+// after the target runs.
 func TestAdvanceRunsProcessorsInTimeOrder(t *testing.T) {
 	t.Parallel()
 	var log []string
-	plain := &schedule{name: "expiry", due: []time.Duration{time.Minute, 3 * time.Minute, time.Hour}, log: &log}
-	stepped := steppedSchedule{&schedule{name: "settle", due: []time.Duration{2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 2 * time.Hour}, log: &log}}
-	st := &memStore{frozen: map[core.Scope]time.Time{scope: realNow}}
-	svc := newService(st, core.FixedClock{T: realNow}, plain, stepped)
+	expiry := &schedule{name: "expiry", due: []time.Duration{time.Minute, 3 * time.Minute, time.Hour}, log: &log}
+	settle := &schedule{name: "settle", due: []time.Duration{2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 2 * time.Hour}, log: &log}
+	st := newMemStore()
+	frozen := realNow
+	st.w.rows[scope] = &memRow{frozen: &frozen}
+	svc := newService(t, st, core.FixedClock{T: realNow}, time.Second, expiry, settle)
 	if _, err := svc.Advance(context.Background(), scope, p(int64(90*60)), nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"expiry@1m0s", "settle@2m0s", "expiry@3m0s", "settle@3m0s", "settle@5m0s", "expiry@1h0m0s"}
-	if len(log) != len(want) {
+	if fmt.Sprint(log) != fmt.Sprint(want) {
 		t.Fatalf("log %v, want %v", log, want)
 	}
-	for i := range want {
-		if log[i] != want[i] {
-			t.Fatalf("log %v, want %v", log, want)
-		}
-	}
-	if len(stepped.due) != 1 {
-		t.Fatalf("work after the target ran: %v left", stepped.due)
+	if len(settle.due) != 1 {
+		t.Fatalf("work after the target ran: %v left", settle.due)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/core"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
@@ -18,12 +19,7 @@ func (a *dashboardAPI) GetDashboardTestClock(ctx context.Context, _ dash.GetDash
 	if err != nil {
 		return nil, err
 	}
-	out := dash.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix()}
-	if c.FrozenTime != nil {
-		t := c.FrozenTime.Unix()
-		out.FrozenTime = &t
-	}
-	return dash.GetDashboardTestClock200JSONResponse{Body: out}, nil
+	return dash.GetDashboardTestClock200JSONResponse{Body: present.TestClock(c)}, nil
 }
 
 // defaultDeclines is how many declines a list shows without a limit (as every list).

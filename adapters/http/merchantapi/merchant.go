@@ -72,7 +72,7 @@ func (m *merchantAPI) GetTestClock(ctx context.Context, _ api.GetTestClockReques
 	if err != nil {
 		return nil, err
 	}
-	return api.GetTestClock200JSONResponse{Body: presentClock(c)}, nil
+	return api.GetTestClock200JSONResponse{Body: present.TestClock(c)}, nil
 }
 
 func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClockRequestObject) (api.AdvanceTestClockResponseObject, error) {
@@ -80,14 +80,10 @@ func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClo
 	if err != nil {
 		return nil, err
 	}
-	return api.AdvanceTestClock200JSONResponse{Body: presentClock(c)}, nil
+	if c.Status == testclock.StatusAdvancing {
+		// Not done within the wait: it goes on in the background, observable with GET.
+		return api.AdvanceTestClock202JSONResponse{Body: present.TestClock(c)}, nil
+	}
+	return api.AdvanceTestClock200JSONResponse{Body: present.TestClock(c)}, nil
 }
 
-func presentClock(c testclock.Clock) api.TestClock {
-	out := api.TestClock{Object: wire.TestClockObjectTestClock, Now: c.Now.Unix()}
-	if c.FrozenTime != nil {
-		t := c.FrozenTime.Unix()
-		out.FrozenTime = &t
-	}
-	return out
-}

@@ -1136,9 +1136,11 @@ type ClientInterface interface {
 
 	// GetTestClock Get the test clock
 	//
-	// Returns the test environment's sandbox clock, the time every test-mode object of this
-	// merchant is dated and becomes due by. `frozen_time` is null while the clock
-	// follows real time. Test keys only.
+	// Returns the test environment's clock. `frozen_time` is null while the clock follows
+	// real time. `status` is `advancing` while an advance is running its due work (its
+	// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+	// advance), and `ready` once every effect due up to the target has happened and the
+	// clock is set to it. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 	//
@@ -1155,13 +1157,32 @@ type ClientInterface interface {
 	// AdvanceTestClockWithBody Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -1175,8 +1196,9 @@ type ClientInterface interface {
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1193,13 +1215,32 @@ type ClientInterface interface {
 	// AdvanceTestClock Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -1213,8 +1254,9 @@ type ClientInterface interface {
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2092,9 +2134,11 @@ func (c *Client) UpdatePrice(ctx context.Context, id ProductId, priceId PriceId,
 
 // GetTestClock Get the test clock
 //
-// Returns the test environment's sandbox clock, the time every test-mode object of this
-// merchant is dated and becomes due by. `frozen_time` is null while the clock
-// follows real time. Test keys only.
+// Returns the test environment's clock. `frozen_time` is null while the clock follows
+// real time. `status` is `advancing` while an advance is running its due work (its
+// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+// advance), and `ready` once every effect due up to the target has happened and the
+// clock is set to it. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 //
@@ -2123,13 +2167,32 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // AdvanceTestClockWithBody Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 // an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -2143,8 +2206,9 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2173,13 +2237,32 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 // AdvanceTestClock Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 // an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -2193,8 +2276,9 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -3940,9 +4024,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetTestClockWithResponse Get the test clock
 	//
-	// Returns the test environment's sandbox clock, the time every test-mode object of this
-	// merchant is dated and becomes due by. `frozen_time` is null while the clock
-	// follows real time. Test keys only.
+	// Returns the test environment's clock. `frozen_time` is null while the clock follows
+	// real time. `status` is `advancing` while an advance is running its due work (its
+	// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+	// advance), and `ready` once every effect due up to the target has happened and the
+	// clock is set to it. Test keys only.
 	//
 	// **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 	//
@@ -3961,13 +4047,32 @@ type ClientWithResponsesInterface interface {
 	// AdvanceTestClockWithBodyWithResponse Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -3981,8 +4086,9 @@ type ClientWithResponsesInterface interface {
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -3999,13 +4105,32 @@ type ClientWithResponsesInterface interface {
 	// AdvanceTestClockWithResponse Advance the test clock
 	//
 	// Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-	// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-	// every effect due up to the new time (session expiries, renewals, retries, trial
-	// notices, settlements) has happened in time order, with its events in the outbox. Test
-	// keys only; live always runs on real time.
+	// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+	// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+	// in time order, with its events in the outbox, in bounded batches; the clock is set to
+	// the target once all of them have happened. Test keys only; live always runs on real
+	// time.
 	//
-	// Advancing a clock that follows real time starts from real time and freezes the clock at
-	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	// An advance of any size answers, in one of two ways:
+	//
+	// - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+	//   clock is at the target.
+	// - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+	//   before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+	//   `advancing` until every effect is done, then `ready` at the target. The advance
+	//   survives a restart of the server: it is resumed from where it stopped.
+	//
+	// While a clock is advancing, an advance to another time answers at once 409
+	// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+	// the same `seconds` from the same clock) joins the one in progress and answers as it
+	// would. When the server that ran an advance stopped before finishing it, the next
+	// advance to the same time takes it over at once and finishes it.
+	//
+	// Advancing a clock that follows real time starts from real time (its current second)
+	// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+	// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+	// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+	// stays a 202: read the clock with GET).
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -4019,8 +4144,9 @@ type ClientWithResponsesInterface interface {
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 	// 63,072,000, `parameter_unknown` for any other field; 401; 403
-	// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-	// 429; 5xx.
+	// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+	// `clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -7127,6 +7253,12 @@ type AdvanceTestClockResponse200Headers struct {
 	RequestId          *string
 }
 
+// AdvanceTestClockResponse202Headers the declared response headers of an HTTP 202 response for AdvanceTestClock
+type AdvanceTestClockResponse202Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // AdvanceTestClockResponse400Headers the declared response headers of an HTTP 400 response for AdvanceTestClock
 type AdvanceTestClockResponse400Headers struct {
 	IdempotentReplayed *bool
@@ -7184,6 +7316,8 @@ type AdvanceTestClockResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TestClock
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *TestClock
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -7204,6 +7338,8 @@ type AdvanceTestClockResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AdvanceTestClockResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *AdvanceTestClockResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *AdvanceTestClockResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7227,6 +7363,11 @@ type AdvanceTestClockResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r AdvanceTestClockResponse) GetJSON200() *TestClock {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AdvanceTestClockResponse) GetJSON202() *TestClock {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -8096,9 +8237,11 @@ func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, id Pr
 
 // GetTestClockWithResponse Get the test clock
 //
-// Returns the test environment's sandbox clock, the time every test-mode object of this
-// merchant is dated and becomes due by. `frozen_time` is null while the clock
-// follows real time. Test keys only.
+// Returns the test environment's clock. `frozen_time` is null while the clock follows
+// real time. `status` is `advancing` while an advance is running its due work (its
+// target in `advancing_to`; `now` and `frozen_time` keep the time from before the
+// advance), and `ready` once every effect due up to the target has happened and the
+// clock is set to it. Test keys only.
 //
 // **Errors:** 401; 403 `permission_error`/`test_mode_only` for a live key; 429; 5xx.
 //
@@ -8125,13 +8268,32 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // AdvanceTestClockWithBodyWithResponse Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 // an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -8145,8 +8307,9 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -8171,13 +8334,32 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // AdvanceTestClockWithResponse Advance the test clock
 //
 // Moves the test environment's clock forward, by `seconds` or to the Unix time `to`
-// (exactly one of them; only forward, at most 2 years at a time). When the call returns,
-// every effect due up to the new time (session expiries, renewals, retries, trial
-// notices, settlements) has happened in time order, with its events in the outbox. Test
-// keys only; live always runs on real time.
+// (exactly one of them; only forward, at most 2 years at a time). Every effect due up to
+// the new time (session expiries, renewals, retries, trial notices, settlements) happens
+// in time order, with its events in the outbox, in bounded batches; the clock is set to
+// the target once all of them have happened. Test keys only; live always runs on real
+// time.
 //
-// Advancing a clock that follows real time starts from real time and freezes the clock at
-// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+// An advance of any size answers, in one of two ways:
+//
+//   - **200**, `status` `ready`: the due work was done within about 15 seconds, and the
+//     clock is at the target.
+//   - **202**, `status` `advancing` (`advancing_to` the target, `now` still the time from
+//     before): the work goes on in the background. `GET /v1/test_helpers/clock` shows
+//     `advancing` until every effect is done, then `ready` at the target. The advance
+//     survives a restart of the server: it is resumed from where it stopped.
+//
+// While a clock is advancing, an advance to another time answers at once 409
+// `resource_conflict`/`clock_advancing`; an advance to the same time (the same `to`, or
+// the same `seconds` from the same clock) joins the one in progress and answers as it
+// would. When the server that ran an advance stopped before finishing it, the next
+// advance to the same time takes it over at once and finishes it.
+//
+// Advancing a clock that follows real time starts from real time (its current second)
+// and freezes the clock at the target; a frozen clock stays frozen. Each merchant's clock
+// is its own. Moving the clock never expires an Idempotency-Key: keys are kept for 24
+// hours of real time. With an Idempotency-Key, a retry replays the first answer (a 202
+// stays a 202: read the clock with GET).
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
 // an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
@@ -8191,8 +8373,9 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
 // 63,072,000, `parameter_unknown` for any other field; 401; 403
-// `permission_error`/`test_mode_only` for a live key; 409 `idempotency_error`; 413; 415;
-// 429; 5xx.
+// `permission_error`/`test_mode_only` for a live key; 409 `resource_conflict`/
+// `clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -12341,6 +12524,13 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12424,6 +12614,23 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers AdvanceTestClockResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers AdvanceTestClockResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -17343,6 +17550,34 @@ func (response AdvanceTestClock200JSONResponse) VisitAdvanceTestClockResponse(w 
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock202ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type AdvanceTestClock202JSONResponse struct {
+	Body    TestClock
+	Headers AdvanceTestClock202ResponseHeaders
+}
+
+func (response AdvanceTestClock202JSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(202)
 	_, err := buf.WriteTo(w)
 	return err
 }

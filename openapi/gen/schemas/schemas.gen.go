@@ -405,6 +405,24 @@ func (e TestClockObject) Valid() bool {
 	}
 }
 
+// Defines values for TestClockStatus.
+const (
+	TestClockStatusAdvancing TestClockStatus = "advancing"
+	TestClockStatusReady     TestClockStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the TestClockStatus enum.
+func (e TestClockStatus) Valid() bool {
+	switch e {
+	case TestClockStatusAdvancing:
+		return true
+	case TestClockStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UsageType.
 const (
 	UsageTypeLicensed UsageType = "licensed"
@@ -1353,6 +1371,10 @@ type TaxBehavior string
 
 // TestClock The test environment's clock.
 type TestClock struct {
+	// AdvancingTo Unix seconds the clock is advancing to while `status` is `advancing`; null when
+	// `ready`.
+	AdvancingTo *int64 `json:"advancing_to"`
+
 	// FrozenTime Unix seconds the clock is set to, or null while it follows real time.
 	FrozenTime *int64 `json:"frozen_time"`
 
@@ -1361,10 +1383,16 @@ type TestClock struct {
 
 	// Object Always `test_clock`.
 	Object TestClockObject `json:"object"`
+
+	// Status `advancing` while an advance is running its due work, `ready` otherwise.
+	Status TestClockStatus `json:"status"`
 }
 
 // TestClockObject Always `test_clock`.
 type TestClockObject string
+
+// TestClockStatus `advancing` while an advance is running its due work, `ready` otherwise.
+type TestClockStatus string
 
 // TestClockAdvance How far to move the clock: exactly one of `seconds` and `to`. Neither gives 400
 // `invalid_request`/`parameter_missing` with `param` `seconds`; both give 400
