@@ -86,4 +86,3 @@ func (m *merchantAPI) AdvanceTestClock(ctx context.Context, r api.AdvanceTestClo
 	}
 	return api.AdvanceTestClock200JSONResponse{Body: present.TestClock(c)}, nil
 }
-
