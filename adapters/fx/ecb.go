@@ -66,7 +66,7 @@ func NewFromFile(path string) (*ECB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fx: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	e, err := New(f)
 	if err != nil {
 		return nil, fmt.Errorf("fx: %s: %w", path, err)

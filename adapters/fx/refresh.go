@@ -87,7 +87,7 @@ func (r *Refresher) Fetch(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fx: refresh: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("fx: refresh: %s answered %s", r.URL, resp.Status)
 	}

@@ -28,7 +28,7 @@ func (s *DashboardStore) UsersByEmail(ctx context.Context, email string, limit i
 	if err != nil {
 		return nil, fmt.Errorf("users: by email: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []*identity.User
 	for rows.Next() {
 		var u identity.UserSnapshot

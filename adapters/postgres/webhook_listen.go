@@ -44,7 +44,7 @@ func ListenWebhooks(ctx context.Context, url string, log *slog.Logger) (<-chan s
 		return nil, err
 	}
 	go func() {
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ping := time.NewTicker(90 * time.Second)
 		defer ping.Stop()
 		for {

@@ -174,7 +174,7 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome 
 	if err != nil {
 		return webhooks.Outcome{Latency: time.Since(start), Err: describe(err, req.URL.Hostname(), portOf(req.URL))}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	// The status decides; the body only feeds the excerpt, so a failure while reading it (a
 	// slow or cut-off body) is not a failed delivery. The rest of a longer body is not read.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.o.ExcerptLimit)))

@@ -24,7 +24,7 @@ func feeCalculator(ctx context.Context, cfg config, log *slog.Logger) (*payments
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("fee plans: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if schedule, err = payments.ParseFeeSchedule(f); err != nil {
 			return nil, nil, nil, fmt.Errorf("fee plans %s: %w", cfg.FeePlans, err)
 		}

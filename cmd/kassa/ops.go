@@ -34,7 +34,7 @@ func migrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if args[0] == "up" {
 		applied, err := postgres.MigrateUp(ctx, db)
 		for _, a := range applied {
@@ -73,7 +73,7 @@ func merchantCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	in := identity.MerchantInput{Name: *name, Country: *country, Email: *email, Onboarded: *onboarded}
 	if *password != "" {
 		in.OwnerPassword = password
@@ -99,7 +99,7 @@ func keyCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ids := wire(db, "", nil, clockWiring{}).identity
 	if args[0] == "revoke" {
 		k, err := ids.RevokeKey(ctx, *keyID)

@@ -43,7 +43,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if n := cfg.DBMaxConns; n > 0 {
 		db.SetMaxOpenConns(n)
 		db.SetMaxIdleConns(n)
@@ -73,7 +73,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer presence.Close()
+	defer func() { _ = presence.Close() }()
 	a := wire(db, cfg.CheckoutURL, fees, clockWiring{Owner: presence.ID(), Wait: cfg.ClockWait, Log: log})
 	// The keys of requests of the phased shape are held on connections of a pool of their own
 	// (postgres.IdempotencyStore.Hold), so that they never take the main pool from the phases.
@@ -81,7 +81,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer locks.Close()
+	defer func() { _ = locks.Close() }()
 	locks.SetMaxOpenConns(idempotencyHolds)
 	locks.SetMaxIdleConns(2)
 	a.idem = postgres.NewIdempotencyStore(db, locks)

@@ -38,11 +38,6 @@ func newServiceWith(t *testing.T, merchants MerchantNames, chargeWait time.Durat
 	return svc, store, clocks, proc
 }
 
-func newPaymentsService(t *testing.T) (*Service, *memStore, *fakeClocks, *fakeProcessor) {
-	t.Helper()
-	return newServiceWith(t, fakeMerchants{}, 0)
-}
-
 func testPayment(t *testing.T, s *Session) *payments.Payment {
 	t.Helper()
 	id := s.ID()

@@ -40,12 +40,12 @@ func CreateDatabase(ctx context.Context, adminURL string) (string, func(), error
 	}
 	name := "kassa_t_" + strings.ToLower(core.RandomBase62(12))
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
+		_ = admin.Close()
 		return "", nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
 	u, err := url.Parse(adminURL)
 	if err != nil {
-		admin.Close()
+		_ = admin.Close()
 		return "", nil, err
 	}
 	u.Path = "/" + name
@@ -53,7 +53,7 @@ func CreateDatabase(ctx context.Context, adminURL string) (string, func(), error
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, _ = admin.ExecContext(dctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close()
+		_ = admin.Close()
 	}
 	return u.String(), drop, nil
 }
@@ -74,7 +74,7 @@ func New(t testing.TB) *sqlx.DB {
 	// Test packages run in parallel, each with databases of its own: keep pools small.
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	t.Cleanup(func() { db.Close(); drop() })
+	t.Cleanup(func() { _ = db.Close(); drop() })
 	if _, err := postgres.MigrateUp(ctx, db); err != nil {
 		t.Fatalf("pgtest: migrate: %v", err)
 	}
