@@ -16,6 +16,21 @@ func InsertEvents(ctx context.Context, db *sqlx.DB, evs []core.Event) error {
 	return inTx(ctx, db, func(tx *sqlx.Tx) error { return insertEvents(ctx, tx, evs) })
 }
 
+// InsertEventRecords writes kept events as the outbox writer does (the events rows and their
+// fan-out queue entries, one flush), in a transaction of their own: for tests that need an
+// event of a type no module writes yet.
+func InsertEventRecords(ctx context.Context, db *sqlx.DB, rs ...core.EventRecord) error {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		var objectID *string
+		if r.ObjectID != "" {
+			objectID = &r.ObjectID
+		}
+		rows[i] = []any{r.ID, r.Scope.MerchantID, string(r.Scope.Env), string(r.Type), r.Created, string(r.Object), objectID, string(r.ObjectKind)}
+	}
+	return inTx(ctx, db, func(tx *sqlx.Tx) error { return send(ctx, tx, eventsInsert(rows), nil) })
+}
+
 // MigrateTo moves the schema to version (down or up).
 func MigrateTo(ctx context.Context, db *sqlx.DB, version int64) error {
 	p, err := provider(db.DB)

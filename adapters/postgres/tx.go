@@ -375,9 +375,9 @@ func (u *UnitOfWork) setsTimeouts() bool {
 func msSetting(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
-// exactly when the change it reports was committed. They go in one INSERT (one round trip), in
-// their order: seq, which orders the outbox, follows the order of the VALUES rows. (The unit
-// of work's outbox buffers them instead: eventsInsert of every Add of one flush.)
+// exactly when the change it reports was committed, and queues those a channel carries for the
+// fan-out (eventsInsert). (The unit of work's outbox buffers them instead: eventsInsert of
+// every Add of one flush.)
 func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -386,9 +386,10 @@ func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Even
 	if err != nil {
 		return err
 	}
-	w := eventsInsert(rows)
-	if _, err := tx.ExecContext(ctx, w.sql, w.args...); err != nil {
-		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
+	for _, w := range eventsInsert(rows) {
+		if _, err := tx.ExecContext(ctx, w.sql, w.args...); err != nil {
+			return fmt.Errorf("%s: %w", w.what, err)
+		}
 	}
 	return nil
 }
@@ -405,18 +406,23 @@ func eventRows(events []core.Event) ([][]any, error) {
 	return rows, nil
 }
 
-// eventColumns is the number of values of an event (eventValues).
-const eventColumns = 7
+// eventColumns is the number of values of an event's row (eventValues); fanoutColumns of its
+// row in the fan-out queue. eventParams is the most parameters an event takes in a flush.
+const (
+	eventColumns  = 8
+	fanoutColumns = 3
+	eventParams   = eventColumns + fanoutColumns
+)
 
-// eventValues renders the values of e's row in the events table.
+// eventValues renders the values of e's row in the events table: what the event is about
+// (type, object kind, object id) and the object at event time, which each channel renders
+// when it reads the event (wire.RenderEvent).
 func eventValues(e core.Event) ([]any, error) {
-	// data: the event rendered for the merchant channel, the form GET /v1/events and
-	// merchant webhooks carry (adapters/wire renders every channel).
-	obj, err := wire.MerchantPayload(e)
+	kind, obj, err := wire.EventObject(e)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	payload, err := jsonText(obj)
+	object, err := jsonText(obj)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 	}
@@ -425,22 +431,58 @@ func eventValues(e core.Event) ([]any, error) {
 	if e.ObjectID != "" {
 		objectID = &e.ObjectID
 	}
-	return []any{e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID}, nil
+	return []any{e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, object, objectID, string(kind)}, nil
 }
 
-// eventsInsert is the one INSERT of rendered event rows, in their order (seq follows the order
-// of the VALUES rows).
-func eventsInsert(rows [][]any) write {
+// eventsInsert is the INSERT of rendered event rows, in their order (seq follows the order of
+// the VALUES rows), and the INSERT that queues for the fan-out the events a channel carries
+// (fanoutInsert). Both go in the statement of the flush, so an event is queued exactly when it
+// is committed.
+func eventsInsert(rows [][]any) []write {
 	values := make([]string, len(rows))
 	args := make([]any, 0, eventColumns*len(rows))
+	var queued [][]any
 	for i, r := range rows {
 		n := i * eventColumns
-		values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 		args = append(args, r...)
+		if s, ok := core.LookupEventType(r[3].(string)); ok && s.Channels != 0 {
+			queued = append(queued, []any{r[1], r[2], r[0]})
+		}
 	}
-	return write{what: fmt.Sprintf("outbox: insert %d events", len(rows)),
-		sql: `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
-		VALUES ` + strings.Join(values, ", "), args: args}
+	ws := []write{{what: fmt.Sprintf("outbox: insert %d events", len(rows)),
+		sql: `INSERT INTO events (id, merchant_id, environment, type, created, object, object_id, object_kind)
+		VALUES ` + strings.Join(values, ", "), args: args}}
+	if len(queued) > 0 {
+		ws = append(ws, fanoutInsert(queued))
+	}
+	return ws
+}
+
+// fanoutInsert queues events (merchant_id, environment, event id) for the fan-out
+// (webhooks.Worker), which decides who receives each. It wakes the delivery workers (NOTIFY
+// kassa_webhooks, LISTENed by ListenWebhooks) only when the queue was empty as the statement
+// began: a transaction that has sent a NOTIFY takes one database-wide lock at commit until its
+// commit record is flushed, so notifying on every event would make event-writing transactions
+// commit one after the other. A worker that finds the queue non-empty is awake already: it
+// fans out until the queue is empty and then polls again shortly, so an event queued behind
+// others is picked up without a notification. (The wake subquery is evaluated for the
+// statement, whose snapshot does not see the rows it inserts; Postgres keeps one notification
+// of identical channel and payload per transaction.)
+func fanoutInsert(queued [][]any) write {
+	values := make([]string, len(queued))
+	args := make([]any, 0, fanoutColumns*len(queued))
+	for i, q := range queued {
+		n := i * fanoutColumns
+		values[i] = fmt.Sprintf("($%d, $%d, $%d)", n+1, n+2, n+3)
+		args = append(args, q...)
+	}
+	return write{what: fmt.Sprintf("event_fanout: queue %d events", len(queued)),
+		sql: `INSERT INTO event_fanout (merchant_id, environment, event_id)
+		SELECT q.merchant_id, q.environment, q.event_id
+		FROM (VALUES ` + strings.Join(values, ", ") + `) AS q(merchant_id, environment, event_id),
+			(SELECT CASE WHEN EXISTS (SELECT 1 FROM event_fanout) THEN false
+				ELSE pg_notify('` + WebhookChannel + `', '') IS NULL END AS woke) AS wake`, args: args}
 }
 
 // jsonText encodes v for a json/jsonb parameter. It is passed as text: with lib/pq's

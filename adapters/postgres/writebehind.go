@@ -79,7 +79,7 @@ type writeBuffer struct {
 }
 
 func (b *writeBuffer) params() int {
-	n := eventColumns*len(b.events) + mailColumns*len(b.mails)
+	n := eventParams*len(b.events) + mailColumns*len(b.mails)
 	for _, w := range b.writes {
 		n += len(w.args)
 	}
@@ -122,7 +122,7 @@ func (a *ambient) add(ctx context.Context, w write) error {
 
 // addEvents buffers rendered events (eventValues).
 func (a *ambient) addEvents(ctx context.Context, rows [][]any) error {
-	if err := a.makeRoom(ctx, eventColumns*len(rows), false, "too many events"); err != nil {
+	if err := a.makeRoom(ctx, eventParams*len(rows), false, "too many events"); err != nil {
 		return err
 	}
 	a.events = append(a.events, rows...)
@@ -187,7 +187,7 @@ func (a *ambient) flush(ctx context.Context) error {
 func (b *writeBuffer) pending() []write {
 	ws := b.writes
 	if len(b.events) > 0 {
-		ws = append(ws, eventsInsert(b.events))
+		ws = append(ws, eventsInsert(b.events)...)
 	}
 	if len(b.mails) > 0 {
 		q, args := mailInsert(b.mails, 1)

@@ -5,20 +5,14 @@ package events
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
-// Event is one stored event; Data is the resource payload at event time, in wire form.
-type Event struct {
-	ID      string
-	Type    string
-	Scope   core.Scope
-	Created time.Time
-	Data    json.RawMessage
-}
+// Event is one kept event: what it is about and the object at event time. Each channel
+// renders its payload from it (adapters/wire RenderEvent; GET /v1/events shows the merchant
+// channel's).
+type Event = core.EventRecord
 
 // Store reads events of one scope, newest first.
 type Store interface {

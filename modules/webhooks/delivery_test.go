@@ -17,23 +17,23 @@ func (m *memStore) ListDeliveries(context.Context, core.Scope, string, core.List
 	return core.Page[*Delivery]{}, nil
 }
 func (m *memStore) GetDelivery(_ context.Context, _ core.Scope, id string) (*DeliveryDetail, error) {
-	return nil, deliveryNotFound(id)
+	return nil, ErrDeliveryNotFound
 }
 func (m *memStore) Redeliver(_ context.Context, _ core.Scope, id string, _ time.Time) (*Delivery, error) {
-	return nil, deliveryNotFound(id)
+	return nil, ErrDeliveryNotFound
 }
 func (m *memStore) InsertTestDelivery(_ context.Context, endpointID string, ev OutboxEvent, now time.Time) (*Delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.testEvents = append(m.testEvents, ev)
 	return &Delivery{ID: core.NewID(PrefixDelivery), Scope: ev.Scope, EndpointID: endpointID, EventID: ev.ID,
-		EventType: ev.Type, Status: DeliveryPending, NextAttemptAt: &now, Created: now}, nil
+		EventType: string(ev.Type), Status: DeliveryPending, NextAttemptAt: &now, Created: now}, nil
 }
 
 func TestSendTestEvent(t *testing.T) {
 	ctx := context.Background()
 	st := &memStore{eps: map[string]EndpointSnapshot{}}
-	svc := NewService(st, core.FixedClock{T: t0})
+	svc := mustService(t, st)
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/hook", EnabledEvents: []string{"invoice.paid"}})
 	if err != nil {
 		t.Fatal(err)
@@ -43,17 +43,18 @@ func TestSendTestEvent(t *testing.T) {
 		t.Fatalf("send: %+v %v", d, err)
 	}
 	ev := st.testEvents[0]
-	if !core.HasIDShape(ev.ID, core.PrefixEvent) || ev.Scope != testScp || !ev.Created.Equal(t0) || IsMerchantEvent(ev.Type) {
+	if !core.HasIDShape(ev.ID, core.PrefixEvent) || ev.Scope != testScp || !ev.Created.Equal(t0) || IsMerchantEvent(string(ev.Type)) {
 		t.Errorf("event %+v", ev)
 	}
 	var obj map[string]any
-	if err := json.Unmarshal(ev.Data, &obj); err != nil || obj["id"] != e.ID() || obj["object"] != "webhook_endpoint" {
-		t.Errorf("data.object %s", ev.Data)
+	if err := json.Unmarshal(ev.Object, &obj); err != nil || obj["id"] != e.ID() || obj["object"] != "webhook_endpoint" ||
+		ev.ObjectKind != core.ObjectWebhookEndpoint || ev.ObjectID != e.ID() {
+		t.Errorf("data.object %s %s %s", ev.ObjectKind, ev.ObjectID, ev.Object)
 	}
-	if strings.Contains(string(ev.Data), secret) {
+	if strings.Contains(string(ev.Object), secret) {
 		t.Error("the test event carries the secret")
 	}
-	body, err := Envelope(ev)
+	body, err := Envelope(ev, ev.Object)
 	if err != nil || !strings.Contains(string(body), `"type":"webhook.test"`) {
 		t.Errorf("envelope %s %v", body, err)
 	}
@@ -78,7 +79,7 @@ func TestSendTestEvent(t *testing.T) {
 
 func TestDeliveryIDsChecked(t *testing.T) {
 	ctx := context.Background()
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
 	for _, id := range []string{"", "wd_short", "we_" + strings.Repeat("a", 24), "wd_" + strings.Repeat("-", 24)} {
 		if _, err := svc.GetDelivery(ctx, testScp, id); !errors.Is(err, deliveryNotFound("")) {
 			t.Errorf("get %q: %v", id, err)

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"slices"
@@ -89,7 +90,7 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 			t.Errorf("%s with the development flag: %v", u, err)
 		}
 	}
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
 	e, _, err := svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,14 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); !errors.Is(err, core.NewError(core.TypeInvalidRequest, CodeURLNotPublic, "", "")) {
 		t.Errorf("update to loopback: %v", err)
 	}
-	svc.AllowPrivateDestinations()
+	dst := &memStore{eps: map[string]EndpointSnapshot{}}
+	svc, err = NewService(dst, core.FixedClock{T: t0}, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _, err = svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); err != nil {
 		t.Errorf("update to loopback with the development flag: %v", err)
 	}
@@ -205,6 +213,47 @@ func TestDisableRules(t *testing.T) {
 	}
 }
 
+// mustService is the service over st, on the fixed clock t0, with the production rule for
+// destinations.
+func mustService(t *testing.T, st Store) *Service {
+	t.Helper()
+	svc, err := NewService(st, core.FixedClock{T: t0}, Destinations{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// A service and a worker refuse to be built without their dependencies.
+func TestConstructorsCheckDependencies(t *testing.T) {
+	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	if _, err := NewService(nil, core.FixedClock{T: t0}, Destinations{}); err == nil {
+		t.Error("service without a store")
+	}
+	if _, err := NewService(st, nil, Destinations{}); err == nil {
+		t.Error("service without a clock")
+	}
+	render := func(core.EventRecord, core.Channel) (json.RawMessage, error) { return nil, nil }
+	for name, build := range map[string]func() (*Worker, error){
+		"store": func() (*Worker, error) {
+			return NewWorker(nil, nopSender{}, render, core.FixedClock{T: t0}, WorkerOptions{})
+		},
+		"sender": func() (*Worker, error) { return NewWorker(st, nil, render, core.FixedClock{T: t0}, WorkerOptions{}) },
+		"render": func() (*Worker, error) {
+			return NewWorker(st, nopSender{}, nil, core.FixedClock{T: t0}, WorkerOptions{})
+		},
+		"clock": func() (*Worker, error) { return NewWorker(st, nopSender{}, render, nil, WorkerOptions{}) },
+	} {
+		if _, err := build(); err == nil {
+			t.Errorf("worker without a %s", name)
+		}
+	}
+}
+
+type nopSender struct{}
+
+func (nopSender) Send(context.Context, Message) Outcome { return Outcome{StatusCode: 200} }
+
 // memStore is a minimal Store for the service tests.
 type memStore struct {
 	mu         sync.Mutex
@@ -224,10 +273,10 @@ func (m *memStore) GetEndpoint(_ context.Context, s core.Scope, id string) (*End
 	if sn, ok := m.eps[id]; ok && sn.Scope == s {
 		return RehydrateEndpoint(sn), nil
 	}
-	return nil, notFound(id)
+	return nil, ErrNotFound
 }
 func (m *memStore) ListEndpoints(context.Context, core.Scope) ([]*Endpoint, error) { return nil, nil }
-func (m *memStore) UpdateEndpoint(ctx context.Context, s core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error) {
+func (m *memStore) UpdateEndpoint(ctx context.Context, s core.Scope, id string, _ time.Time, fn func(*Endpoint) error) (*Endpoint, error) {
 	e, err := m.GetEndpoint(ctx, s, id)
 	if err != nil {
 		return nil, err
@@ -244,14 +293,14 @@ func (m *memStore) FanOut(context.Context, int, time.Time, func(*Endpoint, strin
 func (m *memStore) ClaimDue(context.Context, time.Time, time.Duration, int) ([]*Job, error) {
 	return nil, nil
 }
-func (m *memStore) RecordAttempt(context.Context, *Job, Attempt, func(*Endpoint) Next) error {
+func (m *memStore) RecordAttempt(context.Context, *Job, Attempt, time.Time, func(*Endpoint) Next) error {
 	return nil
 }
 func (m *memStore) NextDue(context.Context) (time.Time, bool, error) { return time.Time{}, false, nil }
 
 func TestServiceUseCases(t *testing.T) {
 	ctx := context.Background()
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
 	if err != nil || secret != e.Secret() {
 		t.Fatal(err)
@@ -279,7 +328,7 @@ func TestServiceUseCases(t *testing.T) {
 }
 
 func TestEnvelope(t *testing.T) {
-	b, err := Envelope(OutboxEvent{ID: "evt_1", Type: "invoice.paid", Scope: testScp, Created: t0, Data: []byte(`{"id":"in_1"}`)})
+	b, err := Envelope(OutboxEvent{ID: "evt_1", Type: "invoice.paid", Scope: testScp, Created: t0}, []byte(`{"id":"in_1"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +344,7 @@ func TestEnvelope(t *testing.T) {
 func TestSecretUnavailable(t *testing.T) {
 	ctx := context.Background()
 	st := &memStore{eps: map[string]EndpointSnapshot{}}
-	svc := NewService(st, core.FixedClock{T: t0})
+	svc := mustService(t, st)
 	e, _, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
 		t.Fatal(err)
