@@ -110,7 +110,7 @@ func lockEndpointStatus(ctx context.Context, tx *sqlx.Tx, scope core.Scope, id s
 }
 
 // notifyWorkers wakes the delivery workers (LISTEN kassa_webhooks) when the transaction
-// commits, as the outbox trigger does for new events.
+// commits, as the outbox writer does for new events (fanoutInsert).
 func notifyWorkers(ctx context.Context, tx *sqlx.Tx) error {
 	_, err := tx.ExecContext(ctx, `SELECT pg_notify('`+WebhookChannel+`', '')`)
 	return err

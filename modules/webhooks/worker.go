@@ -45,8 +45,8 @@ type WorkerOptions struct {
 	Lease        time.Duration
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
 	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY, which the
-	// outbox trigger sends for a new event of a scope with endpoints only when the fan-out
-	// queue was empty (migration 00011; a busy worker finds the others by its next rounds),
+	// outbox writer sends with a new event a channel carries only when the fan-out queue was
+	// empty (a busy worker finds the others by its next rounds),
 	// and Redeliver and SendTestEvent send for the delivery they make due. Polling remains the
 	// fallback.
 	Wake <-chan struct{}
@@ -105,8 +105,8 @@ func NewWorker(store Store, sender Sender, render Render, clock core.Clock, o Wo
 const minWait = 250 * time.Millisecond
 
 // settleWait is the first sleep after a round that found nothing following one that did work;
-// it doubles with every further empty round up to PollInterval. The outbox trigger notifies
-// only when the fan-out queue was empty (migration 00011): an event queued while a worker was
+// it doubles with every further empty round up to PollInterval. The outbox writer notifies
+// only when the fan-out queue was empty: an event queued while a worker was
 // busy is found by the next round, and one whose transaction was still committing while that
 // round ran is found by these short polls instead of waiting for PollInterval.
 const settleWait = 50 * time.Millisecond
