@@ -46,7 +46,7 @@ func (r eventRow) event() *events.Event {
 func (s *EventStore) ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*events.Event], error) {
 	rows, hasMore, err := pageBySeq[eventRow](ctx, s.db, pageQuery{
 		table: "events", columns: eventCols,
-		scope: scope, q: q, filter: when(typ != "", cond{"type = ?", typ}),
+		scope: scope, q: q, filter: when(typ != "", cond{"type = ?", typ}), unknownCursor: events.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*events.Event]{}, err
@@ -64,7 +64,7 @@ func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) 
 	err := s.db.GetContext(ctx, &r, `SELECT `+eventCols+` FROM events
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("event", "id", id)
+		return nil, events.ErrNotFound
 	}
 	if err != nil {
 		return nil, err

@@ -6,33 +6,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
-// The delivery-log methods of memStore: they record what the service hands the store.
-
-func (m *memStore) ListDeliveries(context.Context, core.Scope, string, core.ListQuery) (core.Page[*Delivery], error) {
-	return core.Page[*Delivery]{}, nil
-}
-func (m *memStore) GetDelivery(_ context.Context, _ core.Scope, id string) (*DeliveryDetail, error) {
-	return nil, ErrDeliveryNotFound
-}
-func (m *memStore) Redeliver(_ context.Context, _ core.Scope, id string, _ time.Time) (*Delivery, error) {
-	return nil, ErrDeliveryNotFound
-}
-func (m *memStore) InsertTestDelivery(_ context.Context, endpointID string, ev OutboxEvent, now time.Time) (*Delivery, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.testEvents = append(m.testEvents, ev)
-	return &Delivery{ID: core.NewID(PrefixDelivery), Scope: ev.Scope, EndpointID: endpointID, EventID: ev.ID,
-		EventType: string(ev.Type), Status: DeliveryPending, NextAttemptAt: &now, Created: now}, nil
-}
-
 func TestSendTestEvent(t *testing.T) {
 	ctx := context.Background()
-	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	st := newFakeStore()
 	svc := mustService(t, st)
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/hook", EnabledEvents: []string{"invoice.paid"}})
 	if err != nil {
@@ -42,7 +22,7 @@ func TestSendTestEvent(t *testing.T) {
 	if err != nil || d.Status != DeliveryPending || d.EventType != TestEventType {
 		t.Fatalf("send: %+v %v", d, err)
 	}
-	ev := st.testEvents[0]
+	ev := st.testEvents()[0]
 	if !core.HasIDShape(ev.ID, core.PrefixEvent) || ev.Scope != testScp || !ev.Created.Equal(t0) || IsMerchantEvent(string(ev.Type)) {
 		t.Errorf("event %+v", ev)
 	}
@@ -72,14 +52,14 @@ func TestSendTestEvent(t *testing.T) {
 	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrEndpointDisabled) {
 		t.Errorf("disabled: %v", err)
 	}
-	if len(st.testEvents) != 1 {
-		t.Errorf("store saw %d test events", len(st.testEvents))
+	if len(st.testEvents()) != 1 {
+		t.Errorf("store saw %d test events", len(st.testEvents()))
 	}
 }
 
 func TestDeliveryIDsChecked(t *testing.T) {
 	ctx := context.Background()
-	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
+	svc := mustService(t, newFakeStore())
 	for _, id := range []string{"", "wd_short", "we_" + strings.Repeat("a", 24), "wd_" + strings.Repeat("-", 24)} {
 		if _, err := svc.GetDelivery(ctx, testScp, id); !errors.Is(err, deliveryNotFound("")) {
 			t.Errorf("get %q: %v", id, err)

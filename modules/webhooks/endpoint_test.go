@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -90,7 +89,7 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 			t.Errorf("%s with the development flag: %v", u, err)
 		}
 	}
-	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
+	svc := mustService(t, newFakeStore())
 	e, _, err := svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +98,7 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); !errors.Is(err, core.NewError(core.TypeInvalidRequest, CodeURLNotPublic, "", "")) {
 		t.Errorf("update to loopback: %v", err)
 	}
-	dst := &memStore{eps: map[string]EndpointSnapshot{}}
+	dst := newFakeStore()
 	svc, err = NewService(dst, core.FixedClock{T: t0}, dev)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +225,7 @@ func mustService(t *testing.T, st Store) *Service {
 
 // A service and a worker refuse to be built without their dependencies.
 func TestConstructorsCheckDependencies(t *testing.T) {
-	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	st := newFakeStore()
 	if _, err := NewService(nil, core.FixedClock{T: t0}, Destinations{}); err == nil {
 		t.Error("service without a store")
 	}
@@ -254,53 +253,9 @@ type nopSender struct{}
 
 func (nopSender) Send(context.Context, Message) Outcome { return Outcome{StatusCode: 200} }
 
-// memStore is a minimal Store for the service tests.
-type memStore struct {
-	mu         sync.Mutex
-	eps        map[string]EndpointSnapshot
-	testEvents []OutboxEvent
-}
-
-func (m *memStore) InsertEndpoint(_ context.Context, e *Endpoint) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.eps[e.ID()] = e.Snapshot()
-	return nil
-}
-func (m *memStore) GetEndpoint(_ context.Context, s core.Scope, id string) (*Endpoint, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if sn, ok := m.eps[id]; ok && sn.Scope == s {
-		return RehydrateEndpoint(sn), nil
-	}
-	return nil, ErrNotFound
-}
-func (m *memStore) ListEndpoints(context.Context, core.Scope) ([]*Endpoint, error) { return nil, nil }
-func (m *memStore) UpdateEndpoint(ctx context.Context, s core.Scope, id string, _ time.Time, fn func(*Endpoint) error) (*Endpoint, error) {
-	e, err := m.GetEndpoint(ctx, s, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := fn(e); err != nil {
-		return nil, err
-	}
-	return e, m.InsertEndpoint(ctx, e)
-}
-func (m *memStore) DeleteEndpoint(context.Context, core.Scope, string) error { return nil }
-func (m *memStore) FanOut(context.Context, int, time.Time, func(*Endpoint, string) bool) (int, error) {
-	return 0, nil
-}
-func (m *memStore) ClaimDue(context.Context, time.Time, time.Duration, int) ([]*Job, error) {
-	return nil, nil
-}
-func (m *memStore) RecordAttempt(context.Context, *Job, Attempt, time.Time, func(*Endpoint) Next) error {
-	return nil
-}
-func (m *memStore) NextDue(context.Context) (time.Time, bool, error) { return time.Time{}, false, nil }
-
 func TestServiceUseCases(t *testing.T) {
 	ctx := context.Background()
-	svc := mustService(t, &memStore{eps: map[string]EndpointSnapshot{}})
+	svc := mustService(t, newFakeStore())
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
 	if err != nil || secret != e.Secret() {
 		t.Fatal(err)
@@ -343,7 +298,7 @@ func TestEnvelope(t *testing.T) {
 // overlap, which ends the condition.
 func TestSecretUnavailable(t *testing.T) {
 	ctx := context.Background()
-	st := &memStore{eps: map[string]EndpointSnapshot{}}
+	st := newFakeStore()
 	svc := mustService(t, st)
 	e, _, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
@@ -351,7 +306,7 @@ func TestSecretUnavailable(t *testing.T) {
 	}
 	sn := e.Snapshot()
 	sn.Secret, sn.SecretUnavailable = "", true
-	st.eps[e.ID()] = sn
+	st.endpoints[scopeKey(testScp)+e.ID()].snap = sn // as a store reads it without the sealing key
 	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrSecretUnavailable) {
 		t.Fatalf("test event with an unavailable secret: %v", err)
 	}
