@@ -248,6 +248,12 @@ func TestIdempotencyCrashes(t *testing.T) {
 		if ids := idemSessionIDs(t, m.Test); len(ids) != 1 || ids[0] != idemObjectID(t, r) {
 			t.Fatalf("sessions %v, want exactly the first request's", ids)
 		}
+		// The clock moved more than 24 h while the first request was in flight: its key does
+		// not expire on that clock, so the retry replays it instead of executing again.
+		wantReplay(t, r, rawAt(t, s.BaseURL, http.MethodPost, idemSessions, m.TestKey, idemBody(3300), map[string]string{"Idempotency-Key": k}))
+		if ids := idemSessionIDs(t, m.Test); len(ids) != 1 {
+			t.Fatalf("sessions %v after the retry, want one", ids)
+		}
 	})
 
 	harness.Rule(t, "D4", "with a pool of 2 connections, 16 concurrent keyed POSTs (sessions, products, test clock advances) all succeed", func(t *testing.T) {

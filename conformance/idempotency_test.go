@@ -239,34 +239,59 @@ func TestIdempotency(t *testing.T) {
 		}
 	})
 
-	harness.Rule(t, "8", "after 24 hours the key may be reused", func(t *testing.T) {
+	harness.Rule(t, "D4", "keys expire on wall-clock time: advancing the test clock by a day, then two years, never expires a key", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, true)
 		k := idemKey()
-		if r := idemPost(t, idemSessions, m.TestKey, k, idemBody(2500)); r.Status != 200 {
-			t.Fatalf("first: %d %s", r.Status, r.Body)
+		first := idemPost(t, idemSessions, m.TestKey, k, idemBody(2500))
+		if first.Status != 200 {
+			t.Fatalf("first: %d %s", first.Status, first.Body)
 		}
-		adv, err := m.Test.AdvanceTestClockWithResponse(context.Background(), nil, api.TestClockAdvance{Seconds: ptr(int64(86401))})
-		if err != nil {
-			t.Fatal(err)
+		for _, secs := range []int64{86401, 63_072_000} {
+			adv, err := m.Test.AdvanceTestClockWithResponse(context.Background(), nil, api.TestClockAdvance{Seconds: ptr(secs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if adv.StatusCode() != 200 {
+				t.Fatalf("advance clock: %d %s", adv.StatusCode(), adv.Body)
+			}
+			wantReplay(t, first, idemPost(t, idemSessions, m.TestKey, k, idemBody(2500)))
+			r := idemPost(t, idemSessions, m.TestKey, k, idemBody(2600))
+			wantError(t, r.Status, r.Header, r.Body, 409, "idempotency_error", "idempotency_key_reused", "")
 		}
-		if adv.StatusCode() != 200 {
-			t.Fatalf("advance clock: %d %s", adv.StatusCode(), adv.Body)
+		if c := idemSessionCount(t, m.Test); c != 1 {
+			t.Fatalf("%d sessions, want exactly 1", c)
 		}
-		r := idemPost(t, idemSessions, m.TestKey, k, idemBody(2600))
-		if r.Status != 200 || r.Header.Get("Idempotent-Replayed") != "" {
-			t.Fatalf("after 24 h: %d %s", r.Status, r.Body)
+	})
+
+	harness.Rule(t, "D4", "64 concurrent replays of a completed key all answer the replay, never 409", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		k := idemKey()
+		first := idemPost(t, idemSessions, m.TestKey, k, idemBody(2750))
+		if first.Status != 200 {
+			t.Fatalf("first: %d %s", first.Status, first.Body)
 		}
-		var s struct {
-			AmountTotal int64 `json:"amount_total"`
-			Amount      int64 `json:"amount"`
+		const n = 64
+		res := make([]Raw, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				res[i] = idemPost(t, idemSessions, m.TestKey, k, idemBody(2750))
+			}()
 		}
-		_ = json.Unmarshal(r.Body, &s)
-		if s.Amount != 2600 && s.AmountTotal != 2600 {
-			t.Fatalf("the new body was not executed: %s", r.Body)
+		close(start)
+		wg.Wait()
+		for _, r := range res {
+			wantReplay(t, first, r)
 		}
-		// And the new outcome is what the key now replays.
-		wantReplay(t, r, idemPost(t, idemSessions, m.TestKey, k, idemBody(2600)))
+		if c := idemSessionCount(t, m.Test); c != 1 {
+			t.Fatalf("%d sessions, want exactly 1", c)
+		}
 	})
 
 	harness.Rule(t, "D4", "GET ignores Idempotency-Key", func(t *testing.T) {

@@ -33,34 +33,102 @@ type IdempotencyKey struct {
 	Key    string
 }
 
-// IdempotencyRecord is the outcome stored under a key: the request's canonical hash and the
-// response to replay, dated on the scope's clock.
+// IdempotencyRecord is what is stored under a key: the request's canonical hash and either
+// the response to replay (a completed key: Status set) or, for an operation of the phased
+// shape that has not finished, the recovery point it reached (a started key: Status 0). It is
+// dated on the wall clock: a key expires 24 h after its first request in real time, whatever
+// a sandbox test clock says.
 type IdempotencyRecord struct {
 	RequestHash []byte
 	Status      int
 	ContentType string
 	Body        []byte
 	CreatedAt   time.Time
+	// RecoveryPoint is the last point a started key's phases committed ("" right after
+	// phase 1, which records the key as started). Empty for a completed key.
+	RecoveryPoint string
 }
 
-// IdempotencyStore keeps request outcomes for 24 h (D4). Lock, Get and Put work inside a unit
-// of work (the ctx of UnitOfWork.Do) and refuse to run outside one: the key's lock lasts as
-// long as that transaction, and the record is written by the same commit as the change it
-// describes. So after a crash at any point there is either the change and its record, or
-// neither; no claim outlives its transaction, and none is ever taken over.
+// Completed reports whether the record holds a response to replay.
+func (r *IdempotencyRecord) Completed() bool { return r.Status != 0 }
+
+// IdempotencyStore keeps request outcomes for 24 h of wall-clock time (D4). An operation uses
+// one of two shapes, chosen per operation (the gate reads it from the spec):
+//
+//   - One transaction (operations that only write the database): Lock, Get and Put run inside
+//     the unit of work of the request (the ctx of UnitOfWork.Do): the key's lock lasts as long
+//     as that transaction, and the record is written by the same commit as the change. After a
+//     crash there is either the change and its record, or neither.
+//   - Phases (operations that call out of the process): Hold takes the key's lock for the
+//     whole request outside any transaction; Start (phase 1), Reach and Finish each commit at
+//     once. A crash leaves a started key at its recovery point, which the retry resumes from.
+//
+// Get alone runs anywhere: outside a unit of work it reads the committed record without any
+// lock, which is how a completed key is replayed.
 type IdempotencyStore interface {
-	// Lock takes the key's lock until the unit of work ends, without waiting: false when
-	// another unit of work holds it (the same key is still executing).
-	Lock(ctx context.Context, k IdempotencyKey) (bool, error)
-	// Get returns the record stored under k that is dated at or after notBefore (on the
-	// scope's clock), or nil.
+	// Get returns the record stored under k that is dated at or after notBefore (wall
+	// clock), completed or started, or nil.
 	Get(ctx context.Context, k IdempotencyKey, notBefore time.Time) (*IdempotencyRecord, error)
-	// Put stores rec under k, replacing an expired record. The caller holds the key's lock.
+	// Lock takes the key's lock until the unit of work ends, without waiting: false when
+	// another request holds it (the same key is still executing). Inside a unit of work only.
+	Lock(ctx context.Context, k IdempotencyKey) (bool, error)
+	// Put stores the completed rec under k, replacing an expired record. Inside the unit of
+	// work that holds the key's lock only.
 	Put(ctx context.Context, k IdempotencyKey, rec IdempotencyRecord) error
-	// Purge deletes the records older than retention on the clock of their own scope (the
-	// sandbox test clock of a test environment, real time otherwise) and returns how many
-	// went.
+	// Hold takes the key's lock for a request of the phased shape, outside any transaction,
+	// without waiting: ok is false when a live request holds it. The lock lasts until release
+	// is called, or until the process holding it dies (its database session ends with it), so
+	// a key whose owner died is free at once: there is no lease to wait out.
+	Hold(ctx context.Context, k IdempotencyKey) (release func(), ok bool, err error)
+	// Start records k as started with the request's hash, dated createdAt, at recovery point
+	// "" (phase 1), committed at once; it replaces an expired record. The caller holds k.
+	Start(ctx context.Context, k IdempotencyKey, hash []byte, createdAt time.Time) error
+	// Reach moves a started key to point, committed at once: a phase whose only change is
+	// the point. A phase with a change of its own moves the point in its unit of work
+	// (RecoveryPoints).
+	Reach(ctx context.Context, k IdempotencyKey, point string) error
+	// Finish stores the response of a started key (the last phase), committed at once.
+	Finish(ctx context.Context, k IdempotencyKey, rec IdempotencyRecord) error
+	// Purge deletes the records dated before now - retention (wall clock) and returns how
+	// many went.
 	Purge(ctx context.Context, now time.Time, retention time.Duration) (int64, error)
+}
+
+// KeyPhases is what an operation of the phased shape sees of its request's Idempotency-Key
+// (the gate hands it in ctx: KeyPhasesFrom). The operation runs as a sequence of phases, each
+// its own unit of work or call out of the process; after each phase that must not run twice
+// it records a recovery point, and a retry after a crash starts from Point instead of from
+// the beginning.
+type KeyPhases interface {
+	// Key is the request's key, for RecoveryPoints.Reach inside a unit of work.
+	Key() IdempotencyKey
+	// Point is the recovery point to resume from: "" when no phase after the first recorded
+	// one (a fresh request, or a retry of one that died before its first point).
+	Point() string
+	// Reach records point, committed at once: for a phase whose only change is the point.
+	Reach(ctx context.Context, point string) error
+}
+
+// RecoveryPoints moves a started key's recovery point inside a unit of work, so that a
+// phase's change and its point commit together or not at all. A module whose phase needs it
+// declares it in its Tx (RecoveryPoints() ports.RecoveryPoints).
+type RecoveryPoints interface {
+	// Reach sets k's recovery point to point; k must be started (an error otherwise).
+	Reach(ctx context.Context, k IdempotencyKey, point string) error
+}
+
+type keyPhasesKey struct{}
+
+// WithKeyPhases returns ctx carrying the key of a request of the phased shape (the gate).
+func WithKeyPhases(ctx context.Context, p KeyPhases) context.Context {
+	return context.WithValue(ctx, keyPhasesKey{}, p)
+}
+
+// KeyPhasesFrom returns the key of the phased request ctx belongs to, nil when there is none
+// (no Idempotency-Key, or an operation of the one-transaction shape).
+func KeyPhasesFrom(ctx context.Context) KeyPhases {
+	p, _ := ctx.Value(keyPhasesKey{}).(KeyPhases)
+	return p
 }
 
 // RateLimiter decides whether one more request of a scope may run now (D5). The in-process

@@ -72,37 +72,6 @@ type UnitOfWorkOf[T any] interface {
 	Do(ctx context.Context, fn func(ctx context.Context, tx T) error) error
 }
 
-type optimisticKey struct{}
-
-// Optimistic returns ctx asking the unit of work started with it (UnitOfWork.Do,
-// UnitOfWorkOf.Do) to run optimistically: cheaper for a short unit that reads a few rows
-// through its repositories' Lock and then writes.
-//
-// The contract, in addition to UnitOfWorkOf's rules:
-//   - fn's Lock reads are not locked. The unit commits only if every row fn read through a
-//     repository's Lock is unchanged at the commit; otherwise nothing of it is written and fn
-//     runs again with fresh reads (bounded, like a serialization failure). A row read through
-//     Lock but not written is checked as well.
-//   - fn must not read after it wrote (every read, of a repository or of any store called
-//     with ctx, comes before the first write), and it may write only through the typed
-//     repositories (tx: Save, Insert, Outbox().Add, Mail().Enqueue), each row at most once,
-//     and no other unit of work may start inside it. Anything else is a programming error:
-//     the call answers an error and so does Do.
-//   - Inside an existing unit of work (ctx carries one: a keyed request's idempotency gate)
-//     the request is ignored: Do joins the outer transaction, as always.
-//
-// An adapter without an optimistic mode may ignore the request: the pessimistic unit of work
-// satisfies the contract too.
-func Optimistic(ctx context.Context) context.Context {
-	return context.WithValue(ctx, optimisticKey{}, true)
-}
-
-// IsOptimistic reports whether ctx asks for an optimistic unit of work (Optimistic).
-func IsOptimistic(ctx context.Context) bool {
-	v, _ := ctx.Value(optimisticKey{}).(bool)
-	return v
-}
-
 // Outbox is where a unit of work writes its events: they are committed with the change they
 // report, or not at all, and the webhook worker and GET /v1/events read them from there. Add
 // keeps the order of events, across calls too.

@@ -76,9 +76,9 @@ func (st *ChargeAttemptStore) Stale(ctx context.Context, scope *core.Scope, star
 	return out, nil
 }
 
-// chargeAttemptInsert records a new pending attempt (buffered by the unit of work). A second
-// pending attempt of the same payable is refused by charge_attempts_one_pending:
-// payments.ErrChargeInProgress (flushSentinels).
+// chargeAttemptInsert records a new pending attempt. A second pending attempt of the same
+// payable is refused by charge_attempts_one_pending, which the repository's Insert answers as
+// payments.ErrChargeInProgress.
 func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 	s := a.Snapshot()
 	if s.Status != payments.AttemptPending {
@@ -86,19 +86,12 @@ func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 	}
 	return write{
 		what: "charge_attempts: insert " + a.IdempotencyKey(),
-		row:  chargeAttemptRowKey(a),
 		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key,
 		reference, number, kind, amount, currency, method, processor_ref, approve, status, charged_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12)`,
 		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), s.Reference, s.Number, string(s.Kind),
 			s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.ChargedAt},
 	}, nil
-}
-
-// chargeAttemptRowKey names an attempt's row for the write buffer.
-func chargeAttemptRowKey(a *payments.ChargeAttempt) string {
-	sc := a.Scope()
-	return "charge_attempts " + sc.MerchantID + " " + string(sc.Env) + " " + a.IdempotencyKey()
 }
 
 // lockChargeAttempt reads the attempt key of the payable reference FOR UPDATE in the caller's
@@ -122,8 +115,8 @@ func chargeAttemptOf(r *chargeAttemptRow, err error, key string) (*payments.Char
 	return r.attempt(), nil
 }
 
-// chargeAttemptUpdate writes a resolved attempt (applied or abandoned; buffered by the unit of
-// work): only a pending row changes, and the flush fails when none did.
+// chargeAttemptUpdate writes a resolved attempt (applied or abandoned): only a pending row
+// changes, and the repository's Save fails when none did.
 func chargeAttemptUpdate(a *payments.ChargeAttempt) (write, error) {
 	s := a.Snapshot()
 	if s.Status == payments.AttemptPending {
@@ -131,7 +124,6 @@ func chargeAttemptUpdate(a *payments.ChargeAttempt) (write, error) {
 	}
 	return write{
 		what: "charge_attempts: update " + a.IdempotencyKey() + " (pending)",
-		row:  chargeAttemptRowKey(a),
 		sql: `UPDATE charge_attempts SET status = $4, outcome = $5, resolved_at = now()
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND status = 'pending'`,
 		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.Status), nullIfEmpty(string(s.Outcome))},

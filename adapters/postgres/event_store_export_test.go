@@ -28,7 +28,8 @@ func InsertEventRecords(ctx context.Context, db *sqlx.DB, rs ...core.EventRecord
 		}
 		rows[i] = []any{r.ID, r.Scope.MerchantID, string(r.Scope.Env), string(r.Type), r.Created, string(r.Object), objectID, string(r.ObjectKind)}
 	}
-	return inTx(ctx, db, func(tx *sqlx.Tx) error { return send(ctx, tx, eventsInsert(rows), nil) })
+	w := outboxInsert(rows)
+	return inTx(ctx, db, func(tx *sqlx.Tx) error { _, err := tx.ExecContext(ctx, w.sql, w.args...); return err })
 }
 
 // MigrateTo moves the schema to version (down or up).

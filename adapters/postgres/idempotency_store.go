@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,20 +17,36 @@ import (
 )
 
 // IdempotencyStore implements ports.IdempotencyStore (D4) on the idempotency_keys table and
-// transaction-scoped advisory locks.
+// advisory locks: transaction-scoped ones for the one-transaction shape (Lock), and
+// session-level ones held on a connection outside any transaction for the phased shape
+// (Hold).
 type IdempotencyStore struct {
 	db handle
+	// holds bounds the connections Hold keeps at once, so that requests of the phased shape
+	// never take the whole pool from the phases they run (each phase takes a connection of
+	// its own).
+	holds chan struct{}
 }
 
 var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
 
-// NewIdempotencyStore returns the idempotency record store.
+// NewIdempotencyStore returns the idempotency record store. At most a quarter of db's
+// connections (at least one; 16 for an unbounded pool) hold phased keys at once; a further
+// Hold waits for one of them.
 func NewIdempotencyStore(db *sqlx.DB) *IdempotencyStore {
-	return &IdempotencyStore{db: wrap(db)}
+	n := db.Stats().MaxOpenConnections / 4
+	switch {
+	case db.Stats().MaxOpenConnections == 0:
+		n = 16
+	case n < 1:
+		n = 1
+	}
+	return &IdempotencyStore{db: wrap(db), holds: make(chan struct{}, n)}
 }
 
-// ErrNoUnitOfWork is returned by the idempotency store's Lock, Get and Put called outside a
-// unit of work: a lock or a record outside the change's own transaction is what D4 forbids.
+// ErrNoUnitOfWork is returned by the idempotency store's Lock and Put called outside a unit
+// of work: a lock or a record of the one-transaction shape outside the change's own
+// transaction is what D4 forbids.
 var ErrNoUnitOfWork = errors.New("idempotency: must run inside a unit of work")
 
 // lockID is the advisory lock of a key: the first 64 bits of a SHA-256 of every part of it,
@@ -62,20 +80,20 @@ func (s *IdempotencyStore) Lock(ctx context.Context, k ports.IdempotencyKey) (bo
 }
 
 type idempotencyRow struct {
-	RequestHash []byte    `db:"request_hash"`
-	Status      int       `db:"status"`
-	ContentType string    `db:"content_type"`
-	Body        []byte    `db:"body"`
-	Created     time.Time `db:"created"`
+	RequestHash   []byte    `db:"request_hash"`
+	Status        *int      `db:"status"`
+	ContentType   *string   `db:"content_type"`
+	Body          []byte    `db:"body"`
+	Created       time.Time `db:"created"`
+	RecoveryPoint *string   `db:"recovery_point"`
 }
 
-// Get implements ports.IdempotencyStore.
+// Get implements ports.IdempotencyStore. Inside a unit of work it reads on its transaction
+// (after Lock: the record committed by the previous holder); outside one it reads the
+// committed record on the pool, without any lock.
 func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
-	if ambientOf(ctx) == nil {
-		return nil, ErrNoUnitOfWork
-	}
 	var r idempotencyRow
-	err := s.db.GetContext(ctx, &r, `SELECT request_hash, status, content_type, body, created
+	err := s.db.GetContext(ctx, &r, `SELECT request_hash, status, content_type, body, created, recovery_point
 		FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5
 		AND created >= $6`,
 		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, notBefore)
@@ -85,8 +103,17 @@ func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notB
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: read: %w", err)
 	}
-	return &ports.IdempotencyRecord{RequestHash: r.RequestHash, Status: r.Status, ContentType: r.ContentType,
-		Body: r.Body, CreatedAt: r.Created.UTC()}, nil
+	rec := &ports.IdempotencyRecord{RequestHash: r.RequestHash, Body: r.Body, CreatedAt: r.Created.UTC()}
+	if r.Status != nil {
+		rec.Status = *r.Status
+	}
+	if r.ContentType != nil {
+		rec.ContentType = *r.ContentType
+	}
+	if r.RecoveryPoint != nil {
+		rec.RecoveryPoint = *r.RecoveryPoint
+	}
+	return rec, nil
 }
 
 // Put implements ports.IdempotencyStore. The key's lock is held, so the only row it can meet
@@ -94,6 +121,9 @@ func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notB
 func (s *IdempotencyStore) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
 	if ambientOf(ctx) == nil {
 		return ErrNoUnitOfWork
+	}
+	if rec.Status == 0 {
+		return errors.New("idempotency: store: a completed record needs a status")
 	}
 	body := rec.Body
 	if body == nil {
@@ -104,7 +134,7 @@ func (s *IdempotencyStore) Put(ctx context.Context, k ports.IdempotencyKey, rec 
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (merchant_id, environment, method, path, key) DO UPDATE
 		SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, content_type = EXCLUDED.content_type,
-			body = EXCLUDED.body, created = EXCLUDED.created`,
+			body = EXCLUDED.body, created = EXCLUDED.created, recovery_point = NULL`,
 		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, rec.RequestHash, rec.Status,
 		rec.ContentType, body, rec.CreatedAt)
 	if err != nil {
@@ -113,23 +143,113 @@ func (s *IdempotencyStore) Put(ctx context.Context, k ports.IdempotencyKey, rec 
 	return nil
 }
 
-// Purge implements ports.IdempotencyStore. A record is dated on its scope's clock, so it is
-// judged by that clock: a scope on real time by now, a test environment whose clock is frozen
-// by its frozen time (which may be ahead of now or behind it).
+// Hold implements ports.IdempotencyStore with pg_try_advisory_lock on a connection of its
+// own, outside any transaction, kept until release. The lock is the same as Lock's (lockID),
+// at session level: it lasts as long as the database session, so a process that dies frees
+// it when its connection closes, and the next request takes the key over at once. The
+// connection is idle between the request's phases (no transaction is open on it, so no
+// timeout of the unit of work ends it).
+func (s *IdempotencyStore) Hold(ctx context.Context, k ports.IdempotencyKey) (release func(), ok bool, err error) {
+	select {
+	case s.holds <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, fmt.Errorf("idempotency: hold: %w", ctx.Err())
+	}
+	conn, err := s.db.db.Connx(ctx)
+	if err != nil {
+		<-s.holds
+		return nil, false, fmt.Errorf("idempotency: hold: %w", err)
+	}
+	id := lockID(k)
+	if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock($1)`, id); err != nil || !ok {
+		_ = conn.Close()
+		<-s.holds
+		if err != nil {
+			return nil, false, fmt.Errorf("idempotency: hold: %w", err)
+		}
+		return nil, false, nil
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			defer func() { <-s.holds }()
+			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var unlocked bool
+			if err := conn.GetContext(uctx, &unlocked, `SELECT pg_advisory_unlock($1)`, id); err != nil || !unlocked {
+				// Never hand the pool a connection that may still hold the lock: drop it,
+				// and the server frees the lock with the session.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+			_ = conn.Close()
+		})
+	}
+	return release, true, nil
+}
+
+// Start implements ports.IdempotencyStore: one statement, committed at once.
+func (s *IdempotencyStore) Start(ctx context.Context, k ports.IdempotencyKey, hash []byte, createdAt time.Time) error {
+	_, err := s.db.db.ExecContext(ctx, `INSERT INTO idempotency_keys AS t
+		(merchant_id, environment, method, path, key, request_hash, created, recovery_point)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, '')
+		ON CONFLICT (merchant_id, environment, method, path, key) DO UPDATE
+		SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL,
+			created = EXCLUDED.created, recovery_point = ''`,
+		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, hash, createdAt)
+	if err != nil {
+		return fmt.Errorf("idempotency: start: %w", err)
+	}
+	return nil
+}
+
+// reachSQL moves a started key's recovery point.
+const reachSQL = `UPDATE idempotency_keys SET recovery_point = $6
+	WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5 AND status IS NULL`
+
+// Reach implements ports.IdempotencyStore: one statement, committed at once.
+func (s *IdempotencyStore) Reach(ctx context.Context, k ports.IdempotencyKey, point string) error {
+	return reachPoint(ctx, s.db.db, k, point)
+}
+
+func reachPoint(ctx context.Context, q sqlx.ExecerContext, k ports.IdempotencyKey, point string) error {
+	res, err := q.ExecContext(ctx, reachSQL, k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, point)
+	if err != nil {
+		return fmt.Errorf("idempotency: reach %q: %w", point, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("idempotency: reach %q: the key is not started (%d rows, %v)", point, n, err)
+	}
+	return nil
+}
+
+// Finish implements ports.IdempotencyStore: one statement, committed at once.
+func (s *IdempotencyStore) Finish(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
+	if rec.Status == 0 {
+		return errors.New("idempotency: finish: a completed record needs a status")
+	}
+	body := rec.Body
+	if body == nil {
+		body = []byte{}
+	}
+	res, err := s.db.db.ExecContext(ctx, `UPDATE idempotency_keys
+		SET status = $6, content_type = $7, body = $8, recovery_point = NULL
+		WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5 AND status IS NULL`,
+		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, rec.Status, rec.ContentType, body)
+	if err != nil {
+		return fmt.Errorf("idempotency: finish: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("idempotency: finish: the key is not started (%d rows, %v)", n, err)
+	}
+	return nil
+}
+
+// Purge implements ports.IdempotencyStore: keys expire on the wall clock, whatever the
+// clock of their scope (a sandbox test clock never expires a key).
 func (s *IdempotencyStore) Purge(ctx context.Context, now time.Time, retention time.Duration) (int64, error) {
-	byNow, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys k WHERE k.created < $1
-		AND NOT EXISTS (SELECT 1 FROM test_clocks c WHERE c.merchant_id = k.merchant_id
-			AND c.environment = k.environment AND c.frozen_time IS NOT NULL)`, now.Add(-retention))
+	res, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created < $1`, now.Add(-retention))
 	if err != nil {
 		return 0, fmt.Errorf("idempotency: purge: %w", err)
 	}
-	frozen, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys k USING test_clocks c
-		WHERE c.merchant_id = k.merchant_id AND c.environment = k.environment AND c.frozen_time IS NOT NULL
-		AND k.created < c.frozen_time - make_interval(secs => $1)`, retention.Seconds())
-	if err != nil {
-		return 0, fmt.Errorf("idempotency: purge frozen clocks: %w", err)
-	}
-	a, _ := byNow.RowsAffected()
-	b, _ := frozen.RowsAffected()
-	return a + b, nil
+	return res.RowsAffected()
 }

@@ -64,6 +64,7 @@ func (r *idemRig) get(t *testing.T, k ports.IdempotencyKey, now time.Time) *port
 	return rec
 }
 
+// Lock and Put belong to the unit of work of the change; Get reads anywhere.
 func TestIdempotencyNeedsAUnitOfWork(t *testing.T) {
 	t.Parallel()
 	r := newIdemRig(t)
@@ -72,8 +73,8 @@ func TestIdempotencyNeedsAUnitOfWork(t *testing.T) {
 	if _, err := r.s.Lock(ctx, k); !errors.Is(err, postgres.ErrNoUnitOfWork) {
 		t.Errorf("Lock outside a unit of work: %v", err)
 	}
-	if _, err := r.s.Get(ctx, k, time.Now()); !errors.Is(err, postgres.ErrNoUnitOfWork) {
-		t.Errorf("Get outside a unit of work: %v", err)
+	if rec, err := r.s.Get(ctx, k, time.Now()); err != nil || rec != nil {
+		t.Errorf("Get outside a unit of work reads without a lock: %+v %v", rec, err)
 	}
 	if err := r.s.Put(ctx, k, ports.IdempotencyRecord{}); !errors.Is(err, postgres.ErrNoUnitOfWork) {
 		t.Errorf("Put outside a unit of work: %v", err)
@@ -263,10 +264,9 @@ func TestIdempotencyExpiryReplacement(t *testing.T) {
 	}
 }
 
-// Purge judges each record by its own scope's clock: real time for a scope without a test
-// clock, the frozen time for one with. A global "now" would keep records dated a year ahead by
-// an advanced clock forever, and purge live records of a clock set in the past.
-func TestIdempotencyPurgeByTheScopeClock(t *testing.T) {
+// Purge judges every record by the wall clock, whatever its scope's test clock says: a
+// clock advanced a year ahead, or frozen in the past, purges nothing more and nothing less.
+func TestIdempotencyPurgeByTheWallClock(t *testing.T) {
 	t.Parallel()
 	r := newIdemRig(t)
 	now := time.Now().UTC()
@@ -277,21 +277,16 @@ func TestIdempotencyPurgeByTheScopeClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aheadNow, behindNow := now.AddDate(1, 0, 0), now.Add(-72*time.Hour)
-	set(ahead, aheadNow)
-	set(behind, behindNow)
+	set(ahead, now.AddDate(1, 0, 0))
+	set(behind, now.Add(-72*time.Hour))
 	type rec struct {
 		k    ports.IdempotencyKey
 		at   time.Time
 		gone bool
 	}
-	recs := []rec{
-		{idemKey(onReal), now.Add(-25 * time.Hour), true},
-		{idemKey(onReal), now.Add(-time.Hour), false},
-		{idemKey(ahead), aheadNow.Add(-25 * time.Hour), true}, // in the future of real time
-		{idemKey(ahead), aheadNow.Add(-time.Hour), false},
-		{idemKey(behind), behindNow.Add(-25 * time.Hour), true},
-		{idemKey(behind), behindNow.Add(-time.Hour), false}, // 73 h before real time, live on its clock
+	var recs []rec
+	for _, scope := range []core.Scope{onReal, ahead, behind} {
+		recs = append(recs, rec{idemKey(scope), now.Add(-25 * time.Hour), true}, rec{idemKey(scope), now.Add(-time.Hour), false})
 	}
 	for _, x := range recs {
 		r.put(t, x.k, "h", x.at)
@@ -308,6 +303,159 @@ func TestIdempotencyPurgeByTheScopeClock(t *testing.T) {
 		if (left == 0) != x.gone {
 			t.Errorf("record %d: left %d, want gone=%v", i, left, x.gone)
 		}
+	}
+}
+
+// 64 concurrent replays of a completed key, while another request holds the key's lock all
+// along: every one reads the record (outside any unit of work, without the lock).
+func TestIdempotencyReplaysReadWithoutTheLock(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
+	now := time.Now().UTC()
+	r.put(t, k, "h", now)
+	held := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		_ = r.uow.Do(context.Background(), func(ctx context.Context) error {
+			if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+				t.Errorf("lock: %v %v", ok, err)
+			}
+			close(held)
+			<-done
+			return nil
+		})
+	}()
+	<-held
+	var wg sync.WaitGroup
+	var replayed atomic.Int64
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, err := r.s.Get(context.Background(), k, now.Add(-idemTTL))
+			if err != nil || rec == nil || !rec.Completed() {
+				t.Errorf("replay: %+v %v", rec, err)
+				return
+			}
+			replayed.Add(1)
+		}()
+	}
+	wg.Wait()
+	close(done)
+	if replayed.Load() != 64 {
+		t.Fatalf("%d of 64 replayed", replayed.Load())
+	}
+}
+
+// The phased shape: Hold keeps the key for one live holder; Start, Reach and Finish commit
+// each at once; the key's point moved in a unit of work commits with it or not at all.
+func TestIdempotencyPhases(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	scope := pgtest.Merchant(t, r.db)
+	k := idemKey(scope)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	release, ok, err := r.s.Hold(ctx, k)
+	if err != nil || !ok {
+		t.Fatalf("hold: %v %v", ok, err)
+	}
+	if _, ok, err := r.s.Hold(ctx, k); err != nil || ok {
+		t.Fatalf("a second hold of a held key: %v %v", ok, err)
+	}
+	// The one-transaction lock of the same key is taken too.
+	if err := r.uow.Do(ctx, func(ctx context.Context) error {
+		if ok, err := r.s.Lock(ctx, k); err != nil || ok {
+			t.Errorf("Lock of a held key: %v %v", ok, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.s.Start(ctx, k, []byte("h"), now); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := r.s.Get(ctx, k, now.Add(-idemTTL)); err != nil || rec == nil || rec.Completed() || rec.RecoveryPoint != "" ||
+		string(rec.RequestHash) != "h" {
+		t.Fatalf("started: %+v %v", rec, err)
+	}
+	if err := r.s.Reach(ctx, k, "target 1"); err != nil {
+		t.Fatal(err)
+	}
+	// A phase with a change moves the point in its unit of work: rolled back, neither stays.
+	uow := postgres.Bind(r.uow, func(tx *postgres.Tx) *postgres.Tx { return tx })
+	boom := errors.New("boom")
+	err = uow.Do(ctx, func(ctx context.Context, tx *postgres.Tx) error {
+		if err := tx.RecoveryPoints().Reach(ctx, k, "charged"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if rec := r.get(t, k, now); rec == nil || rec.RecoveryPoint != "target 1" {
+		t.Fatalf("after the rollback: %+v", rec)
+	}
+	if err := uow.Do(ctx, func(ctx context.Context, tx *postgres.Tx) error {
+		return tx.RecoveryPoints().Reach(ctx, k, "charged")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := r.get(t, k, now); rec == nil || rec.RecoveryPoint != "charged" {
+		t.Fatalf("after the commit: %+v", rec)
+	}
+	if err := r.s.Finish(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := r.get(t, k, now); rec == nil || !rec.Completed() || rec.Status != 200 || rec.RecoveryPoint != "" {
+		t.Fatalf("finished: %+v", rec)
+	}
+	if err := r.s.Reach(ctx, k, "late"); err == nil {
+		t.Fatal("a completed key's point moved")
+	}
+	release()
+	release() // twice is harmless
+	release2, ok, err := r.s.Hold(ctx, k)
+	if err != nil || !ok {
+		t.Fatalf("hold after the release: %v %v", ok, err)
+	}
+	release2()
+}
+
+// A holder whose database session ends (its process died) frees the key at once: no lease.
+func TestIdempotencyHoldOfADeadOwnerIsTakenOverAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newIdemRig(t)
+	k := idemKey(pgtest.Merchant(t, r.db))
+	ctx := context.Background()
+	release, ok, err := r.s.Hold(ctx, k)
+	if err != nil || !ok {
+		t.Fatalf("hold: %v %v", ok, err)
+	}
+	defer release()
+	// The holder's backend is ended, as when its process is killed.
+	var n int
+	if err := r.db.Get(&n, `SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l
+		JOIN pg_database d ON d.oid = l.database AND d.datname = current_database()
+		WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid()`); err != nil || n != 1 {
+		t.Fatalf("terminated %d holders: %v", n, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		release2, ok, err := r.s.Hold(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			release2()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dead holder's key was not free")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -137,9 +137,9 @@ func nullIfZero(n int) *int {
 	return &n
 }
 
-// paymentInsert writes a new payment (buffered by the unit of work); nothing else (its receipt
-// is queued by the payments module, through the mail queue). A second payment of a session is
-// refused by payments_session: payments.ErrPaymentExists (flushSentinels).
+// paymentInsert writes a new payment; nothing else (its receipt is queued by the payments
+// module, through the mail queue). A second payment of a session is refused by
+// payments_session, which the repository's Insert answers as payments.ErrPaymentExists.
 func paymentInsert(rec *payments.Record) (write, error) {
 	if rec == nil || rec.Payment == nil {
 		return write{}, errors.New("payments: insert: no payment")

@@ -19,7 +19,7 @@ type prepared struct {
 func newPrepared(db *sqlx.DB) *prepared { return &prepared{db: db, m: map[string]*sqlx.Stmt{}} }
 
 // get returns GetContext run through the prepared form of query. Inside a unit of work it
-// runs on the ambient transaction, after the writes it buffered (the statement is prepared on
+// runs on the ambient transaction (the statement is prepared on
 // the transaction's connection, once per connection as well), never on a second pooled
 // connection.
 func (p *prepared) get(ctx context.Context, dest any, query string, args ...any) error {
@@ -40,17 +40,9 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 		}
 		p.mu.Unlock()
 	}
-	if a := ambientOf(ctx); a != nil && a.opt != nil { // optimistic: on the pool, before any write
-		if _, err := a.poolRead(); err != nil {
-			return err
-		}
-	} else if a != nil {
-		tx, err := a.conn(ctx) // after the writes it buffered
-		if err != nil {
-			return err
-		}
-		ts := tx.StmtxContext(ctx, st) // the pool's statement, on the transaction's connection
-		defer ts.Close()               // releases its tie to st now, not at the commit
+	if a := ambientOf(ctx); a != nil {
+		ts := a.tx.StmtxContext(ctx, st) // the pool's statement, on the transaction's connection
+		defer ts.Close()                 // releases its tie to st now, not at the commit
 		return a.note(ts.GetContext(ctx, dest, args...))
 	}
 	return st.GetContext(ctx, dest, args...)

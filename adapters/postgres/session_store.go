@@ -262,16 +262,11 @@ func claimDueSessions(ctx context.Context, q sqlx.QueryerContext, scope *core.Sc
 	return out, nil
 }
 
-// sessionRowKey names a session's row for the write buffer.
-func sessionRowKey(scope core.Scope, id string) string {
-	return "checkout_sessions " + scope.MerchantID + " " + string(scope.Env) + " " + id
-}
-
 // sessionUpdate writes what the session reports changed since it was read (Session.Changes):
 // the status with the cancellation reason, the buyer's bookkeeping, or both in one UPDATE
 // (a confirmation changes both: one new row version). It decides nothing: which transitions
-// change what is the module's knowledge. Nothing changed writes nothing (false). The unit of
-// work buffers it; the flush fails when the session's row is not there.
+// change what is the module's knowledge. Nothing changed writes nothing (false). The
+// repository's Save fails when the session's row is not there.
 func sessionUpdate(s *checkout.Session) (write, bool) {
 	changed := s.Changes()
 	if changed == 0 {
@@ -290,7 +285,6 @@ func sessionUpdate(s *checkout.Session) (write, bool) {
 	}
 	return write{
 		what: "checkout_sessions: update " + snap.ID,
-		row:  sessionRowKey(snap.Scope, snap.ID),
 		sql: `UPDATE checkout_sessions SET ` + strings.Join(set, ", ") + `
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
 		args: args,

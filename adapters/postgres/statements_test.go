@@ -161,18 +161,30 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 }
 
 // The statements of one card confirmation (Confirm: both units of work, the reads around
-// them and the sandbox's journal), logged so that a change of the count shows (19 before
-// write-behind, 13 with it, 7 with optimistic units of work):
+// them and the sandbox's journal), logged so that a change of the count shows. Every
+// repository call is one statement, sent where it is called (no write is buffered):
 //
-//	1 the buyer's session read (buyerSession)
-//	2 beginCharge: the session read (unlocked, with its version)
-//	3 beginCharge: one statement (the attempt, the session guarded by its version)
-//	4 the sandbox's journal
-//	5 applyOutcome: the session read
-//	6 applyOutcome: the attempt read
-//	7 applyOutcome: one statement (payment, attempt and session guarded, events, receipt)
+//	 1 the buyer's session read (buyerSession)
+//	 2 beginCharge: BEGIN
+//	 3 its timeouts (this test's pool does not start with them; a pool from Open does)
+//	 4 the session, FOR UPDATE
+//	 5 the attempt's INSERT
+//	 6 the session's UPDATE (the charge in flight)
+//	 7 COMMIT
+//	 8 the sandbox's journal
+//	 9 applyOutcome: BEGIN
+//	10 its timeouts
+//	11 the session, FOR UPDATE
+//	12 the attempt, FOR UPDATE
+//	13 the payment's INSERT
+//	14 the attempt's UPDATE (applied)
+//	15 payment_intent.succeeded, queued for the fan-out in the same statement
+//	16 the receipt in mail_outbox
+//	17 the session's UPDATE (complete)
+//	18 checkout.session.completed, queued likewise
+//	19 COMMIT
 //
-// No BEGIN, no COMMIT, no FOR UPDATE: both units of work are optimistic (optimistic.go).
+// (7 with the optimistic units and the write-behind buffer this replaced; docs/composition.md.)
 func TestConfirmationStatements(t *testing.T) {
 	t.Parallel()
 	db, log := countedDB(t)
@@ -188,25 +200,22 @@ func TestConfirmationStatements(t *testing.T) {
 		t.Logf("%2d %s", i+1, q)
 	}
 	t.Logf("one confirmation: %d statements", len(sent))
-	// Each of its two units of work sends its writes in one statement (write-behind).
-	flushes := 0
-	for _, q := range sent {
-		if strings.HasPrefix(q, "INSERT") || strings.HasPrefix(q, "UPDATE") {
-			t.Errorf("a write sent on its own: %s", q)
-		}
-		if strings.HasPrefix(q, "WITH w1 AS (") {
-			flushes++
-		}
+	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "INSERT INTO charge_attempts",
+		"UPDATE checkout_sessions", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
+		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments", "UPDATE charge_attempts",
+		"WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions",
+		"WITH written AS (INSERT INTO events", "COMMIT"}
+	if len(sent) != len(want) {
+		t.Fatalf("%d statements, want %d", len(sent), len(want))
 	}
-	if flushes != 2 {
-		t.Errorf("%d flushes, want 2 (the attempt with the session; the outcome)", flushes)
-	}
-	for _, q := range sent {
-		if q == "BEGIN" || q == "COMMIT" || strings.Contains(q, "FOR UPDATE") {
-			t.Errorf("%s: the charge's units of work are optimistic", q)
+	for i, q := range sent {
+		if !strings.HasPrefix(q, want[i]) {
+			t.Errorf("statement %d: %s, want %s…", i+1, q, want[i])
 		}
 	}
-	if len(sent) != 7 {
-		t.Errorf("%d statements, want 7", len(sent))
+	// The locks are taken in code order: the session (the payable), then the attempt.
+	if !strings.Contains(sent[3], "checkout_mode") || !strings.Contains(sent[10], "checkout_mode") ||
+		!strings.Contains(sent[11], "idempotency_key") {
+		t.Errorf("lock order: %s; %s; %s", sent[3], sent[10], sent[11])
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -34,12 +36,11 @@ import (
 // the ctx the unit of work hands fn carries the same transaction, so stores called with ctx
 // (the idempotency record of a keyed request among them) write in it too.
 //
-// The repositories' writes (Sessions().Save, Payments().Insert, ChargeAttempts().Insert and
-// Save, Outbox().Add, Mail().Enqueue) are buffered and sent together, as one statement, before
-// the next read or other statement on the transaction and before COMMIT ("Write-behind" in
-// writebehind.go): a confirmation's second transaction sends its six writes in one round trip.
-// Their errors (a sentinel, a missed row) come from that statement. The due sweep's SaveDue
-// and every read are sent at once, after the buffer.
+// Every repository call runs its statement at once, where it is called: Lock is SELECT … FOR
+// UPDATE, Save runs its UPDATE and fails on the spot when it did not change exactly one row,
+// and Insert answers the module's sentinel for a unique violation on the spot
+// (payments.ErrPaymentExists, payments.ErrChargeInProgress). Outbox().Add and Mail().Enqueue
+// run their INSERT at once too.
 
 // Tx is the transaction of one unit of work, seen as the repositories of every module. It is
 // valid only inside the Do that handed it out.
@@ -89,11 +90,8 @@ func (b boundUnitOfWork[T]) Do(ctx context.Context, fn func(ctx context.Context,
 	})
 }
 
-// txq runs statements on the unit of work's transaction, after the writes buffered before them
-// (ambient.conn), and notes a serialization failure or a deadlock for Do's retry, even when the
-// caller turns the error into another (ambient.note). The repositories' reads flush explicitly
-// first (read), so that they answer a failed flush's error themselves: sqlx.GetContext goes
-// through QueryRowxContext, whose *sqlx.Row cannot carry it.
+// txq runs statements on the unit of work's transaction and notes a serialization failure or
+// a deadlock for Do's retry, even when the caller turns the error into another (ambient.note).
 type txq struct{ a *ambient }
 
 var _ interface {
@@ -101,111 +99,110 @@ var _ interface {
 	sqlx.QueryerContext
 } = txq{}
 
-// read sends the buffered writes before a repository's read.
-func (q txq) read(ctx context.Context) error { return q.a.flush(ctx) }
-
 func (q txq) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	tx, err := q.a.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := tx.ExecContext(ctx, query, args...)
+	res, err := q.a.tx.ExecContext(ctx, query, args...)
 	return res, q.a.note(err)
 }
 
 func (q txq) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	tx, err := q.a.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows, err := q.a.tx.QueryContext(ctx, query, args...)
 	return rows, q.a.note(err)
 }
 
 func (q txq) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	tx, err := q.a.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tx.QueryxContext(ctx, query, args...)
+	rows, err := q.a.tx.QueryxContext(ctx, query, args...)
 	return rows, q.a.note(err)
 }
 
-// QueryRowxContext flushes too; a failure of that flush is kept in ambient.failed (the query
-// then meets the failed transaction) and reported by Do.
+// QueryRowxContext runs a one-row query; a *sqlx.Row carries its error to Scan.
 func (q txq) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	if q.a.opt != nil { // optimistic: no transaction; the repositories read on the pool themselves
-		_ = q.a.misuse("a statement outside the typed repositories")
-		return q.a.opt.db.QueryRowxContext(ctx, query, args...)
-	}
-	_ = q.a.flush(ctx)
 	return q.a.tx.QueryRowxContext(ctx, query, args...)
+}
+
+// write is one statement a repository sends: an INSERT or an UPDATE, named for its errors.
+type write struct {
+	what string // names it in errors: "checkout_sessions: update cs_…"
+	sql  string
+	args []any
+	one  bool // it must write exactly one row
+}
+
+// exec runs w at once. A write that must change one row and changed none is an error
+// (errRowMissed), answered here, by the call that caused it.
+func (q txq) exec(ctx context.Context, w write) error {
+	res, err := q.ExecContext(ctx, w.sql, w.args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.what, err)
+	}
+	if !w.one {
+		return nil
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.what, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: %w (%d rows)", w.what, errRowMissed, n)
+	}
+	return nil
+}
+
+// errRowMissed is a repository's Save that found no row to write (or more than one).
+var errRowMissed = errors.New("the write did not change exactly one row")
+
+// uniqueAs is err, or sentinel wrapping err when err is a unique violation of constraint:
+// a repository's Insert answers the module's sentinel for what a constraint refuses.
+func uniqueAs(err error, constraint string, sentinel error) error {
+	var pe *pq.Error
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.Constraint == constraint {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
 }
 
 // sessionRepo is checkout.SessionRepository on a transaction.
 type sessionRepo Tx
 
 // Lock reads the session FOR UPDATE (with its payment when it is complete); an unknown one is
-// checkout.ErrNotFound. In an optimistic unit it reads it unlocked, with its version
-// (optimistic.go).
+// checkout.ErrNotFound.
 func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*checkout.Session, error) {
-	if r.q.a.opt != nil {
-		return r.q.a.readSession(ctx, scope, id)
-	}
-	if err := r.q.read(ctx); err != nil {
-		return nil, err
-	}
 	s, err := getSession(ctx, r.q, scope, id, true)
 	return s, r.q.a.note(err)
 }
 
 // ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
 func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
-	if r.q.a.opt != nil {
-		return nil, r.q.a.misuse("ClaimDue locks")
-	}
-	if err := r.q.read(ctx); err != nil {
-		return nil, err
-	}
 	return claimDueSessions(ctx, r.q, scope, until, limit)
 }
 
-// Save buffers the write of what the session reports changed (sessionUpdate).
+// Save writes what the session reports changed (sessionUpdate); no row is an error.
 func (r sessionRepo) Save(ctx context.Context, s *checkout.Session) error {
 	w, changed := sessionUpdate(s)
 	if !changed {
 		return nil
 	}
-	return r.q.a.add(ctx, w)
+	return r.q.exec(ctx, w)
 }
 
 // paymentRepo is payments.PaymentRepository on a transaction.
 type paymentRepo Tx
 
-// Insert buffers a new payment; a second one of a session answers payments.ErrPaymentExists
-// (from the flush).
+// Insert writes a new payment; a second one of a session is payments.ErrPaymentExists.
 func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	w, err := paymentInsert(rec)
 	if err != nil {
 		return err
 	}
-	return r.q.a.add(ctx, w)
+	return uniqueAs(r.q.exec(ctx, w), "payments_session", payments.ErrPaymentExists)
 }
 
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
 func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
-	if r.q.a.opt != nil {
-		return nil, r.q.a.misuse("LockDue locks")
-	}
-	if err := r.q.read(ctx); err != nil {
-		return nil, err
-	}
 	out, err := lockDuePayments(ctx, r.q, recs)
 	return out, r.q.a.note(err)
 }
 
-// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment),
-// at once.
+// SaveDue writes the due sweep's change of a locked payment and its dispute (saveDuePayment).
 func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *payments.Dispute) error {
 	return saveDuePayment(ctx, r.q, rec, opened)
 }
@@ -213,60 +210,60 @@ func (r paymentRepo) SaveDue(ctx context.Context, rec *payments.Record, opened *
 // attemptRepo is payments.AttemptRepository on a transaction.
 type attemptRepo Tx
 
-// Insert buffers a new pending attempt (payments.ErrChargeInProgress for a second one, from
-// the flush).
+// Insert writes a new pending attempt; a second pending one of the payable is
+// payments.ErrChargeInProgress.
 func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) error {
 	w, err := chargeAttemptInsert(a)
 	if err != nil {
 		return err
 	}
-	return r.q.a.add(ctx, w)
+	return uniqueAs(r.q.exec(ctx, w), "charge_attempts_one_pending", payments.ErrChargeInProgress)
 }
 
-// Lock reads an attempt FOR UPDATE; in an optimistic unit, unlocked with its version
-// (optimistic.go).
+// Lock reads an attempt FOR UPDATE.
 func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
-	if r.q.a.opt != nil {
-		return r.q.a.readChargeAttempt(ctx, scope, reference, key)
-	}
-	if err := r.q.read(ctx); err != nil {
-		return nil, err
-	}
 	a, err := lockChargeAttempt(ctx, r.q, scope, reference, key)
 	return a, r.q.a.note(err)
 }
 
-// Save buffers the resolution of a pending attempt.
+// Save writes the resolution of a pending attempt; an attempt no longer pending is an error.
 func (r attemptRepo) Save(ctx context.Context, a *payments.ChargeAttempt) error {
 	w, err := chargeAttemptUpdate(a)
 	if err != nil {
 		return err
 	}
-	return r.q.a.add(ctx, w)
+	return r.q.exec(ctx, w)
 }
 
-// outbox is ports.Outbox on a transaction: the events of every Add of one flush are one
-// INSERT into events, in order.
+// outbox is ports.Outbox on a transaction: the events of one Add are one INSERT into events,
+// in order.
 type outbox Tx
 
 func (o outbox) Add(ctx context.Context, events ...core.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	rows, err := eventRows(events)
-	if err != nil {
-		return err
-	}
-	return o.q.a.addEvents(ctx, rows)
+	return insertEvents(ctx, o.q, events)
 }
 
-// mailQueue is ports.MailQueue on a transaction: the mails of every Enqueue of one flush are
-// one INSERT into mail_outbox.
+// mailQueue is ports.MailQueue on a transaction: the mails of one Enqueue are one INSERT into
+// mail_outbox.
 type mailQueue Tx
 
 func (m mailQueue) Enqueue(ctx context.Context, mails ...core.Mail) error {
 	if len(mails) == 0 {
 		return nil
 	}
-	return m.q.a.addMails(ctx, mails)
+	q, args := mailInsert(mails, 1)
+	if _, err := m.q.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("mail_outbox: queue %s: %w", mails[0].Kind, err)
+	}
+	return nil
+}
+
+// RecoveryPoints moves the recovery point of a started idempotency key on this transaction,
+// so that it commits with the phase's change (ports.RecoveryPoints).
+func (t *Tx) RecoveryPoints() ports.RecoveryPoints { return recoveryPoints(*t) }
+
+type recoveryPoints Tx
+
+func (r recoveryPoints) Reach(ctx context.Context, k ports.IdempotencyKey, point string) error {
+	return reachPoint(ctx, r.q, k, point)
 }

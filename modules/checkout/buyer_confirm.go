@@ -16,14 +16,13 @@ import (
 // naming the field) and nothing is charged when it is bad. Then the charge runs in three steps
 // (issue 10 §2), so that no connection or row lock is held while the processor works:
 //
-//  1. In one unit of work on the session as read (optimistic: it commits only if the session is
-//     unchanged then, else it runs again; beginCharge): the session is checked open (a due
-//     one is expired instead, ErrSessionExpired) and below the decline limit, a charge waiting
-//     for 3-D Secure is abandoned (the buyer gave up on it), and a charge attempt
+//  1. In one unit of work under the session's row lock (beginCharge): the session is checked
+//     open (a due one is expired instead, ErrSessionExpired) and below the decline limit, a
+//     charge waiting for 3-D Secure is abandoned (the buyer gave up on it), and a charge attempt
 //     (payments.ChargeAttempt, idempotency key "<session id>:<n>") is recorded and marked in
 //     flight on the session. It commits.
 //  2. The processor is called with no connection held.
-//  3. The outcome is applied in a second (optimistic) unit of work, once per attempt
+//  3. The outcome is applied in a second unit of work, once per attempt
 //     (applyOutcome: succeeded and processing complete the session, failed counts a decline
 //     and answers *DeclineError, requires_action keeps the charge pending for ResolveAction).
 //     The payment, the session, the events and the receipt commit together
@@ -127,7 +126,7 @@ func (svc *Service) buyerCharge(ctx context.Context, sessionID, clientSecret str
 		if res, callErr := svc.charger.Call(ctx, a, steps.source); callErr != nil {
 			out, err = svc.chargeFailed(ctx, s, a, card, callErr)
 		} else {
-			out, err = svc.answer(svc.applyOutcome(ctx, s, a, res, card, true))
+			out, err = svc.answer(svc.applyOutcome(ctx, s, a, res, card))
 		}
 		if out != nil {
 			out.Merchant = b.merchant
@@ -146,17 +145,14 @@ var ErrSessionNotPayable = core.NewError(core.TypeInvalidState, "session_not_pay
 // decline limit), lets start build and record the attempt (payments.Charger.Begin), and saves
 // the session with the attempt in flight. It commits before the processor is called.
 //
-// The unit of work is optimistic (ports.Optimistic): the session is read without a lock, and
-// the attempt and the session are written only if the session is unchanged then; otherwise
-// the function runs again on the session as it now is. Everything it reads comes before what
-// it writes, and it writes only through tx. A concurrent confirmation that recorded its
-// attempt first still makes this one answer payments.ErrChargeInProgress: its session shows
-// the charge in flight, or the attempt's insert meets the pending one.
+// A concurrent confirmation that recorded its attempt first makes this one answer
+// payments.ErrChargeInProgress: it waits for the session's lock and then sees the charge in
+// flight.
 func (svc *Service) beginCharge(ctx context.Context, s *Session, now time.Time, start func(ctx context.Context, tx Tx, s *Session) (*payments.ChargeAttempt, error)) (*payments.ChargeAttempt, error) {
 	var a *payments.ChargeAttempt
 	lapsed := false
 	scope, id := s.Scope(), s.ID()
-	err := svc.uow.Do(ports.Optimistic(ctx), func(ctx context.Context, tx Tx) error {
+	err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		a, lapsed = nil, false // Do may run this again
 		s, err := tx.Sessions().Lock(ctx, scope, id)
 		if err != nil {
@@ -203,7 +199,7 @@ func (svc *Service) chargeFailed(ctx context.Context, s *Session, a *payments.Ch
 		}
 		return nil, callErr
 	}
-	return svc.answer(svc.applyOutcome(ctx, s, a, res, card, true))
+	return svc.answer(svc.applyOutcome(ctx, s, a, res, card))
 }
 
 // answer turns an applied outcome into the use case's answer. An attempt that someone else

@@ -65,24 +65,14 @@ type chargeResult struct {
 // its checkout.session.* events. All of it commits together or not at all; a lost commit
 // leaves the attempt pending for the sweep. Every event is stamped with the attempt's time.
 // card fills in the card when the answer has none (CompleteAction may answer without it).
-//
-// optimistic (the buyer's confirmation, which just recorded the attempt) runs the unit of work
-// optimistically (ports.Optimistic): the session and the attempt are read without locks and
-// the writes commit only if neither changed since, else the function runs again on fresh
-// reads; it reads everything before it writes anything. The sweep's ApplyResolved keeps the
-// locks.
-func (svc *Service) applyOutcome(ctx context.Context, s *Session, a *payments.ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo, optimistic bool) (chargeResult, error) {
+func (svc *Service) applyOutcome(ctx context.Context, s *Session, a *payments.ChargeAttempt, res ports.ChargeResult, card *ports.CardInfo) (chargeResult, error) {
 	out, err := svc.charger.Outcome(ctx, s, a, res, card)
 	if err != nil {
 		return chargeResult{}, fmt.Errorf("checkout: %s: %w", s.ID(), err)
 	}
 	scope, id, key := s.Scope(), s.ID(), a.IdempotencyKey()
 	var r chargeResult
-	uowCtx := ctx
-	if optimistic {
-		uowCtx = ports.Optimistic(ctx)
-	}
-	err = svc.uow.Do(uowCtx, func(ctx context.Context, tx Tx) error {
+	err = svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		r = chargeResult{} // Do may run this again
 		s, err := tx.Sessions().Lock(ctx, scope, id)
 		if err != nil {
@@ -192,7 +182,7 @@ func (svc *Service) ApplyResolved(ctx context.Context, a *payments.ChargeAttempt
 	if p := s.buyer.Pending; p != nil && a.Kind() == payments.AttemptAction {
 		card = p.Card
 	}
-	r, err := svc.applyOutcome(ctx, s, a, res, card, false)
+	r, err := svc.applyOutcome(ctx, s, a, res, card)
 	return r.applied, err
 }
 

@@ -303,41 +303,6 @@ func TestSweepAbandonsAnAttemptTheProcessorNeverSaw(t *testing.T) {
 	}
 }
 
-// A buyer's confirmation runs both of its units of work optimistically (ports.Optimistic);
-// the sweep's ApplyResolved and a cancellation keep their locks.
-func TestOnlyTheConfirmationsUnitsOfWorkAreOptimistic(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	svc, store, _, proc := newBuyerService(t)
-	s := mustCreate(t, svc, testScope)
-	store.optimistic = nil
-	if _, err := svc.Confirm(ctx, s.ID(), s.ClientSecret(), cardInput("4242424242424242")); err != nil {
-		t.Fatal(err)
-	}
-	if got := store.optimistic; len(got) != 2 || !got[0] || !got[1] {
-		t.Fatalf("confirmation's units of work optimistic: %v, want [true true]", got)
-	}
-	a := payments.RehydrateChargeAttempt(store.attempt(s.ID() + ":1"))
-	res, _ := proc.Lookup(ctx, testScope, a.IdempotencyKey(), t0)
-	for _, known := range []bool{true, false} {
-		store.optimistic = nil
-		if _, err := svc.ApplyResolved(ctx, a, res, known); err != nil {
-			t.Fatal(err)
-		}
-		if got := store.optimistic; len(got) != 1 || got[0] {
-			t.Fatalf("ApplyResolved (known %v) optimistic: %v, want [false]", known, got)
-		}
-	}
-	other := mustCreate(t, svc, testScope)
-	store.optimistic = nil
-	if _, err := svc.Cancel(ctx, testScope, other.ID()); err != nil {
-		t.Fatal(err)
-	}
-	if got := store.optimistic; len(got) != 1 || got[0] {
-		t.Fatalf("cancel optimistic: %v, want [false]", got)
-	}
-}
-
 type fakeWall struct{ t time.Time }
 
 func (w *fakeWall) Now() time.Time { return w.t }

@@ -30,9 +30,6 @@ type memStore struct {
 	// anyMerchant), as the Postgres store joins the merchant's row.
 	merchants   map[string]BuyerMerchant
 	anyMerchant BuyerMerchant
-	// optimistic records, for each unit of work run, whether it asked to be optimistic
-	// (ports.Optimistic); memUoW's mutex makes every unit safe either way.
-	optimistic []bool
 }
 
 // memAttempt is a charge attempt with the wall-clock time it was recorded.
@@ -152,7 +149,6 @@ func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 	m := u.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.optimistic = append(m.optimistic, ports.IsOptimistic(ctx))
 	saved := struct {
 		sessions []SessionSnapshot
 		events   []core.Event

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // AdvanceLease is how long (wall clock) an advance may hold its claim on a clock. An advance
@@ -39,6 +40,9 @@ func (s *Service) Advance(ctx context.Context, scope core.Scope, seconds, to *in
 		return Clock{}, core.InvalidField("to", "Pass either seconds or to, not both.")
 	case seconds != nil && (*seconds < 1 || *seconds > MaxAdvance):
 		return Clock{}, core.InvalidField("seconds", "seconds must be between 1 and %d (2 years).", MaxAdvance)
+	}
+	if p := ports.KeyPhasesFrom(ctx); p != nil {
+		return s.advanceInPhases(ctx, scope, seconds, to, p)
 	}
 
 	token := core.RandomBase62(24)
@@ -86,19 +90,25 @@ func (s *Service) claim(ctx context.Context, scope core.Scope, token string) (*t
 
 // run checks the target against the claimed clock and runs the due work up to it.
 func (s *Service) run(ctx context.Context, scope core.Scope, frozen *time.Time, seconds, to *int64) (time.Time, error) {
-	now := s.clock(frozen).Now
-	var target time.Time
-	if seconds != nil {
-		target = now.Add(time.Duration(*seconds) * time.Second)
-	} else {
-		if *to <= now.Unix() || *to-now.Unix() > MaxAdvance {
-			return time.Time{}, core.InvalidField("to",
-				"to must be after the clock's current time (%d) and at most %d seconds ahead.", now.Unix(), MaxAdvance)
-		}
-		target = time.Unix(*to, 0).UTC()
+	target, err := targetOf(s.clock(frozen).Now, seconds, to)
+	if err != nil {
+		return time.Time{}, err
 	}
 	if err := s.due.RunScope(ctx, scope, target); err != nil {
 		return time.Time{}, err
 	}
 	return target, nil
+}
+
+// targetOf is the time an advance by seconds, or to the Unix time to, moves a clock that
+// reads now to.
+func targetOf(now time.Time, seconds, to *int64) (time.Time, error) {
+	if seconds != nil {
+		return now.Add(time.Duration(*seconds) * time.Second), nil
+	}
+	if *to <= now.Unix() || *to-now.Unix() > MaxAdvance {
+		return time.Time{}, core.InvalidField("to",
+			"to must be after the clock's current time (%d) and at most %d seconds ahead.", now.Unix(), MaxAdvance)
+	}
+	return time.Unix(*to, 0).UTC(), nil
 }

@@ -44,7 +44,7 @@ type GateConfig struct {
 	Limiter     ports.RateLimiter      // nil: no rate limit
 	Idempotency ports.IdempotencyStore // nil: no idempotency
 	UnitOfWork  ports.UnitOfWork       // required with Idempotency: the change and its record commit together
-	Clocks      ports.Clocks           // idempotency retention follows the scope clock (D12)
+	Wall        core.Clock             // required with Idempotency: keys are dated and expire on the wall clock
 	Retention   time.Duration          // idempotency retention, default 24 h
 }
 
@@ -67,8 +67,15 @@ func NewGate(cfg GateConfig, next http.Handler) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Idempotency != nil && cfg.UnitOfWork == nil {
-		return nil, errors.New("gate: idempotency needs a unit of work")
+	if cfg.Idempotency != nil && (cfg.UnitOfWork == nil || cfg.Wall == nil) {
+		return nil, errors.New("gate: idempotency needs a unit of work and the wall clock")
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if _, err := idempotencyShapeOf(op); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = 24 * time.Hour
@@ -165,7 +172,8 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				WriteError(w, r, err)
 				return
 			}
-			g.idempotent(w, r, key, body, serve)
+			shape, _ := idempotencyShapeOf(route.Operation)
+			g.idempotent(w, r, key, body, shape, serve)
 			return
 		}
 	}

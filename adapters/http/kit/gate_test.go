@@ -3,6 +3,8 @@ package kit
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,6 +50,20 @@ paths:
                   additionalProperties: {type: string}
       responses:
         "200": {description: ok}
+  /v1/jobs:
+    post:
+      operationId: runJob
+      x-kassa-idempotency: phases
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                n: {type: integer}
+      responses:
+        "200": {description: ok}
   /v1/things/{id}:
     get:
       operationId: getThing
@@ -65,6 +81,7 @@ type memIdem struct {
 	recs      map[ports.IdempotencyKey]*ports.IdempotencyRecord
 	locked    map[ports.IdempotencyKey]bool
 	rollbacks int
+	gets      int
 }
 
 func newMemIdem() *memIdem {
@@ -119,6 +136,7 @@ func (s *memIdem) Lock(ctx context.Context, k ports.IdempotencyKey) (bool, error
 func (s *memIdem) Get(_ context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.gets++
 	if r, ok := s.recs[k]; ok && !r.CreatedAt.Before(notBefore) {
 		c := *r
 		return &c, nil
@@ -133,23 +151,63 @@ func (s *memIdem) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.Ide
 	return nil
 }
 
+func (s *memIdem) Hold(_ context.Context, k ports.IdempotencyKey) (func(), bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.locked[k] {
+		return nil, false, nil
+	}
+	s.locked[k] = true
+	return func() { s.mu.Lock(); delete(s.locked, k); s.mu.Unlock() }, true, nil
+}
+
+func (s *memIdem) Start(_ context.Context, k ports.IdempotencyKey, hash []byte, createdAt time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[k] = &ports.IdempotencyRecord{RequestHash: hash, CreatedAt: createdAt}
+	return nil
+}
+
+func (s *memIdem) Reach(_ context.Context, k ports.IdempotencyKey, point string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[k]
+	if !ok || r.Completed() {
+		return errors.New("not started")
+	}
+	r.RecoveryPoint = point
+	return nil
+}
+
+func (s *memIdem) Finish(_ context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[k]
+	if !ok || r.Completed() {
+		return errors.New("not started")
+	}
+	rec.Body = append([]byte(nil), rec.Body...)
+	s.recs[k] = &rec
+	return nil
+}
+
 func (s *memIdem) Purge(context.Context, time.Time, time.Duration) (int64, error) { return 0, nil }
 
 func (s *memIdem) len() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.recs) }
 
-// fakeClocks is a per-scope clock that can be moved.
-type fakeClocks struct {
+// fakeWall is a wall clock that can be moved.
+type fakeWall struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *fakeClocks) Now(context.Context, core.Scope) (time.Time, error) {
+func (c *fakeWall) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now, nil
+	return c.now
 }
 
-func (c *fakeClocks) add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+func (c *fakeWall) add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // fakeLimiter allows the first n requests.
 type fakeLimiter struct{ left atomic.Int64 }
@@ -173,10 +231,10 @@ func fakeAuth(_ context.Context, h string) (core.Caller, error) {
 }
 
 type gateRig struct {
-	h      http.Handler
-	store  *memIdem
-	clocks *fakeClocks
-	calls  atomic.Int64
+	h     http.Handler
+	store *memIdem
+	wall  *fakeWall
+	calls atomic.Int64
 }
 
 // newGateRig builds Outer(gate(next)) with fakes; next is called with the call number (1-based).
@@ -186,8 +244,8 @@ func newGateRig(t *testing.T, limiter ports.RateLimiter, next func(n int64, w ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := &gateRig{store: newMemIdem(), clocks: &fakeClocks{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
-	g, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth, Limiter: limiter, Idempotency: rig.store, UnitOfWork: rig.store, Clocks: rig.clocks},
+	rig := &gateRig{store: newMemIdem(), wall: &fakeWall{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	g, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth, Limiter: limiter, Idempotency: rig.store, UnitOfWork: rig.store, Wall: rig.wall},
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next(rig.calls.Add(1), w, r) }))
 	if err != nil {
 		t.Fatal(err)
@@ -379,8 +437,8 @@ func TestGateInFlightConflict(t *testing.T) {
 	}
 }
 
-// The key's lock does not depend on any clock: moving the scope's clock, even past the
-// retention, does not let a retry run beside the request still executing.
+// The key's lock does not depend on any clock: moving the clock, even past the retention,
+// does not let a retry run beside the request still executing.
 func TestGateInFlightConflictIgnoresTheClock(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
@@ -394,7 +452,7 @@ func TestGateInFlightConflictIgnoresTheClock(t *testing.T) {
 	go func() { done <- rig.post("k", `{"amount":1}`) }()
 	<-entered
 	for _, d := range []time.Duration{time.Hour, 25 * time.Hour} {
-		rig.clocks.add(d)
+		rig.wall.add(d)
 		wantCode(t, rig.post("k", `{"amount":1}`), 409, "idempotency_error", "idempotency_key_in_use", "")
 	}
 	close(release)
@@ -403,12 +461,13 @@ func TestGateInFlightConflictIgnoresTheClock(t *testing.T) {
 	}
 }
 
-func TestGateRetentionFollowsScopeClock(t *testing.T) {
+// Keys are dated and expire on the wall clock (the gate never asks a scope's clock).
+func TestGateRetentionFollowsTheWallClock(t *testing.T) {
 	rig := newGateRig(t, nil, okJSON)
 	rig.post("k", `{"amount":1}`)
-	rig.clocks.add(24*time.Hour - time.Second)
+	rig.wall.add(24*time.Hour - time.Second)
 	wantCode(t, rig.post("k", `{"amount":2}`), 409, "idempotency_error", "idempotency_key_reused", "")
-	rig.clocks.add(2 * time.Second)
+	rig.wall.add(2 * time.Second)
 	if r := rig.post("k", `{"amount":2}`); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" || rig.calls.Load() != 2 {
 		t.Fatalf("after 24 h: %d %s calls %d", r.status, r.body, rig.calls.Load())
 	}
@@ -460,5 +519,111 @@ func TestGateTransportErrors(t *testing.T) {
 	wantCode(t, gateResp{rec.Code, rec.Header(), rec.Body.String()}, 415, "invalid_request", "content_type_invalid", "")
 	if rig.calls.Load() != 1 {
 		t.Fatalf("next ran %d times, want once (the escaped backslash)", rig.calls.Load())
+	}
+}
+
+// A completed key is replayed from its record, read without the key's lock: 64 concurrent
+// replays, with the lock held elsewhere all along, all answer the replay, never 409.
+func TestGateReplaysACompletedKeyWithoutItsLock(t *testing.T) {
+	rig := newGateRig(t, nil, okJSON)
+	first := rig.post("k", `{"amount":1}`)
+	if first.status != 200 {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	k := ports.IdempotencyKey{Scope: core.Scope{MerchantID: "mer_a", Env: core.EnvTest}, Method: http.MethodPost, Path: "/v1/things", Key: "k"}
+	rig.store.mu.Lock()
+	rig.store.locked[k] = true // a request that would take the lock now would get 409
+	rig.store.mu.Unlock()
+	var wg sync.WaitGroup
+	res := make([]gateResp, 64)
+	for i := range res {
+		wg.Add(1)
+		go func() { defer wg.Done(); res[i] = rig.post("k", `{"amount":1}`) }()
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.status != 200 || r.header.Get("Idempotent-Replayed") != "true" || r.body != first.body {
+			t.Fatalf("replay %d: %d %q %s", i, r.status, r.header.Get("Idempotent-Replayed"), r.body)
+		}
+	}
+	if rig.calls.Load() != 1 {
+		t.Fatalf("%d calls", rig.calls.Load())
+	}
+}
+
+func (rig *gateRig) job(idem, body string) gateResp {
+	return rig.do(http.MethodPost, "/v1/jobs", "Bearer good", idem, body)
+}
+
+// An operation of the phased shape runs with no unit of work open, sees its key's recovery
+// point, and a response that is not stored (a 5xx) leaves the key started at the last point
+// it reached: the retry resumes from there, and its response is then stored and replayed.
+func TestGatePhasedOperationResumesFromItsRecoveryPoint(t *testing.T) {
+	var points []string
+	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(memTxKey{}) != nil {
+			t.Error("a phased operation runs inside the gate's unit of work")
+		}
+		p := ports.KeyPhasesFrom(r.Context())
+		if p == nil {
+			t.Fatal("no key phases")
+		}
+		points = append(points, p.Point())
+		if p.Point() == "" {
+			if err := p.Reach(r.Context(), "charged"); err != nil {
+				t.Fatal(err)
+			}
+			WriteError(w, r, io.ErrUnexpectedEOF) // the process "fails" after its first phase
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"resumed_from":%q}`, p.Point())
+	})
+	wantCode(t, rig.job("j", `{"n":1}`), 500, "api_error", "internal_error", "")
+	wantCode(t, rig.job("j", `{"n":2}`), 409, "idempotency_error", "idempotency_key_reused", "")
+	second := rig.job("j", `{"n":1}`)
+	if second.status != 200 || second.body != `{"resumed_from":"charged"}` || second.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry: %d %s", second.status, second.body)
+	}
+	third := rig.job("j", `{"n":1}`)
+	if third.body != second.body || third.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %s", third.status, third.body)
+	}
+	if len(points) != 2 || points[0] != "" || points[1] != "charged" || rig.calls.Load() != 2 {
+		t.Fatalf("points %q, calls %d", points, rig.calls.Load())
+	}
+}
+
+// While a phased request holds its key, a retry answers 409 idempotency_key_in_use at once.
+func TestGatePhasedKeyHeldByALiveRequest(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+		okJSON(n, w, r)
+	})
+	done := make(chan gateResp)
+	go func() { done <- rig.job("j", `{"n":1}`) }()
+	<-entered
+	wantCode(t, rig.job("j", `{"n":1}`), 409, "idempotency_error", "idempotency_key_in_use", "")
+	close(release)
+	if first := <-done; first.status != 200 {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	if r := rig.job("j", `{"n":1}`); r.header.Get("Idempotent-Replayed") != "true" || rig.calls.Load() != 1 {
+		t.Fatalf("after the first finished: %d calls %d", r.status, rig.calls.Load())
+	}
+}
+
+// An unknown x-kassa-idempotency is refused when the gate is built.
+func TestGateRefusesAnUnknownIdempotencyShape(t *testing.T) {
+	spec, err := openapi3.NewLoader().LoadFromData([]byte(strings.Replace(gateSpec, "x-kassa-idempotency: phases", "x-kassa-idempotency: later", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth}, http.NotFoundHandler()); err == nil {
+		t.Fatal("an unknown shape was accepted")
 	}
 }

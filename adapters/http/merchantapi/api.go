@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -47,6 +48,6 @@ func New(d Deps) (http.Handler, error) {
 	})
 	return kit.NewGate(kit.GateConfig{
 		Spec: spec, Authenticate: d.Identity.Authenticate, Limiter: d.Limiter,
-		Idempotency: d.Idem, UnitOfWork: d.UoW, Clocks: d.Clock,
+		Idempotency: d.Idem, UnitOfWork: d.UoW, Wall: core.SystemClock{},
 	}, mux)
 }

@@ -267,13 +267,17 @@ type ListCheckoutSessionsParams struct {
 // CreateCheckoutSessionParams defines parameters for CreateCheckoutSession.
 type CreateCheckoutSessionParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -282,13 +286,17 @@ type CreateCheckoutSessionParams struct {
 // ExpireCheckoutSessionParams defines parameters for ExpireCheckoutSession.
 type ExpireCheckoutSessionParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -331,13 +339,17 @@ type ListProductsParams struct {
 // CreateProductParams defines parameters for CreateProduct.
 type CreateProductParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -346,13 +358,17 @@ type CreateProductParams struct {
 // UpdateProductParams defines parameters for UpdateProduct.
 type UpdateProductParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -361,13 +377,17 @@ type UpdateProductParams struct {
 // SetDefaultPriceParams defines parameters for SetDefaultPrice.
 type SetDefaultPriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -393,13 +413,17 @@ type ListPricesParams struct {
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -408,13 +432,17 @@ type CreatePriceParams struct {
 // UpdatePriceParams defines parameters for UpdatePrice.
 type UpdatePriceParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -423,13 +451,17 @@ type UpdatePriceParams struct {
 // AdvanceTestClockParams defines parameters for AdvanceTestClock.
 type AdvanceTestClockParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
-	// first request with a key is executed and its status and body are stored for 24 hours;
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
 	// a later request with the same key and the same JSON body (key order and whitespace do
 	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
 	// without executing again. The same key with a different body gives 409
 	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
-	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`. 401, 429 and 5xx
-	// responses are not stored, so retrying them executes the request. Keys are scoped to the
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
@@ -566,6 +598,10 @@ type ClientInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -602,6 +638,10 @@ type ClientInterface interface {
 	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -653,6 +693,10 @@ type ClientInterface interface {
 	// A session already past its `expires_at` is expired, whether or not it was read since:
 	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 	// event is stamped at `expires_at`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -753,6 +797,10 @@ type ClientInterface interface {
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 	// for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -776,6 +824,10 @@ type ClientInterface interface {
 	// Creates a product in the catalog. With the optional `price` object it also creates the
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -839,6 +891,10 @@ type ClientInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -867,6 +923,10 @@ type ClientInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -889,6 +949,10 @@ type ClientInterface interface {
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
 	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -910,6 +974,10 @@ type ClientInterface interface {
 	// SetDefaultPrice Set the default price of a product
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
@@ -955,6 +1023,10 @@ type ClientInterface interface {
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
 	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -979,6 +1051,10 @@ type ClientInterface interface {
 	// for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -1023,6 +1099,10 @@ type ClientInterface interface {
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
@@ -1046,6 +1126,10 @@ type ClientInterface interface {
 	// `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -1091,6 +1175,14 @@ type ClientInterface interface {
 	// Advancing a clock that follows real time starts from real time and freezes the clock at
 	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
 	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
+	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -1120,6 +1212,14 @@ type ClientInterface interface {
 	//
 	// Advancing a clock that follows real time starts from real time and freezes the clock at
 	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -1189,6 +1289,10 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 // subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -1237,6 +1341,10 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -1312,6 +1420,10 @@ func (c *Client) RetrieveCheckoutSession(ctx context.Context, id SessionId, reqE
 // A session already past its `expires_at` is expired, whether or not it was read since:
 // expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 // event is stamped at `expires_at`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -1472,6 +1584,10 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 // for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -1507,6 +1623,10 @@ func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProduc
 // Creates a product in the catalog. With the optional `price` object it also creates the
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -1606,6 +1726,10 @@ func (c *Client) RetrieveProduct(ctx context.Context, id ProductId, reqEditors .
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -1646,6 +1770,10 @@ func (c *Client) UpdateProductWithBody(ctx context.Context, id ProductId, params
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -1680,6 +1808,10 @@ func (c *Client) UpdateProduct(ctx context.Context, id ProductId, params *Update
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
 // inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -1713,6 +1845,10 @@ func (c *Client) SetDefaultPriceWithBody(ctx context.Context, id ProductId, para
 // SetDefaultPrice Set the default price of a product
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
@@ -1782,6 +1918,10 @@ func (c *Client) ListPrices(ctx context.Context, id ProductId, params *ListPrice
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
 // product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -1818,6 +1958,10 @@ func (c *Client) CreatePriceWithBody(ctx context.Context, id ProductId, params *
 // for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -1886,6 +2030,10 @@ func (c *Client) RetrievePrice(ctx context.Context, id ProductId, priceId PriceI
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
@@ -1921,6 +2069,10 @@ func (c *Client) UpdatePriceWithBody(ctx context.Context, id ProductId, priceId 
 // `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -1990,6 +2142,14 @@ func (c *Client) GetTestClock(ctx context.Context, reqEditors ...RequestEditorFn
 // Advancing a clock that follows real time starts from real time and freezes the clock at
 // the target; a frozen clock stays frozen. Each merchant's clock is its own.
 //
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
+//
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -2031,6 +2191,14 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, params *AdvanceTe
 //
 // Advancing a clock that follows real time starts from real time and freezes the clock at
 // the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -3212,6 +3380,10 @@ type ClientWithResponsesInterface interface {
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 	// subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -3248,6 +3420,10 @@ type ClientWithResponsesInterface interface {
 	// the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 	// active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 	// and `currency` must equal the price's currency.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -3301,6 +3477,10 @@ type ClientWithResponsesInterface interface {
 	// A session already past its `expires_at` is expired, whether or not it was read since:
 	// expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 	// event is stamped at `expires_at`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 	// or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -3411,6 +3591,10 @@ type ClientWithResponsesInterface interface {
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 	// for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -3434,6 +3618,10 @@ type ClientWithResponsesInterface interface {
 	// Creates a product in the catalog. With the optional `price` object it also creates the
 	// product's first price and makes it the `default_price`, in one call. A `price` with
 	// `recurring` gives a price of `type` `recurring`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 	// `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -3501,6 +3689,10 @@ type ClientWithResponsesInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -3529,6 +3721,10 @@ type ClientWithResponsesInterface interface {
 	// archive the prices too); `active: true` restores the product but none of its prices.
 	// `default_price` must name an active price of this product.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 	// `price_product_mismatch` when `default_price` is a price of another product,
 	// `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -3551,6 +3747,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
 	// inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -3572,6 +3772,10 @@ type ClientWithResponsesInterface interface {
 	// SetDefaultPriceWithResponse Set the default price of a product
 	//
 	// Makes `price`, an active price of this product, the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 	// price of another product of this merchant and environment; `price_inactive` for an
@@ -3619,6 +3823,10 @@ type ClientWithResponsesInterface interface {
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
 	// product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -3643,6 +3851,10 @@ type ClientWithResponsesInterface interface {
 	// for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 	// immutable afterwards: to change them, create a new price and deactivate the old one.
 	// `set_as_default: true` also makes it the product's `default_price`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 	// `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -3689,6 +3901,10 @@ type ClientWithResponsesInterface interface {
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 	// `idempotency_error`; 413; 415; 429; 5xx.
@@ -3712,6 +3928,10 @@ type ClientWithResponsesInterface interface {
 	// `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 	// subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 	// sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 	// `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -3759,6 +3979,14 @@ type ClientWithResponsesInterface interface {
 	// Advancing a clock that follows real time starts from real time and freezes the clock at
 	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
 	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
+	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -3788,6 +4016,14 @@ type ClientWithResponsesInterface interface {
 	//
 	// Advancing a clock that follows real time starts from real time and freezes the clock at
 	// the target; a frozen clock stays frozen. Each merchant's clock is its own.
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+	// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+	// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+	// the first request found it); the response is stored last. A retry after a crash resumes from
+	// the recovery point and never repeats a finished phase (the clock moves once); while the
+	// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+	// once it has died the retry takes the key over at once.
 	//
 	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
@@ -7104,6 +7340,10 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
 // subscription mode `amount_invalid` when `amount` is given, `price_not_recurring` and
@@ -7148,6 +7388,10 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // the price. In `subscription` mode omit `amount`: `line_items[0].price_id` must name an
 // active recurring price, the amount is that price's `unit_amount` × `line_items[0].quantity`
 // and `currency` must equal the price's currency.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`; in
@@ -7217,6 +7461,10 @@ func (c *ClientWithResponses) RetrieveCheckoutSessionWithResponse(ctx context.Co
 // A session already past its `expires_at` is expired, whether or not it was read since:
 // expiring it answers 422 `session_expired`, and its one `checkout.session.expired`
 // event is stamped at `expires_at`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 401; 404 `not_found`/`session_not_found` (`param` `id`) for an unknown id
 // or a session of another merchant or environment; 409 `idempotency_error`; 422
@@ -7367,6 +7615,10 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
 // for `price.unit_amount`, 400 `currency_unsupported` for `price.currency`; 401; 409
@@ -7398,6 +7650,10 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // Creates a product in the catalog. With the optional `price` object it also creates the
 // product's first price and makes it the `default_price`, in one call. A `price` with
 // `recurring` gives a price of `type` `recurring`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (missing/malformed field, e.g. `name_invalid`,
 // `tax_code_invalid`, `parameter_unknown`), 400 `amount_too_small`/`amount_too_large`
@@ -7489,6 +7745,10 @@ func (c *ClientWithResponses) RetrieveProductWithResponse(ctx context.Context, i
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -7525,6 +7785,10 @@ func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Cont
 // archive the prices too); `active: true` restores the product but none of its prices.
 // `default_price` must name an active price of this product.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, `parameter_unknown`,
 // `price_product_mismatch` when `default_price` is a price of another product,
 // `price_inactive` when it is an inactive price); 401; 404 `product_not_found` (param
@@ -7555,6 +7819,10 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
 // inactive price; all with param `price`); 401; 404 `product_not_found` (param `id`),
@@ -7584,6 +7852,10 @@ func (c *ClientWithResponses) SetDefaultPriceWithBodyWithResponse(ctx context.Co
 // SetDefaultPriceWithResponse Set the default price of a product
 //
 // Makes `price`, an active price of this product, the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`; `price_product_mismatch` for a
 // price of another product of this merchant and environment; `price_inactive` for an
@@ -7647,6 +7919,10 @@ func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, id Pro
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
 // product is archived), 400 `amount_too_small`/`amount_too_large` for `unit_amount`, 400
@@ -7679,6 +7955,10 @@ func (c *ClientWithResponses) CreatePriceWithBodyWithResponse(ctx context.Contex
 // for subscriptions; otherwise it is `one_time`. `unit_amount` and `currency` are
 // immutable afterwards: to change them, create a new price and deactivate the old one.
 // `set_as_default: true` also makes it the product's `default_price`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (malformed field, e.g. `interval_invalid`,
 // `interval_count_invalid` for more than one year in total, `product_inactive` when the
@@ -7741,6 +8021,10 @@ func (c *ClientWithResponses) RetrievePriceWithResponse(ctx context.Context, id 
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
 //
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
 // `idempotency_error`; 413; 415; 429; 5xx.
@@ -7772,6 +8056,10 @@ func (c *ClientWithResponses) UpdatePriceWithBodyWithResponse(ctx context.Contex
 // `""` unsets `nickname` and `lookup_key`). Deactivating a price leaves existing
 // subscriptions billing. `unit_amount`, `currency`, `recurring` and `type` are immutable:
 // sending any of them gives 400 `invalid_request`/`parameter_immutable` with `param`.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`parameter_immutable`, malformed field); 401; 404
 // `product_not_found`, `price_not_found`; 409 `resource_conflict`/`lookup_key_taken`,
@@ -7835,6 +8123,14 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, reqE
 // Advancing a clock that follows real time starts from real time and freezes the clock at
 // the target; a frozen clock stays frozen. Each merchant's clock is its own.
 //
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
+//
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
 // clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
@@ -7872,6 +8168,14 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 //
 // Advancing a clock that follows real time starts from real time and freezes the clock at
 // the target; a frozen clock stays frozen. Each merchant's clock is its own.
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases. With
+// an `Idempotency-Key`, the key is first recorded as started; each later phase commits on its
+// own and moves the key's recovery point (here: the target time, fixed once from the clock as
+// the first request found it); the response is stored last. A retry after a crash resumes from
+// the recovery point and never repeats a finished phase (the clock moves once); while the
+// first request is alive a retry gets 409 `idempotency_error`/`idempotency_key_in_use`, and
+// once it has died the retry takes the key over at once.
 //
 // **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
 // neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
