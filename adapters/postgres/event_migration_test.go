@@ -58,17 +58,16 @@ func TestEventsMigrationLosesNoUndeliveredEvent(t *testing.T) {
 	if len(queued) != 2 || queued[0] != "evt_m_queued" || queued[1] != "evt_m_decline" {
 		t.Fatalf("queued after the migration: %v", queued)
 	}
-	kinds := map[string]string{}
-	rows, err := e.db.Query(`SELECT id, object_kind FROM events WHERE merchant_id = $1`, e.scope.MerchantID)
-	if err != nil {
+	var kept []struct {
+		ID   string `db:"id"`
+		Kind string `db:"object_kind"`
+	}
+	if err := e.db.Select(&kept, `SELECT id, object_kind FROM events WHERE merchant_id = $1`, e.scope.MerchantID); err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var id, kind string
-		if err := rows.Scan(&id, &kind); err != nil {
-			t.Fatal(err)
-		}
-		kinds[id] = kind
+	kinds := map[string]string{}
+	for _, k := range kept {
+		kinds[k.ID] = k.Kind
 	}
 	if kinds["evt_m_queued"] != "checkout.session" || kinds["evt_m_decline"] != "charge" || kinds["evt_m_pending"] != "checkout.session" {
 		t.Fatalf("object kinds %v", kinds)

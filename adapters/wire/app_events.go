@@ -209,6 +209,9 @@ func appObject(r core.EventRecord) (any, error) {
 			return nil, err
 		}
 		return appPayment(&p), nil
+	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+		core.ObjectWebhookEndpoint:
+		// A charge renders through paymentIntentOf above; the others have no app form yet.
 	}
 	return nil, fmt.Errorf("no app form of a %s", r.ObjectKind)
 }

@@ -126,6 +126,8 @@ func paymentIntentOf(r core.EventRecord) (api.PaymentIntent, error) {
 			Status: api.PaymentIntentStatusFailed, PaymentMethod: api.PaymentIntentPaymentMethod(p.PaymentMethod),
 			FailureCode: p.FailureCode, FailureMessage: p.FailureMessage, Card: p.Card, Payment: &p, Created: r.Created.Unix()}
 		return pi, nil
+	case core.ObjectCheckoutSession, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+		core.ObjectWebhookEndpoint:
 	}
 	return api.PaymentIntent{}, fmt.Errorf("a %s event about a %s", r.Type, r.ObjectKind)
 }
