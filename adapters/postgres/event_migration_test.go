@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
@@ -129,4 +130,39 @@ func canonicalJSON(t *testing.T, raw []byte) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The outbox writer's probe of the fan-out queue (is it empty, so that the workers must be
+// woken?) reads the queue's index once the table has pages to speak of, with or without
+// statistics: between two vacuums the table's pages are mostly rows the fan-out deleted, and
+// a sequential scan made every event write read them. (A small table is read whole, which
+// costs less than the index.)
+func TestOutboxQueueProbeUsesTheIndex(t *testing.T) {
+	t.Parallel()
+	e := newWhEnv(t)
+	// A busy queue the fan-out has just emptied: 20,000 rows deleted, not vacuumed yet.
+	if _, err := e.db.Exec(`INSERT INTO event_fanout (merchant_id, environment, event_id)
+		SELECT $1, 'test', 'evt_' || g FROM generate_series(1, 20000) g`, e.scope.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Exec(`DELETE FROM event_fanout`); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		var lines []string
+		if err := e.db.Select(&lines, `EXPLAIN SELECT (`+postgres.FanoutQueued+`) IS NOT NULL`); err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if !strings.Contains(plan, "event_fanout_order") || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("%s: the queue probe does not read event_fanout_order:\n%s", when, plan)
+		}
+	}
+	check("cold statistics")
+	e.event(t, "invoice.paid")
+	if _, err := e.db.Exec(`ANALYZE event_fanout`); err != nil {
+		t.Fatal(err)
+	}
+	check("after ANALYZE")
 }

@@ -47,3 +47,6 @@ func MigrateTo(ctx context.Context, db *sqlx.DB, version int64) error {
 	_, err = p.UpTo(ctx, version)
 	return err
 }
+
+// FanoutQueued is the outbox writer's probe of the fan-out queue, for EXPLAIN.
+const FanoutQueued = fanoutQueued
