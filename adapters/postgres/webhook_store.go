@@ -269,22 +269,22 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 		}
 		// The deliveries of the whole batch go in with one INSERT and the claimed rows leave
 		// with one DELETE: two round trips per batch instead of two per event.
-		endpoints := map[core.Scope][]*webhooks.Endpoint{}
+		scopes := make([]core.Scope, len(rows))
+		for i, r := range rows {
+			scopes[i] = core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
+		}
+		// The subscribers of every scope of the batch, in one read: most events of a busy
+		// outbox belong to scopes without an endpoint, and they cost nothing more.
+		endpoints, err := s.enabledEndpoints(ctx, tx, scopes)
+		if err != nil {
+			return err
+		}
 		var ins []string
 		args := []any{now} // $1; each delivery's parameters follow
 		merchants, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 		for i, r := range rows {
 			merchants[i], envs[i], ids[i] = r.MerchantID, r.Environment, r.EventID
-			scope := core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
-			eps, seen := endpoints[scope]
-			if !seen {
-				var err error
-				if eps, err = s.enabledEndpoints(ctx, tx, scope); err != nil {
-					return err
-				}
-				endpoints[scope] = eps
-			}
-			for _, e := range eps {
+			for _, e := range endpoints[scopes[i]] {
 				if r.Type == "" || !match(e, r.Type) {
 					continue
 				}
@@ -314,22 +314,29 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 	return taken, err
 }
 
-// enabledEndpoints reads the scope's enabled endpoints FOR SHARE: a concurrent disable or
-// delete waits for the fan-out to commit, so it sees (and disables or deletes) the deliveries
-// created for the endpoint, and no pending delivery is left behind a disabled endpoint.
-func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scope core.Scope) ([]*webhooks.Endpoint, error) {
+// enabledEndpoints reads the enabled endpoints of scopes FOR SHARE, by scope, each scope's in
+// creation order: a concurrent disable or delete waits for the fan-out to commit, so it sees
+// (and disables or deletes) the deliveries created for the endpoint, and no pending delivery
+// is left behind a disabled endpoint.
+func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scopes []core.Scope) (map[core.Scope][]*webhooks.Endpoint, error) {
+	merchants, envs := make([]string, len(scopes)), make([]string, len(scopes))
+	for i, sc := range scopes {
+		merchants[i], envs[i] = sc.MerchantID, string(sc.Env)
+	}
 	var rows []endpointRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
-		WHERE merchant_id = $1 AND environment = $2 AND status = 'enabled' ORDER BY seq FOR SHARE`, scope.MerchantID, string(scope.Env)); err != nil {
+		WHERE (merchant_id, environment) IN (SELECT DISTINCT m, e FROM unnest($1::text[], $2::text[]) AS s(m, e))
+			AND status = 'enabled'
+		ORDER BY seq FOR SHARE`, pq.StringArray(merchants), pq.StringArray(envs)); err != nil {
 		return nil, err
 	}
-	out := make([]*webhooks.Endpoint, 0, len(rows))
+	out := map[core.Scope][]*webhooks.Endpoint{}
 	for i := range rows {
 		e, err := s.endpoint(&rows[i])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e)
+		out[e.Scope()] = append(out[e.Scope()], e)
 	}
 	return out, nil
 }
