@@ -63,18 +63,13 @@ func (r *IdempotencyRecord) Completed() bool { return r.Status != 0 }
 //     whole request outside any transaction; Start (phase 1), Reach and Finish each commit at
 //     once. A crash leaves a started key at its recovery point, which the retry resumes from.
 //
-// Get alone runs anywhere: outside a unit of work it reads the committed record without any
-// lock, which is how a completed key is replayed.
+// The store runs on the pool; the one-transaction shape's lock, read and record are
+// IdempotencyRecords, the repository of the unit of work (IdempotencyTx). The store's Get reads
+// the committed record without any lock, which is how a completed key is replayed.
 type IdempotencyStore interface {
-	// Get returns the record stored under k that is dated at or after notBefore (wall
-	// clock), completed or started, or nil.
+	// Get returns the committed record stored under k that is dated at or after notBefore
+	// (wall clock), completed or started, or nil.
 	Get(ctx context.Context, k IdempotencyKey, notBefore time.Time) (*IdempotencyRecord, error)
-	// Lock takes the key's lock until the unit of work ends, without waiting: false when
-	// another request holds it (the same key is still executing). Inside a unit of work only.
-	Lock(ctx context.Context, k IdempotencyKey) (bool, error)
-	// Put stores the completed rec under k, replacing an expired record. Inside the unit of
-	// work that holds the key's lock only.
-	Put(ctx context.Context, k IdempotencyKey, rec IdempotencyRecord) error
 	// Hold takes the key's lock for a request of the phased shape, outside any transaction,
 	// without waiting: ok is false when a live request holds it. The lock lasts until release
 	// is called, or until the process holding it dies (its database session ends with it), so
@@ -92,6 +87,26 @@ type IdempotencyStore interface {
 	// Purge deletes the records dated before now - retention (wall clock) and returns how
 	// many went.
 	Purge(ctx context.Context, now time.Time, retention time.Duration) (int64, error)
+}
+
+// IdempotencyRecords is the idempotency record of a key inside the unit of work of a keyed
+// request of the one-transaction shape: the key's lock lasts as long as that transaction, and
+// the record is written by the same commit as the change.
+type IdempotencyRecords interface {
+	// Lock takes the key's lock until the unit of work ends, without waiting: false when
+	// another request holds it (the same key is still executing).
+	Lock(ctx context.Context, k IdempotencyKey) (bool, error)
+	// Get is IdempotencyStore.Get on the transaction: after Lock, it sees the record the
+	// previous holder committed.
+	Get(ctx context.Context, k IdempotencyKey, notBefore time.Time) (*IdempotencyRecord, error)
+	// Put stores the completed rec under k, replacing an expired record. The caller holds
+	// the key's lock.
+	Put(ctx context.Context, k IdempotencyKey, rec IdempotencyRecord) error
+}
+
+// IdempotencyTx is the transaction the idempotency gate's unit of work hands its function.
+type IdempotencyTx interface {
+	IdempotencyKeys() IdempotencyRecords
 }
 
 // KeyPhases is what an operation of the phased shape sees of its request's Idempotency-Key

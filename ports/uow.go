@@ -2,56 +2,61 @@ package ports
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
-// UnitOfWork runs a function in one database transaction: everything it writes through the
-// stores is committed together when it returns nil, and nothing is when it returns an error
-// or panics.
+// UnitOfWork runs a function in one database transaction: committed when it returns nil,
+// rolled back when it returns an error or panics.
 //
-// The transaction travels in the context that Do hands to fn. A module therefore needs no
-// special transactional repository: the store ports it already has are its repositories
-// inside the unit of work, as long as it calls them with that context. The Postgres adapter
-// runs every statement of such a call on the transaction (and never on a second pooled
-// connection); the transaction itself stays invisible outside the adapter.
+// The transaction is explicit. What belongs to it is what fn writes and reads through the
+// repositories a typed unit of work hands it (UnitOfWorkOf: tx). A store called inside fn does
+// not join the transaction: it runs on its own connection, sees only what is committed, and
+// commits (or not) on its own; read what fn needs through tx, or before Do. The untyped form
+// hands fn no repositories at all: it is for code that knows no module and only opens a
+// transaction for units of work nested in it to join (tests; the gate uses
+// UnitOfWorkOf[IdempotencyTx]).
 //
 // Rules of use:
 //   - fn may run more than once: Do retries it from the start when the database reports a
 //     serialization failure or a deadlock (SQLSTATE 40001, 40P01), a few times with a short
-//     random pause. fn must therefore not have effects outside the database (no processor
-//     call, no e-mail, no HTTP) — record them in the transaction (an outbox row, a charge
-//     attempt) and perform them after Do returned.
-//   - A Do inside another Do (same context) joins the outer transaction: it commits nothing
-//     of its own, and when its fn fails only its own writes are undone (a savepoint).
-//   - Statements are bounded by a server-side statement timeout, and so is any pause between
-//     two statements: a unit of work is short database work, never a wait.
-//
-// UnitOfWork is the untyped form: what runs inside sees the transaction only through the
-// stores it calls with ctx. It is what cross-cutting code uses that knows no module (the
-// idempotency gate wraps every keyed POST in one, whatever the handler does inside). A use
-// case that composes several aggregates uses UnitOfWorkOf, which also hands it the
-// transaction as the repositories its module declared; both are the same transaction.
+//     random pause. Reset anything captured outside the closure at its top.
+//   - Nothing inside fn leaves the process. The ctx Do hands fn is marked
+//     (WithinTransaction), and every call that leaves the process (a processor, SMTP, the
+//     development mailbox, a webhook delivery, an FX refresh) checks it first and answers
+//     ErrInsideTransaction. Record the intent in the transaction (a charge attempt, an outbox
+//     row, a started idempotency key), commit, then call.
+//   - A Do called with the ctx of another Do's fn joins that transaction: it commits nothing
+//     of its own, and when its fn fails only its own writes are undone (a savepoint). This is
+//     how a use case's unit of work becomes part of a keyed request's: the idempotency gate's
+//     one-transaction shape calls the operation with its fn's ctx. That ctx carries the
+//     transaction for this one purpose; no store reads it.
+//   - Statements are bounded by a server-side statement timeout (20 s), and so is any pause
+//     between two statements: a unit of work is short database work, never a wait. A long run
+//     (a payout run, a backfill, an export) is cut into batches, each its own unit of work,
+//     or asks for longer timeouts explicitly (postgres.UnitOfWork.WithTimeouts).
+//   - Lock order is code order: lock rows in the order modules/README.md gives (the payable,
+//     then its attempt, then the payment, then ledger accounts by id).
 type UnitOfWork interface {
 	Do(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
 // UnitOfWorkOf is a unit of work that hands fn the transaction typed as T: the repositories a
-// module declared it needs inside a transaction (checkout.Tx, payments.Tx), each reading and
-// writing on that one transaction. The rules are UnitOfWork's (fn may run more than once; a Do
-// inside another joins it within a savepoint; no effect outside the database), plus:
+// module declared it needs inside a transaction (checkout.Tx, payments.Tx, catalog.Tx), each
+// reading and writing on that one transaction. The rules are UnitOfWork's, plus:
 //
 //   - tx is valid only until fn returns; never keep it or hand it to another goroutine.
-//   - A repository call that fails may leave the transaction unusable (PostgreSQL aborts it
-//     on the first failed statement): return its error, do not carry on.
-//   - ctx is the same context UnitOfWork.Do would hand fn, so stores called with it (and an
-//     enclosing idempotency record) are part of the same transaction.
+//   - Every repository call runs its statement where it is called and answers there (a
+//     missed row, the module's sentinel for a unique violation). A call that fails may leave
+//     the transaction unusable (PostgreSQL aborts it on the first failed statement): return
+//     its error, do not carry on.
 //
-// Why a typed accessor beside the ctx-carried transaction: a use case that writes several
-// aggregates should say which, and the module's Tx interface is that list, checked by the
-// compiler where the wiring binds the adapter's transaction type to it. ports declares only
-// this generic shape, so it never imports a module; the adapter's one transaction type
-// satisfies every module's Tx structurally.
+// Why a typed accessor: a use case that writes several aggregates should say which, and the
+// module's Tx interface is that list, checked by the compiler where the wiring binds the
+// adapter's transaction type to it. ports declares only this generic shape, so it never
+// imports a module; the adapter's one transaction type satisfies every module's Tx
+// structurally.
 //
 // Example — two aggregates, their events and a mail in one unit of work (the second
 // transaction of a checkout charge, modules/checkout/charge_outcome.go; docs/composition.md):
@@ -84,4 +89,30 @@ type Outbox interface {
 // kind: queueing it again writes nothing.
 type MailQueue interface {
 	Enqueue(ctx context.Context, mails ...core.Mail) error
+}
+
+// ErrInsideTransaction is what a call that leaves the process (a processor's charge, lookup or
+// settlement, an e-mail, a webhook delivery, an FX refresh) answers when it is made inside a
+// unit of work: such a call cannot be rolled back with the transaction, may run again when Do
+// retries fn, and would hold the transaction's connection and locks for as long as the other
+// side takes. Record the intent in the unit of work, commit, then call.
+var ErrInsideTransaction = errors.New("a call that leaves the process was made inside a unit of work")
+
+type withinTransactionKey struct{}
+
+// WithinTransaction returns ctx marked as the context of a unit of work's function. Every
+// UnitOfWork and UnitOfWorkOf implementation marks the ctx it hands fn (the idempotency gate's
+// unit of work too, so a database-only keyed operation is refused every outside call).
+func WithinTransaction(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withinTransactionKey{}, true)
+}
+
+// OutsideTransaction answers ErrInsideTransaction when ctx is the context of a unit of work's
+// function (WithinTransaction), nil otherwise. Every call that leaves the process checks it
+// first, before it sends anything.
+func OutsideTransaction(ctx context.Context) error {
+	if v, _ := ctx.Value(withinTransactionKey{}).(bool); v {
+		return ErrInsideTransaction
+	}
+	return nil
 }

@@ -150,7 +150,12 @@ func (s *SMTP) client() (*gomail.Client, error) {
 // Send delivers m. Invalid messages and 5xx replies to the envelope or the data are
 // permanent (ports.ErrPermanent); connection, TLS, authentication and 4xx failures are
 // transient, since retrying after the server or the configuration is fixed succeeds.
+//
+// Inside a unit of work it sends nothing: ports.ErrInsideTransaction.
 func (s *SMTP) Send(ctx context.Context, m ports.Message) error {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return err
+	}
 	if err := m.Validate(); err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // DefaultECBURL is the ECB's file of the last 90 days of reference rates. The 90-day file is
@@ -69,6 +71,9 @@ type Refresher struct {
 
 // Fetch downloads the document once and merges it into the table.
 func (r *Refresher) Fetch(ctx context.Context) error {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return err
+	}
 	client := r.Client
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}

@@ -32,7 +32,8 @@ type APIDeps struct {
 	Clock         *testclock.Service
 	Limiter       ports.RateLimiter
 	Idem          ports.IdempotencyStore
-	UoW           ports.UnitOfWork // required with Idem
+	UoW           ports.UnitOfWorkOf[ports.IdempotencyTx] // required with Idem
+	Transactions  int                                     // keyed transactions held at once (merchantapi.Deps)
 	OperatorCheck func(authorization string) bool
 	Ready         func(context.Context) error
 	// AuthThrottle bounds failed authentication per client address across the merchant and
@@ -47,7 +48,7 @@ type APIDeps struct {
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantGate, err := merchantapi.New(merchantapi.Deps{
 		Identity: d.Identity, Catalog: d.Catalog, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
-		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW,
+		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW, Transactions: d.Transactions,
 	})
 	if err != nil {
 		return nil, err

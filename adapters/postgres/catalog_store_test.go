@@ -29,7 +29,7 @@ func catalogSetup(t *testing.T) (*sqlx.DB, *postgres.CatalogStore, *catalog.Serv
 	t.Parallel()
 	db := pgtest.New(t)
 	st := postgres.NewCatalogStore(db)
-	svc, err := catalog.NewService(st, catalogClocks{})
+	svc, err := catalog.NewService(st, postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) catalog.Tx { return tx }), catalogClocks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,5 +413,40 @@ func TestCatalogStoreArchiveCascades(t *testing.T) {
 	}
 	if k := catalogMust[*catalog.Product](t)(st.GetProduct(ctx, scope, keep.ID())); !k.Active() || !k.Prices()[0].Active() {
 		t.Fatal("archive touched another product")
+	}
+}
+
+// The catalog writes inside its unit of work: a keyed request's unit of work (the idempotency
+// gate's) that fails after the use case leaves neither the product nor its price, and one that
+// commits keeps both. A catalog write through a plain store would have committed on its own.
+func TestCatalogWritesJoinTheEnclosingUnitOfWork(t *testing.T) {
+	db, st, svc, scope := catalogSetup(t)
+	outer := postgres.NewUnitOfWork(db)
+	ctx := context.Background()
+	boom := errors.New("the stored response failed")
+	var id string
+	err := outer.Do(ctx, func(ctx context.Context) error {
+		p, err := svc.CreateProduct(ctx, scope, catalog.ProductInput{Name: "Rolled back"}, &catalog.PriceInput{Currency: "eur", UnitAmount: 500})
+		if err != nil {
+			return err
+		}
+		id = p.ID()
+		return boom
+	})
+	if !errors.Is(err, boom) || id == "" {
+		t.Fatalf("err = %v, id %q", err, id)
+	}
+	if _, err := st.GetProduct(ctx, scope, id); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("the product of a rolled-back unit of work: %v", err)
+	}
+	if err := outer.Do(ctx, func(ctx context.Context) error {
+		p, err := svc.CreateProduct(ctx, scope, catalog.ProductInput{Name: "Kept"}, nil)
+		id = p.ID()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetProduct(ctx, scope, id); err != nil {
+		t.Fatalf("the product of a committed unit of work: %v", err)
 	}
 }

@@ -17,8 +17,7 @@ import (
 // ChargeAttemptStore finds charge attempts left pending (payments.AttemptStore) in
 // charge_attempts (migration 00014). Attempts are written inside units of work, through the
 // repository of the bound transaction (Tx.ChargeAttempts, over the helpers below). Stale runs
-// on the ambient transaction when there is one (a keyed test clock advance runs the attempt
-// sweep in its unit of work).
+// on the pool.
 type ChargeAttemptStore struct {
 	db handle
 }

@@ -18,16 +18,17 @@ func AmbientExec(ctx context.Context) func(query string, args ...any) (sql.Resul
 		if a == nil {
 			return nil, errors.New("no unit of work in ctx")
 		}
-		return handle{}.ExecContext(ctx, query, args...)
+		return bound(a).ExecContext(ctx, query, args...)
 	}
 }
 
 // AmbientGet runs a one-row query on the unit of work of ctx.
 func AmbientGet(ctx context.Context, dest any, query string, args ...any) error {
-	if ambientOf(ctx) == nil {
+	a := ambientOf(ctx)
+	if a == nil {
 		return errors.New("no unit of work in ctx")
 	}
-	return handle{}.GetContext(ctx, dest, query, args...)
+	return bound(a).GetContext(ctx, dest, query, args...)
 }
 
 // MigrateUpFS is MigrateUp over the migrations in fsys instead of the embedded ones.

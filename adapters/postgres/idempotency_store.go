@@ -17,37 +17,23 @@ import (
 )
 
 // IdempotencyStore implements ports.IdempotencyStore (D4) on the idempotency_keys table and
-// advisory locks: transaction-scoped ones for the one-transaction shape (Lock), and
-// session-level ones held on a connection outside any transaction for the phased shape
-// (Hold).
+// advisory locks: session-level ones held on a connection outside any transaction for the
+// phased shape (Hold). The one-transaction shape's transaction-scoped lock, read and record
+// are Tx.IdempotencyKeys.
 type IdempotencyStore struct {
 	db handle
-	// holds bounds the connections Hold keeps at once, so that requests of the phased shape
-	// never take the whole pool from the phases they run (each phase takes a connection of
-	// its own).
-	holds chan struct{}
+	// locks is where Hold takes its connections: a pool of its own, so that the connections
+	// held by requests of the phased shape never take the main pool from the phases they run.
+	locks *sqlx.DB
 }
 
 var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
 
-// NewIdempotencyStore returns the idempotency record store. At most a quarter of db's
-// connections (at least one; 16 for an unbounded pool) hold phased keys at once; a further
-// Hold waits for one of them.
-func NewIdempotencyStore(db *sqlx.DB) *IdempotencyStore {
-	n := db.Stats().MaxOpenConnections / 4
-	switch {
-	case db.Stats().MaxOpenConnections == 0:
-		n = 16
-	case n < 1:
-		n = 1
-	}
-	return &IdempotencyStore{db: wrap(db), holds: make(chan struct{}, n)}
+// NewIdempotencyStore returns the idempotency record store on db; Hold takes its connections
+// from locks (a pool of its own, bounded: a Hold waits when every one is held).
+func NewIdempotencyStore(db, locks *sqlx.DB) *IdempotencyStore {
+	return &IdempotencyStore{db: wrap(db), locks: locks}
 }
-
-// ErrNoUnitOfWork is returned by the idempotency store's Lock and Put called outside a unit
-// of work: a lock or a record of the one-transaction shape outside the change's own
-// transaction is what D4 forbids.
-var ErrNoUnitOfWork = errors.New("idempotency: must run inside a unit of work")
 
 // lockID is the advisory lock of a key: the first 64 bits of a SHA-256 of every part of it,
 // each length-prefixed so no two keys share an encoding. Two different keys could share a lock
@@ -63,22 +49,6 @@ func lockID(k ports.IdempotencyKey) int64 {
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8])) //nolint:gosec // G115: the hash's bits reinterpreted; every int64 is a lock id
 }
 
-// Lock implements ports.IdempotencyStore with pg_try_advisory_xact_lock: the lock is released
-// by the commit or rollback of the unit of work, and by the server when the connection dies,
-// so a crashed request never leaves a claim behind. It must be its own statement, before Get:
-// Get's snapshot is then taken after the lock was granted, so it sees the record committed by
-// the previous holder (a lock is released only after its transaction is visible).
-func (s *IdempotencyStore) Lock(ctx context.Context, k ports.IdempotencyKey) (bool, error) {
-	if ambientOf(ctx) == nil {
-		return false, ErrNoUnitOfWork
-	}
-	var ok bool
-	if err := s.db.GetContext(ctx, &ok, `SELECT pg_try_advisory_xact_lock($1)`, lockID(k)); err != nil {
-		return false, fmt.Errorf("idempotency: lock: %w", err)
-	}
-	return ok, nil
-}
-
 type idempotencyRow struct {
 	RequestHash   []byte    `db:"request_hash"`
 	Status        *int      `db:"status"`
@@ -88,12 +58,14 @@ type idempotencyRow struct {
 	RecoveryPoint *string   `db:"recovery_point"`
 }
 
-// Get implements ports.IdempotencyStore. Inside a unit of work it reads on its transaction
-// (after Lock: the record committed by the previous holder); outside one it reads the
-// committed record on the pool, without any lock.
+// Get implements ports.IdempotencyStore: the committed record, on the pool, without any lock.
 func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
+	return getIdempotency(ctx, s.db, k, notBefore)
+}
+
+func getIdempotency(ctx context.Context, q sqlx.QueryerContext, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
 	var r idempotencyRow
-	err := s.db.GetContext(ctx, &r, `SELECT request_hash, status, content_type, body, created, recovery_point
+	err := sqlx.GetContext(ctx, q, &r, `SELECT request_hash, status, content_type, body, created, recovery_point
 		FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5
 		AND created >= $6`,
 		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, notBefore)
@@ -116,33 +88,6 @@ func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notB
 	return rec, nil
 }
 
-// Put implements ports.IdempotencyStore. The key's lock is held, so the only row it can meet
-// is an expired one, which it replaces.
-func (s *IdempotencyStore) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
-	if ambientOf(ctx) == nil {
-		return ErrNoUnitOfWork
-	}
-	if rec.Status == 0 {
-		return errors.New("idempotency: store: a completed record needs a status")
-	}
-	body := rec.Body
-	if body == nil {
-		body = []byte{}
-	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO idempotency_keys AS t
-		(merchant_id, environment, method, path, key, request_hash, status, content_type, body, created)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (merchant_id, environment, method, path, key) DO UPDATE
-		SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, content_type = EXCLUDED.content_type,
-			body = EXCLUDED.body, created = EXCLUDED.created, recovery_point = NULL`,
-		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, rec.RequestHash, rec.Status,
-		rec.ContentType, body, rec.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("idempotency: store: %w", err)
-	}
-	return nil
-}
-
 // Hold implements ports.IdempotencyStore with pg_try_advisory_lock on a connection of its
 // own, outside any transaction, kept until release. The lock is the same as Lock's (lockID),
 // at session level: it lasts as long as the database session, so a process that dies frees
@@ -150,20 +95,13 @@ func (s *IdempotencyStore) Put(ctx context.Context, k ports.IdempotencyKey, rec 
 // connection is idle between the request's phases (no transaction is open on it, so no
 // timeout of the unit of work ends it).
 func (s *IdempotencyStore) Hold(ctx context.Context, k ports.IdempotencyKey) (release func(), ok bool, err error) {
-	select {
-	case s.holds <- struct{}{}:
-	case <-ctx.Done():
-		return nil, false, fmt.Errorf("idempotency: hold: %w", ctx.Err())
-	}
-	conn, err := s.db.db.Connx(ctx)
+	conn, err := s.locks.Connx(ctx)
 	if err != nil {
-		<-s.holds
 		return nil, false, fmt.Errorf("idempotency: hold: %w", err)
 	}
 	id := lockID(k)
 	if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock($1)`, id); err != nil || !ok {
 		_ = conn.Close()
-		<-s.holds
 		if err != nil {
 			return nil, false, fmt.Errorf("idempotency: hold: %w", err)
 		}
@@ -172,7 +110,6 @@ func (s *IdempotencyStore) Hold(ctx context.Context, k ports.IdempotencyKey) (re
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
-			defer func() { <-s.holds }()
 			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			var unlocked bool
@@ -252,4 +189,55 @@ func (s *IdempotencyStore) Purge(ctx context.Context, now time.Time, retention t
 		return 0, fmt.Errorf("idempotency: purge: %w", err)
 	}
 	return res.RowsAffected()
+}
+
+// idempotencyKeys is ports.IdempotencyRecords on a unit of work's transaction (the gate's
+// one-transaction shape).
+type idempotencyKeys Tx
+
+// IdempotencyKeys is the idempotency record of the gate's one-transaction shape on this
+// transaction.
+func (t *Tx) IdempotencyKeys() ports.IdempotencyRecords { return idempotencyKeys(*t) }
+
+// Lock takes the key's lock with pg_try_advisory_xact_lock: it is released by the commit or
+// rollback of the unit of work, and by the server when the connection dies, so a crashed
+// request never leaves a claim behind. It must be its own statement, before Get: Get's
+// snapshot is then taken after the lock was granted, so it sees the record committed by the
+// previous holder (a lock is released only after its transaction is visible).
+func (r idempotencyKeys) Lock(ctx context.Context, k ports.IdempotencyKey) (bool, error) {
+	var ok bool
+	if err := sqlx.GetContext(ctx, r.q, &ok, `SELECT pg_try_advisory_xact_lock($1)`, lockID(k)); err != nil {
+		return false, r.q.a.note(fmt.Errorf("idempotency: lock: %w", err))
+	}
+	return ok, nil
+}
+
+// Get reads the record on the transaction.
+func (r idempotencyKeys) Get(ctx context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
+	rec, err := getIdempotency(ctx, r.q, k, notBefore)
+	return rec, r.q.a.note(err)
+}
+
+// Put stores the completed record. The key's lock is held, so the only row it can meet is an
+// expired one, which it replaces.
+func (r idempotencyKeys) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
+	if rec.Status == 0 {
+		return errors.New("idempotency: store: a completed record needs a status")
+	}
+	body := rec.Body
+	if body == nil {
+		body = []byte{}
+	}
+	_, err := r.q.ExecContext(ctx, `INSERT INTO idempotency_keys AS t
+		(merchant_id, environment, method, path, key, request_hash, status, content_type, body, created)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (merchant_id, environment, method, path, key) DO UPDATE
+		SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, content_type = EXCLUDED.content_type,
+			body = EXCLUDED.body, created = EXCLUDED.created, recovery_point = NULL`,
+		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, rec.RequestHash, rec.Status,
+		rec.ContentType, body, rec.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("idempotency: store: %w", err)
+	}
+	return nil
 }

@@ -27,22 +27,31 @@ func idemKey(scope core.Scope) ports.IdempotencyKey {
 type idemRig struct {
 	db  *sqlx.DB
 	s   *postgres.IdempotencyStore
-	uow *postgres.UnitOfWork
+	uow ports.UnitOfWorkOf[*postgres.Tx]
 }
 
 func newIdemRig(t *testing.T) *idemRig {
 	db := pgtest.New(t)
-	return &idemRig{db: db, s: postgres.NewIdempotencyStore(db), uow: postgres.NewUnitOfWork(db)}
+	return &idemRig{db: db, s: postgres.NewIdempotencyStore(db, db),
+		uow: postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) *postgres.Tx { return tx })}
+}
+
+// freezeIn freezes scope's clock at `at` on the unit of work's transaction: a change that
+// commits with the key's record or not at all.
+func freezeIn(ctx context.Context, scope core.Scope, at time.Time) error {
+	_, err := postgres.AmbientExec(ctx)(`INSERT INTO test_clocks (merchant_id, environment, frozen_time) VALUES ($1, $2, $3)`,
+		scope.MerchantID, string(scope.Env), at)
+	return err
 }
 
 // put stores a record under k in a unit of work of its own.
 func (r *idemRig) put(t *testing.T, k ports.IdempotencyKey, hash string, at time.Time) {
 	t.Helper()
-	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte(hash), Status: 201,
+		return tx.IdempotencyKeys().Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte(hash), Status: 201,
 			ContentType: "application/json", Body: []byte(`{"id":"x"}`), CreatedAt: at})
 	})
 	if err != nil {
@@ -54,8 +63,8 @@ func (r *idemRig) put(t *testing.T, k ports.IdempotencyKey, hash string, at time
 func (r *idemRig) get(t *testing.T, k ports.IdempotencyKey, now time.Time) *ports.IdempotencyRecord {
 	t.Helper()
 	var rec *ports.IdempotencyRecord
-	err := r.uow.Do(context.Background(), func(ctx context.Context) (err error) {
-		rec, err = r.s.Get(ctx, k, now.Add(-idemTTL))
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) (err error) {
+		rec, err = tx.IdempotencyKeys().Get(ctx, k, now.Add(-idemTTL))
 		return err
 	})
 	if err != nil {
@@ -64,20 +73,18 @@ func (r *idemRig) get(t *testing.T, k ports.IdempotencyKey, now time.Time) *port
 	return rec
 }
 
-// Lock and Put belong to the unit of work of the change; Get reads anywhere.
-func TestIdempotencyNeedsAUnitOfWork(t *testing.T) {
+// The store's Get reads the committed record on the pool, without any lock.
+func TestIdempotencyGetReadsOnThePool(t *testing.T) {
 	t.Parallel()
 	r := newIdemRig(t)
 	k := idemKey(pgtest.Merchant(t, r.db))
-	ctx := context.Background()
-	if _, err := r.s.Lock(ctx, k); !errors.Is(err, postgres.ErrNoUnitOfWork) {
-		t.Errorf("Lock outside a unit of work: %v", err)
+	if rec, err := r.s.Get(context.Background(), k, time.Now()); err != nil || rec != nil {
+		t.Errorf("Get of an unknown key: %+v %v", rec, err)
 	}
-	if rec, err := r.s.Get(ctx, k, time.Now()); err != nil || rec != nil {
-		t.Errorf("Get outside a unit of work reads without a lock: %+v %v", rec, err)
-	}
-	if err := r.s.Put(ctx, k, ports.IdempotencyRecord{}); !errors.Is(err, postgres.ErrNoUnitOfWork) {
-		t.Errorf("Put outside a unit of work: %v", err)
+	now := time.Now().UTC()
+	r.put(t, k, "h", now)
+	if rec, err := r.s.Get(context.Background(), k, now.Add(-idemTTL)); err != nil || rec == nil || !rec.Completed() {
+		t.Errorf("Get of a completed key: %+v %v", rec, err)
 	}
 }
 
@@ -88,20 +95,20 @@ func TestIdempotencyLockLastsTheUnitOfWork(t *testing.T) {
 	r := newIdemRig(t)
 	k := idemKey(pgtest.Merchant(t, r.db))
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("first lock: %v %v", ok, err)
 		}
-		if err := r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 201,
+		if err := tx.IdempotencyKeys().Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 201,
 			ContentType: "application/json", Body: []byte(`{"id":"prod_1"}`), CreatedAt: now}); err != nil {
 			return err
 		}
 		// Another unit of work, on another connection, meanwhile.
-		return r.uow.Do(context.WithoutCancel(context.Background()), func(ctx2 context.Context) error {
-			if ok, err := r.s.Lock(ctx2, k); err != nil || ok {
+		return r.uow.Do(context.WithoutCancel(context.Background()), func(ctx2 context.Context, tx *postgres.Tx) error {
+			if ok, err := tx.IdempotencyKeys().Lock(ctx2, k); err != nil || ok {
 				t.Errorf("second lock while the first is held: %v %v", ok, err)
 			}
-			if rec, err := r.s.Get(ctx2, k, now.Add(-idemTTL)); err != nil || rec != nil {
+			if rec, err := tx.IdempotencyKeys().Get(ctx2, k, now.Add(-idemTTL)); err != nil || rec != nil {
 				t.Errorf("uncommitted record visible: %+v %v", rec, err)
 			}
 			return nil
@@ -111,11 +118,11 @@ func TestIdempotencyLockLastsTheUnitOfWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec *ports.IdempotencyRecord
-	err = r.uow.Do(context.Background(), func(ctx context.Context) (err error) {
-		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+	err = r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) (err error) {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock after the commit: %v %v", ok, err)
 		}
-		rec, err = r.s.Get(ctx, k, now.Add(-idemTTL))
+		rec, err = tx.IdempotencyKeys().Get(ctx, k, now.Add(-idemTTL))
 		return err
 	})
 	if err != nil {
@@ -142,8 +149,8 @@ func TestIdempotencyConcurrentRequestsExecuteOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-				ok, err := r.s.Lock(ctx, k)
+			err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+				ok, err := tx.IdempotencyKeys().Lock(ctx, k)
 				if err != nil {
 					return err
 				}
@@ -151,7 +158,7 @@ func TestIdempotencyConcurrentRequestsExecuteOnce(t *testing.T) {
 					inUse.Add(1)
 					return nil
 				}
-				rec, err := r.s.Get(ctx, k, now.Add(-idemTTL))
+				rec, err := tx.IdempotencyKeys().Get(ctx, k, now.Add(-idemTTL))
 				if err != nil {
 					return err
 				}
@@ -160,7 +167,7 @@ func TestIdempotencyConcurrentRequestsExecuteOnce(t *testing.T) {
 					return nil
 				}
 				executed.Add(1)
-				return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
+				return tx.IdempotencyKeys().Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
 			})
 			if err != nil {
 				t.Error(err)
@@ -184,14 +191,14 @@ func TestIdempotencyRollbackLeavesNothing(t *testing.T) {
 	now := time.Now().UTC()
 	clocks := postgres.NewTestClockStore(r.db)
 	boom := errors.New("boom")
-	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		if err := setClock(ctx, clocks, scope, now); err != nil {
+		if err := freezeIn(ctx, scope, now); err != nil {
 			return err
 		}
-		if err := r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now}); err != nil {
+		if err := tx.IdempotencyKeys().Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now}); err != nil {
 			return err
 		}
 		return boom
@@ -217,11 +224,11 @@ func TestIdempotencyCrashBetweenChangeAndRecord(t *testing.T) {
 	k := idemKey(scope)
 	now := time.Now().UTC()
 	clocks := postgres.NewTestClockStore(r.db)
-	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		if err := setClock(ctx, clocks, scope, now); err != nil {
+		if err := freezeIn(ctx, scope, now); err != nil {
 			return err
 		}
 		// The process dies here: its backend is terminated, as when the socket closes.
@@ -232,7 +239,7 @@ func TestIdempotencyCrashBetweenChangeAndRecord(t *testing.T) {
 		if _, err := r.db.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
 			t.Fatal(err)
 		}
-		return r.s.Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
+		return tx.IdempotencyKeys().Put(ctx, k, ports.IdempotencyRecord{RequestHash: []byte("h"), Status: 200, ContentType: "application/json", CreatedAt: now})
 	})
 	if err == nil {
 		t.Fatal("the unit of work committed on a terminated connection")
@@ -317,8 +324,8 @@ func TestIdempotencyReplaysReadWithoutTheLock(t *testing.T) {
 	held := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
-		_ = r.uow.Do(context.Background(), func(ctx context.Context) error {
-			if ok, err := r.s.Lock(ctx, k); err != nil || !ok {
+		_ = r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+			if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || !ok {
 				t.Errorf("lock: %v %v", ok, err)
 			}
 			close(held)
@@ -365,8 +372,8 @@ func TestIdempotencyPhases(t *testing.T) {
 		t.Fatalf("a second hold of a held key: %v %v", ok, err)
 	}
 	// The one-transaction lock of the same key is taken too.
-	if err := r.uow.Do(ctx, func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, k); err != nil || ok {
+	if err := r.uow.Do(ctx, func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, k); err != nil || ok {
 			t.Errorf("Lock of a held key: %v %v", ok, err)
 		}
 		return nil
@@ -384,7 +391,7 @@ func TestIdempotencyPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A phase with a change moves the point in its unit of work: rolled back, neither stays.
-	uow := postgres.Bind(r.uow, func(tx *postgres.Tx) *postgres.Tx { return tx })
+	uow := r.uow
 	boom := errors.New("boom")
 	err = uow.Do(ctx, func(ctx context.Context, tx *postgres.Tx) error {
 		if err := tx.RecoveryPoints().Reach(ctx, k, "charged"); err != nil {
@@ -475,17 +482,17 @@ func TestIdempotencyScopeSeparation(t *testing.T) {
 	otherPath.Path = "/v1/subscriptions"
 	otherMethod := base
 	otherMethod.Method = "PUT"
-	err := r.uow.Do(context.Background(), func(ctx context.Context) error {
-		if ok, err := r.s.Lock(ctx, base); err != nil || !ok {
+	err := r.uow.Do(context.Background(), func(ctx context.Context, tx *postgres.Tx) error {
+		if ok, err := tx.IdempotencyKeys().Lock(ctx, base); err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
 		for name, k := range map[string]ports.IdempotencyKey{"env": live, "merchant": otherMerchant, "path": otherPath, "method": otherMethod} {
-			if rec, err := r.s.Get(ctx, k, now.Add(-idemTTL)); err != nil || rec != nil {
+			if rec, err := tx.IdempotencyKeys().Get(ctx, k, now.Add(-idemTTL)); err != nil || rec != nil {
 				t.Errorf("%s: key shared across scopes: %+v %v", name, rec, err)
 			}
 			// Nor is the lock shared: each scope's key is free while base is held.
-			err := r.uow.Do(context.WithoutCancel(context.Background()), func(ctx context.Context) error {
-				ok, err := r.s.Lock(ctx, k)
+			err := r.uow.Do(context.WithoutCancel(context.Background()), func(ctx context.Context, tx *postgres.Tx) error {
+				ok, err := tx.IdempotencyKeys().Lock(ctx, k)
 				if err == nil && !ok {
 					t.Errorf("%s: lock shared across scopes", name)
 				}

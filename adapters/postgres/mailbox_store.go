@@ -61,8 +61,17 @@ const insertMailboxSQL = `INSERT INTO mailbox_messages
 // SendBatch stores ms with one statement (ports.BatchMailer), each dated with its scope's
 // clock (read once per scope). An invalid message is a permanent failure of its own; a
 // database failure is a transient failure of every message the statement would have kept.
+//
+// Inside a unit of work it keeps nothing: every message answers ports.ErrInsideTransaction
+// (the development mailbox stands in for a mail server, and is refused where SMTP would be).
 func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []error {
 	errs := make([]error, len(ms))
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
 	n := len(ms)
 	merchants, envs, ids, froms, tos := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	subjects, texts, htmls, hdrs, created := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)

@@ -217,3 +217,22 @@ func TestNewMailboxStoreChecksArguments(t *testing.T) {
 		t.Error("bad sender accepted")
 	}
 }
+
+// The development mailbox stands in for a mail server: inside a unit of work it keeps
+// nothing, and every message answers ports.ErrInsideTransaction.
+func TestMailboxRefusesToSendInsideATransaction(t *testing.T) {
+	t.Parallel()
+	mb, scope, _ := newMailbox(t)
+	ctx := ports.WithinTransaction(context.Background())
+	if err := mb.Send(ctx, mailMsg(scope, 1)); !errors.Is(err, ports.ErrInsideTransaction) {
+		t.Fatalf("Send: %v", err)
+	}
+	for _, err := range mb.SendBatch(ctx, []ports.Message{mailMsg(scope, 2), mailMsg(scope, 3)}) {
+		if !errors.Is(err, ports.ErrInsideTransaction) {
+			t.Fatalf("SendBatch: %v", err)
+		}
+	}
+	if got, err := mb.ListMailbox(context.Background(), scope, core.ListQuery{Limit: 10}); err != nil || len(got.Items) != 0 {
+		t.Fatalf("%d messages kept", len(got.Items))
+	}
+}

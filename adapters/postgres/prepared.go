@@ -18,10 +18,8 @@ type prepared struct {
 
 func newPrepared(db *sqlx.DB) *prepared { return &prepared{db: db, m: map[string]*sqlx.Stmt{}} }
 
-// get returns GetContext run through the prepared form of query. Inside a unit of work it
-// runs on the ambient transaction (the statement is prepared on
-// the transaction's connection, once per connection as well), never on a second pooled
-// connection.
+// get returns GetContext run through the prepared form of query, on the pool (a store's read;
+// never on a unit of work's transaction).
 func (p *prepared) get(ctx context.Context, dest any, query string, args ...any) error {
 	p.mu.Lock()
 	st, ok := p.m[query]
@@ -39,11 +37,6 @@ func (p *prepared) get(ctx context.Context, dest any, query string, args ...any)
 			p.m[query] = st
 		}
 		p.mu.Unlock()
-	}
-	if a := ambientOf(ctx); a != nil {
-		ts := a.tx.StmtxContext(ctx, st) // the pool's statement, on the transaction's connection
-		defer ts.Close()                 // releases its tie to st now, not at the commit
-		return a.note(ts.GetContext(ctx, dest, args...))
 	}
 	return st.GetContext(ctx, dest, args...)
 }

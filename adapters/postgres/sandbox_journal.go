@@ -28,24 +28,20 @@ func NewSandboxJournal(db *sqlx.DB) *SandboxJournal { return &SandboxJournal{db:
 // one. One statement, one round trip: the insert, or the row another call inserted first
 // (when that call committed after this statement's snapshot, the row is read again).
 //
-// Outside a unit of work (the charge use case calls the processor with no connection held,
-// and the journal is the sandbox's own memory, not Kassa's), the statement commits without
-// waiting for its WAL flush (synchronous_commit off for that one implicit transaction). That
+// The statement runs on the pool (the processor is never called inside a unit of work, and
+// the journal is the sandbox's own memory, not Kassa's) and commits without waiting for its
+// WAL flush (synchronous_commit off for that one implicit transaction). That
 // is safe: everything Kassa writes about the charge comes later in the WAL (the attempt's
 // outcome, the payment), and a commit that is durable makes every earlier WAL record durable.
 // A crash can lose only a sandbox answer of which Kassa recorded nothing; the attempt sweep
 // then finds the charge unknown and abandons the attempt, as with a processor that never
-// received it. Inside a unit of work the setting would apply to the whole transaction, so
-// there the insert commits with it, synchronously.
+// received it.
 func (j *SandboxJournal) Remember(ctx context.Context, scope core.Scope, key string, res ports.ChargeResult) (ports.ChargeResult, error) {
 	body, err := jsonText(res)
 	if err != nil {
 		return ports.ChargeResult{}, err
 	}
-	sync := "on"
-	if ambientOf(ctx) == nil {
-		sync = "off"
-	}
+	const sync = "off"
 	var row struct {
 		Result []byte `db:"result"`
 		Sync   string `db:"sync"`

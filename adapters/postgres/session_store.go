@@ -112,6 +112,11 @@ func (r *sessionRow) session(p *payments.Payment) (*checkout.Session, error) {
 
 // Insert saves a new session.
 func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
+	return insertSession(ctx, st.db, s)
+}
+
+// insertSession inserts a new session on q (the pool, or a unit of work's transaction).
+func insertSession(ctx context.Context, q sqlx.ExecerContext, s *checkout.Session) error {
 	snap := s.Snapshot()
 	items := snap.LineItems
 	if items == nil {
@@ -130,7 +135,7 @@ func (st *SessionStore) Insert(ctx context.Context, s *checkout.Session) error {
 		return err
 	}
 	hash := sha256.Sum256([]byte(snap.ClientSecret))
-	_, err = st.db.ExecContext(ctx, `INSERT INTO checkout_sessions (
+	_, err = q.ExecContext(ctx, `INSERT INTO checkout_sessions (
 		id, merchant_id, environment, checkout_mode, status, amount, currency,
 		client_secret, client_secret_hash, checkout_url, embed_url, customer_name, customer_email,
 		reference, description, success_url, cancel_url, line_items, metadata,

@@ -18,19 +18,23 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// The ambient transaction.
+// Transactions are explicit.
 //
-// A unit of work (UnitOfWork.Do) opens one transaction and puts it in the context it hands to
-// its function. Every store reads and writes through a handle, and every handle checks the
-// context first: when it carries a transaction, the statement runs on that transaction instead
-// of on a pooled connection. So any store method called inside a unit of work becomes part of
-// it without knowing, and a request holds exactly one connection while its unit of work is
-// open. Reading through the pool from inside a transaction would need a second connection
-// while the first is held; with a small pool and enough concurrent requests every connection
-// would be held by a request waiting for another one, and nothing would move.
+// A unit of work (UnitOfWork.Do) opens one transaction and hands it to its function as typed
+// repositories (Tx, through Bind). Only those repositories run on it. A store (SessionStore,
+// CatalogStore, …) runs on the pool: called inside a unit of work, it does not join the
+// transaction, it takes a connection of its own and sees only what is committed. So a reader
+// of fn sees from the code which statements belong to the transaction: the ones made through
+// tx. A store bound to a transaction on purpose (Tx.Catalog) is one of tx's repositories.
 //
-// The context key is unexported: nothing outside this package can see or forge the
-// transaction, and ports never mention *sql.Tx.
+// The context Do hands fn carries the transaction for one purpose only: a Do called with it
+// (a use case's unit of work inside a keyed request's, which the idempotency gate opens) joins
+// it within a savepoint instead of opening a second transaction. Nothing else reads it. The
+// context key is unexported: nothing outside this package can see or forge the transaction.
+//
+// The same context carries ports.WithinTransaction's mark, which every call that leaves the
+// process checks (ports.OutsideTransaction): a processor call, a mail or a webhook inside a
+// unit of work answers ports.ErrInsideTransaction.
 //
 // Every statement runs where it is called: a repository's Save or Insert sends its statement
 // at once and answers its outcome (a missed row, the module's sentinel for a unique
@@ -46,6 +50,7 @@ type ambient struct {
 	retry      error // the first serialization failure or deadlock seen, if any
 }
 
+// ambientOf returns the transaction a Do called with ctx joins (nil: none).
 func ambientOf(ctx context.Context) *ambient {
 	a, _ := ctx.Value(ambientKey{}).(*ambient)
 	return a
@@ -61,9 +66,9 @@ func (a *ambient) note(err error) error {
 	return err
 }
 
-// nested runs fn inside a savepoint of the ambient transaction: when fn fails, what it wrote is
-// undone and the transaction stays usable, exactly as if fn had run in a transaction of its
-// own that rolled back. A store method is atomic whether or not it runs in a unit of work.
+// nested runs fn inside a savepoint of the transaction: when fn fails, what it wrote is undone
+// and the transaction stays usable, exactly as if fn had run in a transaction of its own that
+// rolled back.
 func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
 	a.savepoints++
 	name := fmt.Sprintf("kassa_%d", a.savepoints)
@@ -89,73 +94,71 @@ func (a *ambient) nested(ctx context.Context, fn func() error) (err error) {
 	return nil
 }
 
-// handle is the database handle of the stores: each method runs on the ambient transaction of
-// ctx when there is one, and on the pool otherwise (see "The ambient transaction" above).
-type handle struct{ db *sqlx.DB }
+// handle is the database handle of a store: the pool, or (a store bound to a transaction as a
+// repository of Tx: bound) that transaction. The context never decides.
+type handle struct {
+	db *sqlx.DB
+	a  *ambient // set: the store is bound to this transaction
+}
 
 func wrap(db *sqlx.DB) handle { return handle{db: db} }
 
-// on returns where a statement of ctx runs, and the ambient transaction if it is that.
-func (h handle) on(ctx context.Context) (sqlx.ExtContext, *ambient) {
-	if a := ambientOf(ctx); a != nil {
-		return a.tx, a
+// bound returns the handle on the transaction a.
+func bound(a *ambient) handle { return handle{a: a} }
+
+func (h handle) on() sqlx.ExtContext {
+	if h.a != nil {
+		return h.a.tx
 	}
-	return h.db, nil
+	return h.db
 }
 
-func noted[T any](a *ambient, v T, err error) (T, error) {
-	if a != nil && err != nil {
-		_ = a.note(err) // remembered for the retry; err itself is returned below
+func (h handle) noted(err error) error {
+	if h.a != nil && err != nil {
+		_ = h.a.note(err) // remembered for the retry; err itself is returned
 	}
-	return v, err
+	return err
 }
 
 // ExecContext runs a statement that returns no rows.
 func (h handle) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	q, a := h.on(ctx)
-	res, err := q.ExecContext(ctx, query, args...)
-	return noted(a, res, err)
+	res, err := h.on().ExecContext(ctx, query, args...)
+	return res, h.noted(err)
 }
 
 // QueryContext runs a query.
 func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, a := h.on(ctx)
-	rows, err := q.QueryContext(ctx, query, args...)
-	return noted(a, rows, err)
+	rows, err := h.on().QueryContext(ctx, query, args...)
+	return rows, h.noted(err)
 }
 
 // QueryxContext runs a query with sqlx's rows.
 func (h handle) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	q, a := h.on(ctx)
-	rows, err := q.QueryxContext(ctx, query, args...)
-	return noted(a, rows, err)
+	rows, err := h.on().QueryxContext(ctx, query, args...)
+	return rows, h.noted(err)
 }
 
 // QueryRowxContext runs a query that returns at most one row.
 func (h handle) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	if a := ambientOf(ctx); a != nil {
-		return a.tx.QueryRowxContext(ctx, query, args...)
-	}
-	return h.db.QueryRowxContext(ctx, query, args...)
+	return h.on().QueryRowxContext(ctx, query, args...)
 }
 
 // GetContext scans the one row of a query into dest.
 func (h handle) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a := h.on(ctx)
-	_, err := noted(a, struct{}{}, sqlx.GetContext(ctx, q, dest, query, args...))
-	return err
+	return h.noted(sqlx.GetContext(ctx, h.on(), dest, query, args...))
 }
 
 // SelectContext scans the rows of a query into dest.
 func (h handle) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	q, a := h.on(ctx)
-	_, err := noted(a, struct{}{}, sqlx.SelectContext(ctx, q, dest, query, args...))
-	return err
+	return h.noted(sqlx.SelectContext(ctx, h.on(), dest, query, args...))
 }
 
-// BeginTxx starts a transaction on the pool; inTx is what stores use (it joins the ambient
-// transaction instead).
+// BeginTxx starts a transaction on the pool; inTx is what stores use (on a bound handle it
+// opens a savepoint instead).
 func (h handle) BeginTxx(ctx context.Context, opts *sql.TxOptions) (*sqlx.Tx, error) {
+	if h.a != nil {
+		return nil, errors.New("postgres: a transaction inside a bound store's transaction")
+	}
 	return h.db.BeginTxx(ctx, opts)
 }
 
@@ -166,11 +169,12 @@ type beginner interface {
 
 // inTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise (and on
 // panic). Every store method that changes state goes through it, together with its events.
-// Inside a unit of work it joins the ambient transaction instead, within a savepoint (so a
-// failing fn still undoes only its own writes), and the unit of work commits.
+// On a store bound to a transaction (a repository of Tx) it runs within a savepoint of that
+// transaction instead (so a failing fn still undoes only its own writes), and the unit of work
+// commits. The context never makes it join anything.
 func inTx(ctx context.Context, db beginner, fn func(tx *sqlx.Tx) error) (err error) {
-	if a := ambientOf(ctx); a != nil {
-		return a.nested(ctx, func() error { return fn(a.tx) })
+	if h, ok := db.(handle); ok && h.a != nil {
+		return h.a.nested(ctx, func() error { return fn(h.a.tx) })
 	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -202,7 +206,7 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// UnitOfWork implements ports.UnitOfWork on PostgreSQL (see "The ambient transaction").
+// UnitOfWork implements ports.UnitOfWork on PostgreSQL (see "Transactions are explicit").
 type UnitOfWork struct {
 	db       *sqlx.DB
 	attempts int
@@ -282,7 +286,7 @@ func (u *UnitOfWork) once(ctx context.Context, fn func(ctx context.Context) erro
 			return err
 		}
 	}
-	err = fn(context.WithValue(ctx, ambientKey{}, a))
+	err = fn(ports.WithinTransaction(context.WithValue(ctx, ambientKey{}, a)))
 	if a.retry != nil && !retryable(err) {
 		// fn hid a lost race behind another outcome (or behind none): report the race, so Do
 		// retries.

@@ -184,42 +184,39 @@ func TestUnitOfWorkNestedJoinsOuter(t *testing.T) {
 	}
 }
 
-// Store methods called inside a unit of work run on its transaction: with a pool of one
-// connection, which the unit of work holds, a store read and a store write still complete
-// (through the pool they would wait forever), and the write commits with the unit of work.
-func TestUnitOfWorkStoresUseTheAmbientTransaction(t *testing.T) {
+// A store called inside a unit of work never joins the transaction it cannot see: it runs on
+// the pool, its read sees only what is committed, and its write commits on its own even when
+// the unit of work rolls back. Only the repositories handed to fn (and a Do called with fn's
+// ctx) run on the transaction.
+func TestUnitOfWorkStoresNeverJoinTheTransaction(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	scope := pgtest.Merchant(t, db)
-	db.SetMaxOpenConns(1)
+	scope, other := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
 	uow := postgres.NewUnitOfWork(db)
 	clocks := postgres.NewTestClockStore(db)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := context.Background()
 	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	boom := errors.New("boom")
 	err := uow.Do(ctx, func(ctx context.Context) error {
-		if err := setClock(ctx, clocks, scope, at); err != nil {
+		// Written on the transaction: not visible to the store's read on the pool.
+		if _, err := postgres.AmbientExec(ctx)(`INSERT INTO test_clocks (merchant_id, environment, frozen_time) VALUES ($1, 'test', $2)`,
+			scope.MerchantID, at); err != nil {
 			return err
 		}
-		got, err := clocks.FrozenTime(ctx, scope)
-		if err != nil {
-			return err
+		if got, err := clocks.FrozenTime(ctx, scope); err != nil || got != nil {
+			t.Errorf("a store read inside the unit of work saw its uncommitted write: %v %v", got, err)
 		}
-		if got == nil || !got.Equal(at) {
-			t.Errorf("read inside the unit of work = %v, want %v", got, at)
-		}
-		return boom
+		// Written by a store: committed at once, on its own.
+		return errors.Join(setClock(ctx, clocks, other, at), boom)
 	})
 	if !errors.Is(err, boom) {
-		t.Fatalf("err = %v (a timeout means a store went through the pool)", err)
+		t.Fatalf("err = %v", err)
 	}
-	got, err := clocks.FrozenTime(ctx, scope)
-	if err != nil {
-		t.Fatal(err)
+	if got, err := clocks.FrozenTime(ctx, scope); err != nil || got != nil {
+		t.Errorf("the unit of work's write survived its rollback: %v %v", got, err)
 	}
-	if got != nil {
-		t.Errorf("clock = %v after the unit of work rolled back, want unset", got)
+	if got, err := clocks.FrozenTime(ctx, other); err != nil || got == nil || !got.Equal(at) {
+		t.Errorf("the store's own write = %v %v, want it committed on its own", got, err)
 	}
 }
 
@@ -244,30 +241,5 @@ func TestUnitOfWorkPanicRollsBack(t *testing.T) {
 	}()
 	if v := uowValue(t, db, 1); v != 0 {
 		t.Errorf("v = %d after a panic, want 0", v)
-	}
-}
-
-// The charge-attempt sweep's read runs on the unit of work's transaction too: a keyed test
-// clock advance runs the due work, the attempt sweep included, inside its unit of work, and
-// with a pool of one connection (held by the unit of work) a read through the pool would wait
-// for ever.
-func TestUnitOfWorkChargeAttemptsUseTheAmbientTransaction(t *testing.T) {
-	t.Parallel()
-	db := pgtest.New(t)
-	scope := pgtest.Merchant(t, db)
-	db.SetMaxOpenConns(1)
-	uow := postgres.NewUnitOfWork(db)
-	attempts := postgres.NewChargeAttemptStore(db)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := uow.Do(ctx, func(ctx context.Context) error {
-		stale, err := attempts.Stale(ctx, &scope, time.Now(), 10)
-		if err == nil && len(stale) != 0 {
-			t.Errorf("%d stale attempts in a new scope", len(stale))
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatalf("err = %v (a timeout means the store went through the pool)", err)
 	}
 }

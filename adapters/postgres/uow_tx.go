@@ -11,6 +11,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
@@ -32,9 +33,9 @@ import (
 // the modules; the only thing a repository refuses is what a constraint refuses (a second
 // pending attempt, a second payment of a session), with the module's sentinel.
 //
-// Tx is the ambient transaction of the unit of work (see "The ambient transaction" in tx.go):
-// the ctx the unit of work hands fn carries the same transaction, so stores called with ctx
-// (the idempotency record of a keyed request among them) write in it too.
+// Tx is the transaction of the unit of work, handed to fn explicitly (see "Transactions are
+// explicit" in tx.go): only its repositories run on it; a store called with fn's ctx runs on
+// the pool.
 //
 // Every repository call runs its statement at once, where it is called: Lock is SELECT … FOR
 // UPDATE, Save runs its UPDATE and fails on the spot when it did not change exactly one row,
@@ -47,9 +48,15 @@ import (
 type Tx struct{ q txq }
 
 var (
-	_ payments.Tx = (*Tx)(nil)
-	_ checkout.Tx = (*Tx)(nil)
+	_ payments.Tx         = (*Tx)(nil)
+	_ checkout.Tx         = (*Tx)(nil)
+	_ catalog.Tx          = (*Tx)(nil)
+	_ ports.IdempotencyTx = (*Tx)(nil)
 )
+
+// Catalog is the catalog store bound to this transaction: its writes (CreateProduct,
+// UpdateProduct's closure) run in a savepoint of it and commit with the unit of work.
+func (t *Tx) Catalog() catalog.Writer { return &CatalogStore{db: bound(t.q.a)} }
 
 // Sessions is checkout's session repository on this transaction.
 func (t *Tx) Sessions() checkout.SessionRepository { return sessionRepo(*t) }
@@ -173,6 +180,11 @@ func (r sessionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*ch
 // ClaimDue locks up to limit due sessions, skipping locked ones (claimDueSessions).
 func (r sessionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*checkout.Session, error) {
 	return claimDueSessions(ctx, r.q, scope, until, limit)
+}
+
+// Insert writes a new session.
+func (r sessionRepo) Insert(ctx context.Context, s *checkout.Session) error {
+	return insertSession(ctx, r.q, s)
 }
 
 // Save writes what the session reports changed (sessionUpdate); no row is an error.

@@ -55,6 +55,10 @@ func (s failingSessions) ClaimDue(ctx context.Context, scope *core.Scope, until 
 	return s.f.Tx.Sessions().ClaimDue(ctx, scope, until, limit)
 }
 
+func (s failingSessions) Insert(ctx context.Context, sess *checkout.Session) error {
+	return s.f.Tx.Sessions().Insert(ctx, sess)
+}
+
 var errInjected = errors.New("injected: the session update failed")
 
 func (s failingSessions) Save(ctx context.Context, sess *checkout.Session) error {

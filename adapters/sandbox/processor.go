@@ -79,6 +79,9 @@ var _ ports.Processor = (*Processor)(nil)
 
 // Charge implements ports.Processor.
 func (p *Processor) Charge(ctx context.Context, req ports.ChargeRequest, now time.Time) (ports.ChargeResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.ChargeResult{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return ports.ChargeResult{}, err
 	}
@@ -116,6 +119,9 @@ func (p *Processor) Charge(ctx context.Context, req ports.ChargeRequest, now tim
 // Lookup implements ports.Processor: the answer the journal kept for the key, or
 // ports.ErrChargeUnknown.
 func (p *Processor) Lookup(ctx context.Context, scope core.Scope, idempotencyKey string, _ time.Time) (ports.ChargeResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.ChargeResult{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return ports.ChargeResult{}, err
 	}
@@ -134,6 +140,9 @@ func (p *Processor) Lookup(ctx context.Context, scope core.Scope, idempotencyKey
 
 // CompleteAction implements ports.Processor: the buyer's answer on the sandbox 3-D Secure page.
 func (p *Processor) CompleteAction(ctx context.Context, processorRef string, approve bool, now time.Time) (ports.ChargeResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.ChargeResult{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return ports.ChargeResult{}, err
 	}
@@ -156,6 +165,9 @@ func (p *Processor) CompleteAction(ctx context.Context, processorRef string, app
 
 // Settle implements ports.Processor: the outcome of a SEPA charge, final from its SettlesAt on.
 func (p *Processor) Settle(ctx context.Context, processorRef string, now time.Time) (ports.ChargeResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.ChargeResult{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return ports.ChargeResult{}, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/signing"
 	"github.com/kassa-pay/kassa/modules/webhooks"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // Header names of a delivery (D10).
@@ -142,7 +143,12 @@ func newClient(o Options) *http.Client {
 }
 
 // Send performs one delivery and reports its outcome.
+//
+// Inside a unit of work it sends nothing and answers ports.ErrInsideTransaction as its outcome.
 func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Outcome {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return webhooks.Outcome{Err: err.Error()}
+	}
 	c := s.client
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()

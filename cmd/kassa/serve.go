@@ -27,6 +27,10 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
+// idempotencyHolds is the most keyed requests of the phased shape (test clock advances) that
+// run at once; one more waits for a connection of the lock pool.
+const idempotencyHolds = 8
+
 func serve(ctx context.Context, args []string) error {
 	var cfg config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -65,6 +69,16 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	a := wire(db, cfg.CheckoutURL, fees)
+	// The keys of requests of the phased shape are held on connections of a pool of their own
+	// (postgres.IdempotencyStore.Hold), so that they never take the main pool from the phases.
+	locks, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer locks.Close()
+	locks.SetMaxOpenConns(idempotencyHolds)
+	locks.SetMaxIdleConns(2)
+	a.idem = postgres.NewIdempotencyStore(db, locks)
 	listenCtx, stopListening := context.WithCancel(context.Background())
 	defer stopListening()
 	hooks, err := webhookStore(ctx, log, a, cfg)
@@ -100,7 +114,10 @@ func serve(ctx context.Context, args []string) error {
 		Clock:    a.testclock,
 		Limiter:  ratelimit.New(cfg.RateLive, cfg.RateTest),
 		Idem:     a.idem,
-		UoW:      a.uow,
+		UoW:      a.keyedUoW(),
+		// A keyed transaction holds one connection and its stores' reads may need another:
+		// leave one free.
+		Transactions: max(1, db.Stats().MaxOpenConnections-1),
 		OperatorCheck: func(h string) bool {
 			return identity.OperatorTokenValid(h, cfg.OperatorToken)
 		},

@@ -39,20 +39,27 @@ type app struct {
 	uow       *postgres.UnitOfWork // the transaction a request's changes and its idempotency record share
 }
 
+// keyedUoW is the unit of work of the idempotency gate's one-transaction shape.
+func (a *app) keyedUoW() ports.UnitOfWorkOf[ports.IdempotencyTx] {
+	return postgres.Bind(a.uow, func(tx *postgres.Tx) ports.IdempotencyTx { return tx })
+}
+
 func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 	clock := core.SystemClock{}
 	// The due-work processors: the background scheduler and the test clock run the same ones.
 	due := scheduler.NewRegistry()
 	tc := testclock.NewService(postgres.NewTestClockStore(db), clock, due)
-	cat, err := catalog.NewService(postgres.NewCatalogStore(db), tc)
+	uow := postgres.NewUnitOfWork(db)
+	// Every change of a product or a price runs in a unit of work, seen as catalog's Tx (the
+	// catalog store bound to the transaction).
+	cat, err := catalog.NewService(postgres.NewCatalogStore(db), postgres.Bind(uow, func(tx *postgres.Tx) catalog.Tx { return tx }), tc)
 	if err != nil {
 		panic(err) // every argument is given here
 	}
 	sessions := postgres.NewSessionStore(db)
 	// Every change of a session runs in a unit of work over the one transaction type, seen as
 	// checkout's Tx (sessions + payments' repositories + outbox + mail queue;
-	// docs/composition.md): cancel, expire, lazy expiry, the sweep, the two of a charge.
-	uow := postgres.NewUnitOfWork(db)
+	// docs/composition.md): create, cancel, expire, lazy expiry, the sweep, the two of a charge.
 	co, err := checkout.NewService(sessions, postgres.Bind(uow, func(tx *postgres.Tx) checkout.Tx { return tx }), catalogPrices{cat}, tc, checkoutURL)
 	if err != nil {
 		panic(err) // every argument is given here
@@ -108,7 +115,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer) *app {
 		payments:  ps,
 		attempts:  as,
 		events:    events.NewService(postgres.NewEventStore(db)),
-		idem:      postgres.NewIdempotencyStore(db),
+		idem:      postgres.NewIdempotencyStore(db, db), // serve gives the held keys a pool of their own
 		uow:       uow,
 	}
 }

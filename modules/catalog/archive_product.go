@@ -13,7 +13,7 @@ func (s *Service) ArchiveProduct(ctx context.Context, scope core.Scope, id strin
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.UpdateProduct(ctx, scope, id, func(p *Product) error {
+	p, err := s.updateProduct(ctx, scope, id, func(ctx context.Context, w Writer, p *Product) error {
 		p.Archive(now)
 		return nil
 	})

@@ -17,7 +17,7 @@ func (s *Service) CreatePrice(ctx context.Context, scope core.Scope, productID s
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.store.UpdateProduct(ctx, scope, productID, func(p *Product) error {
+	_, err = s.updateProduct(ctx, scope, productID, func(ctx context.Context, w Writer, p *Product) error {
 		if err := p.AddPrice(pr); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func (s *Service) CreateProduct(ctx context.Context, scope core.Scope, in Produc
 			return nil, err
 		}
 	}
-	if err := s.store.CreateProduct(ctx, p); err != nil {
+	if err := s.uow.Do(ctx, func(ctx context.Context, tx Tx) error { return tx.Catalog().CreateProduct(ctx, p) }); err != nil {
 		return nil, lookupKeyTaken(err, "price.lookup_key")
 	}
 	return p, nil

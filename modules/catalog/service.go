@@ -12,18 +12,35 @@ import (
 // Service runs the catalog's use cases.
 type Service struct {
 	store  Store
+	uow    ports.UnitOfWorkOf[Tx]
 	clocks ports.Clocks
 }
 
-// NewService wires the catalog to its store and clocks; both are required.
-func NewService(store Store, clocks ports.Clocks) (*Service, error) {
+// NewService wires the catalog to its store (reads), its unit of work (every change) and
+// clocks; all are required.
+func NewService(store Store, uow ports.UnitOfWorkOf[Tx], clocks ports.Clocks) (*Service, error) {
 	if store == nil {
 		return nil, errors.New("catalog: NewService: the store is required")
+	}
+	if uow == nil {
+		return nil, errors.New("catalog: NewService: the unit of work is required")
 	}
 	if clocks == nil {
 		return nil, errors.New("catalog: NewService: the clocks are required")
 	}
-	return &Service{store: store, clocks: clocks}, nil
+	return &Service{store: store, uow: uow, clocks: clocks}, nil
+}
+
+// updateProduct runs Writer.UpdateProduct in a unit of work of its own (or the one ctx is
+// part of: a keyed request's).
+func (s *Service) updateProduct(ctx context.Context, scope core.Scope, id string, fn func(ctx context.Context, w Writer, p *Product) error) (*Product, error) {
+	var out *Product
+	err := s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		out, err = tx.Catalog().UpdateProduct(ctx, scope, id, func(p *Product) error { return fn(ctx, tx.Catalog(), p) })
+		return err
+	})
+	return out, err
 }
 
 func (s *Service) now(ctx context.Context, scope core.Scope) (time.Time, error) {

@@ -6,15 +6,26 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 type fixedClocks struct{ t time.Time }
 
 func (c fixedClocks) Now(context.Context, core.Scope) (time.Time, error) { return c.t, nil }
 
+// memUoW is the unit of work over memStore: each of the store's writes is atomic on its own,
+// and the catalog's use cases write once per unit of work.
+type memUoW struct{ st *memStore }
+
+func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+	return fn(ports.WithinTransaction(ctx), u)
+}
+
+func (u memUoW) Catalog() Writer { return u.st }
+
 func newTestService() (*Service, *memStore) {
 	st := newMemStore()
-	s, err := NewService(st, fixedClocks{testNow})
+	s, err := NewService(st, memUoW{st}, fixedClocks{testNow})
 	if err != nil {
 		panic(err)
 	}
@@ -196,10 +207,10 @@ func TestServiceLookupKeyParamInline(t *testing.T) {
 }
 
 func TestNewServiceRefusesNil(t *testing.T) {
-	if _, err := NewService(nil, fixedClocks{testNow}); err == nil {
+	if _, err := NewService(nil, memUoW{}, fixedClocks{testNow}); err == nil {
 		t.Fatal("a nil store must be refused")
 	}
-	if _, err := NewService(newMemStore(), nil); err == nil {
+	if _, err := NewService(newMemStore(), memUoW{}, nil); err == nil {
 		t.Fatal("nil clocks must be refused")
 	}
 }

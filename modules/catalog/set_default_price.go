@@ -16,8 +16,8 @@ func (s *Service) SetDefaultPrice(ctx context.Context, scope core.Scope, product
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.UpdateProduct(ctx, scope, productID, func(p *Product) error {
-		return s.setDefault(ctx, p, priceID, "price", now)
+	p, err := s.updateProduct(ctx, scope, productID, func(ctx context.Context, w Writer, p *Product) error {
+		return setDefault(ctx, w, p, priceID, "price", now)
 	})
 	return p, productNotFound(err, productID)
 }

@@ -39,3 +39,22 @@ type Store interface {
 	// ListPrices pages the prices of a product; ErrNotFound when the product is unknown.
 	ListPrices(ctx context.Context, scope core.Scope, productID string, q core.ListQuery, active *bool) (core.Page[*Price], error)
 }
+
+// Writer is the catalog inside a unit of work (Tx.Catalog): its writes commit with the unit of
+// work and nothing else does, and a read made inside UpdateProduct's closure (the price a new
+// default names) runs on the same transaction.
+type Writer interface {
+	// CreateProduct is Store.CreateProduct in the unit of work.
+	CreateProduct(ctx context.Context, p *Product) error
+	// UpdateProduct is Store.UpdateProduct in the unit of work.
+	UpdateProduct(ctx context.Context, scope core.Scope, id string, fn func(p *Product) error) (*Product, error)
+	// GetPrice is Store.GetPrice in the unit of work.
+	GetPrice(ctx context.Context, scope core.Scope, id string) (*Price, error)
+}
+
+// Tx is what the catalog needs inside a unit of work (ports.UnitOfWorkOf[Tx]): every change
+// of a product or a price is written through it, so that a keyed request's change commits
+// with its stored response (the idempotency gate's one-transaction shape).
+type Tx interface {
+	Catalog() Writer
+}

@@ -33,7 +33,7 @@ func (s *Service) UpdatePrice(ctx context.Context, scope core.Scope, productID, 
 		return nil, err
 	}
 	var out *Price
-	_, err = s.store.UpdateProduct(ctx, scope, productID, func(p *Product) error {
+	_, err = s.updateProduct(ctx, scope, productID, func(ctx context.Context, w Writer, p *Product) error {
 		pr := p.Price(priceID)
 		if pr == nil {
 			return core.NotFound("price", "price_id", priceID)

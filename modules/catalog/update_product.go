@@ -34,12 +34,12 @@ func (s *Service) UpdateProduct(ctx context.Context, scope core.Scope, id string
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.UpdateProduct(ctx, scope, id, func(p *Product) error {
+	p, err := s.updateProduct(ctx, scope, id, func(ctx context.Context, w Writer, p *Product) error {
 		if err := p.Apply(patch, now); err != nil {
 			return err
 		}
 		if patch.DefaultPrice != nil {
-			return s.setDefault(ctx, p, *patch.DefaultPrice, "default_price", now)
+			return setDefault(ctx, w, p, *patch.DefaultPrice, "default_price", now)
 		}
 		return nil
 	})
@@ -48,9 +48,9 @@ func (s *Service) UpdateProduct(ctx context.Context, scope core.Scope, id string
 
 // setDefault links priceID as p's default, telling an unknown price (404) from one of another
 // product (price_product_mismatch) and an inactive one (price_inactive).
-func (s *Service) setDefault(ctx context.Context, p *Product, priceID, param string, now time.Time) error {
+func setDefault(ctx context.Context, w Writer, p *Product, priceID, param string, now time.Time) error {
 	if priceID != "" && p.Price(priceID) == nil {
-		if _, err := s.store.GetPrice(ctx, p.Scope(), priceID); err != nil {
+		if _, err := w.GetPrice(ctx, p.Scope(), priceID); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return core.NotFound("price", param, priceID)
 			}

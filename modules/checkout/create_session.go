@@ -59,7 +59,7 @@ func (svc *Service) Create(ctx context.Context, caller core.Caller, in CreateInp
 		return nil, err
 	}
 	s := newSession(scope, f, now, svc.checkoutBase)
-	if err := svc.store.Insert(ctx, s); err != nil {
+	if err := svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error { return tx.Sessions().Insert(ctx, s) }); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -156,7 +156,7 @@ func (u memUoW) Do(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 		attempts []memAttempt
 		mail     []core.Mail
 	}{slices.Clone(m.sessions), slices.Clone(m.events), slices.Clone(m.payments), slices.Clone(m.attempts), slices.Clone(m.mail)}
-	if err := fn(ctx, memTx{m}); err != nil {
+	if err := fn(ports.WithinTransaction(ctx), memTx{m}); err != nil {
 		m.sessions, m.events, m.payments, m.attempts, m.mail = saved.sessions, saved.events, saved.payments, saved.attempts, saved.mail
 		return err
 	}
@@ -207,6 +207,12 @@ func (r memSessions) ClaimDue(_ context.Context, scope *core.Scope, until time.T
 		out = append(out, RehydrateSession(m.sessions[i]))
 	}
 	return out, nil
+}
+
+// Insert adds a new session.
+func (r memSessions) Insert(_ context.Context, s *Session) error {
+	r.m.sessions = append(r.m.sessions, s.Snapshot())
+	return nil
 }
 
 // Save writes exactly the parts s reports changed, as the Postgres repository does.

@@ -30,19 +30,18 @@ type SessionRepository interface {
 	// covers live sessions and test sessions of merchants whose test clock is not frozen; with
 	// a scope only that scope. It changes nothing: the sweep expires and saves them.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Session, error)
+	// Insert saves a new session.
+	Insert(ctx context.Context, s *Session) error
 	// Save writes the parts of s that changed (Session.Changes) since Lock read it; nothing
 	// when none did.
 	Save(ctx context.Context, s *Session) error
 }
 
-// Store keeps checkout sessions outside a unit of work: it inserts new ones and reads. Every
-// change of an existing session goes through the unit of work (Tx.Sessions: lock, change
-// through the session's transitions, Save, events through Tx.Outbox). Every method is
-// confined to one merchant environment (a scope). Unknown ids, and ids of another merchant or
-// environment, answer ErrNotFound.
+// Store reads checkout sessions outside a unit of work. Every write goes through the unit of
+// work (Tx.Sessions: insert; lock, change through the session's transitions, Save, events
+// through Tx.Outbox). Every method is confined to one merchant environment (a scope). Unknown
+// ids, and ids of another merchant or environment, answer ErrNotFound.
 type Store interface {
-	// Insert saves a new session.
-	Insert(ctx context.Context, s *Session) error
 	// Get reads one session without locking it.
 	Get(ctx context.Context, scope core.Scope, id string) (*Session, error)
 	// FindByClientSecretHash reads, without locking, the session whose client secret has

@@ -43,9 +43,16 @@ type GateConfig struct {
 	Authorize   func(r *http.Request, pathParams map[string]string) (context.Context, error)
 	Limiter     ports.RateLimiter      // nil: no rate limit
 	Idempotency ports.IdempotencyStore // nil: no idempotency
-	UnitOfWork  ports.UnitOfWork       // required with Idempotency: the change and its record commit together
-	Wall        core.Clock             // required with Idempotency: keys are dated and expire on the wall clock
-	Retention   time.Duration          // idempotency retention, default 24 h
+	// UnitOfWork is required with Idempotency: in the one-transaction shape the change and
+	// its record commit together.
+	UnitOfWork ports.UnitOfWorkOf[ports.IdempotencyTx]
+	// Transactions bounds the keyed requests of the one-transaction shape that hold their
+	// transaction at once (0: no bound). Each holds one connection for its transaction and
+	// may need one more, at times, for a read of a store (stores run on the pool): set it
+	// below the pool's size so those reads always find a connection.
+	Transactions int
+	Wall         core.Clock    // required with Idempotency: keys are dated and expire on the wall clock
+	Retention    time.Duration // idempotency retention, default 24 h
 }
 
 // Gate enforces the contract in front of the generated strict server: unknown routes and
@@ -53,6 +60,7 @@ type GateConfig struct {
 // that order, each failing with the documented envelope.
 type Gate struct {
 	cfg       GateConfig
+	admit     chan struct{} // one per keyed transaction held (GateConfig.Transactions); nil: no bound
 	router    routers.Router
 	templates []pathTemplate
 	next      http.Handler
@@ -80,7 +88,11 @@ func NewGate(cfg GateConfig, next http.Handler) (*Gate, error) {
 	if cfg.Retention == 0 {
 		cfg.Retention = 24 * time.Hour
 	}
-	return &Gate{cfg: cfg, router: router, templates: templatesOf(&doc), next: next}, nil
+	g := &Gate{cfg: cfg, router: router, templates: templatesOf(&doc), next: next}
+	if cfg.Transactions > 0 {
+		g.admit = make(chan struct{}, cfg.Transactions)
+	}
+	return g, nil
 }
 
 // CallerFrom returns the authenticated caller of the request.

@@ -95,9 +95,15 @@ type memTx struct {
 	puts  map[ports.IdempotencyKey]*ports.IdempotencyRecord
 }
 
-func (s *memIdem) Do(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	if ctx.Value(memTxKey{}) != nil {
-		return fn(ctx)
+// memKeys is ports.IdempotencyRecords inside one memIdem unit of work.
+type memKeys struct {
+	s  *memIdem
+	tx *memTx
+}
+
+func (s *memIdem) Do(ctx context.Context, fn func(ctx context.Context, tx ports.IdempotencyTx) error) (err error) {
+	if tx, ok := ctx.Value(memTxKey{}).(*memTx); ok {
+		return fn(ctx, memKeys{s, tx})
 	}
 	tx := &memTx{puts: map[ports.IdempotencyKey]*ports.IdempotencyRecord{}}
 	defer func() {
@@ -118,18 +124,24 @@ func (s *memIdem) Do(ctx context.Context, fn func(ctx context.Context) error) (e
 			panic(p)
 		}
 	}()
-	return fn(context.WithValue(ctx, memTxKey{}, tx))
+	return fn(ports.WithinTransaction(context.WithValue(ctx, memTxKey{}, tx)), memKeys{s, tx})
 }
 
-func (s *memIdem) Lock(ctx context.Context, k ports.IdempotencyKey) (bool, error) {
-	tx := ctx.Value(memTxKey{}).(*memTx)
+func (k memKeys) IdempotencyKeys() ports.IdempotencyRecords { return k }
+
+func (k memKeys) Get(ctx context.Context, key ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
+	return k.s.Get(ctx, key, notBefore)
+}
+
+func (k memKeys) Lock(_ context.Context, key ports.IdempotencyKey) (bool, error) {
+	s, tx := k.s, k.tx
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.locked[k] {
+	if s.locked[key] {
 		return false, nil
 	}
-	s.locked[k] = true
-	tx.locks = append(tx.locks, k)
+	s.locked[key] = true
+	tx.locks = append(tx.locks, key)
 	return true, nil
 }
 
@@ -144,10 +156,9 @@ func (s *memIdem) Get(_ context.Context, k ports.IdempotencyKey, notBefore time.
 	return nil, nil
 }
 
-func (s *memIdem) Put(ctx context.Context, k ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
-	tx := ctx.Value(memTxKey{}).(*memTx)
+func (k memKeys) Put(_ context.Context, key ports.IdempotencyKey, rec ports.IdempotencyRecord) error {
 	rec.Body = append([]byte(nil), rec.Body...)
-	tx.puts[k] = &rec
+	k.tx.puts[key] = &rec
 	return nil
 }
 
@@ -625,5 +636,22 @@ func TestGateRefusesAnUnknownIdempotencyShape(t *testing.T) {
 	}
 	if _, err := NewGate(GateConfig{Spec: spec, Authenticate: fakeAuth}, http.NotFoundHandler()); err == nil {
 		t.Fatal("an unknown shape was accepted")
+	}
+}
+
+// A database-only keyed operation runs inside the gate's unit of work, so a call out of the
+// process it made would be refused (ports.OutsideTransaction); an operation of the phased
+// shape runs outside any transaction.
+func TestGateShapesAndTheTransactionMark(t *testing.T) {
+	var inside []bool
+	rig := newGateRig(t, nil, func(n int64, w http.ResponseWriter, r *http.Request) {
+		inside = append(inside, errors.Is(ports.OutsideTransaction(r.Context()), ports.ErrInsideTransaction))
+		okJSON(n, w, r)
+	})
+	rig.post("t", `{"amount":1}`)
+	rig.job("p", `{"n":1}`)
+	rig.post("", `{"amount":1}`) // no key: no unit of work
+	if len(inside) != 3 || !inside[0] || inside[1] || inside[2] {
+		t.Fatalf("inside a transaction: %v, want [true false false]", inside)
 	}
 }

@@ -121,25 +121,40 @@ func stored(status int) bool {
 
 // idempotentInTransaction is the one-transaction shape: one unit of work takes a
 // transaction-scoped lock on the key, reads the record again, and otherwise runs serve with
-// that unit of work in the request context, so the operation's units of work join it (a
-// nested Do), and stores the response in it before the commit. The change and its record are
+// the unit of work's context, so the operation's own units of work join it (a nested Do, in a
+// savepoint), and stores the response in it before the commit. The change and its record are
 // committed together or not at all; the lock ends with the transaction (and with its
 // connection, should the process die), so there is nothing to take over.
+//
+// What the gate keeps in that context is the transaction for a nested Do to join, and the
+// mark of a unit of work (ports.WithinTransaction): the operation's calls out of the process
+// answer ports.ErrInsideTransaction. Its stores still run on the pool: they see only what is
+// committed, so an operation of this shape writes everything through its units of work.
 func (g *Gate) idempotentInTransaction(w http.ResponseWriter, r *http.Request, k ports.IdempotencyKey, hash []byte, now, notBefore time.Time, serve func(http.ResponseWriter, *http.Request)) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestDeadline)
 	defer cancel()
+	if g.admit != nil {
+		select {
+		case g.admit <- struct{}{}:
+			defer func() { <-g.admit }()
+		case <-ctx.Done():
+			WriteError(w, r, fmt.Errorf("idempotency: waiting for a transaction: %w", ctx.Err()))
+			return
+		}
+	}
 	var out *bufferedWriter // the response of the last attempt (the unit of work may retry)
 	var replay *ports.IdempotencyRecord
-	err := g.cfg.UnitOfWork.Do(ctx, func(ctx context.Context) error {
+	err := g.cfg.UnitOfWork.Do(ctx, func(ctx context.Context, tx ports.IdempotencyTx) error {
 		out, replay = nil, nil
-		ok, err := g.cfg.Idempotency.Lock(ctx, k)
+		keys := tx.IdempotencyKeys()
+		ok, err := keys.Lock(ctx, k)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return errKeyInUse
 		}
-		rec, err := g.cfg.Idempotency.Get(ctx, k, notBefore)
+		rec, err := keys.Get(ctx, k, notBefore)
 		if err != nil {
 			return err
 		}
@@ -152,7 +167,7 @@ func (g *Gate) idempotentInTransaction(w http.ResponseWriter, r *http.Request, k
 		if !stored(out.statusCode()) {
 			return errNotStored
 		}
-		return g.cfg.Idempotency.Put(ctx, k, ports.IdempotencyRecord{RequestHash: hash, Status: out.statusCode(),
+		return keys.Put(ctx, k, ports.IdempotencyRecord{RequestHash: hash, Status: out.statusCode(),
 			ContentType: out.header.Get("Content-Type"), Body: out.body.Bytes(), CreatedAt: now})
 	})
 	switch {

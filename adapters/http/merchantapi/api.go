@@ -25,7 +25,10 @@ type Deps struct {
 	Clock    *testclock.Service
 	Limiter  ports.RateLimiter
 	Idem     ports.IdempotencyStore
-	UoW      ports.UnitOfWork // required with Idem: each keyed POST runs in one unit of work
+	// UoW is required with Idem: a keyed POST of the one-transaction shape runs in one unit
+	// of work; at most Transactions of them hold their transaction at once (0: no bound).
+	UoW          ports.UnitOfWorkOf[ports.IdempotencyTx]
+	Transactions int
 }
 
 // New assembles the merchant API (everything under /v1 on the API listener): the contract
@@ -48,6 +51,6 @@ func New(d Deps) (http.Handler, error) {
 	})
 	return kit.NewGate(kit.GateConfig{
 		Spec: spec, Authenticate: d.Identity.Authenticate, Limiter: d.Limiter,
-		Idempotency: d.Idem, UnitOfWork: d.UoW, Wall: core.SystemClock{},
+		Idempotency: d.Idem, UnitOfWork: d.UoW, Transactions: d.Transactions, Wall: core.SystemClock{},
 	}, mux)
 }
