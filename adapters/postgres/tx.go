@@ -239,7 +239,12 @@ func NewUnitOfWork(db *sqlx.DB) *UnitOfWork {
 		pool: timeoutsOf(db)}
 }
 
-// WithTimeouts returns a copy of u whose transactions use these server-side timeouts.
+// WithTimeouts returns a copy of u whose transactions use these server-side timeouts: the way
+// for a long run (a payout run, a backfill, an export) past the default 20 s. The timeouts are
+// set for each of its transactions only (SET LOCAL), so the pool's connections keep the
+// defaults. Prefer batches (each its own unit of work, resumable from the last one committed);
+// use this for one statement that must run long, with a bound still (0 turns a timeout off:
+// never on a request path). Bind(u.WithTimeouts(…), …) gives the typed form.
 func (u *UnitOfWork) WithTimeouts(statement, idle time.Duration) *UnitOfWork {
 	c := *u
 	c.statementTimeout, c.idleTimeout = statement, idle
