@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // APIVersion is stamped on every event envelope (D10).
 const APIVersion = "2026-11-01"
@@ -33,4 +36,21 @@ type Event struct {
 func NewEvent(typ EventType, scope Scope, at time.Time, subject DomainEvent) Event {
 	return Event{ID: NewID(PrefixEvent), Type: typ, Scope: scope, Created: at,
 		ObjectID: subject.EventObjectID(), Subject: subject}
+}
+
+// EventRecord is an event as the outbox keeps it: what it is about (its type, the kind and id
+// of its object) and the object at event time, in the API form of APIVersion. Nothing of a
+// channel is stored: each channel's payload (merchant webhooks and GET /v1/events, app
+// events) is rendered from the record when it is read (adapters/wire).
+type EventRecord struct {
+	ID      string
+	Type    EventType
+	Scope   Scope
+	Created time.Time
+	// ObjectKind is the kind of Object.
+	ObjectKind ObjectKind
+	// ObjectID is Object's id, "" when the object has none (a charge that created no payment).
+	ObjectID string
+	// Object is the object at event time, as JSON.
+	Object json.RawMessage
 }

@@ -32,6 +32,14 @@ const (
 	ObjectDispute         ObjectKind = "dispute"
 	ObjectInvoice         ObjectKind = "invoice"
 	ObjectSubscription    ObjectKind = "subscription"
+	// ObjectCharge is a charge of a payable that created no payment (declined at once, or
+	// waiting on the shopper): what payment_intent.payment_failed and
+	// payment_intent.requires_action are about when no payment exists. An app reads it under
+	// the scope of payments.
+	ObjectCharge ObjectKind = "charge"
+	// ObjectWebhookEndpoint is the object of a merchant's test event (webhook.test), which the
+	// outbox never holds: it travels in its delivery.
+	ObjectWebhookEndpoint ObjectKind = "webhook_endpoint"
 )
 
 // The event types (interface 6.1 and 6.2, D9, D10).
@@ -158,4 +166,29 @@ func EventTypesOn(ch Channel) []string {
 func IsEventOn(typ string, ch Channel) bool {
 	s, ok := LookupEventType(typ)
 	return ok && s.On(ch)
+}
+
+// AppReadScope is the App API scope an installation needs to receive an event of typ (D17):
+// the scope that reads the kind of object the catalog says the type is about
+// (`payments:read` for checkout.* and payment_intent.*, `invoices:read` for invoices,
+// `subscriptions:read` for subscriptions). ok is false for a type outside the app channel.
+func AppReadScope(typ EventType) (scope string, ok bool) {
+	s, found := LookupEventType(string(typ))
+	if !found || !s.On(ChannelApp) {
+		return "", false
+	}
+	switch s.Object {
+	case ObjectCheckoutSession, ObjectPayment, ObjectCharge:
+		return "payments:read", true
+	case ObjectRefund:
+		return "refunds:read", true
+	case ObjectDispute:
+		return "disputes:read", true
+	case ObjectInvoice:
+		return "invoices:read", true
+	case ObjectSubscription:
+		return "subscriptions:read", true
+	case ObjectWebhookEndpoint: // a merchant's test event, never an app event
+	}
+	return "", false
 }

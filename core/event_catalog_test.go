@@ -49,3 +49,24 @@ func TestEventCatalogChannels(t *testing.T) {
 		t.Error("webhook.test is in the catalog")
 	}
 }
+
+// D17: the scope that reads an app event's object.
+func TestAppReadScope(t *testing.T) {
+	want := map[string]string{
+		"checkout.session.completed": "payments:read", "checkout.session.refunded": "payments:read",
+		"payment_intent.payment_failed": "payments:read", "payment_intent.canceled": "payments:read",
+		"invoice.payment_failed": "invoices:read", "customer.subscription.deleted": "subscriptions:read",
+	}
+	for _, typ := range EventTypesOn(ChannelApp) {
+		got, ok := AppReadScope(EventType(typ))
+		if !ok || got == "" {
+			t.Errorf("%s: no scope", typ)
+		}
+		if w, listed := want[typ]; listed && got != w {
+			t.Errorf("%s: scope %s, want %s", typ, got, w)
+		}
+	}
+	if _, ok := AppReadScope(EventChargeRefunded); ok {
+		t.Error("charge.refunded is not an app event")
+	}
+}

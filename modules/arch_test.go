@@ -83,7 +83,7 @@ var allowedEdges = map[[2]string]string{
 	{"adapters/webhookhttp", "adapters/signing"}: "the webhook sender signs each delivery with the signing scheme",
 	{"modules/testclock", "modules/scheduler"}:   "a test clock advance runs the registered due-work processors in time order (D12)",
 	{"adapters/http", "adapters/wire"}:           "the merchant and dashboard APIs present sessions and payments through the one merchant wire model",
-	{"adapters/postgres", "adapters/wire"}:       "the outbox stores each event's merchant payload, rendered by the wire model in the transaction that writes the event",
+	{"adapters/postgres", "adapters/wire"}:       "the outbox keeps each event's object at event time in its API form (wire.EventObject), in the transaction that writes the event",
 	{"adapters/http", "adapters/web"}:            "each API listener serves its reference page (D18) from adapters/web/apidocs",
 }
 

@@ -55,7 +55,8 @@ func TestStoresAnswerSentinelsAndReadNoClock(t *testing.T) {
 	built := regexp.MustCompile(`core\.(NotFound|InvalidField)\(|\.UnknownCursor\(\)`)
 	clock := regexp.MustCompile(`time\.Now\(\)|\bnow\(\)`)
 	for _, glob := range []string{"adapters/postgres/catalog_store.go", "adapters/postgres/session_*.go",
-		"adapters/postgres/payment_*.go", "adapters/postgres/charge_attempt_store.go"} {
+		"adapters/postgres/payment_*.go", "adapters/postgres/charge_attempt_store.go",
+		"adapters/postgres/webhook_*.go", "adapters/postgres/event_store.go"} {
 		for f, src := range readSources(t, glob) {
 			if m := built.FindString(src); m != "" {
 				t.Errorf("%s builds %s…: answer the module's store sentinel", f, m)

@@ -79,3 +79,12 @@ func Served(doc []byte, baseURL string) ([]byte, error) {
 	top["servers"] = servers
 	return json.Marshal(top)
 }
+// AppEventsYAML is the contract of the app events' bodies (envelope and data.object per
+// event type, in x-events); the App API's document will include it.
+//
+//go:embed app-events.yaml
+var AppEventsYAML []byte
+
+// LoadAppEvents parses and validates the app events document. Each call returns a fresh
+// document.
+func LoadAppEvents() (*openapi3.T, error) { return load("app events", AppEventsYAML) }

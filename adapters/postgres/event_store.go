@@ -19,25 +19,34 @@ type EventStore struct{ db handle }
 // NewEventStore returns an EventStore over db.
 func NewEventStore(db *sqlx.DB) *EventStore { return &EventStore{db: wrap(db)} }
 
+// eventCols are the columns of an eventRow.
+const eventCols = "id, merchant_id, environment, type, created, object_kind, object_id, object"
+
 type eventRow struct {
 	ID          string    `db:"id"`
 	MerchantID  string    `db:"merchant_id"`
 	Environment string    `db:"environment"`
 	Type        string    `db:"type"`
 	Created     time.Time `db:"created"`
-	Data        []byte    `db:"data"`
+	ObjectKind  string    `db:"object_kind"`
+	ObjectID    *string   `db:"object_id"`
+	Object      []byte    `db:"object"`
 }
 
 func (r eventRow) event() *events.Event {
-	return &events.Event{ID: r.ID, Type: r.Type, Created: r.Created, Data: r.Data,
-		Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}}
+	e := &events.Event{ID: r.ID, Type: core.EventType(r.Type), Created: r.Created, ObjectKind: core.ObjectKind(r.ObjectKind),
+		Object: r.Object, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}}
+	if r.ObjectID != nil {
+		e.ObjectID = *r.ObjectID
+	}
+	return e
 }
 
 // ListEvents pages the scope's events newest first by insertion order.
 func (s *EventStore) ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*events.Event], error) {
 	rows, hasMore, err := pageBySeq[eventRow](ctx, s.db, pageQuery{
-		table: "events", columns: "id, merchant_id, environment, type, created, data",
-		scope: scope, q: q, filter: when(typ != "", cond{"type = ?", typ}),
+		table: "events", columns: eventCols,
+		scope: scope, q: q, filter: when(typ != "", cond{"type = ?", typ}), unknownCursor: events.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*events.Event]{}, err
@@ -52,10 +61,10 @@ func (s *EventStore) ListEvents(ctx context.Context, scope core.Scope, q core.Li
 // GetEvent returns one event of the scope.
 func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) (*events.Event, error) {
 	var r eventRow
-	err := s.db.GetContext(ctx, &r, `SELECT id, merchant_id, environment, type, created, data FROM events
+	err := s.db.GetContext(ctx, &r, `SELECT `+eventCols+` FROM events
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("event", "id", id)
+		return nil, events.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -67,10 +76,10 @@ func (s *EventStore) GetEvent(ctx context.Context, scope core.Scope, id string) 
 // index (merchant_id, environment, object_id, seq DESC), never the scope's other events: one
 // ordered index range per object, merged. (A single "object_id = ANY(…) ORDER BY seq" lets
 // the planner, without statistics, walk events_scope, the whole scope newest first.)
-const eventsAboutQuery = `SELECT e.id, e.merchant_id, e.environment, e.type, e.created, e.data
+const eventsAboutQuery = `SELECT e.id, e.merchant_id, e.environment, e.type, e.created, e.object_kind, e.object_id, e.object
 		FROM (SELECT DISTINCT unnest($3::text[])) AS o(id)
 		CROSS JOIN LATERAL (
-			SELECT id, merchant_id, environment, type, created, data, seq FROM events
+			SELECT id, merchant_id, environment, type, created, object_kind, object_id, object, seq FROM events
 			WHERE merchant_id = $1 AND environment = $2 AND object_id = o.id AND seq > 0 -- ListPredicate
 			ORDER BY seq DESC LIMIT $4) e
 		ORDER BY e.seq DESC LIMIT $4`

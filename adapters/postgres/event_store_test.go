@@ -29,8 +29,9 @@ func TestEventsAboutUseTheObjectIndex(t *testing.T) {
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
 	// The merchant's busy history: many events about other objects.
-	if _, err := db.Exec(`INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
-		SELECT 'evt_bulk' || g, $1, $2, 'checkout.session.expired', $3, jsonb_build_object('id', 'cs_bulk' || g), 'cs_bulk' || g
+	if _, err := db.Exec(`INSERT INTO events (id, merchant_id, environment, type, created, object, object_id, object_kind)
+		SELECT 'evt_bulk' || g, $1, $2, 'checkout.session.expired', $3, jsonb_build_object('id', 'cs_bulk' || g), 'cs_bulk' || g,
+			'checkout.session'
 		FROM generate_series(1, 5000) g`, scope.MerchantID, string(scope.Env), t0); err != nil {
 		t.Fatal(err)
 	}

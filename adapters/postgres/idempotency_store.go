@@ -21,7 +21,8 @@ import (
 // phased shape (Hold). The one-transaction shape's transaction-scoped lock, read and record
 // are Tx.IdempotencyKeys.
 type IdempotencyStore struct {
-	db handle
+	db  handle
+	hot *prepared // Get, the read of every replay
 	// locks is where Hold takes its connections: a pool of its own, so that the connections
 	// held by requests of the phased shape never take the main pool from the phases they run.
 	locks *sqlx.DB
@@ -32,7 +33,7 @@ var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
 // NewIdempotencyStore returns the idempotency record store on db; Hold takes its connections
 // from locks (a pool of its own, bounded: a Hold waits when every one is held).
 func NewIdempotencyStore(db, locks *sqlx.DB) *IdempotencyStore {
-	return &IdempotencyStore{db: wrap(db), locks: locks}
+	return &IdempotencyStore{db: wrap(db), hot: newPrepared(db), locks: locks}
 }
 
 // lockID is the advisory lock of a key: the first 64 bits of a SHA-256 of every part of it,
@@ -60,15 +61,24 @@ type idempotencyRow struct {
 
 // Get implements ports.IdempotencyStore: the committed record, on the pool, without any lock.
 func (s *IdempotencyStore) Get(ctx context.Context, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
-	return getIdempotency(ctx, s.db, k, notBefore)
+	var r idempotencyRow
+	err := s.hot.get(ctx, &r, idempotencyGetSQL, k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, notBefore)
+	return idempotencyOf(&r, err)
 }
+
+// idempotencyGetSQL reads the record of a key dated at or after $6.
+const idempotencyGetSQL = `SELECT request_hash, status, content_type, body, created, recovery_point
+	FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5
+	AND created >= $6`
 
 func getIdempotency(ctx context.Context, q sqlx.QueryerContext, k ports.IdempotencyKey, notBefore time.Time) (*ports.IdempotencyRecord, error) {
 	var r idempotencyRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT request_hash, status, content_type, body, created, recovery_point
-		FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND method = $3 AND path = $4 AND key = $5
-		AND created >= $6`,
-		k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, notBefore)
+	err := sqlx.GetContext(ctx, q, &r, idempotencyGetSQL, k.Scope.MerchantID, string(k.Scope.Env), k.Method, k.Path, k.Key, notBefore)
+	return idempotencyOf(&r, err)
+}
+
+// idempotencyOf turns the result of idempotencyGetSQL into the record (nil: none).
+func idempotencyOf(r *idempotencyRow, err error) (*ports.IdempotencyRecord, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

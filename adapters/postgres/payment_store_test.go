@@ -113,7 +113,7 @@ func mustPay(t *testing.T, svc *checkout.Service, s *checkout.Session, source st
 func eventsOf(t *testing.T, db *sqlx.DB, scope core.Scope, typ core.EventType) []map[string]any {
 	t.Helper()
 	var raw []string
-	if err := db.Select(&raw, `SELECT data::text FROM events WHERE merchant_id = $1 AND environment = $2 AND type = $3 ORDER BY created, id`,
+	if err := db.Select(&raw, `SELECT object::text FROM events WHERE merchant_id = $1 AND environment = $2 AND type = $3 ORDER BY created, id`,
 		scope.MerchantID, string(scope.Env), string(typ)); err != nil {
 		t.Fatal(err)
 	}

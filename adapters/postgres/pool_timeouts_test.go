@@ -181,3 +181,34 @@ func TestMigrationsRunWithoutThePoolTimeouts(t *testing.T) {
 		t.Fatalf("a slow statement on the pool after the migrations: %v, want the statement timeout", err)
 	}
 }
+
+// A long run (a payout run, a backfill, an export) past the 20 s statement timeout asks for
+// its own timeouts explicitly, on its unit of work (WithTimeouts): its statements may then run
+// longer, only inside its transaction. The pool's connections keep theirs: the next unit of
+// work on the same connection is bounded as before. The same run on the default unit of work
+// is cut by the timeout.
+func TestALongRunAsksForItsOwnTimeouts(t *testing.T) {
+	t.Parallel()
+	db, _ := poolWithTimeouts(t, 200*time.Millisecond, 200*time.Millisecond)
+	db.SetMaxOpenConns(1) // one connection: every unit of work below runs on it
+	ctx := context.Background()
+	long := func(ctx context.Context) error {
+		_, err := postgres.AmbientExec(ctx)(`SELECT pg_sleep(0.5)`)
+		return err
+	}
+	short := postgres.NewUnitOfWork(db).WithTimeouts(200*time.Millisecond, 200*time.Millisecond) // the pool's, as in production
+	if err := short.Do(ctx, long); pqCode(err) != "57014" {
+		t.Fatalf("a 0.5 s statement on the default unit of work: %v, want the statement timeout (57014)", err)
+	}
+	if err := short.WithTimeouts(5*time.Second, 5*time.Second).Do(ctx, long); err != nil {
+		t.Fatalf("the long run with its own timeouts: %v", err)
+	}
+	if err := short.Do(ctx, long); pqCode(err) != "57014" {
+		t.Fatalf("after the long run, the connection's timeout: %v, want 57014 again", err)
+	}
+	// The typed unit of work of a module takes the same option.
+	typed := postgres.Bind(short.WithTimeouts(5*time.Second, 5*time.Second), func(tx *postgres.Tx) *postgres.Tx { return tx })
+	if err := typed.Do(ctx, func(ctx context.Context, _ *postgres.Tx) error { return long(ctx) }); err != nil {
+		t.Fatalf("a typed long run: %v", err)
+	}
+}

@@ -150,7 +150,7 @@ func TestSessionStoreConfirmsExactlyOnce(t *testing.T) {
 	if err := db.Get(&payments, `SELECT count(*) FROM payments WHERE merchant_id = $1 AND session_id = $2`, scope.MerchantID, s.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Get(&completed, `SELECT count(*) FROM events WHERE merchant_id = $1 AND type = 'checkout.session.completed' AND data->>'id' = $2`,
+	if err := db.Get(&completed, `SELECT count(*) FROM events WHERE merchant_id = $1 AND type = 'checkout.session.completed' AND object->>'id' = $2`,
 		scope.MerchantID, s.ID()); err != nil {
 		t.Fatal(err)
 	}

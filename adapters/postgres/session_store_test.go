@@ -54,7 +54,7 @@ func expiredEvents(t *testing.T, db *sqlx.DB, scope core.Scope, sessionID string
 	t.Helper()
 	var n int
 	if err := db.Get(&n, `SELECT count(*) FROM events WHERE merchant_id = $1 AND environment = $2
-		AND type = 'checkout.session.expired' AND data->>'id' = $3`, scope.MerchantID, string(scope.Env), sessionID); err != nil {
+		AND type = 'checkout.session.expired' AND object->>'id' = $3`, scope.MerchantID, string(scope.Env), sessionID); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -225,7 +225,7 @@ func TestSessionLazyExpiryConcurrentGets(t *testing.T) {
 		t.Fatalf("%d expired events, want 1", n)
 	}
 	var created time.Time
-	if err := db.Get(&created, `SELECT created FROM events WHERE data->>'id' = $1`, s.ID()); err != nil {
+	if err := db.Get(&created, `SELECT created FROM events WHERE object->>'id' = $1`, s.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if !created.Equal(s.ExpiresAt()) {

@@ -178,10 +178,10 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 //	12 the attempt, FOR UPDATE
 //	13 the payment's INSERT
 //	14 the attempt's UPDATE (applied)
-//	15 payment_intent.succeeded
+//	15 payment_intent.succeeded, queued for the fan-out in the same statement
 //	16 the receipt in mail_outbox
 //	17 the session's UPDATE (complete)
-//	18 checkout.session.completed
+//	18 checkout.session.completed, queued likewise
 //	19 COMMIT
 //
 // (7 with the optimistic units and the write-behind buffer this replaced; docs/composition.md.)
@@ -203,7 +203,8 @@ func TestConfirmationStatements(t *testing.T) {
 	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "UPDATE checkout_sessions",
 		"INSERT INTO charge_attempts", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
 		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments", "UPDATE charge_attempts",
-		"INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions", "INSERT INTO events", "COMMIT"}
+		"WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions",
+		"WITH written AS (INSERT INTO events", "COMMIT"}
 	if len(sent) != len(want) {
 		t.Fatalf("%d statements, want %d", len(sent), len(want))
 	}

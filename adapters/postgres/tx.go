@@ -239,7 +239,12 @@ func NewUnitOfWork(db *sqlx.DB) *UnitOfWork {
 		pool: timeoutsOf(db)}
 }
 
-// WithTimeouts returns a copy of u whose transactions use these server-side timeouts.
+// WithTimeouts returns a copy of u whose transactions use these server-side timeouts: the way
+// for a long run (a payout run, a backfill, an export) past the default 20 s. The timeouts are
+// set for each of its transactions only (SET LOCAL), so the pool's connections keep the
+// defaults. Prefer batches (each its own unit of work, resumable from the last one committed);
+// use this for one statement that must run long, with a bound still (0 turns a timeout off:
+// never on a request path). Bind(u.WithTimeouts(…), …) gives the typed form.
 func (u *UnitOfWork) WithTimeouts(statement, idle time.Duration) *UnitOfWork {
 	c := *u
 	c.statementTimeout, c.idleTimeout = statement, idle
@@ -311,8 +316,9 @@ func (u *UnitOfWork) setsTimeouts() bool {
 func msSetting(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // insertEvents writes events to the outbox inside the caller's transaction, so an event exists
-// exactly when the change it reports was committed. They go in one INSERT (one round trip), in
-// their order: seq, which orders the outbox, follows the order of the VALUES rows.
+// exactly when the change it reports was committed, and queues those a channel carries for the
+// fan-out: one statement (outboxInsert), one round trip, in their order (seq, which orders the
+// outbox, follows the order of the VALUES rows).
 func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -321,9 +327,9 @@ func insertEvents(ctx context.Context, tx sqlx.ExecerContext, events []core.Even
 	if err != nil {
 		return err
 	}
-	w := eventsInsert(rows)
+	w := outboxInsert(rows)
 	if _, err := tx.ExecContext(ctx, w.sql, w.args...); err != nil {
-		return fmt.Errorf("outbox: insert %s: %w", events[0].Type, err)
+		return fmt.Errorf("%s: %w", w.what, err)
 	}
 	return nil
 }
@@ -340,18 +346,18 @@ func eventRows(events []core.Event) ([][]any, error) {
 	return rows, nil
 }
 
-// eventColumns is the number of values of an event (eventValues).
-const eventColumns = 7
+// eventColumns is the number of values of an event's row (eventValues).
+const eventColumns = 8
 
-// eventValues renders the values of e's row in the events table.
+// eventValues renders the values of e's row in the events table: what the event is about
+// (type, object kind, object id) and the object at event time, which each channel renders
+// when it reads the event (wire.RenderEvent).
 func eventValues(e core.Event) ([]any, error) {
-	// data: the event rendered for the merchant channel, the form GET /v1/events and
-	// merchant webhooks carry (adapters/wire renders every channel).
-	obj, err := wire.MerchantPayload(e)
+	kind, obj, err := wire.EventObject(e)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	payload, err := jsonText(obj)
+	object, err := jsonText(obj)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: encode %s: %w", e.Type, err)
 	}
@@ -360,23 +366,52 @@ func eventValues(e core.Event) ([]any, error) {
 	if e.ObjectID != "" {
 		objectID = &e.ObjectID
 	}
-	return []any{e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, payload, objectID}, nil
+	return []any{e.ID, e.Scope.MerchantID, string(e.Scope.Env), string(e.Type), e.Created, object, objectID, string(kind)}, nil
 }
 
-// eventsInsert is the one INSERT of rendered event rows, in their order (seq follows the order
-// of the VALUES rows).
-func eventsInsert(rows [][]any) write {
+// outboxInsert is the one statement that writes rendered event rows, in their order, and
+// queues for the fan-out (webhooks.Worker, which decides who receives each) the events a
+// channel carries, in the same order.
+//
+// It wakes the delivery workers (NOTIFY kassa_webhooks, LISTENed by ListenWebhooks) only when
+// the queue was empty as the statement began: a transaction that has sent a NOTIFY takes one
+// database-wide lock at commit until its commit record is flushed, so notifying with every
+// event would make event-writing transactions commit one after the other. A worker that finds
+// the queue non-empty is awake already: it fans out until the queue is empty and then polls
+// again shortly, so an event queued behind others is picked up without a notification. (The
+// wake subquery sees the statement's snapshot, without the rows the statement inserts;
+// Postgres keeps one notification of identical channel and payload per transaction.)
+func outboxInsert(rows [][]any) write {
 	values := make([]string, len(rows))
 	args := make([]any, 0, eventColumns*len(rows))
+	var queued []string
 	for i, r := range rows {
 		n := i * eventColumns
-		values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 		args = append(args, r...)
+		if s, ok := core.LookupEventType(r[3].(string)); ok && s.Channels != 0 {
+			queued = append(queued, fmt.Sprintf("($%d, $%d, $%d)", n+2, n+3, n+1))
+		}
 	}
-	return write{what: fmt.Sprintf("outbox: insert %d events", len(rows)),
-		sql: `INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
-		VALUES ` + strings.Join(values, ", "), args: args}
+	insert := `INSERT INTO events (id, merchant_id, environment, type, created, object, object_id, object_kind)
+		VALUES ` + strings.Join(values, ", ")
+	what := fmt.Sprintf("outbox: insert %d events", len(rows))
+	if len(queued) == 0 {
+		return write{what: what, sql: insert, args: args}
+	}
+	return write{what: what, args: args, sql: `WITH written AS (` + insert + ` RETURNING 1)
+		INSERT INTO event_fanout (merchant_id, environment, event_id)
+		SELECT q.merchant_id, q.environment, q.event_id
+		FROM (VALUES ` + strings.Join(queued, ", ") + `) AS q(merchant_id, environment, event_id),
+			(SELECT CASE WHEN (` + fanoutQueued + `) IS NOT NULL THEN false
+				ELSE pg_notify('` + WebhookChannel + `', '') IS NULL END AS woke) AS wake`}
 }
+
+// fanoutQueued finds the first row of the fan-out queue (NULL: it is empty) through its index
+// on seq: the worker deletes what it fans out, so between two vacuums the table's pages are
+// mostly dead rows, which a sequential scan would read on every event written; the index skips
+// entries known dead. (An EXISTS would not do: the planner drops its ORDER BY and LIMIT.)
+const fanoutQueued = `SELECT seq FROM event_fanout ORDER BY seq LIMIT 1`
 
 // jsonText encodes v for a json/jsonb parameter. It is passed as text: with lib/pq's
 // binary_parameters (see Open) a []byte argument would be sent in binary format, which jsonb

@@ -57,7 +57,7 @@ type attemptLogRow struct {
 func (s *WebhookStore) ListDeliveries(ctx context.Context, scope core.Scope, endpointID string, q core.ListQuery) (core.Page[*webhooks.Delivery], error) {
 	rows, hasMore, err := pageBySeq[deliveryRow](ctx, s.db, pageQuery{
 		table: "webhook_deliveries", columns: deliveryCols, scope: scope, q: q,
-		within: []cond{{"endpoint_id = ?", endpointID}},
+		within: []cond{{"endpoint_id = ?", endpointID}}, unknownCursor: webhooks.ErrUnknownCursor,
 	})
 	if err != nil {
 		return core.Page[*webhooks.Delivery]{}, err
@@ -75,7 +75,7 @@ func (s *WebhookStore) GetDelivery(ctx context.Context, scope core.Scope, id str
 	err := s.db.GetContext(ctx, &r, `SELECT `+deliveryCols+` FROM webhook_deliveries
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("webhook_delivery", "id", id)
+		return nil, webhooks.ErrDeliveryNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -104,13 +104,13 @@ func lockEndpointStatus(ctx context.Context, tx *sqlx.Tx, scope core.Scope, id s
 	err := tx.GetContext(ctx, &status, `SELECT status FROM webhook_endpoints
 		WHERE merchant_id = $1 AND environment = $2 AND id = $3 FOR SHARE`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", core.NotFound("webhook_endpoint", "id", id)
+		return "", webhooks.ErrNotFound
 	}
 	return webhooks.Status(status), err
 }
 
 // notifyWorkers wakes the delivery workers (LISTEN kassa_webhooks) when the transaction
-// commits, as the outbox trigger does for new events.
+// commits, as the outbox writer does for new events (fanoutInsert).
 func notifyWorkers(ctx context.Context, tx *sqlx.Tx) error {
 	_, err := tx.ExecContext(ctx, `SELECT pg_notify('`+WebhookChannel+`', '')`)
 	return err
@@ -126,14 +126,14 @@ func (s *WebhookStore) Redeliver(ctx context.Context, scope core.Scope, id strin
 		err := tx.GetContext(ctx, &endpointID, `SELECT endpoint_id FROM webhook_deliveries
 			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return core.NotFound("webhook_delivery", "id", id)
+			return webhooks.ErrDeliveryNotFound
 		}
 		if err != nil {
 			return err
 		}
 		status, err := lockEndpointStatus(ctx, tx, scope, endpointID)
-		if errors.Is(err, core.NotFound("webhook_endpoint", "", "")) {
-			return core.NotFound("webhook_delivery", "id", id) // deleted meanwhile, with its deliveries
+		if errors.Is(err, webhooks.ErrNotFound) {
+			return webhooks.ErrDeliveryNotFound // deleted meanwhile, with its deliveries
 		}
 		if err != nil {
 			return err
@@ -146,7 +146,7 @@ func (s *WebhookStore) Redeliver(ctx context.Context, scope core.Scope, id strin
 			WHERE merchant_id = $1 AND environment = $2 AND id = $3 RETURNING `+deliveryCols,
 			scope.MerchantID, string(scope.Env), id, now)
 		if errors.Is(err, sql.ErrNoRows) {
-			return core.NotFound("webhook_delivery", "id", id)
+			return webhooks.ErrDeliveryNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("webhook_deliveries: redeliver: %w", err)
@@ -173,8 +173,8 @@ func (s *WebhookStore) InsertTestDelivery(ctx context.Context, endpointID string
 		if err := tx.GetContext(ctx, &r, `INSERT INTO webhook_deliveries (merchant_id, environment, id, endpoint_id,
 			event_id, event_type, status, next_attempt_at, created, test_event_created, test_event_data)
 			VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $8, $9) RETURNING `+deliveryCols,
-			scope.MerchantID, string(scope.Env), core.NewID(webhooks.PrefixDelivery), endpointID, ev.ID, ev.Type,
-			now, ev.Created, string(ev.Data)); err != nil { // text: jsonb in binary form needs a version byte
+			scope.MerchantID, string(scope.Env), core.NewID(webhooks.PrefixDelivery), endpointID, ev.ID, string(ev.Type),
+			now, ev.Created, string(ev.Object)); err != nil { // text: jsonb in binary form needs a version byte
 			return fmt.Errorf("webhook_deliveries: insert test: %w", err)
 		}
 		out = r.delivery()

@@ -3,20 +3,34 @@ package postgres
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
 )
 
-// WebhookChannel is the NOTIFY channel the events trigger signals when it queues an event for
-// webhook fan-out into an empty queue (migrations 00004, 00011), and Redeliver and the test
+// WebhookChannel is the NOTIFY channel the outbox writer signals when it queues an event for
+// the fan-out into an empty queue (fanoutInsert), and Redeliver and the test
 // event signal when they make a delivery due (notifyWorkers).
 const WebhookChannel = "kassa_webhooks"
+
+// The LISTEN connection's reconnection and liveness. After a lost connection (a restart of
+// PostgreSQL, a failover) the listener tries again after listenRetryMin, doubling up to
+// listenRetryMax, so it LISTENs again at most listenRetryMax after the database is back: one
+// connection attempt a second per process while the database is down, instead of a back-off
+// that left the workers polling for up to a minute after it came back. A connection that died
+// without closing (a network partition) is found by a ping every listenPing.
+const (
+	listenRetryMin = 100 * time.Millisecond
+	listenRetryMax = time.Second
+	listenPing     = 10 * time.Second
+)
 
 // ListenWebhooks LISTENs on WebhookChannel over a connection of its own and returns a channel
 // that receives a value (coalesced: at most one waiting) on every notification and after every
 // reconnection, for webhooks.WorkerOptions.Wake. It stops when ctx ends. Notifications can be
-// lost while the connection is down; the worker's polling covers that.
+// lost while the connection is down: the wake-up that follows the reconnection makes the
+// workers look at once, and their polling covers the outage itself.
 func ListenWebhooks(ctx context.Context, url string, log *slog.Logger) (<-chan struct{}, error) {
 	if log == nil {
 		log = slog.Default()
@@ -28,13 +42,19 @@ func ListenWebhooks(ctx context.Context, url string, log *slog.Logger) (<-chan s
 		default:
 		}
 	}
-	l := pq.NewListener(url, time.Second, time.Minute, func(ev pq.ListenerEventType, err error) {
+	// down is set from the loss of the connection to the reconnection: the loss is logged
+	// once, not at every attempt of the outage.
+	var down atomic.Bool
+	l := pq.NewListener(url, listenRetryMin, listenRetryMax, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventReconnected:
+			if down.Swap(false) {
+				log.Info("webhooks: LISTEN connection back")
+			}
 			signal()
 		case pq.ListenerEventConnectionAttemptFailed, pq.ListenerEventDisconnected:
-			if err != nil && ctx.Err() == nil {
-				log.Warn("webhooks: LISTEN connection lost; polling meanwhile", "error", err.Error())
+			if err != nil && ctx.Err() == nil && !down.Swap(true) {
+				log.Warn("webhooks: LISTEN connection lost; polling until it is back", "error", err.Error())
 			}
 		default: // the first connection: nothing was missed
 		}
@@ -45,7 +65,7 @@ func ListenWebhooks(ctx context.Context, url string, log *slog.Logger) (<-chan s
 	}
 	go func() {
 		defer func() { _ = l.Close() }()
-		ping := time.NewTicker(90 * time.Second)
+		ping := time.NewTicker(listenPing)
 		defer ping.Stop()
 		for {
 			select {

@@ -44,7 +44,7 @@ func TestWebhookConcurrentRecordsAllWritten(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs <- e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(),
-				Outcome: webhooks.Outcome{StatusCode: 200, Latency: time.Millisecond}},
+				Outcome: webhooks.Outcome{StatusCode: 200, Latency: time.Millisecond}}, e.clock.Now(),
 				func(*webhooks.Endpoint) webhooks.Next { return webhooks.Next{Status: webhooks.DeliverySucceeded} })
 		}()
 	}
@@ -83,7 +83,7 @@ func TestWebhookRecordSeesEndpointChangedAfterClaim(t *testing.T) {
 	j := jobs[0]
 	o := webhooks.Outcome{StatusCode: 200}
 	var saw []*time.Time
-	err := e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(), Outcome: o},
+	err := e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(), Outcome: o}, e.clock.Now(),
 		func(ep *webhooks.Endpoint) webhooks.Next {
 			saw = append(saw, ep.Snapshot().FailingSince)
 			ep.RecordOutcome(o, e.clock.Now())
@@ -126,7 +126,7 @@ func TestWebhookRecordAfterDisableLeavesNothingPending(t *testing.T) {
 	j := jobs[0]
 	next := e.clock.Now().Add(time.Minute)
 	err := e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(),
-		Outcome: webhooks.Outcome{StatusCode: 500}},
+		Outcome: webhooks.Outcome{StatusCode: 500}}, e.clock.Now(),
 		func(*webhooks.Endpoint) webhooks.Next {
 			return webhooks.Next{Status: webhooks.DeliveryPending, NextAttemptAt: &next}
 		})
@@ -169,7 +169,7 @@ func TestWebhookConcurrentRecordsOneEndpointChanged(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(), Outcome: o},
+			errs <- e.store.RecordAttempt(context.Background(), j, webhooks.Attempt{Number: j.Attempt, StartedAt: e.clock.Now(), Outcome: o}, e.clock.Now(),
 				func(ep *webhooks.Endpoint) webhooks.Next {
 					mu.Lock()
 					sawFailing[j.DeliveryID] = ep.Snapshot().FailingSince != nil

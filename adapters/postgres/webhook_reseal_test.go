@@ -53,7 +53,7 @@ func TestWebhookResealSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	clearStore := postgres.NewWebhookStore(e.db, box(t))
-	clearEp, clearSecret, err := webhooks.NewService(clearStore, e.clock).CreateEndpoint(ctx, e.scope,
+	clearEp, clearSecret, err := whService(t, clearStore, e.clock, false).CreateEndpoint(ctx, e.scope,
 		webhooks.EndpointParams{URL: "https://shop.example/clear", EnabledEvents: []string{webhooks.AllEvents}})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestWebhookResealSecrets(t *testing.T) {
 		t.Fatalf("second reseal: %+v, %v", rep, err)
 	}
 	// The new key alone opens every row, the previous secret of the rotated one included.
-	newOnly := webhooks.NewService(postgres.NewWebhookStore(e.db, box(t, newKey)), e.clock)
+	newOnly := whService(t, postgres.NewWebhookStore(e.db, box(t, newKey)), e.clock, false)
 	for id, want := range map[string]string{underOld.ID(): oldSecret, clearEp.ID(): clearSecret, rotated.ID(): rotatedSecret} {
 		got, err := newOnly.GetEndpoint(ctx, e.scope, id)
 		if err != nil || got.SecretUnavailable() || got.Secret() != want {
@@ -90,7 +90,7 @@ func TestWebhookResealSecrets(t *testing.T) {
 		t.Fatal("the rotated endpoint lost its previous secret in the reseal")
 	}
 	// The old key alone no longer opens them.
-	oldOnly := webhooks.NewService(postgres.NewWebhookStore(e.db, box(t, oldKey)), e.clock)
+	oldOnly := whService(t, postgres.NewWebhookStore(e.db, box(t, oldKey)), e.clock, false)
 	if got, err := oldOnly.GetEndpoint(ctx, e.scope, underOld.ID()); err != nil || !got.SecretUnavailable() {
 		t.Fatalf("old key after the reseal: %v", err)
 	}
@@ -108,9 +108,9 @@ func TestWebhookSecretUnavailable(t *testing.T) {
 	before := storedSecret(t, e, ep.ID())
 
 	wrongStore := postgres.NewWebhookStore(e.db, box(t, bytes.Repeat([]byte{7}, signing.KeySize)))
-	wrong := webhooks.NewService(wrongStore, e.clock).AllowPrivateDestinations()
+	wrong := whService(t, wrongStore, e.clock, true)
 	for name, b := range map[string]*signing.Box{"wrong key": box(t, bytes.Repeat([]byte{7}, signing.KeySize)), "no key": box(t)} {
-		svc := webhooks.NewService(postgres.NewWebhookStore(e.db, b), e.clock)
+		svc := whService(t, postgres.NewWebhookStore(e.db, b), e.clock, false)
 		got, err := svc.GetEndpoint(ctx, e.scope, ep.ID())
 		if err != nil || !got.SecretUnavailable() || got.Secret() != "" {
 			t.Fatalf("%s: get: %v", name, err)
@@ -136,7 +136,7 @@ func TestWebhookSecretUnavailable(t *testing.T) {
 
 	// A delivery claimed by a worker under the wrong key is not sent.
 	evt := e.event(t, "checkout.session.expired")
-	w := webhooks.NewWorker(wrongStore, e.sender, e.clock, webhooks.WorkerOptions{Rand: func() float64 { return 0.5 }, Lease: 10 * time.Second})
+	w := mustWorker(t, wrongStore, e.sender, e.clock, webhooks.WorkerOptions{Rand: func() float64 { return 0.5 }, Lease: 10 * time.Second})
 	if n := runOnce(t, w); n != 1 {
 		t.Fatalf("attempts made: %d", n)
 	}

@@ -146,7 +146,7 @@ func (s *WebhookStore) getEndpoint(ctx context.Context, q sqlx.QueryerContext, s
 	var r endpointRow
 	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.NotFound("webhook_endpoint", "id", id)
+		return nil, webhooks.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (s *WebhookStore) ListEndpoints(ctx context.Context, scope core.Scope) ([]*
 
 // UpdateEndpoint locks the endpoint, calls fn and writes the new state; a disabled endpoint's
 // pending deliveries become disabled in the same transaction.
-func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, fn func(*webhooks.Endpoint) error) (*webhooks.Endpoint, error) {
+func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, now time.Time, fn func(*webhooks.Endpoint) error) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		e, err := s.getEndpoint(ctx, tx, scope, id, true)
@@ -189,7 +189,7 @@ func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id 
 		if err := fn(e); err != nil {
 			return err
 		}
-		if err := s.writeEndpoint(ctx, tx, e, time.Now()); err != nil {
+		if err := s.writeEndpoint(ctx, tx, e, now); err != nil {
 			return err
 		}
 		out = e
@@ -240,7 +240,7 @@ func (s *WebhookStore) DeleteEndpoint(ctx context.Context, scope core.Scope, id 
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return core.NotFound("webhook_endpoint", "id", id)
+		return webhooks.ErrNotFound
 	}
 	return nil
 }
@@ -258,10 +258,10 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var rows []fanoutRow
 		if err := tx.SelectContext(ctx, &rows, `SELECT f.merchant_id, f.environment, f.event_id, coalesce(ev.type, '') AS type
-			FROM webhook_fanout f
+			FROM event_fanout f
 			LEFT JOIN events ev ON ev.merchant_id = f.merchant_id AND ev.environment = f.environment AND ev.id = f.event_id
-			ORDER BY f.event_seq LIMIT $1 FOR UPDATE OF f SKIP LOCKED`, limit); err != nil {
-			return fmt.Errorf("webhook_fanout: claim: %w", err)
+			ORDER BY f.seq LIMIT $1 FOR UPDATE OF f SKIP LOCKED`, limit); err != nil {
+			return fmt.Errorf("event_fanout: claim: %w", err)
 		}
 		taken = len(rows)
 		if taken == 0 {
@@ -269,22 +269,22 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 		}
 		// The deliveries of the whole batch go in with one INSERT and the claimed rows leave
 		// with one DELETE: two round trips per batch instead of two per event.
-		endpoints := map[core.Scope][]*webhooks.Endpoint{}
+		scopes := make([]core.Scope, len(rows))
+		for i, r := range rows {
+			scopes[i] = core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
+		}
+		// The subscribers of every scope of the batch, in one read: most events of a busy
+		// outbox belong to scopes without an endpoint, and they cost nothing more.
+		endpoints, err := s.enabledEndpoints(ctx, tx, scopes)
+		if err != nil {
+			return err
+		}
 		var ins []string
 		args := []any{now} // $1; each delivery's parameters follow
 		merchants, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 		for i, r := range rows {
 			merchants[i], envs[i], ids[i] = r.MerchantID, r.Environment, r.EventID
-			scope := core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}
-			eps, seen := endpoints[scope]
-			if !seen {
-				var err error
-				if eps, err = s.enabledEndpoints(ctx, tx, scope); err != nil {
-					return err
-				}
-				endpoints[scope] = eps
-			}
-			for _, e := range eps {
+			for _, e := range endpoints[scopes[i]] {
 				if r.Type == "" || !match(e, r.Type) {
 					continue
 				}
@@ -303,33 +303,40 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 				return fmt.Errorf("webhook_deliveries: insert: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_fanout f
+		if _, err := tx.ExecContext(ctx, `DELETE FROM event_fanout f
 			USING unnest($1::text[], $2::text[], $3::text[]) AS c(merchant_id, environment, event_id)
 			WHERE f.merchant_id = c.merchant_id AND f.environment = c.environment AND f.event_id = c.event_id`,
 			pq.StringArray(merchants), pq.StringArray(envs), pq.StringArray(ids)); err != nil {
-			return fmt.Errorf("webhook_fanout: delete: %w", err)
+			return fmt.Errorf("event_fanout: delete: %w", err)
 		}
 		return nil
 	})
 	return taken, err
 }
 
-// enabledEndpoints reads the scope's enabled endpoints FOR SHARE: a concurrent disable or
-// delete waits for the fan-out to commit, so it sees (and disables or deletes) the deliveries
-// created for the endpoint, and no pending delivery is left behind a disabled endpoint.
-func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scope core.Scope) ([]*webhooks.Endpoint, error) {
+// enabledEndpoints reads the enabled endpoints of scopes FOR SHARE, by scope, each scope's in
+// creation order: a concurrent disable or delete waits for the fan-out to commit, so it sees
+// (and disables or deletes) the deliveries created for the endpoint, and no pending delivery
+// is left behind a disabled endpoint.
+func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scopes []core.Scope) (map[core.Scope][]*webhooks.Endpoint, error) {
+	merchants, envs := make([]string, len(scopes)), make([]string, len(scopes))
+	for i, sc := range scopes {
+		merchants[i], envs[i] = sc.MerchantID, string(sc.Env)
+	}
 	var rows []endpointRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
-		WHERE merchant_id = $1 AND environment = $2 AND status = 'enabled' ORDER BY seq FOR SHARE`, scope.MerchantID, string(scope.Env)); err != nil {
+		WHERE (merchant_id, environment) IN (SELECT DISTINCT m, e FROM unnest($1::text[], $2::text[]) AS s(m, e))
+			AND status = 'enabled'
+		ORDER BY seq FOR SHARE`, pq.StringArray(merchants), pq.StringArray(envs)); err != nil {
 		return nil, err
 	}
-	out := make([]*webhooks.Endpoint, 0, len(rows))
+	out := map[core.Scope][]*webhooks.Endpoint{}
 	for i := range rows {
 		e, err := s.endpoint(&rows[i])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e)
+		out[e.Scope()] = append(out[e.Scope()], e)
 	}
 	return out, nil
 }
@@ -343,7 +350,9 @@ type claimRow struct {
 	Attempts    int       `db:"attempts"`
 	Type        string    `db:"type"`
 	Created     time.Time `db:"created"`
-	Data        []byte    `db:"data"`
+	ObjectKind  string    `db:"object_kind"`
+	ObjectID    string    `db:"object_id"`
+	Object      []byte    `db:"object"`
 }
 
 // ClaimDue reserves the next attempt of up to limit due deliveries (see webhooks.Store).
@@ -381,7 +390,9 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 			-- An outbox event is read from events; a test event travels in its delivery.
 			SELECT c.merchant_id, c.environment, c.id, c.endpoint_id, c.event_id, c.attempts,
 				coalesce(ev.type, c.event_type) AS type, coalesce(ev.created, c.test_event_created) AS created,
-				coalesce(ev.data, c.test_event_data) AS data
+				coalesce(ev.object_kind, 'webhook_endpoint') AS object_kind,
+				coalesce(ev.object_id, CASE WHEN ev.id IS NULL THEN c.endpoint_id ELSE '' END) AS object_id,
+				coalesce(ev.object, c.test_event_data) AS object
 			FROM claimed c
 			LEFT JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id
 			WHERE ev.id IS NOT NULL OR c.test_event_data IS NOT NULL`,
@@ -402,7 +413,8 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 			}
 			jobs = append(jobs, &webhooks.Job{
 				DeliveryID: r.ID, Attempt: r.Attempts, Endpoint: e,
-				Event: webhooks.OutboxEvent{ID: r.EventID, Type: r.Type, Scope: scope, Created: r.Created.UTC(), Data: r.Data},
+				Event: webhooks.OutboxEvent{ID: r.EventID, Type: core.EventType(r.Type), Scope: scope, Created: r.Created.UTC(),
+					ObjectKind: core.ObjectKind(r.ObjectKind), ObjectID: r.ObjectID, Object: r.Object},
 			})
 		}
 		return nil
@@ -425,14 +437,14 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 // transaction that reads the endpoint FOR SHARE and calls fn on that state; when fn changes
 // the endpoint (a run of failures starts or ends, the endpoint is disabled) the attempt is
 // recorded with the endpoint FOR UPDATE, calling fn on the state read under that lock.
-func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next) error {
+func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, now time.Time, fn func(*webhooks.Endpoint) webhooks.Next) error {
 	e := webhooks.RehydrateEndpoint(job.Endpoint.Snapshot())
 	before := e.Snapshot()
 	next := fn(e)
 	if healthChanged(before, e.Snapshot()) {
-		return s.recordAttempt(ctx, job, a, fn, true)
+		return s.recordAttempt(ctx, job, a, now, fn, true)
 	}
-	recorded, err := s.attempts.record(ctx, &attemptRecord{job: job, a: a, seen: before, next: next, now: time.Now()})
+	recorded, err := s.attempts.record(ctx, &attemptRecord{job: job, a: a, seen: before, next: next, now: now})
 	if recorded {
 		return nil
 	}
@@ -441,9 +453,9 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a w
 	}
 	// Not recorded: the endpoint changed or was deleted, or the group failed as a whole
 	// (nothing of it was written); this attempt alone takes the transactional path.
-	err = s.recordAttempt(ctx, job, a, fn, false)
+	err = s.recordAttempt(ctx, job, a, now, fn, false)
 	if errors.Is(err, errEndpointChanged) {
-		err = s.recordAttempt(ctx, job, a, fn, true)
+		err = s.recordAttempt(ctx, job, a, now, fn, true)
 	}
 	return err
 }
@@ -451,7 +463,7 @@ func (s *WebhookStore) RecordAttempt(ctx context.Context, job *webhooks.Job, a w
 // errEndpointChanged rolls back a shared-lock try of RecordAttempt whose fn changed the endpoint.
 var errEndpointChanged = errors.New("webhook endpoint changed: record under an exclusive lock")
 
-func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, fn func(*webhooks.Endpoint) webhooks.Next, exclusive bool) error {
+func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a webhooks.Attempt, now time.Time, fn func(*webhooks.Endpoint) webhooks.Next, exclusive bool) error {
 	scope := job.Event.Scope
 	return inTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		lock := "FOR SHARE"
@@ -492,7 +504,6 @@ func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a w
 			o.Latency.Milliseconds(), status, o.Excerpt, nullString(o.Err), webhooks.InterruptedError); err != nil {
 			return fmt.Errorf("webhook_attempts: insert: %w", err)
 		}
-		now := time.Now()
 		var completed *time.Time
 		if next.Status != webhooks.DeliveryPending {
 			completed = &now

@@ -20,6 +20,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/adapters/signing"
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
+	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi/webhook"
@@ -75,6 +76,7 @@ func (rc *receiver) got() []hit {
 }
 
 type whEnv struct {
+	t      testing.TB
 	db     *sqlx.DB
 	scope  core.Scope
 	store  *postgres.WebhookStore
@@ -96,8 +98,32 @@ func newWhEnvOn(t *testing.T, db *sqlx.DB) *whEnv {
 	}
 	clock := &moveClock{t: time.Now().UTC().Truncate(time.Second)}
 	store := postgres.NewWebhookStore(db, box)
-	return &whEnv{db: db, scope: pgtest.Merchant(t, db), store: store, svc: webhooks.NewService(store, clock).AllowPrivateDestinations(),
+	svc, err := webhooks.NewService(store, clock, webhooks.Destinations{AllowPrivate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &whEnv{t: t, db: db, scope: pgtest.Merchant(t, db), store: store, svc: svc,
 		clock: clock, sender: webhookhttp.New(webhookhttp.Options{Timeout: 300 * time.Millisecond, AllowPrivate: true})}
+}
+
+// whService is the endpoint use cases over store.
+func whService(t testing.TB, store webhooks.Store, clock core.Clock, allowPrivate bool) *webhooks.Service {
+	t.Helper()
+	svc, err := webhooks.NewService(store, clock, webhooks.Destinations{AllowPrivate: allowPrivate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// mustWorker is the delivery worker, rendering events as the server does.
+func mustWorker(t testing.TB, store webhooks.Store, sender webhooks.Sender, clock core.Clock, o webhooks.WorkerOptions) *webhooks.Worker {
+	t.Helper()
+	w, err := webhooks.NewWorker(store, sender, render.RenderEvent, clock, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 func (e *whEnv) worker(o webhooks.WorkerOptions) *webhooks.Worker {
@@ -107,7 +133,7 @@ func (e *whEnv) worker(o webhooks.WorkerOptions) *webhooks.Worker {
 	if o.Lease == 0 {
 		o.Lease = 10 * time.Second
 	}
-	return webhooks.NewWorker(e.store, e.sender, e.clock, o)
+	return mustWorker(e.t, e.store, e.sender, e.clock, o)
 }
 
 func (e *whEnv) endpoint(t *testing.T, url string, events ...string) (*webhooks.Endpoint, string) {
@@ -126,8 +152,9 @@ func (e *whEnv) endpoint(t *testing.T, url string, events ...string) (*webhooks.
 func (e *whEnv) event(t *testing.T, typ string) string {
 	t.Helper()
 	id := core.NewID(core.PrefixEvent)
-	if _, err := e.db.Exec(`INSERT INTO events (id, merchant_id, environment, type, created, data) VALUES ($1, $2, $3, $4, $5, $6)`,
-		id, e.scope.MerchantID, string(e.scope.Env), typ, e.clock.Now(), `{"id":"cs_x","object":"checkout.session"}`); err != nil {
+	if err := postgres.InsertEventRecords(context.Background(), e.db, core.EventRecord{ID: id, Type: core.EventType(typ),
+		Scope: e.scope, Created: e.clock.Now(), ObjectKind: core.ObjectCheckoutSession, ObjectID: "cs_x",
+		Object: []byte(`{"id":"cs_x","object":"checkout.session"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -430,7 +457,7 @@ func TestWebhookCrashLosesNothing(t *testing.T) {
 	// it waits in the outbox queue, and a worker started later delivers it.
 	evt := e.event(t, "invoice.paid")
 	var queued int
-	if err := e.db.Get(&queued, `SELECT count(*) FROM webhook_fanout WHERE event_id = $1`, evt); err != nil || queued != 1 {
+	if err := e.db.Get(&queued, `SELECT count(*) FROM event_fanout WHERE event_id = $1`, evt); err != nil || queued != 1 {
 		t.Fatalf("queued: %d %v", queued, err)
 	}
 	runOnce(t, e.worker(webhooks.WorkerOptions{}))
@@ -505,7 +532,7 @@ func TestWebhookLateOutcomeReplacesInterrupted(t *testing.T) {
 	}
 	keep := func(*webhooks.Endpoint) webhooks.Next { return webhooks.Next{Status: webhooks.DeliveryPending} }
 	late := webhooks.Attempt{Number: 1, StartedAt: e.clock.Now(), Outcome: webhooks.Outcome{StatusCode: 200, Latency: 90 * time.Second}}
-	if err := e.store.RecordAttempt(ctx, first[0], late, keep); err != nil {
+	if err := e.store.RecordAttempt(ctx, first[0], late, e.clock.Now(), keep); err != nil {
 		t.Fatal(err)
 	}
 	if got := attemptLog(t, e, evt); got != "1:200:" {

@@ -131,7 +131,7 @@ func TestWebhookWorkerProcessesShareTheWorkUnderRetries(t *testing.T) {
 	sender := webhookhttp.New(webhookhttp.Options{Timeout: 10 * time.Second, AllowPrivate: true})
 	var wg sync.WaitGroup
 	for range 3 {
-		w := webhooks.NewWorker(open(), sender, clock, webhooks.WorkerOptions{
+		w := mustWorker(t, open(), sender, clock, webhooks.WorkerOptions{
 			Batch: 4, Concurrency: 2, Lease: 2 * time.Minute, PollInterval: 20 * time.Millisecond,
 		})
 		wg.Add(1)

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
@@ -10,37 +12,124 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// MerchantPayload renders e's domain event into the data.object the merchant channel carries
-// (and GET /v1/events lists): the outbox stores it with the event. A domain event this
-// function does not know is an error, so an event is never written without its payload.
-func MerchantPayload(e core.Event) (any, error) {
+// Events are kept as what they are about and rendered per channel when they are read.
+//
+// EventObject gives what the outbox keeps of a domain event: the kind of its object and the
+// object at event time, in its API form (the merchant API's schema of that kind at
+// core.APIVersion: CheckoutSession, Payment, Dispute, or PaymentIntent for a charge that
+// created no payment). RenderEvent turns a kept event into the data.object of one channel:
+// the merchant channel (merchant webhooks and GET /v1/events, merchant.yaml) and the app
+// channel (app events, app-events.yaml). Both read only the record, so an event written
+// before a channel's shape changed renders in the new shape.
+
+// EventObject returns the kind of e's object and the object at event time, for the outbox. A
+// domain event it does not know is an error, so an event is never written without its object.
+func EventObject(e core.Event) (core.ObjectKind, any, error) {
 	switch ev := e.Subject.(type) {
 	case checkout.SessionEvent:
-		return Session(ev.Session), nil
+		return core.ObjectCheckoutSession, Session(ev.Session), nil
 	case payments.PaymentEvent:
-		return Payment(ev.Payment), nil
+		return core.ObjectPayment, Payment(ev.Payment), nil
 	case payments.DisputeEvent:
-		return Dispute(ev.Dispute), nil
+		return core.ObjectDispute, Dispute(ev.Dispute), nil
 	case payments.ChargeDeclined:
-		return chargeDeclined{
-			chargeHead:    headOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency),
-			PaymentMethod: string(ev.Method), FailureCode: ev.FailureCode,
-			DeclineCode: ev.DeclineCode, FailureMessage: ev.FailureMessage, Card: chargeCardOf(ev.Card),
-			Created: ev.At.Unix(),
-		}, nil
+		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
+		pi.Status = api.PaymentIntentStatusFailed
+		pi.FailureCode, pi.DeclineCode, pi.FailureMessage = optional(ev.FailureCode), optional(ev.DeclineCode), optional(ev.FailureMessage)
+		return core.ObjectCharge, pi, nil
 	case payments.ChargeRequiresAction:
-		var redirect *string
-		if u := ev.Action.RedirectURL; u != "" {
-			redirect = &u
-		}
-		return chargeRequiresAction{
-			chargeHead: headOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency),
-			Status:     "requires_action", PaymentMethod: string(ev.Method),
-			NextAction: nextAction{Type: ev.Action.Kind, RedirectURL: redirect},
-			Card:       chargeCardOf(ev.Card), Created: ev.At.Unix(),
-		}, nil
+		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
+		pi.Status = api.PaymentIntentStatusRequiresAction
+		pi.NextAction = &api.PaymentIntentNextAction{Type: api.PaymentIntentNextActionType(ev.Action.Kind), RedirectUrl: optional(ev.Action.RedirectURL)}
+		return core.ObjectCharge, pi, nil
 	}
-	return nil, fmt.Errorf("wire: %s: no merchant rendering for %T", e.Type, e.Subject)
+	return "", nil, fmt.Errorf("wire: %s: no object for %T", e.Type, e.Subject)
+}
+
+// chargeOf opens the PaymentIntent of a charge that created no payment.
+func chargeOf(sessionID, invoiceID string, amount int64, cur core.Currency, method ports.PaymentMethodKind, c *ports.CardInfo, at time.Time) api.PaymentIntent {
+	pi := api.PaymentIntent{Object: api.PaymentIntentObjectPaymentIntent, SessionId: optional(sessionID),
+		InvoiceId: optional(invoiceID), Amount: amount, Currency: string(cur),
+		PaymentMethod: api.PaymentIntentPaymentMethod(method), Created: at.Unix()}
+	if c != nil {
+		pi.Card = &api.PaymentCard{Brand: c.Brand, Last4: c.Last4, Country: c.Country, Funding: c.Funding}
+	}
+	return pi
+}
+
+// RenderEvent returns the data.object channel ch carries for the kept event r. For the
+// merchant channel that is the object as kept, except for the payment_intent.payment_failed
+// and payment_intent.requires_action events, whose one shape is the PaymentIntent whether or
+// not the charge created a payment. For the app channel it is the app form of the same object
+// (app-events.yaml: ISO 8601 times, money as {amount, currency}, no client secret).
+func RenderEvent(r core.EventRecord, ch core.Channel) (json.RawMessage, error) {
+	var v any
+	var err error
+	switch ch {
+	case core.ChannelMerchant:
+		v, err = merchantObject(r)
+	case core.ChannelApp:
+		v, err = appObject(r)
+	default:
+		return nil, fmt.Errorf("wire: %s: unknown channel %d", r.Type, ch)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wire: render %s %s: %w", r.Type, r.ID, err)
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(v)
+}
+
+// isChargeEvent reports whether typ's one object is the PaymentIntent.
+func isChargeEvent(typ core.EventType) bool {
+	return typ == core.EventPaymentIntentPaymentFailed || typ == core.EventPaymentIntentRequiresAction
+}
+
+func merchantObject(r core.EventRecord) (any, error) {
+	if !isChargeEvent(r.Type) {
+		return r.Object, nil
+	}
+	return paymentIntentOf(r)
+}
+
+// paymentIntentOf reads the PaymentIntent of a charge event from what was kept: the charge
+// itself (a charge that created no payment), or the payment it created (a SEPA debit returned
+// at settlement).
+func paymentIntentOf(r core.EventRecord) (api.PaymentIntent, error) {
+	switch r.ObjectKind {
+	case core.ObjectCharge:
+		var pi api.PaymentIntent
+		if err := json.Unmarshal(r.Object, &pi); err != nil {
+			return pi, err
+		}
+		// Kept before the PaymentIntent had a status: the event's type says it.
+		if pi.Status == "" {
+			pi.Status = api.PaymentIntentStatusFailed
+			if r.Type == core.EventPaymentIntentRequiresAction {
+				pi.Status = api.PaymentIntentStatusRequiresAction
+			}
+		}
+		if pi.Status != api.PaymentIntentStatusFailed {
+			pi.FailureCode, pi.DeclineCode, pi.FailureMessage = nil, nil, nil
+		}
+		return pi, nil
+	case core.ObjectPayment:
+		var p api.Payment
+		if err := json.Unmarshal(r.Object, &p); err != nil {
+			return api.PaymentIntent{}, err
+		}
+		id := p.Id
+		pi := api.PaymentIntent{Id: &id, Object: api.PaymentIntentObjectPaymentIntent,
+			SessionId: p.SessionId, InvoiceId: p.InvoiceId, Amount: p.Amount, Currency: p.Currency,
+			Status: api.PaymentIntentStatusFailed, PaymentMethod: api.PaymentIntentPaymentMethod(p.PaymentMethod),
+			FailureCode: p.FailureCode, FailureMessage: p.FailureMessage, Card: p.Card, Payment: &p, Created: r.Created.Unix()}
+		return pi, nil
+	case core.ObjectCheckoutSession, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+		core.ObjectWebhookEndpoint:
+	}
+	return api.PaymentIntent{}, fmt.Errorf("a %s event about a %s", r.Type, r.ObjectKind)
 }
 
 // Dispute renders a dispute (merchant.yaml components.schemas.Dispute, generated once in the
@@ -53,57 +142,9 @@ func Dispute(d *payments.Dispute) api.Dispute {
 	}
 }
 
-// chargeCard is the card of a charge that created no payment (brand, last4, country, funding).
-type chargeCard struct {
-	Brand   string `json:"brand"`
-	Last4   string `json:"last4"`
-	Country string `json:"country"`
-	Funding string `json:"funding"`
-}
-
-func chargeCardOf(c *ports.CardInfo) *chargeCard {
-	if c == nil {
+func optional(s string) *string {
+	if s == "" {
 		return nil
 	}
-	return &chargeCard{Brand: c.Brand, Last4: c.Last4, Country: c.Country, Funding: c.Funding}
-}
-
-// chargeHead opens the data.object of a charge that created no payment: the payable charged
-// and the amount.
-type chargeHead struct {
-	Object    string `json:"object"`
-	SessionID string `json:"session_id,omitempty"` // the payable: a session
-	InvoiceID string `json:"invoice_id,omitempty"` // or an invoice
-	Amount    int64  `json:"amount"`
-	Currency  string `json:"currency"`
-}
-
-func headOf(sessionID, invoiceID string, amount int64, cur core.Currency) chargeHead {
-	return chargeHead{Object: "payment_intent", SessionID: sessionID, InvoiceID: invoiceID, Amount: amount, Currency: string(cur)}
-}
-
-// chargeDeclined is the data.object of payment_intent.payment_failed for a declined charge.
-type chargeDeclined struct {
-	chargeHead
-	PaymentMethod  string      `json:"payment_method"`
-	FailureCode    string      `json:"failure_code"`
-	DeclineCode    string      `json:"decline_code"`
-	FailureMessage string      `json:"failure_message"`
-	Card           *chargeCard `json:"card"`
-	Created        int64       `json:"created"`
-}
-
-// chargeRequiresAction is the data.object of payment_intent.requires_action.
-type chargeRequiresAction struct {
-	chargeHead
-	Status        string      `json:"status"`
-	PaymentMethod string      `json:"payment_method"`
-	NextAction    nextAction  `json:"next_action"`
-	Card          *chargeCard `json:"card"`
-	Created       int64       `json:"created"`
-}
-
-type nextAction struct {
-	Type        string  `json:"type"`
-	RedirectURL *string `json:"redirect_url"`
+	return &s
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
+	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/mail"
@@ -91,13 +92,18 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
-	a.webhooks = webhooks.NewService(hooks, core.SystemClock{})
+	a.webhooks, err = webhooks.NewService(hooks, core.SystemClock{}, webhooks.Destinations{AllowPrivate: cfg.WebhookLAN})
+	if err != nil {
+		return err
+	}
 	if cfg.WebhookLAN {
-		a.webhooks.AllowPrivateDestinations()
 		log.Warn("webhook endpoints may point at loopback, private and link-local addresses (development flag): never run a server open to merchants like this")
 	}
 	a.dashboard = dashboardUseCases(db, cfg)
-	deliveries := webhookWorker(listenCtx, log, hooks, cfg)
+	deliveries, err := webhookWorker(listenCtx, log, hooks, cfg)
+	if err != nil {
+		return err
+	}
 	mails, err := mailWorker(log, a, cfg)
 	if err != nil {
 		return fmt.Errorf("e-mail: %w", err)
@@ -266,14 +272,14 @@ func backgroundScheduler(log *slog.Logger, a *app, every time.Duration) *schedul
 // when LISTEN fails), sending through the outbound adapter that refuses every address that is
 // not public, in test and live mode, unless KASSA_WEBHOOK_ALLOW_PRIVATE (or --dev) is set. Every process runs one; they share the
 // work through SKIP LOCKED claims.
-func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.WebhookStore, cfg config) *webhooks.Worker {
+func webhookWorker(ctx context.Context, log *slog.Logger, store *postgres.WebhookStore, cfg config) (*webhooks.Worker, error) {
 	wake, err := postgres.ListenWebhooks(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		log.Warn("webhooks: LISTEN failed; deliveries are found by polling only", "error", err.Error())
 		wake = nil
 	}
 	return webhooks.NewWorker(store, webhookhttp.New(webhookhttp.Options{AllowPrivate: cfg.WebhookLAN}),
-		core.SystemClock{}, webhooks.WorkerOptions{Wake: wake, Log: log})
+		render.RenderEvent, core.SystemClock{}, webhooks.WorkerOptions{Wake: wake, Log: log})
 }
 
 // mailWorker wires the mail sender: the mail queue, the composer of each kind of mail (the

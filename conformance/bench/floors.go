@@ -60,8 +60,10 @@ const insertSessionSQL = `INSERT INTO checkout_sessions (
 	cancellation_reason, created, expires_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 
-const insertEventSQL = `INSERT INTO events (id, merchant_id, environment, type, created, data)
-	VALUES ($1, $2, $3, $4, $5, $6)`
+// insertEventSQL writes the event and queues it for the fan-out, as the server's outbox does.
+const insertEventSQL = `WITH e AS (INSERT INTO events (id, merchant_id, environment, type, created, object, object_kind)
+	VALUES ($1, $2, $3, $4, $5, $6, 'checkout.session') RETURNING 1)
+	INSERT INTO event_fanout (merchant_id, environment, event_id) VALUES ($2, $3, $1)`
 
 const eventData = `{"id":"%s","object":"checkout.session","mode":"test","checkout_mode":"payment",` +
 	`"status":"open","amount":4990,"currency":"eur","customer_name":"Ada Lovelace",` +

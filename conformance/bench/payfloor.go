@@ -159,9 +159,12 @@ func (f *confirmFloor) confirm(ctx context.Context, sid string) error {
 				'{"order_id": "10042"}', $6, $5, $5::timestamptz + interval '2 days')
 			RETURNING 1),
 		e AS (
-			INSERT INTO events (id, merchant_id, environment, type, created, data, object_id)
-			VALUES ($7, $1, 'test', 'payment_intent.succeeded', $5, $8, $4),
-				($9, $1, 'test', 'checkout.session.completed', $5, $10, $2)
+			INSERT INTO events (id, merchant_id, environment, type, created, object, object_id, object_kind)
+			VALUES ($7, $1, 'test', 'payment_intent.succeeded', $5, $8, $4, 'payment'),
+				($9, $1, 'test', 'checkout.session.completed', $5, $10, $2, 'checkout.session')
+			RETURNING 1),
+		q AS (
+			INSERT INTO event_fanout (merchant_id, environment, event_id) VALUES ($1, 'test', $7), ($1, 'test', $9)
 			RETURNING 1),
 		m AS (
 			INSERT INTO mail_outbox (merchant_id, environment, id, kind, subject_id, next_attempt_at, created)

@@ -5,22 +5,26 @@ package events
 
 import (
 	"context"
-	"encoding/json"
-	"time"
+	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
-// Event is one stored event; Data is the resource payload at event time, in wire form.
-type Event struct {
-	ID      string
-	Type    string
-	Scope   core.Scope
-	Created time.Time
-	Data    json.RawMessage
-}
+// Event is one kept event: what it is about and the object at event time. Each channel
+// renders its payload from it (adapters/wire RenderEvent; GET /v1/events shows the merchant
+// channel's).
+type Event = core.EventRecord
 
-// Store reads events of one scope, newest first.
+// Store sentinels, mapped to the documented errors by the Service.
+var (
+	// ErrNotFound: no event of that id in the scope.
+	ErrNotFound = errors.New("events: not found")
+	// ErrUnknownCursor: a list cursor that is not an event of the scope.
+	ErrUnknownCursor = errors.New("events: unknown list cursor")
+)
+
+// Store reads events of one scope, newest first; an unknown id answers ErrNotFound, an unknown
+// list cursor ErrUnknownCursor.
 type Store interface {
 	ListEvents(ctx context.Context, scope core.Scope, q core.ListQuery, typ string) (core.Page[*Event], error)
 	GetEvent(ctx context.Context, scope core.Scope, id string) (*Event, error)
@@ -41,12 +45,20 @@ func (s *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, 
 	if err != nil {
 		return core.Page[*Event]{}, err
 	}
-	return s.store.ListEvents(ctx, scope, q, typ)
+	page, err := s.store.ListEvents(ctx, scope, q, typ)
+	if errors.Is(err, ErrUnknownCursor) {
+		return core.Page[*Event]{}, q.UnknownCursor()
+	}
+	return page, err
 }
 
 // Get returns one event of the scope; another scope's event is 404 event_not_found.
 func (s *Service) Get(ctx context.Context, scope core.Scope, id string) (*Event, error) {
-	return s.store.GetEvent(ctx, scope, id)
+	e, err := s.store.GetEvent(ctx, scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, core.NotFound("event", "id", id)
+	}
+	return e, err
 }
 
 // MaxEventsAbout bounds the events About returns.

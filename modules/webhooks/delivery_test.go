@@ -6,34 +6,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
-// The delivery-log methods of memStore: they record what the service hands the store.
-
-func (m *memStore) ListDeliveries(context.Context, core.Scope, string, core.ListQuery) (core.Page[*Delivery], error) {
-	return core.Page[*Delivery]{}, nil
-}
-func (m *memStore) GetDelivery(_ context.Context, _ core.Scope, id string) (*DeliveryDetail, error) {
-	return nil, deliveryNotFound(id)
-}
-func (m *memStore) Redeliver(_ context.Context, _ core.Scope, id string, _ time.Time) (*Delivery, error) {
-	return nil, deliveryNotFound(id)
-}
-func (m *memStore) InsertTestDelivery(_ context.Context, endpointID string, ev OutboxEvent, now time.Time) (*Delivery, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.testEvents = append(m.testEvents, ev)
-	return &Delivery{ID: core.NewID(PrefixDelivery), Scope: ev.Scope, EndpointID: endpointID, EventID: ev.ID,
-		EventType: ev.Type, Status: DeliveryPending, NextAttemptAt: &now, Created: now}, nil
-}
-
 func TestSendTestEvent(t *testing.T) {
 	ctx := context.Background()
-	st := &memStore{eps: map[string]EndpointSnapshot{}}
-	svc := NewService(st, core.FixedClock{T: t0})
+	st := newFakeStore()
+	svc := mustService(t, st)
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/hook", EnabledEvents: []string{"invoice.paid"}})
 	if err != nil {
 		t.Fatal(err)
@@ -42,18 +22,19 @@ func TestSendTestEvent(t *testing.T) {
 	if err != nil || d.Status != DeliveryPending || d.EventType != TestEventType {
 		t.Fatalf("send: %+v %v", d, err)
 	}
-	ev := st.testEvents[0]
-	if !core.HasIDShape(ev.ID, core.PrefixEvent) || ev.Scope != testScp || !ev.Created.Equal(t0) || IsMerchantEvent(ev.Type) {
+	ev := st.testEvents()[0]
+	if !core.HasIDShape(ev.ID, core.PrefixEvent) || ev.Scope != testScp || !ev.Created.Equal(t0) || IsMerchantEvent(string(ev.Type)) {
 		t.Errorf("event %+v", ev)
 	}
 	var obj map[string]any
-	if err := json.Unmarshal(ev.Data, &obj); err != nil || obj["id"] != e.ID() || obj["object"] != "webhook_endpoint" {
-		t.Errorf("data.object %s", ev.Data)
+	if err := json.Unmarshal(ev.Object, &obj); err != nil || obj["id"] != e.ID() || obj["object"] != "webhook_endpoint" ||
+		ev.ObjectKind != core.ObjectWebhookEndpoint || ev.ObjectID != e.ID() {
+		t.Errorf("data.object %s %s %s", ev.ObjectKind, ev.ObjectID, ev.Object)
 	}
-	if strings.Contains(string(ev.Data), secret) {
+	if strings.Contains(string(ev.Object), secret) {
 		t.Error("the test event carries the secret")
 	}
-	body, err := Envelope(ev)
+	body, err := Envelope(ev, ev.Object)
 	if err != nil || !strings.Contains(string(body), `"type":"webhook.test"`) {
 		t.Errorf("envelope %s %v", body, err)
 	}
@@ -71,14 +52,14 @@ func TestSendTestEvent(t *testing.T) {
 	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrEndpointDisabled) {
 		t.Errorf("disabled: %v", err)
 	}
-	if len(st.testEvents) != 1 {
-		t.Errorf("store saw %d test events", len(st.testEvents))
+	if len(st.testEvents()) != 1 {
+		t.Errorf("store saw %d test events", len(st.testEvents()))
 	}
 }
 
 func TestDeliveryIDsChecked(t *testing.T) {
 	ctx := context.Background()
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, newFakeStore())
 	for _, id := range []string{"", "wd_short", "we_" + strings.Repeat("a", 24), "wd_" + strings.Repeat("-", 24)} {
 		if _, err := svc.GetDelivery(ctx, testScp, id); !errors.Is(err, deliveryNotFound("")) {
 			t.Errorf("get %q: %v", id, err)

@@ -2,11 +2,11 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,7 +89,7 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 			t.Errorf("%s with the development flag: %v", u, err)
 		}
 	}
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, newFakeStore())
 	e, _, err := svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,14 @@ func TestDestinationsAllowPrivate(t *testing.T) {
 	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); !errors.Is(err, core.NewError(core.TypeInvalidRequest, CodeURLNotPublic, "", "")) {
 		t.Errorf("update to loopback: %v", err)
 	}
-	svc.AllowPrivateDestinations()
+	dst := newFakeStore()
+	svc, err = NewService(dst, core.FixedClock{T: t0}, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _, err = svc.CreateEndpoint(context.Background(), testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := svc.ChangeEndpoint(context.Background(), testScp, e.ID(), EndpointChanges{URL: &loop}); err != nil {
 		t.Errorf("update to loopback with the development flag: %v", err)
 	}
@@ -205,53 +212,50 @@ func TestDisableRules(t *testing.T) {
 	}
 }
 
-// memStore is a minimal Store for the service tests.
-type memStore struct {
-	mu         sync.Mutex
-	eps        map[string]EndpointSnapshot
-	testEvents []OutboxEvent
+// mustService is the service over st, on the fixed clock t0, with the production rule for
+// destinations.
+func mustService(t *testing.T, st Store) *Service {
+	t.Helper()
+	svc, err := NewService(st, core.FixedClock{T: t0}, Destinations{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
-func (m *memStore) InsertEndpoint(_ context.Context, e *Endpoint) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.eps[e.ID()] = e.Snapshot()
-	return nil
-}
-func (m *memStore) GetEndpoint(_ context.Context, s core.Scope, id string) (*Endpoint, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if sn, ok := m.eps[id]; ok && sn.Scope == s {
-		return RehydrateEndpoint(sn), nil
+// A service and a worker refuse to be built without their dependencies.
+func TestConstructorsCheckDependencies(t *testing.T) {
+	st := newFakeStore()
+	if _, err := NewService(nil, core.FixedClock{T: t0}, Destinations{}); err == nil {
+		t.Error("service without a store")
 	}
-	return nil, notFound(id)
-}
-func (m *memStore) ListEndpoints(context.Context, core.Scope) ([]*Endpoint, error) { return nil, nil }
-func (m *memStore) UpdateEndpoint(ctx context.Context, s core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error) {
-	e, err := m.GetEndpoint(ctx, s, id)
-	if err != nil {
-		return nil, err
+	if _, err := NewService(st, nil, Destinations{}); err == nil {
+		t.Error("service without a clock")
 	}
-	if err := fn(e); err != nil {
-		return nil, err
+	render := func(core.EventRecord, core.Channel) (json.RawMessage, error) { return nil, nil }
+	for name, build := range map[string]func() (*Worker, error){
+		"store": func() (*Worker, error) {
+			return NewWorker(nil, nopSender{}, render, core.FixedClock{T: t0}, WorkerOptions{})
+		},
+		"sender": func() (*Worker, error) { return NewWorker(st, nil, render, core.FixedClock{T: t0}, WorkerOptions{}) },
+		"render": func() (*Worker, error) {
+			return NewWorker(st, nopSender{}, nil, core.FixedClock{T: t0}, WorkerOptions{})
+		},
+		"clock": func() (*Worker, error) { return NewWorker(st, nopSender{}, render, nil, WorkerOptions{}) },
+	} {
+		if _, err := build(); err == nil {
+			t.Errorf("worker without a %s", name)
+		}
 	}
-	return e, m.InsertEndpoint(ctx, e)
 }
-func (m *memStore) DeleteEndpoint(context.Context, core.Scope, string) error { return nil }
-func (m *memStore) FanOut(context.Context, int, time.Time, func(*Endpoint, string) bool) (int, error) {
-	return 0, nil
-}
-func (m *memStore) ClaimDue(context.Context, time.Time, time.Duration, int) ([]*Job, error) {
-	return nil, nil
-}
-func (m *memStore) RecordAttempt(context.Context, *Job, Attempt, func(*Endpoint) Next) error {
-	return nil
-}
-func (m *memStore) NextDue(context.Context) (time.Time, bool, error) { return time.Time{}, false, nil }
+
+type nopSender struct{}
+
+func (nopSender) Send(context.Context, Message) Outcome { return Outcome{StatusCode: 200} }
 
 func TestServiceUseCases(t *testing.T) {
 	ctx := context.Background()
-	svc := NewService(&memStore{eps: map[string]EndpointSnapshot{}}, core.FixedClock{T: t0})
+	svc := mustService(t, newFakeStore())
 	e, secret, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://a.example/", EnabledEvents: anyEvent})
 	if err != nil || secret != e.Secret() {
 		t.Fatal(err)
@@ -279,7 +283,7 @@ func TestServiceUseCases(t *testing.T) {
 }
 
 func TestEnvelope(t *testing.T) {
-	b, err := Envelope(OutboxEvent{ID: "evt_1", Type: "invoice.paid", Scope: testScp, Created: t0, Data: []byte(`{"id":"in_1"}`)})
+	b, err := Envelope(OutboxEvent{ID: "evt_1", Type: "invoice.paid", Scope: testScp, Created: t0}, []byte(`{"id":"in_1"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,15 +298,15 @@ func TestEnvelope(t *testing.T) {
 // overlap, which ends the condition.
 func TestSecretUnavailable(t *testing.T) {
 	ctx := context.Background()
-	st := &memStore{eps: map[string]EndpointSnapshot{}}
-	svc := NewService(st, core.FixedClock{T: t0})
+	st := newFakeStore()
+	svc := mustService(t, st)
 	e, _, err := svc.CreateEndpoint(ctx, testScp, EndpointParams{URL: "https://shop.example/", EnabledEvents: anyEvent})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sn := e.Snapshot()
 	sn.Secret, sn.SecretUnavailable = "", true
-	st.eps[e.ID()] = sn
+	st.endpoints[scopeKey(testScp)+e.ID()].snap = sn // as a store reads it without the sealing key
 	if _, err := svc.SendTestEvent(ctx, testScp, e.ID()); !errors.Is(err, ErrSecretUnavailable) {
 		t.Fatalf("test event with an unavailable secret: %v", err)
 	}

@@ -21,15 +21,18 @@ type envelopeData struct {
 	Object json.RawMessage `json:"object"`
 }
 
-// Envelope returns the JSON body delivered for ev: {id, object:"event", type, environment,
-// api_version, created, data:{object}}. The same event always gives the same bytes.
-func Envelope(ev OutboxEvent) ([]byte, error) {
-	data := ev.Data
+// Render renders data.object of an event for a channel (adapters/wire RenderEvent).
+type Render func(ev core.EventRecord, ch core.Channel) (json.RawMessage, error)
+
+// Envelope returns the JSON body delivered for ev with data.object data (rendered for the
+// delivery's channel): {id, object:"event", type, environment, api_version, created,
+// data:{object}}. The same event always gives the same bytes.
+func Envelope(ev OutboxEvent, data json.RawMessage) ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
 	return json.Marshal(envelope{
-		ID: ev.ID, Object: "event", Type: ev.Type, Environment: string(ev.Scope.Env),
+		ID: ev.ID, Object: "event", Type: string(ev.Type), Environment: string(ev.Scope.Env),
 		APIVersion: core.APIVersion, Created: ev.Created.Unix(), Data: envelopeData{Object: data},
 	})
 }

@@ -13,5 +13,9 @@ func (s *Service) GetDelivery(ctx context.Context, scope core.Scope, id string) 
 	if !core.HasIDShape(id, PrefixDelivery) {
 		return nil, deliveryNotFound(id)
 	}
-	return s.store.GetDelivery(ctx, scope, id)
+	d, err := s.store.GetDelivery(ctx, scope, id)
+	if err != nil {
+		return nil, deliveryErr(err, id, core.ListQuery{})
+	}
+	return d, nil
 }

@@ -16,5 +16,9 @@ func (s *Service) ListDeliveries(ctx context.Context, scope core.Scope, endpoint
 	if _, err := s.GetEndpoint(ctx, scope, endpointID); err != nil {
 		return core.Page[*Delivery]{}, err
 	}
-	return s.store.ListDeliveries(ctx, scope, endpointID, q)
+	page, err := s.store.ListDeliveries(ctx, scope, endpointID, q)
+	if err != nil {
+		return core.Page[*Delivery]{}, deliveryErr(err, endpointID, q)
+	}
+	return page, nil
 }

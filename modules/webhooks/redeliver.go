@@ -22,5 +22,9 @@ func (s *Service) Redeliver(ctx context.Context, scope core.Scope, id string) (*
 	if !core.HasIDShape(id, PrefixDelivery) {
 		return nil, deliveryNotFound(id)
 	}
-	return s.store.Redeliver(ctx, scope, id, s.clock.Now())
+	d, err := s.store.Redeliver(ctx, scope, id, s.clock.Now())
+	if err != nil {
+		return nil, deliveryErr(err, id, core.ListQuery{})
+	}
+	return d, nil
 }

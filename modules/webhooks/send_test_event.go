@@ -44,6 +44,11 @@ func (s *Service) SendTestEvent(ctx context.Context, scope core.Scope, endpointI
 	if err != nil {
 		return nil, err
 	}
-	ev := OutboxEvent{ID: core.NewID(core.PrefixEvent), Type: TestEventType, Scope: scope, Created: now, Data: data}
-	return s.store.InsertTestDelivery(ctx, endpointID, ev, now)
+	ev := OutboxEvent{ID: core.NewID(core.PrefixEvent), Type: TestEventType, Scope: scope, Created: now,
+		ObjectKind: core.ObjectWebhookEndpoint, ObjectID: e.ID(), Object: data}
+	d, err := s.store.InsertTestDelivery(ctx, endpointID, ev, now)
+	if err != nil {
+		return nil, endpointErr(err, endpointID)
+	}
+	return d, nil
 }

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kassa-pay/kassa/core"
 )
@@ -15,17 +16,19 @@ type Service struct {
 	destinations Destinations
 }
 
-// NewService wires the endpoint use cases. Endpoint URLs must point at public addresses;
-// AllowPrivateDestinations lifts that for development.
-func NewService(store Store, clock core.Clock) *Service {
-	return &Service{store: store, clock: clock}
-}
-
-// AllowPrivateDestinations lets endpoints point at loopback, private and link-local addresses
-// (the development flag, KASSA_WEBHOOK_ALLOW_PRIVATE) and returns s.
-func (s *Service) AllowPrivateDestinations() *Service {
-	s.destinations.AllowPrivate = true
-	return s
+// NewService returns the endpoint use cases over store; clock is the wall clock in
+// production (webhooks run on real time in both environments). Endpoint URLs must point at
+// public addresses unless destinations.AllowPrivate (the development flag,
+// KASSA_WEBHOOK_ALLOW_PRIVATE) lifts that; its zero value is the production rule. A nil
+// dependency is an error.
+func NewService(store Store, clock core.Clock, destinations Destinations) (*Service, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("webhooks: NewService: nil store")
+	case clock == nil:
+		return nil, errors.New("webhooks: NewService: nil clock")
+	}
+	return &Service{store: store, clock: clock, destinations: destinations}, nil
 }
 
 // CreateEndpoint validates p and saves a new enabled endpoint. The returned secret is shown to
@@ -46,7 +49,11 @@ func (s *Service) GetEndpoint(ctx context.Context, scope core.Scope, id string) 
 	if !core.HasIDShape(id, PrefixEndpoint) {
 		return nil, notFound(id)
 	}
-	return s.store.GetEndpoint(ctx, scope, id)
+	e, err := s.store.GetEndpoint(ctx, scope, id)
+	if err != nil {
+		return nil, endpointErr(err, id)
+	}
+	return e, nil
 }
 
 // ListEndpoints returns the scope's endpoints, newest first.
@@ -81,12 +88,16 @@ func (s *Service) DeleteEndpoint(ctx context.Context, scope core.Scope, id strin
 	if !core.HasIDShape(id, PrefixEndpoint) {
 		return notFound(id)
 	}
-	return s.store.DeleteEndpoint(ctx, scope, id)
+	return endpointErr(s.store.DeleteEndpoint(ctx, scope, id), id)
 }
 
 func (s *Service) update(ctx context.Context, scope core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error) {
 	if !core.HasIDShape(id, PrefixEndpoint) {
 		return nil, notFound(id)
 	}
-	return s.store.UpdateEndpoint(ctx, scope, id, fn)
+	e, err := s.store.UpdateEndpoint(ctx, scope, id, s.clock.Now(), fn)
+	if err != nil {
+		return nil, endpointErr(err, id)
+	}
+	return e, nil
 }

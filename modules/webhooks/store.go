@@ -2,15 +2,15 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
 )
 
 // Store keeps endpoints, deliveries and attempts. Endpoint methods are confined to one scope;
-// unknown ids, and ids of another merchant or environment, answer core.NotFound
-// ("webhook_endpoint", …). FanOut, ClaimDue, RecordAttempt and NextDue are the background
+// unknown ids, and ids of another merchant or environment, answer ErrNotFound (an endpoint)
+// or ErrDeliveryNotFound (a delivery). The store never reads a clock: the time of a change
+// comes in as now. FanOut, ClaimDue, RecordAttempt and NextDue are the background
 // work and span every scope.
 type Store interface {
 	// InsertEndpoint saves a new endpoint, refusing with ErrEndpointLimit when the scope
@@ -22,8 +22,8 @@ type Store interface {
 	ListEndpoints(ctx context.Context, scope core.Scope) ([]*Endpoint, error)
 	// UpdateEndpoint locks the endpoint for one transaction and calls fn with it; when fn
 	// returns nil the new state is written. When the endpoint ends disabled, its pending
-	// deliveries become disabled in the same transaction.
-	UpdateEndpoint(ctx context.Context, scope core.Scope, id string, fn func(*Endpoint) error) (*Endpoint, error)
+	// deliveries become disabled (completed at now) in the same transaction.
+	UpdateEndpoint(ctx context.Context, scope core.Scope, id string, now time.Time, fn func(*Endpoint) error) (*Endpoint, error)
 	// DeleteEndpoint removes the endpoint with its deliveries and attempts.
 	DeleteEndpoint(ctx context.Context, scope core.Scope, id string) error
 
@@ -45,18 +45,19 @@ type Store interface {
 	// lease ended is left to its new owner). When the endpoint ends disabled, its other
 	// pending deliveries become disabled too. fn may be called more than once, each time on a
 	// fresh read of the endpoint; only the last call's endpoint and result are kept, so fn must
-	// have no other effect.
-	RecordAttempt(ctx context.Context, job *Job, a Attempt, fn func(e *Endpoint) Next) error
+	// have no other effect. now is when the outcome is recorded (a delivery that ends, and
+	// deliveries disabled with their endpoint, complete at now).
+	RecordAttempt(ctx context.Context, job *Job, a Attempt, now time.Time, fn func(e *Endpoint) Next) error
 	// NextDue returns when the earliest pending delivery of an enabled endpoint falls due, or
 	// ok false when there is none.
 	NextDue(ctx context.Context) (at time.Time, ok bool, err error)
 
 	// ListDeliveries pages the deliveries of one endpoint of the scope, newest first (the
 	// endpoint's existence is checked by the caller). A cursor that is not a delivery of that
-	// endpoint is 400 starting_after_invalid / ending_before_invalid.
+	// endpoint is ErrUnknownCursor.
 	ListDeliveries(ctx context.Context, scope core.Scope, endpointID string, q core.ListQuery) (core.Page[*Delivery], error)
 	// GetDelivery reads one delivery of the scope with its attempts, oldest first; unknown and
-	// foreign ids answer core.NotFound("webhook_delivery", …).
+	// foreign ids answer ErrDeliveryNotFound.
 	GetDelivery(ctx context.Context, scope core.Scope, id string) (*DeliveryDetail, error)
 	// Redeliver makes one delivery of the scope pending and due at now, whatever its status,
 	// and wakes the workers. With the delivery and its endpoint locked it refuses with
@@ -65,18 +66,14 @@ type Store interface {
 	// InsertTestDelivery stores a synthetic event (never written to the events outbox) with
 	// one pending delivery, due at now, to the endpoint endpointID of the scope, and wakes the
 	// workers. The endpoint is locked while checked: a disabled endpoint gets
-	// ErrEndpointDisabled, an unknown one core.NotFound("webhook_endpoint", …).
+	// ErrEndpointDisabled, an unknown one ErrNotFound.
 	InsertTestDelivery(ctx context.Context, endpointID string, ev OutboxEvent, now time.Time) (*Delivery, error)
 }
 
-// OutboxEvent is an event as read from the outbox for delivery.
-type OutboxEvent struct {
-	ID      string
-	Type    string
-	Scope   core.Scope
-	Created time.Time
-	Data    json.RawMessage // the resource at event time (data.object)
-}
+// OutboxEvent is an event as read for delivery: a kept event of the outbox, or a test event
+// (TestEventType, about the endpoint it is sent to) kept in its delivery. The worker renders
+// data.object for the channel of the delivery (Render).
+type OutboxEvent = core.EventRecord
 
 // Job is one claimed attempt: a delivery, the attempt number reserved for it, its endpoint
 // (with secrets) and its event.

@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -43,8 +45,8 @@ type WorkerOptions struct {
 	Lease        time.Duration
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
 	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY, which the
-	// outbox trigger sends for a new event of a scope with endpoints only when the fan-out
-	// queue was empty (migration 00011; a busy worker finds the others by its next rounds),
+	// outbox writer sends with a new event a channel carries only when the fan-out queue was
+	// empty (a busy worker finds the others by its next rounds),
 	// and Redeliver and SendTestEvent send for the delivery they make due. Polling remains the
 	// fallback.
 	Wake <-chan struct{}
@@ -58,12 +60,25 @@ type WorkerOptions struct {
 type Worker struct {
 	store  Store
 	sender Sender
+	render Render
 	clock  core.Clock
 	o      WorkerOptions
 }
 
-// NewWorker returns a worker over store and sender; clock is the wall clock in production.
-func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *Worker {
+// NewWorker returns a worker over store and sender, rendering each event's data.object with
+// render for the channel of its delivery (merchant endpoints: core.ChannelMerchant); clock is
+// the wall clock in production. A nil dependency is an error.
+func NewWorker(store Store, sender Sender, render Render, clock core.Clock, o WorkerOptions) (*Worker, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("webhooks: NewWorker: nil store")
+	case sender == nil:
+		return nil, errors.New("webhooks: NewWorker: nil sender")
+	case render == nil:
+		return nil, errors.New("webhooks: NewWorker: nil render")
+	case clock == nil:
+		return nil, errors.New("webhooks: NewWorker: nil clock")
+	}
 	if o.Batch <= 0 {
 		o.Batch = 128
 	}
@@ -82,7 +97,7 @@ func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *W
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Worker{store: store, sender: sender, clock: clock, o: o}
+	return &Worker{store: store, sender: sender, render: render, clock: clock, o: o}, nil
 }
 
 // minWait is the shortest sleep between rounds, so that a due delivery that cannot be taken
@@ -90,8 +105,8 @@ func NewWorker(store Store, sender Sender, clock core.Clock, o WorkerOptions) *W
 const minWait = 250 * time.Millisecond
 
 // settleWait is the first sleep after a round that found nothing following one that did work;
-// it doubles with every further empty round up to PollInterval. The outbox trigger notifies
-// only when the fan-out queue was empty (migration 00011): an event queued while a worker was
+// it doubles with every further empty round up to PollInterval. The outbox writer notifies
+// only when the fan-out queue was empty: an event queued while a worker was
 // busy is found by the next round, and one whose transaction was still committing while that
 // round ran is found by these short polls instead of waiting for PollInterval.
 const settleWait = 50 * time.Millisecond
@@ -187,7 +202,7 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	ctx = context.WithoutCancel(ctx)
 	started := w.clock.Now()
 	var o Outcome
-	body, err := Envelope(j.Event)
+	body, err := w.body(j.Event)
 	switch {
 	case err != nil:
 		o = Outcome{Err: "encode envelope: " + err.Error()}
@@ -198,7 +213,7 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	default:
 		o = w.sender.Send(ctx, Message{
 			URL: j.Endpoint.URL(), Environment: j.Event.Scope.Env, EventID: j.Event.ID,
-			EventType: j.Event.Type, Attempt: j.Attempt, Body: body,
+			EventType: string(j.Event.Type), Attempt: j.Attempt, Body: body,
 			Secrets: j.Endpoint.ActiveSecrets(started), Timestamp: started,
 		})
 	}
@@ -206,8 +221,8 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var disabled *Endpoint // set when this attempt disabled the endpoint (by the last call of fn)
-	err = w.store.RecordAttempt(rctx, j, Attempt{Number: j.Attempt, StartedAt: started, Outcome: o}, func(e *Endpoint) Next {
-		now := w.clock.Now()
+	now := w.clock.Now()
+	err = w.store.RecordAttempt(rctx, j, Attempt{Number: j.Attempt, StartedAt: started, Outcome: o}, now, func(e *Endpoint) Next {
 		disabled = nil
 		if e.RecordOutcome(o, now) {
 			disabled = e
@@ -224,4 +239,18 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 		w.o.Log.Warn("webhooks: endpoint disabled", "endpoint", disabled.ID(), "merchant", disabled.Scope().MerchantID,
 			"environment", string(disabled.Scope().Env), "reason", string(disabled.DisabledReason()))
 	}
+}
+
+// body is the delivery body of ev to a merchant endpoint: the envelope with data.object
+// rendered for the merchant channel. A test event is about the endpoint it is sent to and
+// carries that object as it is.
+func (w *Worker) body(ev OutboxEvent) ([]byte, error) {
+	if ev.Type == TestEventType {
+		return Envelope(ev, ev.Object)
+	}
+	data, err := w.render(ev, core.ChannelMerchant)
+	if err != nil {
+		return nil, err
+	}
+	return Envelope(ev, json.RawMessage(data))
 }

@@ -71,14 +71,19 @@ func Price(p *catalog.Price) wire.Price {
 	return out
 }
 
-// Event renders an event with its stored data.object.
+// Event renders a kept event as the merchant channel carries it (GET /v1/events): the
+// envelope, with data.object rendered by wire.RenderEvent.
 func Event(e *events.Event) (wire.Event, error) {
+	raw, err := render.RenderEvent(*e, core.ChannelMerchant)
+	if err != nil {
+		return wire.Event{}, err
+	}
 	var obj map[string]any
-	if err := json.Unmarshal(e.Data, &obj); err != nil {
+	if err := json.Unmarshal(raw, &obj); err != nil {
 		return wire.Event{}, err
 	}
 	return wire.Event{
-		Id: e.ID, Object: wire.EventObjectEvent, Type: e.Type, Environment: wire.Environment(e.Scope.Env),
+		Id: e.ID, Object: wire.EventObjectEvent, Type: string(e.Type), Environment: wire.Environment(e.Scope.Env),
 		ApiVersion: core.APIVersion, Created: e.Created.Unix(), Data: wire.EventData{Object: obj},
 	}, nil
 }

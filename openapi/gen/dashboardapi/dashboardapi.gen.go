@@ -496,8 +496,14 @@ type ErrorType = externalRef0.ErrorType
 
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
-//   - `payment_intent.succeeded`, `payment_intent.payment_failed`: the `Payment`.
-//   - `checkout.session.completed`, `checkout.session.async_payment_pending`,
+//   - `payment_intent.succeeded`: the `Payment`.
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
+//     the charge of a session or invoice. One shape whether or not the charge created a
+//     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
+//     returned at settlement has the payment's `id` and the `payment` as it is after the
+//     failure.
+//   - `checkout.session.completed`, `checkout.session.expired`,
+//     `checkout.session.canceled`, `checkout.session.async_payment_pending`,
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).

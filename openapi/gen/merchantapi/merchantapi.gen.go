@@ -67,8 +67,14 @@ type ErrorType = externalRef0.ErrorType
 
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
-//   - `payment_intent.succeeded`, `payment_intent.payment_failed`: the `Payment`.
-//   - `checkout.session.completed`, `checkout.session.async_payment_pending`,
+//   - `payment_intent.succeeded`: the `Payment`.
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
+//     the charge of a session or invoice. One shape whether or not the charge created a
+//     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
+//     returned at settlement has the payment's `id` and the `payment` as it is after the
+//     failure.
+//   - `checkout.session.completed`, `checkout.session.expired`,
+//     `checkout.session.canceled`, `checkout.session.async_payment_pending`,
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
@@ -124,6 +130,14 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 // near the minimum), it is the amount, and both EUR parts are reduced in the same
 // proportion, round(fee_eur × amount / uncapped fee), so the net is never negative.
 type PaymentFee = externalRef0.PaymentFee
+
+// PaymentIntent The charge of a checkout session or an invoice, as the `payment_intent.payment_failed`
+// and `payment_intent.requires_action` events report it. It is not an API resource: fetch
+// the session (`session_id`) or the payment (`id`) for their current state.
+type PaymentIntent = externalRef0.PaymentIntent
+
+// PaymentIntentNextAction The action a charge waits for.
+type PaymentIntentNextAction = externalRef0.PaymentIntentNextAction
 
 // Price A price of a product.
 type Price = externalRef0.Price

@@ -297,6 +297,72 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PaymentIntentObject.
+const (
+	PaymentIntentObjectPaymentIntent PaymentIntentObject = "payment_intent"
+)
+
+// Valid indicates whether the value is a known member of the PaymentIntentObject enum.
+func (e PaymentIntentObject) Valid() bool {
+	switch e {
+	case PaymentIntentObjectPaymentIntent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentIntentPaymentMethod.
+const (
+	PaymentIntentPaymentMethodCard      PaymentIntentPaymentMethod = "card"
+	PaymentIntentPaymentMethodSepaDebit PaymentIntentPaymentMethod = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the PaymentIntentPaymentMethod enum.
+func (e PaymentIntentPaymentMethod) Valid() bool {
+	switch e {
+	case PaymentIntentPaymentMethodCard:
+		return true
+	case PaymentIntentPaymentMethodSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentIntentStatus.
+const (
+	PaymentIntentStatusFailed         PaymentIntentStatus = "failed"
+	PaymentIntentStatusRequiresAction PaymentIntentStatus = "requires_action"
+)
+
+// Valid indicates whether the value is a known member of the PaymentIntentStatus enum.
+func (e PaymentIntentStatus) Valid() bool {
+	switch e {
+	case PaymentIntentStatusFailed:
+		return true
+	case PaymentIntentStatusRequiresAction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentIntentNextActionType.
+const (
+	PaymentIntentNextActionTypeThreeDSecure PaymentIntentNextActionType = "three_d_secure"
+)
+
+// Valid indicates whether the value is a known member of the PaymentIntentNextActionType enum.
+func (e PaymentIntentNextActionType) Valid() bool {
+	switch e {
+	case PaymentIntentNextActionTypeThreeDSecure:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PriceObject.
 const (
 	PriceObjectPrice PriceObject = "price"
@@ -729,8 +795,14 @@ type ErrorType string
 
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
-//   - `payment_intent.succeeded`, `payment_intent.payment_failed`: the `Payment`.
-//   - `checkout.session.completed`, `checkout.session.async_payment_pending`,
+//   - `payment_intent.succeeded`: the `Payment`.
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
+//     the charge of a session or invoice. One shape whether or not the charge created a
+//     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
+//     returned at settlement has the payment's `id` and the `payment` as it is after the
+//     failure.
+//   - `checkout.session.completed`, `checkout.session.expired`,
+//     `checkout.session.canceled`, `checkout.session.async_payment_pending`,
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
@@ -991,6 +1063,84 @@ type PaymentFee struct {
 	// ServiceFeeEur Platform fee in EUR cents.
 	ServiceFeeEur int64 `json:"service_fee_eur"`
 }
+
+// PaymentIntent The charge of a checkout session or an invoice, as the `payment_intent.payment_failed`
+// and `payment_intent.requires_action` events report it. It is not an API resource: fetch
+// the session (`session_id`) or the payment (`id`) for their current state.
+type PaymentIntent struct {
+	// Amount Amount charged in minor units.
+	Amount int64 `json:"amount"`
+
+	// Card The card charged, when it was read; null otherwise.
+	Card *PaymentCard `json:"card"`
+
+	// Created Unix seconds of the change.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 currency code.
+	Currency string `json:"currency"`
+
+	// DeclineCode The issuer's reason for a charge declined at once (e.g. `insufficient_funds`,
+	// `authentication_failed`); null for a debit returned at settlement and unless
+	// `failed`.
+	DeclineCode *string `json:"decline_code"`
+
+	// FailureCode Why the charge failed: `card_declined` or `payment_method_declined` for a charge
+	// declined at once, the bank's reason (e.g. `insufficient_funds`) for a SEPA debit
+	// returned at settlement. Null unless `failed`.
+	FailureCode *string `json:"failure_code"`
+
+	// FailureMessage A sentence explaining the failure. Null unless `failed`.
+	FailureMessage *string `json:"failure_message"`
+
+	// Id The payment the charge created (`py_…`), or null when it created none (a card
+	// declined at once, a charge waiting on the shopper).
+	Id *string `json:"id"`
+
+	// InvoiceId The invoice charged (`in_…`), or null for a checkout session.
+	InvoiceId *string `json:"invoice_id"`
+
+	// NextAction What the shopper must do, when `requires_action`; null otherwise.
+	NextAction *PaymentIntentNextAction `json:"next_action"`
+
+	// Object Always `payment_intent`.
+	Object PaymentIntentObject `json:"object"`
+
+	// Payment The payment as it is after the change, or null when the charge created none.
+	Payment *Payment `json:"payment"`
+
+	// PaymentMethod The payment method charged.
+	PaymentMethod PaymentIntentPaymentMethod `json:"payment_method"`
+
+	// SessionId The checkout session charged (`cs_…`), or null for an invoice.
+	SessionId *string `json:"session_id"`
+
+	// Status `failed` (`payment_intent.payment_failed`) or `requires_action`, waiting on the
+	// shopper (`payment_intent.requires_action`).
+	Status PaymentIntentStatus `json:"status"`
+}
+
+// PaymentIntentObject Always `payment_intent`.
+type PaymentIntentObject string
+
+// PaymentIntentPaymentMethod The payment method charged.
+type PaymentIntentPaymentMethod string
+
+// PaymentIntentStatus `failed` (`payment_intent.payment_failed`) or `requires_action`, waiting on the
+// shopper (`payment_intent.requires_action`).
+type PaymentIntentStatus string
+
+// PaymentIntentNextAction The action a charge waits for.
+type PaymentIntentNextAction struct {
+	// RedirectUrl Where to send the shopper, when the processor gave one.
+	RedirectUrl *string `json:"redirect_url"`
+
+	// Type Always `three_d_secure` today.
+	Type PaymentIntentNextActionType `json:"type"`
+}
+
+// PaymentIntentNextActionType Always `three_d_secure` today.
+type PaymentIntentNextActionType string
 
 // Price A price of a product.
 type Price struct {
