@@ -79,6 +79,7 @@ func Served(doc []byte, baseURL string) ([]byte, error) {
 	top["servers"] = servers
 	return json.Marshal(top)
 }
+
 // AppEventsYAML is the contract of the app events' bodies (envelope and data.object per
 // event type, in x-events); the App API's document will include it.
 //
