@@ -163,8 +163,12 @@ func reachPoint(ctx context.Context, q sqlx.ExecerContext, k ports.IdempotencyKe
 	if err != nil {
 		return fmt.Errorf("idempotency: reach %q: %w", point, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("idempotency: reach %q: the key is not started (%d rows, %v)", point, n, err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("idempotency: reach %q: %w", point, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("idempotency: reach %q: the key is not started (%d rows)", point, n)
 	}
 	return nil
 }
@@ -185,8 +189,12 @@ func (s *IdempotencyStore) Finish(ctx context.Context, k ports.IdempotencyKey, r
 	if err != nil {
 		return fmt.Errorf("idempotency: finish: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("idempotency: finish: the key is not started (%d rows, %v)", n, err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("idempotency: finish: %w", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("idempotency: finish: the key is not started (%d rows)", n)
 	}
 	return nil
 }
