@@ -172,6 +172,45 @@ func TestIdempotencyCrashes(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D4", "a keyed product create killed (SIGKILL) between its change and its stored response leaves no product; the retry creates one", func(t *testing.T) {
+		t.Parallel()
+		first, db := idemLone(t, "idem-crash-product", nil)
+		m := newDashMerchantAt(t, first, true).Merchant
+		k := idemKey()
+		body := `{"name":"Crash widget","price":{"currency":"eur","unit_amount":1200}}`
+		release := idemHoldRecords(t, db)
+		pending := idemSendPath(first.BaseURL, "/v1/products", m.TestKey, k, body)
+		idemWaitStored(t, db)
+		first.Kill()
+		release()
+		if r, ok := <-pending; ok {
+			t.Fatalf("the killed server answered: %d %s", r.Status, r.Body)
+		}
+		products := func() int {
+			var n int
+			if err := db.Get(&n, `SELECT count(*) FROM products WHERE merchant_id = $1`, m.ID); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := products(); n != 0 {
+			t.Fatalf("%d products of the killed request survived without its stored response", n)
+		}
+		second, err := first.Sibling(context.Background(), "idem-crash-product-2", harness.Options{Env: hookServerEnv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(second.Stop)
+		r := rawAt(t, second.BaseURL, http.MethodPost, "/v1/products", m.TestKey, body, map[string]string{"Idempotency-Key": k})
+		if r.Status != 200 || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("retry: %d %s", r.Status, r.Body)
+		}
+		wantReplay(t, r, rawAt(t, second.BaseURL, http.MethodPost, "/v1/products", m.TestKey, body, map[string]string{"Idempotency-Key": k}))
+		if n := products(); n != 1 {
+			t.Fatalf("%d products, want exactly the retry's", n)
+		}
+	})
+
 	harness.Rule(t, "D4", "a server killed (SIGKILL) after a request committed, before its client read the response: the retry replays it", func(t *testing.T) {
 		t.Parallel()
 		first, db := idemLone(t, "idem-crash-after", nil)

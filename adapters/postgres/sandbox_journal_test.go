@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
@@ -35,25 +36,33 @@ func TestSandboxJournalFirstAnswerWins(t *testing.T) {
 	}
 }
 
-// Inside a unit of work, Remember leaves the transaction's commit synchronous: its
-// asynchronous commit is only for the implicit transaction of its own statement.
-func TestSandboxJournalInUnitOfWorkCommitsSynchronously(t *testing.T) {
+// The journal is a store: called inside a unit of work it does not join the transaction. Its
+// row commits on its own (a unit of work that rolls back keeps it), and the transaction's
+// commit stays synchronous.
+func TestSandboxJournalNeverJoinsAUnitOfWork(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	j := postgres.NewSandboxJournal(db)
 	uow := postgres.NewUnitOfWork(db)
 	scope := core.Scope{MerchantID: "mer_journal", Env: core.EnvTest}
 	var setting string
+	boom := errors.New("boom")
 	err := uow.Do(ctx, func(ctx context.Context) error {
 		if _, err := j.Remember(ctx, scope, "cs_2:1", ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: "ch_x"}); err != nil {
 			return err
 		}
-		return postgres.AmbientGet(ctx, &setting, `SHOW synchronous_commit`)
+		if err := postgres.AmbientGet(ctx, &setting, `SHOW synchronous_commit`); err != nil {
+			return err
+		}
+		return boom
 	})
-	if err != nil {
+	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if setting != "on" {
 		t.Fatalf("synchronous_commit in the unit of work after Remember = %q, want on", setting)
+	}
+	if got, ok, err := j.Recall(ctx, scope, "cs_2:1"); err != nil || !ok || got.ProcessorRef != "ch_x" {
+		t.Fatalf("the journal's row after the unit of work rolled back: %+v %v %v", got, ok, err)
 	}
 }

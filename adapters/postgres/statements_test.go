@@ -184,7 +184,7 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 //	18 checkout.session.completed, queued likewise
 //	19 COMMIT
 //
-// (7 with the optimistic units and the write-behind buffer this replaced; docs/composition.md.)
+// (7 with the optimistic units and the write-behind buffer this replaced; docs/performance.md.)
 func TestConfirmationStatements(t *testing.T) {
 	t.Parallel()
 	db, log := countedDB(t)

@@ -145,9 +145,9 @@ func TestAFailureBetweenPaymentAndSessionRollsBackBoth(t *testing.T) {
 	}
 }
 
-// The typed unit of work is the same transaction as the ambient one: a unit of work nested in
-// another joins it, and what both wrote commits or rolls back together.
-func TestBoundUnitOfWorkJoinsTheAmbientTransaction(t *testing.T) {
+// A typed unit of work called with the ctx of another unit of work's fn joins that
+// transaction, and what both wrote commits or rolls back together.
+func TestBoundUnitOfWorkJoinsTheEnclosingTransaction(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	scope := pgtest.Merchant(t, db)
