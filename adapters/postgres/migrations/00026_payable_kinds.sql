@@ -29,7 +29,9 @@ UPDATE payments SET payable_kind = 'invoice', payable_key = invoice_id WHERE inv
 ALTER TABLE payments
     ALTER COLUMN payable_kind SET NOT NULL,
     ALTER COLUMN payable_key SET NOT NULL;
-CREATE UNIQUE INDEX payments_payable ON payments (merchant_id, environment, payable_kind, payable_key);
+-- It leads with its own column, so a never-analysed table's lookup of a payment by id never
+-- takes it for the merchant's index (as 00023 did for the other unique keys).
+CREATE UNIQUE INDEX payments_payable ON payments (payable_key, payable_kind, merchant_id, environment);
 -- Still the lookup of a session's payment; its uniqueness is payments_payable's now.
 DROP INDEX payments_session;
 CREATE INDEX payments_session ON payments (merchant_id, environment, session_id) WHERE session_id IS NOT NULL;
