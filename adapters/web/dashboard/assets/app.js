@@ -85,6 +85,14 @@ async function showTestClock() {
     return; // the header stays as it is; the page itself reports API errors
   }
   if (!slot.isConnected) return;
+  if (c.status === 'advancing' && c.advancing_to !== null && c.advancing_to !== undefined) {
+    replace(slot, 'Test clock advancing to ', when(c.advancing_to, '—', true),
+      ' — due work (expiries, settlements, disputes) is running in time order; test data stays dated ',
+      c.frozen_time === null || c.frozen_time === undefined ? 'by real time' : ['at ', when(c.frozen_time, '—', true)],
+      ' until it is done.');
+    slot.hidden = false;
+    return;
+  }
   if (c.frozen_time === null || c.frozen_time === undefined) {
     slot.hidden = true;
     slot.textContent = '';
