@@ -21,9 +21,9 @@ import (
 )
 
 // Helpers of the webhook cases (names start with hook). A case runs a receiver of its own on
-// loopback (test endpoints may use http and loopback hosts), creates an endpoint for it through
-// the dashboard API as the merchant's owner, causes events through the merchant API, and looks
-// at what arrived.
+// loopback (the harness starts its servers with the development flag that lets endpoints use
+// loopback hosts), creates an endpoint for it through the dashboard API as the merchant's
+// owner, causes events through the merchant API, and looks at what arrived.
 
 func init() {
 	sectionTitles["WH"] = "webhook endpoints and delivery log (dashboard API)"

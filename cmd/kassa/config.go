@@ -43,7 +43,7 @@ type config struct {
 	LoginWindow    time.Duration
 	TrustedProxies string
 	ProxyHeader    string
-	// Abuse throttles (README "Abuse throttles").
+	// Abuse throttles (docs/operations.md, "Abuse throttles").
 	AuthFailuresPerMinute float64
 	DashboardRate         float64
 	DashboardRateAnon     float64

@@ -21,6 +21,45 @@ const (
 // demoKeyName names the test key every start under `make run` makes for the demo merchant.
 const demoKeyName = "make run"
 
+// demoSteps is what every --demo start prints (the README shows it with placeholders): the
+// API, checkout and dashboard URLs (1–3), the merchant id (4), the new test key (5), the
+// webhook secret (6), the sign-in (7, 8), the demo endpoint's URL (9) and the receiver's
+// address (10).
+const demoSteps = `
+Kassa is running.
+  API        %[1]s   (reference: %[1]s/docs)
+  Checkout   %[2]s
+  Dashboard  %[3]s   (JSON API reference: %[3]s/api/docs)
+  Demo merchant %[4]s
+  Test key   %[5]s   (shown once; stored only as a hash; the previous demo key is revoked)
+
+Try the whole payment loop:
+
+1. In a second terminal, start a local webhook receiver that verifies every signature
+   (the demo merchant's test endpoint %[9]s points at it):
+
+   go run ./cmd/kassa listen --addr %[10]s --secret %[6]s
+
+2. Create a checkout session:
+
+curl -s %[1]s/v1/checkout/sessions \
+  -H "Authorization: Bearer %[5]s" \
+  -H "Content-Type: application/json" \
+  -H "Idempotency-Key: $(date +%%s%%N)" \
+  -d '{"amount": 2500, "currency": "eur", "customer_name": "Ada Lovelace", "customer_email": "ada@example.com", "description": "Order #1001"}'
+
+3. Open the checkout_url of the answer in a browser and pay with the test card
+   4242 4242 4242 4242 (any future expiry, any CVC). The receiver prints the
+   checkout.session.completed event with "signature verified".
+
+4. Sign in to the dashboard at %[3]s/login
+   e-mail    %[7]s
+   password  %[8]s
+   Payments shows the payment with its fee breakdown and events, Webhooks the delivery log
+   of every attempt, Test mailbox the buyer's receipt.
+
+`
+
 // demo makes sure a demo merchant exists and prints a fresh test key, a webhook signing secret
 // and the steps of the whole payment loop. Secrets are stored hashed or sealed and shown once,
 // so every start under `make run` makes a new key (named "make run") and rotates the demo
@@ -57,40 +96,7 @@ func demo(ctx context.Context, a *app, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("demo webhook endpoint: %w", err)
 	}
-	fmt.Printf(`
-Kassa is running.
-  API        %[1]s   (reference: %[1]s/docs)
-  Checkout   %[2]s
-  Dashboard  %[3]s   (JSON API reference: %[3]s/api/docs)
-  Demo merchant %[4]s
-  Test key   %[5]s   (shown once; stored only as a hash; the previous demo key is revoked)
-
-Try the whole payment loop:
-
-1. In a second terminal, start a local webhook receiver that verifies every signature
-   (the demo merchant's test endpoint %[9]s points at it):
-
-   go run ./cmd/kassa listen --addr %[10]s --secret %[6]s
-
-2. Create a checkout session:
-
-curl -s %[1]s/v1/checkout/sessions \
-  -H "Authorization: Bearer %[5]s" \
-  -H "Content-Type: application/json" \
-  -H "Idempotency-Key: $(date +%%s%%N)" \
-  -d '{"amount": 2500, "currency": "eur", "customer_name": "Ada Lovelace", "customer_email": "ada@example.com", "description": "Order #1001"}'
-
-3. Open the checkout_url of the answer in a browser and pay with the test card
-   4242 4242 4242 4242 (any future expiry, any CVC). The receiver prints the
-   checkout.session.completed event with "signature verified".
-
-4. Sign in to the dashboard at %[3]s/login
-   e-mail    %[7]s
-   password  %[8]s
-   Payments shows the payment with its fee breakdown and events, Webhooks the delivery log
-   of every attempt, Test mailbox the buyer's receipt.
-
-`, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, id, secret, hookSecret, demoEmail, demoPassword, hookURL, cfg.DemoHookAddr)
+	fmt.Printf(demoSteps, cfg.APIURL, cfg.CheckoutURL, cfg.DashboardURL, id, secret, hookSecret, demoEmail, demoPassword, hookURL, cfg.DemoHookAddr)
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
 )
 
-// throttles are the abuse throttles of the listeners (README "Abuse throttles"), from the
+// throttles are the abuse throttles of the listeners (docs/operations.md, "Abuse throttles"), from the
 // configuration; each listener counts on its own. The per-merchant rate of D5 is wired
 // with the merchant API.
 type throttles struct {

@@ -157,8 +157,8 @@ func selectFloor(f *floorDB, merchantID string, ids []string) scenario {
 // autovacuum_naptime, has no statistics yet. It runs after the warm-up because most scenarios
 // use a merchant created for them: analysed before its first rows, the statistics say the
 // merchant has none, the planner then estimates one row for "this merchant's rows" and a
-// lookup by id may pick the merchant's list index and filter every row of it (see README,
-// Planner statistics) — a state autovacuum does not keep for long.
+// lookup by id may pick the merchant's list index and filter every row of it (see
+// docs/performance.md, Planner statistics) — a state autovacuum does not keep for long.
 func analyzer(url string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		db, err := openFloorDB(ctx, url, 1)
