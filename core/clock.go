@@ -17,6 +17,13 @@ type SystemClock struct{}
 
 func (SystemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Second) }
 
+// RecordClock is the real wall clock at the database's precision (microseconds), for the
+// times a module records to order and age its own rows (a charge attempt's start): whole
+// seconds would tie two attempts made within one second.
+type RecordClock struct{}
+
+func (RecordClock) Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
 // FixedClock always answers the same instant; handy in unit tests.
 type FixedClock struct{ T time.Time }
 

@@ -90,7 +90,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	}
 	charger, err := payments.NewCharger(payments.ChargerDeps{
 		Fees: fees, Processors: map[core.Environment]ports.Processor{core.EnvTest: proc},
-		Attempts: postgres.NewChargeAttemptStore(db), Wall: clock, Kinds: []payments.Kind{sessionKind},
+		Attempts: postgres.NewChargeAttemptStore(db), Wall: core.RecordClock{}, Kinds: []payments.Kind{sessionKind},
 	})
 	if err != nil {
 		panic(err) // every argument is given above
