@@ -123,10 +123,15 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
+	refunds, err := a.paymentRefunds(ctx, scope, p.ID())
+	if err != nil {
+		return nil, err
+	}
 	out := dash.PaymentDetail{
 		Payment:      render.Payment(p),
 		FeeBreakdown: breakdown,
 		Events:       make([]dash.Event, 0, len(evs)),
+		Refunds:      refunds,
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)
