@@ -587,6 +587,8 @@ type ErrorType = externalRef0.ErrorType
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
 //   - `charge.dispute.created`: the `Dispute`.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
+//   - `checkout.session.refunded` (app events; listed here, never sent to merchant
+//     webhooks): `CheckoutSessionRefund`.
 //
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the

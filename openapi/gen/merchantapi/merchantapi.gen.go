@@ -39,6 +39,10 @@ type CheckoutSessionCreate = externalRef0.CheckoutSessionCreate
 // CheckoutSessionList A page of checkout sessions.
 type CheckoutSessionList = externalRef0.CheckoutSessionList
 
+// CheckoutSessionRefund The `data.object` of `checkout.session.refunded`: the checkout session whose payment a
+// refund changed, with the payment's running total refunded.
+type CheckoutSessionRefund = externalRef0.CheckoutSessionRefund
+
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
@@ -85,6 +89,8 @@ type ErrorType = externalRef0.ErrorType
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
 //   - `charge.dispute.created`: the `Dispute`.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
+//   - `checkout.session.refunded` (app events; listed here, never sent to merchant
+//     webhooks): `CheckoutSessionRefund`.
 //
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the

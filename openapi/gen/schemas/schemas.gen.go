@@ -93,6 +93,21 @@ func (e CheckoutSessionPaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for CheckoutSessionRefundObject.
+const (
+	CheckoutSessionRefundObjectCheckoutSession CheckoutSessionRefundObject = "checkout.session"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutSessionRefundObject enum.
+func (e CheckoutSessionRefundObject) Valid() bool {
+	switch e {
+	case CheckoutSessionRefundObjectCheckoutSession:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutSessionStatus.
 const (
 	CheckoutSessionStatusCanceled CheckoutSessionStatus = "canceled"
@@ -733,6 +748,40 @@ type CheckoutSessionList struct {
 	Url string `json:"url"`
 }
 
+// CheckoutSessionRefund The `data.object` of `checkout.session.refunded`: the checkout session whose payment a
+// refund changed, with the payment's running total refunded.
+type CheckoutSessionRefund struct {
+	// Amount The payment's amount in minor units.
+	Amount int64 `json:"amount"`
+
+	// AmountRefunded Refunded so far, in minor units.
+	AmountRefunded int64 `json:"amount_refunded"`
+
+	// Created Unix seconds of the refund.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// FullyRefunded True when nothing remains to be refunded.
+	FullyRefunded bool `json:"fully_refunded"`
+
+	// Id The checkout session (`cs_…`).
+	Id string `json:"id"`
+
+	// Object Always `checkout.session`.
+	Object CheckoutSessionRefundObject `json:"object"`
+
+	// PaymentId The refunded payment (`py_…`).
+	PaymentId string `json:"payment_id"`
+
+	// RefundId The refund (`re_…`).
+	RefundId string `json:"refund_id"`
+}
+
+// CheckoutSessionRefundObject Always `checkout.session`.
+type CheckoutSessionRefundObject string
+
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 type CheckoutSessionStatus string
@@ -858,6 +907,8 @@ type ErrorType string
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
 //   - `charge.dispute.created`: the `Dispute`.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
+//   - `checkout.session.refunded` (app events; listed here, never sent to merchant
+//     webhooks): `CheckoutSessionRefund`.
 //
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the
