@@ -9,7 +9,7 @@ CREATE TABLE refunds (
     id                           text PRIMARY KEY,
     merchant_id                  text NOT NULL REFERENCES merchants (id),
     environment                  text NOT NULL CHECK (environment IN ('live', 'test')),
-    payment_id                   text NOT NULL REFERENCES payments (id),
+    payment_id                   text NOT NULL,
     amount                       bigint NOT NULL CHECK (amount > 0),
     currency                     text NOT NULL,
     reason                       text NOT NULL CHECK (reason IN ('requested_by_customer', 'duplicate', 'fraudulent')),
@@ -21,7 +21,8 @@ CREATE TABLE refunds (
     failure_code                 text,
     failure_message              text,
     created                      timestamptz NOT NULL,
-    started_at                   timestamptz NOT NULL
+    started_at                   timestamptz NOT NULL,
+    FOREIGN KEY (merchant_id, environment, payment_id) REFERENCES payments (merchant_id, environment, id)
 );
 CREATE INDEX refunds_scope ON refunds (merchant_id, environment, seq DESC) WHERE seq > 0;
 CREATE INDEX refunds_payment ON refunds (merchant_id, environment, payment_id, seq DESC) WHERE seq > 0;
