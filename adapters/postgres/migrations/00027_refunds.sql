@@ -6,7 +6,7 @@
 -- running total, so the parts of all refunds of a payment sum to its fee).
 CREATE TABLE refunds (
     seq                          bigserial NOT NULL,
-    id                           text PRIMARY KEY,
+    id                           text NOT NULL,
     merchant_id                  text NOT NULL REFERENCES merchants (id),
     environment                  text NOT NULL CHECK (environment IN ('live', 'test')),
     payment_id                   text NOT NULL,
@@ -22,6 +22,7 @@ CREATE TABLE refunds (
     failure_message              text,
     created                      timestamptz NOT NULL,
     started_at                   timestamptz NOT NULL,
+    PRIMARY KEY (merchant_id, environment, id),
     FOREIGN KEY (merchant_id, environment, payment_id) REFERENCES payments (merchant_id, environment, id)
 );
 CREATE INDEX refunds_scope ON refunds (merchant_id, environment, seq DESC) WHERE seq > 0;
