@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -136,6 +138,33 @@ func TestRefunds(t *testing.T) {
 		fee := s.Payment.Fee
 		if sum := first.FeeReversed.ServiceFeeEur + second.FeeReversed.ServiceFeeEur; sum != fee.ServiceFeeEur {
 			t.Fatalf("service fee reversed %d in all, fee %d", sum, fee.ServiceFeeEur)
+		}
+		refundedEvents := 0
+		for _, e := range d.Events {
+			if e.Type == "charge.refunded" {
+				refundedEvents++
+			}
+		}
+		if refundedEvents != 2 {
+			t.Fatalf("%d charge.refunded among the payment's events, want 2", refundedEvents)
+		}
+	})
+
+	harness.Rule(t, "REFUND", "the payer gets a refund e-mail for each refund, with the amount and the total refunded", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		s := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
+		rf := refundOK(t, o, s.Payment.Id, ptr(int64(1000)))
+		got := receiptsIn(t, o, 2, 15*time.Second) // the payment's receipt and the refund's
+		var mail *dash.MailboxMessage
+		for i := range got {
+			if strings.Contains(got[i].Subject, "Refund") {
+				mail = &got[i]
+			}
+		}
+		if mail == nil || mail.To != "ada@example.com" || !strings.Contains(mail.Subject, "10.00") ||
+			!strings.Contains(mail.Text, rf.Id) || !strings.Contains(mail.Text, "25.00") {
+			t.Fatalf("refund e-mail %+v among %d messages", mail, len(got))
 		}
 	})
 

@@ -119,11 +119,17 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if s := p.SessionID(); s != nil {
 		sessionID = *s
 	}
-	evs, err := a.d.Events.About(ctx, scope, p.ID(), sessionID)
+	refunds, err := a.paymentRefunds(ctx, scope, p.ID())
 	if err != nil {
 		return nil, err
 	}
-	refunds, err := a.paymentRefunds(ctx, scope, p.ID())
+	// The events about the payment, its session and its refunds (charge.refunded is about
+	// the refund).
+	about := []string{p.ID(), sessionID}
+	for _, r := range refunds {
+		about = append(about, r.Id)
+	}
+	evs, err := a.d.Events.About(ctx, scope, about...)
 	if err != nil {
 		return nil, err
 	}

@@ -725,7 +725,7 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
-	// Events Events about the payment or its checkout session, newest first (at most 100).
+	// Events Events about the payment, its checkout session or its refunds, newest first (at most 100).
 	Events []Event `json:"events"`
 
 	// FeeBreakdown How the fee splits; null for a failed payment: no money moved, so no fee applies
@@ -1599,8 +1599,9 @@ type ClientInterface interface {
 
 	// GetPayment A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits with the exchange rate used, and the events that
-	// concern it or its checkout session, newest first (at most 100).
+	// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+	// each reversed, and the events that concern it, its checkout session or its refunds,
+	// newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -2327,8 +2328,9 @@ func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPayments
 
 // GetPayment A payment with its fee breakdown and events
 //
-// The payment, how its fee splits with the exchange rate used, and the events that
-// concern it or its checkout session, newest first (at most 100).
+// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+// each reversed, and the events that concern it, its checkout session or its refunds,
+// newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 // another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -5083,8 +5085,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetPaymentWithResponse A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits with the exchange rate used, and the events that
-	// concern it or its checkout session, newest first (at most 100).
+	// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+	// each reversed, and the events that concern it, its checkout session or its refunds,
+	// newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -11048,8 +11051,9 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, env 
 
 // GetPaymentWithResponse A payment with its fee breakdown and events
 //
-// The payment, how its fee splits with the exchange rate used, and the events that
-// concern it or its checkout session, newest first (at most 100).
+// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+// each reversed, and the events that concern it, its checkout session or its refunds,
+// newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 // another merchant's or the other environment's payment); 429 `rate_limited` (wait
