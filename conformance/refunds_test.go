@@ -350,4 +350,37 @@ func TestRefunds(t *testing.T) {
 			t.Fatalf("refunded %d, want 100", p.AmountRefunded)
 		}
 	})
+
+	harness.Rule(t, "6.1", "an endpoint subscribed to charge.refunded receives it signed, with the documented payload, once per refund", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		rc := newHookReceiver(t, nil)
+		ep := hookEndpoint(t, o, dash.DashboardEnvironmentTest, rc.URL, "charge.refunded")
+		s := dashPay(t, o.Merchant, 2500, "eur", payCardOK)
+		refundOK(t, o, s.Payment.Id, ptr(int64(500)))
+		refundOK(t, o, s.Payment.Id, nil)
+		hits := rc.waitFor(t, 2, 20*time.Second, nil)
+		seen := map[string]bool{}
+		for _, h := range hits {
+			if !hookSignedBy(t, h, ep.Secret) {
+				t.Fatalf("delivery not signed with the endpoint's secret: %s", h.Header.Get("Service-Signature"))
+			}
+			e := h.envelope(t)
+			if e.Type != "charge.refunded" || h.Header.Get("Service-Event-Type") != "charge.refunded" {
+				t.Fatalf("delivered %s", e.Type)
+			}
+			var obj map[string]any
+			if err := json.Unmarshal(e.Data.Object, &obj); err != nil {
+				t.Fatal(err)
+			}
+			if len(obj) != 7 || obj["charge_id"] != s.Payment.Id || obj["session_id"] != s.Id || obj["amount"] != float64(2500) ||
+				obj["currency"] != "EUR" || obj["reason"] != "requested_by_customer" {
+				t.Fatalf("payload %s", e.Data.Object)
+			}
+			seen[fmt.Sprint(obj["amount_refunded"], obj["fully_refunded"])] = true
+		}
+		if !seen["500 false"] || !seen["2500 true"] || len(hits) != 2 {
+			t.Fatalf("deliveries %v (%d), want one at 500 and one fully refunded at 2500", seen, len(hits))
+		}
+	})
 }
