@@ -6,10 +6,10 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
-	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // errNoRefunds answers a refund request on a server wired without the refunder.
