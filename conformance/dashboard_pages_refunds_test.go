@@ -41,5 +41,10 @@ func TestDashboardPagesRefunds(t *testing.T) {
 		if p := asyncPayment(t, o.Merchant, s.Id); p.AmountRefunded != 1000 {
 			t.Fatalf("a refused refund changed the payment: %d", p.AmountRefunded)
 		}
+
+		// The refunds page lists it, linked to its payment.
+		dpGo(t, ctx, "/test/refunds")
+		dpWait(t, ctx, "the refund in the list", `document.querySelector('a[data-payment="`+s.Payment.Id+`"]')`+" && "+dpHas("tbody", "€10.00"))
+		harness.Page(t, ctx, "dashboard-refunds")
 	})
 }
