@@ -170,3 +170,23 @@ func TestRefundStoreIsolation(t *testing.T) {
 		}
 	}
 }
+
+// A payment of an environment no processor can refund in (live, without a live adapter) is
+// refused with processor_unavailable, and nothing is recorded.
+func TestARefundWithoutAProcessorRecordsNothing(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	live := core.Scope{MerchantID: scope.MerchantID, Env: core.EnvLive}
+	svc := paymentsOn(db, fixedClocks{payNow}, core.EnvLive) // the sandbox stands in for a live processor's charge
+	ctx := context.Background()
+	p := mustPay(t, svc, createSession(t, svc, live), visaUS).Payment()
+	rf := refunderOn(t, db, sandbox.NewWithJournal(postgres.NewSandboxJournal(db)), core.SystemClock{}) // refunds the test environment only
+	_, err := rf.Refund(ctx, payments.RefundRequest{Scope: live, PaymentID: p.ID(), Reason: payments.ReasonDuplicate})
+	if !errors.Is(err, payments.ErrRefundProcessorUnavailable) {
+		t.Fatalf("refund in live: %v", err)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM refunds WHERE payment_id = $1`, p.ID()); n != 0 {
+		t.Fatalf("%d refunds recorded", n)
+	}
+}

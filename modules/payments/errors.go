@@ -20,6 +20,10 @@ var (
 	// ErrRefundReasonInvalid: a refund reason outside RefundReasons.
 	ErrRefundReasonInvalid = core.NewError(core.TypeInvalidRequest, "reason_invalid", "reason",
 		"The reason must be requested_by_customer, duplicate or fraudulent.")
+	// ErrRefundProcessorUnavailable: no processor can refund in the payment's environment
+	// (live, while no live processor adapter is configured); nothing was recorded.
+	ErrRefundProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
+		"Refunds in this environment need a processor adapter, and this Kassa server has none configured; nothing was refunded.")
 	// ErrRefundNotFound: no refund with that id in the scope.
 	ErrRefundNotFound = core.NewError(core.TypeNotFound, "refund_not_found", "id", "No such refund.")
 	// ErrChargeNotRefundable: a refund of a payment that is not succeeded or partially

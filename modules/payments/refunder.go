@@ -136,6 +136,10 @@ func (rf *Refunder) record(ctx context.Context, req RefundRequest, phases ports.
 		if err != nil {
 			return err
 		}
+		if _, ok := rf.processors[req.Scope.Env]; !ok {
+			// Nothing is recorded: no refund waits for a processor that is not there.
+			return ErrRefundProcessorUnavailable
+		}
 		p := rec.Payment
 		amount := p.AmountRefundable() - reserved
 		if req.Amount != nil {

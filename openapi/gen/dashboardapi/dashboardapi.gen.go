@@ -1626,7 +1626,8 @@ type ClientInterface interface {
 	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
-	// `rate_limited`; 5xx.
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1649,7 +1650,8 @@ type ClientInterface interface {
 	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
-	// `rate_limited`; 5xx.
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2365,7 +2367,8 @@ func (c *Client) GetPayment(ctx context.Context, env Env, id ObjectId, reqEditor
 // 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 // `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 // or `charge_not_refundable` (processing, failed, or refunded in full); 429
-// `rate_limited`; 5xx.
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2398,7 +2401,8 @@ func (c *Client) CreateRefundWithBody(ctx context.Context, env Env, id ObjectId,
 // 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 // `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 // or `charge_not_refundable` (processing, failed, or refunded in full); 429
-// `rate_limited`; 5xx.
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5114,7 +5118,8 @@ type ClientWithResponsesInterface interface {
 	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
-	// `rate_limited`; 5xx.
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5137,7 +5142,8 @@ type ClientWithResponsesInterface interface {
 	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
-	// `rate_limited`; 5xx.
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11086,7 +11092,8 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, env En
 // 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 // `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 // or `charge_not_refundable` (processing, failed, or refunded in full); 429
-// `rate_limited`; 5xx.
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11115,7 +11122,8 @@ func (c *ClientWithResponses) CreateRefundWithBodyWithResponse(ctx context.Conte
 // 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
 // `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
 // or `charge_not_refundable` (processing, failed, or refunded in full); 429
-// `rate_limited`; 5xx.
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
