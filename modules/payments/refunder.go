@@ -273,6 +273,9 @@ func (rf *Refunder) apply(ctx context.Context, r *Refund, res ports.RefundResult
 		if err := tx.Outbox().Add(ctx, evs...); err != nil {
 			return err
 		}
+		if p.Customer().Email == "" {
+			return nil // nobody to tell
+		}
 		return tx.Mail().Enqueue(ctx, core.Mail{Kind: MailRefundReceipt, Scope: p.Scope(), SubjectID: lr.ID(), Created: now})
 	})
 	return out, err
