@@ -108,26 +108,32 @@ func (rf *Refunder) Refund(ctx context.Context, req RefundRequest) (*Refund, err
 		}
 		id = strings.TrimPrefix(phases.Point(), refundPoint)
 	}
-	if id == "" {
-		r, err := rf.record(ctx, req, phases)
-		if err != nil {
-			return nil, err
-		}
-		id = r.ID()
+	if id != "" {
+		return rf.resume(ctx, req.Scope, id)
 	}
-	return rf.complete(ctx, req.Scope, id)
-}
-
-// record is step 1: the refund checked and recorded pending under the payment's lock.
-func (rf *Refunder) record(ctx context.Context, req RefundRequest, phases ports.KeyPhases) (*Refund, error) {
-	now, err := rf.clocks.Now(ctx, req.Scope)
+	r, ref, err := rf.record(ctx, req, phases)
 	if err != nil {
 		return nil, err
 	}
+	res, err := rf.call(ctx, r, ref, false)
+	if err != nil {
+		return nil, err
+	}
+	return rf.apply(ctx, r, res)
+}
+
+// record is step 1: the refund checked and recorded pending under the payment's lock. It
+// returns the refund and the processor's id of the refunded charge.
+func (rf *Refunder) record(ctx context.Context, req RefundRequest, phases ports.KeyPhases) (*Refund, string, error) {
+	now, err := rf.clocks.Now(ctx, req.Scope)
+	if err != nil {
+		return nil, "", err
+	}
 	wall := rf.wall.Now()
 	var out *Refund
+	var ref string
 	err = rf.uow.Do(ctx, func(ctx context.Context, tx RefundTx) error {
-		out = nil // Do may run this again
+		out, ref = nil, "" // Do may run this again
 		rec, err := tx.Payments().Lock(ctx, req.Scope, req.PaymentID)
 		if err != nil {
 			return paymentNotFound(err, req.PaymentID)
@@ -159,14 +165,16 @@ func (rf *Refunder) record(ctx context.Context, req RefundRequest, phases ports.
 				return err
 			}
 		}
-		out = r
+		out, ref = r, rec.ProcessorRef
 		return nil
 	})
-	return out, err
+	return out, ref, err
 }
 
-// complete is steps 2 and 3 for a recorded refund: nothing when it is resolved already.
-func (rf *Refunder) complete(ctx context.Context, scope core.Scope, id string) (*Refund, error) {
+// resume is steps 2 and 3 for a refund a keyed request recorded before it was cut: nothing
+// when it is resolved already. The processor is asked with the refund's key, so a refund it
+// made already is answered, not made again.
+func (rf *Refunder) resume(ctx context.Context, scope core.Scope, id string) (*Refund, error) {
 	r, err := rf.refunds.Get(ctx, scope, id)
 	if err != nil {
 		return nil, err
@@ -174,18 +182,18 @@ func (rf *Refunder) complete(ctx context.Context, scope core.Scope, id string) (
 	if r.Status() != RefundPending {
 		return r, nil
 	}
-	res, err := rf.call(ctx, r, false)
+	res, err := rf.call(ctx, r, "", false)
 	if err != nil {
 		return nil, err
 	}
 	return rf.apply(ctx, r, res)
 }
 
-// call asks the processor for r (step 2). With lookup it first asks what became of the key
-// (the sweep: the process that recorded it may have died before or after its call); a key the
-// processor never received is then refunded now, with the same key, since the merchant asked
-// for it and nothing was given back.
-func (rf *Refunder) call(ctx context.Context, r *Refund, lookup bool) (ports.RefundResult, error) {
+// call asks the processor for r (step 2); ref is the processor's id of the charge ("" reads
+// it). With lookup it first asks what became of the key (the sweep: the process that recorded
+// it may have died before or after its call); a key the processor never received is then
+// refunded now, with the same key, since the merchant asked for it and nothing was given back.
+func (rf *Refunder) call(ctx context.Context, r *Refund, ref string, lookup bool) (ports.RefundResult, error) {
 	proc, ok := rf.processors[r.Scope().Env]
 	if !ok {
 		return ports.RefundResult{}, fmt.Errorf("payments: no processor for %s", r.Scope().Env)
@@ -200,9 +208,10 @@ func (rf *Refunder) call(ctx context.Context, r *Refund, lookup bool) (ports.Ref
 			return res, err
 		}
 	}
-	ref, err := rf.processorRef(ctx, r)
-	if err != nil {
-		return ports.RefundResult{}, err
+	if ref == "" {
+		if ref, err = rf.processorRef(ctx, r); err != nil {
+			return ports.RefundResult{}, err
+		}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
@@ -297,7 +306,7 @@ func (rf *Refunder) ProcessDue(ctx context.Context, scope *core.Scope, _ time.Ti
 	n := 0
 	var failures []error
 	for _, r := range stale {
-		res, err := rf.call(ctx, r, true)
+		res, err := rf.call(ctx, r, "", true)
 		if err == nil {
 			_, err = rf.apply(ctx, r, res)
 		}
