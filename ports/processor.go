@@ -195,4 +195,54 @@ type Processor interface {
 	// later (the charge-attempt sweep). A key the processor never received answers
 	// ErrChargeUnknown: nothing was charged.
 	Lookup(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (ChargeResult, error)
+	// Refunder gives back succeeded charges (Refund, LookupRefund).
+	Refunder
+}
+
+// RefundRequest asks a processor to give back part or all of a succeeded charge.
+type RefundRequest struct {
+	Scope core.Scope
+	// ProcessorRef is the processor's id of the charge (ChargeResult.ProcessorRef).
+	ProcessorRef string
+	// Amount in minor units of Currency, positive and at most what remains of the charge.
+	Amount   int64
+	Currency core.Currency
+	// IdempotencyKey makes a retried Refund answer what the first call answered, and lets
+	// LookupRefund find it: Kassa uses the refund's id (re_…), one refund per key.
+	IdempotencyKey string
+}
+
+// RefundOutcome is where a refund stands after a processor call.
+type RefundOutcome string
+
+const (
+	RefundSucceeded RefundOutcome = "succeeded"
+	RefundFailed    RefundOutcome = "failed"
+)
+
+// RefundResult is what a processor answers about a refund.
+type RefundResult struct {
+	Outcome      RefundOutcome
+	ProcessorRef string // the processor's id of the refund
+	// FailureCode and FailureMessage say why a failed refund failed.
+	FailureCode, FailureMessage string
+}
+
+// Errors of the refund calls of the Processor port.
+var (
+	ErrRefundRequestInvalid = errors.New("processor: refund request invalid")
+	// ErrRefundUnknown: LookupRefund found no refund made with that idempotency key; the
+	// processor never received it, so nothing was refunded.
+	ErrRefundUnknown = errors.New("processor: no refund with this idempotency key")
+)
+
+// Refunder is the refund half of a processor. Like the charge calls, every call takes the
+// scope's time and is made with no transaction open.
+type Refunder interface {
+	// Refund gives back req.Amount of the charge req.ProcessorRef. Called again with the same
+	// IdempotencyKey it answers what the first call answered and refunds nothing more.
+	Refund(ctx context.Context, req RefundRequest, now time.Time) (RefundResult, error)
+	// LookupRefund answers what the refund made in scope with idempotencyKey came to; a key
+	// the processor never received answers ErrRefundUnknown: nothing was refunded.
+	LookupRefund(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (RefundResult, error)
 }

@@ -22,6 +22,15 @@ import (
 // the 3-D Secure test number, and counts its charges.
 type slowProcessor struct{ charges atomic.Int32 }
 
+// Refund and LookupRefund: these tests refund nothing.
+func (p *slowProcessor) Refund(context.Context, ports.RefundRequest, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, ports.ErrRefundRequestInvalid
+}
+
+func (p *slowProcessor) LookupRefund(context.Context, core.Scope, string, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, ports.ErrRefundUnknown
+}
+
 func (p *slowProcessor) Charge(_ context.Context, req ports.ChargeRequest, _ time.Time) (ports.ChargeResult, error) {
 	p.charges.Add(1)
 	time.Sleep(20 * time.Millisecond)

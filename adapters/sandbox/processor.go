@@ -138,6 +138,48 @@ func (p *Processor) Lookup(ctx context.Context, scope core.Scope, idempotencyKey
 	return res, nil
 }
 
+// Refund implements ports.Refunder: the sandbox gives back any positive amount of a charge it
+// knows the reference shape of, at once; a retried key answers what its first call answered.
+// Kassa checks the refundable amount itself (the sandbox, like a processor, is the last line,
+// not the first).
+func (p *Processor) Refund(ctx context.Context, req ports.RefundRequest, _ time.Time) (ports.RefundResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.RefundResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ports.RefundResult{}, err
+	}
+	switch {
+	case req.Amount <= 0, req.ProcessorRef == "", req.IdempotencyKey == "", req.Currency == "":
+		return ports.RefundResult{}, fmt.Errorf("%w: amount %d, charge %q, key %q", ports.ErrRefundRequestInvalid,
+			req.Amount, req.ProcessorRef, req.IdempotencyKey)
+	}
+	res := ports.RefundResult{Outcome: ports.RefundSucceeded, ProcessorRef: core.NewID("sbre_")}
+	if p.journal == nil {
+		return res, nil
+	}
+	return p.journal.RememberRefund(ctx, req.Scope, req.IdempotencyKey, res)
+}
+
+// LookupRefund implements ports.Refunder: the answer the journal kept for the key, or
+// ports.ErrRefundUnknown.
+func (p *Processor) LookupRefund(ctx context.Context, scope core.Scope, idempotencyKey string, _ time.Time) (ports.RefundResult, error) {
+	if err := ports.OutsideTransaction(ctx); err != nil {
+		return ports.RefundResult{}, err
+	}
+	if p.journal == nil || idempotencyKey == "" {
+		return ports.RefundResult{}, ports.ErrRefundUnknown
+	}
+	res, ok, err := p.journal.RecallRefund(ctx, scope, idempotencyKey)
+	if err != nil {
+		return ports.RefundResult{}, err
+	}
+	if !ok {
+		return ports.RefundResult{}, ports.ErrRefundUnknown
+	}
+	return res, nil
+}
+
 // CompleteAction implements ports.Processor: the buyer's answer on the sandbox 3-D Secure page.
 func (p *Processor) CompleteAction(ctx context.Context, processorRef string, approve bool, now time.Time) (ports.ChargeResult, error) {
 	if err := ports.OutsideTransaction(ctx); err != nil {

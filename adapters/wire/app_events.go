@@ -196,6 +196,16 @@ func appObject(r core.EventRecord) (any, error) {
 		}
 		return appPaymentIntent(pi), nil
 	}
+	if r.Type == core.EventCheckoutSessionRefunded {
+		var sr sessionRefund
+		if err := json.Unmarshal(r.Object, &sr); err != nil {
+			return nil, err
+		}
+		cur := sr.Currency
+		return AppSessionRefund{ID: sr.ID, Object: sr.Object, PaymentID: sr.PaymentID, Amount: appMoney(sr.Amount, cur),
+			AmountRefunded: appMoney(sr.AmountRefunded, cur), FullyRefunded: sr.FullyRefunded, RefundID: sr.RefundID,
+			Created: appTime(sr.Created)}, nil
+	}
 	switch r.ObjectKind {
 	case core.ObjectCheckoutSession:
 		var s api.CheckoutSession
@@ -242,4 +252,16 @@ func AppEvent(r core.EventRecord, installation string) ([]byte, error) {
 	}
 	return json.Marshal(AppEnvelope{ID: r.ID, Object: "event", Type: string(r.Type), Environment: string(r.Scope.Env),
 		Installation: installation, APIVersion: core.APIVersion, Created: r.Created.Unix(), Data: AppEnvelopeData{Object: obj}})
+}
+
+// AppSessionRefund is the app form of checkout.session.refunded (app-events.yaml).
+type AppSessionRefund struct {
+	ID             string   `json:"id"`
+	Object         string   `json:"object"`
+	PaymentID      string   `json:"payment_id"`
+	Amount         AppMoney `json:"amount"`
+	AmountRefunded AppMoney `json:"amount_refunded"`
+	FullyRefunded  bool     `json:"fully_refunded"`
+	RefundID       string   `json:"refund_id"`
+	Created        string   `json:"created"`
 }

@@ -32,6 +32,10 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		return core.ObjectPayment, Payment(ev.Payment), nil
 	case payments.DisputeEvent:
 		return core.ObjectDispute, Dispute(ev.Dispute), nil
+	case payments.RefundEvent:
+		return core.ObjectRefund, ChargeRefunded(ev.Refund, ev.Payment), nil
+	case payments.SessionRefundEvent:
+		return core.ObjectCheckoutSession, sessionRefundOf(ev.Refund, ev.Payment), nil
 	case payments.ChargeDeclined:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusFailed
@@ -147,4 +151,32 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// ChargeRefunded renders the data.object of charge.refunded (interface 6.1): the payment as
+// the refund left it.
+func ChargeRefunded(r *payments.Refund, p *payments.Payment) api.ChargeRefunded {
+	return api.ChargeRefunded{ChargeId: p.ID(), SessionId: p.SessionID(), AmountRefunded: p.AmountRefunded(),
+		Amount: p.Amount(), Currency: string(p.Currency()), Reason: api.ChargeRefundedReason(r.Reason()),
+		FullyRefunded: p.AmountRefunded() == p.Amount()}
+}
+
+// sessionRefund is what the outbox keeps of checkout.session.refunded: the session whose
+// payment a refund changed, in the merchant API's units (Unix seconds, upper-case currency).
+type sessionRefund struct {
+	ID             string `json:"id"`
+	Object         string `json:"object"`
+	PaymentID      string `json:"payment_id"`
+	Amount         int64  `json:"amount"`
+	AmountRefunded int64  `json:"amount_refunded"`
+	Currency       string `json:"currency"`
+	FullyRefunded  bool   `json:"fully_refunded"`
+	RefundID       string `json:"refund_id"`
+	Created        int64  `json:"created"`
+}
+
+func sessionRefundOf(r *payments.Refund, p *payments.Payment) sessionRefund {
+	return sessionRefund{ID: p.PayableID(), Object: "checkout.session", PaymentID: p.ID(), Amount: p.Amount(),
+		AmountRefunded: p.AmountRefunded(), Currency: string(p.Currency()), FullyRefunded: p.AmountRefunded() == p.Amount(),
+		RefundID: r.ID(), Created: r.Created().Unix()}
 }

@@ -101,6 +101,17 @@ func eventSamples(t *testing.T) []core.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
+	refunded, err := payments.NewPayment(payments.NewPaymentParams{Scope: scope, PayableKind: "checkout_session", SessionID: &sid, Amount: 2500,
+		Currency: "EUR", Status: payments.StatusSucceeded, Method: payments.MethodCard, Card: card,
+		Fee:      payments.Fee{ServiceFeeEUR: 70, PSPFeeEUR: 40, ServiceFeeChargeCurrency: 70, Currency: "EUR", RateDate: at},
+		Customer: payments.Customer{Name: "Ada", Email: "ada@example.com"}, Created: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := payments.NewRefund(refunded, 1000, payments.ReasonRequestedByCustomer, at, at)
+	if _, err := refunded.ApplyRefund(1000); err != nil {
+		t.Fatal(err)
+	}
 	complete := snap
 	complete.Status, complete.Payment = checkout.StatusComplete, paid
 	expired := snap
@@ -132,6 +143,8 @@ func eventSamples(t *testing.T) []core.Event {
 		core.NewEvent(core.EventPaymentIntentRequiresAction, scope, at, payments.ChargeRequiresAction{SessionID: sid, Amount: 2500,
 			Currency: "EUR", Method: ports.MethodCard, Card: portsCard, Action: ports.ChargeAction{Kind: ports.ActionThreeDSecure}, At: at}),
 		core.NewEvent(core.EventChargeDisputeCreated, scope, at, payments.DisputeEvent{Dispute: dispute}),
+		core.NewEvent(core.EventChargeRefunded, scope, at, payments.RefundEvent{Refund: refund, Payment: refunded}),
+		core.NewEvent(core.EventCheckoutSessionRefunded, scope, at, payments.SessionRefundEvent{Refund: refund, Payment: refunded}),
 	}
 }
 
@@ -203,7 +216,7 @@ func TestEventPayloadsMatchTheirChannelSchemas(t *testing.T) {
 			undocumented = append(undocumented, typ)
 		}
 	}
-	if want := []string{"checkout.session.refunded", "payment_intent.canceled", "invoice.payment_failed",
+	if want := []string{"payment_intent.canceled", "invoice.payment_failed",
 		"customer.subscription.deleted"}; !slices.Equal(undocumented, want) {
 		t.Errorf("app types without a schema %v, want %v", undocumented, want)
 	}

@@ -294,11 +294,22 @@ func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mail.NewWorker(postgres.NewMailOutboxStore(a.db), mail.Composers{payments.MailReceipt: receipts},
+	refundMails, err := payments.NewRefundReceiptComposer(postgres.NewRefundStore(a.db), postgres.NewReceiptSource(a.db), renderRefund)
+	if err != nil {
+		return nil, err
+	}
+	return mail.NewWorker(postgres.NewMailOutboxStore(a.db),
+		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails},
 		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil
 }
 
 // renderReceipt renders a receipt with the e-mail adapter's templates.
+func renderRefund(r payments.RefundReceipt) (ports.Message, error) {
+	return email.RefundMessage(r.Scope, r.To, email.RefundReceipt{MerchantName: r.MerchantName, Amount: r.Amount,
+		Currency: r.Currency, PaymentAmount: r.PaymentAmount, Refunded: r.Refunded, Reference: r.Reference,
+		RefundID: r.RefundID, Date: r.Date})
+}
+
 func renderReceipt(r payments.Receipt) (ports.Message, error) {
 	return email.ReceiptMessage(r.Scope, r.To, email.Receipt{
 		MerchantName: r.MerchantName, Amount: r.Amount, Currency: r.Currency, Reference: r.Reference,

@@ -34,6 +34,8 @@ type app struct {
 	due       *scheduler.Registry
 	payments  *payments.Sweeper
 	attempts  *payments.AttemptSweeper
+	refunds   *payments.Refunder
+	wall      core.Clock
 	events    *events.Service
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
 	idem      *postgres.IdempotencyStore
@@ -123,6 +125,18 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err)
 	}
 	due.Register("charge attempts left pending", as)
+	// Refunds call the processor (the sandbox for test), so they are recorded pending, given
+	// back with no transaction open and applied in a second unit of work; those left pending
+	// (a process that died during the call) are resolved by lookup after payments.RefundGrace.
+	refunder, err := payments.NewRefunder(payments.RefunderDeps{
+		UoW:     postgres.Bind(uow, func(tx *postgres.Tx) payments.RefundTx { return tx }),
+		Refunds: postgres.NewRefundStore(db), Processors: map[core.Environment]ports.Refunder{core.EnvTest: proc},
+		Clocks: tc, Wall: clock,
+	})
+	if err != nil {
+		panic(err)
+	}
+	due.Register("refunds left pending", refunder)
 	return &app{
 		db:        db,
 		identity:  ident,
@@ -132,6 +146,8 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		due:       due,
 		payments:  ps,
 		attempts:  as,
+		refunds:   refunder,
+		wall:      clock,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db, db), // serve gives the held keys a pool of their own
 		uow:       uow,

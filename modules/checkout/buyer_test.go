@@ -461,3 +461,12 @@ func TestBuyerAnswersCarryTheMerchantReadWithTheSession(t *testing.T) {
 		t.Fatalf("resolve = %+v, %v", res, err)
 	}
 }
+
+// Refund and LookupRefund: checkout's tests refund nothing.
+func (p *fakeProcessor) Refund(context.Context, ports.RefundRequest, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, ports.ErrRefundRequestInvalid
+}
+
+func (p *fakeProcessor) LookupRefund(context.Context, core.Scope, string, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, ports.ErrRefundUnknown
+}

@@ -17,10 +17,17 @@ var (
 	// ErrRefundAmountInvalid: a refund amount of zero or less.
 	ErrRefundAmountInvalid = core.NewError(core.TypeInvalidRequest, "amount_invalid", "amount",
 		"The refund amount must be a positive integer in minor units.")
-	// ErrChargeAlreadyRefunded: a refund of a fully refunded payment.
-	ErrChargeAlreadyRefunded = core.NewError(core.TypeInvalidState, "charge_already_refunded", "",
-		"This charge has already been refunded in full.")
-	// ErrChargeNotRefundable: a refund of a payment that never succeeded (processing or failed).
+	// ErrRefundReasonInvalid: a refund reason outside RefundReasons.
+	ErrRefundReasonInvalid = core.NewError(core.TypeInvalidRequest, "reason_invalid", "reason",
+		"The reason must be requested_by_customer, duplicate or fraudulent.")
+	// ErrRefundProcessorUnavailable: no processor can refund in the payment's environment
+	// (live, while no live processor adapter is configured); nothing was recorded.
+	ErrRefundProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
+		"Refunds in this environment need a processor adapter, and this Kassa server has none configured; nothing was refunded.")
+	// ErrRefundNotFound: no refund with that id in the scope.
+	ErrRefundNotFound = core.NewError(core.TypeNotFound, "refund_not_found", "id", "No such refund.")
+	// ErrChargeNotRefundable: a refund of a payment that is not succeeded or partially
+	// refunded: processing, failed, or refunded in full already (D16).
 	ErrChargeNotRefundable = core.NewError(core.TypeInvalidState, "charge_not_refundable", "",
 		"Only a succeeded charge can be refunded.")
 	// ErrPaymentNotProcessing: succeed or fail a payment that is no longer processing.

@@ -297,6 +297,16 @@ func (s *scripted) Settle(_ context.Context, ref string, _ time.Time) (ports.Cha
 	return ports.ChargeResult{Outcome: ports.OutcomeSucceeded, ProcessorRef: ref}, nil
 }
 
+// Refund and LookupRefund: the orders of these tests are never refunded; a refund here is a
+// bug of the test.
+func (s *scripted) Refund(context.Context, ports.RefundRequest, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, errors.New("scripted: no refunds in these tests")
+}
+
+func (s *scripted) LookupRefund(context.Context, core.Scope, string, time.Time) (ports.RefundResult, error) {
+	return ports.RefundResult{}, ports.ErrRefundUnknown
+}
+
 func (s *scripted) Lookup(_ context.Context, _ core.Scope, key string, _ time.Time) (ports.ChargeResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -368,59 +368,113 @@ type RefundOutcome struct {
 	FeeReversed Fee
 }
 
-// Refund refunds `amount` minor units at `now` (interface 3.2, D9). The checks, in order:
+// CheckRefund checks a refund of `amount` minor units asked at `now` (interface 3.2, D9,
+// D16) while `reserved` minor units are already promised to refunds not yet applied (pending
+// at the processor). The checks, in order:
 //
-//	disputed (open or lost)           → 422 ErrChargeDisputed
-//	refunded                          → 422 ErrChargeAlreadyRefunded
-//	processing or failed              → 422 ErrChargeNotRefundable
-//	now later than created + 180 days → 422 ErrRefundWindowPassed
-//	amount ≤ 0                        → 400 ErrRefundAmountInvalid
-//	amount above what remains         → 400 ErrRefundExceedsCaptured
+//	disputed (open or lost)              → 422 ErrChargeDisputed
+//	refunded, processing or failed       → 422 ErrChargeNotRefundable
+//	now later than created + 180 days    → 422 ErrRefundWindowPassed
+//	amount ≤ 0                           → 400 ErrRefundAmountInvalid
+//	amount above what remains (reserved
+//	refunds counted as refunded already) → 400 ErrRefundExceedsCaptured
 //
-// On success the payment is partially_refunded, or refunded when nothing remains.
-func (p *Payment) Refund(amount int64, now time.Time) (RefundOutcome, error) {
+// It changes nothing: the refund is applied by ApplyRefund once the processor gave it back.
+func (p *Payment) CheckRefund(amount, reserved int64, now time.Time) error {
 	switch p.status {
 	case StatusDisputed:
-		return RefundOutcome{}, ErrChargeDisputed
-	case StatusRefunded:
-		return RefundOutcome{}, ErrChargeAlreadyRefunded
+		return ErrChargeDisputed
 	case StatusSucceeded, StatusPartiallyRefunded:
+	case StatusRefunded:
+		return ErrChargeNotRefundable.Msg("This charge has already been refunded in full.")
 	default:
-		return RefundOutcome{}, ErrChargeNotRefundable
+		return ErrChargeNotRefundable
 	}
 	if now.After(p.created.Add(RefundWindow)) {
-		return RefundOutcome{}, ErrRefundWindowPassed
+		return ErrRefundWindowPassed
 	}
 	if amount <= 0 {
-		return RefundOutcome{}, ErrRefundAmountInvalid
+		return ErrRefundAmountInvalid
 	}
-	if remaining := p.AmountRefundable(); amount > remaining {
-		return RefundOutcome{}, ErrRefundExceedsCaptured.Msg(
+	if remaining := p.AmountRefundable() - reserved; amount > remaining {
+		if remaining < 0 {
+			remaining = 0
+		}
+		return ErrRefundExceedsCaptured.Msg(
 			"The refund of %s is larger than the %s that remains to be refunded.",
 			core.FormatAmount(amount, p.currency), core.FormatAmount(remaining, p.currency))
 	}
-	before, err := p.fee.Share(p.amountRefunded, p.amount)
-	if err != nil {
+	return nil
+}
+
+// Refund checks and applies a refund of `amount` at `now` in one step (CheckRefund with
+// nothing reserved, then ApplyRefund). On success the payment is partially_refunded, or
+// refunded when nothing remains.
+func (p *Payment) Refund(amount int64, now time.Time) (RefundOutcome, error) {
+	if err := p.CheckRefund(amount, 0, now); err != nil {
 		return RefundOutcome{}, err
 	}
-	after, err := p.fee.Share(p.amountRefunded+amount, p.amount)
-	if err != nil {
-		return RefundOutcome{}, err
+	return p.ApplyRefund(amount)
+}
+
+// ApplyRefund records a refund of `amount` that the processor has made: amount_refunded
+// grows, the status becomes partially_refunded or refunded, and the fee reversed is computed
+// (FeeReversal). The rules of CheckRefund were checked when the refund was asked for; what
+// is checked again here is only what keeps the figures true (a positive amount, not above
+// what remains). A dispute opened while the refund was at the processor keeps the payment
+// disputed; the state a won dispute returns to becomes the refunded one.
+func (p *Payment) ApplyRefund(amount int64) (RefundOutcome, error) {
+	if amount <= 0 {
+		return RefundOutcome{}, ErrRefundAmountInvalid
 	}
-	reversed, err := after.minus(before)
+	if amount > p.AmountRefundable() {
+		return RefundOutcome{}, ErrRefundExceedsCaptured
+	}
+	reversed, err := FeeReversal(p.fee, p.amount, p.amountRefunded, amount)
 	if err != nil {
 		return RefundOutcome{}, err
 	}
 	p.amountRefunded += amount
+	next := StatusPartiallyRefunded
 	if p.amountRefunded == p.amount {
-		p.status = StatusRefunded
-	} else {
-		p.status = StatusPartiallyRefunded
+		next = StatusRefunded
+	}
+	switch {
+	case p.status == StatusDisputed && p.statusBeforeDispute != "":
+		p.statusBeforeDispute = next
+	case p.status == StatusDisputed: // lost: the payment stays disputed for good
+	default:
+		p.status = next
 	}
 	return RefundOutcome{
 		Amount:         amount,
 		AmountRefunded: p.amountRefunded,
-		FullyRefunded:  p.status == StatusRefunded,
+		FullyRefunded:  p.amountRefunded == p.amount,
 		FeeReversed:    reversed,
 	}, nil
+}
+
+// FeeReversal is the part of `fee` a refund of `amount` gives back, on a charge of `charged`
+// of which `refundedBefore` was refunded already (interface 3.2, D16). Every part of the fee
+// (service_fee_eur, psp_fee_eur, service_fee_charge_currency) is reversed pro rata, rounded
+// half-up, on the running total:
+//
+//	reversed = round(part × (refundedBefore + amount) / charged) − round(part × refundedBefore / charged)
+//
+// so the refund that completes the charge reverses exactly what the earlier ones left, and
+// the reversals of all refunds of a charge always sum to the fee. Each reversal is within one
+// minor unit of its exact share, and never negative.
+func FeeReversal(fee Fee, charged, refundedBefore, amount int64) (Fee, error) {
+	if amount <= 0 || refundedBefore < 0 || refundedBefore+amount > charged {
+		return Fee{}, fmt.Errorf("payments: fee reversal of %d after %d of %d", amount, refundedBefore, charged)
+	}
+	before, err := fee.Share(refundedBefore, charged)
+	if err != nil {
+		return Fee{}, err
+	}
+	after, err := fee.Share(refundedBefore+amount, charged)
+	if err != nil {
+		return Fee{}, err
+	}
+	return after.minus(before)
 }

@@ -173,3 +173,14 @@ type DueStore interface {
 	// when none is due by until.
 	NextDue(ctx context.Context, scope core.Scope, until time.Time) (at time.Time, ok bool, err error)
 }
+
+// ApplyRefund applies a refund the processor made to the payment (Payment.ApplyRefund) and
+// reports its state changed.
+func (r *Record) ApplyRefund(amount int64) (RefundOutcome, error) {
+	o, err := r.Payment.ApplyRefund(amount)
+	if err != nil {
+		return RefundOutcome{}, err
+	}
+	r.changed |= ChangedState
+	return o, nil
+}

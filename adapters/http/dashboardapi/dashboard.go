@@ -30,8 +30,14 @@ type DashboardDeps struct {
 	Checkout  *checkout.Service
 	Events    *events.Service
 	Payments  *payments.Queries
-	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
-	Mailbox   ports.Mailbox     // nil: the test mailbox answers an empty list
+	Refunds   *payments.Refunder // nil: refunds answer 500
+	// Idempotency, IdempotencyUoW and Wall enable Idempotency-Key on the dashboard's POSTs
+	// (the refund); nil: keys are ignored.
+	Idempotency    ports.IdempotencyStore
+	IdempotencyUoW ports.UnitOfWorkOf[ports.IdempotencyTx]
+	Wall           core.Clock
+	Webhooks       *webhooks.Service // nil: the overview counts no endpoints
+	Mailbox        ports.Mailbox     // nil: the test mailbox answers an empty list
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service
@@ -97,7 +103,8 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 		ResponseErrorHandlerFunc: writeDashboardError,
 	})
 	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: kit.ParamError})
-	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard)}, mux)
+	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard),
+		Idempotency: d.Idempotency, UnitOfWork: d.IdempotencyUoW, Wall: d.Wall}, mux)
 	if err != nil {
 		return nil, err
 	}

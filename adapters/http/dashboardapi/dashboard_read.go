@@ -119,7 +119,17 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if s := p.SessionID(); s != nil {
 		sessionID = *s
 	}
-	evs, err := a.d.Events.About(ctx, scope, p.ID(), sessionID)
+	refunds, err := a.paymentRefunds(ctx, scope, p.ID())
+	if err != nil {
+		return nil, err
+	}
+	// The events about the payment, its session and its refunds (charge.refunded is about
+	// the refund).
+	about := []string{p.ID(), sessionID}
+	for _, r := range refunds {
+		about = append(about, r.Id)
+	}
+	evs, err := a.d.Events.About(ctx, scope, about...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +137,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		Payment:      render.Payment(p),
 		FeeBreakdown: breakdown,
 		Events:       make([]dash.Event, 0, len(evs)),
+		Refunds:      refunds,
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)

@@ -35,7 +35,8 @@ var statusByCode = map[string]int{
 	codeBodyTooLarge:       http.StatusRequestEntityTooLarge,
 	codeContentTypeInvalid: http.StatusUnsupportedMediaType,
 	codeUnavailable:        http.StatusServiceUnavailable,
-	// No processor can charge in the session's environment (the browser API and the pages).
+	// No processor can charge in the session's environment (the browser API and the pages), or
+	// refund in the payment's (payments.ErrRefundProcessorUnavailable has the same code).
 	checkout.ErrProcessorUnavailable.Code: http.StatusServiceUnavailable,
 }
 

@@ -11,6 +11,7 @@ import (
 var sections = map[string]struct{ detail, testOnly bool }{
 	"overview":          {},
 	"payments":          {detail: true},
+	"refunds":           {},
 	"checkout_sessions": {},
 	"api_keys":          {},
 	"webhooks":          {detail: true},

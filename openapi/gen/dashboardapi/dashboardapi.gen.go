@@ -150,6 +150,84 @@ func (e PaymentStatusFilter) Valid() bool {
 	}
 }
 
+// Defines values for RefundObject.
+const (
+	RefundObjectRefund RefundObject = "refund"
+)
+
+// Valid indicates whether the value is a known member of the RefundObject enum.
+func (e RefundObject) Valid() bool {
+	switch e {
+	case RefundObjectRefund:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundReason.
+const (
+	RefundReasonDuplicate           RefundReason = "duplicate"
+	RefundReasonFraudulent          RefundReason = "fraudulent"
+	RefundReasonRequestedByCustomer RefundReason = "requested_by_customer"
+)
+
+// Valid indicates whether the value is a known member of the RefundReason enum.
+func (e RefundReason) Valid() bool {
+	switch e {
+	case RefundReasonDuplicate:
+		return true
+	case RefundReasonFraudulent:
+		return true
+	case RefundReasonRequestedByCustomer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundStatus.
+const (
+	RefundStatusFailed    RefundStatus = "failed"
+	RefundStatusPending   RefundStatus = "pending"
+	RefundStatusSucceeded RefundStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RefundStatus enum.
+func (e RefundStatus) Valid() bool {
+	switch e {
+	case RefundStatusFailed:
+		return true
+	case RefundStatusPending:
+		return true
+	case RefundStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundCreateReason.
+const (
+	RefundCreateReasonDuplicate           RefundCreateReason = "duplicate"
+	RefundCreateReasonFraudulent          RefundCreateReason = "fraudulent"
+	RefundCreateReasonRequestedByCustomer RefundCreateReason = "requested_by_customer"
+)
+
+// Valid indicates whether the value is a known member of the RefundCreateReason enum.
+func (e RefundCreateReason) Valid() bool {
+	switch e {
+	case RefundCreateReasonDuplicate:
+		return true
+	case RefundCreateReasonFraudulent:
+		return true
+	case RefundCreateReasonRequestedByCustomer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookDeliveryObject.
 const (
 	WebhookDeliveryObjectWebhookDelivery WebhookDeliveryObject = "webhook_delivery"
@@ -508,6 +586,9 @@ type ErrorType = externalRef0.ErrorType
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
 //   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
+//   - `checkout.session.refunded` (app events; listed here, never sent to merchant
+//     webhooks): `CheckoutSessionRefund`.
 //
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the
@@ -644,7 +725,7 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
-	// Events Events about the payment or its checkout session, newest first (at most 100).
+	// Events Events about the payment, its checkout session or its refunds, newest first (at most 100).
 	Events []Event `json:"events"`
 
 	// FeeBreakdown How the fee splits; null for a failed payment: no money moved, so no fee applies
@@ -653,6 +734,9 @@ type PaymentDetail struct {
 
 	// Payment A payment, created when a session completes or an invoice is paid.
 	Payment Payment `json:"payment"`
+
+	// Refunds The payment's refunds, newest first (at most 100), each with the fee it reversed.
+	Refunds []Refund `json:"refunds"`
 }
 
 // PaymentFee Fees of this payment, locked at payment time. They are computed in EUR from the
@@ -703,6 +787,78 @@ type RecurringInterval = externalRef0.RecurringInterval
 
 // RecurringParams Makes a price recurring.
 type RecurringParams = externalRef0.RecurringParams
+
+// Refund A refund (`re_…`) of a payment.
+type Refund struct {
+	// Amount Minor units given back.
+	Amount int64 `json:"amount"`
+
+	// Created Unix seconds (the environment's clock).
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 code, the payment's.
+	Currency string `json:"currency"`
+
+	// FeeReversed The part of the payment's fee this refund gives back, in the fee's units.
+	FeeReversed struct {
+		// Currency The charge currency.
+		Currency string `json:"currency"`
+
+		// PspFeeEur EUR cents, part of the service fee.
+		PspFeeEur int64 `json:"psp_fee_eur"`
+
+		// ServiceFeeChargeCurrency Minor units of the charge currency.
+		ServiceFeeChargeCurrency int64 `json:"service_fee_charge_currency"`
+
+		// ServiceFeeEur EUR cents.
+		ServiceFeeEur int64 `json:"service_fee_eur"`
+	} `json:"fee_reversed"`
+
+	// Id Identifier, prefix `re_`.
+	Id     string       `json:"id"`
+	Object RefundObject `json:"object"`
+
+	// Payment The refunded payment (`py_…`).
+	Payment string       `json:"payment"`
+	Reason  RefundReason `json:"reason"`
+
+	// Status `succeeded` once given back; `pending` only while the processor is being asked.
+	Status RefundStatus `json:"status"`
+}
+
+// RefundObject defines model for Refund.Object.
+type RefundObject string
+
+// RefundReason defines model for Refund.Reason.
+type RefundReason string
+
+// RefundStatus `succeeded` once given back; `pending` only while the processor is being asked.
+type RefundStatus string
+
+// RefundCreate defines model for RefundCreate.
+type RefundCreate struct {
+	// Amount Minor units to refund; what remains when left out.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// Reason Why; `requested_by_customer` when left out.
+	Reason *RefundCreateReason `json:"reason,omitempty"`
+}
+
+// RefundCreateReason Why; `requested_by_customer` when left out.
+type RefundCreateReason string
+
+// RefundList A page of refunds.
+type RefundList struct {
+	// Data The refunds, newest first.
+	Data    []Refund `json:"data"`
+	HasMore bool     `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
 
 // Session defines model for Session.
 type Session struct {
@@ -959,6 +1115,9 @@ type EndingBefore = string
 // Env A merchant environment.
 type Env = DashboardEnvironment
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -976,6 +1135,9 @@ type CSRFInvalid = Error
 
 // Conflict The error envelope returned with every 4xx and 5xx response.
 type Conflict = Error
+
+// Forbidden The error envelope returned with every 4xx and 5xx response.
+type Forbidden = Error
 
 // InternalServerError The error envelope returned with every 4xx and 5xx response.
 type InternalServerError = Error
@@ -1000,6 +1162,9 @@ type SessionRequired = Error
 
 // SignInFailed The error envelope returned with every 4xx and 5xx response.
 type SignInFailed = Error
+
+// UnprocessableEntity The error envelope returned with every 4xx and 5xx response.
+type UnprocessableEntity = Error
 
 // UnsupportedMediaType The error envelope returned with every 4xx and 5xx response.
 type UnsupportedMediaType = Error
@@ -1064,6 +1229,25 @@ type ListPaymentsParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// CreateRefundParams defines parameters for CreateRefund.
+type CreateRefundParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
 	// Active Only active (`true`) or only archived (`false`) objects. Default both.
@@ -1098,6 +1282,20 @@ type ListPricesParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// ListRefundsParams defines parameters for ListRefunds.
+type ListRefundsParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
@@ -1117,6 +1315,9 @@ type SignInJSONRequestBody = SignIn
 
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = ApiKeyCreate
+
+// CreateRefundJSONRequestBody defines body for CreateRefund for application/json ContentType.
+type CreateRefundJSONRequestBody = RefundCreate
 
 // CreateProductJSONRequestBody defines body for CreateProduct for application/json ContentType.
 type CreateProductJSONRequestBody = DashboardProductCreate
@@ -1398,8 +1599,9 @@ type ClientInterface interface {
 
 	// GetPayment A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits with the exchange rate used, and the events that
-	// concern it or its checkout session, newest first (at most 100).
+	// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+	// each reversed, and the events that concern it, its checkout session or its refunds,
+	// newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -1407,6 +1609,54 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRefundWithBody Refund a payment
+	//
+	// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+	// processor gives the money back before the answer; the payment's `amount_refunded` and
+	// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+	// reversed pro rata (every part rounded half-up, the refund that completes the payment
+	// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+	// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+	// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+	// the same refund when retried with its key.
+	//
+	// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+	// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithBody(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRefund Refund a payment
+	//
+	// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+	// processor gives the money back before the answer; the payment's `amount_refunded` and
+	// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+	// reversed pro rata (every part rounded half-up, the refund that completes the payment
+	// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+	// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+	// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+	// the same refund when retried with its key.
+	//
+	// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+	// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+	CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ArchivePrice Archive a price
 	//
@@ -1510,6 +1760,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
 	CreatePrice(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRefunds List refunds
+	//
+	// The environment's refunds, newest first, each with the fee it reversed. Paged with
+	// `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
+	ListRefunds(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookDelivery A delivery with every attempt
 	//
@@ -2069,8 +2330,9 @@ func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPayments
 
 // GetPayment A payment with its fee breakdown and events
 //
-// The payment, how its fee splits with the exchange rate used, and the events that
-// concern it or its checkout session, newest first (at most 100).
+// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+// each reversed, and the events that concern it, its checkout session or its refunds,
+// newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 // another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -2079,6 +2341,74 @@ func (c *Client) ListPayments(ctx context.Context, env Env, params *ListPayments
 // Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
 func (c *Client) GetPayment(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRefundWithBody Refund a payment
+//
+// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+// processor gives the money back before the answer; the payment's `amount_refunded` and
+// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+// reversed pro rata (every part rounded half-up, the refund that completes the payment
+// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+// the same refund when retried with its key.
+//
+// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+func (c *Client) CreateRefundWithBody(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequestWithBody(c.Server, env, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRefund Refund a payment
+//
+// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+// processor gives the money back before the answer; the payment's `amount_refunded` and
+// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+// reversed pro rata (every part rounded half-up, the refund that completes the payment
+// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+// the same refund when retried with its key.
+//
+// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+func (c *Client) CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequest(c.Server, env, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2272,6 +2602,27 @@ func (c *Client) CreatePriceWithBody(ctx context.Context, env Env, id ObjectId, 
 // Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
 func (c *Client) CreatePrice(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePriceRequest(c.Server, env, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRefunds List refunds
+//
+// The environment's refunds, newest first, each with the fee it reversed. Paged with
+// `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
+func (c *Client) ListRefunds(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRefundsRequest(c.Server, env, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3342,6 +3693,75 @@ func NewGetPaymentRequest(server string, env Env, id ObjectId) (*http.Request, e
 	return req, nil
 }
 
+// NewCreateRefundRequest calls the generic CreateRefund builder with application/json body
+func NewCreateRefundRequest(server string, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateRefundRequestWithBody(server, env, id, params, "application/json", bodyReader)
+}
+
+// NewCreateRefundRequestWithBody constructs an http.Request for the CreateRefund method, with any body, and a specified content type
+func NewCreateRefundRequestWithBody(server string, env Env, id ObjectId, params *CreateRefundParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payments/%s/refunds", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewArchivePriceRequest constructs an http.Request for the ArchivePrice method
 func NewArchivePriceRequest(server string, env Env, id ObjectId) (*http.Request, error) {
 	var err error
@@ -3763,6 +4183,91 @@ func NewCreatePriceRequestWithBody(server string, env Env, id ObjectId, contentT
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListRefundsRequest constructs an http.Request for the ListRefunds method
+func NewListRefundsRequest(server string, env Env, params *ListRefundsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/refunds", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4584,8 +5089,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetPaymentWithResponse A payment with its fee breakdown and events
 	//
-	// The payment, how its fee splits with the exchange rate used, and the events that
-	// concern it or its checkout session, newest first (at most 100).
+	// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+	// each reversed, and the events that concern it, its checkout session or its refunds,
+	// newest first (at most 100).
 	//
 	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 	// another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -4595,6 +5101,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/payments/{id} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
+
+	// CreateRefundWithBodyWithResponse Refund a payment
+	//
+	// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+	// processor gives the money back before the answer; the payment's `amount_refunded` and
+	// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+	// reversed pro rata (every part rounded half-up, the refund that completes the payment
+	// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+	// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+	// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+	// the same refund when retried with its key.
+	//
+	// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+	// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
+
+	// CreateRefundWithResponse Refund a payment
+	//
+	// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+	// processor gives the money back before the answer; the payment's `amount_refunded` and
+	// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+	// reversed pro rata (every part rounded half-up, the refund that completes the payment
+	// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+	// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+	// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+	// the same refund when retried with its key.
+	//
+	// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+	// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+	// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+	// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+	// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+	// nothing was refunded); 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
 
 	// ArchivePriceWithResponse Archive a price
 	//
@@ -4708,6 +5262,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/products/{id}/prices (the `CreatePrice` operationId).
 	CreatePriceWithResponse(ctx context.Context, env Env, id ObjectId, body CreatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriceResponse, error)
+
+	// ListRefundsWithResponse List refunds
+	//
+	// The environment's refunds, newest first, each with the fee it reversed. Paged with
+	// `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
+	ListRefundsWithResponse(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error)
 
 	// GetWebhookDeliveryWithResponse A delivery with every attempt
 	//
@@ -6816,6 +7383,187 @@ func (r GetPaymentResponse) ContentType() string {
 	return ""
 }
 
+// CreateRefundResponse201Headers the declared response headers of an HTTP 201 response for CreateRefund
+type CreateRefundResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateRefundResponse400Headers the declared response headers of an HTTP 400 response for CreateRefund
+type CreateRefundResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateRefundResponse401Headers the declared response headers of an HTTP 401 response for CreateRefund
+type CreateRefundResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateRefundResponse403Headers the declared response headers of an HTTP 403 response for CreateRefund
+type CreateRefundResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateRefundResponse404Headers the declared response headers of an HTTP 404 response for CreateRefund
+type CreateRefundResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateRefundResponse409Headers the declared response headers of an HTTP 409 response for CreateRefund
+type CreateRefundResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateRefundResponse422Headers the declared response headers of an HTTP 422 response for CreateRefund
+type CreateRefundResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateRefundResponse429Headers the declared response headers of an HTTP 429 response for CreateRefund
+type CreateRefundResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateRefundResponse500Headers the declared response headers of an HTTP 500 response for CreateRefund
+type CreateRefundResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateRefundResponse503Headers the declared response headers of an HTTP 503 response for CreateRefund
+type CreateRefundResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateRefundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateRefundResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateRefundResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateRefundResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateRefundResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateRefundResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateRefundResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateRefundResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateRefundResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateRefundResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateRefundResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateRefundResponse) GetJSON201() *Refund {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateRefundResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateRefundResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateRefundResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateRefundResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateRefundResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateRefundResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateRefundResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateRefundResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateRefundResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateRefundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateRefundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateRefundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ArchivePriceResponse200Headers the declared response headers of an HTTP 200 response for ArchivePrice
 type ArchivePriceResponse200Headers struct {
 	RequestId *string
@@ -7923,6 +8671,127 @@ func (r CreatePriceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListRefundsResponse200Headers the declared response headers of an HTTP 200 response for ListRefunds
+type ListRefundsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListRefundsResponse400Headers the declared response headers of an HTTP 400 response for ListRefunds
+type ListRefundsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListRefundsResponse401Headers the declared response headers of an HTTP 401 response for ListRefunds
+type ListRefundsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListRefundsResponse429Headers the declared response headers of an HTTP 429 response for ListRefunds
+type ListRefundsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListRefundsResponse500Headers the declared response headers of an HTTP 500 response for ListRefunds
+type ListRefundsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListRefundsResponse503Headers the declared response headers of an HTTP 503 response for ListRefunds
+type ListRefundsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListRefundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RefundList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRefundsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListRefundsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListRefundsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListRefundsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListRefundsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListRefundsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRefundsResponse) GetJSON200() *RefundList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRefundsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRefundsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRefundsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListRefundsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListRefundsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRefundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRefundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRefundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRefundsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10188,8 +11057,9 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, env 
 
 // GetPaymentWithResponse A payment with its fee breakdown and events
 //
-// The payment, how its fee splits with the exchange rate used, and the events that
-// concern it or its checkout session, newest first (at most 100).
+// The payment, how its fee splits with the exchange rate used, its refunds with the fee
+// each reversed, and the events that concern it, its checkout session or its refunds,
+// newest first (at most 100).
 //
 // **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payment_not_found` (also for
 // another merchant's or the other environment's payment); 429 `rate_limited` (wait
@@ -10204,6 +11074,66 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, env En
 		return nil, err
 	}
 	return ParseGetPaymentResponse(rsp)
+}
+
+// CreateRefundWithBodyWithResponse Refund a payment
+//
+// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+// processor gives the money back before the answer; the payment's `amount_refunded` and
+// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+// reversed pro rata (every part rounded half-up, the refund that completes the payment
+// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+// the same refund when retried with its key.
+//
+// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error) {
+	rsp, err := c.CreateRefundWithBody(ctx, env, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResponse(rsp)
+}
+
+// CreateRefundWithResponse Refund a payment
+//
+// Refunds part or all of a payment. `amount` defaults to what remains to be refunded. The
+// processor gives the money back before the answer; the payment's `amount_refunded` and
+// status (`partially_refunded`, then `refunded`) change with the refund, the fee is
+// reversed pro rata (every part rounded half-up, the refund that completes the payment
+// reversing exactly what is left), `charge.refunded` is sent to webhooks and the payer
+// gets a refund e-mail. Concurrent refunds never exceed the captured amount. With an
+// `Idempotency-Key` a double submit makes one refund; a request cut by a crash resumes
+// the same refund when retried with its key.
+//
+// **Errors:** 400 `amount_too_large`/`refund_exceeds_captured` (above what remains),
+// `amount_invalid`, `reason_invalid`; 401 `session_required`; 403 `csrf_token_invalid`;
+// 404 `payment_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `charge_disputed`, `charge_refund_window_passed` (more than 180 days after the charge)
+// or `charge_not_refundable` (processing, failed, or refunded in full); 429
+// `rate_limited`; 503 `processor_unavailable` (no processor adapter for the environment:
+// nothing was refunded); 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error) {
+	rsp, err := c.CreateRefund(ctx, env, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResponse(rsp)
 }
 
 // ArchivePriceWithResponse Archive a price
@@ -10371,6 +11301,25 @@ func (c *ClientWithResponses) CreatePriceWithResponse(ctx context.Context, env E
 		return nil, err
 	}
 	return ParseCreatePriceResponse(rsp)
+}
+
+// ListRefundsWithResponse List refunds
+//
+// The environment's refunds, newest first, each with the fee it reversed. Paged with
+// `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
+func (c *ClientWithResponses) ListRefundsWithResponse(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error) {
+	rsp, err := c.ListRefunds(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRefundsResponse(rsp)
 }
 
 // GetWebhookDeliveryWithResponse A delivery with every attempt
@@ -12971,6 +13920,247 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 	return response, nil
 }
 
+// ParseCreateRefundResponse parses an HTTP response from a CreateRefundWithResponse call
+func ParseCreateRefundResponse(rsp *http.Response) (*CreateRefundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateRefundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateRefundResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateRefundResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateRefundResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateRefundResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateRefundResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateRefundResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateRefundResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateRefundResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateRefundResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateRefundResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseArchivePriceResponse parses an HTTP response from a ArchivePriceWithResponse call
 func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14370,6 +15560,151 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreatePriceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRefundsResponse parses an HTTP response from a ListRefundsWithResponse call
+func ParseListRefundsResponse(rsp *http.Response) (*ListRefundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRefundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RefundList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRefundsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListRefundsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListRefundsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListRefundsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListRefundsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListRefundsResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16919,6 +18254,9 @@ type ServerInterface interface {
 	// GetPayment A payment with its fee breakdown and events
 	// (GET /api/v1/{env}/payments/{id})
 	GetPayment(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// CreateRefund Refund a payment
+	// (POST /api/v1/{env}/payments/{id}/refunds)
+	CreateRefund(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateRefundParams)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -16940,6 +18278,9 @@ type ServerInterface interface {
 	// CreatePrice Create a price
 	// (POST /api/v1/{env}/products/{id}/prices)
 	CreatePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ListRefunds List refunds
+	// (GET /api/v1/{env}/refunds)
+	ListRefunds(w http.ResponseWriter, r *http.Request, env Env, params ListRefundsParams)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -17495,6 +18836,65 @@ func (siw *ServerInterfaceWrapper) GetPayment(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// CreateRefund operation middleware
+func (siw *ServerInterfaceWrapper) CreateRefund(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRefundParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRefund(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchivePrice operation middleware
 func (siw *ServerInterfaceWrapper) ArchivePrice(w http.ResponseWriter, r *http.Request) {
 
@@ -17823,6 +19223,74 @@ func (siw *ServerInterfaceWrapper) CreatePrice(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreatePrice(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListRefunds operation middleware
+func (siw *ServerInterfaceWrapper) ListRefunds(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRefundsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListRefunds(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -18411,6 +19879,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/payments/{id}/refunds", wrapper.CreateRefund)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/prices/{id}/archive", wrapper.ArchivePrice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.ListProducts)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.CreateProduct)
@@ -18418,6 +19887,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products/{id}/archive", wrapper.ArchiveProduct)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.ListPrices)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.CreatePrice)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/refunds", wrapper.ListRefunds)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}", wrapper.GetWebhookDelivery)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}/redeliver", wrapper.RedeliverWebhookDelivery)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_endpoints", wrapper.ListWebhookEndpoints)
@@ -18461,6 +19931,16 @@ type ConflictJSONResponse struct {
 	Body Error
 
 	Headers ConflictResponseHeaders
+}
+
+type ForbiddenResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type ForbiddenJSONResponse struct {
+	Body Error
+
+	Headers ForbiddenResponseHeaders
 }
 
 type InternalServerErrorResponseHeaders struct {
@@ -18538,6 +20018,16 @@ type SignInFailedJSONResponse struct {
 	Body Error
 
 	Headers SignInFailedResponseHeaders
+}
+
+type UnprocessableEntityResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type UnprocessableEntityJSONResponse struct {
+	Body Error
+
+	Headers UnprocessableEntityResponseHeaders
 }
 
 type UnsupportedMediaTypeResponseHeaders struct {
@@ -20580,6 +22070,219 @@ func (response GetPayment503JSONResponse) VisitGetPaymentResponse(w http.Respons
 	return err
 }
 
+type CreateRefundRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params CreateRefundParams
+	Body   *CreateRefundJSONRequestBody
+}
+
+type CreateRefundResponseObject interface {
+	VisitCreateRefundResponse(w http.ResponseWriter) error
+}
+
+type CreateRefund201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateRefund201JSONResponse struct {
+	Body    Refund
+	Headers CreateRefund201ResponseHeaders
+}
+
+func (response CreateRefund201JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateRefund400JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CreateRefund401JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateRefund403JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateRefund404JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateRefund409JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response CreateRefund422JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateRefund429JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateRefund500JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateRefund503JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchivePriceRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -21824,6 +23527,135 @@ func (response CreatePrice500JSONResponse) VisitCreatePriceResponse(w http.Respo
 type CreatePrice503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response CreatePrice503JSONResponse) VisitCreatePriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefundsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListRefundsParams
+}
+
+type ListRefundsResponseObject interface {
+	VisitListRefundsResponse(w http.ResponseWriter) error
+}
+
+type ListRefunds200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListRefunds200JSONResponse struct {
+	Body    RefundList
+	Headers ListRefunds200ResponseHeaders
+}
+
+func (response ListRefunds200JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListRefunds400JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListRefunds401JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListRefunds429JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListRefunds500JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListRefunds503JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -24097,6 +25929,9 @@ type StrictServerInterface interface {
 	// GetPayment A payment with its fee breakdown and events
 	// (GET /api/v1/{env}/payments/{id})
 	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
+	// CreateRefund Refund a payment
+	// (POST /api/v1/{env}/payments/{id}/refunds)
+	CreateRefund(ctx context.Context, request CreateRefundRequestObject) (CreateRefundResponseObject, error)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(ctx context.Context, request ArchivePriceRequestObject) (ArchivePriceResponseObject, error)
@@ -24118,6 +25953,9 @@ type StrictServerInterface interface {
 	// CreatePrice Create a price
 	// (POST /api/v1/{env}/products/{id}/prices)
 	CreatePrice(ctx context.Context, request CreatePriceRequestObject) (CreatePriceResponseObject, error)
+	// ListRefunds List refunds
+	// (GET /api/v1/{env}/refunds)
+	ListRefunds(ctx context.Context, request ListRefundsRequestObject) (ListRefundsResponseObject, error)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(ctx context.Context, request GetWebhookDeliveryRequestObject) (GetWebhookDeliveryResponseObject, error)
@@ -24592,6 +26430,41 @@ func (sh *strictHandler) GetPayment(w http.ResponseWriter, r *http.Request, env 
 	}
 }
 
+// CreateRefund operation middleware
+func (sh *strictHandler) CreateRefund(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateRefundParams) {
+	var request CreateRefundRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	var body CreateRefundJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRefund(ctx, request.(CreateRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRefund")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRefundResponseObject); ok {
+		if err := validResponse.VisitCreateRefundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ArchivePrice operation middleware
 func (sh *strictHandler) ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
 	var request ArchivePriceRequestObject
@@ -24788,6 +26661,33 @@ func (sh *strictHandler) CreatePrice(w http.ResponseWriter, r *http.Request, env
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreatePriceResponseObject); ok {
 		if err := validResponse.VisitCreatePriceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListRefunds operation middleware
+func (sh *strictHandler) ListRefunds(w http.ResponseWriter, r *http.Request, env Env, params ListRefundsParams) {
+	var request ListRefundsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRefunds(ctx, request.(ListRefundsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRefunds")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListRefundsResponseObject); ok {
+		if err := validResponse.VisitListRefundsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -20,6 +20,11 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// ChargeRefunded The `data.object` of `charge.refunded`, written when a refund made from the dashboard
+// has been given back by the processor, in the same transaction as the payment's new
+// `amount_refunded` and status. One event per refund.
+type ChargeRefunded = externalRef0.ChargeRefunded
+
 // CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
 // is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
 // subscriptions can be created.
@@ -33,6 +38,10 @@ type CheckoutSessionCreate = externalRef0.CheckoutSessionCreate
 
 // CheckoutSessionList A page of checkout sessions.
 type CheckoutSessionList = externalRef0.CheckoutSessionList
+
+// CheckoutSessionRefund The `data.object` of `checkout.session.refunded`: the checkout session whose payment a
+// refund changed, with the payment's running total refunded.
+type CheckoutSessionRefund = externalRef0.CheckoutSessionRefund
 
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
@@ -79,6 +88,9 @@ type ErrorType = externalRef0.ErrorType
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
 //   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
+//   - `checkout.session.refunded` (app events; listed here, never sent to merchant
+//     webhooks): `CheckoutSessionRefund`.
 //
 // A SEPA debit settles two minutes after the buyer confirms it (sandbox); advancing the
 // test clock past that moment settles it before the advance returns. `created` is the

@@ -36,8 +36,9 @@ export function loginURL() {
 // request sends method path (below /api/v1) with an optional JSON body and returns the decoded
 // answer (null for 204). Options: auth401 false keeps a 401 as an error instead of leaving for
 // /login (the sign-in form uses it).
-export async function request(method, path, body, { auth401 = true, retried = false } = {}) {
+export async function request(method, path, body, { auth401 = true, retried = false, idempotencyKey = '' } = {}) {
   const headers = { Accept: 'application/json' };
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
   const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -68,7 +69,7 @@ export async function request(method, path, body, { auth401 = true, retried = fa
   if (resp.status === 403 && err.code === 'csrf_token_invalid' && !retried && unsafe.has(method)) {
     const s = await request('GET', '/session');
     setCSRFToken(s && s.csrf_token);
-    return request(method, path, body, { auth401, retried: true });
+    return request(method, path, body, { auth401, retried: true, idempotencyKey });
   }
   throw err;
 }
@@ -76,6 +77,17 @@ export async function request(method, path, body, { auth401 = true, retried = fa
 export const get = (path) => request('GET', path);
 export const post = (path, body) => request('POST', path, body);
 export const del = (path) => request('DELETE', path);
+
+// postOnce is post with an Idempotency-Key: sent again with the same key (a double click, a
+// retry after a lost answer) it makes the change once and answers the first answer again.
+export const postOnce = (path, body, key) => request('POST', path, body, { idempotencyKey: key });
+
+// newKey returns a fresh random Idempotency-Key.
+export function newKey() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return `dash-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
 
 // query builds "?a=b&c=d" from an object, leaving out empty values.
 export function query(params) {

@@ -8,6 +8,7 @@ import { errorText, flash, notice } from './ui.js';
 import { when } from './format.js';
 import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
+import * as refunds from './pages/refunds.js';
 import * as sessions from './pages/sessions.js';
 import * as apiKeys from './pages/api_keys.js';
 import * as webhooks from './pages/webhooks.js';
@@ -18,6 +19,7 @@ import * as mailbox from './pages/mailbox.js';
 const sections = [
   { name: 'overview', label: 'Overview', page: overview },
   { name: 'payments', label: 'Payments', page: payments },
+  { name: 'refunds', label: 'Refunds', page: refunds },
   { name: 'checkout_sessions', label: 'Checkout sessions', page: sessions },
   { name: 'api_keys', label: 'API keys', page: apiKeys },
   { name: 'webhooks', label: 'Webhooks', page: webhooks },

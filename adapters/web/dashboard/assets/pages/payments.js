@@ -1,9 +1,9 @@
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
-// breakdown and events.
-import { get, query } from '../api.js';
+// breakdown, its refunds (and the form to refund it) and events.
+import { get, newKey, postOnce, query } from '../api.js';
 import { h } from '../dom.js';
-import { badge, money, when } from '../format.js';
-import { facts, field, pager, table } from '../ui.js';
+import { badge, exponent, money, parseAmount, plain, when } from '../format.js';
+import { busy, facts, field, flash, pager, showFormError, table } from '../ui.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
 
 const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
@@ -132,6 +132,10 @@ export async function detail(ctx) {
         ['Net amount', money(f.net_amount, chargeCur)],
       ]))
       : h('p', { class: 'notice', id: 'no-fee', role: 'note' }, 'This payment failed: no money moved, so no fee was charged and there is no net amount.'),
+    refundForm(ctx, p),
+    h('section', { 'aria-labelledby': 'pay-refunds', id: 'payment-refunds' },
+      h('h2', { id: 'pay-refunds' }, 'Refunds'),
+      refundsTable(d.refunds || [], chargeCur)),
     declines.data.length ? h('section', { 'aria-labelledby': 'pay-declines', id: 'session-declines' },
       h('h2', { id: 'pay-declines' }, 'Declined tries on this checkout session'),
       table(declineColumns(), declines.data, 'No declined charges.', 'Declined tries')) : null,
@@ -148,4 +152,60 @@ export function eventsTable(events) {
     { label: 'Time', cell: (e) => when(e.created, '—', true) },
     { label: 'Payload', cell: (e) => h('details', null, h('summary', null, 'Show JSON'), h('pre', null, JSON.stringify(e, null, 2))) },
   ], events, 'No events.', 'Events');
+}
+
+const reasons = [['requested_by_customer', 'Requested by the customer'], ['duplicate', 'Duplicate payment'], ['fraudulent', 'Fraudulent']];
+
+// refundForm refunds the payment: the amount starts at what is left to refund, the reason at
+// "requested by the customer". One Idempotency-Key per form, so a double click or a retry
+// after a lost answer makes one refund; a new key after each refund made.
+function refundForm(ctx, p) {
+  const left = p.amount - (p.amount_refunded || 0);
+  if ((p.status !== 'succeeded' && p.status !== 'partially_refunded') || left <= 0) return null;
+  let key = newKey();
+  const exp = exponent(p.currency);
+  const form = h('form', { class: 'stack', id: 'refund-form', novalidate: true, 'aria-labelledby': 'pay-refund' },
+    h('h2', { id: 'pay-refund' }, 'Refund'),
+    h('div', { class: 'inline-fields' },
+      field({ label: `Amount (${p.currency})`, name: 'amount', value: plain(left, exp), required: true,
+        hint: `At most ${money(left, p.currency)}, what is left to refund.`, attrs: { inputmode: 'decimal', autocomplete: 'off' } }),
+      field({ label: 'Reason', name: 'reason', control: h('select', null, reasons.map(([v, label]) => h('option', { value: v }, label))) })),
+    h('div', null, h('button', { type: 'submit', class: 'button button-primary' }, 'Refund')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const amount = parseAmount(form.elements.amount.value, p.currency);
+    if (amount.error) return showFormError(form, amount.error, 'amount');
+    const body = { amount: amount.minor, reason: form.elements.reason.value };
+    await busy(form, async () => {
+      try {
+        const r = await postOnce(`${ctx.base}/payments/${encodeURIComponent(p.id)}/refunds`, body, key);
+        key = newKey();
+        await ctx.reload();
+        flash('ok', `Refunded ${money(r.amount, r.currency)}.`);
+      } catch (err) {
+        // A refused refund changed nothing: the next try is a new request.
+        if (err.status && err.status < 500) key = newKey();
+        showFormError(form, err, 'amount');
+      }
+    });
+  });
+  return h('section', { class: 'panel', id: 'refund' }, form);
+}
+
+// refundsTable lists a payment's refunds with the part of the fee each gave back (in the
+// charge currency, and the EUR parts with the processor's share). The refund's id is the
+// row's data-id and the amount's title.
+function refundsTable(refunds, chargeCur) {
+  return table([
+    { label: 'Amount', num: true, cell: (r) => h('span', { title: r.id }, money(r.amount, r.currency)) },
+    { label: 'Reason', cell: (r) => r.reason.replaceAll('_', ' ') },
+    { label: 'Status', cell: (r) => badge(r.status) },
+    {
+      label: 'Fee reversed',
+      num: true,
+      cell: (r) => `${money(r.fee_reversed.service_fee_charge_currency, chargeCur)}${chargeCur === 'EUR' ? ''
+        : ` (${money(r.fee_reversed.service_fee_eur, 'EUR')})`}, processor ${money(r.fee_reversed.psp_fee_eur, 'EUR')}`,
+    },
+    { label: 'Date', cell: (r) => when(r.created, '—') },
+  ], refunds, 'No refunds.', 'Refunds');
 }
