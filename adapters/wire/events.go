@@ -7,6 +7,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	api "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/kassa-pay/kassa/ports"
@@ -32,6 +33,8 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		return core.ObjectPayment, Payment(ev.Payment), nil
 	case payments.DisputeEvent:
 		return core.ObjectDispute, Dispute(ev.Dispute), nil
+	case invoicing.InvoiceEvent:
+		return core.ObjectInvoice, Invoice(ev.Invoice, ev.HostedURL), nil
 	case payments.ChargeDeclined:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusFailed

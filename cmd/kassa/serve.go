@@ -20,6 +20,7 @@ import (
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
@@ -294,7 +295,16 @@ func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mail.NewWorker(postgres.NewMailOutboxStore(a.db), mail.Composers{payments.MailReceipt: receipts},
+	sent, err := invoicing.NewSentComposer(a.invoices, func(m invoicing.SentMail) (ports.Message, error) {
+		return email.InvoiceSentMessage(m.Scope, m.To, email.InvoiceSent{CustomerName: m.CustomerName,
+			MerchantName: m.MerchantName, Number: m.Number, AmountDue: m.AmountDue, Currency: m.Currency,
+			DueDate: m.DueDate, URL: m.URL})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mail.NewWorker(postgres.NewMailOutboxStore(a.db),
+		mail.Composers{payments.MailReceipt: receipts, invoicing.MailInvoiceSent: sent},
 		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -28,6 +29,7 @@ type DashboardDeps struct {
 	Dashboard *identity.Dashboard
 	Catalog   *catalog.Service
 	Checkout  *checkout.Service
+	Invoices  *invoicing.Service
 	Events    *events.Service
 	Payments  *payments.Queries
 	Webhooks  *webhooks.Service // nil: the overview counts no endpoints
@@ -45,6 +47,13 @@ type DashboardDeps struct {
 	// the request rates. Nil: none.
 	AuthThrottle *kit.AuthThrottle
 	Limits       *kit.RequestLimits
+	// Idempotency, with UnitOfWork and Wall, makes every POST idempotent under an
+	// Idempotency-Key (the merchant API's gate); nil: keys are not honoured.
+	Idempotency ports.IdempotencyStore
+	UnitOfWork  ports.UnitOfWorkOf[ports.IdempotencyTx]
+	Wall        core.Clock
+	// Transactions bounds the keyed requests holding their transaction (GateConfig).
+	Transactions int
 	// BaseURL is the dashboard's public base URL (KASSA_DASHBOARD_URL), named in the served
 	// spec's servers.
 	BaseURL string
@@ -97,7 +106,8 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 		ResponseErrorHandlerFunc: writeDashboardError,
 	})
 	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: kit.ParamError})
-	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard)}, mux)
+	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard),
+		Idempotency: d.Idempotency, UnitOfWork: d.UnitOfWork, Wall: d.Wall, Transactions: d.Transactions}, mux)
 	if err != nil {
 		return nil, err
 	}
