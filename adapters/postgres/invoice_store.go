@@ -123,14 +123,17 @@ func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pending []byte
+	var pending *string // JSON text (a []byte would be sent as bytea)
 	if s.Charge.Pending != nil {
-		if pending, err = json.Marshal(s.Charge.Pending); err != nil {
+		b, err := json.Marshal(s.Charge.Pending)
+		if err != nil {
 			return nil, err
 		}
+		p := string(b)
+		pending = &p
 	}
-	return []any{string(s.Status), s.Number, string(s.Currency), s.CustomerName, s.CustomerEmail, lines, s.DaysUntilDue,
-		s.Memo, md, s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
+	return []any{string(s.Status), s.Number, string(s.Currency), s.CustomerName, s.CustomerEmail, string(lines), s.DaysUntilDue,
+		s.Memo, string(md), s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
 		s.FinalizedAt, s.PaidAt, s.VoidedAt, s.Uncollectible, s.Charge.Charging, s.Charge.Attempts, pending,
 		s.Charge.Processing}, nil
 }
