@@ -375,3 +375,32 @@ func TestInvoices(t *testing.T) {
 		}
 	})
 }
+
+func TestInvoiceBrowserAPI(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D15", "browser API: GET and POST …/confirm of an invoice by its token, with the session confirm's rules", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "19")).Id)
+		base := "/api/v1/invoices/" + *inv.PublicToken
+		g := rawAt(t, target.CheckoutURL, http.MethodGet, base, "", "", nil)
+		if g.Status != 200 || !strings.Contains(string(g.Body), `"number":"`+*inv.Number+`"`) || !strings.Contains(string(g.Body), `"amount_due":1190`) {
+			t.Fatalf("get: %d %s", g.Status, g.Body)
+		}
+		card := func(n string) string {
+			return `{"payment_method":"card","card":{"number":"` + n + `","exp_month":12,"exp_year":2034,"cvc":"123"}}`
+		}
+		bad := rawAt(t, target.CheckoutURL, http.MethodPost, base+"/confirm", "", `{"payment_method":"card","card":{"number":"4242424242424241","exp_month":12,"exp_year":2034,"cvc":"123"}}`, nil)
+		wantError(t, bad.Status, bad.Header, bad.Body, 400, "invalid_request", "number_invalid", "card.number")
+		dec := rawAt(t, target.CheckoutURL, http.MethodPost, base+"/confirm", "", card(payCardDecline), nil)
+		wantError(t, dec.Status, dec.Header, dec.Body, 402, "card_error", "card_declined", "")
+		ok := rawAt(t, target.CheckoutURL, http.MethodPost, base+"/confirm", "", card(payCardOK), nil)
+		if ok.Status != 200 || !strings.Contains(string(ok.Body), `"status":"succeeded"`) || !strings.Contains(string(ok.Body), `"status":"paid"`) {
+			t.Fatalf("confirm: %d %s", ok.Status, ok.Body)
+		}
+		again := rawAt(t, target.CheckoutURL, http.MethodPost, base+"/confirm", "", card(payCardOK), nil)
+		wantError(t, again.Status, again.Header, again.Body, 422, "invalid_state", "invoice_not_open", "")
+		missing := rawAt(t, target.CheckoutURL, http.MethodGet, "/api/v1/invoices/"+strings.Repeat("Z", 40), "", "", nil)
+		wantError(t, missing.Status, missing.Header, missing.Body, 404, "not_found", "invoice_not_found", "")
+	})
+}

@@ -39,6 +39,12 @@ type DeclineError struct {
 
 func (e *DeclineError) Error() string { return e.Message }
 
+// CoreError is the documented 402 card_error / card_declined; the decline code travels
+// beside it.
+func (e *DeclineError) CoreError() *core.Error {
+	return core.NewError(core.TypeCard, "card_declined", e.Param, e.Message)
+}
+
 // Pay charges the customer's card or bank account for the sent invoice of public token t,
 // through the charge protocol of payments (the invoice is the payable; Payables its owner).
 // The input is checked first (400 naming the field). A paid or void invoice takes no payment
