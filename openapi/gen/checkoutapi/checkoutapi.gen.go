@@ -861,7 +861,8 @@ type ClientInterface interface {
 	// number, dates, lines with VAT, totals and status. The random token in the link is the
 	// only credential; no header is needed.
 	//
-	// **Errors:** 404 `invoice_not_found` (an unknown token); 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+	// (an unknown token); 429 `rate_limited`; 5xx.
 	//
 	// Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
 	GetBuyerInvoice(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1157,7 +1158,8 @@ func (c *Client) ConfirmBuyerSession(ctx context.Context, id SessionId, body Con
 // number, dates, lines with VAT, totals and status. The random token in the link is the
 // only credential; no header is needed.
 //
-// **Errors:** 404 `invoice_not_found` (an unknown token); 429 `rate_limited`; 5xx.
+// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+// (an unknown token); 429 `rate_limited`; 5xx.
 //
 // Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
 func (c *Client) GetBuyerInvoice(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1740,7 +1742,8 @@ type ClientWithResponsesInterface interface {
 	// number, dates, lines with VAT, totals and status. The random token in the link is the
 	// only credential; no header is needed.
 	//
-	// **Errors:** 404 `invoice_not_found` (an unknown token); 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+	// (an unknown token); 429 `rate_limited`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2502,6 +2505,12 @@ type GetBuyerInvoiceResponse200Headers struct {
 	RequestId    *string
 }
 
+// GetBuyerInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetBuyerInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GetBuyerInvoice
 type GetBuyerInvoiceResponse404Headers struct {
 	IdempotentReplayed *bool
@@ -2530,6 +2539,8 @@ type GetBuyerInvoiceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BuyerInvoice
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -2540,6 +2551,8 @@ type GetBuyerInvoiceResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBuyerInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBuyerInvoiceResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetBuyerInvoiceResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2553,6 +2566,11 @@ type GetBuyerInvoiceResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetBuyerInvoiceResponse) GetJSON200() *BuyerInvoice {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -3083,7 +3101,8 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithResponse(ctx context.Contex
 // number, dates, lines with VAT, totals and status. The random token in the link is the
 // only credential; no header is needed.
 //
-// **Errors:** 404 `invoice_not_found` (an unknown token); 429 `rate_limited`; 5xx.
+// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+// (an unknown token); 429 `rate_limited`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4119,6 +4138,13 @@ func ParseGetBuyerInvoiceResponse(rsp *http.Response) (*GetBuyerInvoiceResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4167,6 +4193,23 @@ func ParseGetBuyerInvoiceResponse(rsp *http.Response) (*GetBuyerInvoiceResponse,
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBuyerInvoiceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetBuyerInvoiceResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -5853,6 +5896,26 @@ func (response GetBuyerInvoice200JSONResponse) VisitGetBuyerInvoiceResponse(w ht
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBuyerInvoice400JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
