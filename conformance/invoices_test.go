@@ -404,3 +404,32 @@ func TestInvoiceBrowserAPI(t *testing.T) {
 		wantError(t, missing.Status, missing.Header, missing.Body, 404, "not_found", "invoice_not_found", "")
 	})
 }
+
+func TestInvoicePDF(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D15", "the PDF: from the hosted link and from the dashboard, not from another merchant", func(t *testing.T) {
+		t.Parallel()
+		o, other := newDashOwner(t), newDashOwner(t)
+		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Beratung für Müller", 2, 1000, "19")).Id)
+		resp, err := http.Get(target.CheckoutURL + "/i/" + *inv.PublicToken + "/pdf") //nolint:noctx // a test
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 5)
+		_, _ = resp.Body.Read(b)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/pdf" || string(b) != "%PDF-" ||
+			!strings.Contains(resp.Header.Get("Content-Disposition"), *inv.Number+".pdf") {
+			t.Fatalf("hosted pdf: %d %v %q", resp.StatusCode, resp.Header, b)
+		}
+		d := ownerRaw(t, o, http.MethodGet, "/api/v1/test/invoices/"+inv.Id+"/pdf", "", nil)
+		if d.Status != 200 || !strings.HasPrefix(string(d.Body), "%PDF-") {
+			t.Fatalf("dashboard pdf: %d", d.Status)
+		}
+		x := ownerRaw(t, other, http.MethodGet, "/api/v1/test/invoices/"+inv.Id+"/pdf", "", nil)
+		wantError(t, x.Status, x.Header, x.Body, 404, "not_found", "invoice_not_found", "id")
+		if code, _ := hostedGet(t, "/i/"+strings.Repeat("q", 40)+"/pdf"); code != 404 {
+			t.Fatalf("unknown token pdf: %d", code)
+		}
+	})
+}

@@ -51,3 +51,17 @@ func (s *Service) Hosted(ctx context.Context, token string) (*Hosted, error) {
 	}
 	return &Hosted{Invoice: inv, Merchant: m}, nil
 }
+
+// Document reads invoice id of the scope with its merchant, for its PDF (404
+// invoice_not_found).
+func (s *Service) Document(ctx context.Context, scope core.Scope, id string) (*Hosted, error) {
+	inv, err := s.Get(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.merchants.InvoiceMerchant(ctx, scope.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	return &Hosted{Invoice: inv, Merchant: m}, nil
+}

@@ -1,9 +1,11 @@
 package dashboardapi
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/web/invoicepdf"
 	"github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/invoicing"
@@ -129,4 +131,18 @@ func (a *dashboardAPI) MarkInvoiceUncollectible(ctx context.Context, r dash.Mark
 		return nil, err
 	}
 	return dash.MarkInvoiceUncollectible200JSONResponse{Body: a.invoice(inv)}, nil
+}
+
+func (a *dashboardAPI) GetInvoicePdf(ctx context.Context, r dash.GetInvoicePdfRequestObject) (dash.GetInvoicePdfResponseObject, error) {
+	doc, err := a.d.Invoices.Document(ctx, kit.CallerFrom(ctx).Scope, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	b, err := invoicepdf.Render(doc)
+	if err != nil {
+		return nil, err
+	}
+	cd := `inline; filename="` + invoicepdf.FileName(doc.Invoice) + `"`
+	return dash.GetInvoicePdf200ApplicationpdfResponse{Body: bytes.NewReader(b), ContentLength: int64(len(b)),
+		Headers: dash.GetInvoicePdf200ResponseHeaders{ContentDisposition: &cd}}, nil
 }

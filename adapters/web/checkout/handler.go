@@ -62,6 +62,7 @@ func New(d Deps) *Handler {
 		h.mux.HandleFunc("POST "+p+"/{id}/cancel", h.withKind(k, h.cancel))
 	}
 	h.mux.HandleFunc("GET /i/{token}", h.showInvoice)
+	h.mux.HandleFunc("GET /i/{token}/pdf", h.invoicePDF)
 	h.mux.HandleFunc("POST /i/{token}/pay", h.payInvoice)
 	h.mux.HandleFunc("POST /i/{token}/3ds", h.resolveInvoiceChallenge)
 	h.mux.HandleFunc("GET /assets/{name}", serveAsset)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/web/invoicepdf"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 )
@@ -196,4 +197,22 @@ func (h *Handler) invoiceFailed(w http.ResponseWriter, r *http.Request, err erro
 		return
 	}
 	h.fail(w, r, pageTop, err)
+}
+
+// invoicePDF serves the invoice as a PDF: GET /i/{token}/pdf.
+func (h *Handler) invoicePDF(w http.ResponseWriter, r *http.Request) {
+	hosted, ok := h.hosted(w, r)
+	if !ok {
+		return
+	}
+	b, err := invoicepdf.Render(hosted)
+	if err != nil {
+		h.invoiceFailed(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `inline; filename="`+invoicepdf.FileName(hosted.Invoice)+`"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }

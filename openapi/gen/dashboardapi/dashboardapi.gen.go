@@ -1708,6 +1708,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/{env}/invoices/{id}/mark_uncollectible (the `MarkInvoiceUncollectible` operationId).
 	MarkInvoiceUncollectible(ctx context.Context, env Env, id ObjectId, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetInvoicePdf Download an invoice as PDF
+	//
+	// The invoice as a PDF document (A4), as its customer downloads it from the hosted page.
+	//
+	// **Errors:** 401 `session_required`; 404 `invoice_not_found`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/invoices/{id}/pdf (the `GetInvoicePdf` operationId).
+	GetInvoicePdf(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendInvoice Send (finalise) a draft
 	//
 	// The draft becomes `open`: its total must be at least 250 minor units (400
@@ -2550,6 +2559,25 @@ func (c *Client) UpdateInvoice(ctx context.Context, env Env, id ObjectId, params
 // Corresponds with POST /api/v1/{env}/invoices/{id}/mark_uncollectible (the `MarkInvoiceUncollectible` operationId).
 func (c *Client) MarkInvoiceUncollectible(ctx context.Context, env Env, id ObjectId, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMarkInvoiceUncollectibleRequest(c.Server, env, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInvoicePdf Download an invoice as PDF
+//
+// The invoice as a PDF document (A4), as its customer downloads it from the hosted page.
+//
+// **Errors:** 401 `session_required`; 404 `invoice_not_found`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/invoices/{id}/pdf (the `GetInvoicePdf` operationId).
+func (c *Client) GetInvoicePdf(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInvoicePdfRequest(c.Server, env, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4112,6 +4140,47 @@ func NewMarkInvoiceUncollectibleRequest(server string, env Env, id ObjectId, par
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetInvoicePdfRequest constructs an http.Request for the GetInvoicePdf method
+func NewGetInvoicePdfRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/invoices/%s/pdf", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -5717,6 +5786,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/invoices/{id}/mark_uncollectible (the `MarkInvoiceUncollectible` operationId).
 	MarkInvoiceUncollectibleWithResponse(ctx context.Context, env Env, id ObjectId, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*MarkInvoiceUncollectibleResponse, error)
+
+	// GetInvoicePdfWithResponse Download an invoice as PDF
+	//
+	// The invoice as a PDF document (A4), as its customer downloads it from the hosted page.
+	//
+	// **Errors:** 401 `session_required`; 404 `invoice_not_found`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/invoices/{id}/pdf (the `GetInvoicePdf` operationId).
+	GetInvoicePdfWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetInvoicePdfResponse, error)
 
 	// SendInvoiceWithResponse Send (finalise) a draft
 	//
@@ -8676,6 +8756,136 @@ func (r MarkInvoiceUncollectibleResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MarkInvoiceUncollectibleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInvoicePdfResponse200Headers the declared response headers of an HTTP 200 response for GetInvoicePdf
+type GetInvoicePdfResponse200Headers struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+// GetInvoicePdfResponse400Headers the declared response headers of an HTTP 400 response for GetInvoicePdf
+type GetInvoicePdfResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetInvoicePdfResponse401Headers the declared response headers of an HTTP 401 response for GetInvoicePdf
+type GetInvoicePdfResponse401Headers struct {
+	RequestId *string
+}
+
+// GetInvoicePdfResponse404Headers the declared response headers of an HTTP 404 response for GetInvoicePdf
+type GetInvoicePdfResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetInvoicePdfResponse429Headers the declared response headers of an HTTP 429 response for GetInvoicePdf
+type GetInvoicePdfResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetInvoicePdfResponse500Headers the declared response headers of an HTTP 500 response for GetInvoicePdf
+type GetInvoicePdfResponse500Headers struct {
+	RequestId *string
+}
+
+// GetInvoicePdfResponse503Headers the declared response headers of an HTTP 503 response for GetInvoicePdf
+type GetInvoicePdfResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetInvoicePdfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInvoicePdfResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetInvoicePdfResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetInvoicePdfResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetInvoicePdfResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetInvoicePdfResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetInvoicePdfResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInvoicePdfResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInvoicePdfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInvoicePdfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInvoicePdfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInvoicePdfResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12963,6 +13173,23 @@ func (c *ClientWithResponses) MarkInvoiceUncollectibleWithResponse(ctx context.C
 	return ParseMarkInvoiceUncollectibleResponse(rsp)
 }
 
+// GetInvoicePdfWithResponse Download an invoice as PDF
+//
+// The invoice as a PDF document (A4), as its customer downloads it from the hosted page.
+//
+// **Errors:** 401 `session_required`; 404 `invoice_not_found`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/invoices/{id}/pdf (the `GetInvoicePdf` operationId).
+func (c *ClientWithResponses) GetInvoicePdfWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetInvoicePdfResponse, error) {
+	rsp, err := c.GetInvoicePdf(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInvoicePdfResponse(rsp)
+}
+
 // SendInvoiceWithResponse Send (finalise) a draft
 //
 // The draft becomes `open`: its total must be at least 250 minor units (400
@@ -16719,6 +16946,175 @@ func ParseMarkInvoiceUncollectibleResponse(rsp *http.Response) (*MarkInvoiceUnco
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers MarkInvoiceUncollectibleResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInvoicePdfResponse parses an HTTP response from a GetInvoicePdfWithResponse call
+func ParseGetInvoicePdfResponse(rsp *http.Response) (*GetInvoicePdfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInvoicePdfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInvoicePdfResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetInvoicePdfResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetInvoicePdfResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetInvoicePdfResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetInvoicePdfResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetInvoicePdfResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInvoicePdfResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -21719,6 +22115,9 @@ type ServerInterface interface {
 	// MarkInvoiceUncollectible Mark an invoice uncollectible
 	// (POST /api/v1/{env}/invoices/{id}/mark_uncollectible)
 	MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params MarkInvoiceUncollectibleParams)
+	// GetInvoicePdf Download an invoice as PDF
+	// (GET /api/v1/{env}/invoices/{id}/pdf)
+	GetInvoicePdf(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
 	// SendInvoice Send (finalise) a draft
 	// (POST /api/v1/{env}/invoices/{id}/send)
 	SendInvoice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params SendInvoiceParams)
@@ -22478,6 +22877,41 @@ func (siw *ServerInterfaceWrapper) MarkInvoiceUncollectible(w http.ResponseWrite
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.MarkInvoiceUncollectible(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInvoicePdf operation middleware
+func (siw *ServerInterfaceWrapper) GetInvoicePdf(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInvoicePdf(w, r, env, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -23666,6 +24100,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}", wrapper.GetInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}", wrapper.UpdateInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/mark_uncollectible", wrapper.MarkInvoiceUncollectible)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/pdf", wrapper.GetInvoicePdf)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/send", wrapper.SendInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/void", wrapper.VoidInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
@@ -26645,6 +27080,163 @@ func (response MarkInvoiceUncollectible500JSONResponse) VisitMarkInvoiceUncollec
 type MarkInvoiceUncollectible503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response MarkInvoiceUncollectible503JSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdfRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetInvoicePdfResponseObject interface {
+	VisitGetInvoicePdfResponse(w http.ResponseWriter) error
+}
+
+type GetInvoicePdf200ResponseHeaders struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+type GetInvoicePdf200ApplicationpdfResponse struct {
+	Body          io.Reader
+	Headers       GetInvoicePdf200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetInvoicePdf200ApplicationpdfResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/pdf")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetInvoicePdf400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetInvoicePdf400JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdf401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetInvoicePdf401JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdf404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetInvoicePdf404JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdf429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetInvoicePdf429JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdf500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetInvoicePdf500JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicePdf503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetInvoicePdf503JSONResponse) VisitGetInvoicePdfResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -31096,6 +31688,9 @@ type StrictServerInterface interface {
 	// MarkInvoiceUncollectible Mark an invoice uncollectible
 	// (POST /api/v1/{env}/invoices/{id}/mark_uncollectible)
 	MarkInvoiceUncollectible(ctx context.Context, request MarkInvoiceUncollectibleRequestObject) (MarkInvoiceUncollectibleResponseObject, error)
+	// GetInvoicePdf Download an invoice as PDF
+	// (GET /api/v1/{env}/invoices/{id}/pdf)
+	GetInvoicePdf(ctx context.Context, request GetInvoicePdfRequestObject) (GetInvoicePdfResponseObject, error)
 	// SendInvoice Send (finalise) a draft
 	// (POST /api/v1/{env}/invoices/{id}/send)
 	SendInvoice(ctx context.Context, request SendInvoiceRequestObject) (SendInvoiceResponseObject, error)
@@ -31697,6 +32292,33 @@ func (sh *strictHandler) MarkInvoiceUncollectible(w http.ResponseWriter, r *http
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(MarkInvoiceUncollectibleResponseObject); ok {
 		if err := validResponse.VisitMarkInvoiceUncollectibleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInvoicePdf operation middleware
+func (sh *strictHandler) GetInvoicePdf(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetInvoicePdfRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInvoicePdf(ctx, request.(GetInvoicePdfRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInvoicePdf")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInvoicePdfResponseObject); ok {
+		if err := validResponse.VisitGetInvoicePdfResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

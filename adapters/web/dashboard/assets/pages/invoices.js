@@ -116,6 +116,7 @@ function sent(ctx, inv, path, back) {
       },
     }, 'Copy link'));
   }
+  actions.push(h('a', { class: 'button', href: `/api/v1${path}/pdf`, download: `${inv.number}.pdf`, 'data-pdf': '' }, 'PDF'));
   if (inv.status === 'open') actions.push(act('Mark uncollectible', 'mark_uncollectible', 'Mark this invoice uncollectible?', 'It can still be paid or voided afterwards.'));
   if (inv.status === 'open' || inv.status === 'uncollectible') actions.push(act('Void', 'void', 'Void this invoice?', 'The customer can no longer pay it. This cannot be undone.', true));
   return h('div', null,
