@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -430,6 +431,59 @@ func TestInvoicePDF(t *testing.T) {
 		wantError(t, x.Status, x.Header, x.Body, 404, "not_found", "invoice_not_found", "id")
 		if code, _ := hostedGet(t, "/i/"+strings.Repeat("q", 40)+"/pdf"); code != 404 {
 			t.Fatalf("unknown token pdf: %d", code)
+		}
+	})
+}
+
+func TestInvoiceHostedMethods(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	harness.Rule(t, "D15", "hosted page: a 3-D Secure card is challenged, and completing the challenge pays the invoice", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
+		page := "/i/" + *inv.PublicToken
+		code, _, h := hostedPost(t, page+"/pay", cardForm(payCard3DS))
+		if code != http.StatusSeeOther || h.Get("Location") != page+"?step=3ds" {
+			t.Fatalf("3ds: %d %v", code, h)
+		}
+		code, body := hostedGet(t, page+"?step=3ds")
+		if code != 200 || !strings.Contains(body, "challenge-complete") || strings.Contains(body, "card_number") {
+			t.Fatalf("challenge page: %d", code)
+		}
+		code, _, h = hostedPost(t, page+"/3ds", url.Values{"action": {"complete"}})
+		if code != http.StatusSeeOther || h.Get("Location") != page {
+			t.Fatalf("complete: %d %v", code, h)
+		}
+		g, _ := o.Client.GetInvoiceWithResponse(ctx, dashTest, inv.Id)
+		if g.JSON200 == nil || g.JSON200.Status != "paid" {
+			t.Fatalf("after 3-D Secure: %s", g.Body)
+		}
+	})
+	harness.Rule(t, "D15", "hosted page: a SEPA debit keeps the invoice open while processing, and its settlement pays it", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
+		page := "/i/" + *inv.PublicToken
+		code, _, _ := hostedPost(t, page+"/pay", url.Values{"method": {"sepa_debit"}, "iban": {payIBANOK}, "account_holder": {"Ada Lovelace"}})
+		if code != http.StatusSeeOther {
+			t.Fatalf("sepa: %d", code)
+		}
+		code, body := hostedGet(t, page)
+		if code != 200 || !strings.Contains(body, "processing") || strings.Contains(body, "card_number") {
+			t.Fatalf("processing page: %d", code)
+		}
+		void, _ := o.Client.VoidInvoiceWithResponse(ctx, dashTest, inv.Id, nil)
+		wantError(t, void.StatusCode(), void.HTTPResponse.Header, void.Body, 422, "invalid_state", "invoice_payment_in_progress", "")
+		clockAdvance(t, o.Test, 600) // the sandbox settles a SEPA debit two minutes after it was confirmed
+		g, _ := o.Client.GetInvoiceWithResponse(ctx, dashTest, inv.Id)
+		if g.JSON200 == nil || g.JSON200.Status != "paid" || g.JSON200.AmountPaid != 1000 {
+			t.Fatalf("after settlement: %s", g.Body)
+		}
+		got := invoiceEvents(t, o.Test, inv.Id)
+		if len(got) == 0 || got[0] != "invoice.finalized" || got[len(got)-1] != "invoice.paid" ||
+			!slices.Contains(got, "payment_intent.succeeded") || slices.Contains(got, "invoice.payment_failed") {
+			t.Fatalf("events %v", got)
 		}
 	})
 }
