@@ -345,6 +345,7 @@ func (i *Invoice) AmountDue() int64 {
 	switch i.status {
 	case StatusPaid, StatusVoid:
 		return 0
+	case StatusDraft, StatusOpen, StatusUncollectible:
 	}
 	return i.Total() - i.amountPaid
 }

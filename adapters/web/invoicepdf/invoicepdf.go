@@ -112,6 +112,7 @@ func statusText(inv *invoicing.Invoice) string {
 		return "Void"
 	case invoicing.StatusDraft:
 		return "Draft"
+	case invoicing.StatusOpen, invoicing.StatusUncollectible:
 	}
 	return "Due"
 }
