@@ -487,3 +487,21 @@ func TestInvoiceHostedMethods(t *testing.T) {
 		}
 	})
 }
+
+func TestInvoiceNumberYear(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D15", "the number's year is the environment clock's at sending, and each year starts at 0001", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		first := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
+		c := clockAdvance(t, o.Test, 366*86400)
+		year := time.Unix(c.Now, 0).UTC().Year()
+		next := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
+		if want := fmt.Sprintf("DASH-INV-%d-0001", year); *next.Number != want || *first.Number == want {
+			t.Fatalf("numbers %s then %s, want %s", *first.Number, *next.Number, want)
+		}
+		if *next.IssueDate != c.Now {
+			t.Fatalf("issue date %d, clock %d", *next.IssueDate, c.Now)
+		}
+	})
+}
