@@ -121,3 +121,50 @@ func TestInvoiceRoundTrip(t *testing.T) {
 		t.Fatalf("other environment: %v", err)
 	}
 }
+
+// Numbering contention is per merchant, environment and year only: while a send of one
+// merchant holds its counter row, sends of another merchant, of the other environment and of
+// another year go through at once, and a second send of the same counter waits.
+func TestInvoiceNumberingContendsOnlyPerCounter(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	a, b := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	held, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			if _, err := tx.Invoices().NextNumber(ctx, a, 2026); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	take := func(s core.Scope, year int, within time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		return uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			_, err := tx.Invoices().NextNumber(ctx, s, year)
+			return err
+		})
+	}
+	for name, c := range map[string]struct {
+		s    core.Scope
+		year int
+	}{
+		"another merchant":      {b, 2026},
+		"the other environment": {core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}, 2026},
+		"another year":          {a, 2027},
+	} {
+		if err := take(c.s, c.year, 2*time.Second); err != nil {
+			t.Errorf("%s waited for the held counter: %v", name, err)
+		}
+	}
+	if err := take(a, 2026, 300*time.Millisecond); err == nil {
+		t.Error("a second send of the held counter did not wait for it")
+	}
+	close(release)
+}
