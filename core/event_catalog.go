@@ -84,6 +84,9 @@ const (
 	EventInvoicePaymentFailed EventType = "invoice.payment_failed"
 	// EventInvoiceVoided: an open invoice was voided.
 	EventInvoiceVoided EventType = "invoice.voided"
+	// EventInvoiceMarkedUncollectible: the merchant marked an open invoice uncollectible. No
+	// channel carries it (interface 6.1 lists no such event): it is visible in GET /v1/events.
+	EventInvoiceMarkedUncollectible EventType = "invoice.marked_uncollectible"
 	// EventInvoicePaymentSucceeded: a renewal was charged.
 	EventInvoicePaymentSucceeded EventType = "invoice.payment_succeeded"
 	// EventSubscriptionCreated: a subscription was created.
@@ -130,6 +133,7 @@ var eventCatalog = []EventSpec{
 	{EventInvoicePaid, ChannelMerchant, ObjectInvoice},
 	{EventInvoicePaymentFailed, ChannelMerchant | ChannelApp, ObjectInvoice},
 	{EventInvoiceVoided, ChannelMerchant, ObjectInvoice},
+	{EventInvoiceMarkedUncollectible, 0, ObjectInvoice},
 	{EventInvoicePaymentSucceeded, ChannelMerchant, ObjectInvoice},
 	{EventSubscriptionCreated, ChannelMerchant, ObjectSubscription},
 	{EventSubscriptionUpdated, ChannelMerchant, ObjectSubscription},

@@ -10,6 +10,7 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // Identifier prefixes (decisions D2).
 const (
 	PrefixSession  = "cs_"
+	PrefixInvoice  = "in_"
 	PrefixPayment  = "py_"
 	PrefixProduct  = "prod_"
 	PrefixPrice    = "price_"

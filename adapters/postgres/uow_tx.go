@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -51,6 +52,7 @@ var (
 	_ payments.Tx         = (*Tx)(nil)
 	_ checkout.Tx         = (*Tx)(nil)
 	_ catalog.Tx          = (*Tx)(nil)
+	_ invoicing.Tx        = (*Tx)(nil)
 	_ ports.IdempotencyTx = (*Tx)(nil)
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	api "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/kassa-pay/kassa/ports"
@@ -36,6 +37,8 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		return core.ObjectRefund, ChargeRefunded(ev.Refund, ev.Payment), nil
 	case payments.SessionRefundEvent:
 		return core.ObjectCheckoutSession, sessionRefundOf(ev.Refund, ev.Payment), nil
+	case invoicing.InvoiceEvent:
+		return core.ObjectInvoice, Invoice(ev.Invoice, ev.HostedURL), nil
 	case payments.ChargeDeclined:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusFailed

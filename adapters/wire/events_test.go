@@ -10,6 +10,7 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/openapi"
 	"github.com/kassa-pay/kassa/ports"
@@ -145,7 +146,36 @@ func eventSamples(t *testing.T) []core.Event {
 		core.NewEvent(core.EventChargeDisputeCreated, scope, at, payments.DisputeEvent{Dispute: dispute}),
 		core.NewEvent(core.EventChargeRefunded, scope, at, payments.RefundEvent{Refund: refund, Payment: refunded}),
 		core.NewEvent(core.EventCheckoutSessionRefunded, scope, at, payments.SessionRefundEvent{Refund: refund, Payment: refunded}),
+		core.NewEvent(core.EventInvoiceFinalized, scope, at, invoiceSample(t, scope, at, "")),
+		core.NewEvent(core.EventInvoicePaid, scope, at, invoiceSample(t, scope, at, "")), // the shape is the same once paid
+		core.NewEvent(core.EventInvoiceVoided, scope, at, invoiceSample(t, scope, at, "void")),
+		core.NewEvent(core.EventInvoiceMarkedUncollectible, scope, at, invoiceSample(t, scope, at, "uncollectible")),
 	}
+}
+
+// invoiceSample is a sent invoice with a free-form and a catalog line, moved on to state.
+func invoiceSample(t *testing.T, scope core.Scope, at time.Time, state string) invoicing.InvoiceEvent {
+	t.Helper()
+	pid, prod := "price_1", "prod_1"
+	inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+		Lines: []invoicing.Line{{Description: "Work", Quantity: 2, UnitAmount: 1000, VATRate: 1900},
+			{Description: "Notebook", Quantity: 1, UnitAmount: 1500, VATRate: 750, PriceID: &pid, ProductID: &prod, Locked: true, Currency: "EUR"}},
+		DaysUntilDue: 30}, at)
+	if err := inv.Finalize("ACME", 1, "tok", at); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch state {
+	case "void":
+		err = inv.Void(at)
+	case "uncollectible":
+		err = inv.MarkUncollectible(at)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "https://pay.example/i/tok"
+	return invoicing.InvoiceEvent{Invoice: inv, HostedURL: &u}
 }
 
 // Every event a module writes renders, on each channel that carries it (and on the merchant

@@ -14,5 +14,5 @@ import (
 // the client secret in `?cs=` is never logged).
 func checkoutPages(log *slog.Logger, a *app) http.Handler {
 	log = log.With("listener", "checkout")
-	return kit.Outer(log, checkoutweb.New(checkoutweb.Deps{Log: log, Buyer: a.checkout}))
+	return kit.Outer(log, checkoutweb.New(checkoutweb.Deps{Log: log, Buyer: a.checkout, Invoices: a.invoices}))
 }

@@ -20,6 +20,7 @@ import (
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/mail"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
@@ -298,18 +299,27 @@ func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	sent, err := invoicing.NewSentComposer(a.invoices, func(m invoicing.SentMail) (ports.Message, error) {
+		return email.InvoiceSentMessage(m.Scope, m.To, email.InvoiceSent{CustomerName: m.CustomerName,
+			MerchantName: m.MerchantName, Number: m.Number, AmountDue: m.AmountDue, Currency: m.Currency,
+			DueDate: m.DueDate, URL: m.URL})
+	})
+	if err != nil {
+		return nil, err
+	}
 	return mail.NewWorker(postgres.NewMailOutboxStore(a.db),
-		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails},
+		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails, invoicing.MailInvoiceSent: sent},
 		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil
 }
 
-// renderReceipt renders a receipt with the e-mail adapter's templates.
+// renderRefund renders a refund receipt with the e-mail adapter's templates.
 func renderRefund(r payments.RefundReceipt) (ports.Message, error) {
 	return email.RefundMessage(r.Scope, r.To, email.RefundReceipt{MerchantName: r.MerchantName, Amount: r.Amount,
 		Currency: r.Currency, PaymentAmount: r.PaymentAmount, Refunded: r.Refunded, Reference: r.Reference,
 		RefundID: r.RefundID, Date: r.Date})
 }
 
+// renderReceipt renders a receipt with the e-mail adapter's templates.
 func renderReceipt(r payments.Receipt) (ports.Message, error) {
 	return email.ReceiptMessage(r.Scope, r.To, email.Receipt{
 		MerchantName: r.MerchantName, Amount: r.Amount, Currency: r.Currency, Reference: r.Reference,

@@ -16,6 +16,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
@@ -30,6 +31,7 @@ type app struct {
 	dashboard *identity.Dashboard // set by serve, which owns the sign-in throttle settings
 	catalog   *catalog.Service
 	checkout  *checkout.Service
+	invoices  *invoicing.Service
 	testclock *testclock.Service
 	due       *scheduler.Registry
 	payments  *payments.Sweeper
@@ -90,9 +92,16 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	if err != nil {
 		panic(err)
 	}
+	// Invoices are the second payable kind: every change of an invoice, and every step of its
+	// charges, runs in a unit of work seen as invoicing's Tx.
+	invoicingTx := postgres.Bind(uow, func(tx *postgres.Tx) invoicing.Tx { return tx })
+	invoiceKind, err := invoicing.BindPayableKind(invoicingTx, checkoutURL)
+	if err != nil {
+		panic(err)
+	}
 	charger, err := payments.NewCharger(payments.ChargerDeps{
 		Fees: fees, Processors: map[core.Environment]ports.Processor{core.EnvTest: proc},
-		Attempts: postgres.NewChargeAttemptStore(db), Wall: core.RecordClock{}, Kinds: []payments.Kind{sessionKind},
+		Attempts: postgres.NewChargeAttemptStore(db), Wall: core.RecordClock{}, Kinds: []payments.Kind{sessionKind, invoiceKind},
 	})
 	if err != nil {
 		panic(err) // every argument is given above
@@ -107,6 +116,11 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	due.Register("checkout session expiry", co)
+	inv, err := invoicing.NewService(invoicing.Deps{Store: postgres.NewInvoiceStore(db), UoW: invoicingTx, Clocks: tc,
+		Prices: invoicePrices{catalogPrices{cat}}, Merchants: identityMerchants{ident}, Charger: charger, CheckoutBaseURL: checkoutURL})
+	if err != nil {
+		panic(err) // every argument is given here
+	}
 	// SEPA settlement and announced disputes (D9), in due order; a test clock advance runs
 	// them too (D12). The processor of each payment's environment gives the outcomes. A
 	// settlement is written in a unit of work of its payable's owner (checkout for sessions),
@@ -142,6 +156,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		identity:  ident,
 		catalog:   cat,
 		checkout:  co,
+		invoices:  inv,
 		testclock: tc,
 		due:       due,
 		payments:  ps,
@@ -181,4 +196,34 @@ func newLogger(format string) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+}
+
+// lookupInvoicePrice reads a price for an invoice's catalog line, with its product's name.
+func (c catalogPrices) lookupInvoicePrice(ctx context.Context, scope core.Scope, id string) (*invoicing.PriceInfo, error) {
+	p, err := c.cat.FindPrice(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	prod, err := c.cat.GetProduct(ctx, scope, p.ProductID())
+	if err != nil {
+		return nil, err
+	}
+	return &invoicing.PriceInfo{ID: p.ID(), Active: p.Active(), Recurring: p.Recurring() != nil, UnitAmount: p.UnitAmount(),
+		Currency: p.Currency(), ProductID: p.ProductID(), ProductName: prod.Name()}, nil
+}
+
+// invoicePrices adapts the catalog to invoicing.PriceLookup.
+type invoicePrices struct{ catalogPrices }
+
+func (c invoicePrices) LookupPrice(ctx context.Context, scope core.Scope, id string) (*invoicing.PriceInfo, error) {
+	return c.lookupInvoicePrice(ctx, scope, id)
+}
+
+// InvoiceMerchant reads the merchant an invoice shows.
+func (m identityMerchants) InvoiceMerchant(ctx context.Context, merchantID string) (invoicing.Merchant, error) {
+	mer, err := m.id.GetMerchant(ctx, merchantID)
+	if err != nil {
+		return invoicing.Merchant{}, err
+	}
+	return invoicing.Merchant{Name: mer.Name()}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/openapi"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 	"github.com/kassa-pay/kassa/ports"
@@ -19,6 +20,8 @@ import (
 type CheckoutAPIDeps struct {
 	Log      *slog.Logger
 	Checkout *checkout.Service
+	// Invoices serves the invoices of hosted links (nil: they are not found).
+	Invoices *invoicing.Service
 	Limits   *kit.RequestLimits // NewCheckoutLimits; nil: no request rate
 	// BaseURL is the checkout origin's public base URL (KASSA_CHECKOUT_URL), named in the
 	// served spec's servers.
@@ -39,7 +42,7 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, spec: served}, nil,
+	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, invoices: d.Invoices, spec: served}, nil,
 		capi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
 				writeCheckoutError(w, r, kit.ErrBodyInvalidJSON())
@@ -117,6 +120,7 @@ func clientSecretForm(_ context.Context, authorization string) (core.Caller, err
 // checkoutAPI implements the generated strict server of the browser API.
 type checkoutAPI struct {
 	checkout *checkout.Service
+	invoices *invoicing.Service
 	spec     []byte
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/modules/checkout"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
 )
 
@@ -72,6 +73,11 @@ func writeCheckoutError(w http.ResponseWriter, r *http.Request, err error) {
 	var de *checkout.DeclineError
 	if errors.As(err, &de) {
 		kit.WriteEnvelope(w, kit.RequestID(r.Context()), de.CoreError(), de.DeclineCode)
+		return
+	}
+	var ide *invoicing.DeclineError
+	if errors.As(err, &ide) {
+		kit.WriteEnvelope(w, kit.RequestID(r.Context()), ide.CoreError(), ide.DeclineCode)
 		return
 	}
 	kit.WriteEnvelope(w, kit.RequestID(r.Context()), kit.AsDomainError(r, err), "")

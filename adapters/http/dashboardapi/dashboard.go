@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -28,16 +29,12 @@ type DashboardDeps struct {
 	Dashboard *identity.Dashboard
 	Catalog   *catalog.Service
 	Checkout  *checkout.Service
+	Invoices  *invoicing.Service
 	Events    *events.Service
 	Payments  *payments.Queries
 	Refunds   *payments.Refunder // nil: refunds answer 500
-	// Idempotency, IdempotencyUoW and Wall enable Idempotency-Key on the dashboard's POSTs
-	// (the refund); nil: keys are ignored.
-	Idempotency    ports.IdempotencyStore
-	IdempotencyUoW ports.UnitOfWorkOf[ports.IdempotencyTx]
-	Wall           core.Clock
-	Webhooks       *webhooks.Service // nil: the overview counts no endpoints
-	Mailbox        ports.Mailbox     // nil: the test mailbox answers an empty list
+	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
+	Mailbox   ports.Mailbox      // nil: the test mailbox answers an empty list
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service
@@ -51,6 +48,14 @@ type DashboardDeps struct {
 	// the request rates. Nil: none.
 	AuthThrottle *kit.AuthThrottle
 	Limits       *kit.RequestLimits
+	// Idempotency, with UnitOfWork and Wall, makes every POST idempotent under an
+	// Idempotency-Key (the merchant API's gate: a refund, which calls the processor, in
+	// phases; the rest in one transaction); nil: keys are not honoured.
+	Idempotency ports.IdempotencyStore
+	UnitOfWork  ports.UnitOfWorkOf[ports.IdempotencyTx]
+	Wall        core.Clock
+	// Transactions bounds the keyed requests holding their transaction (GateConfig).
+	Transactions int
 	// BaseURL is the dashboard's public base URL (KASSA_DASHBOARD_URL), named in the served
 	// spec's servers.
 	BaseURL string
@@ -104,7 +109,7 @@ func NewDashboardAPI(d DashboardDeps) (http.Handler, error) {
 	})
 	mux := dash.HandlerWithOptions(h, dash.StdHTTPServerOptions{BaseRouter: http.NewServeMux(), ErrorHandlerFunc: kit.ParamError})
 	gate, err := kit.NewGate(kit.GateConfig{Spec: spec, Authorize: dashboardAuthorizer(d.Dashboard),
-		Idempotency: d.Idempotency, UnitOfWork: d.IdempotencyUoW, Wall: d.Wall}, mux)
+		Idempotency: d.Idempotency, UnitOfWork: d.UnitOfWork, Wall: d.Wall, Transactions: d.Transactions}, mux)
 	if err != nil {
 		return nil, err
 	}

@@ -190,11 +190,16 @@ var declineMessages = map[string]string{
 // declineMessage is what the page says about a decline: our words for a known code, else the
 // use case's message (which never contains the number), else a generic sentence.
 func declineMessage(d *checkout.DeclineError) string {
-	if m, ok := declineMessages[d.DeclineCode]; ok {
+	return declineMessageOf(d.DeclineCode, d.Message)
+}
+
+// declineMessageOf is the buyer's words for decline code (message: the processor's, else).
+func declineMessageOf(code, message string) string {
+	if m, ok := declineMessages[code]; ok {
 		return m
 	}
-	if d.Message != "" {
-		return d.Message
+	if message != "" {
+		return message
 	}
 	return "Your payment was declined."
 }

@@ -27,6 +27,8 @@ type Buyer interface {
 type Deps struct {
 	Log   *slog.Logger
 	Buyer Buyer
+	// Invoices serves the hosted invoice pages (/i/{token}); nil: they are not found.
+	Invoices Invoices
 	// Now is the time card expiry dates are checked against; time.Now when nil.
 	Now func() time.Time
 }
@@ -34,16 +36,17 @@ type Deps struct {
 // Handler serves the hosted pages and their assets. Mount it for every path of the checkout
 // listener except the browser API (/api/).
 type Handler struct {
-	log   *slog.Logger
-	buyer Buyer
-	now   func() time.Time
-	mux   *http.ServeMux
+	log      *slog.Logger
+	buyer    Buyer
+	invoices Invoices
+	now      func() time.Time
+	mux      *http.ServeMux
 }
 
 // New builds the handler. It does not log requests; the listener's outer middleware does
 // (without query strings, so the client secret in `?cs=` never reaches a log).
 func New(d Deps) *Handler {
-	h := &Handler{log: d.Log, buyer: d.Buyer, now: d.Now, mux: http.NewServeMux()}
+	h := &Handler{log: d.Log, buyer: d.Buyer, invoices: d.Invoices, now: d.Now, mux: http.NewServeMux()}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -58,6 +61,10 @@ func New(d Deps) *Handler {
 		h.mux.HandleFunc("POST "+p+"/{id}/3ds", h.withKind(k, h.resolveChallenge))
 		h.mux.HandleFunc("POST "+p+"/{id}/cancel", h.withKind(k, h.cancel))
 	}
+	h.mux.HandleFunc("GET /i/{token}", h.showInvoice)
+	h.mux.HandleFunc("GET /i/{token}/pdf", h.invoicePDF)
+	h.mux.HandleFunc("POST /i/{token}/pay", h.payInvoice)
+	h.mux.HandleFunc("POST /i/{token}/3ds", h.resolveInvoiceChallenge)
 	h.mux.HandleFunc("GET /assets/{name}", serveAsset)
 	h.mux.HandleFunc("GET /js/kassa.js", serveKassaJS)
 	h.mux.HandleFunc("/", h.notFound)

@@ -19,7 +19,7 @@ var templateFS embed.FS
 // Every page is the layout plus one content template; each is parsed once, at start.
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"checkout", "challenge", "outcome", "leave", "message"} {
+	for _, name := range []string{"checkout", "challenge", "outcome", "leave", "message", "invoice"} {
 		out[name] = template.Must(template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
@@ -50,6 +50,10 @@ type page struct {
 	DeclineCode string
 	Values      paymentForm // only Name, Exp, Holder and Method are ever set
 	SEPAFirst   bool
+
+	// Invoice is the hosted invoice page's content; Challenge shows its 3-D Secure step.
+	Invoice   *invoiceView
+	Challenge bool
 
 	Heading, Message string
 	ContinueURL      string

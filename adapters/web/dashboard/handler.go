@@ -16,6 +16,7 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"api_keys":          {},
 	"webhooks":          {detail: true},
 	"catalog":           {detail: true},
+	"invoices":          {detail: true},
 	"mailbox":           {detail: true, testOnly: true},
 }
 

@@ -19,6 +19,63 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BuyerInvoiceMode.
+const (
+	BuyerInvoiceModeLive BuyerInvoiceMode = "live"
+	BuyerInvoiceModeTest BuyerInvoiceMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BuyerInvoiceMode enum.
+func (e BuyerInvoiceMode) Valid() bool {
+	switch e {
+	case BuyerInvoiceModeLive:
+		return true
+	case BuyerInvoiceModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerInvoiceObject.
+const (
+	BuyerInvoiceObjectInvoice BuyerInvoiceObject = "invoice"
+)
+
+// Valid indicates whether the value is a known member of the BuyerInvoiceObject enum.
+func (e BuyerInvoiceObject) Valid() bool {
+	switch e {
+	case BuyerInvoiceObjectInvoice:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerInvoiceStatus.
+const (
+	BuyerInvoiceStatusOpen          BuyerInvoiceStatus = "open"
+	BuyerInvoiceStatusPaid          BuyerInvoiceStatus = "paid"
+	BuyerInvoiceStatusUncollectible BuyerInvoiceStatus = "uncollectible"
+	BuyerInvoiceStatusVoid          BuyerInvoiceStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the BuyerInvoiceStatus enum.
+func (e BuyerInvoiceStatus) Valid() bool {
+	switch e {
+	case BuyerInvoiceStatusOpen:
+		return true
+	case BuyerInvoiceStatusPaid:
+		return true
+	case BuyerInvoiceStatusUncollectible:
+		return true
+	case BuyerInvoiceStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BuyerPaymentPaymentMethod.
 const (
 	BuyerPaymentPaymentMethodCard      BuyerPaymentPaymentMethod = "card"
@@ -193,6 +250,42 @@ func (e ConfirmResultStatus) Valid() bool {
 	}
 }
 
+// Defines values for InvoiceConfirmResultObject.
+const (
+	InvoiceConfirmResultObjectInvoiceConfirmation InvoiceConfirmResultObject = "invoice.confirmation"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceConfirmResultObject enum.
+func (e InvoiceConfirmResultObject) Valid() bool {
+	switch e {
+	case InvoiceConfirmResultObjectInvoiceConfirmation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvoiceConfirmResultStatus.
+const (
+	InvoiceConfirmResultStatusProcessing     InvoiceConfirmResultStatus = "processing"
+	InvoiceConfirmResultStatusRequiresAction InvoiceConfirmResultStatus = "requires_action"
+	InvoiceConfirmResultStatusSucceeded      InvoiceConfirmResultStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceConfirmResultStatus enum.
+func (e InvoiceConfirmResultStatus) Valid() bool {
+	switch e {
+	case InvoiceConfirmResultStatusProcessing:
+		return true
+	case InvoiceConfirmResultStatusRequiresAction:
+		return true
+	case InvoiceConfirmResultStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NextActionType.
 const (
 	NextActionTypeThreeDSecure NextActionType = "three_d_secure"
@@ -213,6 +306,41 @@ type ActionRequest struct {
 	// Approve true when the buyer passed the challenge, false when it failed.
 	Approve bool `json:"approve"`
 }
+
+// BuyerInvoice What the customer sees of a sent invoice.
+type BuyerInvoice struct {
+	AmountDue     int64             `json:"amount_due"`
+	AmountPaid    int64             `json:"amount_paid"`
+	Currency      string            `json:"currency"`
+	CustomerEmail string            `json:"customer_email"`
+	CustomerName  string            `json:"customer_name"`
+	DueDate       int64             `json:"due_date"`
+	IssueDate     int64             `json:"issue_date"`
+	LineItems     []InvoiceLineItem `json:"line_items"`
+	Memo          *string           `json:"memo"`
+	MerchantName  string            `json:"merchant_name"`
+	Mode          BuyerInvoiceMode  `json:"mode"`
+
+	// Number The invoice number.
+	Number string             `json:"number"`
+	Object BuyerInvoiceObject `json:"object"`
+
+	// Processing A SEPA debit of the invoice is being settled.
+	Processing  bool               `json:"processing"`
+	Status      BuyerInvoiceStatus `json:"status"`
+	Subtotal    int64              `json:"subtotal"`
+	TotalAmount int64              `json:"total_amount"`
+	VatAmount   int64              `json:"vat_amount"`
+}
+
+// BuyerInvoiceMode defines model for BuyerInvoice.Mode.
+type BuyerInvoiceMode string
+
+// BuyerInvoiceObject defines model for BuyerInvoice.Object.
+type BuyerInvoiceObject string
+
+// BuyerInvoiceStatus defines model for BuyerInvoice.Status.
+type BuyerInvoiceStatus string
 
 // BuyerLineItem defines model for BuyerLineItem.
 type BuyerLineItem struct {
@@ -397,6 +525,30 @@ type ErrorBody = externalRef0.ErrorBody
 // Idempotency-Key).
 type ErrorType = externalRef0.ErrorType
 
+// InvoiceConfirmResult defines model for InvoiceConfirmResult.
+type InvoiceConfirmResult struct {
+	// Invoice What the customer sees of a sent invoice.
+	Invoice BuyerInvoice `json:"invoice"`
+
+	// NextAction What the buyer must do before the pending charge can go on, or null. `three_d_secure`:
+	// show the challenge (`redirect_url` is a live issuer's page; null in the sandbox, whose
+	// simulated challenge the hosted page shows itself), then `POST …/action`.
+	NextAction *NextAction                `json:"next_action"`
+	Object     InvoiceConfirmResultObject `json:"object"`
+
+	// Status `succeeded`: paid. `processing`: a SEPA debit in flight. `requires_action`: see `next_action`.
+	Status InvoiceConfirmResultStatus `json:"status"`
+}
+
+// InvoiceConfirmResultObject defines model for InvoiceConfirmResult.Object.
+type InvoiceConfirmResultObject string
+
+// InvoiceConfirmResultStatus `succeeded`: paid. `processing`: a SEPA debit in flight. `requires_action`: see `next_action`.
+type InvoiceConfirmResultStatus string
+
+// InvoiceLineItem defines model for InvoiceLineItem.
+type InvoiceLineItem = externalRef0.InvoiceLineItem
+
 // NextAction What the buyer must do before the pending charge can go on, or null. `three_d_secure`:
 // show the challenge (`redirect_url` is a live issuer's page; null in the sandbox, whose
 // simulated challenge the hosted page shows itself), then `POST …/action`.
@@ -419,6 +571,9 @@ type SEPAInput struct {
 	Iban *string `json:"iban,omitempty"`
 }
 
+// InvoiceToken defines model for InvoiceToken.
+type InvoiceToken = string
+
 // SessionId defines model for SessionId.
 type SessionId = string
 
@@ -433,6 +588,9 @@ type Conflict = Error
 
 // InternalServerError The error envelope returned with every 4xx and 5xx response.
 type InternalServerError = Error
+
+// NotFound The error envelope returned with every 4xx and 5xx response.
+type NotFound = Error
 
 // PayloadTooLarge The error envelope returned with every 4xx and 5xx response.
 type PayloadTooLarge = Error
@@ -457,6 +615,9 @@ type ResolveBuyerActionJSONRequestBody = ActionRequest
 
 // ConfirmBuyerSessionJSONRequestBody defines body for ConfirmBuyerSession for application/json ContentType.
 type ConfirmBuyerSessionJSONRequestBody = ConfirmRequest
+
+// ConfirmBuyerInvoiceJSONRequestBody defines body for ConfirmBuyerInvoice for application/json ContentType.
+type ConfirmBuyerInvoiceJSONRequestBody = ConfirmRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -693,6 +854,52 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/checkout/sessions/{id}/confirm (the `ConfirmBuyerSession` operationId).
 	ConfirmBuyerSession(ctx context.Context, id SessionId, body ConfirmBuyerSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBuyerInvoice Read a sent invoice
+	//
+	// The invoice behind a hosted invoice link (`{checkout_base}/i/{token}`): merchant,
+	// number, dates, lines with VAT, totals and status. The random token in the link is the
+	// only credential; no header is needed.
+	//
+	// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+	// (an unknown token); 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
+	GetBuyerInvoice(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmBuyerInvoiceWithBody Pay a sent invoice
+	//
+	// Charges the card or bank account the customer entered, with the body, rules and errors
+	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	//
+	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+	// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+	// `processor_unavailable`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+	ConfirmBuyerInvoiceWithBody(ctx context.Context, token InvoiceToken, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmBuyerInvoice Pay a sent invoice
+	//
+	// Charges the card or bank account the customer entered, with the body, rules and errors
+	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	//
+	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+	// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+	// `processor_unavailable`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+	ConfirmBuyerInvoice(ctx context.Context, token InvoiceToken, body ConfirmBuyerInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCheckoutSpec Get this OpenAPI document
 	//
@@ -945,6 +1152,82 @@ func (c *Client) ConfirmBuyerSession(ctx context.Context, id SessionId, body Con
 	return c.Client.Do(req)
 }
 
+// GetBuyerInvoice Read a sent invoice
+//
+// The invoice behind a hosted invoice link (`{checkout_base}/i/{token}`): merchant,
+// number, dates, lines with VAT, totals and status. The random token in the link is the
+// only credential; no header is needed.
+//
+// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+// (an unknown token); 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
+func (c *Client) GetBuyerInvoice(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBuyerInvoiceRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmBuyerInvoiceWithBody Pay a sent invoice
+//
+// Charges the card or bank account the customer entered, with the body, rules and errors
+// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+//
+// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+// `processor_unavailable`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+func (c *Client) ConfirmBuyerInvoiceWithBody(ctx context.Context, token InvoiceToken, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmBuyerInvoiceRequestWithBody(c.Server, token, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmBuyerInvoice Pay a sent invoice
+//
+// Charges the card or bank account the customer entered, with the body, rules and errors
+// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+//
+// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+// `processor_unavailable`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+func (c *Client) ConfirmBuyerInvoice(ctx context.Context, token InvoiceToken, body ConfirmBuyerInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmBuyerInvoiceRequest(c.Server, token, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCheckoutSpec Get this OpenAPI document
 //
 // Returns this OpenAPI 3.0.3 document as JSON, self-contained. No authentication.
@@ -1116,6 +1399,87 @@ func NewConfirmBuyerSessionRequestWithBody(server string, id SessionId, contentT
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/checkout/sessions/%s/confirm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetBuyerInvoiceRequest constructs an http.Request for the GetBuyerInvoice method
+func NewGetBuyerInvoiceRequest(server string, token InvoiceToken) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewConfirmBuyerInvoiceRequest calls the generic ConfirmBuyerInvoice builder with application/json body
+func NewConfirmBuyerInvoiceRequest(server string, token InvoiceToken, body ConfirmBuyerInvoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewConfirmBuyerInvoiceRequestWithBody(server, token, "application/json", bodyReader)
+}
+
+// NewConfirmBuyerInvoiceRequestWithBody constructs an http.Request for the ConfirmBuyerInvoice method, with any body, and a specified content type
+func NewConfirmBuyerInvoiceRequestWithBody(server string, token InvoiceToken, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/invoices/%s/confirm", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1371,6 +1735,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/checkout/sessions/{id}/confirm (the `ConfirmBuyerSession` operationId).
 	ConfirmBuyerSessionWithResponse(ctx context.Context, id SessionId, body ConfirmBuyerSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmBuyerSessionResponse, error)
+
+	// GetBuyerInvoiceWithResponse Read a sent invoice
+	//
+	// The invoice behind a hosted invoice link (`{checkout_base}/i/{token}`): merchant,
+	// number, dates, lines with VAT, totals and status. The random token in the link is the
+	// only credential; no header is needed.
+	//
+	// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+	// (an unknown token); 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
+	GetBuyerInvoiceWithResponse(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*GetBuyerInvoiceResponse, error)
+
+	// ConfirmBuyerInvoiceWithBodyWithResponse Pay a sent invoice
+	//
+	// Charges the card or bank account the customer entered, with the body, rules and errors
+	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	//
+	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+	// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+	// `processor_unavailable`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+	ConfirmBuyerInvoiceWithBodyWithResponse(ctx context.Context, token InvoiceToken, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmBuyerInvoiceResponse, error)
+
+	// ConfirmBuyerInvoiceWithResponse Pay a sent invoice
+	//
+	// Charges the card or bank account the customer entered, with the body, rules and errors
+	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	//
+	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+	// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+	// `processor_unavailable`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+	ConfirmBuyerInvoiceWithResponse(ctx context.Context, token InvoiceToken, body ConfirmBuyerInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmBuyerInvoiceResponse, error)
 
 	// GetCheckoutSpecWithResponse Get this OpenAPI document
 	//
@@ -2087,6 +2499,311 @@ func (r ConfirmBuyerSessionResponse) ContentType() string {
 	return ""
 }
 
+// GetBuyerInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse200Headers struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+// GetBuyerInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBuyerInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBuyerInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBuyerInvoiceResponse500Headers the declared response headers of an HTTP 500 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBuyerInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GetBuyerInvoice
+type GetBuyerInvoiceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBuyerInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BuyerInvoice
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBuyerInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBuyerInvoiceResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetBuyerInvoiceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBuyerInvoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBuyerInvoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuyerInvoiceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON200() *BuyerInvoice {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuyerInvoiceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBuyerInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBuyerInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBuyerInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBuyerInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ConfirmBuyerInvoiceResponse200Headers the declared response headers of an HTTP 200 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse200Headers struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+// ConfirmBuyerInvoiceResponse400Headers the declared response headers of an HTTP 400 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerInvoiceResponse402Headers the declared response headers of an HTTP 402 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse402Headers struct {
+	RequestId *string
+}
+
+// ConfirmBuyerInvoiceResponse404Headers the declared response headers of an HTTP 404 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerInvoiceResponse413Headers the declared response headers of an HTTP 413 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerInvoiceResponse415Headers the declared response headers of an HTTP 415 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerInvoiceResponse422Headers the declared response headers of an HTTP 422 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerInvoiceResponse429Headers the declared response headers of an HTTP 429 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ConfirmBuyerInvoiceResponse500Headers the declared response headers of an HTTP 500 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse500Headers struct {
+	RequestId *string
+}
+
+// ConfirmBuyerInvoiceResponse503Headers the declared response headers of an HTTP 503 response for ConfirmBuyerInvoice
+type ConfirmBuyerInvoiceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ConfirmBuyerInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceConfirmResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *CardDeclined
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ConfirmBuyerInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ConfirmBuyerInvoiceResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *ConfirmBuyerInvoiceResponse402Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ConfirmBuyerInvoiceResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ConfirmBuyerInvoiceResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ConfirmBuyerInvoiceResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ConfirmBuyerInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmBuyerInvoiceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ConfirmBuyerInvoiceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ConfirmBuyerInvoiceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON200() *InvoiceConfirmResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON402() *CardDeclined {
+	return r.JSON402
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ConfirmBuyerInvoiceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmBuyerInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmBuyerInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmBuyerInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmBuyerInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCheckoutSpecResponse200Headers the declared response headers of an HTTP 200 response for GetCheckoutSpec
 type GetCheckoutSpecResponse200Headers struct {
 	RequestId *string
@@ -2376,6 +3093,72 @@ func (c *ClientWithResponses) ConfirmBuyerSessionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseConfirmBuyerSessionResponse(rsp)
+}
+
+// GetBuyerInvoiceWithResponse Read a sent invoice
+//
+// The invoice behind a hosted invoice link (`{checkout_base}/i/{token}`): merchant,
+// number, dates, lines with VAT, totals and status. The random token in the link is the
+// only credential; no header is needed.
+//
+// **Errors:** 400 `token_invalid` (longer than 64 characters); 404 `invoice_not_found`
+// (an unknown token); 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/invoices/{token} (the `GetBuyerInvoice` operationId).
+func (c *ClientWithResponses) GetBuyerInvoiceWithResponse(ctx context.Context, token InvoiceToken, reqEditors ...RequestEditorFn) (*GetBuyerInvoiceResponse, error) {
+	rsp, err := c.GetBuyerInvoice(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBuyerInvoiceResponse(rsp)
+}
+
+// ConfirmBuyerInvoiceWithBodyWithResponse Pay a sent invoice
+//
+// Charges the card or bank account the customer entered, with the body, rules and errors
+// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+//
+// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+// `processor_unavailable`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+func (c *ClientWithResponses) ConfirmBuyerInvoiceWithBodyWithResponse(ctx context.Context, token InvoiceToken, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmBuyerInvoiceResponse, error) {
+	rsp, err := c.ConfirmBuyerInvoiceWithBody(ctx, token, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmBuyerInvoiceResponse(rsp)
+}
+
+// ConfirmBuyerInvoiceWithResponse Pay a sent invoice
+//
+// Charges the card or bank account the customer entered, with the body, rules and errors
+// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
+// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
+// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+//
+// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
+// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
+// `invoice_payment_in_progress`, `payment_in_progress`; 429 `rate_limited`; 503
+// `processor_unavailable`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/invoices/{token}/confirm (the `ConfirmBuyerInvoice` operationId).
+func (c *ClientWithResponses) ConfirmBuyerInvoiceWithResponse(ctx context.Context, token InvoiceToken, body ConfirmBuyerInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmBuyerInvoiceResponse, error) {
+	rsp, err := c.ConfirmBuyerInvoice(ctx, token, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmBuyerInvoiceResponse(rsp)
 }
 
 // GetCheckoutSpecWithResponse Get this OpenAPI document
@@ -3334,6 +4117,413 @@ func ParseConfirmBuyerSessionResponse(rsp *http.Response) (*ConfirmBuyerSessionR
 	return response, nil
 }
 
+// ParseGetBuyerInvoiceResponse parses an HTTP response from a GetBuyerInvoiceWithResponse call
+func ParseGetBuyerInvoiceResponse(rsp *http.Response) (*GetBuyerInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBuyerInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BuyerInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBuyerInvoiceResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBuyerInvoiceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetBuyerInvoiceResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBuyerInvoiceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBuyerInvoiceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuyerInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseConfirmBuyerInvoiceResponse parses an HTTP response from a ConfirmBuyerInvoiceWithResponse call
+func ParseConfirmBuyerInvoiceResponse(rsp *http.Response) (*ConfirmBuyerInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmBuyerInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceConfirmResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest CardDeclined
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ConfirmBuyerInvoiceResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ConfirmBuyerInvoiceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers ConfirmBuyerInvoiceResponse402Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 404:
+		var headers ConfirmBuyerInvoiceResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ConfirmBuyerInvoiceResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ConfirmBuyerInvoiceResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ConfirmBuyerInvoiceResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ConfirmBuyerInvoiceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ConfirmBuyerInvoiceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ConfirmBuyerInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCheckoutSpecResponse parses an HTTP response from a GetCheckoutSpecWithResponse call
 func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3428,6 +4618,12 @@ type ServerInterface interface {
 	// ConfirmBuyerSession Pay the session
 	// (POST /api/v1/checkout/sessions/{id}/confirm)
 	ConfirmBuyerSession(w http.ResponseWriter, r *http.Request, id SessionId)
+	// GetBuyerInvoice Read a sent invoice
+	// (GET /api/v1/invoices/{token})
+	GetBuyerInvoice(w http.ResponseWriter, r *http.Request, token InvoiceToken)
+	// ConfirmBuyerInvoice Pay a sent invoice
+	// (POST /api/v1/invoices/{token}/confirm)
+	ConfirmBuyerInvoice(w http.ResponseWriter, r *http.Request, token InvoiceToken)
 	// GetCheckoutSpec Get this OpenAPI document
 	// (GET /api/v1/openapi.json)
 	GetCheckoutSpec(w http.ResponseWriter, r *http.Request)
@@ -3537,6 +4733,58 @@ func (siw *ServerInterfaceWrapper) ConfirmBuyerSession(w http.ResponseWriter, r 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ConfirmBuyerSession(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBuyerInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GetBuyerInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "token" -------------
+	var token InvoiceToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", r.PathValue("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBuyerInvoice(w, r, token)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ConfirmBuyerInvoice operation middleware
+func (siw *ServerInterfaceWrapper) ConfirmBuyerInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "token" -------------
+	var token InvoiceToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", r.PathValue("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ConfirmBuyerInvoice(w, r, token)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3684,6 +4932,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/checkout/sessions/{id}/action", wrapper.ResolveBuyerAction)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/checkout/sessions/{id}/cancel", wrapper.CancelBuyerSession)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/checkout/sessions/{id}/confirm", wrapper.ConfirmBuyerSession)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/invoices/{token}", wrapper.GetBuyerInvoice)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/invoices/{token}/confirm", wrapper.ConfirmBuyerInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetCheckoutSpec)
 
 	return m
@@ -3725,6 +4975,16 @@ type InternalServerErrorJSONResponse struct {
 	Body Error
 
 	Headers InternalServerErrorResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type NotFoundJSONResponse struct {
+	Body Error
+
+	Headers NotFoundResponseHeaders
 }
 
 type PayloadTooLargeResponseHeaders struct {
@@ -4604,6 +5864,358 @@ func (response ConfirmBuyerSession503JSONResponse) VisitConfirmBuyerSessionRespo
 	return err
 }
 
+type GetBuyerInvoiceRequestObject struct {
+	Token InvoiceToken `json:"token"`
+}
+
+type GetBuyerInvoiceResponseObject interface {
+	VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GetBuyerInvoice200ResponseHeaders struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+type GetBuyerInvoice200JSONResponse struct {
+	Body    BuyerInvoice
+	Headers GetBuyerInvoice200ResponseHeaders
+}
+
+func (response GetBuyerInvoice200JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBuyerInvoice400JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetBuyerInvoice404JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBuyerInvoice429JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetBuyerInvoice500JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerInvoice503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBuyerInvoice503JSONResponse) VisitGetBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoiceRequestObject struct {
+	Token InvoiceToken `json:"token"`
+	Body  *ConfirmBuyerInvoiceJSONRequestBody
+}
+
+type ConfirmBuyerInvoiceResponseObject interface {
+	VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error
+}
+
+type ConfirmBuyerInvoice200ResponseHeaders struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+type ConfirmBuyerInvoice200JSONResponse struct {
+	Body    InvoiceConfirmResult
+	Headers ConfirmBuyerInvoice200ResponseHeaders
+}
+
+func (response ConfirmBuyerInvoice200JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ConfirmBuyerInvoice400JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice402JSONResponse struct{ CardDeclinedJSONResponse }
+
+func (response ConfirmBuyerInvoice402JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ConfirmBuyerInvoice404JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ConfirmBuyerInvoice413JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ConfirmBuyerInvoice415JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ConfirmBuyerInvoice422JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ConfirmBuyerInvoice429JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ConfirmBuyerInvoice500JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerInvoice503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ConfirmBuyerInvoice503JSONResponse) VisitConfirmBuyerInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetCheckoutSpecRequestObject struct {
 }
 
@@ -4688,6 +6300,12 @@ type StrictServerInterface interface {
 	// ConfirmBuyerSession Pay the session
 	// (POST /api/v1/checkout/sessions/{id}/confirm)
 	ConfirmBuyerSession(ctx context.Context, request ConfirmBuyerSessionRequestObject) (ConfirmBuyerSessionResponseObject, error)
+	// GetBuyerInvoice Read a sent invoice
+	// (GET /api/v1/invoices/{token})
+	GetBuyerInvoice(ctx context.Context, request GetBuyerInvoiceRequestObject) (GetBuyerInvoiceResponseObject, error)
+	// ConfirmBuyerInvoice Pay a sent invoice
+	// (POST /api/v1/invoices/{token}/confirm)
+	ConfirmBuyerInvoice(ctx context.Context, request ConfirmBuyerInvoiceRequestObject) (ConfirmBuyerInvoiceResponseObject, error)
 	// GetCheckoutSpec Get this OpenAPI document
 	// (GET /api/v1/openapi.json)
 	GetCheckoutSpec(ctx context.Context, request GetCheckoutSpecRequestObject) (GetCheckoutSpecResponseObject, error)
@@ -4843,6 +6461,65 @@ func (sh *strictHandler) ConfirmBuyerSession(w http.ResponseWriter, r *http.Requ
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ConfirmBuyerSessionResponseObject); ok {
 		if err := validResponse.VisitConfirmBuyerSessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBuyerInvoice operation middleware
+func (sh *strictHandler) GetBuyerInvoice(w http.ResponseWriter, r *http.Request, token InvoiceToken) {
+	var request GetBuyerInvoiceRequestObject
+
+	request.Token = token
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBuyerInvoice(ctx, request.(GetBuyerInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBuyerInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBuyerInvoiceResponseObject); ok {
+		if err := validResponse.VisitGetBuyerInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ConfirmBuyerInvoice operation middleware
+func (sh *strictHandler) ConfirmBuyerInvoice(w http.ResponseWriter, r *http.Request, token InvoiceToken) {
+	var request ConfirmBuyerInvoiceRequestObject
+
+	request.Token = token
+
+	var body ConfirmBuyerInvoiceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmBuyerInvoice(ctx, request.(ConfirmBuyerInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmBuyerInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ConfirmBuyerInvoiceResponseObject); ok {
+		if err := validResponse.VisitConfirmBuyerInvoiceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

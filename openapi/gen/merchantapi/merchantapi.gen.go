@@ -103,6 +103,19 @@ type EventData = externalRef0.EventData
 // EventList A page of events.
 type EventList = externalRef0.EventList
 
+// Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
+// events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+// vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
+// sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
+// `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
+type Invoice = externalRef0.Invoice
+
+// InvoiceLineItem defines model for InvoiceLineItem.
+type InvoiceLineItem = externalRef0.InvoiceLineItem
+
+// InvoiceList A page of invoices.
+type InvoiceList = externalRef0.InvoiceList
+
 // LineItem A line item as stored on the session.
 type LineItem = externalRef0.LineItem
 

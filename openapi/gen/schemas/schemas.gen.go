@@ -255,6 +255,48 @@ func (e EventObject) Valid() bool {
 	}
 }
 
+// Defines values for InvoiceObject.
+const (
+	InvoiceObjectInvoice InvoiceObject = "invoice"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceObject enum.
+func (e InvoiceObject) Valid() bool {
+	switch e {
+	case InvoiceObjectInvoice:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvoiceStatus.
+const (
+	InvoiceStatusDraft         InvoiceStatus = "draft"
+	InvoiceStatusOpen          InvoiceStatus = "open"
+	InvoiceStatusPaid          InvoiceStatus = "paid"
+	InvoiceStatusUncollectible InvoiceStatus = "uncollectible"
+	InvoiceStatusVoid          InvoiceStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceStatus enum.
+func (e InvoiceStatus) Valid() bool {
+	switch e {
+	case InvoiceStatusDraft:
+		return true
+	case InvoiceStatusOpen:
+		return true
+	case InvoiceStatusPaid:
+		return true
+	case InvoiceStatusUncollectible:
+		return true
+	case InvoiceStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListObject.
 const (
 	ListObjectList ListObject = "list"
@@ -957,6 +999,139 @@ type EventList struct {
 	Object ListObject `json:"object"`
 
 	// Url The path of this list, `/v1/events`.
+	Url string `json:"url"`
+}
+
+// Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
+// events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+// vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
+// sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
+// `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
+type Invoice struct {
+	// AmountDue What is left to pay: the total until paid; 0 when paid or void.
+	AmountDue int64 `json:"amount_due"`
+
+	// AmountPaid What was paid.
+	AmountPaid int64 `json:"amount_paid"`
+
+	// AttemptCount Payment attempts made.
+	AttemptCount int `json:"attempt_count"`
+
+	// Created Unix seconds.
+	Created int64 `json:"created"`
+
+	// Currency ISO 4217 code, upper case.
+	Currency string `json:"currency"`
+
+	// CustomerEmail Where the invoice and the receipt are e-mailed.
+	CustomerEmail string `json:"customer_email"`
+
+	// CustomerName The customer billed.
+	CustomerName string `json:"customer_name"`
+
+	// DaysUntilDue Days to pay after sending (default 30).
+	DaysUntilDue int `json:"days_until_due"`
+
+	// DueDate issue_date + days_until_due days, or null.
+	DueDate *int64 `json:"due_date"`
+
+	// HostedInvoiceUrl `{checkout_base}/i/{public_token}`, or null for a draft.
+	HostedInvoiceUrl *string `json:"hosted_invoice_url"`
+
+	// Id Identifier, prefix `in_`.
+	Id string `json:"id"`
+
+	// IssueDate When it was sent (Unix seconds), or null.
+	IssueDate *int64 `json:"issue_date"`
+
+	// LineItems The lines, in order.
+	LineItems []InvoiceLineItem `json:"line_items"`
+
+	// Memo A note shown on the invoice.
+	Memo *string `json:"memo"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Number `<PREFIX>-INV-<year>-<sequence>`, gap-free per merchant, environment and year; null for a draft.
+	Number *string `json:"number"`
+
+	// Object Always `invoice`.
+	Object InvoiceObject `json:"object"`
+
+	// PaymentId The payment (`py_…`) that paid it, or null.
+	PaymentId *string `json:"payment_id"`
+
+	// PublicToken The random token (≥ 192 bits) of the hosted page, or null for a draft.
+	PublicToken *string `json:"public_token"`
+
+	// Status `draft` → `open` (sent) → `paid`, `void` or `uncollectible` (which can still be paid or voided).
+	Status InvoiceStatus `json:"status"`
+
+	// Subscription The subscription billed, or null for a one-off invoice.
+	Subscription *string `json:"subscription"`
+
+	// Subtotal Sum of quantity × unit_amount, minor units.
+	Subtotal int64 `json:"subtotal"`
+
+	// TotalAmount subtotal + vat_amount.
+	TotalAmount int64 `json:"total_amount"`
+
+	// VatAmount Sum of the lines' VAT.
+	VatAmount int64 `json:"vat_amount"`
+}
+
+// InvoiceObject Always `invoice`.
+type InvoiceObject string
+
+// InvoiceStatus `draft` → `open` (sent) → `paid`, `void` or `uncollectible` (which can still be paid or voided).
+type InvoiceStatus string
+
+// InvoiceLineItem defines model for InvoiceLineItem.
+type InvoiceLineItem struct {
+	// Amount quantity × unit_amount.
+	Amount int64 `json:"amount"`
+
+	// Description What is billed; a catalog line shows its product name.
+	Description string `json:"description"`
+
+	// Locked A catalog line: its price, quantity, VAT and currency are fixed.
+	Locked bool `json:"locked"`
+
+	// PriceId The catalog price of a catalog line, or null.
+	PriceId *string `json:"price_id"`
+
+	// ProductId Its product, or null.
+	ProductId *string `json:"product_id"`
+	Quantity  int64   `json:"quantity"`
+
+	// UnitAmount Minor units.
+	UnitAmount int64 `json:"unit_amount"`
+
+	// VatAmount round half-up(amount × vat_rate / 100).
+	VatAmount int64 `json:"vat_amount"`
+
+	// VatRate Exact decimal percentage with at most 2 decimals, 0–100 ("19", "7.5").
+	VatRate string `json:"vat_rate"`
+}
+
+// InvoiceList A page of invoices.
+type InvoiceList struct {
+	// Data The invoices, newest first.
+	Data []Invoice `json:"data"`
+
+	// HasMore Whether more objects follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
 	Url string `json:"url"`
 }
 

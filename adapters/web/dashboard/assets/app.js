@@ -14,6 +14,7 @@ import * as apiKeys from './pages/api_keys.js';
 import * as webhooks from './pages/webhooks.js';
 import * as catalog from './pages/catalog.js';
 import * as mailbox from './pages/mailbox.js';
+import * as invoices from './pages/invoices.js';
 
 // sections in navigation order; the server (handler.go) knows the same names.
 const sections = [
@@ -24,6 +25,7 @@ const sections = [
   { name: 'api_keys', label: 'API keys', page: apiKeys },
   { name: 'webhooks', label: 'Webhooks', page: webhooks },
   { name: 'catalog', label: 'Catalog', page: catalog },
+  { name: 'invoices', label: 'Invoices', page: invoices },
   { name: 'mailbox', label: 'Test mailbox', page: mailbox, testOnly: true },
 ];
 

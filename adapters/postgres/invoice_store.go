@@ -1,0 +1,264 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// InvoiceStore reads invoices on the pool (invoicing.Store).
+type InvoiceStore struct{ db handle }
+
+// NewInvoiceStore returns the invoice store over db.
+func NewInvoiceStore(db *sqlx.DB) *InvoiceStore { return &InvoiceStore{db: wrap(db)} }
+
+var _ invoicing.Store = (*InvoiceStore)(nil)
+
+const invoiceColumns = `seq, id, merchant_id, environment, status, number, currency, customer_name, customer_email,
+	lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
+	updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing`
+
+type invoiceRow struct {
+	Seq           int64      `db:"seq"`
+	ID            string     `db:"id"`
+	MerchantID    string     `db:"merchant_id"`
+	Environment   string     `db:"environment"`
+	Status        string     `db:"status"`
+	Number        *string    `db:"number"`
+	Currency      string     `db:"currency"`
+	CustomerName  string     `db:"customer_name"`
+	CustomerEmail string     `db:"customer_email"`
+	Lines         []byte     `db:"lines"`
+	DaysUntilDue  int        `db:"days_until_due"`
+	Memo          *string    `db:"memo"`
+	Metadata      []byte     `db:"metadata"`
+	PublicToken   *string    `db:"public_token"`
+	IssueDate     *time.Time `db:"issue_date"`
+	DueDate       *time.Time `db:"due_date"`
+	AmountPaid    int64      `db:"amount_paid"`
+	PaymentID     *string    `db:"payment_id"`
+	Created       time.Time  `db:"created"`
+	Updated       time.Time  `db:"updated"`
+	FinalizedAt   *time.Time `db:"finalized_at"`
+	PaidAt        *time.Time `db:"paid_at"`
+	VoidedAt      *time.Time `db:"voided_at"`
+	Uncollectible *time.Time `db:"uncollectible_at"`
+	Charging      string     `db:"charging"`
+	Attempts      int        `db:"attempts"`
+	Pending       []byte     `db:"pending_action"`
+	Processing    string     `db:"processing"`
+}
+
+// lineJSON is a line as stored.
+type lineJSON struct {
+	Description string  `json:"description"`
+	Quantity    int64   `json:"quantity"`
+	UnitAmount  int64   `json:"unit_amount"`
+	VATRate     int64   `json:"vat_rate_bp"`
+	PriceID     *string `json:"price_id"`
+	ProductID   *string `json:"product_id"`
+	Locked      bool    `json:"locked"`
+	Currency    string  `json:"currency,omitempty"`
+}
+
+func (r *invoiceRow) invoice() (*invoicing.Invoice, error) {
+	var ls []lineJSON
+	if err := json.Unmarshal(r.Lines, &ls); err != nil {
+		return nil, fmt.Errorf("invoices: %s: lines: %w", r.ID, err)
+	}
+	s := invoicing.Snapshot{ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		Status: invoicing.Status(r.Status), Number: r.Number, Currency: core.Currency(r.Currency),
+		CustomerName: r.CustomerName, CustomerEmail: r.CustomerEmail, DaysUntilDue: r.DaysUntilDue, Memo: r.Memo,
+		PublicToken: r.PublicToken, IssueDate: utcp(r.IssueDate), DueDate: utcp(r.DueDate), AmountPaid: r.AmountPaid,
+		PaymentID: r.PaymentID, Created: r.Created.UTC(), Updated: r.Updated.UTC(), FinalizedAt: utcp(r.FinalizedAt),
+		PaidAt: utcp(r.PaidAt), VoidedAt: utcp(r.VoidedAt), Uncollectible: utcp(r.Uncollectible),
+		Charge: invoicing.ChargeState{Charging: r.Charging, Attempts: r.Attempts, Processing: r.Processing}}
+	for _, l := range ls {
+		s.Lines = append(s.Lines, invoicing.Line{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount,
+			VATRate: invoicing.Rate(l.VATRate), PriceID: l.PriceID, ProductID: l.ProductID, Locked: l.Locked, Currency: core.Currency(l.Currency)})
+	}
+	if err := json.Unmarshal(r.Metadata, &s.Metadata); err != nil {
+		return nil, fmt.Errorf("invoices: %s: metadata: %w", r.ID, err)
+	}
+	if len(r.Pending) > 0 {
+		var act payments.CustomerAction
+		if err := json.Unmarshal(r.Pending, &act); err != nil {
+			return nil, fmt.Errorf("invoices: %s: pending action: %w", r.ID, err)
+		}
+		s.Charge.Pending = &act
+	}
+	return invoicing.Rehydrate(s), nil
+}
+
+func utcp(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// invoiceArgs are the stored columns of inv after id, merchant_id, environment.
+func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
+	s := inv.Snapshot()
+	ls := make([]lineJSON, 0, len(s.Lines))
+	for _, l := range s.Lines {
+		ls = append(ls, lineJSON{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount,
+			VATRate: int64(l.VATRate), PriceID: l.PriceID, ProductID: l.ProductID, Locked: l.Locked, Currency: string(l.Currency)})
+	}
+	lines, err := json.Marshal(ls)
+	if err != nil {
+		return nil, err
+	}
+	md, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	var pending *string // JSON text (a []byte would be sent as bytea)
+	if s.Charge.Pending != nil {
+		b, err := json.Marshal(s.Charge.Pending)
+		if err != nil {
+			return nil, err
+		}
+		p := string(b)
+		pending = &p
+	}
+	return []any{string(s.Status), s.Number, string(s.Currency), s.CustomerName, s.CustomerEmail, string(lines), s.DaysUntilDue,
+		s.Memo, string(md), s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
+		s.FinalizedAt, s.PaidAt, s.VoidedAt, s.Uncollectible, s.Charge.Charging, s.Charge.Attempts, pending,
+		s.Charge.Processing}, nil
+}
+
+func getInvoice(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*invoicing.Invoice, error) {
+	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	var r invoiceRow
+	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invoicing.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invoices: get: %w", err)
+	}
+	return r.invoice()
+}
+
+// Get reads one invoice of scope.
+func (st *InvoiceStore) Get(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error) {
+	return getInvoice(ctx, st.db, scope, id, false)
+}
+
+// ByToken reads the invoice with public token t.
+func (st *InvoiceStore) ByToken(ctx context.Context, t string) (*invoicing.Invoice, error) {
+	var r invoiceRow
+	err := st.db.GetContext(ctx, &r, `SELECT `+invoiceColumns+` FROM invoices WHERE public_token = $1`, t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invoicing.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invoices: by token: %w", err)
+	}
+	return r.invoice()
+}
+
+// List pages scope's invoices newest first (page.go), optionally of one status.
+func (st *InvoiceStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status *invoicing.Status) (core.Page[*invoicing.Invoice], error) {
+	pq := pageQuery{table: "invoices", columns: invoiceColumns, scope: scope, q: q, unknownCursor: invoicing.ErrUnknownCursor}
+	if status != nil {
+		pq.filter = append(pq.filter, cond{"status = ?", string(*status)})
+	}
+	rows, hasMore, err := pageBySeq[invoiceRow](ctx, st.db, pq)
+	if err != nil {
+		return core.Page[*invoicing.Invoice]{}, err
+	}
+	out := core.Page[*invoicing.Invoice]{HasMore: hasMore, Items: make([]*invoicing.Invoice, 0, len(rows))}
+	for i := range rows {
+		inv, err := rows[i].invoice()
+		if err != nil {
+			return core.Page[*invoicing.Invoice]{}, err
+		}
+		out.Items = append(out.Items, inv)
+	}
+	return out, nil
+}
+
+// invoiceRepo is invoicing.InvoiceRepository on a transaction.
+type invoiceRepo Tx
+
+// Invoices is invoicing's invoice repository on this transaction.
+func (t *Tx) Invoices() invoicing.InvoiceRepository { return invoiceRepo(*t) }
+
+// Lock reads the invoice FOR UPDATE.
+func (r invoiceRepo) Lock(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error) {
+	inv, err := getInvoice(ctx, r.q, scope, id, true)
+	return inv, r.q.a.note(err)
+}
+
+// Insert writes a new invoice.
+func (r invoiceRepo) Insert(ctx context.Context, inv *invoicing.Invoice) error {
+	args, err := invoiceArgs(inv)
+	if err != nil {
+		return err
+	}
+	return r.q.exec(ctx, write{what: "invoices: insert " + inv.ID(), one: true,
+		sql: `INSERT INTO invoices (id, merchant_id, environment, status, number, currency, customer_name, customer_email,
+			lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
+			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+			$23, $24, $25, $26, $27)`,
+		args: append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...)})
+}
+
+// Save writes the invoice's state in one UPDATE of its row.
+func (r invoiceRepo) Save(ctx context.Context, inv *invoicing.Invoice) error {
+	args, err := invoiceArgs(inv)
+	if err != nil {
+		return err
+	}
+	return r.q.exec(ctx, write{what: "invoices: update " + inv.ID(), one: true,
+		sql: `UPDATE invoices SET status = $4, number = $5, currency = $6, customer_name = $7, customer_email = $8,
+			lines = $9, days_until_due = $10, memo = $11, metadata = $12, public_token = $13, issue_date = $14,
+			due_date = $15, amount_paid = $16, payment_id = $17, created = $18, updated = $19, finalized_at = $20,
+			paid_at = $21, voided_at = $22, uncollectible_at = $23, charging = $24, attempts = $25,
+			pending_action = $26, processing = $27
+			WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+		args: append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...)})
+}
+
+// Delete removes a draft's row.
+func (r invoiceRepo) Delete(ctx context.Context, scope core.Scope, id string) error {
+	res, err := r.q.ExecContext(ctx, `DELETE FROM invoices WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+		scope.MerchantID, string(scope.Env), id)
+	if err != nil {
+		return fmt.Errorf("invoices: delete: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return invoicing.ErrNotFound
+	}
+	return nil
+}
+
+// NextNumber increments the counter of scope and year (created at 1) and reads it back; the
+// row stays locked until the unit of work ends.
+func (r invoiceRepo) NextNumber(ctx context.Context, scope core.Scope, year int) (int64, error) {
+	var n int64
+	err := r.q.QueryRowxContext(ctx, `INSERT INTO invoice_number_counters (merchant_id, environment, year, last)
+		VALUES ($1, $2, $3, 1)
+		ON CONFLICT (merchant_id, environment, year) DO UPDATE SET last = invoice_number_counters.last + 1
+		RETURNING last`, scope.MerchantID, string(scope.Env), year).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("invoice_number_counters: next: %w", r.q.a.note(err))
+	}
+	return n, nil
+}

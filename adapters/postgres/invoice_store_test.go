@@ -1,0 +1,170 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/invoicing"
+)
+
+var errBoom = errors.New("boom")
+
+// A number taken in a unit of work that rolls back is given back: the next send takes it.
+// Numbers are per merchant, environment and year.
+func TestInvoiceNumbersAreGivenBackOnRollback(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	next := func(s core.Scope, year int, fail bool) int64 {
+		t.Helper()
+		var n int64
+		err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			var err error
+			if n, err = tx.Invoices().NextNumber(ctx, s, year); err != nil {
+				return err
+			}
+			if fail {
+				return errBoom
+			}
+			return nil
+		})
+		if fail != errors.Is(err, errBoom) || (!fail && err != nil) {
+			t.Fatalf("next: %v", err)
+		}
+		return n
+	}
+	if n := next(scope, 2026, false); n != 1 {
+		t.Fatalf("first %d", n)
+	}
+	if n := next(scope, 2026, true); n != 2 {
+		t.Fatalf("rolled back %d", n)
+	}
+	if n := next(scope, 2026, false); n != 2 {
+		t.Fatalf("after the rollback %d, want 2 again", n)
+	}
+	if n := next(scope, 2027, false); n != 1 {
+		t.Fatalf("next year %d", n)
+	}
+	live := core.Scope{MerchantID: scope.MerchantID, Env: core.EnvLive}
+	if n := next(live, 2026, false); n != 1 {
+		t.Fatalf("live %d", n)
+	}
+	// Concurrent takers of one counter queue on its row: 20 distinct numbers, none skipped.
+	var mu sync.Mutex
+	got := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := next(scope, 2030, false)
+			mu.Lock()
+			got[n] = true
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i := int64(1); i <= 20; i++ {
+		if !got[i] {
+			t.Fatalf("number %d missing: %v", i, got)
+		}
+	}
+}
+
+// An invoice round-trips through the repository and the store, lines, rates and charge state
+// included.
+func TestInvoiceRoundTrip(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	pid, prod := "price_1", "prod_1"
+	inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+		Lines: []invoicing.Line{{Description: "A", Quantity: 3, UnitAmount: 333, VATRate: 1900},
+			{Description: "B", Quantity: 1, UnitAmount: 1500, VATRate: 750, PriceID: &pid, ProductID: &prod, Locked: true, Currency: "EUR"}},
+		DaysUntilDue: 7, Metadata: map[string]string{"k": "v"}}, now)
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().Insert(ctx, inv) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		locked, err := tx.Invoices().Lock(ctx, scope, inv.ID())
+		if err != nil {
+			return err
+		}
+		if err := locked.Finalize("ACME", 1, "tok-"+inv.ID(), now); err != nil {
+			return err
+		}
+		return tx.Invoices().Save(ctx, locked)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := postgres.NewInvoiceStore(db)
+	got, err := st.ByToken(ctx, "tok-"+inv.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status() != invoicing.StatusOpen || *got.Number() != "ACME-INV-2026-0001" || got.Totals() != inv.Totals() ||
+		!got.Lines()[1].Locked || *got.Lines()[1].PriceID != pid || got.Lines()[1].VATRate != 750 || got.Metadata()["k"] != "v" {
+		t.Fatalf("round trip: %+v", got.Snapshot())
+	}
+	if _, err := st.Get(ctx, core.Scope{MerchantID: scope.MerchantID, Env: core.EnvLive}, inv.ID()); !errors.Is(err, invoicing.ErrNotFound) {
+		t.Fatalf("other environment: %v", err)
+	}
+}
+
+// Numbering contention is per merchant, environment and year only: while a send of one
+// merchant holds its counter row, sends of another merchant, of the other environment and of
+// another year go through at once, and a second send of the same counter waits.
+func TestInvoiceNumberingContendsOnlyPerCounter(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	a, b := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	held, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			if _, err := tx.Invoices().NextNumber(ctx, a, 2026); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	take := func(s core.Scope, year int, within time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		return uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			_, err := tx.Invoices().NextNumber(ctx, s, year)
+			return err
+		})
+	}
+	for name, c := range map[string]struct {
+		s    core.Scope
+		year int
+	}{
+		"another merchant":      {b, 2026},
+		"the other environment": {core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}, 2026},
+		"another year":          {a, 2027},
+	} {
+		if err := take(c.s, c.year, 2*time.Second); err != nil {
+			t.Errorf("%s waited for the held counter: %v", name, err)
+		}
+	}
+	if err := take(a, 2026, 300*time.Millisecond); err == nil {
+		t.Error("a second send of the held counter did not wait for it")
+	}
+	close(release)
+}

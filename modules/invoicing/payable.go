@@ -1,0 +1,159 @@
+package invoicing
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Kind is the payable kind of invoices: a payment names its invoice in invoice_id, and each
+// attempt may leave its own payment (a SEPA debit that failed at settlement stays beside the
+// payment of the next attempt).
+var Kind = payments.KindSpec{Name: "invoice", Link: payments.LinkInvoice, Payments: payments.OnePaymentPerAttempt}
+
+// BindPayableKind binds invoices, as a payable kind, to their owner (Payables) and to
+// invoicing's unit of work.
+// checkoutBaseURL is the checkout origin (the hosted page's links in the invoice events).
+func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string) (payments.Kind, error) {
+	return payments.BindKind[Tx](Kind, uow, Payables{base: strings.TrimRight(checkoutBaseURL, "/")})
+}
+
+// Payables is what an invoice does with each step of the charge protocol
+// (payments.PayableOwner), inside the Charger's units of work, on the invoice locked first:
+//
+//	begin           → open or uncollectible, no charge in flight, no debit being settled
+//	succeeded       → paid: invoice.paid
+//	processing      → the debit is kept until it settles; the invoice stays open
+//	failed          → invoice.payment_failed; the invoice stays open for another try
+//	requires_action → the 3-D Secure charge is kept on the invoice
+//	abandoned       → the charge in flight ends
+//	settlement      → paid (invoice.paid) or open again (invoice.payment_failed)
+type Payables struct {
+	base string // the checkout origin, for the hosted link in events
+}
+
+var _ payments.PayableOwner[Tx] = Payables{}
+
+// LockPayable locks the invoice (ErrNotFound).
+func (Payables) LockPayable(ctx context.Context, tx Tx, scope core.Scope, id string) (payments.Payable, error) {
+	return tx.Invoices().Lock(ctx, scope, id)
+}
+
+func invoiceOf(p payments.Payable) (*Invoice, error) {
+	inv, ok := p.(*Invoice)
+	if !ok {
+		return nil, fmt.Errorf("invoicing: payable %s is not an invoice", p.ID())
+	}
+	return inv, nil
+}
+
+// BeginCharge checks the locked invoice and marks the attempt in flight.
+func (Payables) BeginCharge(ctx context.Context, tx Tx, p payments.Payable, start payments.ChargeStart) (int, error) {
+	inv, err := invoiceOf(p)
+	if err != nil {
+		return 0, err
+	}
+	n, err := inv.startCharge(start.Kind, start.Now)
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Invoices().Save(ctx, inv)
+}
+
+// KeptAction is the invoice's charge waiting for 3-D Secure.
+func (Payables) KeptAction(p payments.Payable) *payments.CustomerAction {
+	inv, ok := p.(*Invoice)
+	if !ok || inv.charge.Pending == nil {
+		return nil
+	}
+	a := *inv.charge.Pending
+	return &a
+}
+
+// ApplyOutcome pays the invoice (succeeded), keeps the processing debit, or reports the
+// failed attempt.
+func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, a *payments.ChargeAttempt, o *payments.ChargeOutcome) ([]core.Event, error) {
+	inv, err := invoiceOf(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.stopCharge(a.IdempotencyKey()); err != nil {
+		return nil, err
+	}
+	now := a.ChargedAt()
+	var evs []core.Event
+	switch o.Result {
+	case ports.OutcomeSucceeded:
+		inv.markPaid(o.Payment.Payment, now)
+		evs = append(evs, event(ow.base, EventPaid, inv, now))
+	case ports.OutcomeProcessing:
+		inv.charge.Pending = nil
+		inv.charge.Processing = o.Payment.Payment.ID()
+		inv.updated = now
+	case ports.OutcomeFailed:
+		inv.updated = now
+		evs = append(evs, event(ow.base, EventPaymentFailed, inv, now))
+	default:
+		return nil, fmt.Errorf("invoicing: %s: unexpected charge outcome %q", inv.ID(), o.Result)
+	}
+	return evs, tx.Invoices().Save(ctx, inv)
+}
+
+// KeepCustomerAction keeps the charge waiting for 3-D Secure on the invoice.
+func (Payables) KeepCustomerAction(ctx context.Context, tx Tx, p payments.Payable, a *payments.ChargeAttempt, act payments.CustomerAction) error {
+	inv, err := invoiceOf(p)
+	if err != nil {
+		return err
+	}
+	if err := inv.stopCharge(a.IdempotencyKey()); err != nil {
+		return err
+	}
+	inv.charge.Pending = &act
+	return tx.Invoices().Save(ctx, inv)
+}
+
+// AbandonCharge ends the charge in flight that the processor never received.
+func (Payables) AbandonCharge(ctx context.Context, tx Tx, p payments.Payable, a *payments.ChargeAttempt) error {
+	inv, err := invoiceOf(p)
+	if err != nil {
+		return err
+	}
+	if inv.charge.Charging == a.IdempotencyKey() {
+		inv.charge.Charging = ""
+	}
+	return tx.Invoices().Save(ctx, inv)
+}
+
+// ApplySettlement settles the invoice's delayed payment: paid (invoice.paid), or open again
+// for another try (invoice.payment_failed).
+func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payable, pay *payments.Payment, at time.Time) ([]core.Event, error) {
+	inv, err := invoiceOf(p)
+	if err != nil {
+		return nil, err
+	}
+	if iid := pay.InvoiceID(); iid == nil || *iid != inv.ID() {
+		return nil, fmt.Errorf("invoicing: invoice %s: the payment belongs to another invoice", inv.ID())
+	}
+	if inv.charge.Processing == pay.ID() {
+		inv.charge.Processing = ""
+	}
+	var evs []core.Event
+	switch pay.Status() {
+	case payments.StatusSucceeded:
+		if inv.Payable() {
+			inv.markPaid(pay, at)
+		}
+		evs = append(evs, event(ow.base, EventPaid, inv, at))
+	case payments.StatusFailed:
+		inv.updated = at
+		evs = append(evs, event(ow.base, EventPaymentFailed, inv, at))
+	default:
+		return nil, fmt.Errorf("invoicing: invoice %s: payment %s is %s, not settled", inv.ID(), pay.ID(), pay.Status())
+	}
+	return evs, tx.Invoices().Save(ctx, inv)
+}

@@ -1,0 +1,72 @@
+package invoicing
+
+import (
+	"context"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// Tx is what invoicing needs inside a unit of work: payments' repositories (an invoice is a
+// payable: the charge protocol runs in invoicing's units of work), the outbox, the mail queue
+// and the invoices.
+type Tx interface {
+	payments.Tx
+	Invoices() InvoiceRepository
+}
+
+// InvoiceRepository keeps invoices inside a unit of work. Every call runs its statement where
+// it is called.
+type InvoiceRepository interface {
+	Insert(ctx context.Context, inv *Invoice) error
+	// Lock reads invoice id of scope FOR UPDATE; an unknown one is ErrNotFound.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Invoice, error)
+	// Save writes the invoice's state in one UPDATE that must change its one row.
+	Save(ctx context.Context, inv *Invoice) error
+	// Delete removes a draft; no row is ErrNotFound.
+	Delete(ctx context.Context, scope core.Scope, id string) error
+	// NextNumber takes the next sequence number of scope and year: the counter row is
+	// incremented (created at 1) and read back in one statement, and stays locked until the
+	// unit of work ends, so that numbers are gap-free and never shared.
+	NextNumber(ctx context.Context, scope core.Scope, year int) (int64, error)
+}
+
+// Store reads invoices outside a unit of work.
+type Store interface {
+	// Get reads invoice id of scope; ErrNotFound.
+	Get(ctx context.Context, scope core.Scope, id string) (*Invoice, error)
+	// ByToken reads the sent invoice with public token t, of any scope; ErrNotFound.
+	ByToken(ctx context.Context, token string) (*Invoice, error)
+	// List pages the scope's invoices newest first, optionally of one status; a cursor that is
+	// not an invoice of the scope is ErrUnknownCursor.
+	List(ctx context.Context, scope core.Scope, q core.ListQuery, status *Status) (core.Page[*Invoice], error)
+}
+
+// PriceInfo is what a catalog line needs of a price.
+type PriceInfo struct {
+	ID          string
+	Active      bool
+	Recurring   bool
+	UnitAmount  int64
+	Currency    core.Currency
+	ProductID   string
+	ProductName string
+}
+
+// PriceLookup reads a price of the scope's catalog; an unknown price answers a not_found
+// core.Error (price_not_found).
+type PriceLookup interface {
+	LookupPrice(ctx context.Context, scope core.Scope, priceID string) (*PriceInfo, error)
+}
+
+// Merchant is what invoices show of their merchant.
+type Merchant struct {
+	Name string
+	// InvoicePrefix is the merchant's number prefix ("" takes DefaultPrefix of Name).
+	InvoicePrefix string
+}
+
+// Merchants reads a merchant.
+type Merchants interface {
+	InvoiceMerchant(ctx context.Context, merchantID string) (Merchant, error)
+}
