@@ -1,0 +1,26 @@
+package apps
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps apps and installations. Each method is one statement.
+type Store interface {
+	// CreateApp inserts a new app.
+	CreateApp(ctx context.Context, a *App) error
+	// GetApp returns the app with id, or ErrNotFound.
+	GetApp(ctx context.Context, id string) (*App, error)
+	// CreateInstallation inserts a new installation; ErrInstalled when the app already has an
+	// installation on the merchant that is not revoked, ErrUnknownMerchant when the merchant
+	// does not exist.
+	CreateInstallation(ctx context.Context, i *Installation) error
+	// GetInstallation returns the installation with id (revoked or not), or ErrNotFound.
+	GetInstallation(ctx context.Context, id string) (*Installation, error)
+	// InstallationByTokenHash returns the installation one of whose tokens hashes to hash
+	// (revoked or not), or ErrNotFound.
+	InstallationByTokenHash(ctx context.Context, hash []byte) (*Installation, error)
+	// RevokeInstallation sets revoked_at of the installation with id when it is not revoked
+	// yet; ErrNotFound when there is no such installation or it was revoked before.
+	RevokeInstallation(ctx context.Context, id string, at time.Time) error
+}
