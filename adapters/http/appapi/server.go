@@ -135,7 +135,8 @@ func (s *server) GetAnalyticsSummary(ctx context.Context, r appapi.GetAnalyticsS
 	if err != nil {
 		return nil, err
 	}
-	end = end.UTC().Truncate(time.Second)
+	// The window ends after the current second, so that a payment made this second counts.
+	end = end.UTC().Truncate(time.Second).Add(time.Second)
 	start := end.AddDate(0, 0, -days)
 	vols, err := s.d.Reader.Volumes(ctx, scope, start, end)
 	if err != nil {
