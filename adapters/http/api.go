@@ -91,5 +91,6 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root.HandleFunc("/", kit.NotFound)
 	apidocs.Merchant.Mount(root)
 	apidocs.Operator.Mount(root)
+	apidocs.App.Mount(root)
 	return kit.Outer(d.Log, root), nil
 }
