@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
 )
 
@@ -22,7 +26,7 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // appCmd registers apps and installs or uninstalls them, directly on the database (the same
 // use cases as the operator API).
-func appCmd(ctx context.Context, args []string) error {
+func appCmd(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || (args[0] != "create" && args[0] != "install" && args[0] != "uninstall") {
 		return fmt.Errorf("%s", appUsage)
 	}
@@ -40,7 +44,11 @@ func appCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = db.Close() }()
-	svc := wire(db, "", nil, clockWiring{}).apps
+	// Only the apps store: the operator commands need none of the other modules.
+	svc, err := apps.NewService(postgres.NewAppStore(db), core.SystemClock{})
+	if err != nil {
+		return err
+	}
 	var list []string
 	if *scopes != "" {
 		for _, s := range strings.Split(*scopes, ",") {
@@ -53,20 +61,26 @@ func appCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(map[string]any{"id": a.ID(), "name": a.Name(), "client_id": a.ClientID(), "client_secret": secret,
+		return writeJSON(out, map[string]any{"id": a.ID(), "name": a.Name(), "client_id": a.ClientID(), "client_secret": secret,
 			"redirect_uris": a.RedirectURIs(), "scopes": a.Scopes(), "reviewed": a.Reviewed()})
 	case "install":
 		i, tokens, err := svc.Install(ctx, *appID, *merchant, list)
 		if err != nil {
 			return err
 		}
-		return printJSON(map[string]any{"installation": i.ID(), "app": i.AppID(), "merchant": i.MerchantID(),
+		return writeJSON(out, map[string]any{"installation": i.ID(), "app": i.AppID(), "merchant": i.MerchantID(),
 			"scopes": i.Scopes(), "live_token": tokens.Live, "test_token": tokens.Test})
 	default:
 		i, err := svc.Uninstall(ctx, *installation)
 		if err != nil {
 			return err
 		}
-		return printJSON(map[string]any{"installation": i.ID(), "revoked_at": i.RevokedAt().Unix()})
+		return writeJSON(out, map[string]any{"installation": i.ID(), "revoked_at": i.RevokedAt().Unix()})
 	}
+}
+
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

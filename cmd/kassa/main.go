@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string) error {
 	case "key":
 		return keyCmd(ctx, rest)
 	case "app":
-		return appCmd(ctx, rest)
+		return appCmd(ctx, rest, os.Stdout)
 	case "webhook-key":
 		return webhookKeyCmd(rest, os.Stdout, os.Stderr)
 	case "listen":
