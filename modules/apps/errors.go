@@ -39,4 +39,6 @@ var (
 	ErrInstalled = errors.New("apps: already installed")
 	// ErrUnknownMerchant: the merchant of a new installation does not exist.
 	ErrUnknownMerchant = errors.New("apps: unknown merchant")
+	// ErrCodeUsed: the authorization code was redeemed before.
+	ErrCodeUsed = errors.New("apps: authorization code used")
 )

@@ -13,6 +13,7 @@ type fakeStore struct {
 	merchants     map[string]bool
 	apps          map[string]AppSnapshot
 	installations map[string]InstallationSnapshot
+	codes         map[string]CodeSnapshot
 }
 
 func newFakeStore() *fakeStore {
@@ -96,4 +97,61 @@ func (f *fakeStore) RevokeInstallation(_ context.Context, id string, at time.Tim
 	s.RevokedAt = &at
 	f.installations[id] = s
 	return nil
+}
+
+func (f *fakeStore) AppByClientID(_ context.Context, clientID string) (*App, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.apps {
+		if a.ClientID == clientID {
+			return RehydrateApp(a).withCopy(), nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+func (f *fakeStore) CreateCode(_ context.Context, c CodeSnapshot) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.codes == nil {
+		f.codes = map[string]CodeSnapshot{}
+	}
+	f.codes[string(c.Hash)] = c
+	return nil
+}
+
+func (f *fakeStore) RedeemCode(_ context.Context, hash []byte, now time.Time, fn func(CodeSnapshot, *Installation) (*Installation, error)) (*Installation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.codes[string(hash)]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if c.UsedAt != nil {
+		if c.InstallationID != nil {
+			if s := f.installations[*c.InstallationID]; s.RevokedAt == nil {
+				s.RevokedAt = &now
+				f.installations[s.ID] = s
+			}
+		}
+		return nil, ErrCodeUsed
+	}
+	c.UsedAt = &now
+	f.codes[string(hash)] = c
+	var current *Installation
+	for _, s := range f.installations {
+		if s.AppID == c.AppID && s.MerchantID == c.MerchantID && s.RevokedAt == nil {
+			current = RehydrateInstallation(s).withCopy()
+		}
+	}
+	inst, err := fn(c, current)
+	if err != nil {
+		return nil, err
+	}
+	v := inst.Snapshot()
+	f.installations[v.ID] = v
+	id := v.ID
+	c.InstallationID = &id
+	f.codes[string(hash)] = c
+	return inst.withCopy(), nil
 }

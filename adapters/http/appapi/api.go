@@ -120,6 +120,10 @@ func paramName(err error) string {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Answers carry the merchant's data: never stored by a cache.
 	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == "/oauth/token" {
+		a.token(w, r)
+		return
+	}
 	if r.Method != http.MethodGet {
 		writeError(w, r, errMethod.Msg("The App API is read-only: %s is not allowed.", r.Method))
 		return

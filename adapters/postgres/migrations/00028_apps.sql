@@ -32,6 +32,23 @@ CREATE UNIQUE INDEX app_installations_test_token ON app_installations (test_toke
 CREATE UNIQUE INDEX app_installations_active ON app_installations (app_id, merchant_id) WHERE revoked_at IS NULL;
 CREATE INDEX app_installations_merchant ON app_installations (merchant_id, created DESC);
 
+-- Authorization codes of the OAuth install flow, kept as SHA-256 hashes: single use, ten
+-- minutes, bound to the app, the redirect URI and the PKCE challenge. installation_id is what
+-- the code issued, revoked when the code is presented again.
+CREATE TABLE app_authorization_codes (
+    code_hash       bytea PRIMARY KEY,
+    app_id          text NOT NULL REFERENCES apps (id),
+    merchant_id     text NOT NULL REFERENCES merchants (id),
+    redirect_uri    text NOT NULL,
+    scopes          text[] NOT NULL,
+    code_challenge  text NOT NULL,
+    created         timestamptz NOT NULL,
+    expires         timestamptz NOT NULL,
+    used_at         timestamptz,
+    installation_id uuid REFERENCES app_installations (id)
+);
+
 -- +goose Down
+DROP TABLE app_authorization_codes;
 DROP TABLE app_installations;
 DROP TABLE apps;

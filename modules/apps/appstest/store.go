@@ -177,4 +177,76 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 			t.Fatalf("%d winners", won)
 		}
 	})
+
+	t.Run("an authorization code is redeemed once; presenting it again revokes what it issued", func(t *testing.T) {
+		h := newHarness(t)
+		a := newApp(t, h, false, apps.ScopePaymentsRead, apps.ScopeMerchantRead)
+		m := h.NewMerchant(t)
+		code := func(name string) []byte {
+			hash := apps.HashToken(name)
+			if err := h.Store.CreateCode(ctx, apps.CodeSnapshot{Hash: hash, AppID: a.ID(), MerchantID: m, RedirectURI: "https://app.example/cb",
+				Scopes: []string{apps.ScopePaymentsRead}, Challenge: "challenge", Created: now, Expires: now.Add(apps.CodeLifetime)}); err != nil {
+				t.Fatal(err)
+			}
+			return hash
+		}
+		if _, err := h.Store.RedeemCode(ctx, apps.HashToken("unknown"), now, nil); !errors.Is(err, apps.ErrNotFound) {
+			t.Fatalf("unknown code: %v", err)
+		}
+		first := code("first")
+		var issued *apps.Installation
+		got, err := h.Store.RedeemCode(ctx, first, now, func(c apps.CodeSnapshot, current *apps.Installation) (*apps.Installation, error) {
+			if current != nil || c.AppID != a.ID() || c.MerchantID != m || c.RedirectURI != "https://app.example/cb" || c.Challenge != "challenge" ||
+				!slices.Equal(c.Scopes, []string{apps.ScopePaymentsRead}) || !c.Expires.Equal(now.Add(apps.CodeLifetime)) {
+				t.Fatalf("code %+v current %v", c, current)
+			}
+			i, _, err := apps.NewInstallation(a, c.MerchantID, c.Scopes, now)
+			issued = i
+			return i, err
+		})
+		if err != nil || got.ID() != issued.ID() {
+			t.Fatalf("redeem: %v", err)
+		}
+		if stored, err := h.Store.GetInstallation(ctx, issued.ID()); err != nil || stored.Revoked() {
+			t.Fatalf("issued installation: %v", err)
+		}
+		// A second authorization of the same app and merchant sees the installation.
+		second := code("second")
+		if _, err := h.Store.RedeemCode(ctx, second, now, func(_ apps.CodeSnapshot, current *apps.Installation) (*apps.Installation, error) {
+			if current == nil || current.ID() != issued.ID() {
+				t.Fatalf("current: %v", current)
+			}
+			return current, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// The first code again: refused, and the installation it issued is revoked.
+		if _, err := h.Store.RedeemCode(ctx, first, now.Add(time.Minute), nil); !errors.Is(err, apps.ErrCodeUsed) {
+			t.Fatalf("reused: %v", err)
+		}
+		if stored, _ := h.Store.GetInstallation(ctx, issued.ID()); !stored.Revoked() {
+			t.Fatal("the reused code's installation is not revoked")
+		}
+		// A failed redemption uses the code up all the same.
+		third := code("third")
+		failed := errors.New("verifier mismatch")
+		if _, err := h.Store.RedeemCode(ctx, third, now, func(apps.CodeSnapshot, *apps.Installation) (*apps.Installation, error) { return nil, failed }); !errors.Is(err, failed) {
+			t.Fatalf("fn error: %v", err)
+		}
+		if _, err := h.Store.RedeemCode(ctx, third, now, nil); !errors.Is(err, apps.ErrCodeUsed) {
+			t.Fatalf("after a failed redemption: %v", err)
+		}
+	})
+
+	t.Run("an app is found by its client id", func(t *testing.T) {
+		h := newHarness(t)
+		a := newApp(t, h, false, apps.ScopePaymentsRead)
+		got, err := h.Store.AppByClientID(ctx, a.ClientID())
+		if err != nil || got.ID() != a.ID() {
+			t.Fatalf("%v %v", got, err)
+		}
+		if _, err := h.Store.AppByClientID(ctx, "ca_unknown"); !errors.Is(err, apps.ErrNotFound) {
+			t.Fatalf("unknown: %v", err)
+		}
+	})
 }
