@@ -2752,6 +2752,12 @@ type RetrieveAppResponse200Headers struct {
 	RequestId *string
 }
 
+// RetrieveAppResponse400Headers the declared response headers of an HTTP 400 response for RetrieveApp
+type RetrieveAppResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // RetrieveAppResponse401Headers the declared response headers of an HTTP 401 response for RetrieveApp
 type RetrieveAppResponse401Headers struct {
 	RequestId *string
@@ -2785,6 +2791,8 @@ type RetrieveAppResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -2797,6 +2805,8 @@ type RetrieveAppResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RetrieveAppResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetrieveAppResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RetrieveAppResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -2812,6 +2822,11 @@ type RetrieveAppResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RetrieveAppResponse) GetJSON200() *App {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RetrieveAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -3054,6 +3069,12 @@ type DeleteInstallationResponse200Headers struct {
 	RequestId *string
 }
 
+// DeleteInstallationResponse400Headers the declared response headers of an HTTP 400 response for DeleteInstallation
+type DeleteInstallationResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // DeleteInstallationResponse401Headers the declared response headers of an HTTP 401 response for DeleteInstallation
 type DeleteInstallationResponse401Headers struct {
 	RequestId *string
@@ -3087,6 +3108,8 @@ type DeleteInstallationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Installation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -3099,6 +3122,8 @@ type DeleteInstallationResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteInstallationResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteInstallationResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteInstallationResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -3114,6 +3139,11 @@ type DeleteInstallationResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeleteInstallationResponse) GetJSON200() *Installation {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteInstallationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5120,6 +5150,13 @@ func ParseRetrieveAppResponse(rsp *http.Response) (*RetrieveAppResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5168,6 +5205,23 @@ func ParseRetrieveAppResponse(rsp *http.Response) (*RetrieveAppResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetrieveAppResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers RetrieveAppResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -5506,6 +5560,13 @@ func ParseDeleteInstallationResponse(rsp *http.Response) (*DeleteInstallationRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5554,6 +5615,23 @@ func ParseDeleteInstallationResponse(rsp *http.Response) (*DeleteInstallationRes
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteInstallationResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeleteInstallationResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -7868,6 +7946,26 @@ func (response RetrieveApp200JSONResponse) VisitRetrieveAppResponse(w http.Respo
 	return err
 }
 
+type RetrieveApp400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RetrieveApp400JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RetrieveApp401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response RetrieveApp401JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
@@ -8203,6 +8301,26 @@ func (response DeleteInstallation200JSONResponse) VisitDeleteInstallationRespons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteInstallation400JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
