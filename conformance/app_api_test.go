@@ -415,3 +415,27 @@ func TestAppAPI(t *testing.T) {
 		}
 	})
 }
+
+func TestAppAPIAbuseThrottle(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "ABUSE", "App API: failed tokens count against the address with the merchant API's; then 429 rate_limit_error in the App envelope before any token is checked", func(t *testing.T) {
+		t.Parallel()
+		i := appInstall(t, newMerchant(t, false))
+		srv := throttleServer(t, "app-auth-throttle", nil)
+		base := srv.BaseURL + "/app"
+		r, failed := untilLimited(t, 40, 401, func(int) Raw {
+			return appRawAt(t, base, http.MethodGet, "/v1/merchant", "at_test_"+strings.Repeat("Z", 40))
+		})
+		if failed < 20 {
+			t.Fatalf("limited after %d failures, want 20", failed)
+		}
+		wantAppError(t, r, 429, "rate_limit_error", "failed authentications")
+		if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 3 {
+			t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
+		}
+		// A valid token from the address is refused too, and so is the merchant API.
+		wantAppError(t, appRawAt(t, base, http.MethodGet, "/v1/merchant", i.TestToken), 429, "rate_limit_error", "")
+		m := rawAt(t, srv.BaseURL, http.MethodGet, "/v1/products", "sk_test_x", "", nil)
+		wantError(t, m.Status, m.Header, m.Body, 429, "rate_limit_error", "rate_limited", "")
+	})
+}

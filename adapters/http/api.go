@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/kassa-pay/kassa/adapters/http/appapi"
 	"github.com/kassa-pay/kassa/adapters/http/kit"
@@ -84,8 +85,12 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root.Handle("/operator/v1", d.AuthThrottle.Wrap(operatorGate))
 	// The App API answers everything under /app in its own envelope (its paths are relative
 	// to the app base URL).
-	root.Handle("/app/", http.StripPrefix("/app", appAPI))
-	root.Handle("/app", http.StripPrefix("/app", appAPI))
+	// Failed tokens count against the client address with the merchant and operator APIs'.
+	appFront := d.AuthThrottle.WrapWith(http.StripPrefix("/app", appAPI), func(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+		appapi.WriteRateLimited(w, r, wait, "Too many failed authentications from this address")
+	})
+	root.Handle("/app/", appFront)
+	root.Handle("/app", appFront)
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", kit.NotFound)

@@ -148,10 +148,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	if l := a.limiter(caller.Scope.Env); l != nil {
 		if ok, wait := l.Allow(caller.Installation.ID()); !ok {
-			secs := max(int((wait+time.Second-1)/time.Second), 1)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeError(w, r, core.NewError(core.TypeRateLimit, "rate_limited", "",
-				"Too many requests for this installation. Retry after "+strconv.Itoa(secs)+" second(s)."))
+			WriteRateLimited(w, r, wait, "Too many requests for this installation")
 			return
 		}
 	}
@@ -174,4 +171,13 @@ type callerKey struct{}
 func callerOf(ctx context.Context) apps.Caller {
 	c, _ := ctx.Value(callerKey{}).(apps.Caller)
 	return c
+}
+
+// WriteRateLimited writes 429 rate_limit_error in the App envelope with Retry-After (whole
+// seconds, at least one); what says what was limited. The abuse throttle of failed tokens
+// answers with it too.
+func WriteRateLimited(w http.ResponseWriter, r *http.Request, wait time.Duration, what string) {
+	secs := max(int((wait+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, r, core.NewError(core.TypeRateLimit, "rate_limited", "", what+". Retry after "+strconv.Itoa(secs)+" second(s)."))
 }
