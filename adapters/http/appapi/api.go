@@ -95,7 +95,11 @@ func New(d Deps) (*API, error) {
 		return nil, err
 	}
 	strict := appapi.NewStrictHandlerWithOptions(&server{d: d, spec: served}, nil, appapi.StrictHTTPServerOptions{
-		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, invalid("%s", err.Error())) },
+		// The App API's operations take no body; a request the strict server cannot read is
+		// the client's to fix.
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
+			writeError(w, r, invalid("The request could not be read."))
+		},
 		ResponseErrorHandlerFunc: writeError,
 	})
 	mux := appapi.HandlerWithOptions(strict, appapi.StdHTTPServerOptions{
