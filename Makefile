@@ -55,7 +55,7 @@ lint: ## Conflict markers, gofmt, go vet, golangci-lint (.golangci.yml) and the 
 
 # The OpenAPI linter: Redocly CLI pinned in tools/openapi-lint (package-lock.json), installed
 # there by `npm ci` when missing; the rule set and its reasons are tools/openapi-lint/redocly.yaml.
-OPENAPI_SPECS = openapi/merchant.yaml openapi/operator.yaml openapi/checkout.yaml openapi/dashboard.yaml
+OPENAPI_SPECS = openapi/merchant.yaml openapi/operator.yaml openapi/checkout.yaml openapi/dashboard.yaml openapi/app.yaml
 lint: lint-openapi
 
 lint-openapi: ## Lint the OpenAPI specs with the written rule set (tools/openapi-lint/redocly.yaml)

@@ -17,6 +17,7 @@ require (
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.33.0
+	golang.org/x/oauth2 v0.38.0
 	golang.org/x/time v0.16.0
 	pgregory.net/rapid v1.3.0
 )

@@ -32,6 +32,7 @@ func TestAPIDocs(t *testing.T) {
 	}{
 		{"merchant", target.BaseURL, "/docs", openapi.LoadMerchant},
 		{"operator", target.BaseURL, "/operator/docs", openapi.LoadOperator},
+		{"App", target.BaseURL, "/app/docs", openapi.LoadApp},
 		{"checkout", target.CheckoutURL, "/api/docs", openapi.LoadCheckout},
 		{"dashboard", target.DashboardURL, "/api/docs", openapi.LoadDashboard},
 	}

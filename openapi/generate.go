@@ -1,8 +1,8 @@
 // Package openapi holds Kassa's API contracts: merchant.yaml, operator.yaml, checkout.yaml
-// (the browser API of the checkout origin) and dashboard.yaml (OpenAPI 3.0.3), the components
+// (the browser API of the checkout origin), dashboard.yaml and app.yaml (the App API) (OpenAPI 3.0.3), the components
 // they share (shared.yaml), the bundled self-contained JSON documents (gen/*.json) and the
 // oapi-codegen configurations of the generated Go packages (gen/merchantapi, gen/operatorapi,
-// gen/checkoutapi, gen/dashboardapi). Run "go generate ./openapi/" after editing a YAML file.
+// gen/checkoutapi, gen/dashboardapi, gen/appapi). Run "go generate ./openapi/" after editing a YAML file.
 package openapi
 
 // Bundle each API into one self-contained JSON document (served as it is). Then generate Go:
@@ -14,6 +14,7 @@ package openapi
 //go:generate go run ./internal/bundle operator.yaml gen/operator.json
 //go:generate go run ./internal/bundle checkout.yaml gen/checkout.json
 //go:generate go run ./internal/bundle dashboard.yaml gen/dashboard.json
+//go:generate go run ./internal/bundle app.yaml gen/app.json
 //go:generate go run ./internal/link schemas gen/schemas.json gen/merchant.json
 //go:generate go run ./internal/link api gen/schemas.json gen/merchant.json gen/codegen/merchant.json
 //go:generate go run ./internal/link api gen/schemas.json gen/operator.json gen/codegen/operator.json
@@ -24,3 +25,4 @@ package openapi
 //go:generate go tool oapi-codegen -config oapi-codegen.operatorapi.yaml gen/codegen/operator.json
 //go:generate go tool oapi-codegen -config oapi-codegen.checkoutapi.yaml gen/codegen/checkout.json
 //go:generate go tool oapi-codegen -config oapi-codegen.dashboardapi.yaml gen/codegen/dashboard.json
+//go:generate go tool oapi-codegen -config oapi-codegen.appapi.yaml gen/app.json

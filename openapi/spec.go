@@ -89,3 +89,12 @@ var AppEventsYAML []byte
 // LoadAppEvents parses and validates the app events document. Each call returns a fresh
 // document.
 func LoadAppEvents() (*openapi3.T, error) { return load("app events", AppEventsYAML) }
+
+// AppJSON is the bundled, self-contained OpenAPI document of the App API, as served at
+// GET {app_base_url}/v1/openapi.json.
+//
+//go:embed gen/app.json
+var AppJSON []byte
+
+// LoadApp parses and validates the App API document. Each call returns a fresh document.
+func LoadApp() (*openapi3.T, error) { return load("app", AppJSON) }

@@ -1,5 +1,6 @@
 // Package httpapi assembles the API listener (D1) from the API packages beside it:
-// merchantapi under /v1 and operatorapi under /operator/v1 with /healthz and /readyz, each
+// merchantapi under /v1, appapi (the App API) under /app, and operatorapi under /operator/v1
+// with /healthz and /readyz, each
 // behind its own contract gate from the shared kit. The browser API of the checkout origin
 // (checkoutapi) and the dashboard JSON API (dashboardapi) are mounted by their listeners. The
 // folder is adapters/http; the package is named httpapi so it does not shadow net/http.
@@ -9,11 +10,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/kassa-pay/kassa/adapters/http/appapi"
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/merchantapi"
 	"github.com/kassa-pay/kassa/adapters/http/operatorapi"
 	"github.com/kassa-pay/kassa/adapters/web/apidocs"
+	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -41,6 +45,13 @@ type APIDeps struct {
 	AuthThrottle *kit.AuthThrottle
 	// BaseURL is the API's public base URL (KASSA_API_URL), named in the served specs' servers.
 	BaseURL string
+	// The App API: installations, its reader, its rate limits per installation (live, test)
+	// and its public base URL (KASSA_APP_URL), which proxies to /app on this listener.
+	Apps      *apps.Service
+	AppReader appapi.Reader
+	AppLive   kit.KeyedLimiter
+	AppTest   kit.KeyedLimiter
+	AppURL    string
 }
 
 // NewAPIHandler assembles the API listener (D1): the merchant API under /v1, the operator API
@@ -55,7 +66,12 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, CheckToken: d.OperatorCheck, Ready: d.Ready, BaseURL: d.BaseURL})
+	appAPI, err := appapi.New(appapi.Deps{Apps: d.Apps, Identity: d.Identity, Reader: d.AppReader, Clocks: d.Clock,
+		Live: d.AppLive, Test: d.AppTest, BaseURL: d.AppURL})
+	if err != nil {
+		return nil, err
+	}
+	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, Apps: d.Apps, CheckToken: d.OperatorCheck, Ready: d.Ready, BaseURL: d.BaseURL})
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +83,19 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	root.Handle("/v1", d.AuthThrottle.Wrap(merchantGate))
 	root.Handle("/operator/v1/", d.AuthThrottle.Wrap(operatorGate))
 	root.Handle("/operator/v1", d.AuthThrottle.Wrap(operatorGate))
+	// The App API answers everything under /app in its own envelope (its paths are relative
+	// to the app base URL).
+	// Failed tokens count against the client address with the merchant and operator APIs'.
+	appFront := d.AuthThrottle.WrapWith(http.StripPrefix("/app", appAPI), func(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+		appapi.WriteRateLimited(w, r, wait, "Too many failed authentications from this address")
+	})
+	root.Handle("/app/", appFront)
+	root.Handle("/app", appFront)
 	root.Handle("/healthz", operatorGate)
 	root.Handle("/readyz", operatorGate)
 	root.HandleFunc("/", kit.NotFound)
 	apidocs.Merchant.Mount(root)
 	apidocs.Operator.Mount(root)
+	apidocs.App.Mount(root)
 	return kit.Outer(d.Log, root), nil
 }

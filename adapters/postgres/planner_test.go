@@ -186,8 +186,11 @@ func TestLookupByPrimaryKeyInEveryTable(t *testing.T) {
 			for _, c := range strings.Split(k.Cols, ",") {
 				name, typ, _ := strings.Cut(c, ":")
 				lit := "'1'"
-				if strings.HasPrefix(typ, "timestamp") {
+				switch {
+				case strings.HasPrefix(typ, "timestamp"):
 					lit = "'epoch'"
+				case typ == "uuid":
+					lit = "'00000000-0000-4000-8000-000000000000'"
 				}
 				conds = append(conds, name+" = "+lit)
 			}

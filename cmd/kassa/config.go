@@ -24,6 +24,7 @@ type config struct {
 	APIURL        string
 	CheckoutURL   string
 	DashboardURL  string
+	AppURL        string
 	LogFormat     string
 	RateLive      float64
 	RateTest      float64
@@ -74,6 +75,7 @@ func (c *config) settings() []setting {
 		{"api-url", "KASSA_API_URL", "", "public base URL of the API (default http://<api-addr>)", &c.APIURL},
 		{"checkout-url", "KASSA_CHECKOUT_URL", "", "public base URL of hosted checkout (default http://<checkout-addr>)", &c.CheckoutURL},
 		{"dashboard-url", "KASSA_DASHBOARD_URL", "", "public base URL of the dashboard (default http://<dashboard-addr>)", &c.DashboardURL},
+		{"app-url", "KASSA_APP_URL", "", "public base URL of the App API (default <api-url>/app)", &c.AppURL},
 		{"log-format", "KASSA_LOG_FORMAT", "json", "json or text", &c.LogFormat},
 		{"rate-live", "KASSA_RATE_LIVE", "100", "live requests per second per merchant (burst equal)", &c.RateLive},
 		{"rate-test", "KASSA_RATE_TEST", "25", "test requests per second per merchant (burst equal)", &c.RateTest},
@@ -160,6 +162,10 @@ func (c *config) parse(fs *flag.FlagSet, args []string) error {
 	c.APIURL = baseURL(c.APIURL, c.APIAddr)
 	c.CheckoutURL = baseURL(c.CheckoutURL, c.CheckoutAddr)
 	c.DashboardURL = baseURL(c.DashboardURL, c.DashboardAddr)
+	c.AppURL = strings.TrimRight(c.AppURL, "/")
+	if c.AppURL == "" {
+		c.AppURL = c.APIURL + "/app"
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/web/apidocs"
+	"github.com/kassa-pay/kassa/adapters/web/consent"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/identity"
@@ -58,7 +59,12 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 	if err != nil {
 		return nil, err
 	}
+	consentPage, err := consent.New(consent.Deps{Apps: a.apps, Sessions: a.dashboard, Log: log})
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
+	mux.Handle("/oauth/authorize", consentPage)
 	mux.Handle("/api/", apiHandler)
 	mux.Handle("/api", apiHandler) // the envelope, not the mux's redirect to /api/
 	mux.Handle("/", dashboardweb.New())

@@ -1,6 +1,6 @@
 // Command kassa is Kassa's single binary: `kassa serve` runs the three listeners, `kassa
 // migrate` manages the schema, and the operator commands (`kassa merchant create`, `kassa key
-// create|revoke`) talk to the database directly.
+// create|revoke`, `kassa app create|install|uninstall`) talk to the database directly.
 package main
 
 import (
@@ -19,6 +19,9 @@ Usage:
   kassa merchant create --name N --country CC --email E [--onboarded] [--owner-password P]
   kassa key create --merchant mer_… --name N --mode test|live
   kassa key revoke --key key_…
+  kassa app create --name N --redirect-uri URL --scopes s1,s2 [--reviewed]
+  kassa app install --app app_… --merchant mer_… [--scopes s1,s2]
+  kassa app uninstall --installation <uuid>
   kassa webhook-key generate               print a new key for KASSA_WEBHOOK_SECRET_KEY
   kassa listen [--addr 127.0.0.1:4000] [--secret whsec_…]
                                            receive webhooks locally and verify their signatures
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string) error {
 		return merchantCmd(ctx, rest)
 	case "key":
 		return keyCmd(ctx, rest)
+	case "app":
+		return appCmd(ctx, rest, os.Stdout)
 	case "webhook-key":
 		return webhookKeyCmd(rest, os.Stdout, os.Stderr)
 	case "listen":

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -137,6 +138,11 @@ func serve(ctx context.Context, args []string) error {
 		},
 		AuthThrottle: th.apiAuth,
 		BaseURL:      cfg.APIURL,
+		Apps:         a.apps,
+		AppReader:    a.appReader,
+		AppLive:      ratelimit.NewKeyed(cfg.RateLive, int(math.Ceil(cfg.RateLive))),
+		AppTest:      ratelimit.NewKeyed(cfg.RateTest, int(math.Ceil(cfg.RateTest))),
+		AppURL:       cfg.AppURL,
 	})
 	if err != nil {
 		return err
@@ -164,7 +170,7 @@ func serve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	log.Info("kassa listening", "api", cfg.APIURL, "checkout", cfg.CheckoutURL, "dashboard", cfg.DashboardURL)
+	log.Info("kassa listening", "api", cfg.APIURL, "app", cfg.AppURL, "checkout", cfg.CheckoutURL, "dashboard", cfg.DashboardURL)
 	if cfg.Demo {
 		if err := demo(ctx, a, cfg); err != nil {
 			return fmt.Errorf("demo merchant: %w", err)

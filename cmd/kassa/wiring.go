@@ -12,6 +12,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -39,6 +40,8 @@ type app struct {
 	refunds   *payments.Refunder
 	wall      core.Clock
 	events    *events.Service
+	apps      *apps.Service
+	appReader *postgres.AppReader
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
 	idem      *postgres.IdempotencyStore
 	uow       *postgres.UnitOfWork // the transaction a request's changes and its idempotency record share
@@ -110,6 +113,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	if err != nil {
 		panic(err)
 	}
+	installed, err := apps.NewService(postgres.NewAppStore(db), clock)
+	if err != nil {
+		panic(err)
+	}
 	co, err := checkout.NewService(checkout.Deps{Store: sessions, UoW: checkoutTx, Prices: catalogPrices{cat}, Clocks: tc,
 		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}})
 	if err != nil {
@@ -154,6 +161,8 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	return &app{
 		db:        db,
 		identity:  ident,
+		apps:      installed,
+		appReader: postgres.NewAppReader(db),
 		catalog:   cat,
 		checkout:  co,
 		invoices:  inv,

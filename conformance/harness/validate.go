@@ -20,7 +20,11 @@ import (
 // carry a req_ Request-Id, and responses to unknown routes or methods must be the documented
 // Error envelope. A violation fails the request with an error, so the test that made it fails.
 type ValidatingTransport struct {
-	Base    http.RoundTripper
+	Base http.RoundTripper
+	// Prefix, when set, is the path the documents' paths are relative to on the server (the
+	// App API's /app under the API listener): every request must be under it, and it is cut
+	// off before the route is looked up.
+	Prefix  string
 	routers []routers.Router
 	errSch  *openapi3.SchemaRef
 }
@@ -80,6 +84,13 @@ func (vt *ValidatingTransport) check(req *http.Request, reqBody []byte, resp *ht
 	// Match on the path only, as the server does (the spec's servers are examples).
 	u := *vreq.URL
 	u.Scheme, u.Host = "", ""
+	if vt.Prefix != "" {
+		rest, ok := strings.CutPrefix(u.Path, vt.Prefix)
+		if !ok {
+			return fmt.Errorf("path %q is not under %q", u.Path, vt.Prefix)
+		}
+		u.Path, u.RawPath = rest, ""
+	}
 	vreq.URL = &u
 	for _, r := range vt.routers {
 		route, params, err := r.FindRoute(vreq)

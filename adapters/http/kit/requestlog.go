@@ -26,10 +26,15 @@ func RequestID(ctx context.Context) string {
 
 // logInfo collects what the access log line reports but later middleware learns.
 type logInfo struct {
-	route    string
-	merchant string
-	env      core.Environment
+	route        string
+	merchant     string
+	env          core.Environment
+	installation string // the app installation of an App API request
 }
+
+// LogInstallation records, for the access log line, the app installation whose token
+// authenticated the request (the App API).
+func LogInstallation(ctx context.Context, id string) { infoOf(ctx).installation = id }
 
 func infoOf(ctx context.Context) *logInfo {
 	li, _ := ctx.Value(keyLogInfo).(*logInfo)
@@ -100,6 +105,9 @@ func Outer(log *slog.Logger, next http.Handler) http.Handler {
 				"latency_ms", float64(time.Since(start).Microseconds()) / 1000, "request_id", id}
 			if li.merchant != "" {
 				attrs = append(attrs, "merchant", li.merchant, "environment", string(li.env))
+			}
+			if li.installation != "" {
+				attrs = append(attrs, "installation", li.installation)
 			}
 			log.LogAttrs(ctx, slog.LevelInfo, "request", toAttrs(attrs)...)
 		}()

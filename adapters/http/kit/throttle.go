@@ -80,6 +80,14 @@ func NewAuthThrottle(l KeyedLimiter, clientIP ClientIP, log *slog.Logger) *AuthT
 // Wrap puts the throttle in front of next (the contract gate of an API). A nil throttle
 // returns next.
 func (t *AuthThrottle) Wrap(next http.Handler) http.Handler {
+	return t.WrapWith(next, func(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+		WriteRateLimited(w, r, wait, "Too many failed authentications from this address")
+	})
+}
+
+// WrapWith is Wrap for an API with an envelope of its own (the App API): refuse writes the 429,
+// with Retry-After, while the address is over the limit.
+func (t *AuthThrottle) WrapWith(next http.Handler, refuse func(w http.ResponseWriter, r *http.Request, wait time.Duration)) http.Handler {
 	if t == nil || t.limiter == nil {
 		return next
 	}
@@ -87,7 +95,7 @@ func (t *AuthThrottle) Wrap(next http.Handler) http.Handler {
 		addr := t.clientIP.Key(r)
 		if wait := t.limiter.Wait(addr); wait > 0 {
 			t.bursts.refused(r.Context(), addr, addr, wait)
-			WriteRateLimited(w, r, wait, "Too many failed authentications from this address")
+			refuse(w, r, wait)
 			return
 		}
 		t.bursts.passed(r.Context(), addr)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/openapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
@@ -14,6 +15,7 @@ import (
 // Deps is what the operator API needs.
 type Deps struct {
 	Identity *identity.Service
+	Apps     *apps.Service
 	// CheckToken reports whether an Authorization header carries the operator token.
 	CheckToken func(authorization string) bool
 	// Ready reports whether the database is reachable and its schema current (/readyz).
@@ -34,7 +36,7 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, ready: d.Ready, spec: served}, nil,
+	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, apps: d.Apps, ready: d.Ready, spec: served}, nil,
 		op.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  kit.BodyInvalidJSON,
 			ResponseErrorHandlerFunc: kit.WriteError,

@@ -8,6 +8,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/identity"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
@@ -17,6 +18,7 @@ import (
 // health endpoints.
 type operatorAPI struct {
 	identity *identity.Service
+	apps     *apps.Service
 	ready    func(context.Context) error
 	spec     []byte
 }
@@ -118,4 +120,82 @@ func presentKey(k *identity.APIKey) op.ApiKey {
 	return op.ApiKey{Id: k.ID(), Object: op.ApiKeyObjectApiKey, Merchant: k.MerchantID(), Name: k.Name(),
 		Mode: op.Environment(k.Env()), Display: k.Display(), Created: k.Created().Unix(),
 		LastUsed: present.UnixPtr(k.LastUsed()), RevokedAt: present.UnixPtr(k.RevokedAt())}
+}
+
+func (o *operatorAPI) CreateApp(ctx context.Context, r op.CreateAppRequestObject) (op.CreateAppResponseObject, error) {
+	b := r.Body
+	in := apps.AppInput{Name: b.Name, RedirectURIs: b.RedirectUris, Scopes: scopeNames(b.Scopes)}
+	if b.Reviewed != nil {
+		in.Reviewed = *b.Reviewed
+	}
+	a, secret, err := o.apps.RegisterApp(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	p := presentApp(a)
+	return op.CreateApp201JSONResponse{Body: op.AppCreated{
+		Id: p.Id, Object: op.AppCreatedObjectApp, Name: p.Name, ClientId: p.ClientId, ClientSecret: secret,
+		RedirectUris: p.RedirectUris, Scopes: p.Scopes, Reviewed: p.Reviewed, Created: p.Created,
+	}}, nil
+}
+
+func (o *operatorAPI) RetrieveApp(ctx context.Context, r op.RetrieveAppRequestObject) (op.RetrieveAppResponseObject, error) {
+	a, err := o.apps.GetApp(ctx, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	return op.RetrieveApp200JSONResponse{Body: presentApp(a)}, nil
+}
+
+func (o *operatorAPI) CreateInstallation(ctx context.Context, r op.CreateInstallationRequestObject) (op.CreateInstallationResponseObject, error) {
+	var scopes []string
+	if r.Body.Scopes != nil {
+		scopes = scopeNames(*r.Body.Scopes)
+		if len(scopes) == 0 {
+			return nil, apps.ErrScopesMissing
+		}
+	}
+	i, tokens, err := o.apps.Install(ctx, r.Id, r.Body.MerchantId, scopes)
+	if err != nil {
+		return nil, err
+	}
+	p := presentInstallation(i)
+	return op.CreateInstallation201JSONResponse{Body: op.InstallationCreated{
+		Installation: p.Installation, Object: op.InstallationCreatedObjectInstallation, App: p.App, Merchant: p.Merchant,
+		Scopes: p.Scopes, Created: p.Created, RevokedAt: p.RevokedAt, LiveToken: tokens.Live, TestToken: tokens.Test,
+	}}, nil
+}
+
+func (o *operatorAPI) DeleteInstallation(ctx context.Context, r op.DeleteInstallationRequestObject) (op.DeleteInstallationResponseObject, error) {
+	i, err := o.apps.Uninstall(ctx, r.Installation)
+	if err != nil {
+		return nil, err
+	}
+	return op.DeleteInstallation200JSONResponse{Body: presentInstallation(i)}, nil
+}
+
+func scopeNames(in []op.AppScope) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func appScopes(in []string) []op.AppScope {
+	out := make([]op.AppScope, len(in))
+	for i, s := range in {
+		out[i] = op.AppScope(s)
+	}
+	return out
+}
+
+func presentApp(a *apps.App) op.App {
+	return op.App{Id: a.ID(), Object: op.AppObjectApp, Name: a.Name(), ClientId: a.ClientID(),
+		RedirectUris: a.RedirectURIs(), Scopes: appScopes(a.Scopes()), Reviewed: a.Reviewed(), Created: a.Created().Unix()}
+}
+
+func presentInstallation(i *apps.Installation) op.Installation {
+	return op.Installation{Installation: i.ID(), Object: op.InstallationObjectInstallation, App: i.AppID(),
+		Merchant: i.MerchantID(), Scopes: appScopes(i.Scopes()), Created: i.Created().Unix(), RevokedAt: present.UnixPtr(i.RevokedAt())}
 }

@@ -50,6 +50,11 @@ CREATE TABLE invoice_number_counters (
     PRIMARY KEY (merchant_id, environment, year)
 );
 
+-- Request-path lookups must not depend on planner statistics of the tenant column (as every
+-- tenant table since migration 00018).
+ALTER TABLE invoices ALTER COLUMN merchant_id SET STATISTICS 0;
+ALTER TABLE invoice_number_counters ALTER COLUMN merchant_id SET STATISTICS 0;
+
 -- +goose Down
 DROP TABLE invoice_number_counters;
 DROP TABLE invoices;

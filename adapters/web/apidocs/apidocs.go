@@ -134,6 +134,8 @@ var (
 	Merchant = Page{Path: "/docs", SpecURL: "/v1/openapi.json", Title: "Kassa merchant API"}
 	// Operator is {base_url}/operator/docs on the API listener.
 	Operator = Page{Path: "/operator/docs", SpecURL: "/operator/v1/openapi.json", Title: "Kassa operator API"}
+	// App is {base_url}/app/docs on the API listener, beside the App API it describes.
+	App = Page{Path: "/app/docs", SpecURL: "/app/v1/openapi.json", Title: "Kassa App API"}
 	// Checkout is {checkout_base}/api/docs on the checkout listener.
 	Checkout = Page{Path: "/api/docs", SpecURL: "/api/v1/openapi.json", Title: "Kassa checkout browser API"}
 	// Dashboard is {dashboard}/api/docs on the dashboard listener.

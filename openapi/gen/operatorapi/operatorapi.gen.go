@@ -49,6 +49,75 @@ func (e ApiKeyCreatedObject) Valid() bool {
 	}
 }
 
+// Defines values for AppObject.
+const (
+	AppObjectApp AppObject = "app"
+)
+
+// Valid indicates whether the value is a known member of the AppObject enum.
+func (e AppObject) Valid() bool {
+	switch e {
+	case AppObjectApp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppCreatedObject.
+const (
+	AppCreatedObjectApp AppCreatedObject = "app"
+)
+
+// Valid indicates whether the value is a known member of the AppCreatedObject enum.
+func (e AppCreatedObject) Valid() bool {
+	switch e {
+	case AppCreatedObjectApp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppScope.
+const (
+	AppScopeAnalyticsRead     AppScope = "analytics:read"
+	AppScopeDisputesRead      AppScope = "disputes:read"
+	AppScopeInvoicesRead      AppScope = "invoices:read"
+	AppScopeMerchantRead      AppScope = "merchant:read"
+	AppScopePaymentsRead      AppScope = "payments:read"
+	AppScopePayoutsRead       AppScope = "payouts:read"
+	AppScopeProductsRead      AppScope = "products:read"
+	AppScopeRefundsRead       AppScope = "refunds:read"
+	AppScopeSubscriptionsRead AppScope = "subscriptions:read"
+)
+
+// Valid indicates whether the value is a known member of the AppScope enum.
+func (e AppScope) Valid() bool {
+	switch e {
+	case AppScopeAnalyticsRead:
+		return true
+	case AppScopeDisputesRead:
+		return true
+	case AppScopeInvoicesRead:
+		return true
+	case AppScopeMerchantRead:
+		return true
+	case AppScopePaymentsRead:
+		return true
+	case AppScopePayoutsRead:
+		return true
+	case AppScopeProductsRead:
+		return true
+	case AppScopeRefundsRead:
+		return true
+	case AppScopeSubscriptionsRead:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -58,6 +127,36 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case HealthStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InstallationObject.
+const (
+	InstallationObjectInstallation InstallationObject = "installation"
+)
+
+// Valid indicates whether the value is a known member of the InstallationObject enum.
+func (e InstallationObject) Valid() bool {
+	switch e {
+	case InstallationObjectInstallation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InstallationCreatedObject.
+const (
+	InstallationCreatedObjectInstallation InstallationCreatedObject = "installation"
+)
+
+// Valid indicates whether the value is a known member of the InstallationCreatedObject enum.
+func (e InstallationCreatedObject) Valid() bool {
+	switch e {
+	case InstallationCreatedObjectInstallation:
 		return true
 	default:
 		return false
@@ -187,6 +286,87 @@ type ApiKeyList struct {
 	Url string `json:"url"`
 }
 
+// App A registered app, without its client secret.
+type App struct {
+	// ClientId The OAuth client id, prefix `ca_`.
+	ClientId string `json:"client_id"`
+
+	// Created Unix seconds of registration.
+	Created int64 `json:"created"`
+
+	// Id Identifier, prefix `app_`.
+	Id string `json:"id"`
+
+	// Name The app's name.
+	Name string `json:"name"`
+
+	// Object Always `app`.
+	Object AppObject `json:"object"`
+
+	// RedirectUris The registered redirect URIs.
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Reviewed Whether the operator has reviewed the app.
+	Reviewed bool `json:"reviewed"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// AppObject Always `app`.
+type AppObject string
+
+// AppCreate Parameters of a new app.
+type AppCreate struct {
+	// Name The name merchants see when they install the app.
+	Name string `json:"name"`
+
+	// RedirectUris Where the authorisation flow may send the merchant back.
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Reviewed Whether the operator has reviewed the app; required for `payouts:read`.
+	Reviewed *bool `json:"reviewed,omitempty"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// AppCreated A new app with its client secret, shown once.
+type AppCreated struct {
+	// ClientId The OAuth client id, prefix `ca_`.
+	ClientId string `json:"client_id"`
+
+	// ClientSecret The OAuth client secret (`cs_app_…`), shown once.
+	ClientSecret string `json:"client_secret"`
+
+	// Created Unix seconds of registration.
+	Created int64 `json:"created"`
+
+	// Id Identifier, prefix `app_`.
+	Id string `json:"id"`
+
+	// Name The app's name.
+	Name string `json:"name"`
+
+	// Object Always `app`.
+	Object AppCreatedObject `json:"object"`
+
+	// RedirectUris The registered redirect URIs.
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Reviewed Whether the operator has reviewed the app.
+	Reviewed bool `json:"reviewed"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// AppCreatedObject Always `app`.
+type AppCreatedObject string
+
+// AppScope An App API scope; each reads one kind of the merchant's data. `payouts:read` is granted only to reviewed apps.
+type AppScope string
+
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
 type Environment = externalRef0.Environment
 
@@ -212,6 +392,75 @@ type Health struct {
 
 // HealthStatus Always `ok`.
 type HealthStatus string
+
+// Installation An app installed on a merchant, without its tokens.
+type Installation struct {
+	// App The app (`app_…`).
+	App string `json:"app"`
+
+	// Created Unix seconds of installation.
+	Created int64 `json:"created"`
+
+	// Installation The installation's UUID (named `installation` in app events too).
+	Installation string `json:"installation"`
+
+	// Merchant The merchant (`mer_…`).
+	Merchant string `json:"merchant"`
+
+	// Object Always `installation`.
+	Object InstallationObject `json:"object"`
+
+	// RevokedAt Unix seconds of uninstalling, or null while installed.
+	RevokedAt *int64 `json:"revoked_at"`
+
+	// Scopes The scopes the installation was granted.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// InstallationObject Always `installation`.
+type InstallationObject string
+
+// InstallationCreate Parameters of a new installation.
+type InstallationCreate struct {
+	// MerchantId The merchant (`mer_…`) to install the app on.
+	MerchantId string `json:"merchant_id"`
+
+	// Scopes The scopes granted; default every scope the app registered.
+	Scopes *[]AppScope `json:"scopes,omitempty"`
+}
+
+// InstallationCreated A new installation with its two access tokens, shown once.
+type InstallationCreated struct {
+	// App The app (`app_…`).
+	App string `json:"app"`
+
+	// Created Unix seconds of installation.
+	Created int64 `json:"created"`
+
+	// Installation The installation's UUID (named `installation` in app events too).
+	Installation string `json:"installation"`
+
+	// LiveToken The App API token that reads live data (`at_live_…`), shown once.
+	LiveToken string `json:"live_token"`
+
+	// Merchant The merchant (`mer_…`).
+	Merchant string `json:"merchant"`
+
+	// Object Always `installation`.
+	Object InstallationCreatedObject `json:"object"`
+
+	// RevokedAt Unix seconds of uninstalling, or null while installed.
+	RevokedAt *int64 `json:"revoked_at"`
+
+	// Scopes The scopes the installation was granted.
+	Scopes []AppScope `json:"scopes"`
+
+	// TestToken The App API token that reads sandbox data (`at_test_…`), shown once.
+	TestToken string `json:"test_token"`
+}
+
+// InstallationCreatedObject Always `installation`.
+type InstallationCreatedObject string
 
 // ListObject Always `list`.
 type ListObject = externalRef0.ListObject
@@ -294,6 +543,9 @@ type MerchantCreated struct {
 // MerchantCreatedObject Always `merchant`.
 type MerchantCreatedObject string
 
+// AppId defines model for AppId.
+type AppId = string
+
 // MerchantId defines model for MerchantId.
 type MerchantId = string
 
@@ -323,6 +575,12 @@ type Unauthorized = Error
 
 // UnsupportedMediaType The error envelope returned with every 4xx and 5xx response.
 type UnsupportedMediaType = Error
+
+// CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
+type CreateAppJSONRequestBody = AppCreate
+
+// CreateInstallationJSONRequestBody defines body for CreateInstallation for application/json ContentType.
+type CreateInstallationJSONRequestBody = InstallationCreate
 
 // CreateMerchantJSONRequestBody defines body for CreateMerchant for application/json ContentType.
 type CreateMerchantJSONRequestBody = MerchantCreate
@@ -438,6 +696,116 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /operator/v1/api_keys/{key_id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKey(ctx context.Context, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppWithBody Register an app
+	//
+	// Registers an app that merchants can install to read their data through the read-only
+	// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+	// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+	// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+	// `http` on a loopback host for development, without a fragment.
+	//
+	// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+	// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+	// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+	// 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+	//   "message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+	//   "param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+	CreateAppWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApp Register an app
+	//
+	// Registers an app that merchants can install to read their data through the read-only
+	// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+	// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+	// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+	// `http` on a loopback host for development, without a fragment.
+	//
+	// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+	// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+	// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+	// 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+	//   "message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+	//   "param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+	CreateApp(ctx context.Context, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetrieveApp Retrieve an app
+	//
+	// Returns a registered app, without its client secret.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /operator/v1/apps/{id} (the `RetrieveApp` operationId).
+	RetrieveApp(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInstallationWithBody Install an app on a merchant
+	//
+	// Installs the app on a merchant without the consent flow, for first-party apps and
+	// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+	// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+	// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+	// scope the app registered and may only name those; `payouts:read` needs a reviewed
+	// app. An app has at most one active installation per merchant.
+	//
+	// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+	// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+	// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+	CreateInstallationWithBody(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInstallation Install an app on a merchant
+	//
+	// Installs the app on a merchant without the consent flow, for first-party apps and
+	// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+	// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+	// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+	// scope the app registered and may only name those; `payouts:read` needs a reviewed
+	// app. An app has at most one active installation per merchant.
+	//
+	// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+	// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+	// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+	CreateInstallation(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteInstallation Uninstall an app
+	//
+	// Uninstalls the app from the merchant: both of the installation's tokens are revoked
+	// at once, and the next App API request with either answers 401 `invalid_token`. Returns
+	// the installation with `revoked_at` set. An installation uninstalled before is 404.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`installation_not_found`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with DELETE /operator/v1/installations/{installation} (the `DeleteInstallation` operationId).
+	DeleteInstallation(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateMerchantWithBody Create a merchant
 	//
@@ -668,6 +1036,180 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with POST /operator/v1/api_keys/{key_id}/revoke (the `RevokeApiKey` operationId).
 func (c *Client) RevokeApiKey(ctx context.Context, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeApiKeyRequest(c.Server, keyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppWithBody Register an app
+//
+// Registers an app that merchants can install to read their data through the read-only
+// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+// `http` on a loopback host for development, without a fragment.
+//
+// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+// 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+//
+//	"message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+//	"param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+func (c *Client) CreateAppWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApp Register an app
+//
+// Registers an app that merchants can install to read their data through the read-only
+// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+// `http` on a loopback host for development, without a fragment.
+//
+// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+// 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+//
+//	"message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+//	"param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+func (c *Client) CreateApp(ctx context.Context, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetrieveApp Retrieve an app
+//
+// Returns a registered app, without its client secret.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /operator/v1/apps/{id} (the `RetrieveApp` operationId).
+func (c *Client) RetrieveApp(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetrieveAppRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInstallationWithBody Install an app on a merchant
+//
+// Installs the app on a merchant without the consent flow, for first-party apps and
+// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+// scope the app registered and may only name those; `payouts:read` needs a reviewed
+// app. An app has at most one active installation per merchant.
+//
+// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+func (c *Client) CreateInstallationWithBody(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInstallationRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInstallation Install an app on a merchant
+//
+// Installs the app on a merchant without the consent flow, for first-party apps and
+// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+// scope the app registered and may only name those; `payouts:read` needs a reviewed
+// app. An app has at most one active installation per merchant.
+//
+// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+func (c *Client) CreateInstallation(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInstallationRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteInstallation Uninstall an app
+//
+// Uninstalls the app from the merchant: both of the installation's tokens are revoked
+// at once, and the next App API request with either answers 401 `invalid_token`. Returns
+// the installation with `revoked_at` set. An installation uninstalled before is 404.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`installation_not_found`;
+// 429 `rate_limited`; 5xx.
+//
+// Corresponds with DELETE /operator/v1/installations/{installation} (the `DeleteInstallation` operationId).
+func (c *Client) DeleteInstallation(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteInstallationRequest(c.Server, installation)
 	if err != nil {
 		return nil, err
 	}
@@ -1026,6 +1568,161 @@ func NewRevokeApiKeyRequest(server string, keyId string) (*http.Request, error) 
 	return req, nil
 }
 
+// NewCreateAppRequest calls the generic CreateApp builder with application/json body
+func NewCreateAppRequest(server string, body CreateAppJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAppRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateAppRequestWithBody constructs an http.Request for the CreateApp method, with any body, and a specified content type
+func NewCreateAppRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRetrieveAppRequest constructs an http.Request for the RetrieveApp method
+func NewRetrieveAppRequest(server string, id AppId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateInstallationRequest calls the generic CreateInstallation builder with application/json body
+func NewCreateInstallationRequest(server string, id AppId, body CreateInstallationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateInstallationRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateInstallationRequestWithBody constructs an http.Request for the CreateInstallation method, with any body, and a specified content type
+func NewCreateInstallationRequestWithBody(server string, id AppId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/installations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteInstallationRequest constructs an http.Request for the DeleteInstallation method
+func NewDeleteInstallationRequest(server string, installation string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "installation", installation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/installations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateMerchantRequest calls the generic CreateMerchant builder with application/json body
 func NewCreateMerchantRequest(server string, body CreateMerchantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1351,6 +2048,120 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /operator/v1/api_keys/{key_id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKeyWithResponse(ctx context.Context, keyId string, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error)
+
+	// CreateAppWithBodyWithResponse Register an app
+	//
+	// Registers an app that merchants can install to read their data through the read-only
+	// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+	// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+	// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+	// `http` on a loopback host for development, without a fragment.
+	//
+	// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+	// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+	// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+	// 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+	//   "message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+	//   "param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+	CreateAppWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppResponse, error)
+
+	// CreateAppWithResponse Register an app
+	//
+	// Registers an app that merchants can install to read their data through the read-only
+	// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+	// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+	// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+	// `http` on a loopback host for development, without a fragment.
+	//
+	// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+	// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+	// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+	// 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+	//   "message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+	//   "param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+	CreateAppWithResponse(ctx context.Context, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppResponse, error)
+
+	// RetrieveAppWithResponse Retrieve an app
+	//
+	// Returns a registered app, without its client secret.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+	// `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operator/v1/apps/{id} (the `RetrieveApp` operationId).
+	RetrieveAppWithResponse(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*RetrieveAppResponse, error)
+
+	// CreateInstallationWithBodyWithResponse Install an app on a merchant
+	//
+	// Installs the app on a merchant without the consent flow, for first-party apps and
+	// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+	// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+	// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+	// scope the app registered and may only name those; `payouts:read` needs a reviewed
+	// app. An app has at most one active installation per merchant.
+	//
+	// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+	// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+	// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+	CreateInstallationWithBodyWithResponse(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInstallationResponse, error)
+
+	// CreateInstallationWithResponse Install an app on a merchant
+	//
+	// Installs the app on a merchant without the consent flow, for first-party apps and
+	// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+	// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+	// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+	// scope the app registered and may only name those; `payouts:read` needs a reviewed
+	// app. An app has at most one active installation per merchant.
+	//
+	// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+	// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+	// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+	CreateInstallationWithResponse(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInstallationResponse, error)
+
+	// DeleteInstallationWithResponse Uninstall an app
+	//
+	// Uninstalls the app from the merchant: both of the installation's tokens are revoked
+	// at once, and the next App API request with either answers 401 `invalid_token`. Returns
+	// the installation with `revoked_at` set. An installation uninstalled before is 404.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`installation_not_found`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /operator/v1/installations/{installation} (the `DeleteInstallation` operationId).
+	DeleteInstallationWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*DeleteInstallationResponse, error)
 
 	// CreateMerchantWithBodyWithResponse Create a merchant
 	//
@@ -1779,6 +2590,610 @@ func (r RevokeApiKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAppResponse201Headers the declared response headers of an HTTP 201 response for CreateApp
+type CreateAppResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateAppResponse400Headers the declared response headers of an HTTP 400 response for CreateApp
+type CreateAppResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppResponse401Headers the declared response headers of an HTTP 401 response for CreateApp
+type CreateAppResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateAppResponse413Headers the declared response headers of an HTTP 413 response for CreateApp
+type CreateAppResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppResponse415Headers the declared response headers of an HTTP 415 response for CreateApp
+type CreateAppResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppResponse429Headers the declared response headers of an HTTP 429 response for CreateApp
+type CreateAppResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateAppResponse500Headers the declared response headers of an HTTP 500 response for CreateApp
+type CreateAppResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateAppResponse503Headers the declared response headers of an HTTP 503 response for CreateApp
+type CreateAppResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AppCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAppResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateAppResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAppResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateAppResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateAppResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateAppResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateAppResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateAppResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAppResponse) GetJSON201() *AppCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateAppResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateAppResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateAppResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateAppResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateAppResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateAppResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetrieveAppResponse200Headers the declared response headers of an HTTP 200 response for RetrieveApp
+type RetrieveAppResponse200Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppResponse400Headers the declared response headers of an HTTP 400 response for RetrieveApp
+type RetrieveAppResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppResponse401Headers the declared response headers of an HTTP 401 response for RetrieveApp
+type RetrieveAppResponse401Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppResponse404Headers the declared response headers of an HTTP 404 response for RetrieveApp
+type RetrieveAppResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppResponse429Headers the declared response headers of an HTTP 429 response for RetrieveApp
+type RetrieveAppResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// RetrieveAppResponse500Headers the declared response headers of an HTTP 500 response for RetrieveApp
+type RetrieveAppResponse500Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppResponse503Headers the declared response headers of an HTTP 503 response for RetrieveApp
+type RetrieveAppResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type RetrieveAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetrieveAppResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetrieveAppResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetrieveAppResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetrieveAppResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetrieveAppResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetrieveAppResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetrieveAppResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetrieveAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RetrieveAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RetrieveAppResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RetrieveAppResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RetrieveAppResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RetrieveAppResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetrieveAppResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetrieveAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetrieveAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetrieveAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetrieveAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateInstallationResponse201Headers the declared response headers of an HTTP 201 response for CreateInstallation
+type CreateInstallationResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateInstallationResponse400Headers the declared response headers of an HTTP 400 response for CreateInstallation
+type CreateInstallationResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateInstallationResponse401Headers the declared response headers of an HTTP 401 response for CreateInstallation
+type CreateInstallationResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateInstallationResponse404Headers the declared response headers of an HTTP 404 response for CreateInstallation
+type CreateInstallationResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateInstallationResponse409Headers the declared response headers of an HTTP 409 response for CreateInstallation
+type CreateInstallationResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateInstallationResponse413Headers the declared response headers of an HTTP 413 response for CreateInstallation
+type CreateInstallationResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateInstallationResponse415Headers the declared response headers of an HTTP 415 response for CreateInstallation
+type CreateInstallationResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateInstallationResponse429Headers the declared response headers of an HTTP 429 response for CreateInstallation
+type CreateInstallationResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateInstallationResponse500Headers the declared response headers of an HTTP 500 response for CreateInstallation
+type CreateInstallationResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateInstallationResponse503Headers the declared response headers of an HTTP 503 response for CreateInstallation
+type CreateInstallationResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateInstallationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *InstallationCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateInstallationResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateInstallationResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateInstallationResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateInstallationResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateInstallationResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateInstallationResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateInstallationResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateInstallationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateInstallationResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateInstallationResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateInstallationResponse) GetJSON201() *InstallationCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateInstallationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateInstallationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateInstallationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateInstallationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateInstallationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateInstallationResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateInstallationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateInstallationResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateInstallationResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateInstallationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateInstallationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateInstallationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateInstallationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteInstallationResponse200Headers the declared response headers of an HTTP 200 response for DeleteInstallation
+type DeleteInstallationResponse200Headers struct {
+	RequestId *string
+}
+
+// DeleteInstallationResponse400Headers the declared response headers of an HTTP 400 response for DeleteInstallation
+type DeleteInstallationResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteInstallationResponse401Headers the declared response headers of an HTTP 401 response for DeleteInstallation
+type DeleteInstallationResponse401Headers struct {
+	RequestId *string
+}
+
+// DeleteInstallationResponse404Headers the declared response headers of an HTTP 404 response for DeleteInstallation
+type DeleteInstallationResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteInstallationResponse429Headers the declared response headers of an HTTP 429 response for DeleteInstallation
+type DeleteInstallationResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// DeleteInstallationResponse500Headers the declared response headers of an HTTP 500 response for DeleteInstallation
+type DeleteInstallationResponse500Headers struct {
+	RequestId *string
+}
+
+// DeleteInstallationResponse503Headers the declared response headers of an HTTP 503 response for DeleteInstallation
+type DeleteInstallationResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type DeleteInstallationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Installation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteInstallationResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteInstallationResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteInstallationResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteInstallationResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteInstallationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteInstallationResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteInstallationResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteInstallationResponse) GetJSON200() *Installation {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteInstallationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteInstallationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteInstallationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteInstallationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteInstallationResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteInstallationResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteInstallationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteInstallationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteInstallationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteInstallationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2809,6 +4224,160 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, keyI
 	return ParseRevokeApiKeyResponse(rsp)
 }
 
+// CreateAppWithBodyWithResponse Register an app
+//
+// Registers an app that merchants can install to read their data through the read-only
+// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+// `http` on a loopback host for development, without a fragment.
+//
+// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+// 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+//
+//	"message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+//	"param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+func (c *ClientWithResponses) CreateAppWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppResponse, error) {
+	rsp, err := c.CreateAppWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppResponse(rsp)
+}
+
+// CreateAppWithResponse Register an app
+//
+// Registers an app that merchants can install to read their data through the read-only
+// App API. Returns its `client_id` and `client_secret`; the secret is returned once and
+// only its SHA-256 hash is stored. `payouts:read` may only be registered by an app the
+// operator has reviewed (`reviewed: true`). Redirect URIs are absolute `https` URLs, or
+// `http` on a loopback host for development, without a fragment.
+//
+// **Errors:** 400 `invalid_request` (`name_invalid`, `redirect_uris_missing`,
+// `redirect_uri_invalid`, `scopes_missing`, `scope_unknown`, `scope_duplicate`,
+// `scope_requires_review`, `parameter_unknown`); 401 `invalid_operator_token`; 413; 415;
+// 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "scope_requires_review",
+//
+//	"message": "Scope \"payouts:read\" is granted only to apps the operator has reviewed.",
+//	"param": "scopes", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps (the `CreateApp` operationId).
+func (c *ClientWithResponses) CreateAppWithResponse(ctx context.Context, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppResponse, error) {
+	rsp, err := c.CreateApp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppResponse(rsp)
+}
+
+// RetrieveAppWithResponse Retrieve an app
+//
+// Returns a registered app, without its client secret.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+// `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operator/v1/apps/{id} (the `RetrieveApp` operationId).
+func (c *ClientWithResponses) RetrieveAppWithResponse(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*RetrieveAppResponse, error) {
+	rsp, err := c.RetrieveApp(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetrieveAppResponse(rsp)
+}
+
+// CreateInstallationWithBodyWithResponse Install an app on a merchant
+//
+// Installs the app on a merchant without the consent flow, for first-party apps and
+// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+// scope the app registered and may only name those; `payouts:read` needs a reviewed
+// app. An app has at most one active installation per merchant.
+//
+// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+func (c *ClientWithResponses) CreateInstallationWithBodyWithResponse(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInstallationResponse, error) {
+	rsp, err := c.CreateInstallationWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInstallationResponse(rsp)
+}
+
+// CreateInstallationWithResponse Install an app on a merchant
+//
+// Installs the app on a merchant without the consent flow, for first-party apps and
+// scripts. The installation has a UUID and two access tokens: `live_token` (`at_live_…`)
+// reads the merchant's live data and `test_token` (`at_test_…`) its sandbox data. Both
+// are returned once; only their SHA-256 hashes are stored. `scopes` defaults to every
+// scope the app registered and may only name those; `payouts:read` needs a reviewed
+// app. An app has at most one active installation per merchant.
+//
+// **Errors:** 400 `invalid_request` (`scope_unknown`, `scope_duplicate`,
+// `scope_not_registered`, `scope_requires_review`, `parameter_unknown`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found` or `merchant_not_found`;
+// 409 `resource_conflict`/`app_already_installed`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
+func (c *ClientWithResponses) CreateInstallationWithResponse(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInstallationResponse, error) {
+	rsp, err := c.CreateInstallation(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInstallationResponse(rsp)
+}
+
+// DeleteInstallationWithResponse Uninstall an app
+//
+// Uninstalls the app from the merchant: both of the installation's tokens are revoked
+// at once, and the next App API request with either answers 401 `invalid_token`. Returns
+// the installation with `revoked_at` set. An installation uninstalled before is 404.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`installation_not_found`;
+// 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /operator/v1/installations/{installation} (the `DeleteInstallation` operationId).
+func (c *ClientWithResponses) DeleteInstallationWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*DeleteInstallationResponse, error) {
+	rsp, err := c.DeleteInstallation(ctx, installation, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteInstallationResponse(rsp)
+}
+
 // CreateMerchantWithBodyWithResponse Create a merchant
 //
 // Creates a merchant with one test key (`sk_test_…`) and one live key (`sk_live_…`),
@@ -3347,6 +4916,778 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeApiKeyResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAppResponse parses an HTTP response from a CreateAppWithResponse call
+func ParseCreateAppResponse(rsp *http.Response) (*CreateAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AppCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAppResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateAppResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAppResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateAppResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateAppResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateAppResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateAppResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateAppResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetrieveAppResponse parses an HTTP response from a RetrieveAppWithResponse call
+func ParseRetrieveAppResponse(rsp *http.Response) (*RetrieveAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetrieveAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetrieveAppResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetrieveAppResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetrieveAppResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetrieveAppResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetrieveAppResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetrieveAppResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetrieveAppResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateInstallationResponse parses an HTTP response from a CreateInstallationWithResponse call
+func ParseCreateInstallationResponse(rsp *http.Response) (*CreateInstallationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateInstallationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest InstallationCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateInstallationResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateInstallationResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateInstallationResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateInstallationResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateInstallationResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateInstallationResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateInstallationResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateInstallationResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateInstallationResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateInstallationResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteInstallationResponse parses an HTTP response from a DeleteInstallationWithResponse call
+func ParseDeleteInstallationResponse(rsp *http.Response) (*DeleteInstallationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteInstallationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Installation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteInstallationResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteInstallationResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteInstallationResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteInstallationResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteInstallationResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteInstallationResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteInstallationResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4596,6 +6937,18 @@ type ServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /operator/v1/api_keys/{key_id}/revoke)
 	RevokeApiKey(w http.ResponseWriter, r *http.Request, keyId string)
+	// CreateApp Register an app
+	// (POST /operator/v1/apps)
+	CreateApp(w http.ResponseWriter, r *http.Request)
+	// RetrieveApp Retrieve an app
+	// (GET /operator/v1/apps/{id})
+	RetrieveApp(w http.ResponseWriter, r *http.Request, id AppId)
+	// CreateInstallation Install an app on a merchant
+	// (POST /operator/v1/apps/{id}/installations)
+	CreateInstallation(w http.ResponseWriter, r *http.Request, id AppId)
+	// DeleteInstallation Uninstall an app
+	// (DELETE /operator/v1/installations/{installation})
+	DeleteInstallation(w http.ResponseWriter, r *http.Request, installation string)
 	// CreateMerchant Create a merchant
 	// (POST /operator/v1/merchants)
 	CreateMerchant(w http.ResponseWriter, r *http.Request)
@@ -4659,6 +7012,98 @@ func (siw *ServerInterfaceWrapper) RevokeApiKey(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RevokeApiKey(w, r, keyId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateApp operation middleware
+func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateApp(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetrieveApp operation middleware
+func (siw *ServerInterfaceWrapper) RetrieveApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetrieveApp(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateInstallation operation middleware
+func (siw *ServerInterfaceWrapper) CreateInstallation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateInstallation(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteInstallation operation middleware
+func (siw *ServerInterfaceWrapper) DeleteInstallation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "installation" -------------
+	var installation string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "installation", r.PathValue("installation"), &installation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "installation", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteInstallation(w, r, installation)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4936,6 +7381,10 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/api_keys/{key_id}/revoke", wrapper.RevokeApiKey)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps", wrapper.CreateApp)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}", wrapper.RetrieveApp)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps/{id}/installations", wrapper.CreateInstallation)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/operator/v1/installations/{installation}", wrapper.DeleteInstallation)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/merchants", wrapper.CreateMerchant)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/merchants/{id}", wrapper.RetrieveMerchant)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/merchants/{id}/api_keys", wrapper.ListApiKeys)
@@ -5278,6 +7727,683 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 type RevokeApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppRequestObject struct {
+	Body *CreateAppJSONRequestBody
+}
+
+type CreateAppResponseObject interface {
+	VisitCreateAppResponse(w http.ResponseWriter) error
+}
+
+type CreateApp201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateApp201JSONResponse struct {
+	Body    AppCreated
+	Headers CreateApp201ResponseHeaders
+}
+
+func (response CreateApp201JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateApp400JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateApp401JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateApp413JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateApp415JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateApp429JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateApp500JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateApp503JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppRequestObject struct {
+	Id AppId `json:"id"`
+}
+
+type RetrieveAppResponseObject interface {
+	VisitRetrieveAppResponse(w http.ResponseWriter) error
+}
+
+type RetrieveApp200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RetrieveApp200JSONResponse struct {
+	Body    App
+	Headers RetrieveApp200ResponseHeaders
+}
+
+func (response RetrieveApp200JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RetrieveApp400JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RetrieveApp401JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RetrieveApp404JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RetrieveApp429JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RetrieveApp500JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveApp503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RetrieveApp503JSONResponse) VisitRetrieveAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallationRequestObject struct {
+	Id   AppId `json:"id"`
+	Body *CreateInstallationJSONRequestBody
+}
+
+type CreateInstallationResponseObject interface {
+	VisitCreateInstallationResponse(w http.ResponseWriter) error
+}
+
+type CreateInstallation201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateInstallation201JSONResponse struct {
+	Body    InstallationCreated
+	Headers CreateInstallation201ResponseHeaders
+}
+
+func (response CreateInstallation201JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateInstallation400JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateInstallation401JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateInstallation404JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateInstallation409JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateInstallation413JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateInstallation415JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateInstallation429JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateInstallation500JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInstallation503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateInstallation503JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallationRequestObject struct {
+	Installation string `json:"installation"`
+}
+
+type DeleteInstallationResponseObject interface {
+	VisitDeleteInstallationResponse(w http.ResponseWriter) error
+}
+
+type DeleteInstallation200ResponseHeaders struct {
+	RequestId *string
+}
+
+type DeleteInstallation200JSONResponse struct {
+	Body    Installation
+	Headers DeleteInstallation200ResponseHeaders
+}
+
+func (response DeleteInstallation200JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteInstallation400JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteInstallation401JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteInstallation404JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteInstallation429JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response DeleteInstallation500JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteInstallation503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteInstallation503JSONResponse) VisitDeleteInstallationResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6370,6 +9496,18 @@ type StrictServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /operator/v1/api_keys/{key_id}/revoke)
 	RevokeApiKey(ctx context.Context, request RevokeApiKeyRequestObject) (RevokeApiKeyResponseObject, error)
+	// CreateApp Register an app
+	// (POST /operator/v1/apps)
+	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// RetrieveApp Retrieve an app
+	// (GET /operator/v1/apps/{id})
+	RetrieveApp(ctx context.Context, request RetrieveAppRequestObject) (RetrieveAppResponseObject, error)
+	// CreateInstallation Install an app on a merchant
+	// (POST /operator/v1/apps/{id}/installations)
+	CreateInstallation(ctx context.Context, request CreateInstallationRequestObject) (CreateInstallationResponseObject, error)
+	// DeleteInstallation Uninstall an app
+	// (DELETE /operator/v1/installations/{installation})
+	DeleteInstallation(ctx context.Context, request DeleteInstallationRequestObject) (DeleteInstallationResponseObject, error)
 	// CreateMerchant Create a merchant
 	// (POST /operator/v1/merchants)
 	CreateMerchant(ctx context.Context, request CreateMerchantRequestObject) (CreateMerchantResponseObject, error)
@@ -6475,6 +9613,122 @@ func (sh *strictHandler) RevokeApiKey(w http.ResponseWriter, r *http.Request, ke
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RevokeApiKeyResponseObject); ok {
 		if err := validResponse.VisitRevokeApiKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateApp operation middleware
+func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request) {
+	var request CreateAppRequestObject
+
+	var body CreateAppJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateApp(ctx, request.(CreateAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAppResponseObject); ok {
+		if err := validResponse.VisitCreateAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetrieveApp operation middleware
+func (sh *strictHandler) RetrieveApp(w http.ResponseWriter, r *http.Request, id AppId) {
+	var request RetrieveAppRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetrieveApp(ctx, request.(RetrieveAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetrieveApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetrieveAppResponseObject); ok {
+		if err := validResponse.VisitRetrieveAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateInstallation operation middleware
+func (sh *strictHandler) CreateInstallation(w http.ResponseWriter, r *http.Request, id AppId) {
+	var request CreateInstallationRequestObject
+
+	request.Id = id
+
+	var body CreateInstallationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateInstallation(ctx, request.(CreateInstallationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateInstallation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateInstallationResponseObject); ok {
+		if err := validResponse.VisitCreateInstallationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteInstallation operation middleware
+func (sh *strictHandler) DeleteInstallation(w http.ResponseWriter, r *http.Request, installation string) {
+	var request DeleteInstallationRequestObject
+
+	request.Installation = installation
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteInstallation(ctx, request.(DeleteInstallationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteInstallation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteInstallationResponseObject); ok {
+		if err := validResponse.VisitDeleteInstallationResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

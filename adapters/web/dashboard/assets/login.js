@@ -10,10 +10,11 @@ const password = document.getElementById('login-password');
 const submit = document.getElementById('login-submit');
 const message = document.getElementById('login-message');
 
-// next is where to go after signing in: a path on this origin from ?next=, never another site.
+// next is where to go after signing in: a path on this origin from ?next=, never another site
+// (a dashboard page, or the consent page of an app's authorization request).
 function next() {
   const n = new URLSearchParams(location.search).get('next') || '';
-  if (/^\/(test|live)\/[A-Za-z0-9_/]*(\?[^#]*)?$/.test(n) && !n.startsWith('//')) return n;
+  if (/^\/((test|live)\/[A-Za-z0-9_/]*|oauth\/authorize)(\?[^#]*)?$/.test(n) && !n.startsWith('//')) return n;
   return '/test/overview';
 }
 

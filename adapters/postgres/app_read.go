@@ -1,0 +1,117 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/catalog"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// AppReader is the App API's read side: offset pages of a scope's payments and products, one
+// payment, and the analytics sums. Read-only statements on the pool; nothing here writes.
+type AppReader struct {
+	db       handle
+	payments *PaymentStore
+}
+
+// NewAppReader returns the App API's reader on the pool.
+func NewAppReader(db *sqlx.DB) *AppReader {
+	return &AppReader{db: wrap(db), payments: NewPaymentStore(db)}
+}
+
+var _ apps.VolumeReader = (*AppReader)(nil)
+
+// Payments returns the scope's payments newest first (the payments_scope index), skipping
+// offset rows, at most limit, only those in status when it is not empty; more reports whether
+// a row follows the page.
+func (r *AppReader) Payments(ctx context.Context, scope core.Scope, limit int, offset int64, status payments.Status) (page []*payments.Payment, more bool, err error) {
+	var rows []paymentRow
+	if status == "" {
+		err = sqlx.SelectContext(ctx, r.db, &rows, `SELECT `+paymentColumns+` FROM payments
+			WHERE merchant_id = $1 AND environment = $2 ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+			scope.MerchantID, string(scope.Env), limit+1, offset)
+	} else {
+		err = sqlx.SelectContext(ctx, r.db, &rows, `SELECT `+paymentColumns+` FROM payments
+			WHERE merchant_id = $1 AND environment = $2 AND status = $5 ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+			scope.MerchantID, string(scope.Env), limit+1, offset, string(status))
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("app api: payments: %w", err)
+	}
+	if len(rows) > limit {
+		rows, more = rows[:limit], true
+	}
+	page = make([]*payments.Payment, 0, len(rows))
+	for i := range rows {
+		p, err := rows[i].payment()
+		if err != nil {
+			return nil, false, err
+		}
+		page = append(page, p)
+	}
+	return page, more, nil
+}
+
+// Payment returns one payment of the scope, or payments.ErrNotFound.
+func (r *AppReader) Payment(ctx context.Context, scope core.Scope, id string) (*payments.Payment, error) {
+	return r.payments.Get(ctx, scope, id)
+}
+
+// Products returns the scope's products newest first (the products_scope index), without
+// their prices, skipping offset rows, at most limit; more reports whether a row follows.
+func (r *AppReader) Products(ctx context.Context, scope core.Scope, limit int, offset int64) (page []*catalog.Product, more bool, err error) {
+	var rows []catalogProductRow
+	if err := sqlx.SelectContext(ctx, r.db, &rows, `SELECT `+catalogProductCols+` FROM products
+		WHERE merchant_id = $1 AND environment = $2 ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+		scope.MerchantID, string(scope.Env), limit+1, offset); err != nil {
+		return nil, false, fmt.Errorf("app api: products: %w", err)
+	}
+	if len(rows) > limit {
+		rows, more = rows[:limit], true
+	}
+	page = make([]*catalog.Product, 0, len(rows))
+	for i := range rows {
+		rec, err := rows[i].record()
+		if err != nil {
+			return nil, false, err
+		}
+		page = append(page, catalog.RehydrateProduct(rec, nil))
+	}
+	return page, more, nil
+}
+
+// Volumes implements apps.VolumeReader in one scan of the window's payments.
+func (r *AppReader) Volumes(ctx context.Context, scope core.Scope, from, to time.Time) ([]apps.Volume, error) {
+	names := make([]string, len(payments.CapturedStatuses))
+	for i, s := range payments.CapturedStatuses {
+		names[i] = string(s)
+	}
+	var rows []struct {
+		Currency string `db:"currency"`
+		Gross    int64  `db:"gross"`
+		Refunded int64  `db:"refunded"`
+		Fees     int64  `db:"fees"`
+		Count    int64  `db:"n"`
+	}
+	if err := sqlx.SelectContext(ctx, r.db, &rows, `SELECT currency,
+			sum(amount)::bigint AS gross, sum(amount_refunded)::bigint AS refunded,
+			sum(fee_service_charge_currency)::bigint AS fees, count(*) AS n
+		FROM payments
+		WHERE merchant_id = $1 AND environment = $2 AND created >= $3 AND created < $4 AND status = ANY($5)
+		GROUP BY currency ORDER BY currency`,
+		scope.MerchantID, string(scope.Env), from, to, pq.Array(names)); err != nil {
+		return nil, fmt.Errorf("app api: volumes: %w", err)
+	}
+	out := make([]apps.Volume, 0, len(rows))
+	for _, v := range rows {
+		out = append(out, apps.Volume{Currency: core.Currency(v.Currency), Gross: v.Gross, Refunded: v.Refunded, Fees: v.Fees, Count: v.Count})
+	}
+	return out, nil
+}
