@@ -78,7 +78,11 @@ func merchantCmd(ctx context.Context, args []string) error {
 	if *password != "" {
 		in.OwnerPassword = password
 	}
-	m, testKey, liveKey, err := wire(db, "", nil, clockWiring{}).identity.CreateMerchant(ctx, in)
+	ids, err := identityService(db)
+	if err != nil {
+		return err
+	}
+	m, testKey, liveKey, err := ids.CreateMerchant(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -100,7 +104,10 @@ func keyCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = db.Close() }()
-	ids := wire(db, "", nil, clockWiring{}).identity
+	ids, err := identityService(db)
+	if err != nil {
+		return err
+	}
 	if args[0] == "revoke" {
 		k, err := ids.RevokeKey(ctx, *keyID)
 		if err != nil {
@@ -119,4 +126,10 @@ func printJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// identityService is all the operator subcommands (merchant, key) need: merchants and keys,
+// without the rest of the server (checkout would want its public URL, payments a processor).
+func identityService(db *sqlx.DB) (*identity.Service, error) {
+	return identity.NewService(postgres.NewIdentityStore(db), core.SystemClock{})
 }
