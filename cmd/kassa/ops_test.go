@@ -15,7 +15,7 @@ func TestMerchantAndKeyCommandsNeedOnlyTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
-		t.Skipf("no database: %v", err)
+		t.Fatalf("pgtest: %v (set KASSA_DATABASE_URL or run through `make test`)", err)
 	}
 	t.Cleanup(drop)
 	db, err := postgres.Open(ctx, url)

@@ -120,9 +120,9 @@ func (f *confirmFloor) confirm(ctx context.Context, sid string) error {
 			WHERE merchant_id = $1 AND environment = 'test' AND id = $2 AND status = 'open' AND charging_attempt IS NULL
 			RETURNING amount, currency),
 		a AS (
-			INSERT INTO charge_attempts (merchant_id, environment, idempotency_key, reference, number, kind,
-				amount, currency, method, processor_ref, approve, status, charged_at)
-			SELECT $1, 'test', $3, $2, 1, 'charge', amount, currency, 'card', NULL, false, 'pending', now() FROM s
+			INSERT INTO charge_attempts (merchant_id, environment, idempotency_key, payable_kind, reference, number, kind,
+				amount, currency, method, processor_ref, approve, status, charged_at, started_at)
+			SELECT $1, 'test', $3, 'checkout_session', $2, 1, 'charge', amount, currency, 'card', NULL, false, 'pending', now(), now() FROM s
 			RETURNING 1)
 		SELECT count(*) FROM a`, f.merchantID, sid, key); err != nil {
 		return fmt.Errorf("confirm floor: begin charge: %w", err)
@@ -150,11 +150,11 @@ func (f *confirmFloor) confirm(ctx context.Context, sid string) error {
 			UPDATE charge_attempts SET status = 'applied', outcome = 'succeeded', resolved_at = now()
 			WHERE merchant_id = $1 AND environment = 'test' AND idempotency_key = $3 AND status = 'pending' RETURNING 1),
 		p AS (
-			INSERT INTO payments (id, merchant_id, environment, session_id, amount, currency, status,
+			INSERT INTO payments (id, merchant_id, environment, payable_kind, payable_key, session_id, amount, currency, status,
 				payment_method, card_brand, card_last4, card_country, card_funding, card_exp_month, card_exp_year,
 				fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date, fee_rate,
 				customer_name, customer_email, reference, metadata, processor_ref, created, available_at)
-			VALUES ($4, $1, 'test', $2, 4990, 'EUR', 'succeeded', 'card', 'visa', '4242', 'US', 'credit', 12, 2029,
+			VALUES ($4, $1, 'test', 'checkout_session', $2, $2, 4990, 'EUR', 'succeeded', 'card', 'visa', '4242', 'US', 'credit', 12, 2029,
 				165, 120, 165, 'EUR', $5::timestamptz::date, 1, 'Ada Lovelace', 'ada@example.com', 'order-10042',
 				'{"order_id": "10042"}', $6, $5, $5::timestamptz + interval '2 days')
 			RETURNING 1),
