@@ -555,6 +555,11 @@ type ClientInterface interface {
 	// currency), net volume (gross − refunded − fees) and the number of payments. A
 	// currency without such payments is not listed.
 	//
+	// **Errors:** 400 `invalid_request` (`days` outside 1–365 or not an integer); 401
+	// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+	// `analytics:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 	GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -562,12 +567,20 @@ type ClientInterface interface {
 	//
 	// Needs `merchant:read`. The profile is the same with either token.
 	//
+	// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+	// granted `merchant:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Corresponds with GET /v1/merchant (the `GetMerchant` operationId).
 	GetMerchant(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAppSpec This document
 	//
 	// The App API's OpenAPI document, with this server in `servers`. Needs no token.
+	//
+	// **Errors:** 405 `method_not_allowed` (a method other than GET); 429 `rate_limit_error`
+	// while the client address is over its budget of failed authentications (wait
+	// `Retry-After`).
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetAppSpec` operationId).
 	GetAppSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -577,6 +590,12 @@ type ClientInterface interface {
 	// Needs `payments:read`. The payments of the token's environment, newest first.
 	// `status` keeps only payments in that status (exact match, in both environments).
 	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer, or `status` not a payment status; the message names the parameter); 401
+	// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+	// `payments:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`);
+	// 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
 	ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -585,6 +604,11 @@ type ClientInterface interface {
 	// Needs `payments:read`. An id of another merchant, or of the other environment, is 404
 	// `not_found`.
 	//
+	// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+	// granted `payments:read`); 404 `not_found` (no such payment of the merchant in the
+	// token's environment); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -592,6 +616,12 @@ type ClientInterface interface {
 	//
 	// Needs `products:read`. The catalog of the token's environment, newest first, active
 	// and archived, without prices.
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `products:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -605,6 +635,11 @@ type ClientInterface interface {
 // refunded (their refunded amounts), fees (Kassa's service fees in the charge
 // currency), net volume (gross − refunded − fees) and the number of payments. A
 // currency without such payments is not listed.
+//
+// **Errors:** 400 `invalid_request` (`days` outside 1–365 or not an integer); 401
+// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+// `analytics:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
 //
 // Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 func (c *Client) GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -623,6 +658,10 @@ func (c *Client) GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSu
 //
 // Needs `merchant:read`. The profile is the same with either token.
 //
+// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+// granted `merchant:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Corresponds with GET /v1/merchant (the `GetMerchant` operationId).
 func (c *Client) GetMerchant(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMerchantRequest(c.Server)
@@ -639,6 +678,10 @@ func (c *Client) GetMerchant(ctx context.Context, reqEditors ...RequestEditorFn)
 // GetAppSpec This document
 //
 // The App API's OpenAPI document, with this server in `servers`. Needs no token.
+//
+// **Errors:** 405 `method_not_allowed` (a method other than GET); 429 `rate_limit_error`
+// while the client address is over its budget of failed authentications (wait
+// `Retry-After`).
 //
 // Corresponds with GET /v1/openapi.json (the `GetAppSpec` operationId).
 func (c *Client) GetAppSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -658,6 +701,12 @@ func (c *Client) GetAppSpec(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Needs `payments:read`. The payments of the token's environment, newest first.
 // `status` keeps only payments in that status (exact match, in both environments).
 //
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer, or `status` not a payment status; the message names the parameter); 401
+// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+// `payments:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`);
+// 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Corresponds with GET /v1/payments (the `ListPayments` operationId).
 func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPaymentsRequest(c.Server, params)
@@ -676,6 +725,11 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 // Needs `payments:read`. An id of another merchant, or of the other environment, is 404
 // `not_found`.
 //
+// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+// granted `payments:read`); 404 `not_found` (no such payment of the merchant in the
+// token's environment); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
 func (c *Client) GetPayment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentRequest(c.Server, id)
@@ -693,6 +747,12 @@ func (c *Client) GetPayment(ctx context.Context, id string, reqEditors ...Reques
 //
 // Needs `products:read`. The catalog of the token's environment, newest first, active
 // and archived, without prices.
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `products:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1046,6 +1106,11 @@ type ClientWithResponsesInterface interface {
 	// currency), net volume (gross − refunded − fees) and the number of payments. A
 	// currency without such payments is not listed.
 	//
+	// **Errors:** 400 `invalid_request` (`days` outside 1–365 or not an integer); 401
+	// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+	// `analytics:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
@@ -1055,6 +1120,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Needs `merchant:read`. The profile is the same with either token.
 	//
+	// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+	// granted `merchant:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/merchant (the `GetMerchant` operationId).
@@ -1063,6 +1132,10 @@ type ClientWithResponsesInterface interface {
 	// GetAppSpecWithResponse This document
 	//
 	// The App API's OpenAPI document, with this server in `servers`. Needs no token.
+	//
+	// **Errors:** 405 `method_not_allowed` (a method other than GET); 429 `rate_limit_error`
+	// while the client address is over its budget of failed authentications (wait
+	// `Retry-After`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1074,6 +1147,12 @@ type ClientWithResponsesInterface interface {
 	// Needs `payments:read`. The payments of the token's environment, newest first.
 	// `status` keeps only payments in that status (exact match, in both environments).
 	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer, or `status` not a payment status; the message names the parameter); 401
+	// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+	// `payments:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`);
+	// 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
@@ -1084,6 +1163,11 @@ type ClientWithResponsesInterface interface {
 	// Needs `payments:read`. An id of another merchant, or of the other environment, is 404
 	// `not_found`.
 	//
+	// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+	// granted `payments:read`); 404 `not_found` (no such payment of the merchant in the
+	// token's environment); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+	// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
@@ -1093,6 +1177,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Needs `products:read`. The catalog of the token's environment, newest first, active
 	// and archived, without prices.
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `products:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1903,6 +1993,11 @@ func (r ListProductsResponse) ContentType() string {
 // currency), net volume (gross − refunded − fees) and the number of payments. A
 // currency without such payments is not listed.
 //
+// **Errors:** 400 `invalid_request` (`days` outside 1–365 or not an integer); 401
+// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+// `analytics:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
@@ -1918,6 +2013,10 @@ func (c *ClientWithResponses) GetAnalyticsSummaryWithResponse(ctx context.Contex
 //
 // Needs `merchant:read`. The profile is the same with either token.
 //
+// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+// granted `merchant:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/merchant (the `GetMerchant` operationId).
@@ -1932,6 +2031,10 @@ func (c *ClientWithResponses) GetMerchantWithResponse(ctx context.Context, reqEd
 // GetAppSpecWithResponse This document
 //
 // The App API's OpenAPI document, with this server in `servers`. Needs no token.
+//
+// **Errors:** 405 `method_not_allowed` (a method other than GET); 429 `rate_limit_error`
+// while the client address is over its budget of failed authentications (wait
+// `Retry-After`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1949,6 +2052,12 @@ func (c *ClientWithResponses) GetAppSpecWithResponse(ctx context.Context, reqEdi
 // Needs `payments:read`. The payments of the token's environment, newest first.
 // `status` keeps only payments in that status (exact match, in both environments).
 //
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer, or `status` not a payment status; the message names the parameter); 401
+// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
+// `payments:read`); 405 `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`);
+// 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/payments (the `ListPayments` operationId).
@@ -1965,6 +2074,11 @@ func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, para
 // Needs `payments:read`. An id of another merchant, or of the other environment, is 404
 // `not_found`.
 //
+// **Errors:** 401 `invalid_token`; 403 `insufficient_scope` (the installation was not
+// granted `payments:read`); 404 `not_found` (no such payment of the merchant in the
+// token's environment); 405 `method_not_allowed`; 429 `rate_limit_error` (wait
+// `Retry-After`); 5xx `api_error` (500; 503 with `Retry-After`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
@@ -1980,6 +2094,12 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id str
 //
 // Needs `products:read`. The catalog of the token's environment, newest first, active
 // and archived, without prices.
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `products:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
