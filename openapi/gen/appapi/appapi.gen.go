@@ -1485,6 +1485,12 @@ type GetAppSpecResponse405Headers struct {
 	RequestId *string
 }
 
+// GetAppSpecResponse429Headers the declared response headers of an HTTP 429 response for GetAppSpec
+type GetAppSpecResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
 type GetAppSpecResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1492,10 +1498,14 @@ type GetAppSpecResponse struct {
 	JSON200 *map[string]interface{}
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAppSpecResponse200Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *GetAppSpecResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAppSpecResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1506,6 +1516,11 @@ func (r GetAppSpecResponse) GetJSON200() *map[string]interface{} {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r GetAppSpecResponse) GetJSON405() *MethodNotAllowed {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAppSpecResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -2481,6 +2496,13 @@ func ParseGetAppSpecResponse(rsp *http.Response) (*GetAppSpecResponse, error) {
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	}
 
 	switch {
@@ -2511,6 +2533,23 @@ func ParseGetAppSpecResponse(rsp *http.Response) (*GetAppSpecResponse, error) {
 			headers.RequestId = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAppSpecResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3830,6 +3869,26 @@ func (response GetAppSpec405JSONResponse) VisitGetAppSpecResponse(w http.Respons
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAppSpec429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetAppSpec429JSONResponse) VisitGetAppSpecResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
