@@ -19,19 +19,7 @@ import (
 func TestAppCommandRegistersInstallsAndUninstalls(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
-	if err != nil {
-		t.Skipf("no database: %v", err)
-	}
-	t.Cleanup(drop)
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if _, err := postgres.MigrateUp(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	db, url := pgtest.NewWithURL(t)
 	merchant := pgtest.Merchant(t, db).MerchantID
 	run := func(args ...string) map[string]any {
 		t.Helper()

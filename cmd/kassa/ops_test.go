@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 )
 
@@ -13,19 +12,7 @@ import (
 // URL, which these commands have no reason to know).
 func TestMerchantAndKeyCommandsNeedOnlyTheDatabase(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
-	if err != nil {
-		t.Fatalf("pgtest: %v (set KASSA_DATABASE_URL or run through `make test`)", err)
-	}
-	t.Cleanup(drop)
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if _, err := postgres.MigrateUp(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	db, url := pgtest.NewWithURL(t)
 	if err := merchantCmd(ctx, []string{"create", "--database-url", url, "--name", "Ops", "--country", "DE",
 		"--email", "ops@example.com", "--owner-password", "correct-horse-battery"}); err != nil {
 		t.Fatalf("merchant create: %v", err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 )
 
@@ -14,19 +13,7 @@ import (
 // payable_kind and payable_key required).
 func TestConfirmFloorWritesOnTheCurrentSchema(t *testing.T) {
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
-	if err != nil {
-		t.Fatalf("pgtest: %v (set KASSA_DATABASE_URL or run through `make test`)", err)
-	}
-	t.Cleanup(drop)
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if _, err := postgres.MigrateUp(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	db, url := pgtest.NewWithURL(t)
 	scope := pgtest.Merchant(t, db)
 	f := newConfirmFloor(url, scope.MerchantID, 2, time.Second)
 	if err := f.open(ctx); err != nil {

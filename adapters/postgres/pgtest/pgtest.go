@@ -61,6 +61,14 @@ func CreateDatabase(ctx context.Context, adminURL string) (string, func(), error
 // New returns a connection to a fresh, fully migrated database that is dropped when t ends.
 func New(t testing.TB) *sqlx.DB {
 	t.Helper()
+	db, _ := NewWithURL(t)
+	return db
+}
+
+// NewWithURL is New that also returns the database's URL, for code under test that opens the
+// database itself (the CLI's subcommands, the bench's floors).
+func NewWithURL(t testing.TB) (*sqlx.DB, string) {
+	t.Helper()
 	ctx := context.Background()
 	dbURL, drop, err := CreateDatabase(ctx, AdminURL())
 	if err != nil {
@@ -78,7 +86,7 @@ func New(t testing.TB) *sqlx.DB {
 	if _, err := postgres.MigrateUp(ctx, db); err != nil {
 		t.Fatalf("pgtest: migrate: %v", err)
 	}
-	return db
+	return db, dbURL
 }
 
 // Merchant inserts an onboarded merchant and returns its test scope; tests isolate themselves
