@@ -128,6 +128,21 @@ func (s *AppStore) installationWhere(ctx context.Context, where string, arg any)
 	return r.installation(), nil
 }
 
+// ActiveInstallations implements apps.Store: the merchant's index, newest first.
+func (s *AppStore) ActiveInstallations(ctx context.Context, merchantID string) ([]*apps.Installation, error) {
+	var rows []installationRow
+	err := sqlx.SelectContext(ctx, s.db, &rows, `SELECT `+installationColumns+` FROM app_installations
+		WHERE merchant_id = $1 AND revoked_at IS NULL ORDER BY created DESC, id DESC`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("apps: list installations: %w", err)
+	}
+	out := make([]*apps.Installation, len(rows))
+	for i := range rows {
+		out[i] = rows[i].installation()
+	}
+	return out, nil
+}
+
 // RevokeInstallation implements apps.Store.
 func (s *AppStore) RevokeInstallation(ctx context.Context, id string, at time.Time) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE app_installations SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, at)

@@ -3,6 +3,8 @@ package apps
 import (
 	"bytes"
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -85,6 +87,24 @@ func (f *fakeStore) InstallationByTokenHash(_ context.Context, hash []byte) (*In
 		}
 	}
 	return nil, ErrNotFound
+}
+
+func (f *fakeStore) ActiveInstallations(_ context.Context, merchantID string) ([]*Installation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*Installation
+	for _, s := range f.installations {
+		if s.MerchantID == merchantID && s.RevokedAt == nil {
+			out = append(out, RehydrateInstallation(s).withCopy())
+		}
+	}
+	slices.SortFunc(out, func(a, b *Installation) int {
+		if c := b.Created().Compare(a.Created()); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID(), a.ID())
+	})
+	return out, nil
 }
 
 func (f *fakeStore) RevokeInstallation(_ context.Context, id string, at time.Time) error {

@@ -24,6 +24,23 @@ var Scopes = []string{
 	ScopeProductsRead, ScopeInvoicesRead, ScopeSubscriptionsRead, ScopeAnalyticsRead,
 }
 
+// scopeWords says what each scope lets the app do, in the merchant's words (the consent
+// page and the dashboard's list of installed apps).
+var scopeWords = map[string]string{
+	ScopeMerchantRead:      "See your business profile: company name, country and contact e-mail",
+	ScopePaymentsRead:      "See your payments, including the buyer's name and e-mail address",
+	ScopeRefundsRead:       "See your refunds",
+	ScopeDisputesRead:      "See your chargebacks and their deadlines",
+	ScopePayoutsRead:       "See your payouts to your bank account and your balance",
+	ScopeProductsRead:      "See your product catalog",
+	ScopeInvoicesRead:      "See the invoices you issued",
+	ScopeSubscriptionsRead: "See your subscriptions and when they renew",
+	ScopeAnalyticsRead:     "See your sales figures: volume, refunds and fees per currency",
+}
+
+// ScopeWords says in plain words what scope lets an app do.
+func ScopeWords(scope string) string { return scopeWords[scope] }
+
 // restrictedScopes are granted only to apps the operator has reviewed.
 var restrictedScopes = []string{ScopePayoutsRead}
 

@@ -98,6 +98,42 @@ func (s *Service) Uninstall(ctx context.Context, id string) (*Installation, erro
 	return i, nil
 }
 
+// InstalledApp is one of a merchant's installations with the name of its app.
+type InstalledApp struct {
+	Installation *Installation
+	AppName      string
+}
+
+// MerchantInstallations lists the merchant's installed apps (not uninstalled), newest first.
+func (s *Service) MerchantInstallations(ctx context.Context, merchantID string) ([]InstalledApp, error) {
+	list, err := s.store.ActiveInstallations(ctx, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InstalledApp, 0, len(list))
+	for _, i := range list {
+		a, err := s.store.GetApp(ctx, i.AppID())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, InstalledApp{Installation: i, AppName: a.Name()})
+	}
+	return out, nil
+}
+
+// UninstallForMerchant is Uninstall on behalf of the merchant: another merchant's
+// installation is not found, as an unknown one.
+func (s *Service) UninstallForMerchant(ctx context.Context, merchantID, id string) (*Installation, error) {
+	i, err := s.GetInstallation(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if i.MerchantID() != merchantID {
+		return nil, ErrInstallationMissing.At("id").Msg("No such installation: '%s'.", id)
+	}
+	return s.Uninstall(ctx, id)
+}
+
 // Caller is an authenticated App API request: the installation and the merchant environment
 // its token reads.
 type Caller struct {

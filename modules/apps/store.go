@@ -20,6 +20,9 @@ type Store interface {
 	// InstallationByTokenHash returns the installation one of whose tokens hashes to hash
 	// (revoked or not), or ErrNotFound.
 	InstallationByTokenHash(ctx context.Context, hash []byte) (*Installation, error)
+	// ActiveInstallations returns the merchant's installations that are not revoked, newest
+	// first.
+	ActiveInstallations(ctx context.Context, merchantID string) ([]*Installation, error)
 	// RevokeInstallation sets revoked_at of the installation with id when it is not revoked
 	// yet; ErrNotFound when there is no such installation or it was revoked before.
 	RevokeInstallation(ctx context.Context, id string, at time.Time) error

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -34,7 +35,8 @@ type DashboardDeps struct {
 	Payments  *payments.Queries
 	Refunds   *payments.Refunder // nil: refunds answer 500
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
-	Mailbox   ports.Mailbox      // nil: the test mailbox answers an empty list
+	Apps      *apps.Service
+	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service

@@ -21,19 +21,6 @@ import (
 	"github.com/kassa-pay/kassa/modules/identity"
 )
 
-// scopeWords says what each scope lets the app do, in the merchant's words.
-var scopeWords = map[string]string{
-	apps.ScopeMerchantRead:      "See your business profile: company name, country and contact e-mail",
-	apps.ScopePaymentsRead:      "See your payments, including the buyer's name and e-mail address",
-	apps.ScopeRefundsRead:       "See your refunds",
-	apps.ScopeDisputesRead:      "See your chargebacks and their deadlines",
-	apps.ScopePayoutsRead:       "See your payouts to your bank account and your balance",
-	apps.ScopeProductsRead:      "See your product catalog",
-	apps.ScopeInvoicesRead:      "See the invoices you issued",
-	apps.ScopeSubscriptionsRead: "See your subscriptions and when they renew",
-	apps.ScopeAnalyticsRead:     "See your sales figures: volume, refunds and fees per currency",
-}
-
 // Deps is what the page needs.
 type Deps struct {
 	Apps     *apps.Service
@@ -117,7 +104,7 @@ func (h *handler) ask(w http.ResponseWriter, r *http.Request) {
 	type scope struct{ Name, Words string }
 	scopes := make([]scope, len(c.Scopes))
 	for i, sc := range c.Scopes {
-		scopes[i] = scope{sc, scopeWords[sc]}
+		scopes[i] = scope{sc, apps.ScopeWords(sc)}
 	}
 	h.page(w, http.StatusOK, req.RedirectURI, consentPage, map[string]any{
 		"App": c.App.Name(), "Merchant": s.MerchantName, "User": s.UserEmail, "Scopes": scopes,

@@ -15,6 +15,7 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"checkout_sessions": {},
 	"api_keys":          {},
 	"webhooks":          {detail: true},
+	"apps":              {},
 	"catalog":           {detail: true},
 	"invoices":          {detail: true},
 	"mailbox":           {detail: true, testOnly: true},

@@ -115,6 +115,44 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 	})
 
+	t.Run("active installations: the merchant's, not revoked, newest first", func(t *testing.T) {
+		h := newHarness(t)
+		merchant, other := h.NewMerchant(t), h.NewMerchant(t)
+		var ids []string
+		for k := range 3 {
+			a := newApp(t, h, false, apps.ScopePaymentsRead)
+			i, _, err := apps.NewInstallation(a, merchant, nil, now.Add(time.Duration(k)*time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Store.CreateInstallation(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, i.ID())
+		}
+		o, _, err := apps.NewInstallation(newApp(t, h, false, apps.ScopePaymentsRead), other, nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.CreateInstallation(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.RevokeInstallation(ctx, ids[1], now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Store.ActiveInstallations(ctx, merchant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var have []string
+		for _, i := range got {
+			have = append(have, i.ID())
+		}
+		if want := []string{ids[2], ids[0]}; !slices.Equal(have, want) {
+			t.Fatalf("got %v, want %v", have, want)
+		}
+	})
+
 	t.Run("one active installation per app and merchant; a new one after uninstalling", func(t *testing.T) {
 		h := newHarness(t)
 		a := newApp(t, h, false, apps.ScopePaymentsRead)

@@ -51,6 +51,21 @@ func (e ApiKeyCreatedObject) Valid() bool {
 	}
 }
 
+// Defines values for AppInstallationObject.
+const (
+	AppInstallationObjectAppInstallation AppInstallationObject = "app_installation"
+)
+
+// Valid indicates whether the value is a known member of the AppInstallationObject enum.
+func (e AppInstallationObject) Valid() bool {
+	switch e {
+	case AppInstallationObjectAppInstallation:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -482,6 +497,31 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AppInstallation An app installed on the merchant (one installation for both environments).
+type AppInstallation struct {
+	// App The installed app.
+	App InstalledAppRef `json:"app"`
+
+	// Id The installation's id (a UUID); the app's events carry it as `installation`.
+	Id string `json:"id"`
+
+	// InstalledAt Unix seconds of the installation.
+	InstalledAt int64                 `json:"installed_at"`
+	Object      AppInstallationObject `json:"object"`
+
+	// Scopes The scopes the merchant granted, with what each lets the app read.
+	Scopes []GrantedScope `json:"scopes"`
+}
+
+// AppInstallationObject defines model for AppInstallation.Object.
+type AppInstallationObject string
+
+// AppInstallationList defines model for AppInstallationList.
+type AppInstallationList struct {
+	// Data The installed apps, newest first.
+	Data []AppInstallation `json:"data"`
+}
+
 // CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
 // is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
 // subscriptions can be created.
@@ -731,6 +771,22 @@ type FeeBreakdown struct {
 
 	// TotalEur The whole fee, EUR cents (`fee.service_fee_eur` of the payment).
 	TotalEur int64 `json:"total_eur"`
+}
+
+// GrantedScope A scope the merchant granted.
+type GrantedScope struct {
+	// Description What the scope lets the app do, in the consent page's words.
+	Description string `json:"description"`
+
+	// Scope The scope's name, e.g. `payments:read`.
+	Scope string `json:"scope"`
+}
+
+// InstalledAppRef The installed app.
+type InstalledAppRef struct {
+	// Id Identifier, prefix `app_`.
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
@@ -1638,6 +1694,30 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListInstalledApps List the installed apps
+	//
+	// The apps installed on the merchant and not uninstalled, newest first. One installation
+	// serves both environments (it has one token for each). Each scope comes with the words
+	// the consent page showed the merchant.
+	//
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/apps (the `ListInstalledApps` operationId).
+	ListInstalledApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UninstallApp Uninstall an app
+	//
+	// Uninstalls the app at once: both of the installation's tokens (live and test) are
+	// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
+	// app access again the merchant installs it anew.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `installation_not_found` (also for another merchant's installation or one uninstalled
+	// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+	UninstallApp(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	//
 	// The merchant event catalog: the types a webhook endpoint may list in
@@ -2337,6 +2417,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListInstalledApps List the installed apps
+//
+// The apps installed on the merchant and not uninstalled, newest first. One installation
+// serves both environments (it has one token for each). Each scope comes with the words
+// the consent page showed the merchant.
+//
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/apps (the `ListInstalledApps` operationId).
+func (c *Client) ListInstalledApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInstalledAppsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UninstallApp Uninstall an app
+//
+// Uninstalls the app at once: both of the installation's tokens (live and test) are
+// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
+// app access again the merchant installs it anew.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `installation_not_found` (also for another merchant's installation or one uninstalled
+// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+func (c *Client) UninstallApp(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUninstallAppRequest(c.Server, installation)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListEventTypes Event types a webhook endpoint can subscribe to
@@ -3577,6 +3701,67 @@ func (c *Client) SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId,
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListInstalledAppsRequest constructs an http.Request for the ListInstalledApps method
+func NewListInstalledAppsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUninstallAppRequest constructs an http.Request for the UninstallApp method
+func NewUninstallAppRequest(server string, installation string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "installation", installation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/apps/%s/uninstall", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListEventTypesRequest constructs an http.Request for the ListEventTypes method
@@ -5993,6 +6178,34 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListInstalledAppsWithResponse List the installed apps
+	//
+	// The apps installed on the merchant and not uninstalled, newest first. One installation
+	// serves both environments (it has one token for each). Each scope comes with the words
+	// the consent page showed the merchant.
+	//
+	// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/apps (the `ListInstalledApps` operationId).
+	ListInstalledAppsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListInstalledAppsResponse, error)
+
+	// UninstallAppWithResponse Uninstall an app
+	//
+	// Uninstalls the app at once: both of the installation's tokens (live and test) are
+	// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
+	// app access again the merchant installs it anew.
+	//
+	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `installation_not_found` (also for another merchant's installation or one uninstalled
+	// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+	UninstallAppWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error)
+
 	// ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
 	//
 	// The merchant event catalog: the types a webhook endpoint may list in
@@ -6764,6 +6977,277 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEventWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*SendWebhookTestEventResponse, error)
+}
+
+// ListInstalledAppsResponse200Headers the declared response headers of an HTTP 200 response for ListInstalledApps
+type ListInstalledAppsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListInstalledAppsResponse401Headers the declared response headers of an HTTP 401 response for ListInstalledApps
+type ListInstalledAppsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListInstalledAppsResponse429Headers the declared response headers of an HTTP 429 response for ListInstalledApps
+type ListInstalledAppsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListInstalledAppsResponse500Headers the declared response headers of an HTTP 500 response for ListInstalledApps
+type ListInstalledAppsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListInstalledAppsResponse503Headers the declared response headers of an HTTP 503 response for ListInstalledApps
+type ListInstalledAppsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListInstalledAppsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppInstallationList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInstalledAppsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInstalledAppsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInstalledAppsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListInstalledAppsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInstalledAppsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInstalledAppsResponse) GetJSON200() *AppInstallationList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInstalledAppsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListInstalledAppsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListInstalledAppsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListInstalledAppsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInstalledAppsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInstalledAppsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInstalledAppsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInstalledAppsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UninstallAppResponse200Headers the declared response headers of an HTTP 200 response for UninstallApp
+type UninstallAppResponse200Headers struct {
+	RequestId *string
+}
+
+// UninstallAppResponse401Headers the declared response headers of an HTTP 401 response for UninstallApp
+type UninstallAppResponse401Headers struct {
+	RequestId *string
+}
+
+// UninstallAppResponse403Headers the declared response headers of an HTTP 403 response for UninstallApp
+type UninstallAppResponse403Headers struct {
+	RequestId *string
+}
+
+// UninstallAppResponse404Headers the declared response headers of an HTTP 404 response for UninstallApp
+type UninstallAppResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UninstallAppResponse413Headers the declared response headers of an HTTP 413 response for UninstallApp
+type UninstallAppResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UninstallAppResponse415Headers the declared response headers of an HTTP 415 response for UninstallApp
+type UninstallAppResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UninstallAppResponse429Headers the declared response headers of an HTTP 429 response for UninstallApp
+type UninstallAppResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// UninstallAppResponse500Headers the declared response headers of an HTTP 500 response for UninstallApp
+type UninstallAppResponse500Headers struct {
+	RequestId *string
+}
+
+// UninstallAppResponse503Headers the declared response headers of an HTTP 503 response for UninstallApp
+type UninstallAppResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type UninstallAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppInstallation
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UninstallAppResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UninstallAppResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UninstallAppResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UninstallAppResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UninstallAppResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UninstallAppResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UninstallAppResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UninstallAppResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UninstallAppResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UninstallAppResponse) GetJSON200() *AppInstallation {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UninstallAppResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UninstallAppResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UninstallAppResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UninstallAppResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UninstallAppResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UninstallAppResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UninstallAppResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UninstallAppResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UninstallAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UninstallAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UninstallAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UninstallAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListEventTypesResponse200Headers the declared response headers of an HTTP 200 response for ListEventTypes
@@ -13611,6 +14095,46 @@ func (r SendWebhookTestEventResponse) ContentType() string {
 	return ""
 }
 
+// ListInstalledAppsWithResponse List the installed apps
+//
+// The apps installed on the merchant and not uninstalled, newest first. One installation
+// serves both environments (it has one token for each). Each scope comes with the words
+// the consent page showed the merchant.
+//
+// **Errors:** 401 `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/apps (the `ListInstalledApps` operationId).
+func (c *ClientWithResponses) ListInstalledAppsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListInstalledAppsResponse, error) {
+	rsp, err := c.ListInstalledApps(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInstalledAppsResponse(rsp)
+}
+
+// UninstallAppWithResponse Uninstall an app
+//
+// Uninstalls the app at once: both of the installation's tokens (live and test) are
+// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
+// app access again the merchant installs it anew.
+//
+// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `installation_not_found` (also for another merchant's installation or one uninstalled
+// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error) {
+	rsp, err := c.UninstallApp(ctx, installation, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUninstallAppResponse(rsp)
+}
+
 // ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
 //
 // The merchant event catalog: the types a webhook endpoint may list in
@@ -14705,6 +15229,337 @@ func (c *ClientWithResponses) SendWebhookTestEventWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseSendWebhookTestEventResponse(rsp)
+}
+
+// ParseListInstalledAppsResponse parses an HTTP response from a ListInstalledAppsWithResponse call
+func ParseListInstalledAppsResponse(rsp *http.Response) (*ListInstalledAppsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInstalledAppsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppInstallationList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInstalledAppsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInstalledAppsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInstalledAppsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListInstalledAppsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInstalledAppsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUninstallAppResponse parses an HTTP response from a UninstallAppWithResponse call
+func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UninstallAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppInstallation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UninstallAppResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers UninstallAppResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UninstallAppResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UninstallAppResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UninstallAppResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UninstallAppResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UninstallAppResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UninstallAppResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UninstallAppResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
@@ -23390,6 +24245,12 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListInstalledApps List the installed apps
+	// (GET /api/v1/apps)
+	ListInstalledApps(w http.ResponseWriter, r *http.Request)
+	// UninstallApp Uninstall an app
+	// (POST /api/v1/apps/{installation}/uninstall)
+	UninstallApp(w http.ResponseWriter, r *http.Request, installation string)
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	// (GET /api/v1/event_types)
 	ListEventTypes(w http.ResponseWriter, r *http.Request)
@@ -23535,6 +24396,46 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListInstalledApps operation middleware
+func (siw *ServerInterfaceWrapper) ListInstalledApps(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInstalledApps(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UninstallApp operation middleware
+func (siw *ServerInterfaceWrapper) UninstallApp(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "installation" -------------
+	var installation string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "installation", r.PathValue("installation"), &installation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "installation", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UninstallApp(w, r, installation)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListEventTypes operation middleware
 func (siw *ServerInterfaceWrapper) ListEventTypes(w http.ResponseWriter, r *http.Request) {
@@ -25544,6 +26445,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 		ErrorHandlerFunc:   options.ErrorHandlerFunc,
 	}
 
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/apps", wrapper.ListInstalledApps)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/apps/{installation}/uninstall", wrapper.UninstallApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/event_types", wrapper.ListEventTypes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetDashboardSpec)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/session", wrapper.SignOut)
@@ -25736,6 +26639,300 @@ type WebhookEndpointDisabledJSONResponse struct {
 	Body Error
 
 	Headers WebhookEndpointDisabledResponseHeaders
+}
+
+type ListInstalledAppsRequestObject struct {
+}
+
+type ListInstalledAppsResponseObject interface {
+	VisitListInstalledAppsResponse(w http.ResponseWriter) error
+}
+
+type ListInstalledApps200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListInstalledApps200JSONResponse struct {
+	Body    AppInstallationList
+	Headers ListInstalledApps200ResponseHeaders
+}
+
+func (response ListInstalledApps200JSONResponse) VisitListInstalledAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstalledApps401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListInstalledApps401JSONResponse) VisitListInstalledAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstalledApps429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListInstalledApps429JSONResponse) VisitListInstalledAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstalledApps500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListInstalledApps500JSONResponse) VisitListInstalledAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstalledApps503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListInstalledApps503JSONResponse) VisitListInstalledAppsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallAppRequestObject struct {
+	Installation string `json:"installation"`
+}
+
+type UninstallAppResponseObject interface {
+	VisitUninstallAppResponse(w http.ResponseWriter) error
+}
+
+type UninstallApp200ResponseHeaders struct {
+	RequestId *string
+}
+
+type UninstallApp200JSONResponse struct {
+	Body    AppInstallation
+	Headers UninstallApp200ResponseHeaders
+}
+
+func (response UninstallApp200JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response UninstallApp401JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response UninstallApp403JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UninstallApp404JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UninstallApp413JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UninstallApp415JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UninstallApp429JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response UninstallApp500JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response UninstallApp503JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListEventTypesRequestObject struct {
@@ -33450,6 +34647,12 @@ func (response SendWebhookTestEvent503JSONResponse) VisitSendWebhookTestEventRes
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListInstalledApps List the installed apps
+	// (GET /api/v1/apps)
+	ListInstalledApps(ctx context.Context, request ListInstalledAppsRequestObject) (ListInstalledAppsResponseObject, error)
+	// UninstallApp Uninstall an app
+	// (POST /api/v1/apps/{installation}/uninstall)
+	UninstallApp(ctx context.Context, request UninstallAppRequestObject) (UninstallAppResponseObject, error)
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	// (GET /api/v1/event_types)
 	ListEventTypes(ctx context.Context, request ListEventTypesRequestObject) (ListEventTypesResponseObject, error)
@@ -33624,6 +34827,56 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListInstalledApps operation middleware
+func (sh *strictHandler) ListInstalledApps(w http.ResponseWriter, r *http.Request) {
+	var request ListInstalledAppsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInstalledApps(ctx, request.(ListInstalledAppsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInstalledApps")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInstalledAppsResponseObject); ok {
+		if err := validResponse.VisitListInstalledAppsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UninstallApp operation middleware
+func (sh *strictHandler) UninstallApp(w http.ResponseWriter, r *http.Request, installation string) {
+	var request UninstallAppRequestObject
+
+	request.Installation = installation
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UninstallApp(ctx, request.(UninstallAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UninstallApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UninstallAppResponseObject); ok {
+		if err := validResponse.VisitUninstallAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListEventTypes operation middleware

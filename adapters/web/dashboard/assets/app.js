@@ -12,6 +12,7 @@ import * as refunds from './pages/refunds.js';
 import * as sessions from './pages/sessions.js';
 import * as apiKeys from './pages/api_keys.js';
 import * as webhooks from './pages/webhooks.js';
+import * as apps from './pages/apps.js';
 import * as catalog from './pages/catalog.js';
 import * as mailbox from './pages/mailbox.js';
 import * as invoices from './pages/invoices.js';
@@ -24,6 +25,7 @@ const sections = [
   { name: 'checkout_sessions', label: 'Checkout sessions', page: sessions },
   { name: 'api_keys', label: 'API keys', page: apiKeys },
   { name: 'webhooks', label: 'Webhooks', page: webhooks },
+  { name: 'apps', label: 'Apps', page: apps },
   { name: 'catalog', label: 'Catalog', page: catalog },
   { name: 'invoices', label: 'Invoices', page: invoices },
   { name: 'mailbox', label: 'Test mailbox', page: mailbox, testOnly: true },

@@ -1,0 +1,45 @@
+// The apps installed on the merchant: what each may read (in the consent page's words), when
+// it was installed, and uninstalling after a confirmation. One installation serves both
+// environments, so this page is the same in test and live mode.
+import { get, post } from '../api.js';
+import { h } from '../dom.js';
+import { when } from '../format.js';
+import { confirmAction, errorText, flash, table } from '../ui.js';
+import { pageHead } from './common.js';
+
+export async function list(ctx) {
+  ctx.title('Apps');
+  const installed = (await get('/apps')).data || [];
+  const t = table([
+    { label: 'App', cell: (i) => i.app.name },
+    { label: 'May read', cell: (i) => h('ul', { class: 'scopes' },
+      i.scopes.map((s) => h('li', null, s.description || s.scope, ' ', h('small', { class: 'mono' }, `(${s.scope})`)))) },
+    { label: 'Installed', cell: (i) => when(i.installed_at) },
+    { label: 'Actions', cell: (i) => h('button', {
+      type: 'button', class: 'button button-small button-danger', 'data-uninstall': i.id,
+      'aria-label': `Uninstall ${i.app.name}`,
+      onclick: async (ev) => {
+        const ok = await confirmAction({
+          title: `Uninstall "${i.app.name}"?`,
+          body: 'The app loses access at once, in test and live mode. To use it again, install it anew.',
+          confirm: 'Uninstall app', danger: true,
+        });
+        if (!ok) return;
+        ev.target.disabled = true;
+        try {
+          await post(`/apps/${encodeURIComponent(i.id)}/uninstall`);
+          await ctx.reload();
+          flash('ok', `"${i.app.name}" uninstalled.`);
+        } catch (err) {
+          ev.target.disabled = false;
+          flash('error', `Uninstalling failed: ${errorText(err)}`);
+        }
+      },
+    }, 'Uninstall') },
+  ], installed, 'No apps installed.', 'Installed apps');
+  t.id = 'apps';
+  return h('div', null,
+    pageHead('Apps'),
+    h('p', { class: 'hint' }, 'Apps you installed read your data in test and live mode; they cannot change it.'),
+    t);
+}
