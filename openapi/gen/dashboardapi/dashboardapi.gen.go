@@ -1715,7 +1715,7 @@ type ClientInterface interface {
 	// `installation_not_found` (also for another merchant's installation or one uninstalled
 	// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
-	// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+	// Corresponds with DELETE /api/v1/apps/{installation} (the `UninstallApp` operationId).
 	UninstallApp(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventTypes Event types a webhook endpoint can subscribe to
@@ -2450,7 +2450,7 @@ func (c *Client) ListInstalledApps(ctx context.Context, reqEditors ...RequestEdi
 // `installation_not_found` (also for another merchant's installation or one uninstalled
 // before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
-// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+// Corresponds with DELETE /api/v1/apps/{installation} (the `UninstallApp` operationId).
 func (c *Client) UninstallApp(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUninstallAppRequest(c.Server, installation)
 	if err != nil {
@@ -3746,7 +3746,7 @@ func NewUninstallAppRequest(server string, installation string) (*http.Request, 
 		return nil, err
 	}
 
-	operationPath := fmt.Sprintf("/api/v1/apps/%s/uninstall", pathParam0)
+	operationPath := fmt.Sprintf("/api/v1/apps/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3756,7 +3756,7 @@ func NewUninstallAppRequest(server string, installation string) (*http.Request, 
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -6203,7 +6203,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+	// Corresponds with DELETE /api/v1/apps/{installation} (the `UninstallApp` operationId).
 	UninstallAppWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error)
 
 	// ListEventTypesWithResponse Event types a webhook endpoint can subscribe to
@@ -7106,18 +7106,6 @@ type UninstallAppResponse404Headers struct {
 	RequestId          *string
 }
 
-// UninstallAppResponse413Headers the declared response headers of an HTTP 413 response for UninstallApp
-type UninstallAppResponse413Headers struct {
-	IdempotentReplayed *bool
-	RequestId          *string
-}
-
-// UninstallAppResponse415Headers the declared response headers of an HTTP 415 response for UninstallApp
-type UninstallAppResponse415Headers struct {
-	IdempotentReplayed *bool
-	RequestId          *string
-}
-
 // UninstallAppResponse429Headers the declared response headers of an HTTP 429 response for UninstallApp
 type UninstallAppResponse429Headers struct {
 	RequestId  *string
@@ -7146,10 +7134,6 @@ type UninstallAppResponse struct {
 	JSON403 *CSRFInvalid
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *PayloadTooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7164,10 +7148,6 @@ type UninstallAppResponse struct {
 	Headers403 *UninstallAppResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UninstallAppResponse404Headers
-	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *UninstallAppResponse413Headers
-	// Headers415 the parsed response headers for an HTTP 415 response
-	Headers415 *UninstallAppResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UninstallAppResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -7194,16 +7174,6 @@ func (r UninstallAppResponse) GetJSON403() *CSRFInvalid {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UninstallAppResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r UninstallAppResponse) GetJSON413() *PayloadTooLarge {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r UninstallAppResponse) GetJSON415() *UnsupportedMediaType {
-	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -14126,7 +14096,7 @@ func (c *ClientWithResponses) ListInstalledAppsWithResponse(ctx context.Context,
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/v1/apps/{installation}/uninstall (the `UninstallApp` operationId).
+// Corresponds with DELETE /api/v1/apps/{installation} (the `UninstallApp` operationId).
 func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, installation string, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error) {
 	rsp, err := c.UninstallApp(ctx, installation, reqEditors...)
 	if err != nil {
@@ -15394,20 +15364,6 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 		}
 		response.JSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest PayloadTooLarge
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest UnsupportedMediaType
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15479,40 +15435,6 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 413:
-		var headers UninstallAppResponse413Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value bool
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = &value
-		}
-		response.Headers413 = &headers
-	case rsp.StatusCode == 415:
-		var headers UninstallAppResponse415Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value bool
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RequestId = &value
-		}
-		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers UninstallAppResponse429Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -24249,7 +24171,7 @@ type ServerInterface interface {
 	// (GET /api/v1/apps)
 	ListInstalledApps(w http.ResponseWriter, r *http.Request)
 	// UninstallApp Uninstall an app
-	// (POST /api/v1/apps/{installation}/uninstall)
+	// (DELETE /api/v1/apps/{installation})
 	UninstallApp(w http.ResponseWriter, r *http.Request, installation string)
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	// (GET /api/v1/event_types)
@@ -26446,7 +26368,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	}
 
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/apps", wrapper.ListInstalledApps)
-	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/apps/{installation}/uninstall", wrapper.UninstallApp)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/apps/{installation}", wrapper.UninstallApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/event_types", wrapper.ListEventTypes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetDashboardSpec)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/session", wrapper.SignOut)
@@ -26830,48 +26752,6 @@ func (response UninstallApp404JSONResponse) VisitUninstallAppResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UninstallApp413JSONResponse struct{ PayloadTooLargeJSONResponse }
-
-func (response UninstallApp413JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.IdempotentReplayed != nil {
-		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
-	}
-	if response.Headers.RequestId != nil {
-		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
-	}
-	w.WriteHeader(413)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UninstallApp415JSONResponse struct {
-	UnsupportedMediaTypeJSONResponse
-}
-
-func (response UninstallApp415JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.IdempotentReplayed != nil {
-		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
-	}
-	if response.Headers.RequestId != nil {
-		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
-	}
-	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -34651,7 +34531,7 @@ type StrictServerInterface interface {
 	// (GET /api/v1/apps)
 	ListInstalledApps(ctx context.Context, request ListInstalledAppsRequestObject) (ListInstalledAppsResponseObject, error)
 	// UninstallApp Uninstall an app
-	// (POST /api/v1/apps/{installation}/uninstall)
+	// (DELETE /api/v1/apps/{installation})
 	UninstallApp(ctx context.Context, request UninstallAppRequestObject) (UninstallAppResponseObject, error)
 	// ListEventTypes Event types a webhook endpoint can subscribe to
 	// (GET /api/v1/event_types)

@@ -1,7 +1,7 @@
 // The apps installed on the merchant: what each may read (in the consent page's words), when
 // it was installed, and uninstalling after a confirmation. One installation serves both
 // environments, so this page is the same in test and live mode.
-import { get, post } from '../api.js';
+import { del, get } from '../api.js';
 import { h } from '../dom.js';
 import { when } from '../format.js';
 import { confirmAction, errorText, flash, table } from '../ui.js';
@@ -27,7 +27,7 @@ export async function list(ctx) {
         if (!ok) return;
         ev.target.disabled = true;
         try {
-          await post(`/apps/${encodeURIComponent(i.id)}/uninstall`);
+          await del(`/apps/${encodeURIComponent(i.id)}`);
           await ctx.reload();
           flash('ok', `"${i.app.name}" uninstalled.`);
         } catch (err) {
