@@ -1711,7 +1711,8 @@ type ClientInterface interface {
 	// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
 	// app access again the merchant installs it anew.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// **Errors:** 400 `installation_invalid` (longer than 255 characters); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404
 	// `installation_not_found` (also for another merchant's installation or one uninstalled
 	// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
@@ -2446,7 +2447,8 @@ func (c *Client) ListInstalledApps(ctx context.Context, reqEditors ...RequestEdi
 // revoked, and the app's next App API request answers 401 `invalid_token`. To give the
 // app access again the merchant installs it anew.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// **Errors:** 400 `installation_invalid` (longer than 255 characters); 401
+// `session_required`; 403 `csrf_token_invalid`; 404
 // `installation_not_found` (also for another merchant's installation or one uninstalled
 // before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
@@ -6197,7 +6199,8 @@ type ClientWithResponsesInterface interface {
 	// revoked, and the app's next App API request answers 401 `invalid_token`. To give the
 	// app access again the merchant installs it anew.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// **Errors:** 400 `installation_invalid` (longer than 255 characters); 401
+	// `session_required`; 403 `csrf_token_invalid`; 404
 	// `installation_not_found` (also for another merchant's installation or one uninstalled
 	// before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 	//
@@ -7090,6 +7093,12 @@ type UninstallAppResponse200Headers struct {
 	RequestId *string
 }
 
+// UninstallAppResponse400Headers the declared response headers of an HTTP 400 response for UninstallApp
+type UninstallAppResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // UninstallAppResponse401Headers the declared response headers of an HTTP 401 response for UninstallApp
 type UninstallAppResponse401Headers struct {
 	RequestId *string
@@ -7128,6 +7137,8 @@ type UninstallAppResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AppInstallation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -7142,6 +7153,8 @@ type UninstallAppResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UninstallAppResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UninstallAppResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UninstallAppResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -7159,6 +7172,11 @@ type UninstallAppResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r UninstallAppResponse) GetJSON200() *AppInstallation {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UninstallAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -14090,7 +14108,8 @@ func (c *ClientWithResponses) ListInstalledAppsWithResponse(ctx context.Context,
 // revoked, and the app's next App API request answers 401 `invalid_token`. To give the
 // app access again the merchant installs it anew.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// **Errors:** 400 `installation_invalid` (longer than 255 characters); 401
+// `session_required`; 403 `csrf_token_invalid`; 404
 // `installation_not_found` (also for another merchant's installation or one uninstalled
 // before); 429 `rate_limited` (wait `Retry-After`); 5xx.
 //
@@ -15343,6 +15362,13 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15398,6 +15424,23 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UninstallAppResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers UninstallAppResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -26698,6 +26741,26 @@ func (response UninstallApp200JSONResponse) VisitUninstallAppResponse(w http.Res
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UninstallApp400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UninstallApp400JSONResponse) VisitUninstallAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
