@@ -40,6 +40,25 @@ func TestDashboardApps(t *testing.T) {
 			i.Scopes[1].Scope != "analytics:read" || i.Scopes[1].Description == "" {
 			t.Fatalf("installation %+v", i)
 		}
+		if i.LastUsed != nil {
+			t.Fatalf("never used, but last_used %d", *i.LastUsed)
+		}
+	})
+
+	harness.Rule(t, "DASH", "an App API request with either token shows as the installation's last use", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		i := appInstall(t, o.Merchant)
+		if r := appRaw(t, http.MethodGet, "/v1/merchant", i.TestToken); r.Status != 200 {
+			t.Fatalf("App API: %d %s", r.Status, r.Body)
+		}
+		r, err := o.Client.ListInstalledAppsWithResponse(ctx)
+		if err != nil || r.JSON200 == nil || len(r.JSON200.Data) != 1 {
+			t.Fatalf("list: %v %s", err, r.Body)
+		}
+		if lu := r.JSON200.Data[0].LastUsed; lu == nil || *lu < i.Created {
+			t.Fatalf("last_used after a request: %s", r.Body)
+		}
 	})
 
 	harness.Rule(t, "D17", "uninstalling in the dashboard revokes both tokens at once: the next App API request is 401 invalid_token", func(t *testing.T) {

@@ -63,6 +63,10 @@ func (s *AppStore) GetApp(ctx context.Context, id string) (*apps.App, error) {
 
 const installationColumns = `id, app_id, merchant_id, scopes, live_token_hash, test_token_hash, created, revoked_at`
 
+// installationSelect is what a read selects: the written columns and last_used_at, which only
+// TouchInstallation writes.
+const installationSelect = installationColumns + `, last_used_at`
+
 type installationRow struct {
 	ID            string         `db:"id"`
 	AppID         string         `db:"app_id"`
@@ -72,6 +76,7 @@ type installationRow struct {
 	TestTokenHash []byte         `db:"test_token_hash"`
 	Created       time.Time      `db:"created"`
 	RevokedAt     *time.Time     `db:"revoked_at"`
+	LastUsedAt    *time.Time     `db:"last_used_at"`
 }
 
 func (r *installationRow) installation() *apps.Installation {
@@ -80,9 +85,15 @@ func (r *installationRow) installation() *apps.Installation {
 		t := r.RevokedAt.UTC()
 		revoked = &t
 	}
+	var lastUsed *time.Time
+	if r.LastUsedAt != nil {
+		t := r.LastUsedAt.UTC()
+		lastUsed = &t
+	}
 	return apps.RehydrateInstallation(apps.InstallationSnapshot{
 		ID: r.ID, AppID: r.AppID, MerchantID: r.MerchantID, Scopes: r.Scopes,
 		LiveTokenHash: r.LiveTokenHash, TestTokenHash: r.TestTokenHash, Created: r.Created.UTC(), RevokedAt: revoked,
+		LastUsedAt: lastUsed,
 	})
 }
 
@@ -118,7 +129,7 @@ func (s *AppStore) InstallationByTokenHash(ctx context.Context, hash []byte) (*a
 
 func (s *AppStore) installationWhere(ctx context.Context, where string, arg any) (*apps.Installation, error) {
 	var r installationRow
-	err := sqlx.GetContext(ctx, s.db, &r, `SELECT `+installationColumns+` FROM app_installations WHERE `+where, arg)
+	err := sqlx.GetContext(ctx, s.db, &r, `SELECT `+installationSelect+` FROM app_installations WHERE `+where, arg)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, apps.ErrNotFound
 	}
@@ -131,7 +142,7 @@ func (s *AppStore) installationWhere(ctx context.Context, where string, arg any)
 // ActiveInstallations implements apps.Store: the merchant's index, newest first.
 func (s *AppStore) ActiveInstallations(ctx context.Context, merchantID string) ([]*apps.Installation, error) {
 	var rows []installationRow
-	err := sqlx.SelectContext(ctx, s.db, &rows, `SELECT `+installationColumns+` FROM app_installations
+	err := sqlx.SelectContext(ctx, s.db, &rows, `SELECT `+installationSelect+` FROM app_installations
 		WHERE merchant_id = $1 AND revoked_at IS NULL ORDER BY created DESC, id DESC`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("apps: list installations: %w", err)
@@ -141,6 +152,17 @@ func (s *AppStore) ActiveInstallations(ctx context.Context, merchantID string) (
 		out[i] = rows[i].installation()
 	}
 	return out, nil
+}
+
+// TouchInstallation implements apps.Store: at most one write per installation and minute,
+// whatever the request rate.
+func (s *AppStore) TouchInstallation(ctx context.Context, id string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE app_installations SET last_used_at = $2
+		WHERE id = $1 AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`, id, at)
+	if err != nil {
+		return fmt.Errorf("apps: touch installation: %w", err)
+	}
+	return nil
 }
 
 // RevokeInstallation implements apps.Store.
@@ -230,7 +252,7 @@ func (s *AppStore) RedeemCode(ctx context.Context, hash []byte, now time.Time, f
 		}
 		var cur installationRow
 		var current *apps.Installation
-		err = sqlx.GetContext(ctx, tx, &cur, `SELECT `+installationColumns+` FROM app_installations
+		err = sqlx.GetContext(ctx, tx, &cur, `SELECT `+installationSelect+` FROM app_installations
 			WHERE app_id = $1 AND merchant_id = $2 AND revoked_at IS NULL FOR UPDATE`, c.AppID, c.MerchantID)
 		switch {
 		case err == nil:

@@ -107,6 +107,18 @@ func (f *fakeStore) ActiveInstallations(_ context.Context, merchantID string) ([
 	return out, nil
 }
 
+func (f *fakeStore) TouchInstallation(_ context.Context, id string, at time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.installations[id]
+	if !ok || s.RevokedAt != nil || (s.LastUsedAt != nil && !s.LastUsedAt.Before(at.Add(-time.Minute))) {
+		return nil
+	}
+	s.LastUsedAt = &at
+	f.installations[id] = s
+	return nil
+}
+
 func (f *fakeStore) RevokeInstallation(_ context.Context, id string, at time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

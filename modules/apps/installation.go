@@ -26,6 +26,9 @@ type InstallationSnapshot struct {
 	TestTokenHash []byte
 	Created       time.Time
 	RevokedAt     *time.Time
+	// LastUsedAt is when a token of the installation last authenticated (to the minute), nil
+	// when never.
+	LastUsedAt *time.Time
 }
 
 // Installation is an app installed on one merchant, with the scopes the merchant granted and
@@ -65,6 +68,10 @@ func (i *Installation) Snapshot() InstallationSnapshot {
 		t := *s.RevokedAt
 		s.RevokedAt = &t
 	}
+	if s.LastUsedAt != nil {
+		t := *s.LastUsedAt
+		s.LastUsedAt = &t
+	}
 	return s
 }
 
@@ -81,6 +88,16 @@ func (i *Installation) RevokedAt() *time.Time {
 		return nil
 	}
 	t := *i.s.RevokedAt
+	return &t
+}
+
+// LastUsed is when a token of the installation last authenticated an App API request (to the
+// minute), nil when never.
+func (i *Installation) LastUsed() *time.Time {
+	if i.s.LastUsedAt == nil {
+		return nil
+	}
+	t := *i.s.LastUsedAt
 	return &t
 }
 

@@ -170,6 +170,9 @@ func (s *Service) Authenticate(ctx context.Context, authorization string) (Calle
 	if subtle.ConstantTimeCompare(want, hash) != 1 || i.Revoked() {
 		return Caller{}, ErrInvalidToken
 	}
+	// Last used, to the minute: one statement outside any transaction; a failure to record it
+	// never fails the request.
+	_ = s.store.TouchInstallation(ctx, i.ID(), s.clock.Now())
 	return Caller{Installation: i, Scope: core.Scope{MerchantID: i.MerchantID(), Env: env}}, nil
 }
 

@@ -23,6 +23,10 @@ type Store interface {
 	// ActiveInstallations returns the merchant's installations that are not revoked, newest
 	// first.
 	ActiveInstallations(ctx context.Context, merchantID string) ([]*Installation, error)
+	// TouchInstallation records a use of the installation at at: it sets last_used_at when the
+	// installation is not revoked and last_used_at is unset or more than a minute before at
+	// (at most one write a minute, whatever the request rate).
+	TouchInstallation(ctx context.Context, id string, at time.Time) error
 	// RevokeInstallation sets revoked_at of the installation with id when it is not revoked
 	// yet; ErrNotFound when there is no such installation or it was revoked before.
 	RevokeInstallation(ctx context.Context, id string, at time.Time) error

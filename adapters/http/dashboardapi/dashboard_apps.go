@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/modules/apps"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 )
@@ -16,7 +17,7 @@ func presentInstallation(i *apps.Installation, appName string) dash.AppInstallat
 	out := dash.AppInstallation{
 		Id: i.ID(), Object: dash.AppInstallationObjectAppInstallation,
 		App:    dash.InstalledAppRef{Id: i.AppID(), Name: appName},
-		Scopes: make([]dash.GrantedScope, len(scopes)), InstalledAt: i.Created().Unix(),
+		Scopes: make([]dash.GrantedScope, len(scopes)), InstalledAt: i.Created().Unix(), LastUsed: present.UnixPtr(i.LastUsed()),
 	}
 	for k, sc := range scopes {
 		out.Scopes[k] = dash.GrantedScope{Scope: sc, Description: apps.ScopeWords(sc)}

@@ -153,6 +153,50 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 	})
 
+	t.Run("touch records the last use at most once a minute, not after revoking", func(t *testing.T) {
+		h := newHarness(t)
+		i, _, err := apps.NewInstallation(newApp(t, h, false, apps.ScopePaymentsRead), h.NewMerchant(t), nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.CreateInstallation(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+		lastUsed := func() *time.Time {
+			got, err := h.Store.GetInstallation(ctx, i.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.LastUsed()
+		}
+		if lastUsed() != nil {
+			t.Fatal("a new installation has a last use")
+		}
+		for _, c := range []struct {
+			at, want time.Time
+		}{
+			{now, now},
+			{now.Add(30 * time.Second), now},
+			{now.Add(61 * time.Second), now.Add(61 * time.Second)},
+		} {
+			if err := h.Store.TouchInstallation(ctx, i.ID(), c.at); err != nil {
+				t.Fatal(err)
+			}
+			if got := lastUsed(); got == nil || !got.Equal(c.want) {
+				t.Fatalf("touch at %v: last used %v, want %v", c.at, got, c.want)
+			}
+		}
+		if err := h.Store.RevokeInstallation(ctx, i.ID(), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.TouchInstallation(ctx, i.ID(), now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastUsed(); got == nil || !got.Equal(now.Add(61*time.Second)) {
+			t.Fatalf("touched after revoking: %v", got)
+		}
+	})
+
 	t.Run("one active installation per app and merchant; a new one after uninstalling", func(t *testing.T) {
 		h := newHarness(t)
 		a := newApp(t, h, false, apps.ScopePaymentsRead)

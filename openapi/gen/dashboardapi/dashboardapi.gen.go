@@ -506,8 +506,11 @@ type AppInstallation struct {
 	Id string `json:"id"`
 
 	// InstalledAt Unix seconds of the installation.
-	InstalledAt int64                 `json:"installed_at"`
-	Object      AppInstallationObject `json:"object"`
+	InstalledAt int64 `json:"installed_at"`
+
+	// LastUsed Unix seconds of the app's last App API request (to the minute, either environment), or null.
+	LastUsed *int64                `json:"last_used"`
+	Object   AppInstallationObject `json:"object"`
 
 	// Scopes The scopes the merchant granted, with what each lets the app read.
 	Scopes []GrantedScope `json:"scopes"`

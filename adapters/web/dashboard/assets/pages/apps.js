@@ -1,5 +1,5 @@
 // The apps installed on the merchant: what each may read (in the consent page's words), when
-// it was installed, and uninstalling after a confirmation. One installation serves both
+// it was installed and last used, and uninstalling after a confirmation. One installation serves both
 // environments, so this page is the same in test and live mode.
 import { del, get } from '../api.js';
 import { h } from '../dom.js';
@@ -15,6 +15,7 @@ export async function list(ctx) {
     { label: 'May read', cell: (i) => h('ul', { class: 'scopes' },
       i.scopes.map((s) => h('li', null, s.description || s.scope, ' ', h('small', { class: 'mono' }, `(${s.scope})`)))) },
     { label: 'Installed', cell: (i) => when(i.installed_at) },
+    { label: 'Last used', cell: (i) => when(i.last_used, 'Never') },
     { label: 'Actions', cell: (i) => h('button', {
       type: 'button', class: 'button button-small button-danger', 'data-uninstall': i.id,
       'aria-label': `Uninstall ${i.app.name}`,
