@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -49,6 +51,13 @@ func TestInvoicePagesBrowser(t *testing.T) {
 		if inv.Status != "open" || inv.TotalAmount != 2380 || inv.Number == nil {
 			t.Fatalf("sent invoice %+v", inv)
 		}
+		// The test mailbox shows the invoice's e-mail with its PDF to download.
+		msg := waitInvoiceMail(t, o, "ada@example.com", *inv.Number)
+		dpGo(t, ctx, "/test/mailbox/"+msg)
+		dpWait(t, ctx, "the attachment", dpHas("[data-attachment=\"0\"]", *inv.Number+".pdf")+
+			` && document.querySelector("[data-attachment=\"0\"]").getAttribute("href") === "/api/v1/test/mailbox/`+msg+`/attachments/0"`+
+			` && document.querySelector("[data-attachment=\"0\"]").hasAttribute("download")`)
+		harness.Page(t, ctx, "dashboard-mailbox-invoice-attachment")
 	})
 
 	harness.Rule(t, "D15", "browser: the hosted invoice page takes a declined card, then a good one, and shows the invoice paid", func(t *testing.T) {
@@ -78,4 +87,26 @@ func TestInvoicePagesBrowser(t *testing.T) {
 			t.Fatalf("invoice after paying: %v %s", err, g.Body)
 		}
 	})
+}
+
+// waitInvoiceMail waits for the e-mail of invoice number to arrive in the test mailbox with
+// its attachment, and answers the message's id.
+func waitInvoiceMail(t *testing.T, o *DashOwner, to, number string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mb, err := o.Client.ListMailboxWithResponse(context.Background(), nil)
+		if err != nil || mb.JSON200 == nil {
+			t.Fatalf("mailbox: %v", err)
+		}
+		for _, m := range mb.JSON200.Data {
+			if m.To == to && strings.Contains(m.Subject, number) && len(m.Attachments) == 1 {
+				return m.Id
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no e-mail of %s with its PDF within 20 s", number)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -168,6 +169,22 @@ func TestInvoices(t *testing.T) {
 					!strings.Contains(found.Text, "23.80 EUR") {
 					t.Fatalf("mail %+v", found)
 				}
+				// The invoice's PDF is attached: the mailbox lists it and serves its bytes.
+				if len(found.Attachments) != 1 {
+					t.Fatalf("attachments %+v, want the PDF", found.Attachments)
+				}
+				f := found.Attachments[0]
+				if f.Filename != *inv.Number+".pdf" || f.ContentType != "application/pdf" || f.Index != 0 || f.Size < 1000 ||
+					f.Url != "/api/v1/test/mailbox/"+found.Id+"/attachments/0" {
+					t.Fatalf("attachment %+v", f)
+				}
+				file, err := o.Client.GetMailboxAttachmentWithResponse(ctx, found.Id, 0)
+				if err != nil || file.StatusCode() != 200 || !bytes.HasPrefix(file.Body, []byte("%PDF-")) ||
+					int64(len(file.Body)) != f.Size || !strings.Contains(file.HTTPResponse.Header.Get("Content-Disposition"), *inv.Number+".pdf") {
+					t.Fatalf("attachment download: %v %d %d bytes", err, file.StatusCode(), len(file.Body))
+				}
+				gone, _ := o.Client.GetMailboxAttachmentWithResponse(ctx, found.Id, 1)
+				wantError(t, gone.StatusCode(), gone.HTTPResponse.Header, gone.Body, 404, "not_found", "mailbox_attachment_not_found", "id")
 				break
 			}
 			if time.Now().After(deadline) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/mail"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 // the plain-text part and HTML the optional HTML alternative; adapters send both as
 // multipart/alternative. From is optional: empty means the adapter's configured sender.
 // Headers are extra headers (e.g. "X-Kassa-Payment"); the structural ones (From, To, Subject,
-// Date, Message-ID, MIME and content headers) cannot be set through it.
+// Date, Message-ID, MIME and content headers) cannot be set through it. Attachments are files
+// sent with the message (an invoice's PDF): adapters then send multipart/mixed, the
+// text/HTML alternative first and the files after it, in order.
 //
 // MailID is the id of the queued mail the message delivers (empty for a message sent outside
 // the mail queue). A delivery of the same mail again (a worker that died before it recorded
@@ -23,14 +26,23 @@ import (
 // keeps one per MailID, and one that sends them (SMTP) derives the Message-ID from it, so
 // that the receiving side can recognise the duplicate.
 type Message struct {
-	Scope   core.Scope
-	MailID  string
-	To      string
-	Subject string
-	Text    string
-	HTML    string
-	From    string
-	Headers map[string]string
+	Scope       core.Scope
+	MailID      string
+	To          string
+	Subject     string
+	Text        string
+	HTML        string
+	From        string
+	Headers     map[string]string
+	Attachments []Attachment
+}
+
+// Attachment is one file sent with a message: its name as the recipient sees it (no path), its
+// media type (e.g. "application/pdf") and its bytes.
+type Attachment struct {
+	Filename    string
+	ContentType string
+	Data        []byte
 }
 
 // Mailer sends e-mail. An error that wraps ErrPermanent (see IsPermanent) means this message
@@ -79,6 +91,11 @@ const (
 	MaxMailBodyBytes  = 1 << 20 // Text and HTML together
 	MaxMailHeaders    = 20
 	MaxMailHeaderLen  = 998
+	// MaxMailAttachments and MaxMailAttachmentBytes (all attachments together, before
+	// encoding) bound the files of one message; MaxMailFilenameLen bounds a file's name.
+	MaxMailAttachments     = 10
+	MaxMailAttachmentBytes = 10 << 20
+	MaxMailFilenameLen     = 255
 )
 
 // reservedHeaders are set by the adapters from the Message fields (or by the mail system) and
@@ -133,6 +150,36 @@ func (m Message) Validate() error {
 			return bad("header %q must be one line of at most %d bytes", k, MaxMailHeaderLen)
 		}
 	}
+	return validateAttachments(m.Attachments)
+}
+
+// validateAttachments checks the files of a message: at most MaxMailAttachments, each with a
+// one-line name without a path and a media type of the form type/subtype, none empty, all
+// together at most MaxMailAttachmentBytes.
+func validateAttachments(as []Attachment) error {
+	bad := func(format string, args ...any) error {
+		return Permanent(fmt.Errorf("mail: invalid attachment: "+format, args...))
+	}
+	if len(as) > MaxMailAttachments {
+		return bad("more than %d attachments", MaxMailAttachments)
+	}
+	total := 0
+	for i, a := range as {
+		if strings.TrimSpace(a.Filename) == "" || len(a.Filename) > MaxMailFilenameLen ||
+			strings.ContainsAny(a.Filename, "/\\\"\x00\r\n") || a.Filename == "." || a.Filename == ".." {
+			return bad("attachment %d: the file name must be one line of at most %d bytes without a path or quote", i, MaxMailFilenameLen)
+		}
+		if mt, _, err := mime.ParseMediaType(a.ContentType); err != nil || !strings.Contains(mt, "/") || strings.ContainsAny(a.ContentType, "\r\n") {
+			return bad("attachment %d: content type is not a media type", i)
+		}
+		if len(a.Data) == 0 {
+			return bad("attachment %d is empty", i)
+		}
+		total += len(a.Data)
+	}
+	if total > MaxMailAttachmentBytes {
+		return bad("attachments exceed %d bytes", MaxMailAttachmentBytes)
+	}
 	return nil
 }
 
@@ -160,7 +207,18 @@ type MailboxMessage struct {
 	Text    string
 	HTML    string
 	Headers map[string]string
-	Created time.Time
+	// Attachments are the message's files, in order, without their bytes (GetMailboxAttachment
+	// reads one).
+	Attachments []MailboxAttachment
+	Created     time.Time
+}
+
+// MailboxAttachment describes one file of a kept message; Index is its position (from 0).
+type MailboxAttachment struct {
+	Index       int
+	Filename    string
+	ContentType string
+	Size        int64
 }
 
 // Mailbox reads the messages the development mailbox kept for a scope.
@@ -169,6 +227,9 @@ type Mailbox interface {
 	ListMailbox(ctx context.Context, scope core.Scope, q core.ListQuery) (core.Page[MailboxMessage], error)
 	// GetMailboxMessage returns one message of the scope, or core.NotFound("mailbox_message").
 	GetMailboxMessage(ctx context.Context, scope core.Scope, id string) (MailboxMessage, error)
+	// GetMailboxAttachment returns file index of message id of the scope, with its bytes, or
+	// core.NotFound("mailbox_attachment") (an unknown message included).
+	GetMailboxAttachment(ctx context.Context, scope core.Scope, id string, index int) (Attachment, error)
 }
 
 // MailComposer writes the message of one kind of queued mail from its subject, when it is

@@ -20,6 +20,8 @@ type InvoiceSent struct {
 	Currency     core.Currency
 	DueDate      time.Time
 	URL          string
+	// PDF is attached when its Data is not empty (the invoice's PDF).
+	PDF ports.Attachment
 }
 
 type invoiceView struct {
@@ -86,5 +88,8 @@ func InvoiceSentMessage(scope core.Scope, to string, inv InvoiceSent) (ports.Mes
 	}
 	m := ports.Message{Scope: scope, To: to, Subject: out.Subject, Text: out.Text, HTML: out.HTML,
 		Headers: map[string]string{"X-Kassa-Invoice": oneLine(inv.Number)}}
+	if len(inv.PDF.Data) > 0 {
+		m.Attachments = []ports.Attachment{inv.PDF}
+	}
 	return m, m.Validate()
 }

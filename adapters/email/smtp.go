@@ -4,6 +4,7 @@
 package email
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -202,6 +203,13 @@ func (s *SMTP) compose(m ports.Message) (*gomail.Msg, error) {
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	if m.HTML != "" {
 		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
+	}
+	// go-mail wraps the text/HTML alternative and the files in multipart/mixed and encodes
+	// each file in base64 with its name in Content-Disposition (a non-ASCII name as RFC 2047
+	// encoded words, which mail clients decode).
+	for _, a := range m.Attachments {
+		msg.AttachReadSeeker(a.Filename, bytes.NewReader(a.Data),
+			gomail.WithFileContentType(gomail.ContentType(a.ContentType)), gomail.WithFileEncoding(gomail.EncodingB64))
 	}
 	return msg, nil
 }

@@ -55,12 +55,25 @@ func (s *MailboxStore) Send(ctx context.Context, m ports.Message) error {
 // A message of a queued mail that the mailbox already keeps (the same mail_id: a worker died
 // between this statement and marking the mail sent, and the mail was claimed again) is not
 // kept twice: ON CONFLICT on mailbox_messages_mail_id skips it, and it counts as delivered.
-const insertMailboxSQL = `INSERT INTO mailbox_messages
+// insertMailboxSQL keeps messages, one per element of its first eleven arrays, and their
+// attachments, one per element of the last five, with one statement.
+// A message of a queued mail that the mailbox already keeps (the same mail_id: a worker died
+// between this statement and marking the mail sent, and the mail was claimed again) is not
+// kept twice: ON CONFLICT on mailbox_messages_mail_id skips it, its attachments join no kept
+// row and are skipped with it, and it counts as delivered.
+const insertMailboxSQL = `WITH kept AS (
+	INSERT INTO mailbox_messages
 	(merchant_id, environment, id, mail_id, from_address, to_address, subject, text_body, html_body, headers, created)
 	SELECT merchant_id, environment, id, NULLIF(mail_id, ''), from_address, to_address, subject, text_body, html_body, headers::jsonb, created
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
 		AS v (merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created, mail_id)
-	ON CONFLICT (merchant_id, environment, mail_id) WHERE mail_id IS NOT NULL DO NOTHING`
+	ON CONFLICT (merchant_id, environment, mail_id) WHERE mail_id IS NOT NULL DO NOTHING
+	RETURNING merchant_id, environment, id)
+	INSERT INTO mailbox_attachments (message_id, position, merchant_id, environment, filename, content_type, data)
+	SELECT a.message_id, a.position, kept.merchant_id, kept.environment, a.filename, a.content_type, a.data
+	FROM unnest($12::text[], $13::integer[], $14::text[], $15::text[], $16::bytea[])
+		AS a (message_id, position, filename, content_type, data)
+	JOIN kept ON kept.id = a.message_id`
 
 // SendBatch stores ms with one statement (ports.BatchMailer), each dated with its scope's
 // clock (read once per scope), at most once per MailID. An invalid message is a permanent failure of its own; a
@@ -80,6 +93,9 @@ func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []erro
 	merchants, envs, ids, froms, tos := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	subjects, texts, htmls, hdrs, created := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	mailIDs := make([]string, 0, n)
+	var attMsg, attName, attType []string
+	var attPos []int64
+	var attData pq.ByteaArray
 	var kept []int
 	nows := map[core.Scope]time.Time{}
 	for i, m := range ms {
@@ -109,7 +125,12 @@ func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []erro
 			continue
 		}
 		kept = append(kept, i)
-		merchants, envs, ids = append(merchants, m.Scope.MerchantID), append(envs, string(m.Scope.Env)), append(ids, core.NewID(MailboxIDPrefix))
+		id := core.NewID(MailboxIDPrefix)
+		for pos, a := range m.Attachments {
+			attMsg, attPos, attName = append(attMsg, id), append(attPos, int64(pos)), append(attName, a.Filename)
+			attType, attData = append(attType, a.ContentType), append(attData, a.Data)
+		}
+		merchants, envs, ids = append(merchants, m.Scope.MerchantID), append(envs, string(m.Scope.Env)), append(ids, id)
 		froms, tos, subjects = append(froms, from), append(tos, m.To), append(subjects, m.Subject)
 		texts, htmls, hdrs = append(texts, m.Text), append(htmls, m.HTML), append(hdrs, hdr)
 		created, mailIDs = append(created, now.UTC().Format(time.RFC3339Nano)), append(mailIDs, m.MailID)
@@ -118,7 +139,8 @@ func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []erro
 		return errs
 	}
 	_, err := s.db.ExecContext(ctx, insertMailboxSQL, pq.Array(merchants), pq.Array(envs), pq.Array(ids), pq.Array(froms),
-		pq.Array(tos), pq.Array(subjects), pq.Array(texts), pq.Array(htmls), pq.Array(hdrs), pq.Array(created), pq.Array(mailIDs))
+		pq.Array(tos), pq.Array(subjects), pq.Array(texts), pq.Array(htmls), pq.Array(hdrs), pq.Array(created), pq.Array(mailIDs),
+		pq.Array(attMsg), pq.Array(attPos), pq.Array(attName), pq.Array(attType), attData)
 	var pe *pq.Error
 	if err != nil && len(kept) > 1 && errors.As(err, &pe) && (pe.Code.Class() == "22" || pe.Code.Class() == "23") {
 		// A message the database refuses (a NUL byte in a body: data exception) must not fail
@@ -137,7 +159,14 @@ func (s *MailboxStore) SendBatch(ctx context.Context, ms []ports.Message) []erro
 	return errs
 }
 
-const mailboxCols = `merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created`
+// mailboxCols are a message's columns and, as a JSON array, what its attachments are (not
+// their bytes), in order.
+const mailboxCols = `merchant_id, environment, id, from_address, to_address, subject, text_body, html_body, headers, created,
+	(SELECT COALESCE(jsonb_agg(jsonb_build_object('index', a.position, 'filename', a.filename,
+		'content_type', a.content_type, 'size', octet_length(a.data)) ORDER BY a.position), '[]'::jsonb)
+	 FROM mailbox_attachments a
+	 WHERE a.message_id = mailbox_messages.id AND a.merchant_id = mailbox_messages.merchant_id
+	   AND a.environment = mailbox_messages.environment) AS attachments`
 
 type mailboxRow struct {
 	MerchantID  string    `db:"merchant_id"`
@@ -150,6 +179,14 @@ type mailboxRow struct {
 	HTML        string    `db:"html_body"`
 	Headers     []byte    `db:"headers"`
 	Created     time.Time `db:"created"`
+	Attachments []byte    `db:"attachments"`
+}
+
+type mailboxAttachmentJSON struct {
+	Index       int    `json:"index"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
 }
 
 func (r *mailboxRow) message() (ports.MailboxMessage, error) {
@@ -162,6 +199,13 @@ func (r *mailboxRow) message() (ports.MailboxMessage, error) {
 	}
 	if len(m.Headers) == 0 {
 		m.Headers = nil
+	}
+	var as []mailboxAttachmentJSON
+	if err := json.Unmarshal(r.Attachments, &as); err != nil {
+		return ports.MailboxMessage{}, fmt.Errorf("mailbox message %s: attachments: %w", r.ID, err)
+	}
+	for _, a := range as {
+		m.Attachments = append(m.Attachments, ports.MailboxAttachment(a))
 	}
 	return m, nil
 }
@@ -200,4 +244,24 @@ func (s *MailboxStore) GetMailboxMessage(ctx context.Context, scope core.Scope, 
 		return ports.MailboxMessage{}, fmt.Errorf("mailbox_messages: get: %w", err)
 	}
 	return r.message()
+}
+
+// GetMailboxAttachment returns file index of message id of the scope with its bytes, or 404
+// mailbox_attachment_not_found (for an unknown message too).
+func (s *MailboxStore) GetMailboxAttachment(ctx context.Context, scope core.Scope, id string, index int) (ports.Attachment, error) {
+	var r struct {
+		Filename    string `db:"filename"`
+		ContentType string `db:"content_type"`
+		Data        []byte `db:"data"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT filename, content_type, data FROM mailbox_attachments
+		WHERE message_id = $1 AND position = $2 AND merchant_id = $3 AND environment = $4`,
+		id, index, scope.MerchantID, string(scope.Env))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ports.Attachment{}, core.NotFound("mailbox_attachment", "id", id)
+	}
+	if err != nil {
+		return ports.Attachment{}, fmt.Errorf("mailbox_attachments: get: %w", err)
+	}
+	return ports.Attachment{Filename: r.Filename, ContentType: r.ContentType, Data: r.Data}, nil
 }

@@ -17,6 +17,7 @@ import (
 	httpapi "github.com/kassa-pay/kassa/adapters/http"
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/ratelimit"
+	"github.com/kassa-pay/kassa/adapters/web/invoicepdf"
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
@@ -308,11 +309,15 @@ func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 	sent, err := invoicing.NewSentComposer(a.invoices, func(m invoicing.SentMail) (ports.Message, error) {
 		return email.InvoiceSentMessage(m.Scope, m.To, email.InvoiceSent{CustomerName: m.CustomerName,
 			MerchantName: m.MerchantName, Number: m.Number, AmountDue: m.AmountDue, Currency: m.Currency,
-			DueDate: m.DueDate, URL: m.URL})
+			DueDate: m.DueDate, URL: m.URL, PDF: m.PDF})
 	})
 	if err != nil {
 		return nil, err
 	}
+	sent.WithPDF(func(h *invoicing.Hosted) (string, []byte, error) {
+		b, err := invoicepdf.Render(h)
+		return invoicepdf.FileName(h.Invoice), b, err
+	})
 	return mail.NewWorker(postgres.NewMailOutboxStore(a.db),
 		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails, invoicing.MailInvoiceSent: sent},
 		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil

@@ -22,6 +22,8 @@ type SentMail struct {
 	Currency     core.Currency
 	DueDate      time.Time
 	URL          string
+	// PDF is the invoice as a PDF file, to be attached (empty Data: no PDF; see WithPDF).
+	PDF ports.Attachment
 }
 
 // SentRenderer writes the message of a SentMail (the e-mail adapter's templates).
@@ -31,6 +33,7 @@ type SentRenderer func(SentMail) (ports.Message, error)
 type SentComposer struct {
 	svc    *Service
 	render SentRenderer
+	pdf    DocumentRenderer // nil: no attachment
 }
 
 // NewSentComposer needs the service (its store, merchants and base URL) and the renderer.
@@ -62,7 +65,11 @@ func (c *SentComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Mess
 	if err != nil {
 		return ports.Message{}, err
 	}
+	pdf, err := c.attachPDF(&Hosted{Invoice: inv, Merchant: mer})
+	if err != nil {
+		return ports.Message{}, err
+	}
 	return c.render(SentMail{Scope: m.Scope, To: inv.CustomerEmail(), CustomerName: inv.CustomerName(),
 		MerchantName: mer.Name, Number: *inv.Number(), AmountDue: inv.Total(), Currency: inv.Currency(),
-		DueDate: *inv.DueDate(), URL: *u})
+		DueDate: *inv.DueDate(), URL: *u, PDF: pdf})
 }

@@ -1,8 +1,12 @@
 package dashboardapi
 
 import (
+	"bytes"
 	"context"
+	"mime"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
@@ -183,10 +187,34 @@ func (a *dashboardAPI) ListMailbox(ctx context.Context, r dash.ListMailboxReques
 	}
 	out.HasMore = page.HasMore
 	for _, m := range page.Items {
+		files := make([]dash.MailboxAttachment, 0, len(m.Attachments))
+		for _, f := range m.Attachments {
+			files = append(files, dash.MailboxAttachment{Index: f.Index, Filename: f.Filename, ContentType: f.ContentType,
+				Size: f.Size, Url: "/api/v1/test/mailbox/" + url.PathEscape(m.ID) + "/attachments/" + strconv.Itoa(f.Index)})
+		}
 		out.Data = append(out.Data, dash.MailboxMessage{Id: m.ID, To: m.To, From: m.From, Subject: m.Subject,
-			Text: m.Text, Html: m.HTML, Created: m.Created.Unix()})
+			Text: m.Text, Html: m.HTML, Attachments: files, Created: m.Created.Unix()})
 	}
 	return dash.ListMailbox200JSONResponse{Body: out}, nil
+}
+
+// GetMailboxAttachment serves one file of a test mailbox message as a download, always as
+// application/octet-stream so that no file (an HTML one, say) renders in the dashboard.
+func (a *dashboardAPI) GetMailboxAttachment(ctx context.Context, r dash.GetMailboxAttachmentRequestObject) (dash.GetMailboxAttachmentResponseObject, error) {
+	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
+	if a.d.Mailbox == nil || r.Index < 0 {
+		return nil, core.NotFound("mailbox_attachment", "id", r.Id)
+	}
+	f, err := a.d.Mailbox.GetMailboxAttachment(ctx, scope, r.Id, r.Index)
+	if err != nil {
+		return nil, err
+	}
+	cd := mime.FormatMediaType("attachment", map[string]string{"filename": f.Filename})
+	if cd == "" {
+		cd = "attachment"
+	}
+	return dash.GetMailboxAttachment200ApplicationoctetStreamResponse{Body: bytes.NewReader(f.Data), ContentLength: int64(len(f.Data)),
+		Headers: dash.GetMailboxAttachment200ResponseHeaders{ContentDisposition: &cd}}, nil
 }
 
 // dateOf is a calendar date of the wire (YYYY-MM-DD).

@@ -811,10 +811,28 @@ type LineItem = externalRef0.LineItem
 // ListObject Always `list`.
 type ListObject = externalRef0.ListObject
 
+// MailboxAttachment defines model for MailboxAttachment.
+type MailboxAttachment struct {
+	// ContentType Media type, e.g. `application/pdf`.
+	ContentType string `json:"content_type"`
+	Filename    string `json:"filename"`
+
+	// Index Position among the message's files, from 0.
+	Index int `json:"index"`
+
+	// Size Size in bytes.
+	Size int64 `json:"size"`
+
+	// Url Where the dashboard downloads it (`/api/v1/test/mailbox/{id}/attachments/{index}`).
+	Url string `json:"url"`
+}
+
 // MailboxMessage defines model for MailboxMessage.
 type MailboxMessage struct {
-	Created int64  `json:"created"`
-	From    string `json:"from"`
+	// Attachments The files sent with the message, in order (empty when none).
+	Attachments []MailboxAttachment `json:"attachments"`
+	Created     int64               `json:"created"`
+	From        string              `json:"from"`
 
 	// Html The HTML body (empty when the message has none). Show it sandboxed.
 	Html string `json:"html"`
@@ -1804,6 +1822,19 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 	ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMailboxAttachment Download a file of a test mailbox message
+	//
+	// One file sent with a message of the test mailbox (an invoice's PDF), as a download:
+	// always `application/octet-stream` (so that no file is rendered in the dashboard's
+	// origin); its own media type is in the message's `attachments`. Test environment only.
+	//
+	// **Errors:** 400 (`index` not a number from 0 to 9); 401 `session_required`; 404
+	// `mailbox_attachment_not_found` (no such message or file); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/test/mailbox/{id}/attachments/{index} (the `GetMailboxAttachment` operationId).
+	GetMailboxAttachment(ctx context.Context, id string, index int, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDashboardTestClock The test clock
 	//
 	// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
@@ -2610,6 +2641,29 @@ func (c *Client) SignIn(ctx context.Context, body SignInJSONRequestBody, reqEdit
 // Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 func (c *Client) ListMailbox(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMailboxRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMailboxAttachment Download a file of a test mailbox message
+//
+// One file sent with a message of the test mailbox (an invoice's PDF), as a download:
+// always `application/octet-stream` (so that no file is rendered in the dashboard's
+// origin); its own media type is in the message's `attachments`. Test environment only.
+//
+// **Errors:** 400 (`index` not a number from 0 to 9); 401 `session_required`; 404
+// `mailbox_attachment_not_found` (no such message or file); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/test/mailbox/{id}/attachments/{index} (the `GetMailboxAttachment` operationId).
+func (c *Client) GetMailboxAttachment(ctx context.Context, id string, index int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMailboxAttachmentRequest(c.Server, id, index)
 	if err != nil {
 		return nil, err
 	}
@@ -3985,6 +4039,47 @@ func NewListMailboxRequest(server string, params *ListMailboxParams) (*http.Requ
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMailboxAttachmentRequest constructs an http.Request for the GetMailboxAttachment method
+func NewGetMailboxAttachmentRequest(server string, id string, index int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "index", index, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/test/mailbox/%s/attachments/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6304,6 +6399,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/test/mailbox (the `ListMailbox` operationId).
 	ListMailboxWithResponse(ctx context.Context, params *ListMailboxParams, reqEditors ...RequestEditorFn) (*ListMailboxResponse, error)
 
+	// GetMailboxAttachmentWithResponse Download a file of a test mailbox message
+	//
+	// One file sent with a message of the test mailbox (an invoice's PDF), as a download:
+	// always `application/octet-stream` (so that no file is rendered in the dashboard's
+	// origin); its own media type is in the message's `attachments`. Test environment only.
+	//
+	// **Errors:** 400 (`index` not a number from 0 to 9); 401 `session_required`; 404
+	// `mailbox_attachment_not_found` (no such message or file); 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/test/mailbox/{id}/attachments/{index} (the `GetMailboxAttachment` operationId).
+	GetMailboxAttachmentWithResponse(ctx context.Context, id string, index int, reqEditors ...RequestEditorFn) (*GetMailboxAttachmentResponse, error)
+
 	// GetDashboardTestClockWithResponse The test clock
 	//
 	// The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
@@ -7941,6 +8051,121 @@ func (r ListMailboxResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListMailboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMailboxAttachmentResponse200Headers the declared response headers of an HTTP 200 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse200Headers struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+// GetMailboxAttachmentResponse400Headers the declared response headers of an HTTP 400 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetMailboxAttachmentResponse401Headers the declared response headers of an HTTP 401 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse401Headers struct {
+	RequestId *string
+}
+
+// GetMailboxAttachmentResponse404Headers the declared response headers of an HTTP 404 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetMailboxAttachmentResponse429Headers the declared response headers of an HTTP 429 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetMailboxAttachmentResponse500Headers the declared response headers of an HTTP 500 response for GetMailboxAttachment
+type GetMailboxAttachmentResponse500Headers struct {
+	RequestId *string
+}
+
+type GetMailboxAttachmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMailboxAttachmentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetMailboxAttachmentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMailboxAttachmentResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetMailboxAttachmentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMailboxAttachmentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetMailboxAttachmentResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMailboxAttachmentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMailboxAttachmentResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMailboxAttachmentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMailboxAttachmentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMailboxAttachmentResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMailboxAttachmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMailboxAttachmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMailboxAttachmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMailboxAttachmentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14261,6 +14486,27 @@ func (c *ClientWithResponses) ListMailboxWithResponse(ctx context.Context, param
 	return ParseListMailboxResponse(rsp)
 }
 
+// GetMailboxAttachmentWithResponse Download a file of a test mailbox message
+//
+// One file sent with a message of the test mailbox (an invoice's PDF), as a download:
+// always `application/octet-stream` (so that no file is rendered in the dashboard's
+// origin); its own media type is in the message's `attachments`. Test environment only.
+//
+// **Errors:** 400 (`index` not a number from 0 to 9); 401 `session_required`; 404
+// `mailbox_attachment_not_found` (no such message or file); 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/test/mailbox/{id}/attachments/{index} (the `GetMailboxAttachment` operationId).
+func (c *ClientWithResponses) GetMailboxAttachmentWithResponse(ctx context.Context, id string, index int, reqEditors ...RequestEditorFn) (*GetMailboxAttachmentResponse, error) {
+	rsp, err := c.GetMailboxAttachment(ctx, id, index, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMailboxAttachmentResponse(rsp)
+}
+
 // GetDashboardTestClockWithResponse The test clock
 //
 // The test environment's clock, as `GET /v1/test_helpers/clock` of the merchant API
@@ -16373,6 +16619,151 @@ func ParseListMailboxResponse(rsp *http.Response) (*ListMailboxResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListMailboxResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMailboxAttachmentResponse parses an HTTP response from a GetMailboxAttachmentWithResponse call
+func ParseGetMailboxAttachmentResponse(rsp *http.Response) (*GetMailboxAttachmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMailboxAttachmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMailboxAttachmentResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetMailboxAttachmentResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetMailboxAttachmentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetMailboxAttachmentResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMailboxAttachmentResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetMailboxAttachmentResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -24237,6 +24628,9 @@ type ServerInterface interface {
 	// ListMailbox The test mailbox
 	// (GET /api/v1/test/mailbox)
 	ListMailbox(w http.ResponseWriter, r *http.Request, params ListMailboxParams)
+	// GetMailboxAttachment Download a file of a test mailbox message
+	// (GET /api/v1/test/mailbox/{id}/attachments/{index})
+	GetMailboxAttachment(w http.ResponseWriter, r *http.Request, id string, index int)
 	// GetDashboardTestClock The test clock
 	// (GET /api/v1/test/test_clock)
 	GetDashboardTestClock(w http.ResponseWriter, r *http.Request)
@@ -24525,6 +24919,41 @@ func (siw *ServerInterfaceWrapper) ListMailbox(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMailbox(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMailboxAttachment operation middleware
+func (siw *ServerInterfaceWrapper) GetMailboxAttachment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "index" -------------
+	var index int
+
+	err = runtime.BindStyledParameterWithOptions("simple", "index", r.PathValue("index"), &index, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "index", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMailboxAttachment(w, r, id, index)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -26421,6 +26850,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/session", wrapper.GetSession)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/session", wrapper.SignIn)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox", wrapper.ListMailbox)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox/{id}/attachments/{index}", wrapper.GetMailboxAttachment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/test_clock", wrapper.GetDashboardTestClock)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
@@ -27613,6 +28043,143 @@ type ListMailbox500JSONResponse struct {
 }
 
 func (response ListMailbox500JSONResponse) VisitListMailboxResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMailboxAttachmentRequestObject struct {
+	Id    string `json:"id"`
+	Index int    `json:"index"`
+}
+
+type GetMailboxAttachmentResponseObject interface {
+	VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error
+}
+
+type GetMailboxAttachment200ResponseHeaders struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+type GetMailboxAttachment200ApplicationoctetStreamResponse struct {
+	Body          io.Reader
+	Headers       GetMailboxAttachment200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetMailboxAttachment200ApplicationoctetStreamResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetMailboxAttachment400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMailboxAttachment400JSONResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMailboxAttachment401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetMailboxAttachment401JSONResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMailboxAttachment404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetMailboxAttachment404JSONResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMailboxAttachment429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetMailboxAttachment429JSONResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMailboxAttachment500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetMailboxAttachment500JSONResponse) VisitGetMailboxAttachmentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -34617,6 +35184,9 @@ type StrictServerInterface interface {
 	// ListMailbox The test mailbox
 	// (GET /api/v1/test/mailbox)
 	ListMailbox(ctx context.Context, request ListMailboxRequestObject) (ListMailboxResponseObject, error)
+	// GetMailboxAttachment Download a file of a test mailbox message
+	// (GET /api/v1/test/mailbox/{id}/attachments/{index})
+	GetMailboxAttachment(ctx context.Context, request GetMailboxAttachmentRequestObject) (GetMailboxAttachmentResponseObject, error)
 	// GetDashboardTestClock The test clock
 	// (GET /api/v1/test/test_clock)
 	GetDashboardTestClock(ctx context.Context, request GetDashboardTestClockRequestObject) (GetDashboardTestClockResponseObject, error)
@@ -34971,6 +35541,33 @@ func (sh *strictHandler) ListMailbox(w http.ResponseWriter, r *http.Request, par
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListMailboxResponseObject); ok {
 		if err := validResponse.VisitListMailboxResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMailboxAttachment operation middleware
+func (sh *strictHandler) GetMailboxAttachment(w http.ResponseWriter, r *http.Request, id string, index int) {
+	var request GetMailboxAttachmentRequestObject
+
+	request.Id = id
+	request.Index = index
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMailboxAttachment(ctx, request.(GetMailboxAttachmentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMailboxAttachment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMailboxAttachmentResponseObject); ok {
+		if err := validResponse.VisitGetMailboxAttachmentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1,6 +1,7 @@
 // Test mailbox (test mode only): the e-mails Kassa would have sent (receipts), kept by the
 // development mailbox instead of an SMTP server. Messages show as text; the HTML version is
-// shown as source, never rendered, so a message cannot run anything in the dashboard.
+// shown as source, never rendered, so a message cannot run anything in the dashboard. Files
+// sent with a message (an invoice's PDF) are offered for download, never opened in the page.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { when } from '../format.js';
@@ -20,6 +21,7 @@ export async function list(ctx) {
     table([
       { label: 'Subject', cell: (m) => h('a', { href: `/test/mailbox/${m.id}`, 'data-message': m.id }, m.subject || '(no subject)') },
       { label: 'To', cell: (m) => m.to },
+      { label: 'Files', cell: (m) => ((m.attachments || []).length ? String(m.attachments.length) : '—') },
       { label: 'From', cell: (m) => m.from },
       { label: 'Received', cell: (m) => when(m.created) },
     ], msgs, 'No messages yet. Pay a test checkout session with a customer e-mail to receive a receipt.', 'Messages'));
@@ -38,7 +40,27 @@ export async function detail(ctx) {
     h('div', { class: 'panel message-head' }, facts([
       ['From', m.from], ['To', m.to], ['Received', when(m.created, '—', true)],
     ])),
+    attachments(m),
     h('h2', null, 'Text'),
     h('pre', { id: 'message-text' }, m.text || '(no text part)'),
     m.html ? h('details', null, h('summary', null, 'HTML version (source)'), h('pre', null, m.html)) : null);
+}
+
+// size writes a byte count for people (1 KB = 1,000 bytes).
+function size(n) {
+  if (n < 1000) return `${n} bytes`;
+  if (n < 1000000) return `${Math.round(n / 100) / 10} KB`;
+  return `${Math.round(n / 100000) / 10} MB`;
+}
+
+function attachments(m) {
+  const files = m.attachments || [];
+  if (!files.length) return null;
+  return h('section', { 'aria-labelledby': 'message-files' },
+    h('h2', { id: 'message-files' }, 'Attachments'),
+    h('ul', { class: 'attachments', 'data-attachments': '' }, ...files.map((f) =>
+      h('li', null,
+        h('a', { href: f.url, download: f.filename, 'data-attachment': String(f.index) },
+          `Download ${f.filename}`),
+        h('span', { class: 'hint' }, ` ${f.content_type}, ${size(f.size)}`)))));
 }
