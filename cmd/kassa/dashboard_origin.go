@@ -28,6 +28,10 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 	if err != nil {
 		return nil, err
 	}
+	settings, err := invoiceSettings(a)
+	if err != nil {
+		return nil, err
+	}
 	payStore := postgres.NewPaymentStore(a.db)
 	payQueries, err := payments.NewQueries(payStore, payStore, rates)
 	if err != nil {
@@ -49,6 +53,7 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 		Webhooks:     a.webhooks,
 		Apps:         a.apps,
 		Mailbox:      mailbox,
+		Settings:     settings,
 		Clocks:       a.testclock,
 		Declines:     postgres.NewDeclineReader(a.db),
 		ClientIP:     th.clientIP,

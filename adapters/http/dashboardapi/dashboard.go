@@ -37,6 +37,8 @@ type DashboardDeps struct {
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
 	Apps      *apps.Service
 	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
+	// Settings are the merchant's invoicing settings (the invoice number prefix).
+	Settings *invoicing.SettingsService
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service

@@ -19,6 +19,7 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"catalog":           {detail: true},
 	"invoices":          {detail: true},
 	"mailbox":           {detail: true, testOnly: true},
+	"settings":          {},
 }
 
 // objectID is the shape of every Kassa id (prefix + base62), so a page URL that cannot name an

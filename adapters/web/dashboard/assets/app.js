@@ -16,6 +16,7 @@ import * as apps from './pages/apps.js';
 import * as catalog from './pages/catalog.js';
 import * as mailbox from './pages/mailbox.js';
 import * as invoices from './pages/invoices.js';
+import * as settings from './pages/settings.js';
 
 // sections in navigation order; the server (handler.go) knows the same names.
 const sections = [
@@ -29,6 +30,7 @@ const sections = [
   { name: 'catalog', label: 'Catalog', page: catalog },
   { name: 'invoices', label: 'Invoices', page: invoices },
   { name: 'mailbox', label: 'Test mailbox', page: mailbox, testOnly: true },
+  { name: 'settings', label: 'Settings', page: settings },
 ];
 
 const app = document.getElementById('app');
