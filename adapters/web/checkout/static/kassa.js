@@ -25,6 +25,20 @@
  *   Kassa.origin                                             → the checkout origin in use
  *
  * Call confirm once per buyer action: the server makes a session pay at most once anyway.
+ *
+ * Invoices: a sent invoice is paid by its public token (the last part of its
+ * hosted_invoice_url, {checkout origin}/i/{token}); the token is the only credential.
+ *
+ *   Kassa.retrieveInvoice({invoice})                         → Promise (the public view of the invoice:
+ *       number, merchant_name, status, currency, amount_due, line_items, due_date, …)
+ *   Kassa.confirmInvoice({invoice, card: {number, exp_month, exp_year, cvc, name}})
+ *   Kassa.confirmInvoice({invoice, sepa_debit: {iban, account_holder}})
+ *     → Promise of {status: "succeeded" | "processing" | "requires_action", invoice, next_action}
+ *       On "requires_action" (3-D Secure) send the customer to Kassa.invoiceUrl(...), where the
+ *       hosted invoice page asks for it. Errors reject with a KassaError as confirm's do
+ *       (402 card_declined leaves the invoice open; 422 invoice_not_open once it is paid or void).
+ *   Kassa.invoiceUrl({invoice})                              → the hosted invoice page (/i/…)
+ *   Kassa.invoicePdfUrl({invoice})                           → the invoice as a PDF (/i/…/pdf)
  */
 (function (global) {
   "use strict";
@@ -51,20 +65,20 @@
     }
   }
 
-  function call(method, o, path, body) {
-    try { need(o, "session"); need(o, "clientSecret"); } catch (e) { return Promise.reject(e); }
+  function request(method, url, auth, body) {
     var init = {
       method: method,
-      headers: { "Authorization": "Bearer " + o.clientSecret },
+      headers: {},
       credentials: "omit",
       cache: "no-store",
       mode: "cors"
     };
+    if (auth) { init.headers["Authorization"] = "Bearer " + auth; }
     if (body) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
-    return fetch(origin + "/api/v1/checkout/sessions/" + encodeURIComponent(o.session) + path, init)
+    return fetch(url, init)
       .then(function (res) {
         return res.json().then(function (b) { return { status: res.status, body: b }; },
           function () { return { status: res.status, body: null }; });
@@ -73,6 +87,27 @@
         if (r.status >= 200 && r.status < 300 && r.body) { return r.body; }
         throw new KassaError(r.status, r.body && r.body.error);
       });
+  }
+
+  function call(method, o, path, body) {
+    try { need(o, "session"); need(o, "clientSecret"); } catch (e) { return Promise.reject(e); }
+    return request(method, origin + "/api/v1/checkout/sessions/" + encodeURIComponent(o.session) + path, o.clientSecret, body);
+  }
+
+  function invoiceCall(method, o, path, body) {
+    try { need(o, "invoice"); } catch (e) { return Promise.reject(e); }
+    return request(method, origin + "/api/v1/invoices/" + encodeURIComponent(o.invoice) + path, null, body);
+  }
+
+  // method is the confirm body of card or sepa_debit, or null when o has neither.
+  function method(o) {
+    if (o && o.card) { return { payment_method: "card", card: o.card }; }
+    if (o && o.sepa_debit) { return { payment_method: "sepa_debit", sepa_debit: o.sepa_debit }; }
+    return null;
+  }
+
+  function noMethod() {
+    return Promise.reject(new KassaError(0, { type: "invalid_request", code: "parameter_missing", param: "card", message: "Give card or sepa_debit." }));
   }
 
   function pageUrl(o, kind, suffix) {
@@ -84,20 +119,20 @@
     origin: origin,
     KassaError: KassaError,
     confirm: function (o) {
-      var body;
-      if (o && o.card) {
-        body = { payment_method: "card", card: o.card };
-      } else if (o && o.sepa_debit) {
-        body = { payment_method: "sepa_debit", sepa_debit: o.sepa_debit };
-      } else {
-        return Promise.reject(new KassaError(0, { type: "invalid_request", code: "parameter_missing", param: "card", message: "Give card or sepa_debit." }));
-      }
-      return call("POST", o, "/confirm", body);
+      var body = method(o);
+      return body ? call("POST", o, "/confirm", body) : noMethod();
     },
     resolveAction: function (o) { return call("POST", o, "/action", { approve: !!(o && o.approve) }); },
     cancel: function (o) { return call("POST", o, "/cancel", {}); },
     retrieve: function (o) { return call("GET", o, "", null); },
     checkoutUrl: function (o) { return pageUrl(o, o && o.embed ? "embed" : "c", ""); },
-    challengeUrl: function (o) { return pageUrl(o, "c", "/3ds"); }
+    challengeUrl: function (o) { return pageUrl(o, "c", "/3ds"); },
+    retrieveInvoice: function (o) { return invoiceCall("GET", o, "", null); },
+    confirmInvoice: function (o) {
+      var body = method(o);
+      return body ? invoiceCall("POST", o, "/confirm", body) : noMethod();
+    },
+    invoiceUrl: function (o) { need(o, "invoice"); return origin + "/i/" + encodeURIComponent(o.invoice); },
+    invoicePdfUrl: function (o) { need(o, "invoice"); return origin + "/i/" + encodeURIComponent(o.invoice) + "/pdf"; }
   };
 })(window);
