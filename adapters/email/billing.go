@@ -50,7 +50,7 @@ type Dunning struct {
 
 type dunningView struct {
 	Customer, Merchant, Number, Amount, URL, Next string
-	Headline, Intro, Action, Button                   string
+	Headline, Intro, Action, Button               string
 }
 
 const dunningText = `Hello{{if .Customer}} {{.Customer}}{{end}},
