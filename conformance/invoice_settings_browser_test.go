@@ -50,3 +50,43 @@ func TestInvoiceSettingsBrowser(t *testing.T) {
 		harness.Page(t, ctx, "dashboard-settings-live")
 	})
 }
+
+// The invoices pages act on a button, never on a select's change (WCAG 3.2.2 On Input): the
+// status filter loads nothing while the options are arrowed through, only its Filter button
+// does; the draft editor's catalog picker adds a line only with its Add button. By keyboard,
+// with axe on every state.
+func TestInvoicePagesOnInputBrowser(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D15", "browser: the invoice filter and the catalog picker change nothing while arrowing through options", func(t *testing.T) {
+		t.Parallel()
+		o := dpNewOwner(t)
+		o.signIn(t)
+		createDashPrice(t, o, false)
+		d := newDraft(t, o, freeLine("Work", 1, 1000, "0"))
+		ctx := harness.NewBrowser(t)
+		dpSignIn(t, ctx, o)
+		dpGo(t, ctx, "/test/invoices")
+		focusIs := func(cond string) string { return `document.activeElement && document.activeElement.matches(` + dpJS(cond) + `)` }
+		dpDo(t, ctx, "arrow through the status filter",
+			chromedp.Focus(chromedp.CSS(`#main select[name="status"]`), chromedp.NodeVisible),
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
+		// Give a change handler the time it would need to navigate.
+		dpDo(t, ctx, "wait", chromedp.Sleep(500*time.Millisecond))
+		dpWait(t, ctx, "still the unfiltered list with the focus on the select",
+			`location.search === "" && `+focusIs(`select[name="status"]`)+` && document.activeElement.value === "open"`)
+		dpDo(t, ctx, "Tab to Filter and press Enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+		dpWait(t, ctx, "the filtered list", `location.search.includes("status=open") && `+dpAt("/test/invoices"))
+		harness.Page(t, ctx, "dashboard-invoices-filtered")
+
+		dpGo(t, ctx, "/test/invoices/"+d.Id)
+		dpWait(t, ctx, "the editor", `document.getElementById("invoice-editor") && document.querySelectorAll("#lines tr").length === 1`)
+		dpDo(t, ctx, "arrow through the catalog picker",
+			chromedp.Focus(chromedp.CSS("#catalog-price"), chromedp.NodeVisible), chromedp.KeyEvent(kb.ArrowDown))
+		dpDo(t, ctx, "wait", chromedp.Sleep(300*time.Millisecond))
+		dpWait(t, ctx, "no line added, focus kept", `document.querySelectorAll("#lines tr").length === 1 && `+focusIs("#catalog-price")+
+			` && document.activeElement.value !== ""`)
+		dpDo(t, ctx, "Tab to Add price and press Enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+		dpWait(t, ctx, "the catalog line, focus on its quantity", `document.querySelectorAll("#lines tr").length === 2 && `+focusIs("#lines tr:last-child [data-q]"))
+		harness.Page(t, ctx, "dashboard-invoice-editor-catalog-line")
+	})
+}

@@ -78,9 +78,12 @@ func TestInvoicePagesBrowser(t *testing.T) {
 		}
 		pay(payCardDecline)
 		dpWait(t, ctx, "the decline", `!document.getElementById("form-error").hidden && `+dpHas("#form-error", "declined"))
+		// The page came back from a plain post: its title says so and the message has the focus.
+		dpWait(t, ctx, "the error title and focus", `document.title.startsWith("Error: Invoice ") && document.activeElement.id === "form-error"`)
 		harness.Page(t, ctx, "invoice-hosted-declined")
 		pay(payCardOK)
 		dpWait(t, ctx, "the paid invoice", dpHas("#invoice-status", "Paid")+" && !document.getElementById(\"card-form\")")
+		dpWait(t, ctx, "the paid title", `document.title.startsWith("Paid: Invoice ")`)
 		harness.Page(t, ctx, "invoice-hosted-paid")
 		g, err := o.Client.GetInvoiceWithResponse(context.Background(), dashTest, inv.Id)
 		if err != nil || g.JSON200 == nil || g.JSON200.Status != "paid" || g.JSON200.AttemptCount != 2 {

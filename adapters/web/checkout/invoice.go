@@ -74,7 +74,18 @@ func invoicePage(h *invoicing.Hosted, token string) *page {
 		v.Status, v.StatusClass = "Processing", "processing"
 		v.Notice = "Your payment is processing. Your bank transfers the amount in the next few days."
 	}
-	return &page{template: "invoice", kind: pageTop, Title: "Invoice " + v.Number + " from " + v.Merchant,
+	// The title says the state first, so that the page shown after a payment (a redirect to
+	// this page) announces its outcome: "Paid: Invoice … from …".
+	title := "Invoice " + v.Number + " from " + v.Merchant
+	switch {
+	case inv.Status() == invoicing.StatusPaid:
+		title = "Paid: " + title
+	case inv.Status() == invoicing.StatusVoid:
+		title = "Void: " + title
+	case inv.Processing():
+		title = "Payment processing: " + title
+	}
+	return &page{template: "invoice", kind: pageTop, Title: title,
 		Base: "/i/" + token, Merchant: v.Merchant, Total: v.AmountDue, Test: inv.Scope().Env == core.EnvTest,
 		SEPA: c == "EUR", Errors: fieldErrors{}, Invoice: v}
 }
@@ -90,6 +101,7 @@ func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request) {
 	p := invoicePage(hosted, r.PathValue("token"))
 	if hosted.Invoice.Payable() && r.URL.Query().Get("step") == "3ds" {
 		p.Invoice.Payable, p.Challenge = false, true
+		p.Title = "Confirm your payment: " + p.Title
 	}
 	h.render(w, r, http.StatusOK, p)
 }

@@ -338,8 +338,13 @@
   function init() {
     var pay = $("pay");
     if (pay) { enhancePay(pay); }
-    var challenge = $("challenge-form");
+    var challenge = $("challenge-form") || $("invoice-challenge-form");
     if (challenge) { enhanceChallenge(challenge); }
+    // The hosted invoice page takes plain form posts: after a refusal it comes back with the
+    // message, whose alert is not reliably announced on load. Focus it, so that it is read
+    // and keyboard users continue from the form.
+    var invoiceError = $("invoice-pay") && $("form-error");
+    if (invoiceError && !invoiceError.hidden) { invoiceError.focus(); }
     var cont = document.querySelector("[data-top-redirect]");
     if (cont) {
       try { window.top.location.href = cont.href; } catch (e) { /* the buyer follows the link */ }

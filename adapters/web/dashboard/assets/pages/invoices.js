@@ -16,11 +16,12 @@ function statusFilter(ctx, current) {
   const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
     field({ label: 'Status', name: 'status', control: select }),
     h('button', { type: 'submit', class: 'button' }, 'Filter'));
+  // Only the Filter button (or Enter on it) applies the filter: choosing an option with the
+  // arrow keys must not load another page (WCAG 3.2.2 On Input).
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     ctx.navigate(ctx.href({ status: select.value, starting_after: null, ending_before: null }));
   });
-  select.addEventListener('change', () => form.requestSubmit());
   return form;
 }
 
@@ -211,6 +212,7 @@ async function editor(ctx, inv, path, back) {
   const picker = h('select', { id: 'catalog-price', disabled: !prices.length },
     h('option', { value: '' }, prices.length ? 'Choose a price…' : 'No one-time prices in the catalog'),
     prices.map((p) => h('option', { value: p.id, disabled: p.currency !== cur }, p.currency === cur ? p.label : `${p.label} (other currency)`)));
+  const addPrice = h('button', { type: 'button', class: 'button', 'data-add-price': '', disabled: !prices.length }, 'Add price');
   const days = field({ label: 'Days until due', name: 'days_until_due', value: String(inv.days_until_due), attrs: { inputmode: 'numeric', size: 4 } });
   const memo = field({ label: 'Memo (optional)', name: 'memo', control: h('textarea', { rows: 2, maxlength: 5000 }, inv.memo || '') });
   const form = h('form', { class: 'stack', id: 'invoice-editor', novalidate: true },
@@ -225,15 +227,21 @@ async function editor(ctx, inv, path, back) {
     status,
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'button', 'data-add-line': '', onclick: () => addLine(null).focus() }, 'Add a line'),
-      h('label', { for: 'catalog-price' }, 'Add from the catalog'), picker),
+      h('label', { for: 'catalog-price' }, 'Add from the catalog'), picker, addPrice),
     days, memo,
     h('div', { class: 'actions' },
       h('button', { type: 'submit', class: 'button', 'data-save': '' }, 'Save draft'),
       h('button', { type: 'button', class: 'button button-primary', 'data-send': '' }, 'Send invoice'),
       h('button', { type: 'button', class: 'button button-danger', 'data-delete': '' }, 'Delete draft')));
-  picker.addEventListener('change', () => {
+  // The chosen price is added by its button, never on the select's change: arrowing through
+  // the options must not add lines or move the focus (WCAG 3.2.2 On Input).
+  addPrice.addEventListener('click', () => {
     const p = prices.find((x) => x.id === picker.value);
-    if (!p) return;
+    if (!p) {
+      flash('error', 'Choose a price to add.');
+      picker.focus();
+      return;
+    }
     addLine({ price_id: p.id, description: p.name, quantity: 1, unit_amount: p.unit, vat_rate: '0' });
     picker.value = '';
     rows.lastElementChild.querySelector('[data-q]').focus();
