@@ -66,7 +66,9 @@ func TestInvoicePagesOnInputBrowser(t *testing.T) {
 		ctx := harness.NewBrowser(t)
 		dpSignIn(t, ctx, o)
 		dpGo(t, ctx, "/test/invoices")
-		focusIs := func(cond string) string { return `document.activeElement && document.activeElement.matches(` + dpJS(cond) + `)` }
+		focusIs := func(cond string) string {
+			return `document.activeElement && document.activeElement.matches(` + dpJS(cond) + `)`
+		}
 		dpDo(t, ctx, "arrow through the status filter",
 			chromedp.Focus(chromedp.CSS(`#main select[name="status"]`), chromedp.NodeVisible),
 			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
