@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kassa-pay/kassa/adapters/postgres"
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/mail/mailtest"
 	"github.com/kassa-pay/kassa/ports"
@@ -115,4 +119,40 @@ func TestMailboxMailerContract(t *testing.T) {
 			},
 		}
 	})
+}
+
+// A file of a message is found by the attachments' primary key (the message's id leads it), in
+// a database never analysed and after ANALYZE, with the tenant checked on the one row found.
+func TestMailboxAttachmentLookupPlan(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	if _, err := db.Exec(`INSERT INTO mailbox_messages (merchant_id, environment, id, from_address, to_address, subject, text_body, created)
+		SELECT $1, $2, 'msg_p' || g, 'a@b.example', 'c@d.example', 's', 't', now() FROM generate_series(1, 2000) g`,
+		scope.MerchantID, string(scope.Env)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO mailbox_attachments (message_id, position, merchant_id, environment, filename, content_type, data)
+		SELECT 'msg_p' || g, 0, $1, $2, 'f.pdf', 'application/pdf', '\x25504446'::bytea FROM generate_series(1, 2000) g`,
+		scope.MerchantID, string(scope.Env)); err != nil {
+		t.Fatal(err)
+	}
+	tenant := []string{"((merchant_id = $3) AND (environment = $4))", "((merchant_id = 'x'::text) AND (environment = 'test'::text))"}
+	for _, state := range []string{"never analysed", "analysed"} {
+		if state == "analysed" {
+			if _, err := db.Exec("ANALYZE mailbox_attachments"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := plan(t, db, postgres.MailboxAttachmentSQL, "msg_p7", 0, "x", "test")
+		ok := strings.Contains(p, "mailbox_attachments_pkey") && !strings.Contains(p, "Seq Scan")
+		for _, l := range strings.Split(p, "\n") {
+			if f, found := strings.CutPrefix(strings.TrimSpace(l), "Filter: "); found && !slices.Contains(tenant, f) {
+				ok = false
+			}
+		}
+		if !ok {
+			t.Errorf("%s: want the primary key of mailbox_attachments; plan:\n%s", state, p)
+		}
+	}
 }

@@ -246,6 +246,11 @@ func (s *MailboxStore) GetMailboxMessage(ctx context.Context, scope core.Scope, 
 	return r.message()
 }
 
+// MailboxAttachmentSQL reads one file of a message by the attachments' primary key, the tenant
+// checked on the row (planner cases name it).
+const MailboxAttachmentSQL = `SELECT filename, content_type, data FROM mailbox_attachments
+	WHERE message_id = $1 AND position = $2 AND merchant_id = $3 AND environment = $4`
+
 // GetMailboxAttachment returns file index of message id of the scope with its bytes, or 404
 // mailbox_attachment_not_found (for an unknown message too).
 func (s *MailboxStore) GetMailboxAttachment(ctx context.Context, scope core.Scope, id string, index int) (ports.Attachment, error) {
@@ -254,9 +259,7 @@ func (s *MailboxStore) GetMailboxAttachment(ctx context.Context, scope core.Scop
 		ContentType string `db:"content_type"`
 		Data        []byte `db:"data"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT filename, content_type, data FROM mailbox_attachments
-		WHERE message_id = $1 AND position = $2 AND merchant_id = $3 AND environment = $4`,
-		id, index, scope.MerchantID, string(scope.Env))
+	err := s.db.GetContext(ctx, &r, MailboxAttachmentSQL, id, index, scope.MerchantID, string(scope.Env))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ports.Attachment{}, core.NotFound("mailbox_attachment", "id", id)
 	}
