@@ -243,6 +243,9 @@ func TestInvoiceSentMailArrivesWithItsPDF(t *testing.T) {
 		if !strings.Contains(string(l.body), "https://pay.example/i/tok") {
 			t.Errorf("%s body lacks the hosted link", l.mediaType)
 		}
+		if !strings.Contains(string(l.body), "attached as a PDF ("+*inv.Number()+".pdf)") {
+			t.Errorf("%s body does not mention the attachment", l.mediaType)
+		}
 	}
 	a := tree.leaves[2]
 	if a.mediaType != "application/pdf" || a.filename != *inv.Number()+".pdf" || a.disposition != "attachment" {
@@ -254,8 +257,8 @@ func TestInvoiceSentMailArrivesWithItsPDF(t *testing.T) {
 	// Without a PDF the message stays the text/HTML alternative.
 	msg, err = email.InvoiceSentMessage(testScope, "ada@example.com", email.InvoiceSent{MerchantName: "Acme GmbH",
 		Number: "N-1", Currency: "EUR", DueDate: now, URL: "https://pay.example/i/tok"})
-	if err != nil || len(msg.Attachments) != 0 {
-		t.Errorf("without a PDF: %d attachments, %v", len(msg.Attachments), err)
+	if err != nil || len(msg.Attachments) != 0 || strings.Contains(msg.Text, "attached") {
+		t.Errorf("without a PDF: %d attachments, %v; text %q", len(msg.Attachments), err, msg.Text)
 	}
 }
 

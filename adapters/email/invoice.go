@@ -25,7 +25,7 @@ type InvoiceSent struct {
 }
 
 type invoiceView struct {
-	Customer, Merchant, Number, Amount, Due, URL string
+	Customer, Merchant, Number, Amount, Due, URL, Attachment string
 }
 
 const invoiceText = `Hello {{.Customer}},
@@ -37,6 +37,9 @@ Due date: {{.Due}}
 
 View and pay the invoice online:
 {{.URL}}
+{{- if .Attachment}}
+
+The invoice is attached as a PDF ({{.Attachment}}).{{end}}
 
 If you have questions about this invoice, contact {{.Merchant}}.
 `
@@ -51,6 +54,8 @@ const invoiceHTML = `<!doctype html>
 <p style="margin: 0 0 4px;">Amount due: <strong>{{.Amount}}</strong></p>
 <p style="margin: 0 0 24px;">Due date: {{.Due}}</p>
 <p style="margin: 0 0 24px;"><a href="{{.URL}}" style="display: inline-block; background: #4f46e5; color: #ffffff; padding: 12px 20px; border-radius: 6px; text-decoration: none;">View and pay invoice</a></p>
+{{- if .Attachment}}
+<p style="margin: 0 0 16px;">The invoice is attached as a PDF ({{.Attachment}}).</p>{{end}}
 <p style="margin: 0; color: #4f566b; font-size: 14px;">If you have questions about this invoice, contact {{.Merchant}}.</p>
 </td></tr></table>
 </body></html>
@@ -70,6 +75,9 @@ func RenderInvoiceSent(inv InvoiceSent) (RenderedMail, error) {
 	}
 	v := invoiceView{Customer: oneLine(inv.CustomerName), Merchant: merchant, Number: oneLine(inv.Number),
 		Amount: core.FormatAmount(inv.AmountDue, inv.Currency), Due: inv.DueDate.UTC().Format("2 January 2006"), URL: inv.URL}
+	if len(inv.PDF.Data) > 0 {
+		v.Attachment = oneLine(inv.PDF.Filename)
+	}
 	var text, html bytes.Buffer
 	if err := invoiceTextTmpl.Execute(&text, v); err != nil {
 		return RenderedMail{}, fmt.Errorf("invoice e-mail: text: %w", err)
