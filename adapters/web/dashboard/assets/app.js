@@ -1,3 +1,4 @@
+// @ts-check
 // The signed-in dashboard: reads the session, draws the layout (merchant, test/live switch,
 // TEST MODE banner, navigation, sign-out) and routes /{env}/{section}[/{id}] to a page module.
 // Navigation stays in the page (history.pushState); every URL also loads directly, because the
@@ -17,7 +18,16 @@ import * as catalog from './pages/catalog.js';
 import * as mailbox from './pages/mailbox.js';
 import * as invoices from './pages/invoices.js';
 
+/**
+ * @typedef {object} Section
+ * @property {string} name
+ * @property {string} label
+ * @property {{ list(ctx: import('./types').Ctx): Promise<Node>, detail?(ctx: import('./types').Ctx): Promise<Node> }} page
+ * @property {boolean} [testOnly]
+ */
+
 // sections in navigation order; the server (handler.go) knows the same names.
+/** @type {Section[]} */
 const sections = [
   { name: 'overview', label: 'Overview', page: overview },
   { name: 'payments', label: 'Payments', page: payments },
@@ -36,13 +46,17 @@ let session = null;
 let layoutEnv = null;
 let routeSeq = 0;
 
+/**
+ * @param {string} pathname
+ * @returns {{ env: 'test' | 'live', section: Section, id: string | null } | null}
+ */
 function parsePath(pathname) {
   const m = /^\/(test|live)\/([a-z_]+)(?:\/([A-Za-z0-9_]+))?\/?$/.exec(pathname);
   if (!m) return null;
   const section = sections.find((s) => s.name === m[2]);
   if (!section || (section.testOnly && m[1] !== 'test')) return null;
   if (m[3] && !section.page.detail) return null;
-  return { env: m[1], section, id: m[3] || null };
+  return { env: m[1] === 'live' ? 'live' : 'test', section, id: m[3] || null };
 }
 
 // navigate moves to an in-app URL without reloading the page.
@@ -132,7 +146,8 @@ function drawLayout(env, section) {
 
 function markCurrent(env, section) {
   replace(document.getElementById('env-switch-slot'), envSwitch(env, section));
-  for (const a of app.querySelectorAll('.sidenav a')) {
+  for (const a of app.querySelectorAll('.sidenav a[data-section]')) {
+    if (!(a instanceof HTMLElement)) continue;
     if (a.dataset.section === section.name) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
@@ -175,9 +190,10 @@ async function route({ focus = false } = {}) {
     return;
   }
   const query = new URLSearchParams(location.search);
+  /** @type {import('./types').Ctx} */
   const ctx = {
     env, id: where.id, query, session,
-    base: `/${env}`,
+    base: env === 'test' ? '/test' : '/live',
     alive: () => seq === routeSeq,
     // href is this page's path with the query params replaced by params (null drops one).
     href: (params) => {
@@ -213,7 +229,8 @@ async function route({ focus = false } = {}) {
 // Links to dashboard pages stay in the app; downloads, other origins, /api/ and /login do not.
 document.addEventListener('click', (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
-  const a = ev.target.closest('a[href]');
+  const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
+  if (!(a instanceof HTMLAnchorElement)) return;
   if (!a || a.target || a.hasAttribute('download')) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !parsePath(url.pathname)) return;

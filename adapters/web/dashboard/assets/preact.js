@@ -1,3 +1,4 @@
+// @ts-check
 // Preact with htm (vendor/, pinned): the pages that hold state (the invoice editor, the refund
 // form) are components written as tagged templates, build-free. html`<p>${text}</p>` puts text
 // in as text and values in as attribute values, never as markup. The other pages build DOM with

@@ -1,3 +1,4 @@
+// @ts-check
 // Invoices: the list with a status filter and a new-draft form; per invoice, the draft editor
 // (free-form and catalog lines, VAT per line, live totals, save, send, delete) or, once sent,
 // its facts with the hosted link, void and mark uncollectible. The server decides everything;
@@ -10,6 +11,7 @@ import { missing, pageHead } from './common.js';
 
 const statuses = ['draft', 'open', 'paid', 'void', 'uncollectible'];
 
+/** @param {import('../types').Ctx} ctx */
 function statusFilter(ctx, current) {
   const select = h('select', { name: 'status' }, h('option', { value: '' }, 'All'),
     statuses.map((s) => h('option', { value: s, selected: current === s }, s)));
@@ -24,6 +26,7 @@ function statusFilter(ctx, current) {
   return form;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Invoices');
   const status = ctx.query.get('status') || '';
@@ -72,10 +75,11 @@ function vatOf(quantity, unit, rate) {
   return Number((BigInt(quantity) * BigInt(unit) * bp + 5000n) / 10000n);
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Invoice');
   const back = h('a', { href: `${ctx.base}/invoices` }, 'Back to the invoices');
-  const path = `${ctx.base}/invoices/${encodeURIComponent(ctx.id)}`;
+  const path = /** @type {const} */ (`${ctx.base}/invoices/${encodeURIComponent(ctx.id)}`);
   let inv;
   try {
     inv = await get(path);
@@ -86,6 +90,12 @@ export async function detail(ctx) {
   return inv.status === 'draft' ? editor(ctx, inv, path, back) : sent(ctx, inv, path, back);
 }
 
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Invoice} inv
+ * @param {`/${string}/invoices/${string}`} path
+ * @param {Node} back
+ */
 function sent(ctx, inv, path, back) {
   const act = (label, action, question, body, danger) => h('button', {
     type: 'button', class: danger ? 'button button-danger' : 'button', [`data-${action}`]: '',
@@ -146,6 +156,12 @@ function linesTable(inv) {
   ], inv.line_items, 'No lines.', 'Lines');
 }
 
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Invoice} inv
+ * @param {`/${string}/invoices/${string}`} path
+ * @param {Node} back
+ */
 async function editor(ctx, inv, path, back) {
   const cur = inv.currency;
   let prices = [];

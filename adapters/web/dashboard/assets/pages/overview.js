@@ -1,3 +1,4 @@
+// @ts-check
 // Overview: counts, gross volume per currency and the latest payments of one environment.
 import { get } from '../api.js';
 import { h } from '../dom.js';
@@ -5,6 +6,7 @@ import { money } from '../format.js';
 import { table } from '../ui.js';
 import { pageHead, paymentColumns } from './common.js';
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Overview');
   const o = await get(`${ctx.base}/overview`);

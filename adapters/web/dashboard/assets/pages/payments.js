@@ -1,3 +1,4 @@
+// @ts-check
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
 // breakdown, its refunds (and the form to refund it) and events.
 import { get, newKey, postOnce, query } from '../api.js';
@@ -24,6 +25,7 @@ function declineColumns() {
 
 // declinedList is the list of declined charges (they create no payment, so they are not among
 // the payments): the latest 100 of the environment.
+/** @param {import('../types').Ctx} ctx */
 async function declinedList(ctx) {
   const page = await get(`${ctx.base}/declined_charges${query({ limit: 100 })}`);
   return h('div', null,
@@ -35,6 +37,7 @@ async function declinedList(ctx) {
 }
 
 // recentDeclines is the short list under the payments: the latest declines, with a link to all.
+/** @param {import('../types').Ctx} ctx */
 async function recentDeclines(ctx) {
   const page = await get(`${ctx.base}/declined_charges${query({ limit: 5 })}`);
   if (!page.data.length) return null;
@@ -64,6 +67,7 @@ export function statusFilter(ctx, values, current) {
   return form;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Payments');
   const status = ctx.query.get('status') || '';
@@ -83,6 +87,7 @@ export async function list(ctx) {
     declines);
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title(ctx.id);
   const back = h('a', { href: `${ctx.base}/payments` }, 'Back to payments');
@@ -159,6 +164,10 @@ const reasons = [['requested_by_customer', 'Requested by the customer'], ['dupli
 // refundForm refunds the payment: the amount starts at what is left to refund, the reason at
 // "requested by the customer". One Idempotency-Key per form, so a double click or a retry
 // after a lost answer makes one refund; a new key after each refund made.
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Payment} p
+ */
 function refundForm(ctx, p) {
   const left = p.amount - (p.amount_refunded || 0);
   if ((p.status !== 'succeeded' && p.status !== 'partially_refunded') || left <= 0) return null;
