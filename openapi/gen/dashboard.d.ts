@@ -537,6 +537,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/overview/daily_volume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Daily payment volume
+         * @description The environment's gross payment volume per currency and per day over the last `days`
+         *     days (90 unless given), for the overview's chart: the sum of the amounts of the
+         *     payments whose money was taken (succeeded, and refunded or disputed since, as the
+         *     overview's gross volume), each counted on the day it was created. Days are UTC days of
+         *     the environment's clock: in test mode the test clock, so after an advance the last day
+         *     is the day the clock is frozen at; in live mode the real time. The series are dense:
+         *     every currency with a payment in the range has one entry per day, oldest first, zero
+         *     on a day without payments, so `days` entries each.
+         *
+         *     **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+         *     `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+         */
+        get: operations["getDailyVolume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/payments": {
         parameters: {
             query?: never;
@@ -1297,6 +1330,59 @@ export interface components {
          * @enum {string}
          */
         CheckoutSessionStatus: "open" | "complete" | "expired" | "canceled";
+        /** @description Gross payment volume per currency and per UTC day of the environment's clock. */
+        DailyVolume: {
+            /** @description One series per currency with a payment in the range, sorted by code; empty without payments. */
+            currencies: components["schemas"]["DailyVolumeCurrency"][];
+            /** @description How many days the series cover (the entries of each currency's `days`). */
+            days: number;
+            /**
+             * Format: date
+             * @description Today (UTC) by the environment's clock, the last day.
+             */
+            end_date: string;
+            environment: components["schemas"]["DashboardEnvironment"];
+            /** @enum {string} */
+            object: "daily_volume";
+            /**
+             * Format: date
+             * @description The first day (UTC), `days` − 1 days before `end_date`.
+             */
+            start_date: string;
+        };
+        DailyVolumeCurrency: {
+            /**
+             * Format: int64
+             * @description The range's volume in the currency's minor units (the sum of `days`).
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description The payments counted over the range.
+             */
+            count: number;
+            /** @description Upper-case ISO 4217 code. */
+            currency: string;
+            /** @description One entry per day, oldest first. */
+            days: components["schemas"]["DailyVolumeDay"][];
+        };
+        DailyVolumeDay: {
+            /**
+             * Format: int64
+             * @description The day's volume in minor units (0 without payments).
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description The payments counted on the day.
+             */
+            count: number;
+            /**
+             * Format: date
+             * @description The UTC day.
+             */
+            date: string;
+        };
         /**
          * @description A merchant environment.
          * @enum {string}
@@ -3690,6 +3776,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDailyVolume: {
+        parameters: {
+            query?: {
+                /** @description How many days the series cover, today (of the environment's clock) included. Default 90. */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The daily volume. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyVolume"];
                 };
             };
             400: components["responses"]["BadRequest"];

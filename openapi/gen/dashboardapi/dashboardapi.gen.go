@@ -66,6 +66,21 @@ func (e AppInstallationObject) Valid() bool {
 	}
 }
 
+// Defines values for DailyVolumeObject.
+const (
+	DailyVolumeObjectDailyVolume DailyVolumeObject = "daily_volume"
+)
+
+// Valid indicates whether the value is a known member of the DailyVolumeObject enum.
+func (e DailyVolumeObject) Valid() bool {
+	switch e {
+	case DailyVolumeObjectDailyVolume:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -539,6 +554,55 @@ type CheckoutSessionList = externalRef0.CheckoutSessionList
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
+
+// DailyVolume Gross payment volume per currency and per UTC day of the environment's clock.
+type DailyVolume struct {
+	// Currencies One series per currency with a payment in the range, sorted by code; empty without payments.
+	Currencies []DailyVolumeCurrency `json:"currencies"`
+
+	// Days How many days the series cover (the entries of each currency's `days`).
+	Days int `json:"days"`
+
+	// EndDate Today (UTC) by the environment's clock, the last day.
+	EndDate openapi_types.Date `json:"end_date"`
+
+	// Environment A merchant environment.
+	Environment DashboardEnvironment `json:"environment"`
+	Object      DailyVolumeObject    `json:"object"`
+
+	// StartDate The first day (UTC), `days` − 1 days before `end_date`.
+	StartDate openapi_types.Date `json:"start_date"`
+}
+
+// DailyVolumeObject defines model for DailyVolume.Object.
+type DailyVolumeObject string
+
+// DailyVolumeCurrency defines model for DailyVolumeCurrency.
+type DailyVolumeCurrency struct {
+	// Amount The range's volume in the currency's minor units (the sum of `days`).
+	Amount int64 `json:"amount"`
+
+	// Count The payments counted over the range.
+	Count int64 `json:"count"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// Days One entry per day, oldest first.
+	Days []DailyVolumeDay `json:"days"`
+}
+
+// DailyVolumeDay defines model for DailyVolumeDay.
+type DailyVolumeDay struct {
+	// Amount The day's volume in minor units (0 without payments).
+	Amount int64 `json:"amount"`
+
+	// Count The payments counted on the day.
+	Count int64 `json:"count"`
+
+	// Date The UTC day.
+	Date openapi_types.Date `json:"date"`
+}
 
 // DashboardEnvironment A merchant environment.
 type DashboardEnvironment string
@@ -1498,6 +1562,12 @@ type VoidInvoiceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetDailyVolumeParams defines parameters for GetDailyVolume.
+type GetDailyVolumeParams struct {
+	// Days How many days the series cover, today (of the environment's clock) included. Default 90.
+	Days *int `form:"days,omitempty" json:"days,omitempty"`
+}
+
 // ListPaymentsParams defines parameters for ListPayments.
 type ListPaymentsParams struct {
 	// Status Only payments in this status.
@@ -2031,6 +2101,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 	GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDailyVolume Daily payment volume
+	//
+	// The environment's gross payment volume per currency and per day over the last `days`
+	// days (90 unless given), for the overview's chart: the sum of the amounts of the
+	// payments whose money was taken (succeeded, and refunded or disputed since, as the
+	// overview's gross volume), each counted on the day it was created. Days are UTC days of
+	// the environment's clock: in test mode the test clock, so after an advance the last day
+	// is the day the clock is frozen at; in live mode the real time. The series are dense:
+	// every currency with a payment in the range has one entry per day, oldest first, zero
+	// on a day without payments, so `days` entries each.
+	//
+	// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+	GetDailyVolume(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPayments List payments
 	//
@@ -3028,6 +3115,33 @@ func (c *Client) VoidInvoice(ctx context.Context, env Env, id ObjectId, params *
 // Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOverviewRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDailyVolume Daily payment volume
+//
+// The environment's gross payment volume per currency and per day over the last `days`
+// days (90 unless given), for the overview's chart: the sum of the amounts of the
+// payments whose money was taken (succeeded, and refunded or disputed since, as the
+// overview's gross volume), each counted on the day it was created. Days are UTC days of
+// the environment's clock: in test mode the test clock, so after an advance the last day
+// is the day the clock is frozen at; in live mode the real time. The series are dense:
+// every currency with a payment in the range has one entry per day, oldest first, zero
+// on a day without payments, so `days` entries each.
+//
+// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+func (c *Client) GetDailyVolume(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDailyVolumeRequest(c.Server, env, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4867,6 +4981,67 @@ func NewGetOverviewRequest(server string, env Env) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetDailyVolumeRequest constructs an http.Request for the GetDailyVolume method
+func NewGetDailyVolumeRequest(server string, env Env, params *GetDailyVolumeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/overview/daily_volume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Days != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "days", *params.Days, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPaymentsRequest constructs an http.Request for the ListPayments method
 func NewListPaymentsRequest(server string, env Env, params *ListPaymentsParams) (*http.Request, error) {
 	var err error
@@ -6557,6 +6732,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 	GetOverviewWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetOverviewResponse, error)
+
+	// GetDailyVolumeWithResponse Daily payment volume
+	//
+	// The environment's gross payment volume per currency and per day over the last `days`
+	// days (90 unless given), for the overview's chart: the sum of the amounts of the
+	// payments whose money was taken (succeeded, and refunded or disputed since, as the
+	// overview's gross volume), each counted on the day it was created. Days are UTC days of
+	// the environment's clock: in test mode the test clock, so after an advance the last day
+	// is the day the clock is frozen at; in live mode the real time. The series are dense:
+	// every currency with a payment in the range has one entry per day, oldest first, zero
+	// on a day without payments, so `days` entries each.
+	//
+	// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+	GetDailyVolumeWithResponse(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*GetDailyVolumeResponse, error)
 
 	// ListPaymentsWithResponse List payments
 	//
@@ -10463,6 +10657,127 @@ func (r GetOverviewResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOverviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDailyVolumeResponse200Headers the declared response headers of an HTTP 200 response for GetDailyVolume
+type GetDailyVolumeResponse200Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse400Headers the declared response headers of an HTTP 400 response for GetDailyVolume
+type GetDailyVolumeResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDailyVolumeResponse401Headers the declared response headers of an HTTP 401 response for GetDailyVolume
+type GetDailyVolumeResponse401Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse429Headers the declared response headers of an HTTP 429 response for GetDailyVolume
+type GetDailyVolumeResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetDailyVolumeResponse500Headers the declared response headers of an HTTP 500 response for GetDailyVolume
+type GetDailyVolumeResponse500Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse503Headers the declared response headers of an HTTP 503 response for GetDailyVolume
+type GetDailyVolumeResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetDailyVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DailyVolume
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDailyVolumeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDailyVolumeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDailyVolumeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDailyVolumeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDailyVolumeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDailyVolumeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON200() *DailyVolume {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDailyVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDailyVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDailyVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDailyVolumeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14627,6 +14942,31 @@ func (c *ClientWithResponses) GetOverviewWithResponse(ctx context.Context, env E
 		return nil, err
 	}
 	return ParseGetOverviewResponse(rsp)
+}
+
+// GetDailyVolumeWithResponse Daily payment volume
+//
+// The environment's gross payment volume per currency and per day over the last `days`
+// days (90 unless given), for the overview's chart: the sum of the amounts of the
+// payments whose money was taken (succeeded, and refunded or disputed since, as the
+// overview's gross volume), each counted on the day it was created. Days are UTC days of
+// the environment's clock: in test mode the test clock, so after an advance the last day
+// is the day the clock is frozen at; in live mode the real time. The series are dense:
+// every currency with a payment in the range has one entry per day, oldest first, zero
+// on a day without payments, so `days` entries each.
+//
+// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+func (c *ClientWithResponses) GetDailyVolumeWithResponse(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*GetDailyVolumeResponse, error) {
+	rsp, err := c.GetDailyVolume(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDailyVolumeResponse(rsp)
 }
 
 // ListPaymentsWithResponse List payments
@@ -19610,6 +19950,151 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 	return response, nil
 }
 
+// ParseGetDailyVolumeResponse parses an HTTP response from a GetDailyVolumeWithResponse call
+func ParseGetDailyVolumeResponse(rsp *http.Response) (*GetDailyVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDailyVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DailyVolume
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDailyVolumeResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDailyVolumeResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDailyVolumeResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDailyVolumeResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDailyVolumeResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDailyVolumeResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPaymentsResponse parses an HTTP response from a ListPaymentsWithResponse call
 func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24285,6 +24770,9 @@ type ServerInterface interface {
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(w http.ResponseWriter, r *http.Request, env Env)
+	// GetDailyVolume Daily payment volume
+	// (GET /api/v1/{env}/overview/daily_volume)
+	GetDailyVolume(w http.ResponseWriter, r *http.Request, env Env, params GetDailyVolumeParams)
 	// ListPayments List payments
 	// (GET /api/v1/{env}/payments)
 	ListPayments(w http.ResponseWriter, r *http.Request, env Env, params ListPaymentsParams)
@@ -25260,6 +25748,48 @@ func (siw *ServerInterfaceWrapper) GetOverview(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOverview(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDailyVolume operation middleware
+func (siw *ServerInterfaceWrapper) GetDailyVolume(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetDailyVolumeParams
+
+	// ------------- Optional query parameter "days" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "days", r.URL.Query(), &params.Days, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "days"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "days", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDailyVolume(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -26437,6 +26967,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/send", wrapper.SendInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/void", wrapper.VoidInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview/daily_volume", wrapper.GetDailyVolume)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/payments/{id}/refunds", wrapper.CreateRefund)
@@ -30484,6 +31015,135 @@ func (response GetOverview500JSONResponse) VisitGetOverviewResponse(w http.Respo
 type GetOverview503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response GetOverview503JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolumeRequestObject struct {
+	Env    Env `json:"env"`
+	Params GetDailyVolumeParams
+}
+
+type GetDailyVolumeResponseObject interface {
+	VisitGetDailyVolumeResponse(w http.ResponseWriter) error
+}
+
+type GetDailyVolume200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDailyVolume200JSONResponse struct {
+	Body    DailyVolume
+	Headers GetDailyVolume200ResponseHeaders
+}
+
+func (response GetDailyVolume200JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetDailyVolume400JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetDailyVolume401JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDailyVolume429JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDailyVolume500JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetDailyVolume503JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -34665,6 +35325,9 @@ type StrictServerInterface interface {
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(ctx context.Context, request GetOverviewRequestObject) (GetOverviewResponseObject, error)
+	// GetDailyVolume Daily payment volume
+	// (GET /api/v1/{env}/overview/daily_volume)
+	GetDailyVolume(ctx context.Context, request GetDailyVolumeRequestObject) (GetDailyVolumeResponseObject, error)
 	// ListPayments List payments
 	// (GET /api/v1/{env}/payments)
 	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
@@ -35422,6 +36085,33 @@ func (sh *strictHandler) GetOverview(w http.ResponseWriter, r *http.Request, env
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOverviewResponseObject); ok {
 		if err := validResponse.VisitGetOverviewResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDailyVolume operation middleware
+func (sh *strictHandler) GetDailyVolume(w http.ResponseWriter, r *http.Request, env Env, params GetDailyVolumeParams) {
+	var request GetDailyVolumeRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDailyVolume(ctx, request.(GetDailyVolumeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDailyVolume")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDailyVolumeResponseObject); ok {
+		if err := validResponse.VisitGetDailyVolumeResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
