@@ -195,6 +195,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/test/test_clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance the test clock
+         * @description Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+         *     the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+         *     at most 2 years at a time): every effect due up to the new time (session expiries,
+         *     settlements, renewals, retries, notices) happens in time order, with its events, and
+         *     the clock then stays frozen at the target. **200** with `status` `ready` when the due
+         *     work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+         *     in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+         *     offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+         *     a double submit moves the clock once.
+         *
+         *     **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+         *     neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+         *     clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+         *     63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+         *     `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+         *     `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["advanceDashboardTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/api_keys": {
         parameters: {
             query?: never;
@@ -2297,6 +2332,25 @@ export interface components {
             status: "ready" | "advancing";
         };
         /**
+         * @description How far to move the clock: exactly one of `seconds` and `to`. Neither gives 400
+         *     `invalid_request`/`parameter_missing` with `param` `seconds`; both give 400
+         *     `invalid_request`/`to_invalid` with `param` `to`.
+         */
+        TestClockAdvance: {
+            /**
+             * Format: int64
+             * @description Seconds to move forward, 1 to 63,072,000 (2 years).
+             */
+            seconds?: number;
+            /**
+             * Format: int64
+             * @description Unix seconds to move to; later than the clock's now and at most 2 years ahead. A
+             *     number outside 0–253402300799 (the year 9999) or outside that window is 400
+             *     `invalid_request`/`to_invalid` with `param` `to`.
+             */
+            to?: number;
+        };
+        /**
          * @description `licensed` (bill the quantity, default) or `metered`.
          * @default licensed
          * @enum {string}
@@ -3112,6 +3166,71 @@ export interface operations {
                 };
             };
             401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    advanceDashboardTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "seconds": 86400
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestClockAdvance"];
+            };
+        };
+        responses: {
+            /** @description The clock after advancing (`status` `ready`). */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            /** @description The due work goes on in the background (`status` `advancing`). */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
         };
