@@ -7,6 +7,7 @@ import { del, get, setCSRFToken } from './api.js';
 import { h, replace } from './dom.js';
 import { errorText, flash, notice } from './ui.js';
 import { when } from './format.js';
+import { mountClockControl } from './test_clock.js';
 import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
 import * as refunds from './pages/refunds.js';
@@ -83,7 +84,8 @@ function envBanner(env) {
   const m = session.merchant;
   if (env === 'test') {
     return h('div', { class: 'k-test-banner', id: 'env-banner', role: 'note' },
-      h('strong', null, 'TEST MODE'), ' — test data only; no real money moves.',
+      h('strong', null, 'TEST MODE'), ' — test data only; no real money moves. ',
+      h('span', { id: 'test-clock-control' }),
       h('span', { class: 'test-clock', id: 'test-clock', hidden: true }));
   }
   return h('div', { class: 'k-live-banner', id: 'env-banner', role: 'note' },
@@ -141,6 +143,9 @@ function drawLayout(env, section) {
         h('ul', null, sections.filter((s) => !s.testOnly || env === 'test').map((s) => h('li', null,
           h('a', { href: `/${env}/${s.name}`, 'data-section': s.name }, s.label))))),
       h('main', { class: 'content', id: 'main', tabindex: '-1' })));
+  const clockSlot = document.getElementById('test-clock-control');
+  // After an advance the header's clock and the page (its data dated by the clock) are read again.
+  if (clockSlot) mountClockControl(clockSlot, () => { showTestClock(); return route({ focus: false }); });
   layoutEnv = env;
 }
 
