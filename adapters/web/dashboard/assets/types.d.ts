@@ -26,8 +26,17 @@ type URL<K> = Fill<Below<K>> | `${Fill<Below<K>>}?${string}`;
 type Op<K extends keyof Spec, M extends Method> = NonNullable<Spec[K][M]>;
 // With are the spec paths that have method M.
 type With<M extends Method> = { [K in keyof Spec]: [Op<K, M>] extends [never] ? never : K }[keyof Spec];
-// Match are the spec paths (with method M) that url P can be.
-type Match<P extends string, M extends Method> = { [K in With<M>]: P extends URL<K> ? K : never }[With<M>];
+// Matches are the spec paths (with method M) that url P can be. A filled-in segment may hold a
+// slash as far as the types know, so "/x/invoices/in_1/send" also fits "/{env}/invoices/{id}";
+// Match keeps the most specific: a path is dropped when another that P fits is a special case
+// of it.
+type Matches<P extends string, M extends Method> = { [K in With<M>]: P extends URL<K> ? K : never }[With<M>];
+type Narrower<K, P extends string, M extends Method> = {
+  [K2 in Matches<P, M>]: K2 extends K ? never : Fill<Below<K2>> extends Fill<Below<K>> ? K2 : never
+}[Matches<P, M>];
+type Match<P extends string, M extends Method> = {
+  [K in Matches<P, M>]: [Narrower<K, P, M>] extends [never] ? K : never
+}[Matches<P, M>];
 
 type JSONOf<R> = R extends { content: { 'application/json': infer T } } ? T : null;
 type Success<O> = O extends { responses: infer R }
