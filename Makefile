@@ -14,7 +14,7 @@ GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lin
 # private throwaway cluster (see .ci/postgres.sh).
 PG_URL        = $$(.ci/postgres.sh)
 
-.PHONY: help run test generate check-generated lint lint-openapi arch bench conformance build db db-stop
+.PHONY: help run test generate check-generated lint lint-openapi lint-dashboard dashboard-tools arch bench conformance build db db-stop
 
 help: ## Show this list of targets
 	@echo "Kassa, a self-hosted payment platform. Usage: make <target>"
@@ -31,8 +31,17 @@ test: ## Run every test with -race, conformance and browser suites included, aga
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; \
 	if [ -f out/conformance-summary.txt ]; then sed -n '/^conformance summary:/,$$p' out/conformance-summary.txt; fi
 
-generate: ## Regenerate code from the OpenAPI specs (go generate ./openapi/)
+generate: dashboard-tools ## Regenerate code from the OpenAPI specs (go generate ./openapi/, then the dashboard's TypeScript types)
 	$(GO) generate ./openapi/
+	@tools/dashboard-types/node_modules/.bin/openapi-typescript openapi/gen/dashboard.json \
+		-o openapi/gen/dashboard.d.ts
+
+# The dashboard's type tools: openapi-typescript, TypeScript and the vendored libraries' types,
+# pinned in tools/dashboard-types (package-lock.json), installed there by `npm ci` when missing
+# or out of date; the checked files and the compiler options are tools/dashboard-types/tsconfig.json.
+dashboard-tools:
+	@if ! (cd tools/dashboard-types && npm ls --silent >/dev/null 2>&1); then \
+		(cd tools/dashboard-types && npm ci --no-audit --no-fund --loglevel=error); fi
 
 check-generated: generate ## Fail when committed generated code differs from `make generate`
 	@if ! git diff --quiet --exit-code -- openapi/; then \
@@ -56,7 +65,7 @@ lint: ## Conflict markers, gofmt, go vet, golangci-lint (.golangci.yml) and the 
 # The OpenAPI linter: Redocly CLI pinned in tools/openapi-lint (package-lock.json), installed
 # there by `npm ci` when missing; the rule set and its reasons are tools/openapi-lint/redocly.yaml.
 OPENAPI_SPECS = openapi/merchant.yaml openapi/operator.yaml openapi/checkout.yaml openapi/dashboard.yaml openapi/app.yaml
-lint: lint-openapi
+lint: lint-openapi lint-dashboard
 
 lint-openapi: ## Lint the OpenAPI specs with the written rule set (tools/openapi-lint/redocly.yaml)
 	@if ! (cd tools/openapi-lint && npm ls --silent >/dev/null 2>&1); then \
@@ -64,6 +73,9 @@ lint-openapi: ## Lint the OpenAPI specs with the written rule set (tools/openapi
 	@REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 		tools/openapi-lint/node_modules/.bin/redocly lint --config tools/openapi-lint/redocly.yaml \
 		--format=codeframe $(OPENAPI_SPECS) 2>&1 | { grep -v '[║╔╚]' || true; }
+
+lint-dashboard: dashboard-tools ## Type-check the dashboard's scripts against openapi/dashboard.yaml (tsc --noEmit)
+	tools/dashboard-types/node_modules/.bin/tsc --noEmit -p tools/dashboard-types/tsconfig.json
 
 arch: ## Only the architecture rule: core, ports and modules free of adapters; module→module and adapter→adapter edges allow-listed
 	$(GO) test -count=1 -run '^TestArchitecture' -v ./modules/

@@ -20,6 +20,9 @@ type Lister interface {
 	// Summarize counts the scope's payments and sums, per currency, the amounts of those in
 	// one of the captured statuses.
 	Summarize(ctx context.Context, scope core.Scope, captured []Status) (Summary, error)
+	// VolumeByDay sums, per currency and UTC day, the amounts and the number of the scope's
+	// payments in one of the captured statuses created in [from, to).
+	VolumeByDay(ctx context.Context, scope core.Scope, captured []Status, from, to time.Time) ([]DayTotal, error)
 }
 
 // Summary is the scope's payment figures of the dashboard overview.

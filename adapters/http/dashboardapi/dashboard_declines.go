@@ -7,6 +7,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/testclock"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
@@ -20,6 +21,25 @@ func (a *dashboardAPI) GetDashboardTestClock(ctx context.Context, _ dash.GetDash
 		return nil, err
 	}
 	return dash.GetDashboardTestClock200JSONResponse{Body: present.TestClock(c)}, nil
+}
+
+// AdvanceDashboardTestClock moves the test clock from the dashboard's header, as the merchant
+// API's advance does (the same use case: due work in time order, then the clock frozen at the
+// target); 202 while the work goes on in the background.
+func (a *dashboardAPI) AdvanceDashboardTestClock(ctx context.Context, r dash.AdvanceDashboardTestClockRequestObject) (dash.AdvanceDashboardTestClockResponseObject, error) {
+	scope := core.Scope{MerchantID: kit.CallerFrom(ctx).Scope.MerchantID, Env: core.EnvTest}
+	var seconds, to *int64
+	if r.Body != nil {
+		seconds, to = r.Body.Seconds, r.Body.To
+	}
+	c, err := a.d.Clocks.Advance(ctx, scope, seconds, to)
+	if err != nil {
+		return nil, err
+	}
+	if c.Status == testclock.StatusAdvancing {
+		return dash.AdvanceDashboardTestClock202JSONResponse{Body: present.TestClock(c)}, nil
+	}
+	return dash.AdvanceDashboardTestClock200JSONResponse{Body: present.TestClock(c)}, nil
 }
 
 // defaultDeclines is how many declines a list shows without a limit (as every list).

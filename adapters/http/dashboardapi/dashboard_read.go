@@ -82,6 +82,41 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 	return dash.GetOverview200JSONResponse{Body: out}, nil
 }
 
+// GetDailyVolume answers the overview's chart: gross volume per currency and UTC day, the
+// last day being today by the environment's clock (the test clock in test mode).
+func (a *dashboardAPI) GetDailyVolume(ctx context.Context, r dash.GetDailyVolumeRequestObject) (dash.GetDailyVolumeResponseObject, error) {
+	scope := kit.CallerFrom(ctx).Scope
+	days := payments.DefaultVolumeDays
+	if r.Params.Days != nil {
+		days = *r.Params.Days
+	}
+	now := core.SystemClock{}.Now()
+	if a.d.Clocks != nil {
+		var err error
+		if now, err = a.d.Clocks.Now(ctx, scope); err != nil {
+			return nil, err
+		}
+	}
+	v, err := a.d.Payments.DailyVolume(ctx, scope, now, days)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.DailyVolume{
+		Object: dash.DailyVolumeObjectDailyVolume, Environment: dash.DashboardEnvironment(scope.Env), Days: v.Days,
+		StartDate: openapi_types.Date{Time: v.From}, EndDate: openapi_types.Date{Time: v.To},
+		Currencies: make([]dash.DailyVolumeCurrency, 0, len(v.Series)),
+	}
+	for _, c := range v.Series {
+		cur := dash.DailyVolumeCurrency{Currency: string(c.Currency), Amount: c.Amount, Count: c.Count,
+			Days: make([]dash.DailyVolumeDay, 0, len(c.Days))}
+		for _, d := range c.Days {
+			cur.Days = append(cur.Days, dash.DailyVolumeDay{Date: openapi_types.Date{Time: d.Day}, Amount: d.Amount, Count: d.Count})
+		}
+		out.Currencies = append(out.Currencies, cur)
+	}
+	return dash.GetDailyVolume200JSONResponse{Body: out}, nil
+}
+
 func (a *dashboardAPI) ListPayments(ctx context.Context, r dash.ListPaymentsRequestObject) (dash.ListPaymentsResponseObject, error) {
 	status := ""
 	if r.Params.Status != nil {

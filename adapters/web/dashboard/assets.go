@@ -39,6 +39,9 @@ func init() {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		if strings.HasSuffix(p, ".d.ts") || strings.HasSuffix(p, ".md") {
+			return nil // types for tsc and notes for people, not for the browser
+		}
 		b, err := assetFS.ReadFile(p)
 		if err != nil {
 			return err

@@ -1,6 +1,8 @@
 package dashboardweb
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -46,6 +48,11 @@ func TestRoutes(t *testing.T) {
 		{"/assets/app.css", 200, ".topbar"},
 		{"/assets/app.js", 200, "import"},
 		{"/assets/pages/webhooks.js", 200, "export async function detail"},
+		{"/assets/vendor/htm-preact-standalone.module.js", 200, "useState"},
+		{"/assets/vendor/LICENSE-preact.txt", 200, "MIT"},
+		{"/assets/vendor/LICENSE-htm.txt", 200, "Apache License"},
+		{"/assets/vendor/README.md", 404, "Page not found"},
+		{"/assets/vendor/htm-preact-standalone.module.d.ts", 404, "Page not found"},
 	}
 	for _, c := range cases {
 		rec := get(t, h, "GET", c.path, nil)
@@ -148,10 +155,10 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 		}
 	}
 	for name, a := range assets {
-		if !strings.HasSuffix(name, ".js") {
-			continue
+		if !strings.HasSuffix(name, ".js") || strings.HasPrefix(name, "vendor/") {
+			continue // vendor/ is pinned by hash (TestVendoredLibrariesArePinned)
 		}
-		for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('style'"} {
+		for _, bad := range []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('style'", "dangerouslySetInnerHTML"} {
 			if strings.Contains(string(a.body), bad) {
 				t.Errorf("%s uses %s", name, bad)
 			}
@@ -167,5 +174,45 @@ func TestStylesheetUsesTokens(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(`).Find(css); m != nil {
 		t.Fatalf("app.css has the colour literal %q; add a token to adapters/web/theme/kassa.css", m)
+	}
+}
+
+// The vendored libraries are the files their README names, unchanged: a new version changes
+// the hash here and the README's line together. Neither may evaluate strings as code (the CSP
+// forbids it) nor reach another origin.
+func TestVendoredLibrariesArePinned(t *testing.T) {
+	t.Parallel()
+	pinned := map[string]string{
+		"vendor/htm-preact-standalone.module.js": "72284e8e9079c87817145df1110f74e8a2aa040b2fc384922e18dfcb46fc1fd7",
+	}
+	readme, err := assetFS.ReadFile("assets/vendor/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range pinned {
+		a, ok := assets[name]
+		if !ok {
+			t.Errorf("%s is not served", name)
+			continue
+		}
+		sum := sha256.Sum256(a.body)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("%s: sha256 %s, want %s (update vendor/README.md and this test together)", name, got, want)
+		}
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("vendor/README.md does not name the sha256 of %s", name)
+		}
+		for _, bad := range []string{"eval(", "Function(", "https://", "import(", "fetch("} {
+			if strings.Contains(string(a.body), bad) {
+				t.Errorf("%s contains %q", name, bad)
+			}
+		}
+		if a.contentType != "text/javascript; charset=utf-8" {
+			t.Errorf("%s: Content-Type %q", name, a.contentType)
+		}
+	}
+	// The pages build on the bridge module, which imports the vendored file.
+	if !strings.Contains(string(assets["preact.js"].body), "./vendor/htm-preact-standalone.module.js") {
+		t.Error("preact.js does not import the vendored bundle")
 	}
 }

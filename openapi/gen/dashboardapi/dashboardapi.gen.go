@@ -66,6 +66,21 @@ func (e AppInstallationObject) Valid() bool {
 	}
 }
 
+// Defines values for DailyVolumeObject.
+const (
+	DailyVolumeObjectDailyVolume DailyVolumeObject = "daily_volume"
+)
+
+// Valid indicates whether the value is a known member of the DailyVolumeObject enum.
+func (e DailyVolumeObject) Valid() bool {
+	switch e {
+	case DailyVolumeObjectDailyVolume:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -554,6 +569,55 @@ type CheckoutSessionList = externalRef0.CheckoutSessionList
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
+
+// DailyVolume Gross payment volume per currency and per UTC day of the environment's clock.
+type DailyVolume struct {
+	// Currencies One series per currency with a payment in the range, sorted by code; empty without payments.
+	Currencies []DailyVolumeCurrency `json:"currencies"`
+
+	// Days How many days the series cover (the entries of each currency's `days`).
+	Days int `json:"days"`
+
+	// EndDate Today (UTC) by the environment's clock, the last day.
+	EndDate openapi_types.Date `json:"end_date"`
+
+	// Environment A merchant environment.
+	Environment DashboardEnvironment `json:"environment"`
+	Object      DailyVolumeObject    `json:"object"`
+
+	// StartDate The first day (UTC), `days` − 1 days before `end_date`.
+	StartDate openapi_types.Date `json:"start_date"`
+}
+
+// DailyVolumeObject defines model for DailyVolume.Object.
+type DailyVolumeObject string
+
+// DailyVolumeCurrency defines model for DailyVolumeCurrency.
+type DailyVolumeCurrency struct {
+	// Amount The range's volume in the currency's minor units (the sum of `days`).
+	Amount int64 `json:"amount"`
+
+	// Count The payments counted over the range.
+	Count int64 `json:"count"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// Days One entry per day, oldest first.
+	Days []DailyVolumeDay `json:"days"`
+}
+
+// DailyVolumeDay defines model for DailyVolumeDay.
+type DailyVolumeDay struct {
+	// Amount The day's volume in minor units (0 without payments).
+	Amount int64 `json:"amount"`
+
+	// Count The payments counted on the day.
+	Count int64 `json:"count"`
+
+	// Date The UTC day.
+	Date openapi_types.Date `json:"date"`
+}
 
 // DashboardEnvironment A merchant environment.
 type DashboardEnvironment string
@@ -1133,6 +1197,11 @@ type TaxBehavior = externalRef0.TaxBehavior
 // TestClock The test environment's clock.
 type TestClock = externalRef0.TestClock
 
+// TestClockAdvance How far to move the clock: exactly one of `seconds` and `to`. Neither gives 400
+// `invalid_request`/`parameter_missing` with `param` `seconds`; both give 400
+// `invalid_request`/`to_invalid` with `param` `to`.
+type TestClockAdvance = externalRef0.TestClockAdvance
+
 // UsageType `licensed` (bill the quantity, default) or `metered`.
 type UsageType = externalRef0.UsageType
 
@@ -1434,6 +1503,25 @@ type ListMailboxParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// AdvanceDashboardTestClockParams defines parameters for AdvanceDashboardTestClock.
+type AdvanceDashboardTestClockParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListCheckoutSessionsParams defines parameters for ListCheckoutSessions.
 type ListCheckoutSessionsParams struct {
 	// Status Only sessions in this status.
@@ -1575,6 +1663,12 @@ type VoidInvoiceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetDailyVolumeParams defines parameters for GetDailyVolume.
+type GetDailyVolumeParams struct {
+	// Days How many days the series cover, today (of the environment's clock) included. Default 90.
+	Days *int `form:"days,omitempty" json:"days,omitempty"`
+}
+
 // ListPaymentsParams defines parameters for ListPayments.
 type ListPaymentsParams struct {
 	// Status Only payments in this status.
@@ -1678,6 +1772,9 @@ type SignInJSONRequestBody = SignIn
 
 // UpdateSettingsJSONRequestBody defines body for UpdateSettings for application/json ContentType.
 type UpdateSettingsJSONRequestBody = SettingsUpdate
+
+// AdvanceDashboardTestClockJSONRequestBody defines body for AdvanceDashboardTestClock for application/json ContentType.
+type AdvanceDashboardTestClockJSONRequestBody = TestClockAdvance
 
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = ApiKeyCreate
@@ -1959,6 +2056,54 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
 	GetDashboardTestClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdvanceDashboardTestClockWithBody Advance the test clock
+	//
+	// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+	// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+	// at most 2 years at a time): every effect due up to the new time (session expiries,
+	// settlements, renewals, retries, notices) happens in time order, with its events, and
+	// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+	// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+	// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+	// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+	// a double submit moves the clock once.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+	// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+	AdvanceDashboardTestClockWithBody(ctx context.Context, params *AdvanceDashboardTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceDashboardTestClock Advance the test clock
+	//
+	// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+	// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+	// at most 2 years at a time): every effect due up to the new time (session expiries,
+	// settlements, renewals, retries, notices) happens in time order, with its events, and
+	// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+	// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+	// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+	// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+	// a double submit moves the clock once.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+	// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+	AdvanceDashboardTestClock(ctx context.Context, params *AdvanceDashboardTestClockParams, body AdvanceDashboardTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListApiKeys List the environment's API keys
 	//
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -2173,6 +2318,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 	GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDailyVolume Daily payment volume
+	//
+	// The environment's gross payment volume per currency and per day over the last `days`
+	// days (90 unless given), for the overview's chart: the sum of the amounts of the
+	// payments whose money was taken (succeeded, and refunded or disputed since, as the
+	// overview's gross volume), each counted on the day it was created. Days are UTC days of
+	// the environment's clock: in test mode the test clock, so after an advance the last day
+	// is the day the clock is frozen at; in live mode the real time. The series are dense:
+	// every currency with a payment in the range has one entry per day, oldest first, zero
+	// on a day without payments, so `days` entries each.
+	//
+	// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+	GetDailyVolume(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPayments List payments
 	//
@@ -2887,6 +3049,74 @@ func (c *Client) GetDashboardTestClock(ctx context.Context, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// AdvanceDashboardTestClockWithBody Advance the test clock
+//
+// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+// at most 2 years at a time): every effect due up to the new time (session expiries,
+// settlements, renewals, retries, notices) happens in time order, with its events, and
+// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+// a double submit moves the clock once.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+func (c *Client) AdvanceDashboardTestClockWithBody(ctx context.Context, params *AdvanceDashboardTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceDashboardTestClockRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceDashboardTestClock Advance the test clock
+//
+// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+// at most 2 years at a time): every effect due up to the new time (session expiries,
+// settlements, renewals, retries, notices) happens in time order, with its events, and
+// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+// a double submit moves the clock once.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+func (c *Client) AdvanceDashboardTestClock(ctx context.Context, params *AdvanceDashboardTestClockParams, body AdvanceDashboardTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceDashboardTestClockRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListApiKeys List the environment's API keys
 //
 // The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -3272,6 +3502,33 @@ func (c *Client) VoidInvoice(ctx context.Context, env Env, id ObjectId, params *
 // Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 func (c *Client) GetOverview(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOverviewRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDailyVolume Daily payment volume
+//
+// The environment's gross payment volume per currency and per day over the last `days`
+// days (90 unless given), for the overview's chart: the sum of the amounts of the
+// payments whose money was taken (succeeded, and refunded or disputed since, as the
+// overview's gross volume), each counted on the day it was created. Days are UTC days of
+// the environment's clock: in test mode the test clock, so after an advance the last day
+// is the day the clock is frozen at; in live mode the real time. The series are dense:
+// every currency with a payment in the range has one entry per day, oldest first, zero
+// on a day without payments, so `days` entries each.
+//
+// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+func (c *Client) GetDailyVolume(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDailyVolumeRequest(c.Server, env, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4389,6 +4646,61 @@ func NewGetDashboardTestClockRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewAdvanceDashboardTestClockRequest calls the generic AdvanceDashboardTestClock builder with application/json body
+func NewAdvanceDashboardTestClockRequest(server string, params *AdvanceDashboardTestClockParams, body AdvanceDashboardTestClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdvanceDashboardTestClockRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAdvanceDashboardTestClockRequestWithBody constructs an http.Request for the AdvanceDashboardTestClock method, with any body, and a specified content type
+func NewAdvanceDashboardTestClockRequestWithBody(server string, params *AdvanceDashboardTestClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/test/test_clock/advance")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListApiKeysRequest constructs an http.Request for the ListApiKeys method
 func NewListApiKeysRequest(server string, env Env) (*http.Request, error) {
 	var err error
@@ -5224,6 +5536,67 @@ func NewGetOverviewRequest(server string, env Env) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDailyVolumeRequest constructs an http.Request for the GetDailyVolume method
+func NewGetDailyVolumeRequest(server string, env Env, params *GetDailyVolumeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/overview/daily_volume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Days != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "days", *params.Days, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6752,6 +7125,54 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/test/test_clock (the `GetDashboardTestClock` operationId).
 	GetDashboardTestClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDashboardTestClockResponse, error)
 
+	// AdvanceDashboardTestClockWithBodyWithResponse Advance the test clock
+	//
+	// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+	// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+	// at most 2 years at a time): every effect due up to the new time (session expiries,
+	// settlements, renewals, retries, notices) happens in time order, with its events, and
+	// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+	// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+	// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+	// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+	// a double submit moves the clock once.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+	// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+	AdvanceDashboardTestClockWithBodyWithResponse(ctx context.Context, params *AdvanceDashboardTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceDashboardTestClockResponse, error)
+
+	// AdvanceDashboardTestClockWithResponse Advance the test clock
+	//
+	// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+	// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+	// at most 2 years at a time): every effect due up to the new time (session expiries,
+	// settlements, renewals, retries, notices) happens in time order, with its events, and
+	// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+	// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+	// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+	// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+	// a double submit moves the clock once.
+	//
+	// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+	// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+	// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+	// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+	// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+	AdvanceDashboardTestClockWithResponse(ctx context.Context, params *AdvanceDashboardTestClockParams, body AdvanceDashboardTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceDashboardTestClockResponse, error)
+
 	// ListApiKeysWithResponse List the environment's API keys
 	//
 	// The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -6990,6 +7411,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/overview (the `GetOverview` operationId).
 	GetOverviewWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetOverviewResponse, error)
+
+	// GetDailyVolumeWithResponse Daily payment volume
+	//
+	// The environment's gross payment volume per currency and per day over the last `days`
+	// days (90 unless given), for the overview's chart: the sum of the amounts of the
+	// payments whose money was taken (succeeded, and refunded or disputed since, as the
+	// overview's gross volume), each counted on the day it was created. Days are UTC days of
+	// the environment's clock: in test mode the test clock, so after an advance the last day
+	// is the day the clock is frozen at; in live mode the real time. The series are dense:
+	// every currency with a payment in the range has one entry per day, oldest first, zero
+	// on a day without payments, so `days` entries each.
+	//
+	// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+	GetDailyVolumeWithResponse(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*GetDailyVolumeResponse, error)
 
 	// ListPaymentsWithResponse List payments
 	//
@@ -8881,6 +9321,156 @@ func (r GetDashboardTestClockResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDashboardTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdvanceDashboardTestClockResponse200Headers the declared response headers of an HTTP 200 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse200Headers struct {
+	RequestId *string
+}
+
+// AdvanceDashboardTestClockResponse202Headers the declared response headers of an HTTP 202 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse202Headers struct {
+	RequestId *string
+}
+
+// AdvanceDashboardTestClockResponse400Headers the declared response headers of an HTTP 400 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// AdvanceDashboardTestClockResponse401Headers the declared response headers of an HTTP 401 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse401Headers struct {
+	RequestId *string
+}
+
+// AdvanceDashboardTestClockResponse403Headers the declared response headers of an HTTP 403 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// AdvanceDashboardTestClockResponse409Headers the declared response headers of an HTTP 409 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// AdvanceDashboardTestClockResponse429Headers the declared response headers of an HTTP 429 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// AdvanceDashboardTestClockResponse500Headers the declared response headers of an HTTP 500 response for AdvanceDashboardTestClock
+type AdvanceDashboardTestClockResponse500Headers struct {
+	RequestId *string
+}
+
+type AdvanceDashboardTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClock
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *TestClock
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AdvanceDashboardTestClockResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *AdvanceDashboardTestClockResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AdvanceDashboardTestClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdvanceDashboardTestClockResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AdvanceDashboardTestClockResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AdvanceDashboardTestClockResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AdvanceDashboardTestClockResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AdvanceDashboardTestClockResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON200() *TestClock {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON202() *TestClock {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdvanceDashboardTestClockResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdvanceDashboardTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdvanceDashboardTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdvanceDashboardTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdvanceDashboardTestClockResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11312,6 +11902,127 @@ func (r GetOverviewResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOverviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDailyVolumeResponse200Headers the declared response headers of an HTTP 200 response for GetDailyVolume
+type GetDailyVolumeResponse200Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse400Headers the declared response headers of an HTTP 400 response for GetDailyVolume
+type GetDailyVolumeResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDailyVolumeResponse401Headers the declared response headers of an HTTP 401 response for GetDailyVolume
+type GetDailyVolumeResponse401Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse429Headers the declared response headers of an HTTP 429 response for GetDailyVolume
+type GetDailyVolumeResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetDailyVolumeResponse500Headers the declared response headers of an HTTP 500 response for GetDailyVolume
+type GetDailyVolumeResponse500Headers struct {
+	RequestId *string
+}
+
+// GetDailyVolumeResponse503Headers the declared response headers of an HTTP 503 response for GetDailyVolume
+type GetDailyVolumeResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetDailyVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DailyVolume
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDailyVolumeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDailyVolumeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDailyVolumeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDailyVolumeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDailyVolumeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDailyVolumeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON200() *DailyVolume {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDailyVolumeResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDailyVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDailyVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDailyVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDailyVolumeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15221,6 +15932,66 @@ func (c *ClientWithResponses) GetDashboardTestClockWithResponse(ctx context.Cont
 	return ParseGetDashboardTestClockResponse(rsp)
 }
 
+// AdvanceDashboardTestClockWithBodyWithResponse Advance the test clock
+//
+// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+// at most 2 years at a time): every effect due up to the new time (session expiries,
+// settlements, renewals, retries, notices) happens in time order, with its events, and
+// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+// a double submit moves the clock once.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+func (c *ClientWithResponses) AdvanceDashboardTestClockWithBodyWithResponse(ctx context.Context, params *AdvanceDashboardTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceDashboardTestClockResponse, error) {
+	rsp, err := c.AdvanceDashboardTestClockWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceDashboardTestClockResponse(rsp)
+}
+
+// AdvanceDashboardTestClockWithResponse Advance the test clock
+//
+// Moves the test environment's clock forward, as `POST /v1/test_helpers/clock/advance` of
+// the merchant API does, by `seconds` or to the Unix time `to` (exactly one; only forward,
+// at most 2 years at a time): every effect due up to the new time (session expiries,
+// settlements, renewals, retries, notices) happens in time order, with its events, and
+// the clock then stays frozen at the target. **200** with `status` `ready` when the due
+// work was done within about 15 seconds; **202** with `status` `advancing` when it goes on
+// in the background (`GET /api/v1/test/test_clock` shows when it is done). The dashboard
+// offers it from the test-mode header. Test environment only. With an `Idempotency-Key`
+// a double submit moves the clock once.
+//
+// **Errors:** 400 `invalid_request` with `param`: `parameter_missing`/`seconds` when
+// neither field is given, `to_invalid`/`to` when both are given or `to` is not after the
+// clock's `now` or more than 2 years ahead, `seconds_invalid`/`seconds` outside 1 to
+// 63,072,000; 401 `session_required`; 403 `csrf_token_invalid`; 409
+// `resource_conflict`/`clock_advancing` while the clock is advancing to another time, or
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/test/test_clock/advance (the `AdvanceDashboardTestClock` operationId).
+func (c *ClientWithResponses) AdvanceDashboardTestClockWithResponse(ctx context.Context, params *AdvanceDashboardTestClockParams, body AdvanceDashboardTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceDashboardTestClockResponse, error) {
+	rsp, err := c.AdvanceDashboardTestClock(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceDashboardTestClockResponse(rsp)
+}
+
 // ListApiKeysWithResponse List the environment's API keys
 //
 // The merchant's secret keys of this environment, newest first, revoked ones included.
@@ -15566,6 +16337,31 @@ func (c *ClientWithResponses) GetOverviewWithResponse(ctx context.Context, env E
 		return nil, err
 	}
 	return ParseGetOverviewResponse(rsp)
+}
+
+// GetDailyVolumeWithResponse Daily payment volume
+//
+// The environment's gross payment volume per currency and per day over the last `days`
+// days (90 unless given), for the overview's chart: the sum of the amounts of the
+// payments whose money was taken (succeeded, and refunded or disputed since, as the
+// overview's gross volume), each counted on the day it was created. Days are UTC days of
+// the environment's clock: in test mode the test clock, so after an advance the last day
+// is the day the clock is frozen at; in live mode the real time. The series are dense:
+// every currency with a payment in the range has one entry per day, oldest first, zero
+// on a day without payments, so `days` entries each.
+//
+// **Errors:** 400 `env_invalid`, `days_invalid` (not an integer from 1 to 366); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/overview/daily_volume (the `GetDailyVolume` operationId).
+func (c *ClientWithResponses) GetDailyVolumeWithResponse(ctx context.Context, env Env, params *GetDailyVolumeParams, reqEditors ...RequestEditorFn) (*GetDailyVolumeResponse, error) {
+	rsp, err := c.GetDailyVolume(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDailyVolumeResponse(rsp)
 }
 
 // ListPaymentsWithResponse List payments
@@ -17933,6 +18729,192 @@ func ParseGetDashboardTestClockResponse(rsp *http.Response) (*GetDashboardTestCl
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDashboardTestClockResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdvanceDashboardTestClockResponse parses an HTTP response from a AdvanceDashboardTestClockWithResponse call
+func ParseAdvanceDashboardTestClockResponse(rsp *http.Response) (*AdvanceDashboardTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdvanceDashboardTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AdvanceDashboardTestClockResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers AdvanceDashboardTestClockResponse202Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers AdvanceDashboardTestClockResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AdvanceDashboardTestClockResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AdvanceDashboardTestClockResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers AdvanceDashboardTestClockResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers AdvanceDashboardTestClockResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AdvanceDashboardTestClockResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -21053,6 +22035,151 @@ func ParseGetOverviewResponse(rsp *http.Response) (*GetOverviewResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetOverviewResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDailyVolumeResponse parses an HTTP response from a GetDailyVolumeWithResponse call
+func ParseGetDailyVolumeResponse(rsp *http.Response) (*GetDailyVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDailyVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DailyVolume
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDailyVolumeResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDailyVolumeResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDailyVolumeResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDailyVolumeResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDailyVolumeResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDailyVolumeResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -25712,6 +26839,9 @@ type ServerInterface interface {
 	// GetDashboardTestClock The test clock
 	// (GET /api/v1/test/test_clock)
 	GetDashboardTestClock(w http.ResponseWriter, r *http.Request)
+	// AdvanceDashboardTestClock Advance the test clock
+	// (POST /api/v1/test/test_clock/advance)
+	AdvanceDashboardTestClock(w http.ResponseWriter, r *http.Request, params AdvanceDashboardTestClockParams)
 	// ListApiKeys List the environment's API keys
 	// (GET /api/v1/{env}/api_keys)
 	ListApiKeys(w http.ResponseWriter, r *http.Request, env Env)
@@ -25757,6 +26887,9 @@ type ServerInterface interface {
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(w http.ResponseWriter, r *http.Request, env Env)
+	// GetDailyVolume Daily payment volume
+	// (GET /api/v1/{env}/overview/daily_volume)
+	GetDailyVolume(w http.ResponseWriter, r *http.Request, env Env, params GetDailyVolumeParams)
 	// ListPayments List payments
 	// (GET /api/v1/{env}/payments)
 	ListPayments(w http.ResponseWriter, r *http.Request, env Env, params ListPaymentsParams)
@@ -26101,6 +27234,47 @@ func (siw *ServerInterfaceWrapper) GetDashboardTestClock(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetDashboardTestClock(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AdvanceDashboardTestClock operation middleware
+func (siw *ServerInterfaceWrapper) AdvanceDashboardTestClock(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AdvanceDashboardTestClockParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AdvanceDashboardTestClock(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -26822,6 +27996,48 @@ func (siw *ServerInterfaceWrapper) GetOverview(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOverview(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDailyVolume operation middleware
+func (siw *ServerInterfaceWrapper) GetDailyVolume(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetDailyVolumeParams
+
+	// ------------- Optional query parameter "days" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "days", r.URL.Query(), &params.Days, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "days"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "days", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDailyVolume(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -27987,6 +29203,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox", wrapper.ListMailbox)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/mailbox/{id}/attachments/{index}", wrapper.GetMailboxAttachment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/test/test_clock", wrapper.GetDashboardTestClock)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/test/test_clock/advance", wrapper.AdvanceDashboardTestClock)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
@@ -28002,6 +29219,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/send", wrapper.SendInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}/void", wrapper.VoidInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview", wrapper.GetOverview)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/overview/daily_volume", wrapper.GetDailyVolume)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/payments/{id}/refunds", wrapper.CreateRefund)
@@ -29739,6 +30957,179 @@ type GetDashboardTestClock500JSONResponse struct {
 }
 
 func (response GetDashboardTestClock500JSONResponse) VisitGetDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClockRequestObject struct {
+	Params AdvanceDashboardTestClockParams
+	Body   *AdvanceDashboardTestClockJSONRequestBody
+}
+
+type AdvanceDashboardTestClockResponseObject interface {
+	VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error
+}
+
+type AdvanceDashboardTestClock200ResponseHeaders struct {
+	RequestId *string
+}
+
+type AdvanceDashboardTestClock200JSONResponse struct {
+	Body    TestClock
+	Headers AdvanceDashboardTestClock200ResponseHeaders
+}
+
+func (response AdvanceDashboardTestClock200JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock202ResponseHeaders struct {
+	RequestId *string
+}
+
+type AdvanceDashboardTestClock202JSONResponse struct {
+	Body    TestClock
+	Headers AdvanceDashboardTestClock202ResponseHeaders
+}
+
+func (response AdvanceDashboardTestClock202JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response AdvanceDashboardTestClock400JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response AdvanceDashboardTestClock401JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response AdvanceDashboardTestClock403JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock409JSONResponse struct{ ConflictJSONResponse }
+
+func (response AdvanceDashboardTestClock409JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response AdvanceDashboardTestClock429JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceDashboardTestClock500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response AdvanceDashboardTestClock500JSONResponse) VisitAdvanceDashboardTestClockResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -32523,6 +33914,135 @@ func (response GetOverview500JSONResponse) VisitGetOverviewResponse(w http.Respo
 type GetOverview503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response GetOverview503JSONResponse) VisitGetOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolumeRequestObject struct {
+	Env    Env `json:"env"`
+	Params GetDailyVolumeParams
+}
+
+type GetDailyVolumeResponseObject interface {
+	VisitGetDailyVolumeResponse(w http.ResponseWriter) error
+}
+
+type GetDailyVolume200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDailyVolume200JSONResponse struct {
+	Body    DailyVolume
+	Headers GetDailyVolume200ResponseHeaders
+}
+
+func (response GetDailyVolume200JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetDailyVolume400JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetDailyVolume401JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDailyVolume429JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDailyVolume500JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDailyVolume503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetDailyVolume503JSONResponse) VisitGetDailyVolumeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -36668,6 +38188,9 @@ type StrictServerInterface interface {
 	// GetDashboardTestClock The test clock
 	// (GET /api/v1/test/test_clock)
 	GetDashboardTestClock(ctx context.Context, request GetDashboardTestClockRequestObject) (GetDashboardTestClockResponseObject, error)
+	// AdvanceDashboardTestClock Advance the test clock
+	// (POST /api/v1/test/test_clock/advance)
+	AdvanceDashboardTestClock(ctx context.Context, request AdvanceDashboardTestClockRequestObject) (AdvanceDashboardTestClockResponseObject, error)
 	// ListApiKeys List the environment's API keys
 	// (GET /api/v1/{env}/api_keys)
 	ListApiKeys(ctx context.Context, request ListApiKeysRequestObject) (ListApiKeysResponseObject, error)
@@ -36713,6 +38236,9 @@ type StrictServerInterface interface {
 	// GetOverview Overview of an environment
 	// (GET /api/v1/{env}/overview)
 	GetOverview(ctx context.Context, request GetOverviewRequestObject) (GetOverviewResponseObject, error)
+	// GetDailyVolume Daily payment volume
+	// (GET /api/v1/{env}/overview/daily_volume)
+	GetDailyVolume(ctx context.Context, request GetDailyVolumeRequestObject) (GetDailyVolumeResponseObject, error)
 	// ListPayments List payments
 	// (GET /api/v1/{env}/payments)
 	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
@@ -37127,6 +38653,39 @@ func (sh *strictHandler) GetDashboardTestClock(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetDashboardTestClockResponseObject); ok {
 		if err := validResponse.VisitGetDashboardTestClockResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AdvanceDashboardTestClock operation middleware
+func (sh *strictHandler) AdvanceDashboardTestClock(w http.ResponseWriter, r *http.Request, params AdvanceDashboardTestClockParams) {
+	var request AdvanceDashboardTestClockRequestObject
+
+	request.Params = params
+
+	var body AdvanceDashboardTestClockJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AdvanceDashboardTestClock(ctx, request.(AdvanceDashboardTestClockRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AdvanceDashboardTestClock")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AdvanceDashboardTestClockResponseObject); ok {
+		if err := validResponse.VisitAdvanceDashboardTestClockResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -37554,6 +39113,33 @@ func (sh *strictHandler) GetOverview(w http.ResponseWriter, r *http.Request, env
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOverviewResponseObject); ok {
 		if err := validResponse.VisitGetOverviewResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDailyVolume operation middleware
+func (sh *strictHandler) GetDailyVolume(w http.ResponseWriter, r *http.Request, env Env, params GetDailyVolumeParams) {
+	var request GetDailyVolumeRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDailyVolume(ctx, request.(GetDailyVolumeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDailyVolume")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDailyVolumeResponseObject); ok {
+		if err := validResponse.VisitGetDailyVolumeResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1,4 +1,7 @@
-// The dashboard JSON API client (openapi/dashboard.yaml, same origin, under /api/v1). The session
+// @ts-check
+// The dashboard JSON API client (openapi/dashboard.yaml, same origin, under /api/v1). get, post,
+// del and postOnce are typed by the spec (types.d.ts): tsc (make lint-dashboard) checks that the
+// path a page asks for exists with that method and gives the page the answer's shape. The session
 // cookie travels by itself; the CSRF token is kept in memory only (never in storage) and sent as
 // X-CSRF-Token on every unsafe method. A 401 means the session is gone: the page sends the
 // person to /login and comes back here afterwards.
@@ -36,9 +39,17 @@ export function loginURL() {
 // request sends method path (below /api/v1) with an optional JSON body and returns the decoded
 // answer (null for 204). Options: auth401 false keeps a 401 as an error instead of leaving for
 // /login (the sign-in form uses it).
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {{ auth401?: boolean, retried?: boolean, idempotencyKey?: string }} [opts]
+ * @returns {Promise<any>}
+ */
 export async function request(method, path, body, { auth401 = true, retried = false, idempotencyKey = '' } = {}) {
   const headers = { Accept: 'application/json' };
   if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+  /** @type {RequestInit} */
   const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -74,13 +85,49 @@ export async function request(method, path, body, { auth401 = true, retried = fa
   throw err;
 }
 
-export const get = (path) => request('GET', path);
-export const post = (path, body) => request('POST', path, body);
-export const del = (path) => request('DELETE', path);
+/**
+ * get reads path (below /api/v1, a GET of the spec) and resolves to its answer.
+ * @template {import('./types').Path<'get'>} P
+ * @param {P} path
+ * @returns {Promise<import('./types').Answer<P, 'get'>>}
+ */
+export function get(path) {
+  return request('GET', path);
+}
 
-// postOnce is post with an Idempotency-Key: sent again with the same key (a double click, a
-// retry after a lost answer) it makes the change once and answers the first answer again.
-export const postOnce = (path, body, key) => request('POST', path, body, { idempotencyKey: key });
+/**
+ * post sends body to path (a POST of the spec) and resolves to its answer.
+ * @template {import('./types').Path<'post'>} P
+ * @param {P} path
+ * @param {import('./types').Body<P, 'post'>} [body]
+ * @returns {Promise<import('./types').Answer<P, 'post'>>}
+ */
+export function post(path, body) {
+  return request('POST', path, body);
+}
+
+/**
+ * del deletes path (a DELETE of the spec).
+ * @template {import('./types').Path<'delete'>} P
+ * @param {P} path
+ * @returns {Promise<import('./types').Answer<P, 'delete'>>}
+ */
+export function del(path) {
+  return request('DELETE', path);
+}
+
+/**
+ * postOnce is post with an Idempotency-Key: sent again with the same key (a double click, a
+ * retry after a lost answer) it makes the change once and answers the first answer again.
+ * @template {import('./types').Path<'post'>} P
+ * @param {P} path
+ * @param {import('./types').Body<P, 'post'>} body
+ * @param {string} key
+ * @returns {Promise<import('./types').Answer<P, 'post'>>}
+ */
+export function postOnce(path, body, key) {
+  return request('POST', path, body, { idempotencyKey: key });
+}
 
 // newKey returns a fresh random Idempotency-Key.
 export function newKey() {
@@ -89,7 +136,11 @@ export function newKey() {
   return `dash-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-// query builds "?a=b&c=d" from an object, leaving out empty values.
+/**
+ * query builds "?a=b&c=d" from an object, leaving out empty values.
+ * @param {Record<string, string | number | boolean | null | undefined>} params
+ * @returns {'' | `?${string}`}
+ */
 export function query(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {

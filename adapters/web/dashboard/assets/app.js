@@ -1,3 +1,4 @@
+// @ts-check
 // The signed-in dashboard: reads the session, draws the layout (merchant, test/live switch,
 // TEST MODE banner, navigation, sign-out) and routes /{env}/{section}[/{id}] to a page module.
 // Navigation stays in the page (history.pushState); every URL also loads directly, because the
@@ -6,6 +7,7 @@ import { del, get, setCSRFToken } from './api.js';
 import { h, replace } from './dom.js';
 import { errorText, flash, notice } from './ui.js';
 import { when } from './format.js';
+import { mountClockControl } from './test_clock.js';
 import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
 import * as refunds from './pages/refunds.js';
@@ -18,7 +20,16 @@ import * as mailbox from './pages/mailbox.js';
 import * as invoices from './pages/invoices.js';
 import * as settings from './pages/settings.js';
 
+/**
+ * @typedef {object} Section
+ * @property {string} name
+ * @property {string} label
+ * @property {{ list(ctx: import('./types').Ctx): Promise<Node>, detail?(ctx: import('./types').Ctx): Promise<Node> }} page
+ * @property {boolean} [testOnly]
+ */
+
 // sections in navigation order; the server (handler.go) knows the same names.
+/** @type {Section[]} */
 const sections = [
   { name: 'overview', label: 'Overview', page: overview },
   { name: 'payments', label: 'Payments', page: payments },
@@ -38,13 +49,17 @@ let session = null;
 let layoutEnv = null;
 let routeSeq = 0;
 
+/**
+ * @param {string} pathname
+ * @returns {{ env: 'test' | 'live', section: Section, id: string | null } | null}
+ */
 function parsePath(pathname) {
   const m = /^\/(test|live)\/([a-z_]+)(?:\/([A-Za-z0-9_]+))?\/?$/.exec(pathname);
   if (!m) return null;
   const section = sections.find((s) => s.name === m[2]);
   if (!section || (section.testOnly && m[1] !== 'test')) return null;
   if (m[3] && !section.page.detail) return null;
-  return { env: m[1], section, id: m[3] || null };
+  return { env: m[1] === 'live' ? 'live' : 'test', section, id: m[3] || null };
 }
 
 // navigate moves to an in-app URL without reloading the page.
@@ -71,7 +86,8 @@ function envBanner(env) {
   const m = session.merchant;
   if (env === 'test') {
     return h('div', { class: 'k-test-banner', id: 'env-banner', role: 'note' },
-      h('strong', null, 'TEST MODE'), ' — test data only; no real money moves.',
+      h('strong', null, 'TEST MODE'), ' — test data only; no real money moves. ',
+      h('span', { id: 'test-clock-control' }),
       h('span', { class: 'test-clock', id: 'test-clock', hidden: true }));
   }
   return h('div', { class: 'k-live-banner', id: 'env-banner', role: 'note' },
@@ -129,12 +145,16 @@ function drawLayout(env, section) {
         h('ul', null, sections.filter((s) => !s.testOnly || env === 'test').map((s) => h('li', null,
           h('a', { href: `/${env}/${s.name}`, 'data-section': s.name }, s.label))))),
       h('main', { class: 'content', id: 'main', tabindex: '-1' })));
+  const clockSlot = document.getElementById('test-clock-control');
+  // After an advance the header's clock and the page (its data dated by the clock) are read again.
+  if (clockSlot) mountClockControl(clockSlot, () => { showTestClock(); return route({ focus: false }); });
   layoutEnv = env;
 }
 
 function markCurrent(env, section) {
   replace(document.getElementById('env-switch-slot'), envSwitch(env, section));
-  for (const a of app.querySelectorAll('.sidenav a')) {
+  for (const a of app.querySelectorAll('.sidenav a[data-section]')) {
+    if (!(a instanceof HTMLElement)) continue;
     if (a.dataset.section === section.name) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
@@ -177,9 +197,10 @@ async function route({ focus = false } = {}) {
     return;
   }
   const query = new URLSearchParams(location.search);
+  /** @type {import('./types').Ctx} */
   const ctx = {
     env, id: where.id, query, session,
-    base: `/${env}`,
+    base: env === 'test' ? '/test' : '/live',
     alive: () => seq === routeSeq,
     // href is this page's path with the query params replaced by params (null drops one).
     href: (params) => {
@@ -215,7 +236,8 @@ async function route({ focus = false } = {}) {
 // Links to dashboard pages stay in the app; downloads, other origins, /api/ and /login do not.
 document.addEventListener('click', (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
-  const a = ev.target.closest('a[href]');
+  const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
+  if (!(a instanceof HTMLAnchorElement)) return;
   if (!a || a.target || a.hasAttribute('download')) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !parsePath(url.pathname)) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Building DOM nodes without parsing HTML strings: every text goes in as a text node, so data from the API
 // (names, URLs, e-mail bodies) can never become markup.
 

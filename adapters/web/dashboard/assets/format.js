@@ -1,3 +1,4 @@
+// @ts-check
 // Formatting money and time for people. Amounts arrive in minor units with an upper-case
 // currency (D2); the exponent comes from the server's currency table, so JPY, KRW and ISK show
 // no decimals. Times arrive as Unix seconds and show in the browser's local time zone.

@@ -1,3 +1,4 @@
+// @ts-check
 // The sign-in page: posts the e-mail and password to POST /api/v1/session and, on success, goes
 // to the page the person came from (a local path only) or to the test overview. Wrong
 // credentials and throttling get messages of their own; the password field is cleared after a
@@ -5,9 +6,9 @@
 import { APIError, request } from './api.js';
 
 const form = document.getElementById('login-form');
-const email = document.getElementById('login-email');
-const password = document.getElementById('login-password');
-const submit = document.getElementById('login-submit');
+const email = /** @type {HTMLInputElement} */ (document.getElementById('login-email'));
+const password = /** @type {HTMLInputElement} */ (document.getElementById('login-password'));
+const submit = /** @type {HTMLButtonElement} */ (document.getElementById('login-submit'));
 const message = document.getElementById('login-message');
 
 // next is where to go after signing in: a path on this origin from ?next=, never another site

@@ -1,3 +1,4 @@
+// @ts-check
 // Shared pieces of the pages: notices, form error display, the confirm dialog, the
 // secret-shown-once box, tables and pagers. All accessible by keyboard and screen reader:
 // messages go to live regions, dialogs are modal <dialog>s that return focus, buttons are
@@ -104,7 +105,7 @@ export async function busy(form, fn) {
 // on Cancel (the safe choice) and returns to the element that had it.
 export function confirmAction({ title, body, confirm = 'Confirm', danger = false }) {
   return new Promise((resolve) => {
-    const back = document.activeElement;
+    const back = /** @type {HTMLElement | null} */ (document.activeElement);
     const titleID = newID('dialog-title');
     const cancelBtn = h('button', { type: 'button', class: 'button', value: 'cancel' }, 'Cancel');
     const okBtn = h('button', { type: 'button', class: danger ? 'button button-danger' : 'button button-primary', 'data-confirm': '' }, confirm);

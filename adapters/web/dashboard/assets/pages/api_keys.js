@@ -1,3 +1,4 @@
+// @ts-check
 // API keys of one environment: create with a name (the secret is shown once), revoke after a
 // confirmation, and see when each key was last used.
 import { get, post } from '../api.js';
@@ -6,6 +7,7 @@ import { badge, when } from '../format.js';
 import { busy, confirmAction, errorText, field, flash, secretBox, showFormError, table } from '../ui.js';
 import { pageHead } from './common.js';
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('API keys');
   const keys = (await get(`${ctx.base}/api_keys`)).data || [];
@@ -46,6 +48,7 @@ export async function list(ctx) {
     tableSlot);
 }
 
+/** @param {import('../types').Ctx} ctx */
 function keyTable(ctx, keys) {
   const t = table([
     { label: 'Name', cell: (k) => k.name || '—' },

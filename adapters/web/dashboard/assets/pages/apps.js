@@ -1,3 +1,4 @@
+// @ts-check
 // The apps installed on the merchant: what each may read (in the consent page's words), when
 // it was installed and last used, and uninstalling after a confirmation. One installation serves both
 // environments, so this page is the same in test and live mode.
@@ -7,6 +8,7 @@ import { when } from '../format.js';
 import { confirmAction, errorText, flash, table } from '../ui.js';
 import { pageHead } from './common.js';
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Apps');
   const installed = (await get('/apps')).data || [];

@@ -1,3 +1,4 @@
+// @ts-check
 // Catalog: products (list with an active filter, create, archive) and, per product, its prices
 // (list, create, archive). Amounts are typed in major units ("12.50") and sent in minor units
 // of the chosen currency.
@@ -7,6 +8,7 @@ import { badge, currencies, exponent, money, parseAmount, when } from '../format
 import { busy, confirmAction, errorText, facts, field, flash, pager, showFormError, table } from '../ui.js';
 import { missing, pageHead } from './common.js';
 
+/** @param {import('../types').Ctx} ctx */
 function activeFilter(ctx, current) {
   const select = h('select', { name: 'active' },
     h('option', { value: '' }, 'All'),
@@ -48,6 +50,7 @@ function archiveButton(label, what, run) {
 
 function activeBadge(x) { return badge(x.active ? 'active' : 'archived'); }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Catalog');
   const active = ctx.query.get('active') || '';
@@ -107,10 +110,11 @@ function priceLabel(pr) {
   return n === 1 ? `${amount} / ${pr.recurring.interval}` : `${amount} every ${n} ${pr.recurring.interval}s`;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Product');
   const back = h('a', { href: `${ctx.base}/catalog` }, 'Back to the catalog');
-  const base = `${ctx.base}/products/${encodeURIComponent(ctx.id)}`;
+  const base = /** @type {const} */ (`${ctx.base}/products/${encodeURIComponent(ctx.id)}`);
   let product;
   let prices;
   try {

@@ -1,3 +1,4 @@
+// @ts-check
 // Pieces several pages share: payment rows, the list-page frame.
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';

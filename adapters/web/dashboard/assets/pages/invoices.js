@@ -1,15 +1,19 @@
+// @ts-check
 // Invoices: the list with a status filter and a new-draft form; per invoice, the draft editor
-// (free-form and catalog lines, VAT per line, live totals, save, send, delete) or, once sent,
-// its facts with the hosted link, void and mark uncollectible. The server decides everything;
-// the live totals preview the same exact arithmetic (VAT per line, half-up, in minor units).
-import { del, get, post, query } from '../api.js';
+// (pages/invoice_editor.js: free-form and catalog lines, VAT per line, live totals, save, send,
+// delete) or, once sent, its facts with the hosted link, void and mark uncollectible. The
+// server decides everything.
+import { get, post, query } from '../api.js';
 import { h } from '../dom.js';
-import { badge, currencies, exponent, money, parseAmount, plain, when } from '../format.js';
+import { badge, currencies, money, when } from '../format.js';
 import { busy, confirmAction, errorText, facts, field, flash, notice, pager, showFormError, table } from '../ui.js';
+import { html, render } from '../preact.js';
+import { InvoiceEditor } from './invoice_editor.js';
 import { missing, pageHead } from './common.js';
 
 const statuses = ['draft', 'open', 'paid', 'void', 'uncollectible'];
 
+/** @param {import('../types').Ctx} ctx */
 function statusFilter(ctx, current) {
   const select = h('select', { name: 'status' }, h('option', { value: '' }, 'All'),
     statuses.map((s) => h('option', { value: s, selected: current === s }, s)));
@@ -25,6 +29,7 @@ function statusFilter(ctx, current) {
   return form;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Invoices');
   const status = ctx.query.get('status') || '';
@@ -64,19 +69,11 @@ export async function list(ctx) {
     h('section', { class: 'panel', 'aria-labelledby': 'new-invoice' }, h('h2', { id: 'new-invoice' }, 'New invoice'), form));
 }
 
-// vatOf is round half-up(quantity × unit × rate / 100) in minor units, rate a decimal string
-// with at most two decimals: exact, in BigInt.
-function vatOf(quantity, unit, rate) {
-  const m = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(rate || '0');
-  if (!m) return null;
-  const bp = BigInt(m[1]) * 100n + BigInt((m[2] || '').padEnd(2, '0') || '0');
-  return Number((BigInt(quantity) * BigInt(unit) * bp + 5000n) / 10000n);
-}
-
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Invoice');
   const back = h('a', { href: `${ctx.base}/invoices` }, 'Back to the invoices');
-  const path = `${ctx.base}/invoices/${encodeURIComponent(ctx.id)}`;
+  const path = /** @type {const} */ (`${ctx.base}/invoices/${encodeURIComponent(ctx.id)}`);
   let inv;
   try {
     inv = await get(path);
@@ -87,6 +84,12 @@ export async function detail(ctx) {
   return inv.status === 'draft' ? editor(ctx, inv, path, back) : sent(ctx, inv, path, back);
 }
 
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Invoice} inv
+ * @param {`/${string}/invoices/${string}`} path
+ * @param {Node} back
+ */
 function sent(ctx, inv, path, back) {
   const act = (label, action, question, body, danger) => h('button', {
     type: 'button', class: danger ? 'button button-danger' : 'button', [`data-${action}`]: '',
@@ -147,8 +150,15 @@ function linesTable(inv) {
   ], inv.line_items, 'No lines.', 'Lines');
 }
 
+/**
+ * editor is the draft editor (pages/invoice_editor.js) with the catalog's active one-time prices.
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Invoice} inv
+ * @param {`/${string}/invoices/${string}`} path
+ * @param {Node} back
+ */
 async function editor(ctx, inv, path, back) {
-  const cur = inv.currency;
+  /** @type {import('./invoice_editor.js').CatalogPrice[]} */
   let prices = [];
   try {
     const ps = await get(`${ctx.base}/products${query({ active: 'true', limit: 100 })}`);
@@ -160,155 +170,12 @@ async function editor(ctx, inv, path, back) {
   } catch {
     prices = [];
   }
-  const rows = h('tbody', { id: 'lines' });
-  const totals = {
-    subtotal: h('output', { id: 'total-subtotal' }), vat: h('output', { id: 'total-vat' }), total: h('output', { id: 'total-total' }),
-  };
-  const status = h('p', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite', id: 'totals-status' });
-  const lineCount = { n: 0 };
-
-  function recompute() {
-    let sub = 0; let vat = 0; let ok = true;
-    for (const tr of rows.children) {
-      const q = Number(tr.querySelector('[data-q]').value);
-      const unitText = tr.dataset.price ? null : tr.querySelector('[data-unit]').value;
-      const unit = tr.dataset.price ? Number(tr.dataset.unit) : parseAmount(unitText || '0', cur).minor;
-      const rate = tr.querySelector('[data-rate]').value.trim() || '0';
-      const v = Number.isInteger(q) && q >= 1 && Number.isSafeInteger(unit) ? vatOf(q, unit, rate) : null;
-      const out = tr.querySelector('[data-amount]');
-      if (v === null) { ok = false; out.textContent = '—'; continue; }
-      out.textContent = money(q * unit, cur);
-      sub += q * unit; vat += v;
-    }
-    totals.subtotal.textContent = ok ? money(sub, cur) : '—';
-    totals.vat.textContent = ok ? money(vat, cur) : '—';
-    totals.total.textContent = ok ? money(sub + vat, cur) : '—';
-    status.textContent = ok ? `Total ${money(sub + vat, cur)}` : 'Check the lines: a quantity, price or VAT rate is not valid.';
-  }
-
-  function addLine(l) {
-    lineCount.n += 1;
-    const n = lineCount.n;
-    const locked = !!(l && l.price_id);
-    const cell = (label, input) => h('td', null, h('label', { class: 'visually-hidden', for: input.id }, `${label}, line ${n}`), input);
-    const desc = h('input', { type: 'text', id: `line-${n}-description`, value: l ? l.description : '', maxlength: 500, 'data-desc': '', readonly: locked, autocomplete: 'off' });
-    const qty = h('input', { type: 'text', id: `line-${n}-quantity`, value: l ? String(l.quantity) : '1', inputmode: 'numeric', size: 5, 'data-q': '' });
-    const unit = h('input', { type: 'text', id: `line-${n}-unit`, value: l ? plain(l.unit_amount, exponent(cur)) : '', inputmode: 'decimal', size: 9, 'data-unit': '', readonly: locked });
-    const rate = h('input', { type: 'text', id: `line-${n}-vat`, value: l ? l.vat_rate : '0', inputmode: 'decimal', size: 6, 'data-rate': '' });
-    const tr = h('tr', { 'data-line': '', 'data-price': locked ? l.price_id : null, 'data-unit': locked ? String(l.unit_amount) : null },
-      cell('Description', desc), cell('Quantity', qty), cell('Unit price', unit), cell('VAT %', rate),
-      h('td', { class: 'num', 'data-amount': '' }),
-      h('td', null, h('button', {
-        type: 'button', class: 'button button-small', 'aria-label': `Remove line ${n}`,
-        onclick: () => { tr.remove(); recompute(); form.querySelector('[data-add-line]').focus(); },
-      }, 'Remove')));
-    for (const i of [qty, unit, rate, desc]) i.addEventListener('input', recompute);
-    rows.append(tr);
-    recompute();
-    return desc;
-  }
-  for (const l of inv.line_items) addLine(l);
-
-  const picker = h('select', { id: 'catalog-price', disabled: !prices.length },
-    h('option', { value: '' }, prices.length ? 'Choose a price…' : 'No one-time prices in the catalog'),
-    prices.map((p) => h('option', { value: p.id, disabled: p.currency !== cur }, p.currency === cur ? p.label : `${p.label} (other currency)`)));
-  const addPrice = h('button', { type: 'button', class: 'button', 'data-add-price': '', disabled: !prices.length }, 'Add price');
-  const days = field({ label: 'Days until due', name: 'days_until_due', value: String(inv.days_until_due), attrs: { inputmode: 'numeric', size: 4 } });
-  const memo = field({ label: 'Memo (optional)', name: 'memo', control: h('textarea', { rows: 2, maxlength: 5000 }, inv.memo || '') });
-  const form = h('form', { class: 'stack', id: 'invoice-editor', novalidate: true },
-    h('div', { class: 'table-wrap' }, h('table', { class: 'editor-lines' },
-      h('caption', { class: 'visually-hidden' }, 'Lines'),
-      h('thead', null, h('tr', null, ['Description', 'Qty', 'Unit price', 'VAT %', 'Amount', ''].map((c) => h('th', { scope: 'col' }, c)))),
-      rows,
-      h('tfoot', null,
-        h('tr', null, h('th', { scope: 'row', colspan: 4 }, 'Subtotal'), h('td', { class: 'num' }, totals.subtotal), h('td')),
-        h('tr', null, h('th', { scope: 'row', colspan: 4 }, 'VAT'), h('td', { class: 'num' }, totals.vat), h('td')),
-        h('tr', null, h('th', { scope: 'row', colspan: 4 }, 'Total'), h('td', { class: 'num' }, totals.total), h('td'))))),
-    status,
-    h('div', { class: 'actions' },
-      h('button', { type: 'button', class: 'button', 'data-add-line': '', onclick: () => addLine(null).focus() }, 'Add a line'),
-      h('label', { for: 'catalog-price' }, 'Add from the catalog'), picker, addPrice),
-    days, memo,
-    h('div', { class: 'actions' },
-      h('button', { type: 'submit', class: 'button', 'data-save': '' }, 'Save draft'),
-      h('button', { type: 'button', class: 'button button-primary', 'data-send': '' }, 'Send invoice'),
-      h('button', { type: 'button', class: 'button button-danger', 'data-delete': '' }, 'Delete draft')));
-  // The chosen price is added by its button, never on the select's change: arrowing through
-  // the options must not add lines or move the focus (WCAG 3.2.2 On Input).
-  addPrice.addEventListener('click', () => {
-    const p = prices.find((x) => x.id === picker.value);
-    if (!p) {
-      flash('error', 'Choose a price to add.');
-      picker.focus();
-      return;
-    }
-    addLine({ price_id: p.id, description: p.name, quantity: 1, unit_amount: p.unit, vat_rate: '0' });
-    picker.value = '';
-    rows.lastElementChild.querySelector('[data-q]').focus();
-  });
-
-  function body() {
-    const lines = [];
-    for (const tr of rows.children) {
-      const l = { quantity: Number(tr.querySelector('[data-q]').value), vat_rate: tr.querySelector('[data-rate]').value.trim() || '0' };
-      if (tr.dataset.price) {
-        l.price_id = tr.dataset.price;
-      } else {
-        l.description = tr.querySelector('[data-desc]').value.trim();
-        const a = parseAmount(tr.querySelector('[data-unit]').value || '', cur);
-        if (a.error) return { error: a.error };
-        l.unit_amount = a.minor;
-      }
-      lines.push(l);
-    }
-    const d = Number(form.elements.days_until_due.value);
-    return { body: { line_items: lines, days_until_due: d, memo: form.elements.memo.value } };
-  }
-
-  async function save() {
-    const b = body();
-    if (b.error) { showFormError(form, b.error); return null; }
-    return post(path, b.body);
-  }
-
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    await busy(form, async () => {
-      try {
-        if (await save()) { flash('ok', 'Draft saved.'); await ctx.reload(); }
-      } catch (err) {
-        showFormError(form, err);
-      }
-    });
-  });
-  form.querySelector('[data-send]').addEventListener('click', async () => {
-    if (!(await confirmAction({ title: 'Send this invoice?', body: `It gets its number and ${inv.customer_email} receives a link to pay it. A sent invoice can no longer be edited.`, confirm: 'Send' }))) return;
-    await busy(form, async () => {
-      try {
-        if (!(await save())) return;
-        const s = await post(`${path}/send`);
-        flash('ok', `Invoice ${s.number} sent to ${s.customer_email}.`);
-        await ctx.reload();
-      } catch (err) {
-        showFormError(form, err);
-      }
-    });
-  });
-  form.querySelector('[data-delete]').addEventListener('click', async () => {
-    if (!(await confirmAction({ title: 'Delete this draft?', body: 'The draft is removed for good.', confirm: 'Delete', danger: true }))) return;
-    try {
-      await del(path);
-      flash('ok', 'Draft deleted.');
-      ctx.navigate(`${ctx.base}/invoices`);
-    } catch (err) {
-      flash('error', errorText(err));
-    }
-  });
-
+  const panel = h('section', { class: 'panel', 'aria-label': 'Editor' });
+  render(html`<${InvoiceEditor} ctx=${ctx} inv=${inv} path=${path} prices=${prices} />`, panel);
   return h('div', null,
     back,
     pageHead('Draft invoice'),
-    facts([['Customer', `${inv.customer_name} <${inv.customer_email}>`], ['Currency', cur], ['Status', badge('draft')]]),
+    facts([['Customer', `${inv.customer_name} <${inv.customer_email}>`], ['Currency', inv.currency], ['Status', badge('draft')]]),
     notice('', 'Lines from the catalog keep their price; VAT is worked out per line and rounded to the cent.'),
-    h('section', { class: 'panel', 'aria-label': 'Editor' }, form));
+    panel);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Test mailbox (test mode only): the e-mails Kassa would have sent (receipts), kept by the
 // development mailbox instead of an SMTP server. Messages show as text; the HTML version is
 // shown as source, never rendered, so a message cannot run anything in the dashboard. Files
@@ -12,6 +13,7 @@ async function messages() {
   return (await get(`/test/mailbox${query({ limit: 100 })}`)).data || [];
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Test mailbox');
   const msgs = await messages();
@@ -27,6 +29,7 @@ export async function list(ctx) {
     ], msgs, 'No messages yet. Pay a test checkout session with a customer e-mail to receive a receipt.', 'Messages'));
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Message');
   const msgs = await messages();

@@ -1,13 +1,16 @@
+// @ts-check
 // Overview: counts, gross volume per currency and the latest payments of one environment.
 import { get } from '../api.js';
 import { h } from '../dom.js';
 import { money } from '../format.js';
 import { table } from '../ui.js';
 import { pageHead, paymentColumns } from './common.js';
+import { volumeSection } from './volume_chart.js';
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Overview');
-  const o = await get(`${ctx.base}/overview`);
+  const [o, chart] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx)]);
   const pay = o.payments || { count: 0, succeeded_count: 0, gross: [] };
   const gross = pay.gross && pay.gross.length
     ? h('ul', { class: 'gross' }, pay.gross.map((g) => h('li', null, money(g.amount, g.currency))))
@@ -23,6 +26,7 @@ export async function list(ctx) {
       card('Gross volume', gross, 'gross'),
       card('Open checkout sessions', o.open_sessions_count, 'open_sessions'),
       card('Webhook endpoints', o.webhook_endpoints_count, 'webhook_endpoints')),
+    chart,
     h('h2', null, 'Recent payments'),
     table(paymentColumns(ctx.base), o.recent_payments || [],
       ctx.env === 'test'

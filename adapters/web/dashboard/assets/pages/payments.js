@@ -1,9 +1,12 @@
+// @ts-check
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
 // breakdown, its refunds (and the form to refund it) and events.
-import { get, newKey, postOnce, query } from '../api.js';
+import { get, query } from '../api.js';
 import { h } from '../dom.js';
-import { badge, exponent, money, parseAmount, plain, when } from '../format.js';
-import { busy, facts, field, flash, pager, showFormError, table } from '../ui.js';
+import { badge, money, when } from '../format.js';
+import { facts, field, pager, table } from '../ui.js';
+import { html, render } from '../preact.js';
+import { RefundForm } from './refund_form.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
 
 const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
@@ -24,6 +27,7 @@ function declineColumns() {
 
 // declinedList is the list of declined charges (they create no payment, so they are not among
 // the payments): the latest 100 of the environment.
+/** @param {import('../types').Ctx} ctx */
 async function declinedList(ctx) {
   const page = await get(`${ctx.base}/declined_charges${query({ limit: 100 })}`);
   return h('div', null,
@@ -35,6 +39,7 @@ async function declinedList(ctx) {
 }
 
 // recentDeclines is the short list under the payments: the latest declines, with a link to all.
+/** @param {import('../types').Ctx} ctx */
 async function recentDeclines(ctx) {
   const page = await get(`${ctx.base}/declined_charges${query({ limit: 5 })}`);
   if (!page.data.length) return null;
@@ -64,6 +69,7 @@ export function statusFilter(ctx, values, current) {
   return form;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Payments');
   const status = ctx.query.get('status') || '';
@@ -83,6 +89,7 @@ export async function list(ctx) {
     declines);
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title(ctx.id);
   const back = h('a', { href: `${ctx.base}/payments` }, 'Back to payments');
@@ -154,42 +161,17 @@ export function eventsTable(events) {
   ], events, 'No events.', 'Events');
 }
 
-const reasons = [['requested_by_customer', 'Requested by the customer'], ['duplicate', 'Duplicate payment'], ['fraudulent', 'Fraudulent']];
-
-// refundForm refunds the payment: the amount starts at what is left to refund, the reason at
-// "requested by the customer". One Idempotency-Key per form, so a double click or a retry
-// after a lost answer makes one refund; a new key after each refund made.
+// refundForm is the refund form (pages/refund_form.js) when the payment can still be refunded.
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {import('../types').Payment} p
+ */
 function refundForm(ctx, p) {
   const left = p.amount - (p.amount_refunded || 0);
   if ((p.status !== 'succeeded' && p.status !== 'partially_refunded') || left <= 0) return null;
-  let key = newKey();
-  const exp = exponent(p.currency);
-  const form = h('form', { class: 'stack', id: 'refund-form', novalidate: true, 'aria-labelledby': 'pay-refund' },
-    h('h2', { id: 'pay-refund' }, 'Refund'),
-    h('div', { class: 'inline-fields' },
-      field({ label: `Amount (${p.currency})`, name: 'amount', value: plain(left, exp), required: true,
-        hint: `At most ${money(left, p.currency)}, what is left to refund.`, attrs: { inputmode: 'decimal', autocomplete: 'off' } }),
-      field({ label: 'Reason', name: 'reason', control: h('select', null, reasons.map(([v, label]) => h('option', { value: v }, label))) })),
-    h('div', null, h('button', { type: 'submit', class: 'button button-primary' }, 'Refund')));
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    const amount = parseAmount(form.elements.amount.value, p.currency);
-    if (amount.error) return showFormError(form, amount.error, 'amount');
-    const body = { amount: amount.minor, reason: form.elements.reason.value };
-    await busy(form, async () => {
-      try {
-        const r = await postOnce(`${ctx.base}/payments/${encodeURIComponent(p.id)}/refunds`, body, key);
-        key = newKey();
-        await ctx.reload();
-        flash('ok', `Refunded ${money(r.amount, r.currency)}.`);
-      } catch (err) {
-        // A refused refund changed nothing: the next try is a new request.
-        if (err.status && err.status < 500) key = newKey();
-        showFormError(form, err, 'amount');
-      }
-    });
-  });
-  return h('section', { class: 'panel', id: 'refund' }, form);
+  const section = h('section', { class: 'panel', id: 'refund' });
+  render(html`<${RefundForm} ctx=${ctx} payment=${p} left=${left} />`, section);
+  return section;
 }
 
 // refundsTable lists a payment's refunds with the part of the fee each gave back (in the

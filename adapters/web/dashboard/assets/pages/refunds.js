@@ -1,3 +1,4 @@
+// @ts-check
 // Refunds: the environment's refunds, newest first, each linked to its payment, with cursor
 // paging. Refunds are made on a payment's page.
 import { get, query } from '../api.js';
@@ -6,6 +7,7 @@ import { badge, money, when } from '../format.js';
 import { pager, table } from '../ui.js';
 import { pageHead } from './common.js';
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Refunds');
   const after = ctx.query.get('starting_after') || '';

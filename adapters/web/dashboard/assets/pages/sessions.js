@@ -1,3 +1,4 @@
+// @ts-check
 // Checkout sessions: the list with a status filter and cursor paging.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
@@ -18,6 +19,7 @@ function payment(ctx, s) {
   return '—';
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Checkout sessions');
   const status = ctx.query.get('status') || '';

@@ -1,3 +1,4 @@
+// @ts-check
 // The merchant's settings: the prefix of its invoice numbers (<PREFIX>-INV-<year>-<sequence>).
 // The prefix is the merchant's, so this page is the same in test and live mode. The rules
 // (3 to 12 upper-case letters or digits) are the API's; the page shows its answer.

@@ -1,3 +1,4 @@
+// @ts-check
 // Webhook endpoints of one environment: the list and the create form (URL + event types from
 // GET /event_types; the signing secret is shown once), and per endpoint: edit URL, description
 // and events, rotate the secret (new secret shown once), disable/enable, delete, send a test
@@ -56,6 +57,7 @@ function eventsSummary(list) {
   return list.length <= 3 ? list.join(', ') : `${list.slice(0, 3).join(', ')} and ${list.length - 3} more`;
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Webhooks');
   const [eps, types] = await Promise.all([get(`${ctx.base}/webhook_endpoints`), eventTypes()]);
@@ -104,10 +106,11 @@ export async function list(ctx) {
     h('section', { class: 'panel', 'aria-labelledby': 'new-endpoint' }, h('h2', { id: 'new-endpoint' }, 'Add an endpoint'), form));
 }
 
+/** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Webhook endpoint');
   const back = h('a', { href: `${ctx.base}/webhooks` }, 'Back to webhooks');
-  const path = `${ctx.base}/webhook_endpoints/${encodeURIComponent(ctx.id)}`;
+  const path = /** @type {const} */ (`${ctx.base}/webhook_endpoints/${encodeURIComponent(ctx.id)}`);
   let ep;
   let types;
   try {
@@ -117,7 +120,7 @@ export async function detail(ctx) {
   }
   ctx.title(ep.url);
   const secretSlot = h('div', { id: 'secret-slot' });
-  const disabled = (ep.status || (ep.disabled ? 'disabled' : 'enabled')) === 'disabled';
+  const disabled = ep.status === 'disabled';
 
   const action = (label, attrs, fn) => h('button', {
     type: 'button', class: 'button', ...attrs,
@@ -209,6 +212,7 @@ export async function detail(ctx) {
 }
 
 // loadDeliveries fills el with a page of deliveries (newest first) and a "Load older" button.
+/** @param {import('../types').Ctx} ctx */
 async function loadDeliveries(ctx, el, after) {
   const page = await get(`${ctx.base}/webhook_endpoints/${encodeURIComponent(ctx.id)}/deliveries${query({ limit: 20, starting_after: after })}`);
   const rows = page.data || [];
@@ -247,6 +251,7 @@ async function loadDeliveries(ctx, el, after) {
 }
 
 // deliveryRows is a delivery's row and a hidden row under it for its attempts.
+/** @param {import('../types').Ctx} ctx */
 function deliveryRows(ctx, d) {
   const detailCell = h('td', { colspan: 6 });
   const detailRow = h('tr', { class: 'row-detail', hidden: true, 'data-attempts-for': d.id }, detailCell);
@@ -289,9 +294,10 @@ function codeBadge(a) {
   return b;
 }
 
+/** @param {import('../types').Ctx} ctx */
 async function showAttempts(ctx, deliveryID, cell) {
   cell.replaceChildren(h('p', { class: 'loading' }, 'Loading attempts…'));
-  const path = `${ctx.base}/webhook_deliveries/${encodeURIComponent(deliveryID)}`;
+  const path = /** @type {const} */ (`${ctx.base}/webhook_deliveries/${encodeURIComponent(deliveryID)}`);
   let d;
   try {
     d = await get(path);
@@ -299,10 +305,8 @@ async function showAttempts(ctx, deliveryID, cell) {
     cell.replaceChildren(notice('error', errorText(err)));
     return;
   }
-  // The attempts come as an array beside the delivery's fields (its "attempts" count in the
-  // list becomes the log here), under whichever of these names the API uses.
-  const delivery = d.delivery || d;
-  const attempts = [d.attempts, d.attempt_log, delivery.attempts, delivery.attempt_log].find(Array.isArray) || [];
+  // The attempt log comes beside the delivery (whose own "attempts" is the count).
+  const attempts = d.attempts || [];
   const redeliver = h('button', {
     type: 'button', class: 'button button-small', 'data-redeliver': deliveryID,
     onclick: async (ev) => {
