@@ -727,7 +727,8 @@ type ErrorType = externalRef0.ErrorType
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
-//   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.dispute.created`, `charge.dispute.updated`, `charge.dispute.closed`: the
+//     `Dispute` as it is after the change.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
 //   - `checkout.session.refunded` (app events; listed here, never sent to merchant
 //     webhooks): `CheckoutSessionRefund`.
