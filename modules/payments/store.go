@@ -1,8 +1,8 @@
 package payments
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
