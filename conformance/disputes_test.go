@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,39 @@ func TestDisputes(t *testing.T) {
 		if first.Id != d.Id || first.Status != "needs_response" || first.SecondsLeft == nil || second.Id != other.Id ||
 			second.Status != "lost" || second.SecondsLeft != nil {
 			t.Fatalf("list order: %+v", list.JSON200.Data)
+		}
+	})
+
+	harness.Rule(t, "D16", "the dispute fee of a USD and a JPY charge is 15.00 EUR at the charge day's rate, half-up, with the rate kept", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		for _, c := range []struct {
+			cur    string
+			amount int64
+			exp    int64 // 10^exponent / 100: minor units per EUR cent at rate 1
+		}{{"usd", 10000, 1}, {"jpy", 5000, 0}} {
+			s := dashPay(t, o.Merchant, c.amount, c.cur, payCardDispute)
+			clockAdvance(t, o.Test, asyncDisputeWait)
+			detail := paymentDetail(t, o, s.Payment.Id)
+			d, fb := detail.Dispute, detail.FeeBreakdown
+			if d == nil || fb == nil {
+				t.Fatalf("%s: dispute %v, breakdown %v", c.cur, d, fb)
+			}
+			rate, ok := new(big.Rat).SetString(fb.Rate)
+			if !ok {
+				t.Fatalf("rate %q", fb.Rate)
+			}
+			// round(1500 × rate × 10^e / 100), half-up: JPY has no minor unit (e = 0).
+			x := new(big.Rat).Mul(big.NewRat(1500, 1), rate)
+			if c.exp == 0 {
+				x.Quo(x, big.NewRat(100, 1))
+			}
+			x.Add(x, big.NewRat(1, 2))
+			want := new(big.Int).Quo(x.Num(), x.Denom()).Int64()
+			if d.Fee != want || d.FeeEur != 1500 || d.FeeRate == nil || *d.FeeRate != fb.Rate || d.Currency != strings.ToUpper(c.cur) {
+				t.Fatalf("%s: fee %d at %v, want %d at %s", c.cur, d.Fee, d.FeeRate, want, fb.Rate)
+			}
 		}
 	})
 
