@@ -117,6 +117,22 @@ func TestDisputes(t *testing.T) {
 			second.Status != "lost" || second.SecondsLeft != nil {
 			t.Fatalf("list order: %+v", list.JSON200.Data)
 		}
+		// Paged one at a time: the same order, has_more until the last.
+		one := 1
+		p1, err := o.Client.ListDisputesWithResponse(ctx, dash.DashboardEnvironmentTest, &dash.ListDisputesParams{Limit: &one})
+		if err != nil || p1.JSON200 == nil || len(p1.JSON200.Data) != 1 || p1.JSON200.Data[0].Id != d.Id || !p1.JSON200.HasMore {
+			t.Fatalf("first page: %v %s", err, p1.Body)
+		}
+		p2, err := o.Client.ListDisputesWithResponse(ctx, dash.DashboardEnvironmentTest, &dash.ListDisputesParams{Limit: &one, StartingAfter: &d.Id})
+		if err != nil || p2.JSON200 == nil || len(p2.JSON200.Data) != 1 || p2.JSON200.Data[0].Id != other.Id || p2.JSON200.HasMore {
+			t.Fatalf("second page: %v %s", err, p2.Body)
+		}
+		foreign := "dp_unknown"
+		bad, err := o.Client.ListDisputesWithResponse(ctx, dash.DashboardEnvironmentTest, &dash.ListDisputesParams{StartingAfter: &foreign})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, bad, bad.HTTPResponse, bad.Body, 400, "invalid_request", "starting_after_invalid", "starting_after")
 	})
 
 	harness.Rule(t, "D16", "the dispute fee of a USD and a JPY charge is 15.00 EUR at the charge day's rate, half-up, with the rate kept", func(t *testing.T) {

@@ -126,17 +126,40 @@ func (st *DisputeStore) OfPayment(ctx context.Context, scope core.Scope, payment
 }
 
 // DisputeListSQL lists a scope's disputes: those that need a response first, earliest deadline
-// first, then the others newest first.
+// first, then the others newest first. $3 is the cursor's id (NULL for the first page), $4 its
+// status, $5 its deadline and $6 its seq: the page continues after the cursor in that order.
 const DisputeListSQL = `SELECT ` + disputeColumns + ` FROM disputes d
 	WHERE d.merchant_id = $1 AND d.environment = $2 AND d.` + ListPredicate + `
+	AND ($3::text IS NULL OR CASE WHEN $4::text = 'needs_response'
+		THEN d.status <> 'needs_response' OR (d.evidence_due_by, d.seq) > ($5::timestamptz, $6::bigint)
+		ELSE d.status <> 'needs_response' AND d.seq < $6::bigint END)
 	ORDER BY (d.status = 'needs_response') DESC,
-		CASE WHEN d.status = 'needs_response' THEN d.evidence_due_by END, d.seq DESC
-	LIMIT $3`
+		CASE WHEN d.status = 'needs_response' THEN d.evidence_due_by END,
+		CASE WHEN d.status = 'needs_response' THEN d.seq END, d.seq DESC
+	LIMIT $7`
 
-// List reads up to limit disputes of scope (DisputeListSQL).
-func (st *DisputeStore) List(ctx context.Context, scope core.Scope, limit int) ([]*payments.Dispute, bool, error) {
+// List reads up to limit disputes of scope after the dispute `after` ("" for the first page;
+// one that is not a dispute of the scope is payments.ErrUnknownCursor), in DisputeListSQL's order.
+func (st *DisputeStore) List(ctx context.Context, scope core.Scope, after string, limit int) ([]*payments.Dispute, bool, error) {
+	var cursor struct {
+		ID     *string    `db:"id"`
+		Status *string    `db:"status"`
+		DueBy  *time.Time `db:"evidence_due_by"`
+		Seq    *int64     `db:"seq"`
+	}
+	if after != "" {
+		err := st.db.GetContext(ctx, &cursor, `SELECT id, status, evidence_due_by, seq FROM disputes
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), after)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, payments.ErrUnknownCursor
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("disputes: list cursor: %w", err)
+		}
+	}
 	var rows []disputeRow
-	if err := st.db.SelectContext(ctx, &rows, DisputeListSQL, scope.MerchantID, string(scope.Env), limit+1); err != nil {
+	if err := st.db.SelectContext(ctx, &rows, DisputeListSQL, scope.MerchantID, string(scope.Env),
+		cursor.ID, cursor.Status, cursor.DueBy, cursor.Seq, limit+1); err != nil {
 		return nil, false, fmt.Errorf("disputes: list: %w", err)
 	}
 	more := len(rows) > limit

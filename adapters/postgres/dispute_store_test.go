@@ -44,7 +44,7 @@ func TestDisputeSweepExactlyOnceUnderConcurrency(t *testing.T) {
 		t.Fatalf("opening: %d %v", got, err)
 	}
 	// Half answered with winning evidence, half left without an answer.
-	list, _, err := disputesOn(t, db, opens).List(ctx, scope, 100)
+	list, _, err := disputesOn(t, db, opens).List(ctx, scope, "", 100)
 	if err != nil || len(list) != n {
 		t.Fatalf("list: %d %v", len(list), err)
 	}

@@ -24,9 +24,10 @@ type DisputeStore interface {
 	// OfPayment reads the dispute of a payment (ErrNoDispute when it has none).
 	OfPayment(ctx context.Context, scope core.Scope, paymentID string) (*Dispute, error)
 	// List reads up to limit disputes of the scope, those that need a response first
-	// (earliest deadline first), then the others newest first; more reports whether more
-	// follow.
-	List(ctx context.Context, scope core.Scope, limit int) (ds []*Dispute, more bool, err error)
+	// (earliest deadline first), then the others newest first, continuing after the dispute
+	// `after` ("" for the first page; one that is not a dispute of the scope answers
+	// ErrUnknownCursor); more reports whether more follow.
+	List(ctx context.Context, scope core.Scope, after string, limit int) (ds []*Dispute, more bool, err error)
 }
 
 // DisputeTx is what the dispute lifecycle needs inside a unit of work.
@@ -78,9 +79,15 @@ func (s *Disputes) OfPayment(ctx context.Context, scope core.Scope, paymentID st
 	return d, err
 }
 
-// List reads the scope's disputes, those that need a response first.
-func (s *Disputes) List(ctx context.Context, scope core.Scope, limit int) ([]*Dispute, bool, error) {
-	return s.store.List(ctx, scope, limit)
+// List reads a page of the scope's disputes, those that need a response first, after the
+// dispute `after` ("" for the first page). A cursor that is not a dispute of the scope is a
+// 400 on starting_after.
+func (s *Disputes) List(ctx context.Context, scope core.Scope, after string, limit int) ([]*Dispute, bool, error) {
+	ds, more, err := s.store.List(ctx, scope, after, limit)
+	if errors.Is(err, ErrUnknownCursor) {
+		return nil, false, core.ListQuery{StartingAfter: after}.UnknownCursor()
+	}
+	return ds, more, err
 }
 
 // Now is the scope's current time (the test clock in test mode).

@@ -26,7 +26,11 @@ func (a *dashboardAPI) ListDisputes(ctx context.Context, r dash.ListDisputesRequ
 	if r.Params.Limit != nil {
 		limit = *r.Params.Limit
 	}
-	ds, more, err := a.d.Disputes.List(ctx, scope, limit)
+	after := ""
+	if r.Params.StartingAfter != nil {
+		after = *r.Params.StartingAfter
+	}
+	ds, more, err := a.d.Disputes.List(ctx, scope, after, limit)
 	if err != nil {
 		return nil, err
 	}

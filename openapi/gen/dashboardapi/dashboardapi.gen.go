@@ -1508,6 +1508,10 @@ type ListDeclinedChargesParams struct {
 type ListDisputesParams struct {
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
 // SubmitDisputeEvidenceParams defines parameters for SubmitDisputeEvidence.
@@ -2044,9 +2048,11 @@ type ClientInterface interface {
 	//
 	// The environment's disputes: those that need a response first, the earliest deadline
 	// first, each with the seconds left to respond by the environment's clock; then the
-	// others, newest first. `limit` bounds the list (`has_more` says whether more follow).
+	// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+	// page before; `has_more` says whether more follow).
 	//
-	// **Errors:** 400 `limit_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+	// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
 	ListDisputes(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2993,9 +2999,11 @@ func (c *Client) ListDeclinedCharges(ctx context.Context, env Env, params *ListD
 //
 // The environment's disputes: those that need a response first, the earliest deadline
 // first, each with the seconds left to respond by the environment's clock; then the
-// others, newest first. `limit` bounds the list (`has_more` says whether more follow).
+// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+// page before; `has_more` says whether more follow).
 //
-// **Errors:** 400 `limit_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
 func (c *Client) ListDisputes(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4667,6 +4675,18 @@ func NewListDisputesRequest(server string, env Env, params *ListDisputesParams) 
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6891,9 +6911,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// The environment's disputes: those that need a response first, the earliest deadline
 	// first, each with the seconds left to respond by the environment's clock; then the
-	// others, newest first. `limit` bounds the list (`has_more` says whether more follow).
+	// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+	// page before; `has_more` says whether more follow).
 	//
-	// **Errors:** 400 `limit_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+	// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15395,9 +15417,11 @@ func (c *ClientWithResponses) ListDeclinedChargesWithResponse(ctx context.Contex
 //
 // The environment's disputes: those that need a response first, the earliest deadline
 // first, each with the seconds left to respond by the environment's clock; then the
-// others, newest first. `limit` bounds the list (`has_more` says whether more follow).
+// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+// page before; `has_more` says whether more follow).
 //
-// **Errors:** 400 `limit_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -26444,6 +26468,19 @@ func (siw *ServerInterfaceWrapper) ListDisputes(w http.ResponseWriter, r *http.R
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
 		}
 		return
 	}

@@ -37,7 +37,8 @@ function outcome(d) {
 
 export async function list(ctx) {
   ctx.title('Disputes');
-  const page = await get(`${ctx.base}/disputes${query({ limit: 100 })}`);
+  const after = ctx.query.get('starting_after') || '';
+  const page = await get(`${ctx.base}/disputes${query({ limit: 50, starting_after: after })}`);
   const columns = [
     { label: 'Amount', num: true, cell: (d) => h('a', { href: `${ctx.base}/disputes/${encodeURIComponent(d.id)}`, 'data-dispute': d.id }, money(d.amount, d.currency)) },
     { label: 'Status', cell: (d) => badge(d.status) },
@@ -50,7 +51,17 @@ export async function list(ctx) {
     pageHead('Disputes'),
     h('p', { class: 'hint' }, 'A dispute is a chargeback: the cardholder\'s bank takes the payment back. Disputes that need your response come first; answer each with evidence before its deadline.'),
     table(columns, page.data, 'No disputes.', 'Disputes'),
-    page.has_more ? h('p', { class: 'hint' }, 'Only the first 100 disputes are shown.') : null);
+    pages(ctx, page, after));
+}
+
+// pages links the first page and the next one (the list continues after its last dispute).
+function pages(ctx, page, after) {
+  const links = [];
+  if (after) links.push(h('a', { href: ctx.href({ starting_after: null }), class: 'button', 'data-pager': 'first' }, '← First page'));
+  if (page.has_more && page.data.length) {
+    links.push(h('a', { href: ctx.href({ starting_after: page.data[page.data.length - 1].id }), class: 'button', 'data-pager': 'next', rel: 'next' }, 'Next page →'));
+  }
+  return links.length ? h('nav', { class: 'pager', 'aria-label': 'Pages' }, links) : null;
 }
 
 export async function detail(ctx) {
