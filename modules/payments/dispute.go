@@ -290,6 +290,7 @@ func (d *Dispute) DueAt() *time.Time {
 			t := d.submittedAt.Add(ReviewDelay)
 			return &t
 		}
+	case DisputeWon, DisputeLost: // closed: no due work
 	}
 	return nil
 }
