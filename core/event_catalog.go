@@ -72,9 +72,13 @@ const (
 	// EventChargeRefunded: a refund was issued; { charge_id, session_id, amount_refunded,
 	// amount, currency, reason, fully_refunded } (6.1).
 	EventChargeRefunded EventType = "charge.refunded"
-	// EventChargeDisputeCreated: the buyer's bank opened a dispute (D9); data.object is the
-	// dispute. No channel carries it: it is visible in GET /v1/events.
+	// EventChargeDisputeCreated: the buyer's bank opened a dispute (D9, D16); data.object is
+	// the dispute. Merchant webhooks carry it (D16).
 	EventChargeDisputeCreated EventType = "charge.dispute.created"
+	// EventChargeDisputeUpdated: the merchant saved or submitted evidence (D16).
+	EventChargeDisputeUpdated EventType = "charge.dispute.updated"
+	// EventChargeDisputeClosed: the dispute was won or lost (D16).
+	EventChargeDisputeClosed EventType = "charge.dispute.closed"
 	// EventInvoiceFinalized: the invoice moved from draft to open.
 	EventInvoiceFinalized EventType = "invoice.finalized"
 	// EventInvoicePaid: the customer paid the invoice.
@@ -128,7 +132,9 @@ var eventCatalog = []EventSpec{
 	{EventPaymentIntentRequiresAction, ChannelApp, ObjectPayment},
 	{EventPaymentIntentCanceled, ChannelApp, ObjectPayment},
 	{EventChargeRefunded, ChannelMerchant, ObjectRefund},
-	{EventChargeDisputeCreated, 0, ObjectDispute},
+	{EventChargeDisputeCreated, ChannelMerchant, ObjectDispute},
+	{EventChargeDisputeUpdated, ChannelMerchant, ObjectDispute},
+	{EventChargeDisputeClosed, ChannelMerchant, ObjectDispute},
 	{EventInvoiceFinalized, ChannelMerchant, ObjectInvoice},
 	{EventInvoicePaid, ChannelMerchant, ObjectInvoice},
 	{EventInvoicePaymentFailed, ChannelMerchant | ChannelApp, ObjectInvoice},

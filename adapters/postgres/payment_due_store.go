@@ -172,16 +172,3 @@ func paymentUpdate(rec *payments.Record) (w write, changed bool) {
 		one:  true,
 	}, true
 }
-
-// disputeInsert writes a new dispute; a second one of a payment is refused by its unique key.
-func disputeInsert(d *payments.Dispute) write {
-	ds := d.Snapshot()
-	return write{
-		what: "disputes: insert " + ds.ID,
-		sql: `INSERT INTO disputes
-			(merchant_id, environment, id, payment_id, amount, currency, reason, status, evidence_due_by, created)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		args: []any{ds.Scope.MerchantID, string(ds.Scope.Env), ds.ID, ds.PaymentID, ds.Amount, string(ds.Currency),
-			ds.Reason, string(ds.Status), ds.EvidenceDueBy, ds.Created},
-	}
-}

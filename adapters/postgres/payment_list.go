@@ -41,14 +41,18 @@ func (st *PaymentStore) Summarize(ctx context.Context, scope core.Scope, capture
 		names[i] = string(s)
 	}
 	var rows []struct {
-		Currency string `db:"currency"`
-		Count    int64  `db:"n"`
-		Captured int64  `db:"captured"`
-		Gross    int64  `db:"gross"`
+		Currency      string `db:"currency"`
+		Count         int64  `db:"n"`
+		Captured      int64  `db:"captured"`
+		Gross         int64  `db:"gross"`
+		Disputed      int64  `db:"disputed"`
+		DisputedGross int64  `db:"disputed_gross"`
 	}
 	err := st.db.SelectContext(ctx, &rows, `SELECT currency, count(*) AS n,
 			count(*) FILTER (WHERE status = ANY($3)) AS captured,
-			COALESCE(sum(amount) FILTER (WHERE status = ANY($3)), 0)::bigint AS gross
+			COALESCE(sum(amount) FILTER (WHERE status = ANY($3)), 0)::bigint AS gross,
+			count(*) FILTER (WHERE status = 'disputed') AS disputed,
+			COALESCE(sum(amount) FILTER (WHERE status = 'disputed'), 0)::bigint AS disputed_gross
 		FROM payments WHERE merchant_id = $1 AND environment = $2
 		GROUP BY currency ORDER BY currency`, scope.MerchantID, string(scope.Env), pq.Array(names))
 	if err != nil {
@@ -60,6 +64,10 @@ func (st *PaymentStore) Summarize(ctx context.Context, scope core.Scope, capture
 		s.SucceededCount += r.Captured
 		if r.Captured > 0 {
 			s.Gross = append(s.Gross, core.NewMoney(r.Gross, core.Currency(r.Currency)))
+		}
+		s.DisputedCount += r.Disputed
+		if r.Disputed > 0 {
+			s.Disputed = append(s.Disputed, core.NewMoney(r.DisputedGross, core.Currency(r.Currency)))
 		}
 	}
 	return s, nil

@@ -266,6 +266,10 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				"payments_pkey", []any{m, "test", "pi_1"}, "", true},
 			{"next due payment", `SELECT min(due_at) FROM payments WHERE merchant_id = $1 AND environment = $2 AND due_at <= $3`,
 				"payments_due_scope", []any{m, "test", time.Now()}, "", true},
+			{"next due dispute", `SELECT min(due_at) FROM disputes WHERE merchant_id = $1 AND environment = $2 AND due_at <= $3`,
+				"disputes_due_scope", []any{m, "test", time.Now()}, "", true},
+			{"dispute by id, locked", `SELECT * FROM disputes WHERE merchant_id = $1 AND environment = $2 AND id = $3 FOR UPDATE`,
+				"disputes_pkey", []any{m, "test", "dp_1"}, "", true},
 			{"events listed", `SELECT * FROM events WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
 				` ORDER BY seq DESC LIMIT 11`, "events_scope", []any{m, "test"}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},

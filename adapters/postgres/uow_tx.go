@@ -243,6 +243,26 @@ func (r disputeRepo) Insert(ctx context.Context, d *payments.Dispute) error {
 	return r.q.exec(ctx, disputeInsert(d))
 }
 
+// Lock reads a dispute FOR UPDATE; an unknown one is payments.ErrNoDispute.
+func (r disputeRepo) Lock(ctx context.Context, scope core.Scope, id string) (*payments.Dispute, error) {
+	d, err := lockDispute(ctx, r.q, scope, id)
+	return d, r.q.a.note(err)
+}
+
+// LockDue locks the dispute sweep's disputes, skipping locked ones (lockDueDisputes).
+func (r disputeRepo) LockDue(ctx context.Context, ds []*payments.Dispute) ([]*payments.Dispute, error) {
+	out, err := lockDueDisputes(ctx, r.q, ds)
+	return out, r.q.a.note(err)
+}
+
+// Save writes what changed on a dispute (disputeUpdate); no row is an error.
+func (r disputeRepo) Save(ctx context.Context, d *payments.Dispute) error {
+	if !d.Changed() {
+		return nil
+	}
+	return r.q.exec(ctx, disputeUpdate(d))
+}
+
 // attemptRepo is payments.AttemptRepository on a transaction.
 type attemptRepo Tx
 

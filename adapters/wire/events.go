@@ -140,13 +140,27 @@ func paymentIntentOf(r core.EventRecord) (api.PaymentIntent, error) {
 }
 
 // Dispute renders a dispute (merchant.yaml components.schemas.Dispute, generated once in the
-// shared schemas package): the data.object of charge.dispute.created.
+// shared schemas package): the data.object of charge.dispute.created, charge.dispute.updated
+// and charge.dispute.closed. past_due is what the dispute records (lost for want of evidence);
+// the dashboard also shows an open dispute past its deadline by the scope's clock.
 func Dispute(d *payments.Dispute) api.Dispute {
+	fee := d.Fee()
 	return api.Dispute{
 		Id: d.ID(), Object: api.DisputeObjectDispute, PaymentId: d.PaymentID(), Amount: d.Amount(),
 		Currency: string(d.Currency()), Reason: d.Reason(), Status: api.DisputeStatus(d.Status()),
 		EvidenceDueBy: d.EvidenceDueBy().Unix(), Created: d.Created().Unix(),
+		PastDue: d.PastDue(time.Time{}), EvidenceSubmittedAt: unixOrNil(d.SubmittedAt()), ClosedAt: unixOrNil(d.ClosedAt()),
+		Fee: fee.Amount, FeeEur: fee.EUR, FeeRate: optional(fee.Rate),
 	}
+}
+
+// unixOrNil is t in Unix seconds, or nil.
+func unixOrNil(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	u := t.Unix()
+	return &u
 }
 
 func optional(s string) *string {

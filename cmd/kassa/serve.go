@@ -79,6 +79,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer func() { _ = presence.Close() }()
 	a := wire(db, cfg.CheckoutURL, fees, clockWiring{Owner: presence.ID(), Wait: cfg.ClockWait, Log: log})
+	a.payments.UseRates(rates) // the dispute fee of payments whose fee kept no rate
 	// The keys of requests of the phased shape are held on connections of a pool of their own
 	// (postgres.IdempotencyStore.Hold), so that they never take the main pool from the phases.
 	locks, err := postgres.Open(ctx, cfg.DatabaseURL)

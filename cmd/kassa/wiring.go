@@ -38,6 +38,7 @@ type app struct {
 	payments  *payments.Sweeper
 	attempts  *payments.AttemptSweeper
 	refunds   *payments.Refunder
+	disputes  *payments.Disputes
 	wall      core.Clock
 	events    *events.Service
 	apps      *apps.Service
@@ -139,6 +140,16 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	due.Register("payments settlement and disputes", ps)
+	// The dispute lifecycle (D16): evidence from the dashboard, and the sweep that closes due
+	// disputes (lost at the evidence deadline, decided a day after evidence is submitted),
+	// moving the payment with the dispute in one unit of work; a test clock advance runs it in
+	// time order with the rest (D12).
+	disputes, err := payments.NewDisputes(postgres.NewDisputeStore(db),
+		postgres.Bind(uow, func(tx *postgres.Tx) payments.DisputeTx { return tx }), tc)
+	if err != nil {
+		panic(err) // every argument is given here
+	}
+	due.Register("dispute lifecycle", disputes)
 	// Charge attempts left pending (an outcome that failed to commit, a process that died
 	// during the call) are resolved by asking the processor once they are older than
 	// payments.AttemptGrace (wall-clock time, so a test clock advance has nothing to add).
@@ -172,6 +183,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		payments:  ps,
 		attempts:  as,
 		refunds:   refunder,
+		disputes:  disputes,
 		wall:      clock,
 		events:    events.NewService(postgres.NewEventStore(db)),
 		idem:      postgres.NewIdempotencyStore(db, db), // serve gives the held keys a pool of their own
@@ -184,6 +196,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 var (
 	_ scheduler.NextDuer = (*checkout.Service)(nil)
 	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
+	_ scheduler.NextDuer = (*payments.Disputes)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

@@ -15,6 +15,10 @@ const (
 	EventPaymentIntentRequiresAction          = core.EventPaymentIntentRequiresAction
 	EventPaymentIntentCanceled                = core.EventPaymentIntentCanceled
 	EventChargeRefunded                       = core.EventChargeRefunded
-	// EventChargeDisputeCreated is written by the payments sweep (D9); no channel carries it.
+	// EventChargeDisputeCreated is written by the payments sweep when a dispute opens.
 	EventChargeDisputeCreated = core.EventChargeDisputeCreated
+	// EventChargeDisputeUpdated: evidence was saved or submitted.
+	EventChargeDisputeUpdated = core.EventChargeDisputeUpdated
+	// EventChargeDisputeClosed: the dispute was won or lost.
+	EventChargeDisputeClosed = core.EventChargeDisputeClosed
 )

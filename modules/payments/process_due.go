@@ -31,6 +31,16 @@ type Sweeper struct {
 	uow     ports.UnitOfWorkOf[Tx]
 	settle  map[core.Environment]Settlements
 	charger *Charger
+	// rates converts the dispute fee of a payment whose fee kept no rate (nil: such a
+	// dispute fails to open with ErrFeeRateMissing).
+	rates ports.FXRates
+}
+
+// UseRates gives the sweeper the FX port for the dispute fee of payments whose fee was stored
+// before rates were kept with it (the rate of the fee's rate day). It returns s.
+func (s *Sweeper) UseRates(rates ports.FXRates) *Sweeper {
+	s.rates = rates
+	return s
 }
 
 var _ ports.DueProcessor = (*Sweeper)(nil)
@@ -301,15 +311,26 @@ func (s *Sweeper) handle(ctx context.Context, rec *Record, until time.Time) (han
 	if rec.Payment.Status() == StatusProcessing {
 		return s.settleOne(ctx, rec, until)
 	}
-	return s.openDispute(rec)
+	return s.openDispute(ctx, rec)
 }
 
 // openDispute opens the announced dispute of a due succeeded or partially refunded payment:
 // the payment moves to disputed, the dispute is stored with it, and charge.dispute.created
-// reports it, dated when the dispute opened.
-func (s *Sweeper) openDispute(rec *Record) (handled, error) {
+// reports it, dated when the dispute opened. The dispute fee is converted at the rate locked
+// with the payment's fee; a fee stored before rates were kept takes the FX port's rate of the
+// fee's rate day (read here, outside any transaction).
+func (s *Sweeper) openDispute(ctx context.Context, rec *Record) (handled, error) {
 	p := rec.Payment
 	d, err := rec.OpenDispute()
+	if errors.Is(err, ErrFeeRateMissing) && s.rates != nil {
+		var r ports.Rate
+		if r, err = s.rates.Rate(ctx, p.Fee().RateDate, "EUR", p.Currency()); err == nil {
+			var exact string
+			if exact, err = ExactDecimal(r.Value()); err == nil {
+				d, err = rec.OpenDisputeAtRate(exact, r.Day)
+			}
+		}
+	}
 	if err != nil {
 		return handled{}, fmt.Errorf("payments: dispute %s: %w", p.ID(), err)
 	}

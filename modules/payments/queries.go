@@ -18,7 +18,7 @@ type Lister interface {
 	// it is not empty. A cursor that is not a payment of the scope answers ErrUnknownCursor.
 	List(ctx context.Context, scope core.Scope, q core.ListQuery, status Status) (core.Page[*Payment], error)
 	// Summarize counts the scope's payments and sums, per currency, the amounts of those in
-	// one of the captured statuses.
+	// one of the captured statuses, and counts and sums those disputed apart.
 	Summarize(ctx context.Context, scope core.Scope, captured []Status) (Summary, error)
 	// VolumeByDay sums, per currency and UTC day, the amounts and the number of the scope's
 	// payments in one of the captured statuses created in [from, to).
@@ -28,13 +28,21 @@ type Lister interface {
 // Summary is the scope's payment figures of the dashboard overview.
 type Summary struct {
 	Count int64
-	// SucceededCount counts the payments in one of CapturedStatuses (succeeded, and refunded or
-	// disputed since).
+	// SucceededCount counts the payments in one of SucceededStatuses (succeeded, and refunded
+	// since); a disputed payment is not among them.
 	SucceededCount int64
 	// Gross is, per currency (sorted by code), the sum of the amounts of the payments in one of
-	// CapturedStatuses.
+	// SucceededStatuses.
 	Gross []core.Money
+	// DisputedCount counts the disputed payments (a dispute open, or lost); Disputed sums
+	// their amounts per currency (sorted by code).
+	DisputedCount int64
+	Disputed      []core.Money
 }
+
+// SucceededStatuses are the states the overview counts as succeeded: succeeded, and refunded
+// in part or in full since. A disputed payment is shown apart (Summary.DisputedCount).
+var SucceededStatuses = []Status{StatusSucceeded, StatusPartiallyRefunded, StatusRefunded}
 
 // CapturedStatuses are the states of a payment whose money was taken: succeeded, and the
 // states a succeeded payment can move to (refunds, disputes). Overview figures count these.
@@ -93,7 +101,7 @@ func (q *Queries) Get(ctx context.Context, scope core.Scope, id string) (*Paymen
 
 // Summary returns the scope's overview figures.
 func (q *Queries) Summary(ctx context.Context, scope core.Scope) (Summary, error) {
-	return q.lister.Summarize(ctx, scope, CapturedStatuses)
+	return q.lister.Summarize(ctx, scope, SucceededStatuses)
 }
 
 // FeeBreakdown is how a payment's fee splits (D7). ServiceEUR + PSPEUR = TotalEUR, the fee the

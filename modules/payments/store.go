@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -143,6 +144,40 @@ func (r *Record) OpenDispute() (*Dispute, error) {
 	r.due.DisputeID = d.ID()
 	r.changed |= ChangedState | ChangedDispute
 	return d, nil
+}
+
+// OpenDisputeAtRate is OpenDispute for a payment whose fee kept no rate (ErrFeeRateMissing):
+// the dispute fee is converted at rate (1 EUR in the charge currency, exact decimal),
+// published on day, which the caller read from the FX port for the fee's rate day.
+func (r *Record) OpenDisputeAtRate(rate string, day time.Time) (*Dispute, error) {
+	if r.DisputeOpensAt == nil || r.due.DisputeID != "" {
+		return nil, ErrChargeNotDisputable
+	}
+	fee, err := DisputeFeeFor(r.Payment.Currency(), rate, day)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDisputeOn(r.Payment, r.DisputeReason, *r.DisputeOpensAt, fee)
+	if err != nil {
+		return nil, err
+	}
+	r.due.DisputeID = d.ID()
+	r.changed |= ChangedState | ChangedDispute
+	return d, nil
+}
+
+// CloseDispute closes d, the dispute of this payment, with outcome at `at` (Dispute.Close)
+// and reports the payment's state changed: won returns it to its state before the dispute,
+// lost keeps it disputed.
+func (r *Record) CloseDispute(d *Dispute, outcome DisputeStatus, at time.Time) error {
+	if d.ID() != r.due.DisputeID {
+		return fmt.Errorf("payments: dispute %s is not the one opened on %s", d.ID(), r.Payment.ID())
+	}
+	if err := d.Close(r.Payment, outcome, at); err != nil {
+		return err
+	}
+	r.changed |= ChangedState
+	return nil
 }
 
 // FundsDelay is how long after the charge (or the settlement of a delayed method) funds

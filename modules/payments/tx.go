@@ -44,6 +44,15 @@ type PaymentRepository interface {
 type DisputeRepository interface {
 	// Insert saves a new dispute; a payment has at most one, and a second is an error.
 	Insert(ctx context.Context, d *Dispute) error
+	// Lock reads dispute id of scope and locks it for the rest of the unit of work (FOR
+	// UPDATE). An unknown dispute answers ErrNoDispute.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Dispute, error)
+	// LockDue locks the disputes of ds that no other transaction holds (FOR UPDATE SKIP
+	// LOCKED), in due order, and reads them again; a dispute held elsewhere is left out.
+	LockDue(ctx context.Context, ds []*Dispute) ([]*Dispute, error)
+	// Save writes a dispute read by Lock or LockDue that reports a change (Dispute.Changed)
+	// in one statement that must change its one row; nothing when nothing changed.
+	Save(ctx context.Context, d *Dispute) error
 }
 
 // AttemptRepository keeps charge attempts inside a unit of work. Every method is confined to
@@ -70,6 +79,8 @@ var (
 	ErrAttemptNotFound = errors.New("payments: no such charge attempt")
 	// ErrNotFound: no payment with that id (or of that session) in the scope.
 	ErrNotFound = errors.New("payments: no such payment")
+	// ErrNoDispute: no dispute with that id (or of that payment) in the scope.
+	ErrNoDispute = errors.New("payments: no such dispute")
 	// ErrUnknownCursor: a list cursor that is not a payment of the scope.
 	ErrUnknownCursor = errors.New("payments: the cursor is not a payment of this list")
 )

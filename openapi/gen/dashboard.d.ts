@@ -422,6 +422,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List disputes
+         * @description The environment's disputes: those that need a response first, the earliest deadline
+         *     first, each with the seconds left to respond by the environment's clock; then the
+         *     others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+         *     page before; `has_more` says whether more follow).
+         *
+         *     **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+         *     environment); 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a dispute
+         * @description One dispute with the evidence saved for it and the seconds left to respond.
+         *
+         *     **Errors:** 401 `session_required`; 404 `dispute_not_found` (also for a dispute of
+         *     another merchant or environment); 429 `rate_limited`; 5xx.
+         */
+        get: operations["getDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/disputes/{id}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save or submit evidence
+         * @description Saves the evidence text of a dispute that needs a response. With `submit` true the
+         *     evidence goes to the bank and the dispute moves to `under_review`; without it the text
+         *     is kept as a draft and the dispute still needs a response. Either way
+         *     `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+         *     In the sandbox, evidence containing `winning_evidence` is won one day after it is
+         *     submitted and any other evidence lost; a dispute with no evidence submitted by
+         *     `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+         *
+         *     **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+         *     empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+         *     `dispute_not_accepting_evidence` (under review or closed) or
+         *     `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+         */
+        post: operations["submitDisputeEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/invoices": {
         parameters: {
             query?: never;
@@ -1489,6 +1583,63 @@ export interface components {
             date: string;
         };
         /**
+         * @description A dispute as the dashboard shows it: the merchant API's dispute with the evidence saved
+         *     for it and the time left to respond.
+         */
+        DashboardDispute: {
+            /**
+             * Format: int64
+             * @description Disputed amount in minor units (the whole payment).
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description When the dispute was won or lost; null while open.
+             */
+            closed_at: number | null;
+            /** Format: int64 */
+            created: number;
+            currency: string;
+            /** @description The evidence saved or submitted ("" when none). */
+            evidence: string;
+            /**
+             * Format: int64
+             * @description Unix seconds until which evidence can be submitted (7 days after opening).
+             */
+            evidence_due_by: number;
+            /** Format: int64 */
+            evidence_submitted_at: number | null;
+            /**
+             * Format: int64
+             * @description The dispute fee in minor units of `currency` (15.00 EUR at the charge day's rate); returned when won.
+             */
+            fee: number;
+            /**
+             * Format: int64
+             * @description The dispute fee in EUR cents.
+             */
+            fee_eur: number;
+            /** @description 1 EUR in `currency`, the rate the fee was converted at. */
+            fee_rate: string | null;
+            /** @description Identifier, prefix `dp_`. */
+            id: string;
+            /** @enum {string} */
+            object: "dispute";
+            /** @description True when the deadline passed with no evidence submitted. */
+            past_due: boolean;
+            /** @description The disputed payment (`py_…`). */
+            payment_id: string;
+            /** @description The bank's reason, e.g. `fraudulent`. */
+            reason: string;
+            /**
+             * Format: int64
+             * @description Seconds until `evidence_due_by` by the environment's clock while the dispute needs a response; null otherwise.
+             */
+            seconds_left: number | null;
+            /** @enum {string} */
+            status: "needs_response" | "under_review" | "won" | "lost";
+        };
+        /**
          * @description A merchant environment.
          * @enum {string}
          */
@@ -1601,6 +1752,23 @@ export interface components {
             object: components["schemas"]["ListObject"];
             url: string;
         };
+        DisputeEvidence: {
+            /**
+             * @description Send the evidence to the bank (the dispute moves to `under_review`); false keeps it as a draft.
+             * @default false
+             */
+            submit: boolean;
+            /** @description The evidence, at most 20000 characters. */
+            text: string;
+        };
+        /** @description The disputes, those that need a response first. */
+        DisputeList: {
+            data: components["schemas"]["DashboardDispute"][];
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list. */
+            url: string;
+        };
         /**
          * @description The environment, decided by the key used: `test` (sandbox) or `live`.
          * @enum {string}
@@ -1667,7 +1835,8 @@ export interface components {
          *       `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
          *       the `CheckoutSession` with its `payment` embedded as it is after the change (a
          *       failed SEPA debit carries `failure_code` and `failure_message` on the payment).
-         *     - `charge.dispute.created`: the `Dispute`.
+         *     - `charge.dispute.created`, `charge.dispute.updated`, `charge.dispute.closed`: the
+         *       `Dispute` as it is after the change.
          *     - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
          *     - `checkout.session.refunded` (app events; listed here, never sent to merchant
          *       webhooks): `CheckoutSessionRefund`.
@@ -1987,11 +2156,18 @@ export interface components {
              * @description Payments of the environment, any status.
              */
             count: number;
+            /** @description Per currency (sorted by code), the sum of the amounts of the disputed payments. */
+            disputed: components["schemas"]["Money"][];
+            /**
+             * Format: int64
+             * @description Payments that are disputed now (a dispute open, or lost).
+             */
+            disputed_count: number;
             /** @description Per currency (sorted by code), the sum of the amounts of those payments. */
             gross: components["schemas"]["Money"][];
             /**
              * Format: int64
-             * @description Payments that succeeded (now `succeeded`, refunded or disputed included).
+             * @description Payments that succeeded (now `succeeded`, or refunded since); disputed payments are counted apart.
              */
             succeeded_count: number;
         };
@@ -2098,6 +2274,8 @@ export interface components {
             name: string;
         };
         PaymentDetail: {
+            /** @description The dispute opened on the payment; null when there is none. */
+            dispute: components["schemas"]["DashboardDispute"] | null;
             /** @description Events about the payment, its checkout session or its refunds, newest first (at most 100). */
             events: components["schemas"]["Event"][];
             /**
@@ -3636,6 +3814,139 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The disputes. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDispute"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    submitDisputeEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "submit": true,
+                 *       "text": "The customer signed for the delivery on 2026-11-20; tracking number 00340434161094042557."
+                 *     }
+                 */
+                "application/json": components["schemas"]["DisputeEvidence"];
+            };
+        };
+        responses: {
+            /** @description The dispute as saved. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDispute"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -34,6 +34,7 @@ type DashboardDeps struct {
 	Events    *events.Service
 	Payments  *payments.Queries
 	Refunds   *payments.Refunder // nil: refunds answer 500
+	Disputes  *payments.Disputes // nil: disputes answer 500 (and payments show none)
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
 	Apps      *apps.Service
 	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list

@@ -68,13 +68,17 @@ func (a *dashboardAPI) GetOverview(ctx context.Context, r dash.GetOverviewReques
 	out := dash.Overview{
 		Environment: dash.DashboardEnvironment(scope.Env),
 		Payments: dash.OverviewPayments{Count: sum.Count, SucceededCount: sum.SucceededCount,
-			Gross: make([]dash.Money, 0, len(sum.Gross))},
+			Gross: make([]dash.Money, 0, len(sum.Gross)), DisputedCount: sum.DisputedCount,
+			Disputed: make([]dash.Money, 0, len(sum.Disputed))},
 		RecentPayments:        make([]dash.Payment, 0, len(recent.Items)),
 		OpenSessionsCount:     open,
 		WebhookEndpointsCount: endpoints,
 	}
 	for _, g := range sum.Gross {
 		out.Payments.Gross = append(out.Payments.Gross, dash.Money{Currency: string(g.Currency()), Amount: g.Amount()})
+	}
+	for _, d := range sum.Disputed {
+		out.Payments.Disputed = append(out.Payments.Disputed, dash.Money{Currency: string(d.Currency()), Amount: d.Amount()})
 	}
 	for _, p := range recent.Items {
 		out.RecentPayments = append(out.RecentPayments, render.Payment(p))
@@ -162,11 +166,18 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
-	// The events about the payment, its session and its refunds (charge.refunded is about
-	// the refund).
+	dispute, err := a.paymentDispute(ctx, scope, p.ID())
+	if err != nil {
+		return nil, err
+	}
+	// The events about the payment, its session, its refunds (charge.refunded is about the
+	// refund) and its dispute (charge.dispute.* are about the dispute).
 	about := []string{p.ID(), sessionID}
 	for _, r := range refunds {
 		about = append(about, r.Id)
+	}
+	if dispute != nil {
+		about = append(about, dispute.Id)
 	}
 	evs, err := a.d.Events.About(ctx, scope, about...)
 	if err != nil {
@@ -177,6 +188,7 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		FeeBreakdown: breakdown,
 		Events:       make([]dash.Event, 0, len(evs)),
 		Refunds:      refunds,
+		Dispute:      dispute,
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)

@@ -76,7 +76,7 @@ func TestLiveIsNotGreen(t *testing.T) {
 // Every status word the APIs answer has a badge of its own, and failed and disputed differ.
 func TestBadgesPerState(t *testing.T) {
 	for _, s := range []string{"succeeded", "processing", "failed", "disputed", "refunded", "partially_refunded",
-		"canceled", "expired", "open", "complete", "declined", "pending"} {
+		"canceled", "expired", "open", "complete", "declined", "pending", "needs_response", "under_review", "won", "lost"} {
 		if !strings.Contains(string(css), ".badge-"+s) {
 			t.Errorf("no .badge-%s in %s", s, FileName)
 		}

@@ -349,6 +349,40 @@ func (r fakeDisputes) Insert(_ context.Context, d *payments.Dispute) error {
 	return nil
 }
 
+func (r fakeDisputes) Lock(_ context.Context, scope core.Scope, id string) (*payments.Dispute, error) {
+	for _, e := range r.f.disputes {
+		if e.ID() == id && e.Scope() == scope {
+			return payments.RestoreDispute(e.Snapshot()), nil
+		}
+	}
+	return nil, payments.ErrNoDispute
+}
+
+func (r fakeDisputes) LockDue(_ context.Context, ds []*payments.Dispute) ([]*payments.Dispute, error) {
+	var out []*payments.Dispute
+	for _, d := range ds {
+		for _, e := range r.f.disputes {
+			if e.ID() == d.ID() && e.Scope() == d.Scope() {
+				out = append(out, payments.RestoreDispute(e.Snapshot()))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r fakeDisputes) Save(_ context.Context, d *payments.Dispute) error {
+	if !d.Changed() {
+		return nil
+	}
+	for i, e := range r.f.disputes {
+		if e.ID() == d.ID() && e.Scope() == d.Scope() {
+			r.f.disputes[i] = payments.RestoreDispute(d.Snapshot())
+			return nil
+		}
+	}
+	return errors.New("paymentstest: save of an unknown dispute")
+}
+
 type fakeAttempts struct{ f *Fake }
 
 func (r fakeAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error {

@@ -81,6 +81,45 @@ func (e DailyVolumeObject) Valid() bool {
 	}
 }
 
+// Defines values for DashboardDisputeObject.
+const (
+	DashboardDisputeObjectDispute DashboardDisputeObject = "dispute"
+)
+
+// Valid indicates whether the value is a known member of the DashboardDisputeObject enum.
+func (e DashboardDisputeObject) Valid() bool {
+	switch e {
+	case DashboardDisputeObjectDispute:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DashboardDisputeStatus.
+const (
+	DashboardDisputeStatusLost          DashboardDisputeStatus = "lost"
+	DashboardDisputeStatusNeedsResponse DashboardDisputeStatus = "needs_response"
+	DashboardDisputeStatusUnderReview   DashboardDisputeStatus = "under_review"
+	DashboardDisputeStatusWon           DashboardDisputeStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the DashboardDisputeStatus enum.
+func (e DashboardDisputeStatus) Valid() bool {
+	switch e {
+	case DashboardDisputeStatusLost:
+		return true
+	case DashboardDisputeStatusNeedsResponse:
+		return true
+	case DashboardDisputeStatusUnderReview:
+		return true
+	case DashboardDisputeStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -619,6 +658,57 @@ type DailyVolumeDay struct {
 	Date openapi_types.Date `json:"date"`
 }
 
+// DashboardDispute A dispute as the dashboard shows it: the merchant API's dispute with the evidence saved
+// for it and the time left to respond.
+type DashboardDispute struct {
+	// Amount Disputed amount in minor units (the whole payment).
+	Amount int64 `json:"amount"`
+
+	// ClosedAt When the dispute was won or lost; null while open.
+	ClosedAt *int64 `json:"closed_at"`
+	Created  int64  `json:"created"`
+	Currency string `json:"currency"`
+
+	// Evidence The evidence saved or submitted ("" when none).
+	Evidence string `json:"evidence"`
+
+	// EvidenceDueBy Unix seconds until which evidence can be submitted (7 days after opening).
+	EvidenceDueBy       int64  `json:"evidence_due_by"`
+	EvidenceSubmittedAt *int64 `json:"evidence_submitted_at"`
+
+	// Fee The dispute fee in minor units of `currency` (15.00 EUR at the charge day's rate); returned when won.
+	Fee int64 `json:"fee"`
+
+	// FeeEur The dispute fee in EUR cents.
+	FeeEur int64 `json:"fee_eur"`
+
+	// FeeRate 1 EUR in `currency`, the rate the fee was converted at.
+	FeeRate *string `json:"fee_rate"`
+
+	// Id Identifier, prefix `dp_`.
+	Id     string                 `json:"id"`
+	Object DashboardDisputeObject `json:"object"`
+
+	// PastDue True when the deadline passed with no evidence submitted.
+	PastDue bool `json:"past_due"`
+
+	// PaymentId The disputed payment (`py_…`).
+	PaymentId string `json:"payment_id"`
+
+	// Reason The bank's reason, e.g. `fraudulent`.
+	Reason string `json:"reason"`
+
+	// SecondsLeft Seconds until `evidence_due_by` by the environment's clock while the dispute needs a response; null otherwise.
+	SecondsLeft *int64                 `json:"seconds_left"`
+	Status      DashboardDisputeStatus `json:"status"`
+}
+
+// DashboardDisputeObject defines model for DashboardDispute.Object.
+type DashboardDisputeObject string
+
+// DashboardDisputeStatus defines model for DashboardDispute.Status.
+type DashboardDisputeStatus string
+
 // DashboardEnvironment A merchant environment.
 type DashboardEnvironment string
 
@@ -776,6 +866,27 @@ type DeclinedChargeList struct {
 	Url    string     `json:"url"`
 }
 
+// DisputeEvidence defines model for DisputeEvidence.
+type DisputeEvidence struct {
+	// Submit Send the evidence to the bank (the dispute moves to `under_review`); false keeps it as a draft.
+	Submit *bool `json:"submit,omitempty"`
+
+	// Text The evidence, at most 20000 characters.
+	Text string `json:"text"`
+}
+
+// DisputeList The disputes, those that need a response first.
+type DisputeList struct {
+	Data    []DashboardDispute `json:"data"`
+	HasMore bool               `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
 type Environment = externalRef0.Environment
 
@@ -806,7 +917,8 @@ type ErrorType = externalRef0.ErrorType
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
-//   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.dispute.created`, `charge.dispute.updated`, `charge.dispute.closed`: the
+//     `Dispute` as it is after the change.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
 //   - `checkout.session.refunded` (app events; listed here, never sent to merchant
 //     webhooks): `CheckoutSessionRefund`.
@@ -972,10 +1084,16 @@ type OverviewPayments struct {
 	// Count Payments of the environment, any status.
 	Count int64 `json:"count"`
 
+	// Disputed Per currency (sorted by code), the sum of the amounts of the disputed payments.
+	Disputed []Money `json:"disputed"`
+
+	// DisputedCount Payments that are disputed now (a dispute open, or lost).
+	DisputedCount int64 `json:"disputed_count"`
+
 	// Gross Per currency (sorted by code), the sum of the amounts of those payments.
 	Gross []Money `json:"gross"`
 
-	// SucceededCount Payments that succeeded (now `succeeded`, refunded or disputed included).
+	// SucceededCount Payments that succeeded (now `succeeded`, or refunded since); disputed payments are counted apart.
 	SucceededCount int64 `json:"succeeded_count"`
 }
 
@@ -993,6 +1111,9 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
+	// Dispute The dispute opened on the payment; null when there is none.
+	Dispute *DashboardDispute `json:"dispute"`
+
 	// Events Events about the payment, its checkout session or its refunds, newest first (at most 100).
 	Events []Event `json:"events"`
 
@@ -1548,6 +1669,35 @@ type ListDeclinedChargesParams struct {
 	Session *string `form:"session,omitempty" json:"session,omitempty"`
 }
 
+// ListDisputesParams defines parameters for ListDisputes.
+type ListDisputesParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
+// SubmitDisputeEvidenceParams defines parameters for SubmitDisputeEvidence.
+type SubmitDisputeEvidenceParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListInvoicesParams defines parameters for ListInvoices.
 type ListInvoicesParams struct {
 	// Status Only invoices in this state.
@@ -1778,6 +1928,9 @@ type AdvanceDashboardTestClockJSONRequestBody = TestClockAdvance
 
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = ApiKeyCreate
+
+// SubmitDisputeEvidenceJSONRequestBody defines body for SubmitDisputeEvidence for application/json ContentType.
+type SubmitDisputeEvidenceJSONRequestBody = DisputeEvidence
 
 // CreateInvoiceJSONRequestBody defines body for CreateInvoice for application/json ContentType.
 type CreateInvoiceJSONRequestBody = DashboardInvoiceCreate
@@ -2177,6 +2330,71 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
 	ListDeclinedCharges(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDisputes List disputes
+	//
+	// The environment's disputes: those that need a response first, the earliest deadline
+	// first, each with the seconds left to respond by the environment's clock; then the
+	// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+	// page before; `has_more` says whether more follow).
+	//
+	// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+	// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
+	ListDisputes(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDispute Get a dispute
+	//
+	// One dispute with the evidence saved for it and the seconds left to respond.
+	//
+	// **Errors:** 401 `session_required`; 404 `dispute_not_found` (also for a dispute of
+	// another merchant or environment); 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/disputes/{id} (the `GetDispute` operationId).
+	GetDispute(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitDisputeEvidenceWithBody Save or submit evidence
+	//
+	// Saves the evidence text of a dispute that needs a response. With `submit` true the
+	// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+	// is kept as a draft and the dispute still needs a response. Either way
+	// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+	// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+	// submitted and any other evidence lost; a dispute with no evidence submitted by
+	// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+	//
+	// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+	// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `dispute_not_accepting_evidence` (under review or closed) or
+	// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+	SubmitDisputeEvidenceWithBody(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitDisputeEvidence Save or submit evidence
+	//
+	// Saves the evidence text of a dispute that needs a response. With `submit` true the
+	// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+	// is kept as a draft and the dispute still needs a response. Either way
+	// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+	// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+	// submitted and any other evidence lost; a dispute with no evidence submitted by
+	// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+	//
+	// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+	// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `dispute_not_accepting_evidence` (under review or closed) or
+	// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+	SubmitDisputeEvidence(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, body SubmitDisputeEvidenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInvoices List invoices
 	//
@@ -3241,6 +3459,111 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *List
 // Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
 func (c *Client) ListDeclinedCharges(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListDeclinedChargesRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDisputes List disputes
+//
+// The environment's disputes: those that need a response first, the earliest deadline
+// first, each with the seconds left to respond by the environment's clock; then the
+// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+// page before; `has_more` says whether more follow).
+//
+// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
+func (c *Client) ListDisputes(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDisputesRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDispute Get a dispute
+//
+// One dispute with the evidence saved for it and the seconds left to respond.
+//
+// **Errors:** 401 `session_required`; 404 `dispute_not_found` (also for a dispute of
+// another merchant or environment); 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/disputes/{id} (the `GetDispute` operationId).
+func (c *Client) GetDispute(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDisputeRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitDisputeEvidenceWithBody Save or submit evidence
+//
+// Saves the evidence text of a dispute that needs a response. With `submit` true the
+// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+// is kept as a draft and the dispute still needs a response. Either way
+// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+// submitted and any other evidence lost; a dispute with no evidence submitted by
+// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+//
+// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `dispute_not_accepting_evidence` (under review or closed) or
+// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+func (c *Client) SubmitDisputeEvidenceWithBody(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitDisputeEvidenceRequestWithBody(c.Server, env, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitDisputeEvidence Save or submit evidence
+//
+// Saves the evidence text of a dispute that needs a response. With `submit` true the
+// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+// is kept as a draft and the dispute still needs a response. Either way
+// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+// submitted and any other evidence lost; a dispute with no evidence submitted by
+// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+//
+// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `dispute_not_accepting_evidence` (under review or closed) or
+// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+func (c *Client) SubmitDisputeEvidence(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, body SubmitDisputeEvidenceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitDisputeEvidenceRequest(c.Server, env, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4988,6 +5311,189 @@ func NewListDeclinedChargesRequest(server string, env Env, params *ListDeclinedC
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDisputesRequest constructs an http.Request for the ListDisputes method
+func NewListDisputesRequest(server string, env Env, params *ListDisputesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/disputes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDisputeRequest constructs an http.Request for the GetDispute method
+func NewGetDisputeRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/disputes/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSubmitDisputeEvidenceRequest calls the generic SubmitDisputeEvidence builder with application/json body
+func NewSubmitDisputeEvidenceRequest(server string, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, body SubmitDisputeEvidenceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitDisputeEvidenceRequestWithBody(server, env, id, params, "application/json", bodyReader)
+}
+
+// NewSubmitDisputeEvidenceRequestWithBody constructs an http.Request for the SubmitDisputeEvidence method, with any body, and a specified content type
+func NewSubmitDisputeEvidenceRequestWithBody(server string, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/disputes/%s/evidence", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -7254,6 +7760,75 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/declined_charges (the `ListDeclinedCharges` operationId).
 	ListDeclinedChargesWithResponse(ctx context.Context, env Env, params *ListDeclinedChargesParams, reqEditors ...RequestEditorFn) (*ListDeclinedChargesResponse, error)
+
+	// ListDisputesWithResponse List disputes
+	//
+	// The environment's disputes: those that need a response first, the earliest deadline
+	// first, each with the seconds left to respond by the environment's clock; then the
+	// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+	// page before; `has_more` says whether more follow).
+	//
+	// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+	// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
+	ListDisputesWithResponse(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*ListDisputesResponse, error)
+
+	// GetDisputeWithResponse Get a dispute
+	//
+	// One dispute with the evidence saved for it and the seconds left to respond.
+	//
+	// **Errors:** 401 `session_required`; 404 `dispute_not_found` (also for a dispute of
+	// another merchant or environment); 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/disputes/{id} (the `GetDispute` operationId).
+	GetDisputeWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetDisputeResponse, error)
+
+	// SubmitDisputeEvidenceWithBodyWithResponse Save or submit evidence
+	//
+	// Saves the evidence text of a dispute that needs a response. With `submit` true the
+	// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+	// is kept as a draft and the dispute still needs a response. Either way
+	// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+	// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+	// submitted and any other evidence lost; a dispute with no evidence submitted by
+	// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+	//
+	// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+	// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `dispute_not_accepting_evidence` (under review or closed) or
+	// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+	SubmitDisputeEvidenceWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitDisputeEvidenceResponse, error)
+
+	// SubmitDisputeEvidenceWithResponse Save or submit evidence
+	//
+	// Saves the evidence text of a dispute that needs a response. With `submit` true the
+	// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+	// is kept as a draft and the dispute still needs a response. Either way
+	// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+	// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+	// submitted and any other evidence lost; a dispute with no evidence submitted by
+	// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+	//
+	// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+	// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+	// `dispute_not_accepting_evidence` (under review or closed) or
+	// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+	SubmitDisputeEvidenceWithResponse(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, body SubmitDisputeEvidenceJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitDisputeEvidenceResponse, error)
 
 	// ListInvoicesWithResponse List invoices
 	//
@@ -10179,6 +10754,444 @@ func (r ListDeclinedChargesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListDeclinedChargesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDisputesResponse200Headers the declared response headers of an HTTP 200 response for ListDisputes
+type ListDisputesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse400Headers the declared response headers of an HTTP 400 response for ListDisputes
+type ListDisputesResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListDisputesResponse401Headers the declared response headers of an HTTP 401 response for ListDisputes
+type ListDisputesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse429Headers the declared response headers of an HTTP 429 response for ListDisputes
+type ListDisputesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListDisputesResponse500Headers the declared response headers of an HTTP 500 response for ListDisputes
+type ListDisputesResponse500Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse503Headers the declared response headers of an HTTP 503 response for ListDisputes
+type ListDisputesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListDisputesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DisputeList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDisputesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDisputesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDisputesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDisputesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDisputesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDisputesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDisputesResponse) GetJSON200() *DisputeList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDisputesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDisputesResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDisputesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDisputesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDisputesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDisputesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDisputesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDisputesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDisputesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDisputeResponse200Headers the declared response headers of an HTTP 200 response for GetDispute
+type GetDisputeResponse200Headers struct {
+	RequestId *string
+}
+
+// GetDisputeResponse400Headers the declared response headers of an HTTP 400 response for GetDispute
+type GetDisputeResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDisputeResponse401Headers the declared response headers of an HTTP 401 response for GetDispute
+type GetDisputeResponse401Headers struct {
+	RequestId *string
+}
+
+// GetDisputeResponse404Headers the declared response headers of an HTTP 404 response for GetDispute
+type GetDisputeResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDisputeResponse429Headers the declared response headers of an HTTP 429 response for GetDispute
+type GetDisputeResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetDisputeResponse500Headers the declared response headers of an HTTP 500 response for GetDispute
+type GetDisputeResponse500Headers struct {
+	RequestId *string
+}
+
+// GetDisputeResponse503Headers the declared response headers of an HTTP 503 response for GetDispute
+type GetDisputeResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetDisputeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DashboardDispute
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDisputeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDisputeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDisputeResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDisputeResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDisputeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDisputeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDisputeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDisputeResponse) GetJSON200() *DashboardDispute {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDisputeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDisputeResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDisputeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDisputeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDisputeResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDisputeResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDisputeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDisputeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDisputeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDisputeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SubmitDisputeEvidenceResponse200Headers the declared response headers of an HTTP 200 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse200Headers struct {
+	RequestId *string
+}
+
+// SubmitDisputeEvidenceResponse400Headers the declared response headers of an HTTP 400 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SubmitDisputeEvidenceResponse401Headers the declared response headers of an HTTP 401 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse401Headers struct {
+	RequestId *string
+}
+
+// SubmitDisputeEvidenceResponse403Headers the declared response headers of an HTTP 403 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SubmitDisputeEvidenceResponse404Headers the declared response headers of an HTTP 404 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SubmitDisputeEvidenceResponse409Headers the declared response headers of an HTTP 409 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SubmitDisputeEvidenceResponse422Headers the declared response headers of an HTTP 422 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// SubmitDisputeEvidenceResponse429Headers the declared response headers of an HTTP 429 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// SubmitDisputeEvidenceResponse500Headers the declared response headers of an HTTP 500 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse500Headers struct {
+	RequestId *string
+}
+
+// SubmitDisputeEvidenceResponse503Headers the declared response headers of an HTTP 503 response for SubmitDisputeEvidence
+type SubmitDisputeEvidenceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type SubmitDisputeEvidenceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DashboardDispute
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SubmitDisputeEvidenceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SubmitDisputeEvidenceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SubmitDisputeEvidenceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SubmitDisputeEvidenceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SubmitDisputeEvidenceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitDisputeEvidenceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SubmitDisputeEvidenceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitDisputeEvidenceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SubmitDisputeEvidenceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitDisputeEvidenceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON200() *DashboardDispute {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmitDisputeEvidenceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitDisputeEvidenceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitDisputeEvidenceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitDisputeEvidenceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitDisputeEvidenceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16110,6 +17123,99 @@ func (c *ClientWithResponses) ListDeclinedChargesWithResponse(ctx context.Contex
 	return ParseListDeclinedChargesResponse(rsp)
 }
 
+// ListDisputesWithResponse List disputes
+//
+// The environment's disputes: those that need a response first, the earliest deadline
+// first, each with the seconds left to respond by the environment's clock; then the
+// others, newest first. Paged with `limit` and `starting_after` (the last dispute of the
+// page before; `has_more` says whether more follow).
+//
+// **Errors:** 400 `limit_invalid`, `starting_after_invalid` (not a dispute of this
+// environment); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/disputes (the `ListDisputes` operationId).
+func (c *ClientWithResponses) ListDisputesWithResponse(ctx context.Context, env Env, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*ListDisputesResponse, error) {
+	rsp, err := c.ListDisputes(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDisputesResponse(rsp)
+}
+
+// GetDisputeWithResponse Get a dispute
+//
+// One dispute with the evidence saved for it and the seconds left to respond.
+//
+// **Errors:** 401 `session_required`; 404 `dispute_not_found` (also for a dispute of
+// another merchant or environment); 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/disputes/{id} (the `GetDispute` operationId).
+func (c *ClientWithResponses) GetDisputeWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetDisputeResponse, error) {
+	rsp, err := c.GetDispute(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDisputeResponse(rsp)
+}
+
+// SubmitDisputeEvidenceWithBodyWithResponse Save or submit evidence
+//
+// Saves the evidence text of a dispute that needs a response. With `submit` true the
+// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+// is kept as a draft and the dispute still needs a response. Either way
+// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+// submitted and any other evidence lost; a dispute with no evidence submitted by
+// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+//
+// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `dispute_not_accepting_evidence` (under review or closed) or
+// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+func (c *ClientWithResponses) SubmitDisputeEvidenceWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitDisputeEvidenceResponse, error) {
+	rsp, err := c.SubmitDisputeEvidenceWithBody(ctx, env, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitDisputeEvidenceResponse(rsp)
+}
+
+// SubmitDisputeEvidenceWithResponse Save or submit evidence
+//
+// Saves the evidence text of a dispute that needs a response. With `submit` true the
+// evidence goes to the bank and the dispute moves to `under_review`; without it the text
+// is kept as a draft and the dispute still needs a response. Either way
+// `charge.dispute.updated` is sent to webhooks. The text is at most 20000 characters.
+// In the sandbox, evidence containing `winning_evidence` is won one day after it is
+// submitted and any other evidence lost; a dispute with no evidence submitted by
+// `evidence_due_by` is lost then. With an `Idempotency-Key` a double submit saves once.
+//
+// **Errors:** 400 `evidence_too_long` (param `text`), `evidence_missing` (submitting an
+// empty text); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `dispute_not_found`; 409 `idempotency_error`; 422 `invalid_state` with
+// `dispute_not_accepting_evidence` (under review or closed) or
+// `evidence_window_closed` (after `evidence_due_by`); 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/disputes/{id}/evidence (the `SubmitDisputeEvidence` operationId).
+func (c *ClientWithResponses) SubmitDisputeEvidenceWithResponse(ctx context.Context, env Env, id ObjectId, params *SubmitDisputeEvidenceParams, body SubmitDisputeEvidenceJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitDisputeEvidenceResponse, error) {
+	rsp, err := c.SubmitDisputeEvidence(ctx, env, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitDisputeEvidenceResponse(rsp)
+}
+
 // ListInvoicesWithResponse List invoices
 //
 // The environment's invoices, newest first, optionally of one `status`.
@@ -19787,6 +20893,561 @@ func ParseListDeclinedChargesResponse(rsp *http.Response) (*ListDeclinedChargesR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListDeclinedChargesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDisputesResponse parses an HTTP response from a ListDisputesWithResponse call
+func ParseListDisputesResponse(rsp *http.Response) (*ListDisputesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDisputesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DisputeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDisputesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDisputesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDisputesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDisputesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDisputesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDisputesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDisputeResponse parses an HTTP response from a GetDisputeWithResponse call
+func ParseGetDisputeResponse(rsp *http.Response) (*GetDisputeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDisputeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DashboardDispute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDisputeResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDisputeResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDisputeResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDisputeResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDisputeResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDisputeResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDisputeResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSubmitDisputeEvidenceResponse parses an HTTP response from a SubmitDisputeEvidenceWithResponse call
+func ParseSubmitDisputeEvidenceResponse(rsp *http.Response) (*SubmitDisputeEvidenceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitDisputeEvidenceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DashboardDispute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SubmitDisputeEvidenceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SubmitDisputeEvidenceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SubmitDisputeEvidenceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SubmitDisputeEvidenceResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SubmitDisputeEvidenceResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitDisputeEvidenceResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers SubmitDisputeEvidenceResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitDisputeEvidenceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SubmitDisputeEvidenceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SubmitDisputeEvidenceResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -26857,6 +28518,15 @@ type ServerInterface interface {
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(w http.ResponseWriter, r *http.Request, env Env, params ListDeclinedChargesParams)
+	// ListDisputes List disputes
+	// (GET /api/v1/{env}/disputes)
+	ListDisputes(w http.ResponseWriter, r *http.Request, env Env, params ListDisputesParams)
+	// GetDispute Get a dispute
+	// (GET /api/v1/{env}/disputes/{id})
+	GetDispute(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// SubmitDisputeEvidence Save or submit evidence
+	// (POST /api/v1/{env}/disputes/{id}/evidence)
+	SubmitDisputeEvidence(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params SubmitDisputeEvidenceParams)
 	// ListInvoices List invoices
 	// (GET /api/v1/{env}/invoices)
 	ListInvoices(w http.ResponseWriter, r *http.Request, env Env, params ListInvoicesParams)
@@ -27498,6 +29168,155 @@ func (siw *ServerInterfaceWrapper) ListDeclinedCharges(w http.ResponseWriter, r 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListDeclinedCharges(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListDisputes operation middleware
+func (siw *ServerInterfaceWrapper) ListDisputes(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDisputesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListDisputes(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDispute operation middleware
+func (siw *ServerInterfaceWrapper) GetDispute(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDispute(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SubmitDisputeEvidence operation middleware
+func (siw *ServerInterfaceWrapper) SubmitDisputeEvidence(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubmitDisputeEvidenceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SubmitDisputeEvidence(w, r, env, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -29209,6 +31028,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes", wrapper.ListDisputes)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes/{id}", wrapper.GetDispute)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/disputes/{id}/evidence", wrapper.SubmitDisputeEvidence)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/invoices", wrapper.ListInvoices)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/invoices", wrapper.CreateInvoice)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/{env}/invoices/{id}", wrapper.DeleteInvoice)
@@ -31909,6 +33731,497 @@ func (response ListDeclinedCharges500JSONResponse) VisitListDeclinedChargesRespo
 type ListDeclinedCharges503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response ListDeclinedCharges503JSONResponse) VisitListDeclinedChargesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputesRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListDisputesParams
+}
+
+type ListDisputesResponseObject interface {
+	VisitListDisputesResponse(w http.ResponseWriter) error
+}
+
+type ListDisputes200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListDisputes200JSONResponse struct {
+	Body    DisputeList
+	Headers ListDisputes200ResponseHeaders
+}
+
+func (response ListDisputes200JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListDisputes400JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListDisputes401JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListDisputes429JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListDisputes500JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListDisputes503JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDisputeRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetDisputeResponseObject interface {
+	VisitGetDisputeResponse(w http.ResponseWriter) error
+}
+
+type GetDispute200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDispute200JSONResponse struct {
+	Body    DashboardDispute
+	Headers GetDispute200ResponseHeaders
+}
+
+func (response GetDispute200JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetDispute400JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetDispute401JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetDispute404JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDispute429JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDispute500JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDispute503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetDispute503JSONResponse) VisitGetDisputeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidenceRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params SubmitDisputeEvidenceParams
+	Body   *SubmitDisputeEvidenceJSONRequestBody
+}
+
+type SubmitDisputeEvidenceResponseObject interface {
+	VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error
+}
+
+type SubmitDisputeEvidence200ResponseHeaders struct {
+	RequestId *string
+}
+
+type SubmitDisputeEvidence200JSONResponse struct {
+	Body    DashboardDispute
+	Headers SubmitDisputeEvidence200ResponseHeaders
+}
+
+func (response SubmitDisputeEvidence200JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SubmitDisputeEvidence400JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response SubmitDisputeEvidence401JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response SubmitDisputeEvidence403JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response SubmitDisputeEvidence404JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence409JSONResponse struct{ ConflictJSONResponse }
+
+func (response SubmitDisputeEvidence409JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response SubmitDisputeEvidence422JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SubmitDisputeEvidence429JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response SubmitDisputeEvidence500JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitDisputeEvidence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response SubmitDisputeEvidence503JSONResponse) VisitSubmitDisputeEvidenceResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -38206,6 +40519,15 @@ type StrictServerInterface interface {
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(ctx context.Context, request ListDeclinedChargesRequestObject) (ListDeclinedChargesResponseObject, error)
+	// ListDisputes List disputes
+	// (GET /api/v1/{env}/disputes)
+	ListDisputes(ctx context.Context, request ListDisputesRequestObject) (ListDisputesResponseObject, error)
+	// GetDispute Get a dispute
+	// (GET /api/v1/{env}/disputes/{id})
+	GetDispute(ctx context.Context, request GetDisputeRequestObject) (GetDisputeResponseObject, error)
+	// SubmitDisputeEvidence Save or submit evidence
+	// (POST /api/v1/{env}/disputes/{id}/evidence)
+	SubmitDisputeEvidence(ctx context.Context, request SubmitDisputeEvidenceRequestObject) (SubmitDisputeEvidenceResponseObject, error)
 	// ListInvoices List invoices
 	// (GET /api/v1/{env}/invoices)
 	ListInvoices(ctx context.Context, request ListInvoicesRequestObject) (ListInvoicesResponseObject, error)
@@ -38826,6 +41148,95 @@ func (sh *strictHandler) ListDeclinedCharges(w http.ResponseWriter, r *http.Requ
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListDeclinedChargesResponseObject); ok {
 		if err := validResponse.VisitListDeclinedChargesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListDisputes operation middleware
+func (sh *strictHandler) ListDisputes(w http.ResponseWriter, r *http.Request, env Env, params ListDisputesParams) {
+	var request ListDisputesRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDisputes(ctx, request.(ListDisputesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDisputes")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListDisputesResponseObject); ok {
+		if err := validResponse.VisitListDisputesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDispute operation middleware
+func (sh *strictHandler) GetDispute(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetDisputeRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDispute(ctx, request.(GetDisputeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDispute")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDisputeResponseObject); ok {
+		if err := validResponse.VisitGetDisputeResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SubmitDisputeEvidence operation middleware
+func (sh *strictHandler) SubmitDisputeEvidence(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params SubmitDisputeEvidenceParams) {
+	var request SubmitDisputeEvidenceRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	var body SubmitDisputeEvidenceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SubmitDisputeEvidence(ctx, request.(SubmitDisputeEvidenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SubmitDisputeEvidence")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SubmitDisputeEvidenceResponseObject); ok {
+		if err := validResponse.VisitSubmitDisputeEvidenceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -51,10 +51,14 @@ type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
 type DefaultPriceSet = externalRef0.DefaultPriceSet
 
 // Dispute A dispute (chargeback): the buyer's bank contests a succeeded payment. It is the
-// `data.object` of the `charge.dispute.created` event, which is written when the dispute
-// opens; the payment moves to `disputed` at the same moment and returns to its previous
-// status if the dispute is won. In the sandbox the card 4000000000000259 succeeds and is
-// disputed (reason `fraudulent`) one minute later, so advancing the test clock opens it.
+// `data.object` of `charge.dispute.created` (the dispute opened; the payment moves to
+// `disputed` at the same moment), `charge.dispute.updated` (evidence saved or submitted)
+// and `charge.dispute.closed` (won: the payment returns to its previous status; lost: it
+// stays `disputed`). In the sandbox the card 4000000000000259 succeeds and is disputed
+// (reason `fraudulent`) one minute later, so advancing the test clock opens it; evidence
+// containing `winning_evidence` is won one day after it is submitted, other evidence is
+// lost one day after it is submitted, and a dispute with no evidence submitted by
+// `evidence_due_by` is lost then.
 type Dispute = externalRef0.Dispute
 
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
@@ -87,7 +91,8 @@ type ErrorType = externalRef0.ErrorType
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
-//   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.dispute.created`, `charge.dispute.updated`, `charge.dispute.closed`: the
+//     `Dispute` as it is after the change.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
 //   - `checkout.session.refunded` (app events; listed here, never sent to merchant
 //     webhooks): `CheckoutSessionRefund`.

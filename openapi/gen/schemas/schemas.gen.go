@@ -835,13 +835,20 @@ type DefaultPriceSet struct {
 }
 
 // Dispute A dispute (chargeback): the buyer's bank contests a succeeded payment. It is the
-// `data.object` of the `charge.dispute.created` event, which is written when the dispute
-// opens; the payment moves to `disputed` at the same moment and returns to its previous
-// status if the dispute is won. In the sandbox the card 4000000000000259 succeeds and is
-// disputed (reason `fraudulent`) one minute later, so advancing the test clock opens it.
+// `data.object` of `charge.dispute.created` (the dispute opened; the payment moves to
+// `disputed` at the same moment), `charge.dispute.updated` (evidence saved or submitted)
+// and `charge.dispute.closed` (won: the payment returns to its previous status; lost: it
+// stays `disputed`). In the sandbox the card 4000000000000259 succeeds and is disputed
+// (reason `fraudulent`) one minute later, so advancing the test clock opens it; evidence
+// containing `winning_evidence` is won one day after it is submitted, other evidence is
+// lost one day after it is submitted, and a dispute with no evidence submitted by
+// `evidence_due_by` is lost then.
 type Dispute struct {
 	// Amount Disputed amount in minor units (the whole payment).
 	Amount int64 `json:"amount"`
+
+	// ClosedAt Unix seconds when the dispute was won or lost; null while it is open.
+	ClosedAt *int64 `json:"closed_at"`
 
 	// Created Unix seconds when the dispute opened.
 	Created int64 `json:"created"`
@@ -852,11 +859,28 @@ type Dispute struct {
 	// EvidenceDueBy Unix seconds until which evidence can be submitted (7 days after opening).
 	EvidenceDueBy int64 `json:"evidence_due_by"`
 
+	// EvidenceSubmittedAt Unix seconds when the evidence was submitted; null until it is.
+	EvidenceSubmittedAt *int64 `json:"evidence_submitted_at"`
+
+	// Fee The dispute fee in minor units of `currency`: 15.00 EUR converted at the rate of the
+	// charge day, debited when the dispute opens and returned when it is won. 0 for a
+	// dispute opened before fees were kept.
+	Fee int64 `json:"fee"`
+
+	// FeeEur The dispute fee in EUR cents (1500).
+	FeeEur int64 `json:"fee_eur"`
+
+	// FeeRate 1 EUR in `currency`, the exact rate the fee was converted at (`"1"` for EUR).
+	FeeRate *string `json:"fee_rate"`
+
 	// Id Identifier, prefix `dp_`.
 	Id string `json:"id"`
 
 	// Object Always `dispute`.
 	Object DisputeObject `json:"object"`
+
+	// PastDue True when the dispute was lost because no evidence was submitted by `evidence_due_by`.
+	PastDue bool `json:"past_due"`
 
 	// PaymentId The disputed payment (`py_…`).
 	PaymentId string `json:"payment_id"`
@@ -947,7 +971,8 @@ type ErrorType string
 //     `checkout.session.async_payment_succeeded`, `checkout.session.async_payment_failed`:
 //     the `CheckoutSession` with its `payment` embedded as it is after the change (a
 //     failed SEPA debit carries `failure_code` and `failure_message` on the payment).
-//   - `charge.dispute.created`: the `Dispute`.
+//   - `charge.dispute.created`, `charge.dispute.updated`, `charge.dispute.closed`: the
+//     `Dispute` as it is after the change.
 //   - `charge.refunded`: `ChargeRefunded`, one per refund made from the dashboard.
 //   - `checkout.session.refunded` (app events; listed here, never sent to merchant
 //     webhooks): `CheckoutSessionRefund`.

@@ -11,6 +11,7 @@ import { mountClockControl } from './test_clock.js';
 import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
 import * as refunds from './pages/refunds.js';
+import * as disputes from './pages/disputes.js';
 import * as sessions from './pages/sessions.js';
 import * as apiKeys from './pages/api_keys.js';
 import * as webhooks from './pages/webhooks.js';
@@ -34,6 +35,7 @@ const sections = [
   { name: 'overview', label: 'Overview', page: overview },
   { name: 'payments', label: 'Payments', page: payments },
   { name: 'refunds', label: 'Refunds', page: refunds },
+  { name: 'disputes', label: 'Disputes', page: disputes },
   { name: 'checkout_sessions', label: 'Checkout sessions', page: sessions },
   { name: 'api_keys', label: 'API keys', page: apiKeys },
   { name: 'webhooks', label: 'Webhooks', page: webhooks },

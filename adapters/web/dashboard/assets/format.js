@@ -75,6 +75,7 @@ const badgeStates = new Set([
   'processing', 'pending', 'scheduled', 'open',
   'failed', 'declined', 'disabled', 'revoked', 'disputed',
   'refunded', 'partially_refunded', 'canceled', 'archived', 'expired',
+  'needs_response', 'under_review', 'won', 'lost',
 ]);
 
 export function badge(status) {

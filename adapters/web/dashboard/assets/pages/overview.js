@@ -11,7 +11,7 @@ import { volumeSection } from './volume_chart.js';
 export async function list(ctx) {
   ctx.title('Overview');
   const [o, chart] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx)]);
-  const pay = o.payments || { count: 0, succeeded_count: 0, gross: [] };
+  const pay = o.payments || { count: 0, succeeded_count: 0, gross: [], disputed_count: 0, disputed: [] };
   const gross = pay.gross && pay.gross.length
     ? h('ul', { class: 'gross' }, pay.gross.map((g) => h('li', null, money(g.amount, g.currency))))
     : h('p', { class: 'value' }, '—');
@@ -24,6 +24,7 @@ export async function list(ctx) {
       card('Payments', pay.count, 'payments'),
       card('Succeeded', pay.succeeded_count, 'succeeded'),
       card('Gross volume', gross, 'gross'),
+      card('Disputed', disputedCard(ctx, pay), 'disputed'),
       card('Open checkout sessions', o.open_sessions_count, 'open_sessions'),
       card('Webhook endpoints', o.webhook_endpoints_count, 'webhook_endpoints')),
     chart,
@@ -33,6 +34,15 @@ export async function list(ctx) {
         ? 'No payments yet. Create a checkout session with your test key and pay it with 4242 4242 4242 4242.'
         : 'No live payments yet.', 'Recent payments'),
     h('p', null, h('a', { href: `${ctx.base}/payments` }, 'All payments →')));
+}
+
+// disputedCard counts the disputed payments (not among the succeeded ones) with their amounts
+// per currency, linked to the disputes.
+function disputedCard(ctx, pay) {
+  const n = pay.disputed_count || 0;
+  return h('div', null,
+    h('p', { class: 'value' }, n ? h('a', { href: `${ctx.base}/disputes` }, String(n)) : '0'),
+    n ? h('ul', { class: 'gross' }, (pay.disputed || []).map((g) => h('li', null, money(g.amount, g.currency)))) : null);
 }
 
 // gettingStarted walks a new merchant through a first test payment.

@@ -1,6 +1,7 @@
 // @ts-check
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
-// breakdown, its refunds (and the form to refund it) and events.
+// breakdown, its dispute (with the evidence form while it needs a response), its refunds (and
+// the form to refund it) and events.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
@@ -8,6 +9,7 @@ import { facts, field, pager, table } from '../ui.js';
 import { html, render } from '../preact.js';
 import { RefundForm } from './refund_form.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
+import { disputePanel } from './disputes.js';
 
 const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
   ['declined', 'declined (charges without a payment)']];
@@ -139,6 +141,7 @@ export async function detail(ctx) {
         ['Net amount', money(f.net_amount, chargeCur)],
       ]))
       : h('p', { class: 'notice', id: 'no-fee', role: 'note' }, 'This payment failed: no money moved, so no fee was charged and there is no net amount.'),
+    d.dispute ? disputePanel(ctx, d.dispute) : null,
     refundForm(ctx, p),
     h('section', { 'aria-labelledby': 'pay-refunds', id: 'payment-refunds' },
       h('h2', { id: 'pay-refunds' }, 'Refunds'),
