@@ -37,8 +37,14 @@ CREATE INDEX webhook_deliveries_installation ON webhook_deliveries (installation
     WHERE installation_id IS NOT NULL;
 -- One app delivery by id (the operator's detail and redelivery name no merchant).
 CREATE INDEX webhook_deliveries_app_id ON webhook_deliveries (id) WHERE installation_id IS NOT NULL;
+-- The fan-out reads the active installations of a batch's merchants; the operator's log reads
+-- the installations of an app.
+CREATE INDEX app_installations_merchant_active ON app_installations (merchant_id) WHERE revoked_at IS NULL;
+CREATE INDEX app_installations_app ON app_installations (app_id);
 
 -- +goose Down
+DROP INDEX app_installations_app;
+DROP INDEX app_installations_merchant_active;
 DROP INDEX webhook_deliveries_app_id;
 DROP INDEX webhook_deliveries_installation;
 DELETE FROM webhook_deliveries WHERE installation_id IS NOT NULL;
