@@ -102,6 +102,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	a.appHooks = appHooks
 	if cfg.WebhookLAN {
 		log.Warn("webhook endpoints may point at loopback, private and link-local addresses (development flag): never run a server open to merchants like this")
 	}

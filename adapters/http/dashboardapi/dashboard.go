@@ -36,7 +36,8 @@ type DashboardDeps struct {
 	Refunds   *payments.Refunder // nil: refunds answer 500
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
 	Apps      *apps.Service
-	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
+	AppHooks  *webhooks.AppService // nil: the Apps page shows no deliveries
+	Mailbox   ports.Mailbox        // nil: the test mailbox answers an empty list
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service
