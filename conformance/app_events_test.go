@@ -236,4 +236,67 @@ func TestAppEvents(t *testing.T) {
 			t.Fatalf("deleted endpoint: %d", r.StatusCode())
 		}
 	})
+
+	harness.Rule(t, "D17", "an app installed again after an uninstall receives events again, under its new installation id", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		a := appHookInstall(t, m.ID, "payments:read")
+		rc := newHookReceiver(t, nil)
+		appHookEndpoint(t, a.ID, rc.URL, "*")
+		first := hookExpiredSession(t, m.Test)
+		rc.waitFor(t, 1, hookWait, aboutObject(t, first))
+		if del, err := operator(t).DeleteInstallationWithResponse(context.Background(), a.Installation); err != nil || del.JSON200 == nil {
+			t.Fatalf("uninstall: %v", err)
+		}
+		again, err := operator(t).CreateInstallationWithResponse(context.Background(), a.ID, op.InstallationCreate{MerchantId: m.ID})
+		if err != nil || again.JSON201 == nil {
+			t.Fatalf("install again: %v %s", err, again.Body)
+		}
+		second := hookExpiredSession(t, m.Test)
+		h := rc.waitFor(t, 1, hookWait, aboutObject(t, second))[0]
+		if got := h.appEnvelope(t).Installation; got != again.JSON201.Installation || got == a.Installation {
+			t.Fatalf("installation %s, want the new one %s", got, again.JSON201.Installation)
+		}
+	})
+
+	harness.Rule(t, "D17", "live app events are not sent to an http app endpoint: the attempt fails without a request; test events are", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		a := appHookInstall(t, m.ID, "payments:read")
+		rc := newHookReceiver(t, nil)
+		appHookEndpoint(t, a.ID, rc.URL, "checkout.session.expired")
+		live := hookExpiredSession(t, m.Live)
+		test := hookExpiredSession(t, m.Test)
+		rc.waitFor(t, 1, hookWait, aboutObject(t, test))
+		deadline := time.Now().Add(hookWait)
+		for {
+			var liveDelivery *op.AppWebhookDelivery
+			for _, d := range appHookDeliveries(t, a.ID) {
+				if d.Environment == "live" {
+					liveDelivery = &d
+				}
+			}
+			if liveDelivery != nil && liveDelivery.Attempts >= 1 && liveDelivery.LastAttemptAt != nil {
+				got, err := operator(t).RetrieveAppWebhookDeliveryWithResponse(context.Background(), a.ID, liveDelivery.Id)
+				if err != nil || got.JSON200 == nil {
+					t.Fatalf("retrieve: %v", err)
+				}
+				if log := got.JSON200.AttemptLog; len(log) > 0 && log[0].Error != nil {
+					if !strings.Contains(*log[0].Error, "https") || log[0].StatusCode != nil {
+						t.Fatalf("attempt %+v", log[0])
+					}
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no failed attempt of the live event")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, h := range rc.got() {
+			if h.appEnvelope(t).objectID() == live {
+				t.Fatalf("a live event reached an http endpoint: %s", h.Body)
+			}
+		}
+	})
 }
