@@ -381,9 +381,9 @@ const appSubscribersSQL = `SELECT i.merchant_id, i.id::text AS installation_id, 
 	FOR SHARE OF i, a`
 
 // enabledAppCopies returns, by scope, the copies of the app endpoints that receive at least one
-// event of rows (by match), enabled: it writes a scope's copy the first time (or anew for a new
-// installation of the app, enabled again), then reads the copies FOR SHARE and leaves out the
-// disabled ones (failing, gone).
+// event of rows (by match), enabled: it reads the copies FOR SHARE, leaves out the disabled
+// ones (failing, gone) and writes a scope's copy the first time (or anew, enabled, for a new
+// installation of the app).
 func (s *WebhookStore) enabledAppCopies(ctx context.Context, tx *sqlx.Tx, rows []fanoutRow, scopes []core.Scope,
 	subs []appSubscriber, match func(*webhooks.Endpoint, string) bool, now time.Time) (map[core.Scope][]*webhooks.Endpoint, error) {
 	if len(subs) == 0 {
@@ -421,26 +421,49 @@ func (s *WebhookStore) enabledAppCopies(ctx context.Context, tx *sqlx.Tx, rows [
 	if len(order) == 0 {
 		return nil, nil
 	}
-	if _, err := tx.ExecContext(ctx, upsertAppCopiesSQL, pq.StringArray(merchants), pq.StringArray(envs), pq.StringArray(ids),
-		pq.StringArray(insts), now); err != nil {
-		return nil, fmt.Errorf("webhook_endpoints: app copies: %w", err)
+	// The copies as they are, held FOR SHARE (a concurrent disable waits for this fan-out, then
+	// sees the deliveries it made); only a missing copy, or one of an earlier installation, is
+	// written, so the fan-out does not lock the copies that the recording of attempts reads.
+	var existing []struct {
+		MerchantID   string `db:"merchant_id"`
+		Environment  string `db:"environment"`
+		ID           string `db:"id"`
+		Installation string `db:"installation_id"`
+		Status       string `db:"status"`
 	}
-	var enabled []struct {
-		MerchantID  string `db:"merchant_id"`
-		Environment string `db:"environment"`
-		ID          string `db:"id"`
-	}
-	if err := tx.SelectContext(ctx, &enabled, `SELECT merchant_id, environment, id FROM webhook_endpoints
+	if err := tx.SelectContext(ctx, &existing, `SELECT merchant_id, environment, id, coalesce(installation_id::text, '') AS installation_id, status
+		FROM webhook_endpoints
 		WHERE (merchant_id, environment, id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-			AND status = 'enabled' AND app_id IS NOT NULL
+			AND app_id IS NOT NULL
 		FOR SHARE`, pq.StringArray(merchants), pq.StringArray(envs), pq.StringArray(ids)); err != nil {
 		return nil, fmt.Errorf("webhook_endpoints: app copies: %w", err)
 	}
-	out := map[core.Scope][]*webhooks.Endpoint{}
-	for _, r := range enabled {
+	enabled := map[key]bool{}
+	current := map[key]bool{}
+	for _, r := range existing {
 		k := key{core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}, r.ID}
-		if e, ok := wanted[k]; ok {
-			out[k.scope] = append(out[k.scope], e)
+		if e, ok := wanted[k]; ok && r.Installation == e.Installation() {
+			current[k] = true
+			enabled[k] = r.Status == string(webhooks.StatusEnabled)
+		}
+	}
+	var wm, we, wi, wn []string
+	for i, k := range order {
+		if !current[k] {
+			wm, we, wi, wn = append(wm, merchants[i]), append(we, envs[i]), append(wi, ids[i]), append(wn, insts[i])
+			enabled[k] = true
+		}
+	}
+	if len(wm) > 0 {
+		if _, err := tx.ExecContext(ctx, upsertAppCopiesSQL, pq.StringArray(wm), pq.StringArray(we), pq.StringArray(wi),
+			pq.StringArray(wn), now); err != nil {
+			return nil, fmt.Errorf("webhook_endpoints: app copies: %w", err)
+		}
+	}
+	out := map[core.Scope][]*webhooks.Endpoint{}
+	for _, k := range order {
+		if enabled[k] {
+			out[k.scope] = append(out[k.scope], wanted[k])
 		}
 	}
 	return out, nil
