@@ -197,8 +197,25 @@ func TestAppEvents(t *testing.T) {
 			t.Fatal("no delivery in the log")
 		}
 		re, err := operator(t).RedeliverAppWebhookDeliveryWithResponse(context.Background(), a.ID, list[0].Id)
-		if err != nil || re.StatusCode() != http.StatusUnprocessableEntity {
+		if err != nil || re.StatusCode() != http.StatusUnprocessableEntity || !strings.Contains(string(re.Body), "uninstalled") {
 			t.Fatalf("redeliver after uninstall: %v %d %s", err, re.StatusCode(), re.Body)
+		}
+		// The log filters by installation; an unknown app is 404.
+		other, err := operator(t).ListAppWebhookDeliveriesWithResponse(context.Background(), a.ID,
+			&op.ListAppWebhookDeliveriesParams{Installation: ptr("3f0c2a4e-8b1d-4c6f-9a2e-5d7b8c9e0f1a")})
+		if err != nil || other.JSON200 == nil || len(other.JSON200.Data) != 0 {
+			t.Fatalf("another installation's deliveries: %v %s", err, other.Body)
+		}
+		mine, err := operator(t).ListAppWebhookDeliveriesWithResponse(context.Background(), a.ID,
+			&op.ListAppWebhookDeliveriesParams{Installation: &a.Installation})
+		if err != nil || mine.JSON200 == nil || len(mine.JSON200.Data) != len(list) {
+			t.Fatalf("the installation's deliveries: %v %s", err, mine.Body)
+		}
+		if r, _ := operator(t).ListAppWebhookDeliveriesWithResponse(context.Background(), "app_000000000000000000000000", nil); r.StatusCode() != http.StatusNotFound {
+			t.Fatalf("unknown app: %d", r.StatusCode())
+		}
+		if r, _ := operator(t).ListAppWebhookDeliveriesWithResponse(context.Background(), a.ID, &op.ListAppWebhookDeliveriesParams{Limit: ptr(101)}); r.StatusCode() != http.StatusBadRequest {
+			t.Fatalf("limit 101: %d", r.StatusCode())
 		}
 	})
 

@@ -296,8 +296,17 @@ func (s *AppService) Redeliver(ctx context.Context, appID, id string) (*AppDeliv
 		return nil, deliveryNotFound(id)
 	}
 	d, err := s.store.RedeliverApp(ctx, appID, id, s.clock.Now())
+	if errors.Is(err, ErrEndpointDisabled) {
+		return nil, ErrAppDeliveriesStopped
+	}
 	if err != nil {
 		return nil, deliveryErr(err, id, core.ListQuery{})
 	}
 	return d, nil
 }
+
+// ErrAppDeliveriesStopped: deliveries to the app endpoint are stopped for the delivery's
+// merchant environment (the app was uninstalled, or the endpoint answered 410 Gone or failed
+// for five days); nothing is sent there, by hand or otherwise.
+var ErrAppDeliveriesStopped = core.NewError(core.TypeInvalidState, "webhook_endpoint_disabled", "",
+	"Deliveries to this app endpoint are stopped for this merchant environment: the app was uninstalled, or the endpoint failed (410 Gone, or five days of failures). Update the endpoint to resume after failures; install the app again after an uninstall.")
