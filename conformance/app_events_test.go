@@ -47,8 +47,8 @@ func TestAppEvents(t *testing.T) {
 		if !hookSignedBy(t, h, ep.Secret) {
 			t.Fatalf("Service-Signature %q is not HMAC-SHA256(app endpoint secret, t.body)", h.Header.Get("Service-Signature"))
 		}
-		if _, err := webhook.ConstructEvent(h.Body, h.Header.Get("Service-Signature"), ep.Secret); err != nil {
-			t.Fatalf("SDK verifier: %v", err)
+		if ev, err := webhook.ConstructEvent(h.Body, h.Header.Get("Service-Signature"), ep.Secret); err != nil || ev.Installation != a.Installation {
+			t.Fatalf("SDK verifier: %v %+v", err, ev)
 		}
 	})
 
