@@ -23,6 +23,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/testclock"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -47,7 +48,9 @@ type APIDeps struct {
 	BaseURL string
 	// The App API: installations, its reader, its rate limits per installation (live, test)
 	// and its public base URL (KASSA_APP_URL), which proxies to /app on this listener.
-	Apps      *apps.Service
+	Apps *apps.Service
+	// AppHooks manages app webhook endpoints (operator API).
+	AppHooks  *webhooks.AppService
 	AppReader appapi.Reader
 	AppLive   kit.KeyedLimiter
 	AppTest   kit.KeyedLimiter
@@ -71,7 +74,7 @@ func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, Apps: d.Apps, CheckToken: d.OperatorCheck, Ready: d.Ready, BaseURL: d.BaseURL})
+	operatorGate, err := operatorapi.New(operatorapi.Deps{Identity: d.Identity, Apps: d.Apps, AppHooks: d.AppHooks, CheckToken: d.OperatorCheck, Ready: d.Ready, BaseURL: d.BaseURL})
 	if err != nil {
 		return nil, err
 	}

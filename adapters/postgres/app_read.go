@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,11 +13,12 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/catalog"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// AppReader is the App API's read side: offset pages of a scope's payments and products, one
-// payment, and the analytics sums. Read-only statements on the pool; nothing here writes.
+// AppReader is the App API's read side: offset pages of a scope's payments, refunds, products
+// and issued invoices, one payment, product or invoice, and the analytics sums. Read-only statements on the pool; nothing here writes.
 type AppReader struct {
 	db       handle
 	payments *PaymentStore
@@ -114,4 +117,77 @@ func (r *AppReader) Volumes(ctx context.Context, scope core.Scope, from, to time
 		out = append(out, apps.Volume{Currency: core.Currency(v.Currency), Gross: v.Gross, Refunded: v.Refunded, Fees: v.Fees, Count: v.Count})
 	}
 	return out, nil
+}
+
+// Refunds returns the scope's refunds newest first (the refunds_scope index), skipping offset
+// rows, at most limit; more reports whether a row follows.
+func (r *AppReader) Refunds(ctx context.Context, scope core.Scope, limit int, offset int64) (page []*payments.Refund, more bool, err error) {
+	var rows []refundRow
+	if err := sqlx.SelectContext(ctx, r.db, &rows, `SELECT `+refundColumns+` FROM refunds
+		WHERE merchant_id = $1 AND environment = $2 AND `+ListPredicate+` ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+		scope.MerchantID, string(scope.Env), limit+1, offset); err != nil {
+		return nil, false, fmt.Errorf("app api: refunds: %w", err)
+	}
+	if len(rows) > limit {
+		rows, more = rows[:limit], true
+	}
+	page = make([]*payments.Refund, len(rows))
+	for i := range rows {
+		page[i] = rows[i].refund()
+	}
+	return page, more, nil
+}
+
+// Product returns one product of the scope without its prices, or catalog.ErrNotFound.
+func (r *AppReader) Product(ctx context.Context, scope core.Scope, id string) (*catalog.Product, error) {
+	var row catalogProductRow
+	err := sqlx.GetContext(ctx, r.db, &row, `SELECT `+catalogProductCols+` FROM products
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, scope.MerchantID, string(scope.Env))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, catalog.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("app api: product: %w", err)
+	}
+	rec, err := row.record()
+	if err != nil {
+		return nil, err
+	}
+	return catalog.RehydrateProduct(rec, nil), nil
+}
+
+// Invoices returns the scope's issued invoices (not drafts) newest first (the invoices_list
+// index), skipping offset rows, at most limit; more reports whether a row follows.
+func (r *AppReader) Invoices(ctx context.Context, scope core.Scope, limit int, offset int64) (page []*invoicing.Invoice, more bool, err error) {
+	var rows []invoiceRow
+	if err := sqlx.SelectContext(ctx, r.db, &rows, `SELECT `+invoiceColumns+` FROM invoices
+		WHERE merchant_id = $1 AND environment = $2 AND `+ListPredicate+` AND status <> 'draft'
+		ORDER BY seq DESC LIMIT $3 OFFSET $4`,
+		scope.MerchantID, string(scope.Env), limit+1, offset); err != nil {
+		return nil, false, fmt.Errorf("app api: invoices: %w", err)
+	}
+	if len(rows) > limit {
+		rows, more = rows[:limit], true
+	}
+	page = make([]*invoicing.Invoice, 0, len(rows))
+	for i := range rows {
+		inv, err := rows[i].invoice()
+		if err != nil {
+			return nil, false, err
+		}
+		page = append(page, inv)
+	}
+	return page, more, nil
+}
+
+// Invoice returns one issued invoice of the scope, or invoicing.ErrNotFound (for a draft too).
+func (r *AppReader) Invoice(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error) {
+	inv, err := getInvoice(ctx, r.db, scope, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status() == invoicing.StatusDraft {
+		return nil, invoicing.ErrNotFound
+	}
+	return inv, nil
 }

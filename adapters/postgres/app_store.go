@@ -11,6 +11,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 )
 
 // AppStore implements apps.Store: apps and their installations (migration 00028).
@@ -166,15 +167,37 @@ func (s *AppStore) TouchInstallation(ctx context.Context, id string, at time.Tim
 }
 
 // RevokeInstallation implements apps.Store.
+//
+// The app's webhook deliveries for the installation stop with it, in the same transaction
+// (stopAppDeliveries).
 func (s *AppStore) RevokeInstallation(ctx context.Context, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE app_installations SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, at)
-	if err != nil {
-		return fmt.Errorf("apps: revoke installation: %w", err)
+	return inTx(ctx, s.db.db, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE app_installations SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, at)
+		if err != nil {
+			return fmt.Errorf("apps: revoke installation: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return apps.ErrNotFound
+		}
+		return stopAppDeliveries(ctx, tx, id, at)
+	})
+}
+
+// stopAppDeliveries disables, at once, the app endpoints' copies that deliver for a revoked
+// installation and ends their pending deliveries (webhooks.DisabledUninstalled). It runs after
+// the statement that revoked the installation, which waited for any fan-out holding the
+// installation (FOR SHARE) to commit: in READ COMMITTED this statement sees the deliveries that
+// fan-out made.
+func stopAppDeliveries(ctx context.Context, tx *sqlx.Tx, installation string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2
+		WHERE installation_id = $1::uuid AND status = 'enabled'`, installation, string(webhooks.DisabledUninstalled)); err != nil {
+		return fmt.Errorf("apps: stop app deliveries: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return apps.ErrNotFound
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, completed_at = $2
+		WHERE installation_id = $1::uuid AND status = 'pending'`, installation, at); err != nil {
+		return fmt.Errorf("apps: stop app deliveries: %w", err)
 	}
 	return nil
 }
@@ -241,6 +264,9 @@ func (s *AppStore) RedeemCode(ctx context.Context, hash []byte, now time.Time, f
 			if c.InstallationID != nil {
 				if _, err := tx.ExecContext(ctx, `UPDATE app_installations SET revoked_at = $2
 					WHERE id = $1 AND revoked_at IS NULL`, *c.InstallationID, now); err != nil {
+					return err
+				}
+				if err := stopAppDeliveries(ctx, tx, *c.InstallationID, now); err != nil {
 					return err
 				}
 			}

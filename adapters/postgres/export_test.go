@@ -51,3 +51,6 @@ func OpenWithTimeouts(ctx context.Context, url string, statement, idle time.Dura
 // SetsTimeouts reports whether u's transactions set their timeouts with a statement of their
 // own (false: the pool's connections start with them).
 func SetsTimeouts(u *UnitOfWork) bool { return u.setsTimeouts() }
+
+// AppSubscribersSQL is the fan-out's read of the app endpoints of a set of merchants.
+const AppSubscribersSQL = appSubscribersSQL

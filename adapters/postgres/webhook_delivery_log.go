@@ -73,7 +73,7 @@ func (s *WebhookStore) ListDeliveries(ctx context.Context, scope core.Scope, end
 func (s *WebhookStore) GetDelivery(ctx context.Context, scope core.Scope, id string) (*webhooks.DeliveryDetail, error) {
 	var r deliveryRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+deliveryCols+` FROM webhook_deliveries
-		WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
+		WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND installation_id IS NULL`, scope.MerchantID, string(scope.Env), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, webhooks.ErrDeliveryNotFound
 	}
@@ -124,7 +124,7 @@ func (s *WebhookStore) Redeliver(ctx context.Context, scope core.Scope, id strin
 		// UpdateEndpoint take them.
 		var endpointID string
 		err := tx.GetContext(ctx, &endpointID, `SELECT endpoint_id FROM webhook_deliveries
-			WHERE merchant_id = $1 AND environment = $2 AND id = $3`, scope.MerchantID, string(scope.Env), id)
+			WHERE merchant_id = $1 AND environment = $2 AND id = $3 AND installation_id IS NULL`, scope.MerchantID, string(scope.Env), id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return webhooks.ErrDeliveryNotFound
 		}

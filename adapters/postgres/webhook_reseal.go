@@ -50,6 +50,47 @@ func (s *WebhookStore) ResealSecrets(ctx context.Context) (ResealReport, error) 
 			rep.Unreadable++
 		}
 	}
+	// App webhook endpoints (their copies per merchant environment are rows of
+	// webhook_endpoints, re-sealed above).
+	var apps []struct {
+		ID           string `db:"id"`
+		SecretSealed []byte `db:"secret_sealed"`
+	}
+	if err := s.db.SelectContext(ctx, &apps, `SELECT id, secret_sealed FROM app_webhook_endpoints ORDER BY seq`); err != nil {
+		return rep, fmt.Errorf("app_webhook_endpoints: reseal: %w", err)
+	}
+	for _, a := range apps {
+		if s.sealer.Current(a.SecretSealed, a.ID) {
+			continue
+		}
+		err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
+			var sealed []byte
+			if err := tx.GetContext(ctx, &sealed, `SELECT secret_sealed FROM app_webhook_endpoints WHERE id = $1 FOR UPDATE`, a.ID); errors.Is(err, sql.ErrNoRows) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if s.sealer.Current(sealed, a.ID) {
+				return nil
+			}
+			secret, err := s.sealer.Open(sealed, a.ID)
+			if err != nil {
+				rep.Unreadable++
+				return nil
+			}
+			if sealed, err = s.sealer.Seal(secret, a.ID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE app_webhook_endpoints SET secret_sealed = $2 WHERE id = $1`, a.ID, sealed); err != nil {
+				return fmt.Errorf("app_webhook_endpoints: reseal: %w", err)
+			}
+			rep.Resealed++
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,16 @@ var _ webhooks.Store = (*WebhookStore)(nil)
 const endpointCols = `merchant_id, environment, id, url, enabled_events, description, status, disabled_reason,
 	secret_sealed, previous_secret_sealed, previous_secret_expires_at, failing_since, created`
 
+// endpointSelect reads an endpointRow: the stored columns and, for an app endpoint's copy
+// (app_id set), the app and the installation it delivers for.
+const endpointSelect = endpointCols + `, coalesce(app_id, '') AS app_id, coalesce(installation_id::text, '') AS installation_id`
+
+// merchantEndpoint keeps a merchant's own endpoints, not the copies of app endpoints.
+const merchantEndpoint = ` AND app_id IS NULL`
+
 type endpointRow struct {
+	AppID           string         `db:"app_id"`
+	Installation    string         `db:"installation_id"`
 	MerchantID      string         `db:"merchant_id"`
 	Environment     string         `db:"environment"`
 	ID              string         `db:"id"`
@@ -63,7 +73,7 @@ func (s *WebhookStore) endpoint(r *endpointRow) (*webhooks.Endpoint, error) {
 		ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
 		URL: r.URL, EnabledEvents: []string(r.EnabledEvents), Description: r.Description,
 		Status: webhooks.Status(r.Status), DisabledReason: webhooks.DisabledReason(r.DisabledReason.String),
-		Created: r.Created.UTC(),
+		Created: r.Created.UTC(), AppID: r.AppID, Installation: r.Installation,
 	}
 	// A secret no configured key opens (the key is missing or wrong) does not make the
 	// endpoint unreadable: it is shown and managed as usual and marked, and nothing is signed
@@ -120,7 +130,7 @@ func (s *WebhookStore) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint)
 			return err
 		}
 		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`,
+		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2`+merchantEndpoint,
 			sn.Scope.MerchantID, string(sn.Scope.Env)); err != nil {
 			return err
 		}
@@ -138,8 +148,13 @@ func (s *WebhookStore) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint)
 	})
 }
 
-func (s *WebhookStore) getEndpoint(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*webhooks.Endpoint, error) {
-	query := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+// getEndpoint reads one endpoint of the scope; an app endpoint's copy only when anyKind (the
+// worker's claim), never for the merchant's use cases.
+func (s *WebhookStore) getEndpoint(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock, anyKind bool) (*webhooks.Endpoint, error) {
+	query := `SELECT ` + endpointSelect + ` FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	if !anyKind {
+		query += merchantEndpoint
+	}
 	if lock {
 		query += ` FOR UPDATE`
 	}
@@ -156,14 +171,14 @@ func (s *WebhookStore) getEndpoint(ctx context.Context, q sqlx.QueryerContext, s
 
 // GetEndpoint reads one endpoint of the scope.
 func (s *WebhookStore) GetEndpoint(ctx context.Context, scope core.Scope, id string) (*webhooks.Endpoint, error) {
-	return s.getEndpoint(ctx, s.db, scope, id, false)
+	return s.getEndpoint(ctx, s.db, scope, id, false, false)
 }
 
 // ListEndpoints returns the scope's endpoints, newest first.
 func (s *WebhookStore) ListEndpoints(ctx context.Context, scope core.Scope) ([]*webhooks.Endpoint, error) {
 	var rows []endpointRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
-		WHERE merchant_id = $1 AND environment = $2 AND `+ListPredicate+` ORDER BY seq DESC`, scope.MerchantID, string(scope.Env)); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+endpointSelect+` FROM webhook_endpoints
+		WHERE merchant_id = $1 AND environment = $2 AND `+ListPredicate+merchantEndpoint+` ORDER BY seq DESC`, scope.MerchantID, string(scope.Env)); err != nil {
 		return nil, err
 	}
 	out := make([]*webhooks.Endpoint, 0, len(rows))
@@ -182,7 +197,7 @@ func (s *WebhookStore) ListEndpoints(ctx context.Context, scope core.Scope) ([]*
 func (s *WebhookStore) UpdateEndpoint(ctx context.Context, scope core.Scope, id string, now time.Time, fn func(*webhooks.Endpoint) error) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
 	err := inTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		e, err := s.getEndpoint(ctx, tx, scope, id, true)
+		e, err := s.getEndpoint(ctx, tx, scope, id, true, false)
 		if err != nil {
 			return err
 		}
@@ -234,7 +249,7 @@ func (s *WebhookStore) writeEndpoint(ctx context.Context, tx *sqlx.Tx, e *webhoo
 // DeleteEndpoint removes the endpoint; its deliveries and attempts go with it (ON DELETE
 // CASCADE).
 func (s *WebhookStore) DeleteEndpoint(ctx context.Context, scope core.Scope, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`,
+	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND id = $3`+merchantEndpoint,
 		scope.MerchantID, string(scope.Env), id)
 	if err != nil {
 		return err
@@ -279,24 +294,35 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 		if err != nil {
 			return err
 		}
+		// The app endpoints of the installations of the batch's merchants, each as the copy
+		// it has (or will have) in the event's scope.
+		apps, err := s.appSubscribers(ctx, tx, rows)
+		if err != nil {
+			return err
+		}
+		appEndpoints, err := s.enabledAppCopies(ctx, tx, rows, scopes, apps, match, now)
+		if err != nil {
+			return err
+		}
 		var ins []string
 		args := []any{now} // $1; each delivery's parameters follow
 		merchants, envs, ids := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
 		for i, r := range rows {
 			merchants[i], envs[i], ids[i] = r.MerchantID, r.Environment, r.EventID
-			for _, e := range endpoints[scopes[i]] {
+			subscribers := slices.Concat(endpoints[scopes[i]], appEndpoints[scopes[i]])
+			for _, e := range subscribers {
 				if r.Type == "" || !match(e, r.Type) {
 					continue
 				}
 				n := len(args)
-				ins = append(ins, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, 'pending', $1::timestamptz, $1::timestamptz)",
-					n+1, n+2, n+3, n+4, n+5, n+6))
-				args = append(args, r.MerchantID, r.Environment, core.NewID(webhooks.PrefixDelivery), e.ID(), r.EventID, r.Type)
+				ins = append(ins, fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, 'pending', $1::timestamptz, $1::timestamptz, nullif($%d, '')::uuid)",
+					n+1, n+2, n+3, n+4, n+5, n+6, n+7))
+				args = append(args, r.MerchantID, r.Environment, core.NewID(webhooks.PrefixDelivery), e.ID(), r.EventID, r.Type, e.Installation())
 			}
 		}
 		if len(ins) > 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
-				(merchant_id, environment, id, endpoint_id, event_id, event_type, status, next_attempt_at, created)
+				(merchant_id, environment, id, endpoint_id, event_id, event_type, status, next_attempt_at, created, installation_id)
 				VALUES `+strings.Join(ins, ", ")+`
 				ON CONFLICT (merchant_id, environment, endpoint_id, event_id) DO NOTHING`,
 				args...); err != nil {
@@ -314,6 +340,150 @@ func (s *WebhookStore) FanOut(ctx context.Context, limit int, now time.Time, mat
 	return taken, err
 }
 
+// appSubscriber is an app endpoint and an installation of its app that it delivers for.
+type appSubscriber struct {
+	MerchantID    string         `db:"merchant_id"`
+	Installation  string         `db:"installation_id"`
+	Scopes        pq.StringArray `db:"scopes"`
+	ID            string         `db:"id"`
+	AppID         string         `db:"app_id"`
+	URL           string         `db:"url"`
+	EnabledEvents pq.StringArray `db:"enabled_events"`
+}
+
+// appSubscribers reads the app endpoints of the active installations on the merchants of rows,
+// when any of rows is an app event. The installations and the endpoints are held FOR SHARE: an
+// uninstall (or an endpoint's deletion) waits for the fan-out to commit, then stops (or
+// deletes) the deliveries it made.
+func (s *WebhookStore) appSubscribers(ctx context.Context, tx *sqlx.Tx, rows []fanoutRow) ([]appSubscriber, error) {
+	var merchants []string
+	for _, r := range rows {
+		if core.IsEventOn(r.Type, core.ChannelApp) && !slices.Contains(merchants, r.MerchantID) {
+			merchants = append(merchants, r.MerchantID)
+		}
+	}
+	if len(merchants) == 0 {
+		return nil, nil
+	}
+	var out []appSubscriber
+	if err := tx.SelectContext(ctx, &out, appSubscribersSQL, pq.StringArray(merchants)); err != nil {
+		return nil, fmt.Errorf("app subscribers: %w", err)
+	}
+	return out, nil
+}
+
+// appSubscribersSQL reads the app endpoints of the active installations on a set of merchants.
+const appSubscribersSQL = `SELECT i.merchant_id, i.id::text AS installation_id, i.scopes, a.id, a.app_id, a.url, a.enabled_events
+	FROM app_installations i
+	JOIN app_webhook_endpoints a ON a.app_id = i.app_id
+	WHERE i.merchant_id = ANY($1::text[]) AND i.revoked_at IS NULL
+	ORDER BY a.seq
+	FOR SHARE OF i, a`
+
+// enabledAppCopies returns, by scope, the copies of the app endpoints that receive at least one
+// event of rows (by match), enabled: it reads the copies FOR SHARE, leaves out the disabled
+// ones (failing, gone) and writes a scope's copy the first time (or anew, enabled, for a new
+// installation of the app).
+func (s *WebhookStore) enabledAppCopies(ctx context.Context, tx *sqlx.Tx, rows []fanoutRow, scopes []core.Scope,
+	subs []appSubscriber, match func(*webhooks.Endpoint, string) bool, now time.Time) (map[core.Scope][]*webhooks.Endpoint, error) {
+	if len(subs) == 0 {
+		return nil, nil
+	}
+	type key struct {
+		scope core.Scope
+		id    string
+	}
+	wanted := map[key]*webhooks.Endpoint{}
+	var order []key
+	var merchants, envs, ids, insts []string
+	for i, r := range rows {
+		for _, a := range subs {
+			if a.MerchantID != r.MerchantID {
+				continue
+			}
+			k := key{scopes[i], a.ID}
+			if _, ok := wanted[k]; ok {
+				continue
+			}
+			e := webhooks.RehydrateEndpoint(webhooks.EndpointSnapshot{
+				ID: a.ID, Scope: scopes[i], URL: a.URL, EnabledEvents: a.EnabledEvents, Status: webhooks.StatusEnabled,
+				AppID: a.AppID, Installation: a.Installation, InstallationScopes: a.Scopes,
+			})
+			if !match(e, r.Type) {
+				continue
+			}
+			wanted[k] = e
+			order = append(order, k)
+			merchants, envs, ids, insts = append(merchants, k.scope.MerchantID), append(envs, string(k.scope.Env)),
+				append(ids, a.ID), append(insts, a.Installation)
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	// The copies as they are, held FOR SHARE (a concurrent disable waits for this fan-out, then
+	// sees the deliveries it made); only a missing copy, or one of an earlier installation, is
+	// written, so the fan-out does not lock the copies that the recording of attempts reads.
+	var existing []struct {
+		MerchantID   string `db:"merchant_id"`
+		Environment  string `db:"environment"`
+		ID           string `db:"id"`
+		Installation string `db:"installation_id"`
+		Status       string `db:"status"`
+	}
+	if err := tx.SelectContext(ctx, &existing, `SELECT merchant_id, environment, id, coalesce(installation_id::text, '') AS installation_id, status
+		FROM webhook_endpoints
+		WHERE (merchant_id, environment, id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+			AND app_id IS NOT NULL
+		FOR SHARE`, pq.StringArray(merchants), pq.StringArray(envs), pq.StringArray(ids)); err != nil {
+		return nil, fmt.Errorf("webhook_endpoints: app copies: %w", err)
+	}
+	enabled := map[key]bool{}
+	current := map[key]bool{}
+	for _, r := range existing {
+		k := key{core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)}, r.ID}
+		if e, ok := wanted[k]; ok && r.Installation == e.Installation() {
+			current[k] = true
+			enabled[k] = r.Status == string(webhooks.StatusEnabled)
+		}
+	}
+	var wm, we, wi, wn []string
+	for i, k := range order {
+		if !current[k] {
+			wm, we, wi, wn = append(wm, merchants[i]), append(we, envs[i]), append(wi, ids[i]), append(wn, insts[i])
+			enabled[k] = true
+		}
+	}
+	if len(wm) > 0 {
+		if _, err := tx.ExecContext(ctx, upsertAppCopiesSQL, pq.StringArray(wm), pq.StringArray(we), pq.StringArray(wi),
+			pq.StringArray(wn), now); err != nil {
+			return nil, fmt.Errorf("webhook_endpoints: app copies: %w", err)
+		}
+	}
+	out := map[core.Scope][]*webhooks.Endpoint{}
+	for _, k := range order {
+		if enabled[k] {
+			out[k.scope] = append(out[k.scope], wanted[k])
+		}
+	}
+	return out, nil
+}
+
+// upsertAppCopiesSQL writes the copy of an app endpoint in a merchant environment: url, events
+// and sealed secret from the app endpoint (its id is the sealing's additional data, so the
+// sealed form is valid as it is). An existing copy is taken over by a new installation (and
+// enabled again); for the same installation it is left as it is (a copy disabled by failures
+// stays disabled).
+const upsertAppCopiesSQL = `INSERT INTO webhook_endpoints (merchant_id, environment, id, url, enabled_events,
+		description, status, secret_sealed, created, app_id, installation_id)
+	SELECT c.m, c.e, a.id, a.url, a.enabled_events, a.description, 'enabled', a.secret_sealed, $5, a.app_id, c.inst::uuid
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS c(m, e, id, inst)
+	JOIN app_webhook_endpoints a ON a.id = c.id
+	ORDER BY c.m, c.e, a.id
+	ON CONFLICT (merchant_id, environment, id) DO UPDATE SET installation_id = EXCLUDED.installation_id,
+		status = 'enabled', disabled_reason = NULL, failing_since = NULL
+	WHERE webhook_endpoints.installation_id IS DISTINCT FROM EXCLUDED.installation_id`
+
 // enabledEndpoints reads the enabled endpoints of scopes FOR SHARE, by scope, each scope's in
 // creation order: a concurrent disable or delete waits for the fan-out to commit, so it sees
 // (and disables or deletes) the deliveries created for the endpoint, and no pending delivery
@@ -324,9 +494,9 @@ func (s *WebhookStore) enabledEndpoints(ctx context.Context, tx *sqlx.Tx, scopes
 		merchants[i], envs[i] = sc.MerchantID, string(sc.Env)
 	}
 	var rows []endpointRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT `+endpointCols+` FROM webhook_endpoints
+	if err := tx.SelectContext(ctx, &rows, `SELECT `+endpointSelect+` FROM webhook_endpoints
 		WHERE (merchant_id, environment) IN (SELECT DISTINCT m, e FROM unnest($1::text[], $2::text[]) AS s(m, e))
-			AND status = 'enabled'
+			AND status = 'enabled'`+merchantEndpoint+`
 		ORDER BY seq FOR SHARE`, pq.StringArray(merchants), pq.StringArray(envs)); err != nil {
 		return nil, err
 	}
@@ -353,6 +523,8 @@ type claimRow struct {
 	ObjectKind  string    `db:"object_kind"`
 	ObjectID    string    `db:"object_id"`
 	Object      []byte    `db:"object"`
+	// Installation is the installation of an app delivery, '' for a merchant delivery.
+	Installation string `db:"installation_id"`
 }
 
 // ClaimDue reserves the next attempt of up to limit due deliveries (see webhooks.Store).
@@ -385,14 +557,14 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 				UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = $2, last_attempt_at = $1
 				FROM due WHERE d.merchant_id = due.merchant_id AND d.environment = due.environment AND d.id = due.id
 				RETURNING d.merchant_id, d.environment, d.id, d.endpoint_id, d.event_id, d.attempts, d.event_type,
-					d.test_event_created, d.test_event_data
+					d.test_event_created, d.test_event_data, d.installation_id
 			)
 			-- An outbox event is read from events; a test event travels in its delivery.
 			SELECT c.merchant_id, c.environment, c.id, c.endpoint_id, c.event_id, c.attempts,
 				coalesce(ev.type, c.event_type) AS type, coalesce(ev.created, c.test_event_created) AS created,
 				coalesce(ev.object_kind, 'webhook_endpoint') AS object_kind,
 				coalesce(ev.object_id, CASE WHEN ev.id IS NULL THEN c.endpoint_id ELSE '' END) AS object_id,
-				coalesce(ev.object, c.test_event_data) AS object
+				coalesce(ev.object, c.test_event_data) AS object, coalesce(c.installation_id::text, '') AS installation_id
 			FROM claimed c
 			LEFT JOIN events ev ON ev.merchant_id = c.merchant_id AND ev.environment = c.environment AND ev.id = c.event_id
 			WHERE ev.id IS NOT NULL OR c.test_event_data IS NOT NULL`,
@@ -406,13 +578,13 @@ func (s *WebhookStore) ClaimDue(ctx context.Context, now time.Time, lease time.D
 			e, ok := cache[key]
 			if !ok {
 				var err error
-				if e, err = s.getEndpoint(ctx, tx, scope, r.EndpointID, false); err != nil {
+				if e, err = s.getEndpoint(ctx, tx, scope, r.EndpointID, false, true); err != nil {
 					return err
 				}
 				cache[key] = e
 			}
 			jobs = append(jobs, &webhooks.Job{
-				DeliveryID: r.ID, Attempt: r.Attempts, Endpoint: e,
+				DeliveryID: r.ID, Attempt: r.Attempts, Endpoint: e, Installation: r.Installation,
 				Event: webhooks.OutboxEvent{ID: r.EventID, Type: core.EventType(r.Type), Scope: scope, Created: r.Created.UTC(),
 					ObjectKind: core.ObjectKind(r.ObjectKind), ObjectID: r.ObjectID, Object: r.Object},
 			})
@@ -471,7 +643,7 @@ func (s *WebhookStore) recordAttempt(ctx context.Context, job *webhooks.Job, a w
 			lock = "FOR UPDATE"
 		}
 		var r endpointRow
-		err := tx.GetContext(ctx, &r, `SELECT `+endpointCols+` FROM webhook_endpoints
+		err := tx.GetContext(ctx, &r, `SELECT `+endpointSelect+` FROM webhook_endpoints
 			WHERE merchant_id = $1 AND environment = $2 AND id = $3 `+lock, scope.MerchantID, string(scope.Env), job.Endpoint.ID())
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // deleted meanwhile, with its deliveries: nothing left to record

@@ -219,7 +219,13 @@ func appObject(r core.EventRecord) (any, error) {
 			return nil, err
 		}
 		return appPayment(&p), nil
-	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+	case core.ObjectInvoice:
+		var inv api.Invoice
+		if err := json.Unmarshal(r.Object, &inv); err != nil {
+			return nil, err
+		}
+		return AppInvoiceOf(inv), nil
+	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectSubscription,
 		core.ObjectWebhookEndpoint:
 		// A charge renders through paymentIntentOf above; the others have no app form yet.
 	}
@@ -264,4 +270,64 @@ type AppSessionRefund struct {
 	FullyRefunded  bool     `json:"fully_refunded"`
 	RefundID       string   `json:"refund_id"`
 	Created        string   `json:"created"`
+}
+
+// AppInvoiceLine is a line of an invoice (app-events.yaml AppInvoiceLine).
+type AppInvoiceLine struct {
+	Description string   `json:"description"`
+	Quantity    int64    `json:"quantity"`
+	UnitAmount  AppMoney `json:"unit_amount"`
+	VATRate     string   `json:"vat_rate"`
+	Amount      AppMoney `json:"amount"`
+	VATAmount   AppMoney `json:"vat_amount"`
+	PriceID     *string  `json:"price_id"`
+	ProductID   *string  `json:"product_id"`
+}
+
+// AppInvoice is an invoice (app-events.yaml AppInvoice; the App API's invoice): dates as
+// YYYY-MM-DD (UTC), money as {amount, currency}.
+type AppInvoice struct {
+	ID            string            `json:"id"`
+	Object        string            `json:"object"`
+	Number        *string           `json:"number"`
+	Status        string            `json:"status"`
+	CustomerName  string            `json:"customer_name"`
+	CustomerEmail string            `json:"customer_email"`
+	LineItems     []AppInvoiceLine  `json:"line_items"`
+	Subtotal      AppMoney          `json:"subtotal"`
+	VATAmount     AppMoney          `json:"vat_amount"`
+	Total         AppMoney          `json:"total"`
+	AmountDue     AppMoney          `json:"amount_due"`
+	AmountPaid    AppMoney          `json:"amount_paid"`
+	AttemptCount  int               `json:"attempt_count"`
+	PaymentID     *string           `json:"payment_id"`
+	Metadata      map[string]string `json:"metadata"`
+	IssueDate     *string           `json:"issue_date"`
+	DueDate       *string           `json:"due_date"`
+	Created       string            `json:"created"`
+}
+
+// appDate renders Unix seconds as a YYYY-MM-DD date in UTC.
+func appDate(unix *int64) *string {
+	if unix == nil {
+		return nil
+	}
+	d := time.Unix(*unix, 0).UTC().Format(time.DateOnly)
+	return &d
+}
+
+// AppInvoiceOf renders the merchant form of an invoice in the app form.
+func AppInvoiceOf(inv api.Invoice) AppInvoice {
+	m := func(v int64) AppMoney { return appMoney(v, inv.Currency) }
+	out := AppInvoice{ID: inv.Id, Object: "invoice", Number: inv.Number, Status: string(inv.Status),
+		CustomerName: inv.CustomerName, CustomerEmail: inv.CustomerEmail, LineItems: make([]AppInvoiceLine, 0, len(inv.LineItems)),
+		Subtotal: m(inv.Subtotal), VATAmount: m(inv.VatAmount), Total: m(inv.TotalAmount), AmountDue: m(inv.AmountDue),
+		AmountPaid: m(inv.AmountPaid), AttemptCount: inv.AttemptCount, PaymentID: inv.PaymentId, Metadata: appMetadata(inv.Metadata),
+		IssueDate: appDate(inv.IssueDate), DueDate: appDate(inv.DueDate), Created: appTime(inv.Created)}
+	for _, l := range inv.LineItems {
+		out.LineItems = append(out.LineItems, AppInvoiceLine{Description: l.Description, Quantity: l.Quantity,
+			UnitAmount: m(l.UnitAmount), VATRate: l.VatRate, Amount: m(l.Amount), VATAmount: m(l.VatAmount),
+			PriceID: l.PriceId, ProductID: l.ProductId})
+	}
+	return out
 }

@@ -44,6 +44,10 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		pi.Status = api.PaymentIntentStatusFailed
 		pi.FailureCode, pi.DeclineCode, pi.FailureMessage = optional(ev.FailureCode), optional(ev.DeclineCode), optional(ev.FailureMessage)
 		return core.ObjectCharge, pi, nil
+	case payments.ChargeCanceled:
+		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
+		pi.Status = api.PaymentIntentStatusCanceled
+		return core.ObjectCharge, pi, nil
 	case payments.ChargeRequiresAction:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusRequiresAction
@@ -91,7 +95,8 @@ func RenderEvent(r core.EventRecord, ch core.Channel) (json.RawMessage, error) {
 
 // isChargeEvent reports whether typ's one object is the PaymentIntent.
 func isChargeEvent(typ core.EventType) bool {
-	return typ == core.EventPaymentIntentPaymentFailed || typ == core.EventPaymentIntentRequiresAction
+	return typ == core.EventPaymentIntentPaymentFailed || typ == core.EventPaymentIntentRequiresAction ||
+		typ == core.EventPaymentIntentCanceled
 }
 
 func merchantObject(r core.EventRecord) (any, error) {

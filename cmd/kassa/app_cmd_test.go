@@ -56,3 +56,43 @@ func TestAppCommandRegistersInstallsAndUninstalls(t *testing.T) {
 		t.Fatal("the token still authenticates after the uninstall")
 	}
 }
+
+// The operator registers an app webhook endpoint with the CLI: the secret is printed once and
+// sealed with the server's key; a bad event or no key is refused.
+func TestAppCommandRegistersWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, url := pgtest.NewWithURL(t)
+	key := strings.Repeat("ab", 32)
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := appCmd(ctx, append(args, "--database-url", url), &out)
+		return out.String(), err
+	}
+	out, err := run("create", "--name", "Hooks", "--redirect-uri", "https://a.example/cb", "--scopes", "payments:read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app map[string]any
+	_ = json.Unmarshal([]byte(out), &app)
+	id := app["id"].(string)
+	if _, err := run("endpoint", "--app", id, "--url", "https://a.example/hooks", "--events", "checkout.*"); err == nil {
+		t.Fatal("no sealing key: accepted")
+	}
+	if _, err := run("endpoint", "--app", id, "--url", "https://a.example/hooks", "--events", "charge.refunded", "--webhook-secret-key", key); err == nil {
+		t.Fatal("an event outside the app catalog: accepted")
+	}
+	out, err = run("endpoint", "--app", id, "--url", "https://a.example/hooks", "--events", "checkout.*, payment_intent.succeeded", "--webhook-secret-key", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep map[string]any
+	_ = json.Unmarshal([]byte(out), &ep)
+	if !strings.HasPrefix(ep["secret"].(string), "whsec_") || !strings.HasPrefix(ep["id"].(string), "we_") || len(ep["events"].([]any)) != 2 {
+		t.Fatalf("endpoint: %s", out)
+	}
+	out, err = run("endpoints", "--app", id, "--webhook-secret-key", key)
+	if err != nil || !strings.Contains(out, ep["id"].(string)) || strings.Contains(out, "whsec_") {
+		t.Fatalf("endpoints: %v %s", err, out)
+	}
+}

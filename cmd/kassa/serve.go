@@ -100,6 +100,11 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	appHooks, err := webhooks.NewAppService(hooks, core.SystemClock{}, webhooks.Destinations{AllowPrivate: cfg.WebhookLAN})
+	if err != nil {
+		return err
+	}
+	a.appHooks = appHooks
 	if cfg.WebhookLAN {
 		log.Warn("webhook endpoints may point at loopback, private and link-local addresses (development flag): never run a server open to merchants like this")
 	}
@@ -141,6 +146,7 @@ func serve(ctx context.Context, args []string) error {
 		AuthThrottle: th.apiAuth,
 		BaseURL:      cfg.APIURL,
 		Apps:         a.apps,
+		AppHooks:     appHooks,
 		AppReader:    a.appReader,
 		AppLive:      ratelimit.NewKeyed(cfg.RateLive, int(math.Ceil(cfg.RateLive))),
 		AppTest:      ratelimit.NewKeyed(cfg.RateTest, int(math.Ceil(cfg.RateTest))),

@@ -44,6 +44,7 @@ type app struct {
 	apps      *apps.Service
 	appReader *postgres.AppReader
 	webhooks  *webhooks.Service // set by serve, which owns the secret-sealing key
+	appHooks  *webhooks.AppService
 	idem      *postgres.IdempotencyStore
 	uow       *postgres.UnitOfWork // the transaction a request's changes and its idempotency record share
 }

@@ -43,7 +43,7 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, cold, or any part of a scenario's name (make bench BENCH=…)")
+		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
@@ -60,7 +60,7 @@ func run() error {
 	}
 	// sel: no filter, or a filter word that is the scenario's key, or part of its name when
 	// it is no key ("create" is the create-session scenario, not every name with "create").
-	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "webhook", "cold"}
+	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "webhook", "cold", "appevents"}
 	sel := func(key, name string) bool {
 		if len(want) == 0 {
 			return true
@@ -249,9 +249,22 @@ func run() error {
 			delivered = &d
 		}
 	}
+	var fanout *appFanResult
+	if sel("appevents", appFanoutName) {
+		fmt.Fprintf(os.Stderr, "bench: %s …\n", appFanoutName)
+		a, err := runAppFanout(ctx, t.BaseURL, t.OperatorToken)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: app fan-out skipped: %v\n", err)
+		} else {
+			fanout = &a
+		}
+	}
 	report(os.Stdout, measured, cfg)
 	if delivered != nil {
 		reportWebhooks(os.Stdout, producers, baseline, *delivered)
+	}
+	if fanout != nil {
+		reportAppFanout(os.Stdout, *fanout)
 	}
 	if *jsonOut != "" {
 		if err := writeJSON(*jsonOut, cfg, measured, baseline, producers, delivered); err != nil {

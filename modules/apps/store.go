@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Store keeps apps and installations. Each method is one statement.
+// Store keeps apps and installations. Each method is one statement, or one transaction where
+// its comment says so.
 type Store interface {
 	// CreateApp inserts a new app.
 	CreateApp(ctx context.Context, a *App) error
@@ -28,7 +29,9 @@ type Store interface {
 	// (at most one write a minute, whatever the request rate).
 	TouchInstallation(ctx context.Context, id string, at time.Time) error
 	// RevokeInstallation sets revoked_at of the installation with id when it is not revoked
-	// yet; ErrNotFound when there is no such installation or it was revoked before.
+	// yet; ErrNotFound when there is no such installation or it was revoked before. In the same
+	// transaction it stops the app events delivered for the installation (its app webhook
+	// deliveries that are pending, and their endpoints for it), so none is sent afterwards.
 	RevokeInstallation(ctx context.Context, id string, at time.Time) error
 	// AppByClientID returns the app with the OAuth client id, or ErrNotFound.
 	AppByClientID(ctx context.Context, clientID string) (*App, error)

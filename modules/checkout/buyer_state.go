@@ -1,6 +1,12 @@
 package checkout
 
-import "github.com/kassa-pay/kassa/ports"
+import (
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
 
 // MaxDeclines is the card-testing guard: once this many charges of one session were declined,
 // the session refuses further confirmations (422 invalid_state / session_confirm_limit) and
@@ -89,4 +95,18 @@ func (s *Session) clearPending() {
 		s.buyer.Pending = nil
 		s.changed |= ChangedBuyer
 	}
+}
+
+// abandonPending forgets the charge waiting for the buyer, if one does, and returns the
+// payment_intent.canceled event that reports it, stamped at (nil when none waited): the buyer
+// started another charge, or the session was canceled or expired meanwhile.
+func (s *Session) abandonPending(at time.Time) *core.Event {
+	pc := s.buyer.Pending
+	if pc == nil {
+		return nil
+	}
+	s.clearPending()
+	ev := core.NewEvent(EventPaymentIntentCanceled, s.Scope(), at, payments.ChargeCanceled{
+		SessionID: s.ID(), Amount: s.Amount(), Currency: s.Currency(), Method: pc.Method, Card: pc.Card, At: at})
+	return &ev
 }

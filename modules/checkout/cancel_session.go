@@ -31,10 +31,16 @@ func (svc *Service) Cancel(ctx context.Context, scope core.Scope, id string) (*S
 		if err := s.Cancel(now); err != nil {
 			return err
 		}
+		abandoned := s.abandonPending(now) // a charge left waiting for 3-D Secure ends with the session
 		if err := tx.Sessions().Save(ctx, s); err != nil {
 			return err
 		}
 		out = s
+		if abandoned != nil {
+			if err := tx.Outbox().Add(ctx, *abandoned); err != nil {
+				return err
+			}
+		}
 		return tx.Outbox().Add(ctx, core.NewEvent(EventCanceled, scope, now, SessionEvent{Session: s}))
 	})
 	if err != nil {

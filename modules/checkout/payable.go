@@ -19,6 +19,7 @@ const (
 	EventAsyncPaymentSucceeded = core.EventCheckoutSessionAsyncPaymentSucceeded
 	EventAsyncPaymentFailed    = core.EventCheckoutSessionAsyncPaymentFailed
 	EventCanceled              = core.EventCheckoutSessionCanceled
+	EventPaymentIntentCanceled = core.EventPaymentIntentCanceled
 )
 
 // Kind is the payable kind of checkout sessions: a session has at most one payment, which
@@ -88,8 +89,12 @@ func (Payables) BeginCharge(ctx context.Context, tx Tx, p payments.Payable, star
 	}
 	if start.Kind == payments.AttemptCharge {
 		// A new charge abandons one left waiting for 3-D Secure: the buyer gave up on it
-		// (closed the challenge, chose another card). Nothing moved for it.
-		s.clearPending()
+		// (closed the challenge, chose another card). Nothing moved for it: it is canceled.
+		if ev := s.abandonPending(start.Now); ev != nil {
+			if err := tx.Outbox().Add(ctx, *ev); err != nil {
+				return 0, err
+			}
+		}
 	}
 	n := s.nextAttempt()
 	s.startCharging(payments.AttemptKey(s.ID(), n))

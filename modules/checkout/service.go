@@ -75,8 +75,14 @@ func expire(ctx context.Context, tx Tx, s *Session, at time.Time) error {
 	if err := s.Expire(); err != nil {
 		return err
 	}
+	abandoned := s.abandonPending(at) // a charge left waiting for 3-D Secure ends with the session
 	if err := tx.Sessions().Save(ctx, s); err != nil {
 		return err
+	}
+	if abandoned != nil {
+		if err := tx.Outbox().Add(ctx, *abandoned); err != nil {
+			return err
+		}
 	}
 	return tx.Outbox().Add(ctx, core.NewEvent(EventExpired, s.Scope(), at, SessionEvent{Session: s}))
 }

@@ -58,3 +58,19 @@ type ChargeRequiresAction struct {
 
 // EventObjectID is "": no payment exists yet.
 func (ChargeRequiresAction) EventObjectID() string { return "" }
+
+// ChargeCanceled reports a charge that waited on the shopper and ended without being paid
+// (payment_intent.canceled): the shopper started another charge, or the payable was canceled
+// or expired meanwhile. data.object is the PaymentIntent with status "canceled".
+type ChargeCanceled struct {
+	// SessionID or InvoiceID is the payable charged (exactly one is set).
+	SessionID, InvoiceID string
+	Amount               int64
+	Currency             core.Currency
+	Method               ports.PaymentMethodKind
+	Card                 *ports.CardInfo
+	At                   time.Time
+}
+
+// EventObjectID is "": the charge created no payment.
+func (ChargeCanceled) EventObjectID() string { return "" }

@@ -75,6 +75,11 @@ type Endpoint struct {
 	// secretUnavailable: the stored secrets could not be opened (the server's sealing key is
 	// missing or wrong); current and previous are empty and nothing can be signed.
 	secretUnavailable bool
+	// An app endpoint's copy for one merchant environment (app_endpoint.go): the app, the
+	// installation it delivers for and the scopes that installation was granted. Empty for a
+	// merchant endpoint.
+	appID, installation string
+	installationScopes  []string
 }
 
 // EndpointSnapshot is the full state of an endpoint as storage keeps it.
@@ -94,6 +99,11 @@ type EndpointSnapshot struct {
 	// missing or wrong): Secret and Previous are empty, and storage keeps the stored forms
 	// as they are until the secret is rotated.
 	SecretUnavailable bool
+	// AppID and Installation are set on an app endpoint's copy for one merchant environment
+	// (app_endpoint.go), InstallationScopes when the fan-out reads it; empty for a merchant
+	// endpoint.
+	AppID, Installation string
+	InstallationScopes  []string
 }
 
 // RehydrateEndpoint rebuilds an endpoint from storage without re-validating it.
@@ -103,6 +113,7 @@ func RehydrateEndpoint(s EndpointSnapshot) *Endpoint {
 		description: s.Description, status: s.Status, disabledReason: s.DisabledReason,
 		current: s.Secret, previous: s.Previous, failingSince: s.FailingSince, created: s.Created,
 		secretUnavailable: s.SecretUnavailable,
+		appID:             s.AppID, installation: s.Installation, installationScopes: slices.Clone(s.InstallationScopes),
 	}
 }
 
@@ -113,8 +124,13 @@ func (e *Endpoint) Snapshot() EndpointSnapshot {
 		Description: e.description, Status: e.status, DisabledReason: e.disabledReason,
 		Secret: e.current, Previous: e.previous, FailingSince: e.failingSince, Created: e.created,
 		SecretUnavailable: e.secretUnavailable,
+		AppID:             e.appID, Installation: e.installation, InstallationScopes: slices.Clone(e.installationScopes),
 	}
 }
+
+// Installation is the installation an app endpoint's copy delivers for; empty for a merchant
+// endpoint.
+func (e *Endpoint) Installation() string { return e.installation }
 
 func (e *Endpoint) ID() string                     { return e.id }
 func (e *Endpoint) Scope() core.Scope              { return e.scope }
@@ -211,7 +227,14 @@ func (e *Endpoint) Update(p EndpointParams, d Destinations) error {
 
 // Subscribes reports whether an event of type typ is to be delivered to this endpoint: typ is
 // in the merchant catalog and the endpoint names it or "*". It says nothing about status.
+//
+// An app endpoint's copy (Installation set) subscribes by the app rules instead: typ is in the
+// app catalog, named by the endpoint's events (exactly, "*" or "prefix.*"), and readable under
+// the installation's scopes.
 func (e *Endpoint) Subscribes(typ string) bool {
+	if e.installation != "" {
+		return AppSubscription(e.enabledEvents, typ) && AppMayRead(e.installationScopes, typ)
+	}
 	if !IsMerchantEvent(typ) {
 		return false
 	}

@@ -36,3 +36,28 @@ func Envelope(ev OutboxEvent, data json.RawMessage) ([]byte, error) {
 		APIVersion: core.APIVersion, Created: ev.Created.Unix(), Data: envelopeData{Object: data},
 	})
 }
+
+// appEnvelope is the body of an app event delivery (interface 6.2, D17): the envelope with the
+// installation the event is delivered for.
+type appEnvelope struct {
+	ID           string       `json:"id"`
+	Object       string       `json:"object"`
+	Type         string       `json:"type"`
+	Environment  string       `json:"environment"`
+	Installation string       `json:"installation"`
+	APIVersion   string       `json:"api_version"`
+	Created      int64        `json:"created"`
+	Data         envelopeData `json:"data"`
+}
+
+// AppEnvelope returns the JSON body delivered for ev to an app installed as installation, with
+// data.object data rendered for the app channel.
+func AppEnvelope(ev OutboxEvent, installation string, data json.RawMessage) ([]byte, error) {
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return json.Marshal(appEnvelope{
+		ID: ev.ID, Object: "event", Type: string(ev.Type), Environment: string(ev.Scope.Env), Installation: installation,
+		APIVersion: core.APIVersion, Created: ev.Created.Unix(), Data: envelopeData{Object: data},
+	})
+}

@@ -82,6 +82,9 @@ type Job struct {
 	Attempt    int // 1-based, reserved by the claim
 	Endpoint   *Endpoint
 	Event      OutboxEvent
+	// Installation is the app installation an app delivery is for (its envelope's
+	// installation); empty for a merchant delivery.
+	Installation string
 }
 
 // InterruptedError is the error of an attempt whose outcome was never recorded: the worker

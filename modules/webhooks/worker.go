@@ -202,10 +202,13 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	ctx = context.WithoutCancel(ctx)
 	started := w.clock.Now()
 	var o Outcome
-	body, err := w.body(j.Event)
+	body, err := w.body(j)
 	switch {
 	case err != nil:
 		o = Outcome{Err: "encode envelope: " + err.Error()}
+	case j.Installation != "" && j.Event.Scope.Env == core.EnvLive && CheckURL(j.Endpoint.URL(), core.EnvLive, Destinations{AllowPrivate: true}) != nil:
+		// An app endpoint takes test events at http URLs; live events need https (D17).
+		o = Outcome{Err: LiveNeedsHTTPSError}
 	case j.Endpoint.SecretUnavailable():
 		// Unsigned (or wrongly signed) deliveries would teach receivers to skip the check:
 		// the attempt fails without a request, and later retries go out once the key is back.
@@ -241,10 +244,23 @@ func (w *Worker) deliver(ctx context.Context, j *Job) {
 	}
 }
 
-// body is the delivery body of ev to a merchant endpoint: the envelope with data.object
-// rendered for the merchant channel. A test event is about the endpoint it is sent to and
-// carries that object as it is.
-func (w *Worker) body(ev OutboxEvent) ([]byte, error) {
+// LiveNeedsHTTPSError is the recorded failure of a live app event whose endpoint has an http
+// URL: it is not sent.
+const LiveNeedsHTTPSError = "not sent: live events go to https URLs only; this app endpoint's URL is http"
+
+// body is the delivery body of j: to a merchant endpoint, the envelope with data.object
+// rendered for the merchant channel; to an app endpoint, the app envelope (with the
+// installation) rendered for the app channel. A test event is about the endpoint it is sent
+// to and carries that object as it is.
+func (w *Worker) body(j *Job) ([]byte, error) {
+	ev := j.Event
+	if j.Installation != "" {
+		data, err := w.render(ev, core.ChannelApp)
+		if err != nil {
+			return nil, err
+		}
+		return AppEnvelope(ev, j.Installation, json.RawMessage(data))
+	}
 	if ev.Type == TestEventType {
 		return Envelope(ev, ev.Object)
 	}

@@ -4,6 +4,32 @@
  */
 
 export interface paths {
+    "/api/v1/app_deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent event deliveries to an installed app
+         * @description The events most recently sent to the app's webhook endpoints for this installation
+         *     (test and live), newest first, at most 20: the event, where the delivery stands and
+         *     how many attempts it had. An installation of another merchant is not found.
+         *
+         *     **Errors:** 400 `installation_invalid` (missing or longer than 255 characters); 401
+         *     `session_required`; 404 `installation_not_found`; 429 `rate_limited` (wait
+         *     `Retry-After`); 5xx.
+         */
+        get: operations["listAppDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps": {
         parameters: {
             query?: never;
@@ -1401,6 +1427,46 @@ export interface components {
             /** @description The keys, newest first. */
             data: components["schemas"]["ApiKey"][];
         };
+        /** @description One event sent to an installed app's webhook endpoint. */
+        AppDelivery: {
+            /** @description Attempts so far. */
+            attempts: number;
+            /**
+             * Format: int64
+             * @description Unix seconds of the delivery's creation.
+             */
+            created: number;
+            /**
+             * @description The environment of the event.
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /** @description The event (`evt_…`). */
+            event: string;
+            /** @description The event's type. */
+            event_type: string;
+            /** @description The delivery (`wd_…`). */
+            id: string;
+            /**
+             * Format: int64
+             * @description Unix seconds of the last attempt, or null.
+             */
+            last_attempt_at: number | null;
+            /**
+             * @description Always `app_delivery`.
+             * @enum {string}
+             */
+            object: "app_delivery";
+            /**
+             * @description `pending` (being sent or retried), `succeeded`, `failed` (retries used up) or `disabled` (stopped).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "disabled";
+        };
+        AppDeliveryList: {
+            /** @description The deliveries, newest first. */
+            data: components["schemas"]["AppDelivery"][];
+        };
         /** @description An app installed on the merchant (one installation for both environments). */
         AppInstallation: {
             app: components["schemas"]["InstalledAppRef"];
@@ -1825,8 +1891,9 @@ export interface components {
          * @description A state change, as delivered to webhooks. `data.object` by type, for payments:
          *
          *     - `payment_intent.succeeded`: the `Payment`.
-         *     - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
-         *       the charge of a session or invoice. One shape whether or not the charge created a
+         *     - `payment_intent.payment_failed`, `payment_intent.requires_action`,
+         *       `payment_intent.canceled` (app events; listed here, never sent to merchant webhooks):
+         *       a `PaymentIntent`, the charge of a session or invoice. One shape whether or not the charge created a
          *       payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
          *       returned at settlement has the payment's `id` and the `payment` as it is after the
          *       failure.
@@ -3190,6 +3257,36 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAppDeliveries: {
+        parameters: {
+            query: {
+                /** @description The installation's id (a UUID). */
+                installation: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recent deliveries. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listInstalledApps: {
         parameters: {
             query?: never;

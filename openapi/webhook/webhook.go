@@ -177,13 +177,16 @@ func parseHeader(header string) (int64, [][]byte, error) {
 
 // Event is the envelope of a delivery (D10).
 type Event struct {
-	ID          string    `json:"id"`     // evt_…; deduplicate on it (delivery is at least once)
-	Object      string    `json:"object"` // always "event"
-	Type        string    `json:"type"`
-	Environment string    `json:"environment"` // "test" or "live"
-	APIVersion  string    `json:"api_version"`
-	Created     int64     `json:"created"` // Unix seconds
-	Data        EventData `json:"data"`
+	ID          string `json:"id"`     // evt_…; deduplicate on it (delivery is at least once)
+	Object      string `json:"object"` // always "event"
+	Type        string `json:"type"`
+	Environment string `json:"environment"` // "test" or "live"
+	// Installation is the app installation (a UUID) an app event is delivered for; empty in
+	// merchant webhooks.
+	Installation string    `json:"installation,omitempty"`
+	APIVersion   string    `json:"api_version"`
+	Created      int64     `json:"created"` // Unix seconds
+	Data         EventData `json:"data"`
 }
 
 // EventData holds the resource at event time, left raw so the caller decodes it into the type

@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/openapi"
 	"github.com/kassa-pay/kassa/openapi/gen/appapi"
@@ -25,6 +26,13 @@ type Reader interface {
 	// Payment answers payments.ErrNotFound for an id that is not the scope's.
 	Payment(ctx context.Context, scope core.Scope, id string) (*payments.Payment, error)
 	Products(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*catalog.Product, bool, error)
+	// Product answers catalog.ErrNotFound for an id that is not the scope's.
+	Product(ctx context.Context, scope core.Scope, id string) (*catalog.Product, error)
+	Refunds(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*payments.Refund, bool, error)
+	// Invoices lists issued invoices (not drafts).
+	Invoices(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*invoicing.Invoice, bool, error)
+	// Invoice answers invoicing.ErrNotFound for a draft or an id that is not the scope's.
+	Invoice(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error)
 	apps.VolumeReader
 }
 
@@ -54,7 +62,11 @@ var routes = []route{
 	{[]string{"v1", "merchant"}, apps.ScopeMerchantRead},
 	{[]string{"v1", "payments"}, apps.ScopePaymentsRead},
 	{[]string{"v1", "payments", "{id}"}, apps.ScopePaymentsRead},
+	{[]string{"v1", "refunds"}, apps.ScopeRefundsRead},
 	{[]string{"v1", "products"}, apps.ScopeProductsRead},
+	{[]string{"v1", "products", "{id}"}, apps.ScopeProductsRead},
+	{[]string{"v1", "invoices"}, apps.ScopeInvoicesRead},
+	{[]string{"v1", "invoices", "{id}"}, apps.ScopeInvoicesRead},
 	{[]string{"v1", "analytics", "summary"}, apps.ScopeAnalyticsRead},
 }
 

@@ -37,7 +37,8 @@ type DashboardDeps struct {
 	Disputes  *payments.Disputes // nil: disputes answer 500 (and payments show none)
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
 	Apps      *apps.Service
-	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
+	AppHooks  *webhooks.AppService // nil: the Apps page shows no deliveries
+	Mailbox   ports.Mailbox        // nil: the test mailbox answers an empty list
 	// Settings are the merchant's invoicing settings (the invoice number prefix).
 	Settings *invoicing.SettingsService
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined

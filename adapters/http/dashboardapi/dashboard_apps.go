@@ -49,3 +49,31 @@ func (a *dashboardAPI) UninstallApp(ctx context.Context, r dash.UninstallAppRequ
 	}
 	return dash.UninstallApp200JSONResponse{Body: presentInstallation(i, app.Name())}, nil
 }
+
+// appDeliveriesShown is how many recent deliveries the Apps page shows per installed app.
+const appDeliveriesShown = 20
+
+func (a *dashboardAPI) ListAppDeliveries(ctx context.Context, r dash.ListAppDeliveriesRequestObject) (dash.ListAppDeliveriesResponseObject, error) {
+	merchant := kit.CallerFrom(ctx).Scope.MerchantID
+	i, err := a.d.Apps.GetInstallation(ctx, r.Params.Installation)
+	if err != nil {
+		return nil, err
+	}
+	if i.MerchantID() != merchant {
+		return nil, apps.ErrInstallationMissing.At("installation").Msg("No such installation: '%s'.", r.Params.Installation)
+	}
+	out := dash.AppDeliveryList{Data: []dash.AppDelivery{}}
+	if a.d.AppHooks == nil {
+		return dash.ListAppDeliveries200JSONResponse{Body: out}, nil
+	}
+	list, _, err := a.d.AppHooks.ListDeliveries(ctx, i.AppID(), i.ID(), appDeliveriesShown, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range list {
+		out.Data = append(out.Data, dash.AppDelivery{Id: d.ID, Object: dash.AppDeliveryObjectAppDelivery, Event: d.EventID,
+			EventType: d.EventType, Environment: dash.AppDeliveryEnvironment(d.Scope.Env), Status: dash.AppDeliveryStatus(d.Status),
+			Attempts: d.Attempts, Created: d.Created.Unix(), LastAttemptAt: present.UnixPtr(d.LastAttemptAt)})
+	}
+	return dash.ListAppDeliveries200JSONResponse{Body: out}, nil
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
 )
@@ -16,6 +17,8 @@ import (
 type Deps struct {
 	Identity *identity.Service
 	Apps     *apps.Service
+	// AppHooks manages the webhook endpoints of apps and their deliveries.
+	AppHooks *webhooks.AppService
 	// CheckToken reports whether an Authorization header carries the operator token.
 	CheckToken func(authorization string) bool
 	// Ready reports whether the database is reachable and its schema current (/readyz).
@@ -36,7 +39,7 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, apps: d.Apps, ready: d.Ready, spec: served}, nil,
+	strict := op.NewStrictHandlerWithOptions(&operatorAPI{identity: d.Identity, apps: d.Apps, appHooks: d.AppHooks, ready: d.Ready, spec: served}, nil,
 		op.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  kit.BodyInvalidJSON,
 			ResponseErrorHandlerFunc: kit.WriteError,

@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
 	"github.com/kassa-pay/kassa/modules/identity"
+	"github.com/kassa-pay/kassa/modules/webhooks"
 	op "github.com/kassa-pay/kassa/openapi/gen/operatorapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
@@ -19,6 +20,7 @@ import (
 type operatorAPI struct {
 	identity *identity.Service
 	apps     *apps.Service
+	appHooks *webhooks.AppService
 	ready    func(context.Context) error
 	spec     []byte
 }

@@ -51,6 +51,63 @@ func (e ApiKeyCreatedObject) Valid() bool {
 	}
 }
 
+// Defines values for AppDeliveryEnvironment.
+const (
+	AppDeliveryEnvironmentLive AppDeliveryEnvironment = "live"
+	AppDeliveryEnvironmentTest AppDeliveryEnvironment = "test"
+)
+
+// Valid indicates whether the value is a known member of the AppDeliveryEnvironment enum.
+func (e AppDeliveryEnvironment) Valid() bool {
+	switch e {
+	case AppDeliveryEnvironmentLive:
+		return true
+	case AppDeliveryEnvironmentTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppDeliveryObject.
+const (
+	AppDeliveryObjectAppDelivery AppDeliveryObject = "app_delivery"
+)
+
+// Valid indicates whether the value is a known member of the AppDeliveryObject enum.
+func (e AppDeliveryObject) Valid() bool {
+	switch e {
+	case AppDeliveryObjectAppDelivery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppDeliveryStatus.
+const (
+	AppDeliveryStatusDisabled  AppDeliveryStatus = "disabled"
+	AppDeliveryStatusFailed    AppDeliveryStatus = "failed"
+	AppDeliveryStatusPending   AppDeliveryStatus = "pending"
+	AppDeliveryStatusSucceeded AppDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the AppDeliveryStatus enum.
+func (e AppDeliveryStatus) Valid() bool {
+	switch e {
+	case AppDeliveryStatusDisabled:
+		return true
+	case AppDeliveryStatusFailed:
+		return true
+	case AppDeliveryStatusPending:
+		return true
+	case AppDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AppInstallationObject.
 const (
 	AppInstallationObjectAppInstallation AppInstallationObject = "app_installation"
@@ -566,6 +623,51 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AppDelivery One event sent to an installed app's webhook endpoint.
+type AppDelivery struct {
+	// Attempts Attempts so far.
+	Attempts int `json:"attempts"`
+
+	// Created Unix seconds of the delivery's creation.
+	Created int64 `json:"created"`
+
+	// Environment The environment of the event.
+	Environment AppDeliveryEnvironment `json:"environment"`
+
+	// Event The event (`evt_…`).
+	Event string `json:"event"`
+
+	// EventType The event's type.
+	EventType string `json:"event_type"`
+
+	// Id The delivery (`wd_…`).
+	Id string `json:"id"`
+
+	// LastAttemptAt Unix seconds of the last attempt, or null.
+	LastAttemptAt *int64 `json:"last_attempt_at"`
+
+	// Object Always `app_delivery`.
+	Object AppDeliveryObject `json:"object"`
+
+	// Status `pending` (being sent or retried), `succeeded`, `failed` (retries used up) or `disabled` (stopped).
+	Status AppDeliveryStatus `json:"status"`
+}
+
+// AppDeliveryEnvironment The environment of the event.
+type AppDeliveryEnvironment string
+
+// AppDeliveryObject Always `app_delivery`.
+type AppDeliveryObject string
+
+// AppDeliveryStatus `pending` (being sent or retried), `succeeded`, `failed` (retries used up) or `disabled` (stopped).
+type AppDeliveryStatus string
+
+// AppDeliveryList defines model for AppDeliveryList.
+type AppDeliveryList struct {
+	// Data The deliveries, newest first.
+	Data []AppDelivery `json:"data"`
+}
+
 // AppInstallation An app installed on the merchant (one installation for both environments).
 type AppInstallation struct {
 	// App The installed app.
@@ -907,8 +1009,9 @@ type ErrorType = externalRef0.ErrorType
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
 //   - `payment_intent.succeeded`: the `Payment`.
-//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
-//     the charge of a session or invoice. One shape whether or not the charge created a
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`,
+//     `payment_intent.canceled` (app events; listed here, never sent to merchant webhooks):
+//     a `PaymentIntent`, the charge of a session or invoice. One shape whether or not the charge created a
 //     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
 //     returned at settlement has the payment's `id` and the `payment` as it is after the
 //     failure.
@@ -1591,6 +1694,12 @@ type UnsupportedMediaType = Error
 // WebhookEndpointDisabled The error envelope returned with every 4xx and 5xx response.
 type WebhookEndpointDisabled = Error
 
+// ListAppDeliveriesParams defines parameters for ListAppDeliveries.
+type ListAppDeliveriesParams struct {
+	// Installation The installation's id (a UUID).
+	Installation string `form:"installation" json:"installation"`
+}
+
 // UpdateSettingsParams defines parameters for UpdateSettings.
 type UpdateSettingsParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
@@ -2026,6 +2135,19 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// ListAppDeliveries Recent event deliveries to an installed app
+	//
+	// The events most recently sent to the app's webhook endpoints for this installation
+	// (test and live), newest first, at most 20: the event, where the delivery stands and
+	// how many attempts it had. An installation of another merchant is not found.
+	//
+	// **Errors:** 400 `installation_invalid` (missing or longer than 255 characters); 401
+	// `session_required`; 404 `installation_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/app_deliveries (the `ListAppDeliveries` operationId).
+	ListAppDeliveries(ctx context.Context, params *ListAppDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInstalledApps List the installed apps
 	//
@@ -2943,6 +3065,29 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListAppDeliveries Recent event deliveries to an installed app
+//
+// The events most recently sent to the app's webhook endpoints for this installation
+// (test and live), newest first, at most 20: the event, where the delivery stands and
+// how many attempts it had. An installation of another merchant is not found.
+//
+// **Errors:** 400 `installation_invalid` (missing or longer than 255 characters); 401
+// `session_required`; 404 `installation_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/app_deliveries (the `ListAppDeliveries` operationId).
+func (c *Client) ListAppDeliveries(ctx context.Context, params *ListAppDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAppDeliveriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListInstalledApps List the installed apps
@@ -4530,6 +4675,56 @@ func (c *Client) SendWebhookTestEvent(ctx context.Context, env Env, id ObjectId,
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListAppDeliveriesRequest constructs an http.Request for the ListAppDeliveries method
+func NewListAppDeliveriesRequest(server string, params *ListAppDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/app_deliveries")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "installation", params.Installation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListInstalledAppsRequest constructs an http.Request for the ListInstalledApps method
@@ -7429,6 +7624,21 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListAppDeliveriesWithResponse Recent event deliveries to an installed app
+	//
+	// The events most recently sent to the app's webhook endpoints for this installation
+	// (test and live), newest first, at most 20: the event, where the delivery stands and
+	// how many attempts it had. An installation of another merchant is not found.
+	//
+	// **Errors:** 400 `installation_invalid` (missing or longer than 255 characters); 401
+	// `session_required`; 404 `installation_not_found`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/app_deliveries (the `ListAppDeliveries` operationId).
+	ListAppDeliveriesWithResponse(ctx context.Context, params *ListAppDeliveriesParams, reqEditors ...RequestEditorFn) (*ListAppDeliveriesResponse, error)
+
 	// ListInstalledAppsWithResponse List the installed apps
 	//
 	// The apps installed on the merchant and not uninstalled, newest first. One installation
@@ -8431,6 +8641,142 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/webhook_endpoints/{id}/test (the `SendWebhookTestEvent` operationId).
 	SendWebhookTestEventWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*SendWebhookTestEventResponse, error)
+}
+
+// ListAppDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListAppDeliveries
+type ListAppDeliveriesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListAppDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListAppDeliveries
+type ListAppDeliveriesResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListAppDeliveries
+type ListAppDeliveriesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListAppDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListAppDeliveries
+type ListAppDeliveriesResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListAppDeliveries
+type ListAppDeliveriesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListAppDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListAppDeliveries
+type ListAppDeliveriesResponse500Headers struct {
+	RequestId *string
+}
+
+// ListAppDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListAppDeliveries
+type ListAppDeliveriesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListAppDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAppDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAppDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAppDeliveriesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAppDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAppDeliveriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAppDeliveriesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAppDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON200() *AppDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAppDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAppDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAppDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAppDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAppDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListInstalledAppsResponse200Headers the declared response headers of an HTTP 200 response for ListInstalledApps
@@ -16659,6 +17005,27 @@ func (r SendWebhookTestEventResponse) ContentType() string {
 	return ""
 }
 
+// ListAppDeliveriesWithResponse Recent event deliveries to an installed app
+//
+// The events most recently sent to the app's webhook endpoints for this installation
+// (test and live), newest first, at most 20: the event, where the delivery stands and
+// how many attempts it had. An installation of another merchant is not found.
+//
+// **Errors:** 400 `installation_invalid` (missing or longer than 255 characters); 401
+// `session_required`; 404 `installation_not_found`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/app_deliveries (the `ListAppDeliveries` operationId).
+func (c *ClientWithResponses) ListAppDeliveriesWithResponse(ctx context.Context, params *ListAppDeliveriesParams, reqEditors ...RequestEditorFn) (*ListAppDeliveriesResponse, error) {
+	rsp, err := c.ListAppDeliveries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAppDeliveriesResponse(rsp)
+}
+
 // ListInstalledAppsWithResponse List the installed apps
 //
 // The apps installed on the merchant and not uninstalled, newest first. One installation
@@ -18062,6 +18429,175 @@ func (c *ClientWithResponses) SendWebhookTestEventWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseSendWebhookTestEventResponse(rsp)
+}
+
+// ParseListAppDeliveriesResponse parses an HTTP response from a ListAppDeliveriesWithResponse call
+func ParseListAppDeliveriesResponse(rsp *http.Response) (*ListAppDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAppDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAppDeliveriesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAppDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAppDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAppDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAppDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAppDeliveriesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAppDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListInstalledAppsResponse parses an HTTP response from a ListInstalledAppsWithResponse call
@@ -28464,6 +29000,9 @@ func ParseSendWebhookTestEventResponse(rsp *http.Response) (*SendWebhookTestEven
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListAppDeliveries Recent event deliveries to an installed app
+	// (GET /api/v1/app_deliveries)
+	ListAppDeliveries(w http.ResponseWriter, r *http.Request, params ListAppDeliveriesParams)
 	// ListInstalledApps List the installed apps
 	// (GET /api/v1/apps)
 	ListInstalledApps(w http.ResponseWriter, r *http.Request)
@@ -28639,6 +29178,39 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAppDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) ListAppDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAppDeliveriesParams
+
+	// ------------- Required query parameter "installation" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "installation", r.URL.Query(), &params.Installation, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "installation"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "installation", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAppDeliveries(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListInstalledApps operation middleware
 func (siw *ServerInterfaceWrapper) ListInstalledApps(w http.ResponseWriter, r *http.Request) {
@@ -31010,6 +31582,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 		ErrorHandlerFunc:   options.ErrorHandlerFunc,
 	}
 
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/app_deliveries", wrapper.ListAppDeliveries)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/apps", wrapper.ListInstalledApps)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/v1/apps/{installation}", wrapper.UninstallApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/event_types", wrapper.ListEventTypes)
@@ -31212,6 +31785,154 @@ type WebhookEndpointDisabledJSONResponse struct {
 	Body Error
 
 	Headers WebhookEndpointDisabledResponseHeaders
+}
+
+type ListAppDeliveriesRequestObject struct {
+	Params ListAppDeliveriesParams
+}
+
+type ListAppDeliveriesResponseObject interface {
+	VisitListAppDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListAppDeliveries200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListAppDeliveries200JSONResponse struct {
+	Body    AppDeliveryList
+	Headers ListAppDeliveries200ResponseHeaders
+}
+
+func (response ListAppDeliveries200JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAppDeliveries400JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListAppDeliveries401JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListAppDeliveries404JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListAppDeliveries429JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListAppDeliveries500JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppDeliveries503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListAppDeliveries503JSONResponse) VisitListAppDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListInstalledAppsRequestObject struct {
@@ -40465,6 +41186,9 @@ func (response SendWebhookTestEvent503JSONResponse) VisitSendWebhookTestEventRes
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListAppDeliveries Recent event deliveries to an installed app
+	// (GET /api/v1/app_deliveries)
+	ListAppDeliveries(ctx context.Context, request ListAppDeliveriesRequestObject) (ListAppDeliveriesResponseObject, error)
 	// ListInstalledApps List the installed apps
 	// (GET /api/v1/apps)
 	ListInstalledApps(ctx context.Context, request ListInstalledAppsRequestObject) (ListInstalledAppsResponseObject, error)
@@ -40669,6 +41393,32 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAppDeliveries operation middleware
+func (sh *strictHandler) ListAppDeliveries(w http.ResponseWriter, r *http.Request, params ListAppDeliveriesParams) {
+	var request ListAppDeliveriesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAppDeliveries(ctx, request.(ListAppDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAppDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAppDeliveriesResponseObject); ok {
+		if err := validResponse.VisitListAppDeliveriesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListInstalledApps operation middleware

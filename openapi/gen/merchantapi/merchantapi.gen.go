@@ -81,8 +81,9 @@ type ErrorType = externalRef0.ErrorType
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
 //   - `payment_intent.succeeded`: the `Payment`.
-//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
-//     the charge of a session or invoice. One shape whether or not the charge created a
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`,
+//     `payment_intent.canceled` (app events; listed here, never sent to merchant webhooks):
+//     a `PaymentIntent`, the charge of a session or invoice. One shape whether or not the charge created a
 //     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
 //     returned at settlement has the payment's `id` and the `payment` as it is after the
 //     failure.

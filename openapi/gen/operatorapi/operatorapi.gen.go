@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -112,6 +113,144 @@ func (e AppScope) Valid() bool {
 	case AppScopeRefundsRead:
 		return true
 	case AppScopeSubscriptionsRead:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookDeliveryObject.
+const (
+	AppWebhookDeliveryObjectAppWebhookDelivery AppWebhookDeliveryObject = "app_webhook_delivery"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookDeliveryObject enum.
+func (e AppWebhookDeliveryObject) Valid() bool {
+	switch e {
+	case AppWebhookDeliveryObjectAppWebhookDelivery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookDeliveryStatus.
+const (
+	AppWebhookDeliveryStatusDisabled  AppWebhookDeliveryStatus = "disabled"
+	AppWebhookDeliveryStatusFailed    AppWebhookDeliveryStatus = "failed"
+	AppWebhookDeliveryStatusPending   AppWebhookDeliveryStatus = "pending"
+	AppWebhookDeliveryStatusSucceeded AppWebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookDeliveryStatus enum.
+func (e AppWebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case AppWebhookDeliveryStatusDisabled:
+		return true
+	case AppWebhookDeliveryStatusFailed:
+		return true
+	case AppWebhookDeliveryStatusPending:
+		return true
+	case AppWebhookDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookDeliveryDetailObject.
+const (
+	AppWebhookDeliveryDetailObjectAppWebhookDelivery AppWebhookDeliveryDetailObject = "app_webhook_delivery"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookDeliveryDetailObject enum.
+func (e AppWebhookDeliveryDetailObject) Valid() bool {
+	switch e {
+	case AppWebhookDeliveryDetailObjectAppWebhookDelivery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookDeliveryDetailStatus.
+const (
+	AppWebhookDeliveryDetailStatusDisabled  AppWebhookDeliveryDetailStatus = "disabled"
+	AppWebhookDeliveryDetailStatusFailed    AppWebhookDeliveryDetailStatus = "failed"
+	AppWebhookDeliveryDetailStatusPending   AppWebhookDeliveryDetailStatus = "pending"
+	AppWebhookDeliveryDetailStatusSucceeded AppWebhookDeliveryDetailStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookDeliveryDetailStatus enum.
+func (e AppWebhookDeliveryDetailStatus) Valid() bool {
+	switch e {
+	case AppWebhookDeliveryDetailStatusDisabled:
+		return true
+	case AppWebhookDeliveryDetailStatusFailed:
+		return true
+	case AppWebhookDeliveryDetailStatusPending:
+		return true
+	case AppWebhookDeliveryDetailStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookEndpointObject.
+const (
+	AppWebhookEndpointObjectAppWebhookEndpoint AppWebhookEndpointObject = "app_webhook_endpoint"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookEndpointObject enum.
+func (e AppWebhookEndpointObject) Valid() bool {
+	switch e {
+	case AppWebhookEndpointObjectAppWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppWebhookEndpointCreatedObject.
+const (
+	AppWebhookEndpointCreatedObjectAppWebhookEndpoint AppWebhookEndpointCreatedObject = "app_webhook_endpoint"
+)
+
+// Valid indicates whether the value is a known member of the AppWebhookEndpointCreatedObject enum.
+func (e AppWebhookEndpointCreatedObject) Valid() bool {
+	switch e {
+	case AppWebhookEndpointCreatedObjectAppWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedAppWebhookEndpointDeleted.
+const (
+	DeletedAppWebhookEndpointDeletedTrue DeletedAppWebhookEndpointDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the DeletedAppWebhookEndpointDeleted enum.
+func (e DeletedAppWebhookEndpointDeleted) Valid() bool {
+	switch e {
+	case DeletedAppWebhookEndpointDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletedAppWebhookEndpointObject.
+const (
+	DeletedAppWebhookEndpointObjectAppWebhookEndpoint DeletedAppWebhookEndpointObject = "app_webhook_endpoint"
+)
+
+// Valid indicates whether the value is a known member of the DeletedAppWebhookEndpointObject enum.
+func (e DeletedAppWebhookEndpointObject) Valid() bool {
+	switch e {
+	case DeletedAppWebhookEndpointObjectAppWebhookEndpoint:
 		return true
 	default:
 		return false
@@ -367,6 +506,258 @@ type AppCreatedObject string
 // AppScope An App API scope; each reads one kind of the merchant's data. `payouts:read` is granted only to reviewed apps.
 type AppScope string
 
+// AppWebhookAttempt One attempt of a delivery.
+type AppWebhookAttempt struct {
+	// Attempt The attempt number (`Service-Delivery-Attempt`).
+	Attempt int `json:"attempt"`
+
+	// Error The transport failure, when no response came.
+	Error *string `json:"error"`
+
+	// LatencyMs Milliseconds until the response or the failure.
+	LatencyMs int `json:"latency_ms"`
+
+	// ResponseExcerpt At most 4 KiB of the response body.
+	ResponseExcerpt string `json:"response_excerpt"`
+
+	// StartedAt Unix seconds of the attempt.
+	StartedAt int64 `json:"started_at"`
+
+	// StatusCode The response's status, null when none came.
+	StatusCode *int `json:"status_code"`
+}
+
+// AppWebhookDelivery One app event delivered to one app endpoint for one installation.
+type AppWebhookDelivery struct {
+	// Attempts Attempts made so far.
+	Attempts int `json:"attempts"`
+
+	// CompletedAt Unix seconds of the delivery's end.
+	CompletedAt *int64 `json:"completed_at"`
+
+	// Created Unix seconds of the delivery's creation.
+	Created int64 `json:"created"`
+
+	// Endpoint The app endpoint (`we_…`).
+	Endpoint string `json:"endpoint"`
+
+	// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
+	Environment Environment `json:"environment"`
+
+	// Event The event (`evt_…`).
+	Event string `json:"event"`
+
+	// EventType The event's type.
+	EventType string `json:"event_type"`
+
+	// Id Identifier, prefix `wd_`.
+	Id string `json:"id"`
+
+	// Installation The installation the event was delivered for (its `installation`).
+	Installation string `json:"installation"`
+
+	// LastAttemptAt Unix seconds of the last attempt.
+	LastAttemptAt *int64 `json:"last_attempt_at"`
+
+	// Merchant The merchant (`mer_…`) whose event it is.
+	Merchant string `json:"merchant"`
+
+	// NextAttemptAt Unix seconds of the next attempt while pending.
+	NextAttemptAt *int64 `json:"next_attempt_at"`
+
+	// Object Always `app_webhook_delivery`.
+	Object AppWebhookDeliveryObject `json:"object"`
+
+	// Status `pending` (next attempt due), `succeeded` (a 2xx), `failed` (retries used up), `disabled` (stopped: uninstalled, or the endpoint failing).
+	Status AppWebhookDeliveryStatus `json:"status"`
+}
+
+// AppWebhookDeliveryObject Always `app_webhook_delivery`.
+type AppWebhookDeliveryObject string
+
+// AppWebhookDeliveryStatus `pending` (next attempt due), `succeeded` (a 2xx), `failed` (retries used up), `disabled` (stopped: uninstalled, or the endpoint failing).
+type AppWebhookDeliveryStatus string
+
+// AppWebhookDeliveryDetail A delivery with its attempts, oldest first.
+type AppWebhookDeliveryDetail struct {
+	// AttemptLog Every attempt, oldest first.
+	AttemptLog []AppWebhookAttempt `json:"attempt_log"`
+
+	// Attempts Attempts made so far.
+	Attempts int `json:"attempts"`
+
+	// CompletedAt Unix seconds of the delivery's end.
+	CompletedAt *int64 `json:"completed_at"`
+
+	// Created Unix seconds of the delivery's creation.
+	Created int64 `json:"created"`
+
+	// Endpoint The app endpoint (`we_…`).
+	Endpoint string `json:"endpoint"`
+
+	// Environment The environment, decided by the key used: `test` (sandbox) or `live`.
+	Environment Environment `json:"environment"`
+
+	// Event The event (`evt_…`).
+	Event string `json:"event"`
+
+	// EventType The event's type.
+	EventType string `json:"event_type"`
+
+	// Id Identifier, prefix `wd_`.
+	Id string `json:"id"`
+
+	// Installation The installation the event was delivered for (its `installation`).
+	Installation string `json:"installation"`
+
+	// LastAttemptAt Unix seconds of the last attempt.
+	LastAttemptAt *int64 `json:"last_attempt_at"`
+
+	// Merchant The merchant (`mer_…`) whose event it is.
+	Merchant string `json:"merchant"`
+
+	// NextAttemptAt Unix seconds of the next attempt while pending.
+	NextAttemptAt *int64 `json:"next_attempt_at"`
+
+	// Object Always `app_webhook_delivery`.
+	Object AppWebhookDeliveryDetailObject `json:"object"`
+
+	// Status `pending` (next attempt due), `succeeded` (a 2xx), `failed` (retries used up), `disabled` (stopped: uninstalled, or the endpoint failing).
+	Status AppWebhookDeliveryDetailStatus `json:"status"`
+}
+
+// AppWebhookDeliveryDetailObject Always `app_webhook_delivery`.
+type AppWebhookDeliveryDetailObject string
+
+// AppWebhookDeliveryDetailStatus `pending` (next attempt due), `succeeded` (a 2xx), `failed` (retries used up), `disabled` (stopped: uninstalled, or the endpoint failing).
+type AppWebhookDeliveryDetailStatus string
+
+// AppWebhookDeliveryList A page of an app's deliveries.
+type AppWebhookDeliveryList struct {
+	// Data The deliveries, newest first.
+	Data []AppWebhookDelivery `json:"data"`
+
+	// HasMore Whether more deliveries follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// AppWebhookEndpoint A webhook endpoint of an app, without its secret.
+type AppWebhookEndpoint struct {
+	// App The app (`app_…`).
+	App string `json:"app"`
+
+	// Created Unix seconds of registration.
+	Created int64 `json:"created"`
+
+	// Description A note for the operator.
+	Description string `json:"description"`
+
+	// Events Subscribed app events.
+	Events []string `json:"events"`
+
+	// Id Identifier, prefix `we_`.
+	Id string `json:"id"`
+
+	// Object Always `app_webhook_endpoint`.
+	Object AppWebhookEndpointObject `json:"object"`
+
+	// Url Where deliveries are sent.
+	Url string `json:"url"`
+}
+
+// AppWebhookEndpointObject Always `app_webhook_endpoint`.
+type AppWebhookEndpointObject string
+
+// AppWebhookEndpointCreate Parameters of a new app webhook endpoint.
+type AppWebhookEndpointCreate struct {
+	// Description A note for the operator.
+	Description *string `json:"description,omitempty"`
+
+	// Events Subscribed app events: exact names, `*`, or prefix wildcards ending in `.*`.
+	Events []string `json:"events"`
+
+	// Url Where deliveries are sent (https; http only receives sandbox events).
+	Url string `json:"url"`
+}
+
+// AppWebhookEndpointCreated A new app webhook endpoint with its signing secret, shown once.
+type AppWebhookEndpointCreated struct {
+	// App The app (`app_…`).
+	App string `json:"app"`
+
+	// Created Unix seconds of registration.
+	Created int64 `json:"created"`
+
+	// Description A note for the operator.
+	Description string `json:"description"`
+
+	// Events Subscribed app events.
+	Events []string `json:"events"`
+
+	// Id Identifier, prefix `we_`.
+	Id string `json:"id"`
+
+	// Object Always `app_webhook_endpoint`.
+	Object AppWebhookEndpointCreatedObject `json:"object"`
+
+	// Secret The signing secret (`whsec_…`), shown once.
+	Secret string `json:"secret"`
+
+	// Url Where deliveries are sent.
+	Url string `json:"url"`
+}
+
+// AppWebhookEndpointCreatedObject Always `app_webhook_endpoint`.
+type AppWebhookEndpointCreatedObject string
+
+// AppWebhookEndpointList An app's webhook endpoints.
+type AppWebhookEndpointList struct {
+	// Data The endpoints, newest first.
+	Data []AppWebhookEndpoint `json:"data"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// AppWebhookEndpointUpdate Changes to an app webhook endpoint; omitted fields stay as they are.
+type AppWebhookEndpointUpdate struct {
+	// Description A note for the operator.
+	Description *string `json:"description,omitempty"`
+
+	// Events Subscribed app events.
+	Events *[]string `json:"events,omitempty"`
+
+	// Url Where deliveries are sent.
+	Url *string `json:"url,omitempty"`
+}
+
+// DeletedAppWebhookEndpoint A deleted app webhook endpoint.
+type DeletedAppWebhookEndpoint struct {
+	// Deleted Always true.
+	Deleted DeletedAppWebhookEndpointDeleted `json:"deleted"`
+
+	// Id The endpoint's id.
+	Id string `json:"id"`
+
+	// Object Always `app_webhook_endpoint`.
+	Object DeletedAppWebhookEndpointObject `json:"object"`
+}
+
+// DeletedAppWebhookEndpointDeleted Always true.
+type DeletedAppWebhookEndpointDeleted bool
+
+// DeletedAppWebhookEndpointObject Always `app_webhook_endpoint`.
+type DeletedAppWebhookEndpointObject string
+
 // Environment The environment, decided by the key used: `test` (sandbox) or `live`.
 type Environment = externalRef0.Environment
 
@@ -543,6 +934,12 @@ type MerchantCreated struct {
 // MerchantCreatedObject Always `merchant`.
 type MerchantCreatedObject string
 
+// AppDeliveryId defines model for AppDeliveryId.
+type AppDeliveryId = string
+
+// AppEndpointId defines model for AppEndpointId.
+type AppEndpointId = string
+
 // AppId defines model for AppId.
 type AppId = string
 
@@ -573,14 +970,35 @@ type TooManyRequests = Error
 // Unauthorized The error envelope returned with every 4xx and 5xx response.
 type Unauthorized = Error
 
+// UnprocessableEntity The error envelope returned with every 4xx and 5xx response.
+type UnprocessableEntity = Error
+
 // UnsupportedMediaType The error envelope returned with every 4xx and 5xx response.
 type UnsupportedMediaType = Error
+
+// ListAppWebhookDeliveriesParams defines parameters for ListAppWebhookDeliveries.
+type ListAppWebhookDeliveriesParams struct {
+	// Limit Page size, 1 to 100 (default 25).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Deliveries to skip, from 0.
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Installation Only the deliveries for this installation (UUID).
+	Installation *string `form:"installation,omitempty" json:"installation,omitempty"`
+}
 
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = AppCreate
 
 // CreateInstallationJSONRequestBody defines body for CreateInstallation for application/json ContentType.
 type CreateInstallationJSONRequestBody = InstallationCreate
+
+// CreateAppWebhookEndpointJSONRequestBody defines body for CreateAppWebhookEndpoint for application/json ContentType.
+type CreateAppWebhookEndpointJSONRequestBody = AppWebhookEndpointCreate
+
+// UpdateAppWebhookEndpointJSONRequestBody defines body for UpdateAppWebhookEndpoint for application/json ContentType.
+type UpdateAppWebhookEndpointJSONRequestBody = AppWebhookEndpointUpdate
 
 // CreateMerchantJSONRequestBody defines body for CreateMerchant for application/json ContentType.
 type CreateMerchantJSONRequestBody = MerchantCreate
@@ -794,6 +1212,170 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
 	CreateInstallation(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAppWebhookDeliveries List an app's deliveries
+	//
+	// Returns the deliveries of the app's events to its endpoints, for all its
+	// installations (installed or not) or for one (`installation`), newest first: `limit` 1
+	// to 100 (default 25), `offset` from 0; page by `offset` until `has_more` is false.
+	//
+	// **Errors:** 400 `invalid_request` (`parameter_invalid` for `limit` or `offset`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries (the `ListAppWebhookDeliveries` operationId).
+	ListAppWebhookDeliveries(ctx context.Context, id AppId, params *ListAppWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetrieveAppWebhookDelivery Retrieve an app delivery with its attempts
+	//
+	// Returns one delivery of the app with every attempt (status code, latency, response
+	// excerpt or transport error), oldest first. A delivery of another app is not found.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_delivery_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries/{delivery} (the `RetrieveAppWebhookDelivery` operationId).
+	RetrieveAppWebhookDelivery(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverAppWebhookDelivery Redeliver an app delivery
+	//
+	// Queues one more attempt of the delivery, due at once, whatever its status: it is
+	// sent again with the event's original body and the endpoint's current secret, under
+	// the next attempt number. Refused while deliveries to the endpoint are stopped for that
+	// merchant environment (the app was uninstalled, or failures stopped them).
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver (the `RedeliverAppWebhookDelivery` operationId).
+	RedeliverAppWebhookDelivery(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAppWebhookEndpoints List an app's webhook endpoints
+	//
+	// Returns the app's webhook endpoints, newest first, without their secrets.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints (the `ListAppWebhookEndpoints` operationId).
+	ListAppWebhookEndpoints(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppWebhookEndpointWithBody Register an app webhook endpoint
+	//
+	// Registers an endpoint that receives the app events of every merchant that installed
+	// the app: one delivery per installation, carrying the installation's UUID in
+	// `installation`, only for the event types the endpoint subscribes to and only when the
+	// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+	// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+	// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+	// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+	// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+	// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+	// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+	// fails without a request). At most 16 endpoints per app.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_missing`, `parameter_invalid` for an unknown event,
+	// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+	CreateAppWebhookEndpointWithBody(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppWebhookEndpoint Register an app webhook endpoint
+	//
+	// Registers an endpoint that receives the app events of every merchant that installed
+	// the app: one delivery per installation, carrying the installation's UUID in
+	// `installation`, only for the event types the endpoint subscribes to and only when the
+	// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+	// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+	// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+	// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+	// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+	// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+	// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+	// fails without a request). At most 16 endpoints per app.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_missing`, `parameter_invalid` for an unknown event,
+	// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+	CreateAppWebhookEndpoint(ctx context.Context, id AppId, body CreateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAppWebhookEndpoint Delete an app webhook endpoint
+	//
+	// Removes the endpoint with its deliveries and their attempts, for every installation.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `DeleteAppWebhookEndpoint` operationId).
+	DeleteAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetrieveAppWebhookEndpoint Retrieve an app webhook endpoint
+	//
+	// Returns one endpoint of the app, without its secret. An endpoint of another app is
+	// not found.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `RetrieveAppWebhookEndpoint` operationId).
+	RetrieveAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAppWebhookEndpointWithBody Update an app webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+	// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+	// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+	// or five days of failing), they resume with events written from now on.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+	// `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+	UpdateAppWebhookEndpointWithBody(ctx context.Context, id AppId, endpoint AppEndpointId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAppWebhookEndpoint Update an app webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+	// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+	// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+	// or five days of failing), they resume with events written from now on.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+	// `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+	UpdateAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, body UpdateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteInstallation Uninstall an app
 	//
@@ -1188,6 +1770,274 @@ func (c *Client) CreateInstallationWithBody(ctx context.Context, id AppId, conte
 // Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
 func (c *Client) CreateInstallation(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateInstallationRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAppWebhookDeliveries List an app's deliveries
+//
+// Returns the deliveries of the app's events to its endpoints, for all its
+// installations (installed or not) or for one (`installation`), newest first: `limit` 1
+// to 100 (default 25), `offset` from 0; page by `offset` until `has_more` is false.
+//
+// **Errors:** 400 `invalid_request` (`parameter_invalid` for `limit` or `offset`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries (the `ListAppWebhookDeliveries` operationId).
+func (c *Client) ListAppWebhookDeliveries(ctx context.Context, id AppId, params *ListAppWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAppWebhookDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetrieveAppWebhookDelivery Retrieve an app delivery with its attempts
+//
+// Returns one delivery of the app with every attempt (status code, latency, response
+// excerpt or transport error), oldest first. A delivery of another app is not found.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_delivery_not_found`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries/{delivery} (the `RetrieveAppWebhookDelivery` operationId).
+func (c *Client) RetrieveAppWebhookDelivery(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetrieveAppWebhookDeliveryRequest(c.Server, id, delivery)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverAppWebhookDelivery Redeliver an app delivery
+//
+// Queues one more attempt of the delivery, due at once, whatever its status: it is
+// sent again with the event's original body and the endpoint's current secret, under
+// the next attempt number. Refused while deliveries to the endpoint are stopped for that
+// merchant environment (the app was uninstalled, or failures stopped them).
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 429
+// `rate_limited`; 5xx.
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver (the `RedeliverAppWebhookDelivery` operationId).
+func (c *Client) RedeliverAppWebhookDelivery(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverAppWebhookDeliveryRequest(c.Server, id, delivery)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAppWebhookEndpoints List an app's webhook endpoints
+//
+// Returns the app's webhook endpoints, newest first, without their secrets.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints (the `ListAppWebhookEndpoints` operationId).
+func (c *Client) ListAppWebhookEndpoints(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAppWebhookEndpointsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppWebhookEndpointWithBody Register an app webhook endpoint
+//
+// Registers an endpoint that receives the app events of every merchant that installed
+// the app: one delivery per installation, carrying the installation's UUID in
+// `installation`, only for the event types the endpoint subscribes to and only when the
+// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+// fails without a request). At most 16 endpoints per app.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_missing`, `parameter_invalid` for an unknown event,
+// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+//
+//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+func (c *Client) CreateAppWebhookEndpointWithBody(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppWebhookEndpointRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppWebhookEndpoint Register an app webhook endpoint
+//
+// Registers an endpoint that receives the app events of every merchant that installed
+// the app: one delivery per installation, carrying the installation's UUID in
+// `installation`, only for the event types the endpoint subscribes to and only when the
+// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+// fails without a request). At most 16 endpoints per app.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_missing`, `parameter_invalid` for an unknown event,
+// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+//
+//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+func (c *Client) CreateAppWebhookEndpoint(ctx context.Context, id AppId, body CreateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppWebhookEndpointRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAppWebhookEndpoint Delete an app webhook endpoint
+//
+// Removes the endpoint with its deliveries and their attempts, for every installation.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `DeleteAppWebhookEndpoint` operationId).
+func (c *Client) DeleteAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAppWebhookEndpointRequest(c.Server, id, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetrieveAppWebhookEndpoint Retrieve an app webhook endpoint
+//
+// Returns one endpoint of the app, without its secret. An endpoint of another app is
+// not found.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `RetrieveAppWebhookEndpoint` operationId).
+func (c *Client) RetrieveAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetrieveAppWebhookEndpointRequest(c.Server, id, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAppWebhookEndpointWithBody Update an app webhook endpoint
+//
+// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+// or five days of failing), they resume with events written from now on.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+// `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+func (c *Client) UpdateAppWebhookEndpointWithBody(ctx context.Context, id AppId, endpoint AppEndpointId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAppWebhookEndpointRequestWithBody(c.Server, id, endpoint, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAppWebhookEndpoint Update an app webhook endpoint
+//
+// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+// or five days of failing), they resume with events written from now on.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+// `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+func (c *Client) UpdateAppWebhookEndpoint(ctx context.Context, id AppId, endpoint AppEndpointId, body UpdateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAppWebhookEndpointRequest(c.Server, id, endpoint, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1689,6 +2539,390 @@ func NewCreateInstallationRequestWithBody(server string, id AppId, contentType s
 	return req, nil
 }
 
+// NewListAppWebhookDeliveriesRequest constructs an http.Request for the ListAppWebhookDeliveries method
+func NewListAppWebhookDeliveriesRequest(server string, id AppId, params *ListAppWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Installation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "installation", *params.Installation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetrieveAppWebhookDeliveryRequest constructs an http.Request for the RetrieveAppWebhookDelivery method
+func NewRetrieveAppWebhookDeliveryRequest(server string, id AppId, delivery AppDeliveryId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery", delivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_deliveries/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverAppWebhookDeliveryRequest constructs an http.Request for the RedeliverAppWebhookDelivery method
+func NewRedeliverAppWebhookDeliveryRequest(server string, id AppId, delivery AppDeliveryId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery", delivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_deliveries/%s/redeliver", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAppWebhookEndpointsRequest constructs an http.Request for the ListAppWebhookEndpoints method
+func NewListAppWebhookEndpointsRequest(server string, id AppId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_endpoints", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAppWebhookEndpointRequest calls the generic CreateAppWebhookEndpoint builder with application/json body
+func NewCreateAppWebhookEndpointRequest(server string, id AppId, body CreateAppWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAppWebhookEndpointRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateAppWebhookEndpointRequestWithBody constructs an http.Request for the CreateAppWebhookEndpoint method, with any body, and a specified content type
+func NewCreateAppWebhookEndpointRequestWithBody(server string, id AppId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_endpoints", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteAppWebhookEndpointRequest constructs an http.Request for the DeleteAppWebhookEndpoint method
+func NewDeleteAppWebhookEndpointRequest(server string, id AppId, endpoint AppEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpoint", endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_endpoints/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetrieveAppWebhookEndpointRequest constructs an http.Request for the RetrieveAppWebhookEndpoint method
+func NewRetrieveAppWebhookEndpointRequest(server string, id AppId, endpoint AppEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpoint", endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_endpoints/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateAppWebhookEndpointRequest calls the generic UpdateAppWebhookEndpoint builder with application/json body
+func NewUpdateAppWebhookEndpointRequest(server string, id AppId, endpoint AppEndpointId, body UpdateAppWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateAppWebhookEndpointRequestWithBody(server, id, endpoint, "application/json", bodyReader)
+}
+
+// NewUpdateAppWebhookEndpointRequestWithBody constructs an http.Request for the UpdateAppWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateAppWebhookEndpointRequestWithBody(server string, id AppId, endpoint AppEndpointId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpoint", endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operator/v1/apps/%s/webhook_endpoints/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDeleteInstallationRequest constructs an http.Request for the DeleteInstallation method
 func NewDeleteInstallationRequest(server string, installation string) (*http.Request, error) {
 	var err error
@@ -2148,6 +3382,182 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /operator/v1/apps/{id}/installations (the `CreateInstallation` operationId).
 	CreateInstallationWithResponse(ctx context.Context, id AppId, body CreateInstallationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInstallationResponse, error)
+
+	// ListAppWebhookDeliveriesWithResponse List an app's deliveries
+	//
+	// Returns the deliveries of the app's events to its endpoints, for all its
+	// installations (installed or not) or for one (`installation`), newest first: `limit` 1
+	// to 100 (default 25), `offset` from 0; page by `offset` until `has_more` is false.
+	//
+	// **Errors:** 400 `invalid_request` (`parameter_invalid` for `limit` or `offset`); 401
+	// `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries (the `ListAppWebhookDeliveries` operationId).
+	ListAppWebhookDeliveriesWithResponse(ctx context.Context, id AppId, params *ListAppWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListAppWebhookDeliveriesResponse, error)
+
+	// RetrieveAppWebhookDeliveryWithResponse Retrieve an app delivery with its attempts
+	//
+	// Returns one delivery of the app with every attempt (status code, latency, response
+	// excerpt or transport error), oldest first. A delivery of another app is not found.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_delivery_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries/{delivery} (the `RetrieveAppWebhookDelivery` operationId).
+	RetrieveAppWebhookDeliveryWithResponse(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*RetrieveAppWebhookDeliveryResponse, error)
+
+	// RedeliverAppWebhookDeliveryWithResponse Redeliver an app delivery
+	//
+	// Queues one more attempt of the delivery, due at once, whatever its status: it is
+	// sent again with the event's original body and the endpoint's current secret, under
+	// the next attempt number. Refused while deliveries to the endpoint are stopped for that
+	// merchant environment (the app was uninstalled, or failures stopped them).
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver (the `RedeliverAppWebhookDelivery` operationId).
+	RedeliverAppWebhookDeliveryWithResponse(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*RedeliverAppWebhookDeliveryResponse, error)
+
+	// ListAppWebhookEndpointsWithResponse List an app's webhook endpoints
+	//
+	// Returns the app's webhook endpoints, newest first, without their secrets.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints (the `ListAppWebhookEndpoints` operationId).
+	ListAppWebhookEndpointsWithResponse(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*ListAppWebhookEndpointsResponse, error)
+
+	// CreateAppWebhookEndpointWithBodyWithResponse Register an app webhook endpoint
+	//
+	// Registers an endpoint that receives the app events of every merchant that installed
+	// the app: one delivery per installation, carrying the installation's UUID in
+	// `installation`, only for the event types the endpoint subscribes to and only when the
+	// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+	// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+	// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+	// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+	// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+	// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+	// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+	// fails without a request). At most 16 endpoints per app.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_missing`, `parameter_invalid` for an unknown event,
+	// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+	CreateAppWebhookEndpointWithBodyWithResponse(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppWebhookEndpointResponse, error)
+
+	// CreateAppWebhookEndpointWithResponse Register an app webhook endpoint
+	//
+	// Registers an endpoint that receives the app events of every merchant that installed
+	// the app: one delivery per installation, carrying the installation's UUID in
+	// `installation`, only for the event types the endpoint subscribes to and only when the
+	// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+	// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+	// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+	// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+	// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+	// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+	// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+	// fails without a request). At most 16 endpoints per app.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_missing`, `parameter_invalid` for an unknown event,
+	// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+	CreateAppWebhookEndpointWithResponse(ctx context.Context, id AppId, body CreateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppWebhookEndpointResponse, error)
+
+	// DeleteAppWebhookEndpointWithResponse Delete an app webhook endpoint
+	//
+	// Removes the endpoint with its deliveries and their attempts, for every installation.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `DeleteAppWebhookEndpoint` operationId).
+	DeleteAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*DeleteAppWebhookEndpointResponse, error)
+
+	// RetrieveAppWebhookEndpointWithResponse Retrieve an app webhook endpoint
+	//
+	// Returns one endpoint of the app, without its secret. An endpoint of another app is
+	// not found.
+	//
+	// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+	// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `RetrieveAppWebhookEndpoint` operationId).
+	RetrieveAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*RetrieveAppWebhookEndpointResponse, error)
+
+	// UpdateAppWebhookEndpointWithBodyWithResponse Update an app webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+	// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+	// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+	// or five days of failing), they resume with events written from now on.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+	// `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+	UpdateAppWebhookEndpointWithBodyWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAppWebhookEndpointResponse, error)
+
+	// UpdateAppWebhookEndpointWithResponse Update an app webhook endpoint
+	//
+	// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+	// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+	// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+	// or five days of failing), they resume with events written from now on.
+	//
+	// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+	// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+	// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+	// `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+	UpdateAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, body UpdateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAppWebhookEndpointResponse, error)
 
 	// DeleteInstallationWithResponse Uninstall an app
 	//
@@ -3058,6 +4468,1169 @@ func (r CreateInstallationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateInstallationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAppWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListAppWebhookDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse500Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListAppWebhookDeliveries
+type ListAppWebhookDeliveriesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListAppWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAppWebhookDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAppWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAppWebhookDeliveriesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAppWebhookDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAppWebhookDeliveriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAppWebhookDeliveriesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAppWebhookDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON200() *AppWebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAppWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAppWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAppWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAppWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAppWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetrieveAppWebhookDeliveryResponse200Headers the declared response headers of an HTTP 200 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse200Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookDeliveryResponse400Headers the declared response headers of an HTTP 400 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse401Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// RetrieveAppWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse500Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RetrieveAppWebhookDelivery
+type RetrieveAppWebhookDeliveryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type RetrieveAppWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookDeliveryDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetrieveAppWebhookDeliveryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetrieveAppWebhookDeliveryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetrieveAppWebhookDeliveryResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetrieveAppWebhookDeliveryResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetrieveAppWebhookDeliveryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetrieveAppWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetrieveAppWebhookDeliveryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON200() *AppWebhookDeliveryDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetrieveAppWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetrieveAppWebhookDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetrieveAppWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetrieveAppWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetrieveAppWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeliverAppWebhookDeliveryResponse200Headers the declared response headers of an HTTP 200 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse200Headers struct {
+	RequestId *string
+}
+
+// RedeliverAppWebhookDeliveryResponse400Headers the declared response headers of an HTTP 400 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RedeliverAppWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse401Headers struct {
+	RequestId *string
+}
+
+// RedeliverAppWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RedeliverAppWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RedeliverAppWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// RedeliverAppWebhookDeliveryResponse500Headers the declared response headers of an HTTP 500 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse500Headers struct {
+	RequestId *string
+}
+
+// RedeliverAppWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for RedeliverAppWebhookDelivery
+type RedeliverAppWebhookDeliveryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type RedeliverAppWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookDelivery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RedeliverAppWebhookDeliveryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RedeliverAppWebhookDeliveryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeliverAppWebhookDeliveryResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RedeliverAppWebhookDeliveryResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RedeliverAppWebhookDeliveryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RedeliverAppWebhookDeliveryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RedeliverAppWebhookDeliveryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverAppWebhookDeliveryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON200() *AppWebhookDelivery {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RedeliverAppWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverAppWebhookDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverAppWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverAppWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverAppWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAppWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookEndpointsResponse400Headers the declared response headers of an HTTP 400 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookEndpointsResponse404Headers the declared response headers of an HTTP 404 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListAppWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListAppWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListAppWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListAppWebhookEndpoints
+type ListAppWebhookEndpointsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListAppWebhookEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookEndpointList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAppWebhookEndpointsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAppWebhookEndpointsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAppWebhookEndpointsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAppWebhookEndpointsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAppWebhookEndpointsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAppWebhookEndpointsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAppWebhookEndpointsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON200() *AppWebhookEndpointList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAppWebhookEndpointsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAppWebhookEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAppWebhookEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAppWebhookEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAppWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAppWebhookEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateAppWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateAppWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateAppWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateAppWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateAppWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateAppWebhookEndpoint
+type CreateAppWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateAppWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AppWebhookEndpointCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAppWebhookEndpointResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateAppWebhookEndpointResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAppWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateAppWebhookEndpointResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateAppWebhookEndpointResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateAppWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateAppWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateAppWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateAppWebhookEndpointResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON201() *AppWebhookEndpointCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateAppWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAppWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAppWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAppWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAppWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteAppWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse200Headers struct {
+	RequestId *string
+}
+
+// DeleteAppWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteAppWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse401Headers struct {
+	RequestId *string
+}
+
+// DeleteAppWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteAppWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// DeleteAppWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse500Headers struct {
+	RequestId *string
+}
+
+// DeleteAppWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteAppWebhookEndpoint
+type DeleteAppWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type DeleteAppWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeletedAppWebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteAppWebhookEndpointResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteAppWebhookEndpointResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAppWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteAppWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteAppWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteAppWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteAppWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON200() *DeletedAppWebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteAppWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAppWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAppWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAppWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAppWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetrieveAppWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse200Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse401Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveAppWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// RetrieveAppWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse500Headers struct {
+	RequestId *string
+}
+
+// RetrieveAppWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for RetrieveAppWebhookEndpoint
+type RetrieveAppWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type RetrieveAppWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetrieveAppWebhookEndpointResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetrieveAppWebhookEndpointResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetrieveAppWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetrieveAppWebhookEndpointResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetrieveAppWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetrieveAppWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetrieveAppWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON200() *AppWebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetrieveAppWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetrieveAppWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetrieveAppWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetrieveAppWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetrieveAppWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateAppWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse200Headers struct {
+	RequestId *string
+}
+
+// UpdateAppWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateAppWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse401Headers struct {
+	RequestId *string
+}
+
+// UpdateAppWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateAppWebhookEndpointResponse413Headers the declared response headers of an HTTP 413 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateAppWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateAppWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// UpdateAppWebhookEndpointResponse500Headers the declared response headers of an HTTP 500 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse500Headers struct {
+	RequestId *string
+}
+
+// UpdateAppWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateAppWebhookEndpoint
+type UpdateAppWebhookEndpointResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type UpdateAppWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppWebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateAppWebhookEndpointResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateAppWebhookEndpointResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateAppWebhookEndpointResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateAppWebhookEndpointResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateAppWebhookEndpointResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateAppWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateAppWebhookEndpointResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateAppWebhookEndpointResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateAppWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON200() *AppWebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateAppWebhookEndpointResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateAppWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateAppWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateAppWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateAppWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4358,6 +6931,246 @@ func (c *ClientWithResponses) CreateInstallationWithResponse(ctx context.Context
 	return ParseCreateInstallationResponse(rsp)
 }
 
+// ListAppWebhookDeliveriesWithResponse List an app's deliveries
+//
+// Returns the deliveries of the app's events to its endpoints, for all its
+// installations (installed or not) or for one (`installation`), newest first: `limit` 1
+// to 100 (default 25), `offset` from 0; page by `offset` until `has_more` is false.
+//
+// **Errors:** 400 `invalid_request` (`parameter_invalid` for `limit` or `offset`); 401
+// `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries (the `ListAppWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListAppWebhookDeliveriesWithResponse(ctx context.Context, id AppId, params *ListAppWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListAppWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListAppWebhookDeliveries(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAppWebhookDeliveriesResponse(rsp)
+}
+
+// RetrieveAppWebhookDeliveryWithResponse Retrieve an app delivery with its attempts
+//
+// Returns one delivery of the app with every attempt (status code, latency, response
+// excerpt or transport error), oldest first. A delivery of another app is not found.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_delivery_not_found`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_deliveries/{delivery} (the `RetrieveAppWebhookDelivery` operationId).
+func (c *ClientWithResponses) RetrieveAppWebhookDeliveryWithResponse(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*RetrieveAppWebhookDeliveryResponse, error) {
+	rsp, err := c.RetrieveAppWebhookDelivery(ctx, id, delivery, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetrieveAppWebhookDeliveryResponse(rsp)
+}
+
+// RedeliverAppWebhookDeliveryWithResponse Redeliver an app delivery
+//
+// Queues one more attempt of the delivery, due at once, whatever its status: it is
+// sent again with the event's original body and the endpoint's current secret, under
+// the next attempt number. Refused while deliveries to the endpoint are stopped for that
+// merchant environment (the app was uninstalled, or failures stopped them).
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_delivery_not_found`; 422 `invalid_state`/`webhook_endpoint_disabled`; 429
+// `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver (the `RedeliverAppWebhookDelivery` operationId).
+func (c *ClientWithResponses) RedeliverAppWebhookDeliveryWithResponse(ctx context.Context, id AppId, delivery AppDeliveryId, reqEditors ...RequestEditorFn) (*RedeliverAppWebhookDeliveryResponse, error) {
+	rsp, err := c.RedeliverAppWebhookDelivery(ctx, id, delivery, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverAppWebhookDeliveryResponse(rsp)
+}
+
+// ListAppWebhookEndpointsWithResponse List an app's webhook endpoints
+//
+// Returns the app's webhook endpoints, newest first, without their secrets.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints (the `ListAppWebhookEndpoints` operationId).
+func (c *ClientWithResponses) ListAppWebhookEndpointsWithResponse(ctx context.Context, id AppId, reqEditors ...RequestEditorFn) (*ListAppWebhookEndpointsResponse, error) {
+	rsp, err := c.ListAppWebhookEndpoints(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAppWebhookEndpointsResponse(rsp)
+}
+
+// CreateAppWebhookEndpointWithBodyWithResponse Register an app webhook endpoint
+//
+// Registers an endpoint that receives the app events of every merchant that installed
+// the app: one delivery per installation, carrying the installation's UUID in
+// `installation`, only for the event types the endpoint subscribes to and only when the
+// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+// fails without a request). At most 16 endpoints per app.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_missing`, `parameter_invalid` for an unknown event,
+// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+//
+//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateAppWebhookEndpointWithBodyWithResponse(ctx context.Context, id AppId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppWebhookEndpointResponse, error) {
+	rsp, err := c.CreateAppWebhookEndpointWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppWebhookEndpointResponse(rsp)
+}
+
+// CreateAppWebhookEndpointWithResponse Register an app webhook endpoint
+//
+// Registers an endpoint that receives the app events of every merchant that installed
+// the app: one delivery per installation, carrying the installation's UUID in
+// `installation`, only for the event types the endpoint subscribes to and only when the
+// installation's scopes may read the event's object (`checkout.*` and `payment_intent.*`
+// need `payments:read`, `invoice.payment_failed` `invoices:read`,
+// `customer.subscription.deleted` `subscriptions:read`). `events` takes exact names of
+// the app event catalog, `*` for all of them, and prefix wildcards ending in `.*`
+// (`checkout.*`). The response carries the signing secret (`whsec_…`) once; it is
+// stored sealed and never shown again. The URL may be `http` for sandbox events; live
+// events are only sent to `https` URLs (an attempt of a live event to an `http` URL
+// fails without a request). At most 16 endpoints per app.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_missing`, `parameter_invalid` for an unknown event,
+// `endpoint_limit_reached`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found`; 413; 415; 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "parameter_invalid",
+//
+//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints (the `CreateAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateAppWebhookEndpointWithResponse(ctx context.Context, id AppId, body CreateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppWebhookEndpointResponse, error) {
+	rsp, err := c.CreateAppWebhookEndpoint(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppWebhookEndpointResponse(rsp)
+}
+
+// DeleteAppWebhookEndpointWithResponse Delete an app webhook endpoint
+//
+// Removes the endpoint with its deliveries and their attempts, for every installation.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `DeleteAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) DeleteAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*DeleteAppWebhookEndpointResponse, error) {
+	rsp, err := c.DeleteAppWebhookEndpoint(ctx, id, endpoint, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAppWebhookEndpointResponse(rsp)
+}
+
+// RetrieveAppWebhookEndpointWithResponse Retrieve an app webhook endpoint
+//
+// Returns one endpoint of the app, without its secret. An endpoint of another app is
+// not found.
+//
+// **Errors:** 401 `invalid_operator_token`; 404 `not_found`/`app_not_found` or
+// `webhook_endpoint_not_found`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `RetrieveAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) RetrieveAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, reqEditors ...RequestEditorFn) (*RetrieveAppWebhookEndpointResponse, error) {
+	rsp, err := c.RetrieveAppWebhookEndpoint(ctx, id, endpoint, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetrieveAppWebhookEndpointResponse(rsp)
+}
+
+// UpdateAppWebhookEndpointWithBodyWithResponse Update an app webhook endpoint
+//
+// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+// or five days of failing), they resume with events written from now on.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+// `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateAppWebhookEndpointWithBodyWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAppWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateAppWebhookEndpointWithBody(ctx, id, endpoint, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAppWebhookEndpointResponse(rsp)
+}
+
+// UpdateAppWebhookEndpointWithResponse Update an app webhook endpoint
+//
+// Changes the endpoint's `url`, `events` or `description` (omitted fields stay as they
+// are), checked as on registration. Deliveries already queued go to the new URL. Where a
+// merchant environment's deliveries to the endpoint were stopped by failures (410 Gone,
+// or five days of failing), they resume with events written from now on.
+//
+// **Errors:** 400 `invalid_request` (`url_invalid`, `url_not_public`,
+// `parameter_invalid`, `parameter_unknown`); 401 `invalid_operator_token`; 404
+// `not_found`/`app_not_found` or `webhook_endpoint_not_found`; 413; 415; 429
+// `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint} (the `UpdateAppWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateAppWebhookEndpointWithResponse(ctx context.Context, id AppId, endpoint AppEndpointId, body UpdateAppWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAppWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateAppWebhookEndpoint(ctx, id, endpoint, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAppWebhookEndpointResponse(rsp)
+}
+
 // DeleteInstallationWithResponse Uninstall an app
 //
 // Uninstalls the app from the merchant: both of the installation's tokens are revoked
@@ -5519,6 +8332,1478 @@ func ParseCreateInstallationResponse(rsp *http.Response) (*CreateInstallationRes
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateInstallationResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAppWebhookDeliveriesResponse parses an HTTP response from a ListAppWebhookDeliveriesWithResponse call
+func ParseListAppWebhookDeliveriesResponse(rsp *http.Response) (*ListAppWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAppWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAppWebhookDeliveriesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAppWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAppWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAppWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAppWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAppWebhookDeliveriesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAppWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetrieveAppWebhookDeliveryResponse parses an HTTP response from a RetrieveAppWebhookDeliveryWithResponse call
+func ParseRetrieveAppWebhookDeliveryResponse(rsp *http.Response) (*RetrieveAppWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetrieveAppWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookDeliveryDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetrieveAppWebhookDeliveryResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetrieveAppWebhookDeliveryResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetrieveAppWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetrieveAppWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetrieveAppWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetrieveAppWebhookDeliveryResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetrieveAppWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverAppWebhookDeliveryResponse parses an HTTP response from a RedeliverAppWebhookDeliveryWithResponse call
+func ParseRedeliverAppWebhookDeliveryResponse(rsp *http.Response) (*RedeliverAppWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverAppWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookDelivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RedeliverAppWebhookDeliveryResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RedeliverAppWebhookDeliveryResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RedeliverAppWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RedeliverAppWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers RedeliverAppWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RedeliverAppWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RedeliverAppWebhookDeliveryResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverAppWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAppWebhookEndpointsResponse parses an HTTP response from a ListAppWebhookEndpointsWithResponse call
+func ParseListAppWebhookEndpointsResponse(rsp *http.Response) (*ListAppWebhookEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAppWebhookEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookEndpointList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAppWebhookEndpointsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAppWebhookEndpointsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAppWebhookEndpointsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAppWebhookEndpointsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAppWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAppWebhookEndpointsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAppWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAppWebhookEndpointResponse parses an HTTP response from a CreateAppWebhookEndpointWithResponse call
+func ParseCreateAppWebhookEndpointResponse(rsp *http.Response) (*CreateAppWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAppWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AppWebhookEndpointCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAppWebhookEndpointResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateAppWebhookEndpointResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAppWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateAppWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateAppWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateAppWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateAppWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateAppWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateAppWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAppWebhookEndpointResponse parses an HTTP response from a DeleteAppWebhookEndpointWithResponse call
+func ParseDeleteAppWebhookEndpointResponse(rsp *http.Response) (*DeleteAppWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAppWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeletedAppWebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteAppWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteAppWebhookEndpointResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteAppWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteAppWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteAppWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteAppWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteAppWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetrieveAppWebhookEndpointResponse parses an HTTP response from a RetrieveAppWebhookEndpointWithResponse call
+func ParseRetrieveAppWebhookEndpointResponse(rsp *http.Response) (*RetrieveAppWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetrieveAppWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetrieveAppWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetrieveAppWebhookEndpointResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetrieveAppWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetrieveAppWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetrieveAppWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetrieveAppWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetrieveAppWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateAppWebhookEndpointResponse parses an HTTP response from a UpdateAppWebhookEndpointWithResponse call
+func ParseUpdateAppWebhookEndpointResponse(rsp *http.Response) (*UpdateAppWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateAppWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppWebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateAppWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateAppWebhookEndpointResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateAppWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateAppWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateAppWebhookEndpointResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateAppWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateAppWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateAppWebhookEndpointResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateAppWebhookEndpointResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -6946,6 +11231,30 @@ type ServerInterface interface {
 	// CreateInstallation Install an app on a merchant
 	// (POST /operator/v1/apps/{id}/installations)
 	CreateInstallation(w http.ResponseWriter, r *http.Request, id AppId)
+	// ListAppWebhookDeliveries List an app's deliveries
+	// (GET /operator/v1/apps/{id}/webhook_deliveries)
+	ListAppWebhookDeliveries(w http.ResponseWriter, r *http.Request, id AppId, params ListAppWebhookDeliveriesParams)
+	// RetrieveAppWebhookDelivery Retrieve an app delivery with its attempts
+	// (GET /operator/v1/apps/{id}/webhook_deliveries/{delivery})
+	RetrieveAppWebhookDelivery(w http.ResponseWriter, r *http.Request, id AppId, delivery AppDeliveryId)
+	// RedeliverAppWebhookDelivery Redeliver an app delivery
+	// (POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver)
+	RedeliverAppWebhookDelivery(w http.ResponseWriter, r *http.Request, id AppId, delivery AppDeliveryId)
+	// ListAppWebhookEndpoints List an app's webhook endpoints
+	// (GET /operator/v1/apps/{id}/webhook_endpoints)
+	ListAppWebhookEndpoints(w http.ResponseWriter, r *http.Request, id AppId)
+	// CreateAppWebhookEndpoint Register an app webhook endpoint
+	// (POST /operator/v1/apps/{id}/webhook_endpoints)
+	CreateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId)
+	// DeleteAppWebhookEndpoint Delete an app webhook endpoint
+	// (DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	DeleteAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId)
+	// RetrieveAppWebhookEndpoint Retrieve an app webhook endpoint
+	// (GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	RetrieveAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId)
+	// UpdateAppWebhookEndpoint Update an app webhook endpoint
+	// (POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	UpdateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId)
 	// DeleteInstallation Uninstall an app
 	// (DELETE /operator/v1/installations/{installation})
 	DeleteInstallation(w http.ResponseWriter, r *http.Request, installation string)
@@ -7078,6 +11387,301 @@ func (siw *ServerInterfaceWrapper) CreateInstallation(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateInstallation(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAppWebhookDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) ListAppWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAppWebhookDeliveriesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", r.URL.Query(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "offset"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "offset", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "installation" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "installation", r.URL.Query(), &params.Installation, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "installation"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "installation", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAppWebhookDeliveries(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetrieveAppWebhookDelivery operation middleware
+func (siw *ServerInterfaceWrapper) RetrieveAppWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "delivery" -------------
+	var delivery AppDeliveryId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "delivery", r.PathValue("delivery"), &delivery, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "delivery", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetrieveAppWebhookDelivery(w, r, id, delivery)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RedeliverAppWebhookDelivery operation middleware
+func (siw *ServerInterfaceWrapper) RedeliverAppWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "delivery" -------------
+	var delivery AppDeliveryId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "delivery", r.PathValue("delivery"), &delivery, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "delivery", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RedeliverAppWebhookDelivery(w, r, id, delivery)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAppWebhookEndpoints operation middleware
+func (siw *ServerInterfaceWrapper) ListAppWebhookEndpoints(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAppWebhookEndpoints(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAppWebhookEndpoint operation middleware
+func (siw *ServerInterfaceWrapper) CreateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAppWebhookEndpoint(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteAppWebhookEndpoint operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAppWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "endpoint" -------------
+	var endpoint AppEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpoint", r.PathValue("endpoint"), &endpoint, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "endpoint", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAppWebhookEndpoint(w, r, id, endpoint)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetrieveAppWebhookEndpoint operation middleware
+func (siw *ServerInterfaceWrapper) RetrieveAppWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "endpoint" -------------
+	var endpoint AppEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpoint", r.PathValue("endpoint"), &endpoint, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "endpoint", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetrieveAppWebhookEndpoint(w, r, id, endpoint)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateAppWebhookEndpoint operation middleware
+func (siw *ServerInterfaceWrapper) UpdateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id AppId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "endpoint" -------------
+	var endpoint AppEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpoint", r.PathValue("endpoint"), &endpoint, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "endpoint", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateAppWebhookEndpoint(w, r, id, endpoint)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7384,6 +11988,14 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps", wrapper.CreateApp)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}", wrapper.RetrieveApp)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps/{id}/installations", wrapper.CreateInstallation)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_deliveries", wrapper.ListAppWebhookDeliveries)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_deliveries/{delivery}", wrapper.RetrieveAppWebhookDelivery)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver", wrapper.RedeliverAppWebhookDelivery)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_endpoints", wrapper.ListAppWebhookEndpoints)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_endpoints", wrapper.CreateAppWebhookEndpoint)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_endpoints/{endpoint}", wrapper.DeleteAppWebhookEndpoint)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_endpoints/{endpoint}", wrapper.RetrieveAppWebhookEndpoint)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/apps/{id}/webhook_endpoints/{endpoint}", wrapper.UpdateAppWebhookEndpoint)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/operator/v1/installations/{installation}", wrapper.DeleteInstallation)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/operator/v1/merchants", wrapper.CreateMerchant)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/operator/v1/merchants/{id}", wrapper.RetrieveMerchant)
@@ -7472,6 +12084,16 @@ type UnauthorizedJSONResponse struct {
 	Body Error
 
 	Headers UnauthorizedResponseHeaders
+}
+
+type UnprocessableEntityResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+type UnprocessableEntityJSONResponse struct {
+	Body Error
+
+	Headers UnprocessableEntityResponseHeaders
 }
 
 type UnsupportedMediaTypeResponseHeaders struct {
@@ -8256,6 +12878,1304 @@ func (response CreateInstallation500JSONResponse) VisitCreateInstallationRespons
 type CreateInstallation503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response CreateInstallation503JSONResponse) VisitCreateInstallationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveriesRequestObject struct {
+	Id     AppId `json:"id"`
+	Params ListAppWebhookDeliveriesParams
+}
+
+type ListAppWebhookDeliveriesResponseObject interface {
+	VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListAppWebhookDeliveries200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListAppWebhookDeliveries200JSONResponse struct {
+	Body    AppWebhookDeliveryList
+	Headers ListAppWebhookDeliveries200ResponseHeaders
+}
+
+func (response ListAppWebhookDeliveries200JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAppWebhookDeliveries400JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAppWebhookDeliveries401JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListAppWebhookDeliveries404JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListAppWebhookDeliveries429JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListAppWebhookDeliveries500JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookDeliveries503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListAppWebhookDeliveries503JSONResponse) VisitListAppWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDeliveryRequestObject struct {
+	Id       AppId         `json:"id"`
+	Delivery AppDeliveryId `json:"delivery"`
+}
+
+type RetrieveAppWebhookDeliveryResponseObject interface {
+	VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error
+}
+
+type RetrieveAppWebhookDelivery200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RetrieveAppWebhookDelivery200JSONResponse struct {
+	Body    AppWebhookDeliveryDetail
+	Headers RetrieveAppWebhookDelivery200ResponseHeaders
+}
+
+func (response RetrieveAppWebhookDelivery200JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RetrieveAppWebhookDelivery400JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RetrieveAppWebhookDelivery401JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RetrieveAppWebhookDelivery404JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RetrieveAppWebhookDelivery429JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RetrieveAppWebhookDelivery500JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookDelivery503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RetrieveAppWebhookDelivery503JSONResponse) VisitRetrieveAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDeliveryRequestObject struct {
+	Id       AppId         `json:"id"`
+	Delivery AppDeliveryId `json:"delivery"`
+}
+
+type RedeliverAppWebhookDeliveryResponseObject interface {
+	VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error
+}
+
+type RedeliverAppWebhookDelivery200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RedeliverAppWebhookDelivery200JSONResponse struct {
+	Body    AppWebhookDelivery
+	Headers RedeliverAppWebhookDelivery200ResponseHeaders
+}
+
+func (response RedeliverAppWebhookDelivery200JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RedeliverAppWebhookDelivery400JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RedeliverAppWebhookDelivery401JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RedeliverAppWebhookDelivery404JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response RedeliverAppWebhookDelivery422JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RedeliverAppWebhookDelivery429JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RedeliverAppWebhookDelivery500JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverAppWebhookDelivery503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RedeliverAppWebhookDelivery503JSONResponse) VisitRedeliverAppWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpointsRequestObject struct {
+	Id AppId `json:"id"`
+}
+
+type ListAppWebhookEndpointsResponseObject interface {
+	VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error
+}
+
+type ListAppWebhookEndpoints200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListAppWebhookEndpoints200JSONResponse struct {
+	Body    AppWebhookEndpointList
+	Headers ListAppWebhookEndpoints200ResponseHeaders
+}
+
+func (response ListAppWebhookEndpoints200JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAppWebhookEndpoints400JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAppWebhookEndpoints401JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListAppWebhookEndpoints404JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListAppWebhookEndpoints429JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListAppWebhookEndpoints500JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAppWebhookEndpoints503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListAppWebhookEndpoints503JSONResponse) VisitListAppWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpointRequestObject struct {
+	Id   AppId `json:"id"`
+	Body *CreateAppWebhookEndpointJSONRequestBody
+}
+
+type CreateAppWebhookEndpointResponseObject interface {
+	VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type CreateAppWebhookEndpoint201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateAppWebhookEndpoint201JSONResponse struct {
+	Body    AppWebhookEndpointCreated
+	Headers CreateAppWebhookEndpoint201ResponseHeaders
+}
+
+func (response CreateAppWebhookEndpoint201JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateAppWebhookEndpoint400JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateAppWebhookEndpoint401JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateAppWebhookEndpoint404JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateAppWebhookEndpoint413JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateAppWebhookEndpoint415JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateAppWebhookEndpoint429JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateAppWebhookEndpoint500JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateAppWebhookEndpoint503JSONResponse) VisitCreateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpointRequestObject struct {
+	Id       AppId         `json:"id"`
+	Endpoint AppEndpointId `json:"endpoint"`
+}
+
+type DeleteAppWebhookEndpointResponseObject interface {
+	VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type DeleteAppWebhookEndpoint200ResponseHeaders struct {
+	RequestId *string
+}
+
+type DeleteAppWebhookEndpoint200JSONResponse struct {
+	Body    DeletedAppWebhookEndpoint
+	Headers DeleteAppWebhookEndpoint200ResponseHeaders
+}
+
+func (response DeleteAppWebhookEndpoint200JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteAppWebhookEndpoint400JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteAppWebhookEndpoint401JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteAppWebhookEndpoint404JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteAppWebhookEndpoint429JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response DeleteAppWebhookEndpoint500JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAppWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteAppWebhookEndpoint503JSONResponse) VisitDeleteAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpointRequestObject struct {
+	Id       AppId         `json:"id"`
+	Endpoint AppEndpointId `json:"endpoint"`
+}
+
+type RetrieveAppWebhookEndpointResponseObject interface {
+	VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type RetrieveAppWebhookEndpoint200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RetrieveAppWebhookEndpoint200JSONResponse struct {
+	Body    AppWebhookEndpoint
+	Headers RetrieveAppWebhookEndpoint200ResponseHeaders
+}
+
+func (response RetrieveAppWebhookEndpoint200JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RetrieveAppWebhookEndpoint400JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RetrieveAppWebhookEndpoint401JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RetrieveAppWebhookEndpoint404JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RetrieveAppWebhookEndpoint429JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RetrieveAppWebhookEndpoint500JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveAppWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RetrieveAppWebhookEndpoint503JSONResponse) VisitRetrieveAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpointRequestObject struct {
+	Id       AppId         `json:"id"`
+	Endpoint AppEndpointId `json:"endpoint"`
+	Body     *UpdateAppWebhookEndpointJSONRequestBody
+}
+
+type UpdateAppWebhookEndpointResponseObject interface {
+	VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type UpdateAppWebhookEndpoint200ResponseHeaders struct {
+	RequestId *string
+}
+
+type UpdateAppWebhookEndpoint200JSONResponse struct {
+	Body    AppWebhookEndpoint
+	Headers UpdateAppWebhookEndpoint200ResponseHeaders
+}
+
+func (response UpdateAppWebhookEndpoint200JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateAppWebhookEndpoint400JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateAppWebhookEndpoint401JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UpdateAppWebhookEndpoint404JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateAppWebhookEndpoint413JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateAppWebhookEndpoint415JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response UpdateAppWebhookEndpoint429JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response UpdateAppWebhookEndpoint500JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAppWebhookEndpoint503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response UpdateAppWebhookEndpoint503JSONResponse) VisitUpdateAppWebhookEndpointResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9505,6 +15425,30 @@ type StrictServerInterface interface {
 	// CreateInstallation Install an app on a merchant
 	// (POST /operator/v1/apps/{id}/installations)
 	CreateInstallation(ctx context.Context, request CreateInstallationRequestObject) (CreateInstallationResponseObject, error)
+	// ListAppWebhookDeliveries List an app's deliveries
+	// (GET /operator/v1/apps/{id}/webhook_deliveries)
+	ListAppWebhookDeliveries(ctx context.Context, request ListAppWebhookDeliveriesRequestObject) (ListAppWebhookDeliveriesResponseObject, error)
+	// RetrieveAppWebhookDelivery Retrieve an app delivery with its attempts
+	// (GET /operator/v1/apps/{id}/webhook_deliveries/{delivery})
+	RetrieveAppWebhookDelivery(ctx context.Context, request RetrieveAppWebhookDeliveryRequestObject) (RetrieveAppWebhookDeliveryResponseObject, error)
+	// RedeliverAppWebhookDelivery Redeliver an app delivery
+	// (POST /operator/v1/apps/{id}/webhook_deliveries/{delivery}/redeliver)
+	RedeliverAppWebhookDelivery(ctx context.Context, request RedeliverAppWebhookDeliveryRequestObject) (RedeliverAppWebhookDeliveryResponseObject, error)
+	// ListAppWebhookEndpoints List an app's webhook endpoints
+	// (GET /operator/v1/apps/{id}/webhook_endpoints)
+	ListAppWebhookEndpoints(ctx context.Context, request ListAppWebhookEndpointsRequestObject) (ListAppWebhookEndpointsResponseObject, error)
+	// CreateAppWebhookEndpoint Register an app webhook endpoint
+	// (POST /operator/v1/apps/{id}/webhook_endpoints)
+	CreateAppWebhookEndpoint(ctx context.Context, request CreateAppWebhookEndpointRequestObject) (CreateAppWebhookEndpointResponseObject, error)
+	// DeleteAppWebhookEndpoint Delete an app webhook endpoint
+	// (DELETE /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	DeleteAppWebhookEndpoint(ctx context.Context, request DeleteAppWebhookEndpointRequestObject) (DeleteAppWebhookEndpointResponseObject, error)
+	// RetrieveAppWebhookEndpoint Retrieve an app webhook endpoint
+	// (GET /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	RetrieveAppWebhookEndpoint(ctx context.Context, request RetrieveAppWebhookEndpointRequestObject) (RetrieveAppWebhookEndpointResponseObject, error)
+	// UpdateAppWebhookEndpoint Update an app webhook endpoint
+	// (POST /operator/v1/apps/{id}/webhook_endpoints/{endpoint})
+	UpdateAppWebhookEndpoint(ctx context.Context, request UpdateAppWebhookEndpointRequestObject) (UpdateAppWebhookEndpointResponseObject, error)
 	// DeleteInstallation Uninstall an app
 	// (DELETE /operator/v1/installations/{installation})
 	DeleteInstallation(ctx context.Context, request DeleteInstallationRequestObject) (DeleteInstallationResponseObject, error)
@@ -9703,6 +15647,234 @@ func (sh *strictHandler) CreateInstallation(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateInstallationResponseObject); ok {
 		if err := validResponse.VisitCreateInstallationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAppWebhookDeliveries operation middleware
+func (sh *strictHandler) ListAppWebhookDeliveries(w http.ResponseWriter, r *http.Request, id AppId, params ListAppWebhookDeliveriesParams) {
+	var request ListAppWebhookDeliveriesRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAppWebhookDeliveries(ctx, request.(ListAppWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAppWebhookDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAppWebhookDeliveriesResponseObject); ok {
+		if err := validResponse.VisitListAppWebhookDeliveriesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetrieveAppWebhookDelivery operation middleware
+func (sh *strictHandler) RetrieveAppWebhookDelivery(w http.ResponseWriter, r *http.Request, id AppId, delivery AppDeliveryId) {
+	var request RetrieveAppWebhookDeliveryRequestObject
+
+	request.Id = id
+	request.Delivery = delivery
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetrieveAppWebhookDelivery(ctx, request.(RetrieveAppWebhookDeliveryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetrieveAppWebhookDelivery")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetrieveAppWebhookDeliveryResponseObject); ok {
+		if err := validResponse.VisitRetrieveAppWebhookDeliveryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RedeliverAppWebhookDelivery operation middleware
+func (sh *strictHandler) RedeliverAppWebhookDelivery(w http.ResponseWriter, r *http.Request, id AppId, delivery AppDeliveryId) {
+	var request RedeliverAppWebhookDeliveryRequestObject
+
+	request.Id = id
+	request.Delivery = delivery
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RedeliverAppWebhookDelivery(ctx, request.(RedeliverAppWebhookDeliveryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RedeliverAppWebhookDelivery")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RedeliverAppWebhookDeliveryResponseObject); ok {
+		if err := validResponse.VisitRedeliverAppWebhookDeliveryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAppWebhookEndpoints operation middleware
+func (sh *strictHandler) ListAppWebhookEndpoints(w http.ResponseWriter, r *http.Request, id AppId) {
+	var request ListAppWebhookEndpointsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAppWebhookEndpoints(ctx, request.(ListAppWebhookEndpointsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAppWebhookEndpoints")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAppWebhookEndpointsResponseObject); ok {
+		if err := validResponse.VisitListAppWebhookEndpointsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAppWebhookEndpoint operation middleware
+func (sh *strictHandler) CreateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId) {
+	var request CreateAppWebhookEndpointRequestObject
+
+	request.Id = id
+
+	var body CreateAppWebhookEndpointJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAppWebhookEndpoint(ctx, request.(CreateAppWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAppWebhookEndpoint")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAppWebhookEndpointResponseObject); ok {
+		if err := validResponse.VisitCreateAppWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteAppWebhookEndpoint operation middleware
+func (sh *strictHandler) DeleteAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId) {
+	var request DeleteAppWebhookEndpointRequestObject
+
+	request.Id = id
+	request.Endpoint = endpoint
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAppWebhookEndpoint(ctx, request.(DeleteAppWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAppWebhookEndpoint")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAppWebhookEndpointResponseObject); ok {
+		if err := validResponse.VisitDeleteAppWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetrieveAppWebhookEndpoint operation middleware
+func (sh *strictHandler) RetrieveAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId) {
+	var request RetrieveAppWebhookEndpointRequestObject
+
+	request.Id = id
+	request.Endpoint = endpoint
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetrieveAppWebhookEndpoint(ctx, request.(RetrieveAppWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetrieveAppWebhookEndpoint")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetrieveAppWebhookEndpointResponseObject); ok {
+		if err := validResponse.VisitRetrieveAppWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateAppWebhookEndpoint operation middleware
+func (sh *strictHandler) UpdateAppWebhookEndpoint(w http.ResponseWriter, r *http.Request, id AppId, endpoint AppEndpointId) {
+	var request UpdateAppWebhookEndpointRequestObject
+
+	request.Id = id
+	request.Endpoint = endpoint
+
+	var body UpdateAppWebhookEndpointJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateAppWebhookEndpoint(ctx, request.(UpdateAppWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateAppWebhookEndpoint")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateAppWebhookEndpointResponseObject); ok {
+		if err := validResponse.VisitUpdateAppWebhookEndpointResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

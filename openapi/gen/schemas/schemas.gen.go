@@ -410,6 +410,7 @@ func (e PaymentIntentPaymentMethod) Valid() bool {
 
 // Defines values for PaymentIntentStatus.
 const (
+	PaymentIntentStatusCanceled       PaymentIntentStatus = "canceled"
 	PaymentIntentStatusFailed         PaymentIntentStatus = "failed"
 	PaymentIntentStatusRequiresAction PaymentIntentStatus = "requires_action"
 )
@@ -417,6 +418,8 @@ const (
 // Valid indicates whether the value is a known member of the PaymentIntentStatus enum.
 func (e PaymentIntentStatus) Valid() bool {
 	switch e {
+	case PaymentIntentStatusCanceled:
+		return true
 	case PaymentIntentStatusFailed:
 		return true
 	case PaymentIntentStatusRequiresAction:
@@ -961,8 +964,9 @@ type ErrorType string
 // Event A state change, as delivered to webhooks. `data.object` by type, for payments:
 //
 //   - `payment_intent.succeeded`: the `Payment`.
-//   - `payment_intent.payment_failed`, `payment_intent.requires_action`: a `PaymentIntent`,
-//     the charge of a session or invoice. One shape whether or not the charge created a
+//   - `payment_intent.payment_failed`, `payment_intent.requires_action`,
+//     `payment_intent.canceled` (app events; listed here, never sent to merchant webhooks):
+//     a `PaymentIntent`, the charge of a session or invoice. One shape whether or not the charge created a
 //     payment: a card declined at once has `id` and `payment` null; a SEPA debit the bank
 //     returned at settlement has the payment's `id` and the `payment` as it is after the
 //     failure.
@@ -1417,8 +1421,9 @@ type PaymentIntent struct {
 	// SessionId The checkout session charged (`cs_…`), or null for an invoice.
 	SessionId *string `json:"session_id"`
 
-	// Status `failed` (`payment_intent.payment_failed`) or `requires_action`, waiting on the
-	// shopper (`payment_intent.requires_action`).
+	// Status `failed` (`payment_intent.payment_failed`), `requires_action`, waiting on the
+	// shopper (`payment_intent.requires_action`), or `canceled`: it waited on the shopper
+	// and ended unpaid (`payment_intent.canceled`, listed by `GET /v1/events`).
 	Status PaymentIntentStatus `json:"status"`
 }
 
@@ -1428,8 +1433,9 @@ type PaymentIntentObject string
 // PaymentIntentPaymentMethod The payment method charged.
 type PaymentIntentPaymentMethod string
 
-// PaymentIntentStatus `failed` (`payment_intent.payment_failed`) or `requires_action`, waiting on the
-// shopper (`payment_intent.requires_action`).
+// PaymentIntentStatus `failed` (`payment_intent.payment_failed`), `requires_action`, waiting on the
+// shopper (`payment_intent.requires_action`), or `canceled`: it waited on the shopper
+// and ended unpaid (`payment_intent.canceled`, listed by `GET /v1/events`).
 type PaymentIntentStatus string
 
 // PaymentIntentNextAction The action a charge waits for.

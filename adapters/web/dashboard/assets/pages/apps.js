@@ -41,8 +41,31 @@ export async function list(ctx) {
     }, 'Uninstall') },
   ], installed, 'No apps installed.', 'Installed apps');
   t.id = 'apps';
+  const sent = await Promise.all(installed.map((i) => recentDeliveries(i)));
   return h('div', null,
     pageHead('Apps'),
     h('p', { class: 'hint' }, 'Apps you installed read your data in test and live mode; they cannot change it.'),
-    t);
+    t,
+    sent);
+}
+
+// recentDeliveries is the section of the events most recently sent to an installed app's
+// webhook endpoints (test and live), newest first.
+async function recentDeliveries(i) {
+  const id = `deliveries-${i.id}`;
+  let body;
+  try {
+    const rows = (await get(`/app_deliveries?installation=${encodeURIComponent(i.id)}`)).data || [];
+    body = table([
+      { label: 'Event', cell: (d) => h('span', { class: 'mono' }, d.event_type) },
+      { label: 'Mode', cell: (d) => (d.environment === 'live' ? 'Live' : 'Test') },
+      { label: 'Status', cell: (d) => d.status },
+      { label: 'Attempts', num: true, cell: (d) => String(d.attempts) },
+      { label: 'Last attempt', cell: (d) => when(d.last_attempt_at, 'Not yet') },
+    ], rows, 'No events sent to this app yet.', `Recent events sent to ${i.app.name}`);
+  } catch (err) {
+    body = h('p', { class: 'empty' }, `Deliveries could not be loaded: ${errorText(err)}`);
+  }
+  return h('section', { class: 'app-deliveries', 'aria-labelledby': id, 'data-deliveries': i.id },
+    h('h2', { id }, `Recent events sent to ${i.app.name}`), body);
 }
