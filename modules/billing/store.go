@@ -1,0 +1,49 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Tx is what billing needs inside a unit of work.
+type Tx interface {
+	Outbox() ports.Outbox
+	Customers() CustomerRepository
+	PaymentMethods() PaymentMethodRepository
+}
+
+// CustomerRepository keeps customers inside a unit of work. Every call runs its statement
+// where it is called.
+type CustomerRepository interface {
+	// FindOrInsert answers the scope's customer with c's e-mail (EmailKey), locked until the
+	// unit of work ends: c itself, inserted, when there was none (created true). Concurrent
+	// calls with one e-mail agree on one customer.
+	FindOrInsert(ctx context.Context, c *Customer) (found *Customer, created bool, err error)
+	// Lock reads customer id of scope FOR UPDATE; an unknown one is ErrNotFound.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Customer, error)
+	// Save writes the customer's state in one UPDATE that must change its one row.
+	Save(ctx context.Context, c *Customer) error
+}
+
+// PaymentMethodRepository keeps saved payment methods inside a unit of work.
+type PaymentMethodRepository interface {
+	// Insert writes a new method. One whose processor reference the scope keeps already is
+	// not written and answers ErrMethodExists; the unit of work goes on.
+	Insert(ctx context.Context, m *PaymentMethod) error
+	// ByProcessorRef reads the scope's method with that processor reference; ErrMethodNotFound.
+	ByProcessorRef(ctx context.Context, scope core.Scope, ref string) (*PaymentMethod, error)
+	// Get reads method id of scope; ErrMethodNotFound.
+	Get(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+}
+
+// Store reads customers and methods outside a unit of work.
+type Store interface {
+	// Customer reads customer id of scope; ErrNotFound.
+	Customer(ctx context.Context, scope core.Scope, id string) (*Customer, error)
+	// PaymentMethod reads method id of scope; ErrMethodNotFound.
+	PaymentMethod(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+	// CustomerMethods lists the customer's saved methods, newest first.
+	CustomerMethods(ctx context.Context, scope core.Scope, customerID string) ([]*PaymentMethod, error)
+}
