@@ -57,7 +57,9 @@ func (s *stubSaver) LookupSetup(context.Context, core.Scope, string, time.Time) 
 	return ports.SetupResult{}, ports.ErrSetupUnknown
 }
 
-func (s *stubSaver) DetachPaymentMethod(context.Context, core.Scope, string, time.Time) error { return nil }
+func (s *stubSaver) DetachPaymentMethod(context.Context, core.Scope, string, time.Time) error {
+	return nil
+}
 
 func newService(t *testing.T) (*billing.Service, *billingtest.Fake, *stubSaver) {
 	t.Helper()

@@ -1,13 +1,12 @@
-// Package processortest is the behaviour every processor adapter shows when it saves payment
-// methods and charges them off-session (ports.MethodSaver, subscriptions): written once and
+package billingtest
+
+// The processor contract of billing: the behaviour every processor adapter shows when it
+// saves payment methods and charges them off-session (ports.MethodSaver): written once and
 // run on each adapter, the sandbox today (adapters/sandbox), a live adapter when there is one.
 // It uses the processors' common test numbers (4242424242424242, 4000000000000341,
-// 4000002760003184, 4000000000000002) and the common test IBAN DE89370400440532013000. It
-// imports testing and is imported by tests only.
-package processortest
+// 4000002760003184, 4000000000000002) and the common test IBAN DE89370400440532013000.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +19,8 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Harness is one processor under test.
-type Harness struct {
+// ProcessorHarness is one processor under test.
+type ProcessorHarness struct {
 	Processor ports.Processor
 	// Scope is a test scope of a merchant no other case uses.
 	Scope core.Scope
@@ -33,10 +32,10 @@ type Harness struct {
 
 // RunMethodSaver runs the suite; newHarness is called once per case, and the cases run in
 // parallel.
-func RunMethodSaver(t *testing.T, newHarness func(t *testing.T) Harness) {
+func RunMethodSaver(t *testing.T, newHarness func(t *testing.T) ProcessorHarness) {
 	cases := []struct {
 		name string
-		run  func(t *testing.T, h Harness)
+		run  func(t *testing.T, h ProcessorHarness)
 	}{
 		{"a saved card charges off-session", savedCardCharges},
 		{"a setup keeps no card number", setupKeepsNoNumber},
@@ -58,8 +57,6 @@ func RunMethodSaver(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 }
 
-var ctx = context.Background()
-
 var keySeq atomic.Int64
 
 // key is a fresh idempotency key.
@@ -67,13 +64,13 @@ func key(name string) string {
 	return fmt.Sprintf("%s:%d:%d", name, time.Now().UnixNano(), keySeq.Add(1))
 }
 
-func card(h Harness, number string, expMonth, expYear int) ports.SetupRequest {
+func setupCard(h ProcessorHarness, number string, expMonth, expYear int) ports.SetupRequest {
 	return ports.SetupRequest{Scope: h.Scope, Reference: "in_contract", IdempotencyKey: key("setup"),
 		Customer: ports.SetupCustomer{ID: "cus_contract", Name: "Ada Lovelace", Email: "ada@example.com"},
 		Method:   ports.MethodCard, Card: &ports.CardDetails{Number: number, ExpMonth: expMonth, ExpYear: expYear, CVC: "123", Name: "Ada"}}
 }
 
-func setup(t *testing.T, h Harness, req ports.SetupRequest, at time.Time) ports.SetupResult {
+func setup(t *testing.T, h ProcessorHarness, req ports.SetupRequest, at time.Time) ports.SetupResult {
 	t.Helper()
 	res, err := h.Processor.SetupPaymentMethod(ctx, req, at)
 	if err != nil {
@@ -82,12 +79,12 @@ func setup(t *testing.T, h Harness, req ports.SetupRequest, at time.Time) ports.
 	return res
 }
 
-func offSession(h Harness, req ports.SetupRequest, ref string, amount int64) ports.ChargeRequest {
+func offSession(h ProcessorHarness, req ports.SetupRequest, ref string, amount int64) ports.ChargeRequest {
 	return ports.ChargeRequest{Scope: h.Scope, Reference: "in_renewal", Amount: amount, Currency: "EUR",
 		Method: req.Method, PaymentMethodRef: ref, OffSession: true, IdempotencyKey: key("renewal")}
 }
 
-func charge(t *testing.T, h Harness, req ports.ChargeRequest, at time.Time) ports.ChargeResult {
+func charge(t *testing.T, h ProcessorHarness, req ports.ChargeRequest, at time.Time) ports.ChargeResult {
 	t.Helper()
 	res, err := h.Processor.Charge(ctx, req, at)
 	if err != nil {
@@ -96,8 +93,8 @@ func charge(t *testing.T, h Harness, req ports.ChargeRequest, at time.Time) port
 	return res
 }
 
-func savedCardCharges(t *testing.T, h Harness) {
-	req := card(h, "4242424242424242", 12, h.Now.Year()+3)
+func savedCardCharges(t *testing.T, h ProcessorHarness) {
+	req := setupCard(h, "4242424242424242", 12, h.Now.Year()+3)
 	res := setup(t, h, req, h.Now)
 	if res.Outcome != ports.OutcomeSucceeded || res.PaymentMethodRef == "" || res.ProcessorRef == "" {
 		t.Fatalf("setup: %+v", res)
@@ -114,9 +111,9 @@ func savedCardCharges(t *testing.T, h Harness) {
 	}
 }
 
-func setupKeepsNoNumber(t *testing.T, h Harness) {
+func setupKeepsNoNumber(t *testing.T, h ProcessorHarness) {
 	const number = "4242424242424242"
-	res := setup(t, h, card(h, number, 12, h.Now.Year()+1), h.Now)
+	res := setup(t, h, setupCard(h, number, 12, h.Now.Year()+1), h.Now)
 	js, _ := json.Marshal(res)
 	all := fmt.Sprintf("%+v %#v %s %s %s %s", res, res, js, res.ProcessorRef, res.PaymentMethodRef, res.CustomerRef)
 	if strings.Contains(all, number[:12]) || strings.Contains(all, "123") && strings.Contains(all, "cvc") {
@@ -124,8 +121,8 @@ func setupKeepsNoNumber(t *testing.T, h Harness) {
 	}
 }
 
-func attachOnlyCard(t *testing.T, h Harness) {
-	req := card(h, "4000000000000341", 12, h.Now.Year()+2)
+func attachOnlyCard(t *testing.T, h ProcessorHarness) {
+	req := setupCard(h, "4000000000000341", 12, h.Now.Year()+2)
 	res := setup(t, h, req, h.Now)
 	if res.Outcome != ports.OutcomeSucceeded || res.PaymentMethodRef == "" {
 		t.Fatalf("setup: %+v", res)
@@ -138,10 +135,10 @@ func attachOnlyCard(t *testing.T, h Harness) {
 	}
 }
 
-func expiredSavedCard(t *testing.T, h Harness) {
+func expiredSavedCard(t *testing.T, h ProcessorHarness) {
 	// Valid to the end of next month; charged two months later.
 	exp := h.Now.AddDate(0, 1, 0)
-	req := card(h, "4242424242424242", int(exp.Month()), exp.Year())
+	req := setupCard(h, "4242424242424242", int(exp.Month()), exp.Year())
 	res := setup(t, h, req, h.Now)
 	if res.Outcome != ports.OutcomeSucceeded {
 		t.Fatalf("setup: %+v", res)
@@ -156,7 +153,7 @@ func expiredSavedCard(t *testing.T, h Harness) {
 	}
 }
 
-func savedSEPA(t *testing.T, h Harness) {
+func savedSEPA(t *testing.T, h ProcessorHarness) {
 	req := ports.SetupRequest{Scope: h.Scope, Reference: "in_contract", IdempotencyKey: key("setup"),
 		Customer: ports.SetupCustomer{ID: "cus_contract", Name: "Ada Lovelace", Email: "ada@example.com"},
 		Method:   ports.MethodSEPADebit, SEPA: &ports.SEPADetails{IBAN: "DE89370400440532013000", AccountHolder: "Ada Lovelace"}}
@@ -175,15 +172,15 @@ func savedSEPA(t *testing.T, h Harness) {
 	}
 }
 
-func declinedSetup(t *testing.T, h Harness) {
-	res := setup(t, h, card(h, "4000000000000002", 12, h.Now.Year()+1), h.Now)
+func declinedSetup(t *testing.T, h ProcessorHarness) {
+	res := setup(t, h, setupCard(h, "4000000000000002", 12, h.Now.Year()+1), h.Now)
 	if res.Outcome != ports.OutcomeFailed || res.DeclineCode != ports.DeclineGenericDecline || res.PaymentMethodRef != "" || res.FailureMessage == "" {
 		t.Fatalf("declined setup: %+v", res)
 	}
 }
 
-func threeDSSetup(t *testing.T, h Harness) {
-	req := card(h, "4000002760003184", 12, h.Now.Year()+1)
+func threeDSSetup(t *testing.T, h ProcessorHarness) {
+	req := setupCard(h, "4000002760003184", 12, h.Now.Year()+1)
 	res := setup(t, h, req, h.Now)
 	if res.Outcome != ports.OutcomeRequiresAction || res.Action == nil || res.PaymentMethodRef != "" {
 		t.Fatalf("setup of a 3-D Secure card: %+v", res)
@@ -198,8 +195,8 @@ func threeDSSetup(t *testing.T, h Harness) {
 	}
 }
 
-func retriedSetup(t *testing.T, h Harness) {
-	req := card(h, "4242424242424242", 12, h.Now.Year()+1)
+func retriedSetup(t *testing.T, h ProcessorHarness) {
+	req := setupCard(h, "4242424242424242", 12, h.Now.Year()+1)
 	first := setup(t, h, req, h.Now)
 	again := setup(t, h, req, h.Now.Add(time.Second))
 	if again.ProcessorRef != first.ProcessorRef || again.PaymentMethodRef != first.PaymentMethodRef || again.Outcome != first.Outcome {
@@ -218,21 +215,21 @@ func retriedSetup(t *testing.T, h Harness) {
 	}
 }
 
-func customerKept(t *testing.T, h Harness) {
-	first := setup(t, h, card(h, "4242424242424242", 12, h.Now.Year()+1), h.Now)
+func customerKept(t *testing.T, h ProcessorHarness) {
+	first := setup(t, h, setupCard(h, "4242424242424242", 12, h.Now.Year()+1), h.Now)
 	if first.CustomerRef == "" {
 		t.Fatalf("no customer reference: %+v", first)
 	}
-	req := card(h, "4242424242424242", 11, h.Now.Year()+2)
+	req := setupCard(h, "4242424242424242", 11, h.Now.Year()+2)
 	req.Customer.ProcessorRef = first.CustomerRef
 	if second := setup(t, h, req, h.Now); second.CustomerRef != first.CustomerRef {
 		t.Fatalf("second setup of the customer: %q, want %q", second.CustomerRef, first.CustomerRef)
 	}
 }
 
-func insideTransaction(t *testing.T, h Harness) {
+func insideTransaction(t *testing.T, h ProcessorHarness) {
 	in := ports.WithinTransaction(ctx)
-	if _, err := h.Processor.SetupPaymentMethod(in, card(h, "4242424242424242", 12, h.Now.Year()+1), h.Now); !errors.Is(err, ports.ErrInsideTransaction) {
+	if _, err := h.Processor.SetupPaymentMethod(in, setupCard(h, "4242424242424242", 12, h.Now.Year()+1), h.Now); !errors.Is(err, ports.ErrInsideTransaction) {
 		t.Errorf("SetupPaymentMethod: %v", err)
 	}
 	if _, err := h.Processor.LookupSetup(in, h.Scope, "k", h.Now); !errors.Is(err, ports.ErrInsideTransaction) {
@@ -243,8 +240,8 @@ func insideTransaction(t *testing.T, h Harness) {
 	}
 }
 
-func detach(t *testing.T, h Harness) {
-	res := setup(t, h, card(h, "4242424242424242", 12, h.Now.Year()+1), h.Now)
+func detach(t *testing.T, h ProcessorHarness) {
+	res := setup(t, h, setupCard(h, "4242424242424242", 12, h.Now.Year()+1), h.Now)
 	for i := 0; i < 2; i++ {
 		if err := h.Processor.DetachPaymentMethod(ctx, h.Scope, res.PaymentMethodRef, h.Now); err != nil {
 			t.Fatalf("detach %d: %v", i, err)
