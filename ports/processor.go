@@ -197,8 +197,6 @@ type Processor interface {
 	Lookup(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (ChargeResult, error)
 	// Refunder gives back succeeded charges (Refund, LookupRefund).
 	Refunder
-	// MethodSaver saves payment methods without moving money (subscriptions, D8).
-	MethodSaver
 }
 
 // RefundRequest asks a processor to give back part or all of a succeeded charge.
@@ -302,7 +300,9 @@ type SetupResult struct {
 // never received it, so nothing was saved.
 var ErrSetupUnknown = errors.New("processor: no setup with this idempotency key")
 
-// MethodSaver is the part of a processor that saves payment methods for off-session charges.
+// MethodSaver is the part of a processor that saves payment methods for off-session charges
+// (subscriptions). It is a port of its own beside Processor: the sandbox implements both, and
+// a live adapter implements it when it supports saved methods.
 // Like the charge calls, every call takes the scope's time and is made with no transaction
 // open. A saved method is charged with Charge (PaymentMethodRef, OffSession): a method that
 // needs the customer then fails with authentication_required, and the customer pays on the

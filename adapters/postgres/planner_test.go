@@ -268,6 +268,13 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				"payments_due_scope", []any{m, "test", time.Now()}, "", true},
 			{"events listed", `SELECT * FROM events WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
 				` ORDER BY seq DESC LIMIT 11`, "events_scope", []any{m, "test"}, "", true},
+			{"customer by e-mail, locked", `SELECT * FROM customers WHERE merchant_id = $1 AND environment = $2 AND email_key = $3 FOR UPDATE`,
+				"customers_email", []any{m, "test", "ada@example.com"}, "", true},
+			{"saved method by processor reference", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
+				AND processor_ref = $3`, "customer_payment_methods_ref", []any{m, "test", "sbx_pm"}, "", true},
+			{"customer's saved methods listed", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
+				AND customer_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC`, "customer_payment_methods_list",
+				[]any{m, "test", "cus_1"}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
 		}
 	}

@@ -16,6 +16,8 @@ import (
 // be made with the same idempotency key.
 const setupKeyPrefix = "setup:"
 
+var _ ports.MethodSaver = (*Processor)(nil)
+
 // SetupPaymentMethod implements ports.MethodSaver: the method is checked like a charge of 0
 // (the same test numbers and IBANs, D6) and saved. 4000000000000341 saves and then declines
 // every charge; 4000002760003184 asks for 3-D Secure (CompleteAction with the ProcessorRef);

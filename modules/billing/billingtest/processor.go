@@ -21,7 +21,10 @@ import (
 
 // ProcessorHarness is one processor under test.
 type ProcessorHarness struct {
-	Processor ports.Processor
+	Processor interface {
+		ports.Processor
+		ports.MethodSaver
+	}
 	// Scope is a test scope of a merchant no other case uses.
 	Scope core.Scope
 	// Now is the processor's time of the case's first call; later calls move it forward.
