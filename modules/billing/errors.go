@@ -30,3 +30,26 @@ var (
 	// already in the scope.
 	ErrMethodExists = errors.New("billing: the payment method is saved already")
 )
+
+// Documented errors of subscriptions (interface 4.2, 7).
+var (
+	// ErrSubscriptionNotFound: unknown or foreign subscription (404).
+	ErrSubscriptionNotFound = core.NewError(core.TypeNotFound, "subscription_not_found", "id", "No such subscription.")
+	// ErrAlreadyCanceled: a canceled (or expired) subscription cannot be canceled again.
+	ErrAlreadyCanceled = core.NewError(core.TypeResourceConflict, "subscription_already_canceled", "", "This subscription is already canceled.")
+	// ErrPriceNotRecurring: a subscription needs a recurring price.
+	ErrPriceNotRecurring = core.NewError(core.TypeInvalidRequest, "price_not_recurring", "price_id", "A subscription needs a recurring price.")
+	// ErrPriceInactive: an archived price cannot start a subscription.
+	ErrPriceInactive = core.NewError(core.TypeInvalidRequest, "price_inactive", "price_id", "This price is archived.")
+	// ErrPriceMetered: metered prices cannot be subscribed to yet.
+	ErrPriceMetered = core.NewError(core.TypeInvalidRequest, "price_metered_unsupported", "price_id", "Metered prices are not supported for subscriptions.")
+	// ErrNotPendingCancel: only a subscription that is still running can have its pending
+	// cancellation changed.
+	ErrSubscriptionEnded = core.NewError(core.TypeResourceConflict, "subscription_already_canceled", "", "This subscription has ended.")
+)
+
+// ErrSubscriptionMissing is the store's sentinel for an unknown subscription.
+var ErrSubscriptionMissing = errors.New("billing: no such subscription")
+
+// ErrUnknownCursor: a list cursor that is not a subscription of the scope.
+var ErrUnknownCursor = errors.New("billing: the cursor is not a subscription of this list")

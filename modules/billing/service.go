@@ -15,6 +15,8 @@ type Deps struct {
 	Clocks ports.Clocks
 	// Savers gives the processor of each environment (test → the sandbox).
 	Savers map[core.Environment]ports.MethodSaver
+	// Prices reads the catalog's prices (required to create subscriptions).
+	Prices PriceLookup
 }
 
 // Service is billing's use cases.
@@ -23,6 +25,7 @@ type Service struct {
 	uow    ports.UnitOfWorkOf[Tx]
 	clocks ports.Clocks
 	savers map[core.Environment]ports.MethodSaver
+	prices PriceLookup
 }
 
 // NewService checks the dependencies.
@@ -36,7 +39,7 @@ func NewService(d Deps) (*Service, error) {
 			savers[env] = s
 		}
 	}
-	return &Service{store: d.Store, uow: d.UoW, clocks: d.Clocks, savers: savers}, nil
+	return &Service{store: d.Store, uow: d.UoW, clocks: d.Clocks, savers: savers, prices: d.Prices}, nil
 }
 
 // customerNotFound maps the store's sentinel to the documented 404.

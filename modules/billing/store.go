@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
@@ -12,6 +13,27 @@ type Tx interface {
 	Outbox() ports.Outbox
 	Customers() CustomerRepository
 	PaymentMethods() PaymentMethodRepository
+	Subscriptions() SubscriptionRepository
+}
+
+// SubscriptionRepository keeps subscriptions inside a unit of work.
+type SubscriptionRepository interface {
+	Insert(ctx context.Context, s *Subscription) error
+	// Lock reads subscription id of scope FOR UPDATE; an unknown one is ErrSubscriptionMissing.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
+	// Save writes the subscription's state (and its due time, DueAt) in one UPDATE of its row.
+	Save(ctx context.Context, s *Subscription) error
+	// ClaimDue locks up to limit subscriptions due at or before until (DueAt), earliest due
+	// first, skipping rows another unit of work holds (SKIP LOCKED). With scope nil it covers
+	// live scopes and test scopes whose clock is not frozen.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Subscription, error)
+}
+
+// SubscriptionFilter narrows a list of subscriptions (D14): each field set must match.
+type SubscriptionFilter struct {
+	Status   *Status
+	Customer *string
+	Price    *string
 }
 
 // CustomerRepository keeps customers inside a unit of work. Every call runs its statement
@@ -46,4 +68,11 @@ type Store interface {
 	PaymentMethod(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
 	// CustomerMethods lists the customer's saved methods, newest first.
 	CustomerMethods(ctx context.Context, scope core.Scope, customerID string) ([]*PaymentMethod, error)
+	// Subscription reads subscription id of scope; ErrSubscriptionMissing.
+	Subscription(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
+	// Subscriptions pages the scope's subscriptions newest first; a cursor that is not a
+	// subscription of the scope is ErrUnknownCursor.
+	Subscriptions(ctx context.Context, scope core.Scope, q core.ListQuery, f SubscriptionFilter) (core.Page[*Subscription], error)
+	// NextDue is the earliest due time of the scope's subscriptions at or before until.
+	NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
 }

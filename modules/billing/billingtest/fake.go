@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/billing"
@@ -17,12 +18,13 @@ type Fake struct {
 	customers map[string]billing.CustomerSnapshot
 	methods   map[string]billing.MethodSnapshot
 	events    []core.Event
-	seqs      map[string]int // insertion order of methods (Postgres: seq)
+	seqs      map[string]int // insertion order of methods and subscriptions (Postgres: seq)
+	subs      map[string]billing.SubscriptionSnapshot
 }
 
 // NewFake returns an empty fake.
 func NewFake() *Fake {
-	return &Fake{customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}}
+	return &Fake{customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}, subs: map[string]billing.SubscriptionSnapshot{}}
 }
 
 var (
@@ -34,9 +36,9 @@ var (
 func (f *Fake) Do(ctx context.Context, fn func(ctx context.Context, tx billing.Tx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cs, ms, evs := clone(f.customers), clone(f.methods), len(f.events)
+	cs, ms, ss, evs := clone(f.customers), clone(f.methods), clone(f.subs), len(f.events)
 	if err := fn(ports.WithinTransaction(ctx), fakeTx{f}); err != nil {
-		f.customers, f.methods, f.events = cs, ms, f.events[:evs]
+		f.customers, f.methods, f.subs, f.events = cs, ms, ss, f.events[:evs]
 		return err
 	}
 	return nil
@@ -62,6 +64,7 @@ type fakeTx struct{ f *Fake }
 func (t fakeTx) Outbox() ports.Outbox                            { return fakeOutbox(t) }
 func (t fakeTx) Customers() billing.CustomerRepository           { return fakeCustomers(t) }
 func (t fakeTx) PaymentMethods() billing.PaymentMethodRepository { return fakeMethods(t) }
+func (t fakeTx) Subscriptions() billing.SubscriptionRepository   { return fakeSubs(t) }
 
 type fakeOutbox fakeTx
 
@@ -172,4 +175,136 @@ func (f *Fake) CustomerMethods(_ context.Context, scope core.Scope, customerID s
 		out = append(out, billing.RehydratePaymentMethod(s))
 	}
 	return out, nil
+}
+
+type fakeSubs fakeTx
+
+func (r fakeSubs) Insert(_ context.Context, sub *billing.Subscription) error {
+	s := sub.Snapshot()
+	r.f.subs[s.ID] = s
+	r.f.seqs[s.ID] = len(r.f.seqs) + 1
+	return nil
+}
+
+func (r fakeSubs) Lock(_ context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
+	return r.f.sub(scope, id)
+}
+
+func (r fakeSubs) Save(_ context.Context, sub *billing.Subscription) error {
+	s := sub.Snapshot()
+	if old, ok := r.f.subs[s.ID]; !ok || old.Scope != s.Scope {
+		return billing.ErrSubscriptionMissing
+	}
+	r.f.subs[s.ID] = s
+	return nil
+}
+
+// ClaimDue: the fake knows no test clocks, so with scope nil it covers every scope.
+func (r fakeSubs) ClaimDue(_ context.Context, scope *core.Scope, until time.Time, limit int) ([]*billing.Subscription, error) {
+	var due []*billing.Subscription
+	for _, s := range r.f.subs {
+		sub := billing.RehydrateSubscription(s)
+		if (scope == nil || s.Scope == *scope) && sub.IsDue(until) {
+			due = append(due, sub)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		a, _ := due[i].DueAt()
+		b, _ := due[j].DueAt()
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return due[i].ID() < due[j].ID()
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	return due, nil
+}
+
+func (f *Fake) sub(scope core.Scope, id string) (*billing.Subscription, error) {
+	s, ok := f.subs[id]
+	if !ok || s.Scope != scope {
+		return nil, billing.ErrSubscriptionMissing
+	}
+	return billing.RehydrateSubscription(s), nil
+}
+
+// Subscription implements billing.Store.
+func (f *Fake) Subscription(_ context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sub(scope, id)
+}
+
+// Subscriptions implements billing.Store: newest first, D8 cursors.
+func (f *Fake) Subscriptions(_ context.Context, scope core.Scope, q core.ListQuery, flt billing.SubscriptionFilter) (core.Page[*billing.Subscription], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var all []billing.SubscriptionSnapshot
+	for _, s := range f.subs {
+		if s.Scope == scope {
+			all = append(all, s)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return f.seqs[all[i].ID] > f.seqs[all[j].ID] })
+	var cur *billing.SubscriptionSnapshot
+	for _, c := range []string{q.StartingAfter, q.EndingBefore} {
+		if c == "" {
+			continue
+		}
+		s, ok := f.subs[c]
+		if !ok || s.Scope != scope {
+			return core.Page[*billing.Subscription]{}, billing.ErrUnknownCursor
+		}
+		cur = &s
+	}
+	match := func(s billing.SubscriptionSnapshot) bool {
+		return (flt.Status == nil || s.Status == *flt.Status) && (flt.Customer == nil || s.Customer == *flt.Customer) &&
+			(flt.Price == nil || s.PriceID == *flt.Price)
+	}
+	var items []billing.SubscriptionSnapshot
+	for _, s := range all {
+		if !match(s) {
+			continue
+		}
+		switch {
+		case cur != nil && q.StartingAfter != "" && f.seqs[s.ID] >= f.seqs[cur.ID]:
+			continue
+		case cur != nil && q.EndingBefore != "" && f.seqs[s.ID] <= f.seqs[cur.ID]:
+			continue
+		}
+		items = append(items, s)
+	}
+	if q.EndingBefore != "" && len(items) > q.Limit { // the page nearest the cursor
+		items = items[len(items)-q.Limit-1:]
+		out := core.Page[*billing.Subscription]{HasMore: true}
+		for _, s := range items[1:] {
+			out.Items = append(out.Items, billing.RehydrateSubscription(s))
+		}
+		return out, nil
+	}
+	out := core.Page[*billing.Subscription]{HasMore: len(items) > q.Limit}
+	if out.HasMore {
+		items = items[:q.Limit]
+	}
+	for _, s := range items {
+		out.Items = append(out.Items, billing.RehydrateSubscription(s))
+	}
+	return out, nil
+}
+
+// NextDue implements billing.Store.
+func (f *Fake) NextDue(_ context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var next time.Time
+	found := false
+	for _, s := range f.subs {
+		at, ok := billing.RehydrateSubscription(s).DueAt()
+		if s.Scope == scope && ok && !at.After(until) && (!found || at.Before(next)) {
+			next, found = at, true
+		}
+	}
+	return next, found, nil
 }
