@@ -275,6 +275,15 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			{"customer's saved methods listed", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
 				AND customer_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC`, "customer_payment_methods_list",
 				[]any{m, "test", "cus_1"}, "", true},
+			{"subscriptions listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
+				` ORDER BY seq DESC LIMIT 11`, "subscriptions_list", []any{m, "test"}, "", true},
+			{"subscriptions of a status listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_status", []any{m, "test", "active"}, "", true},
+			{"subscriptions of a customer listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND customer_id = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_customer", []any{m, "test", "cus_1"}, "", true},
+			{"subscriptions of a price listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND price_id = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_price", []any{m, "test", "price_1"}, "", true},
+			{"next due subscription", postgres.SubscriptionNextDueSQL, "subscriptions_scope_due", []any{m, "test", time.Now()}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
 		}
 	}

@@ -6,6 +6,7 @@ package billingtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ type Harness struct {
 	Store billing.Store
 	// NewScope returns the test scope of a merchant no other case uses.
 	NewScope func(t *testing.T) core.Scope
+	// SkipsLocked: units of work run concurrently and a claim skips rows another holds (a
+	// fake that runs one unit at a time cannot show it).
+	SkipsLocked bool
 }
 
 // RunStore runs the suite; newHarness is called once per case, and the cases run in parallel.
@@ -36,6 +40,10 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"a processor reference is saved once and the unit goes on", methodOnce},
 		{"a failed unit of work writes nothing", rollback},
 		{"concurrent finds of one e-mail agree on one customer", concurrentFinds},
+		{"a subscription round trip", subscriptionRoundTrip},
+		{"subscriptions are per merchant and environment", subscriptionIsolation},
+		{"subscriptions listed newest first, filtered, with cursors", subscriptionList},
+		{"due subscriptions are claimed earliest first, once", subscriptionClaims},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,5 +259,216 @@ func concurrentFinds(t *testing.T, h Harness) {
 		if id != ids[0] || id == "" {
 			t.Fatalf("concurrent finds: %v", ids)
 		}
+	}
+}
+
+var monthly = &billing.Price{ID: "price_m", Active: true, Recurring: true, Interval: billing.IntervalMonth, IntervalCount: 1,
+	UsageType: "licensed", UnitAmount: 900, Currency: "EUR"}
+
+// newSubscription inserts an incomplete subscription of a new customer created at, and
+// returns it.
+func newSubscription(t *testing.T, h Harness, scope core.Scope, email string, price *billing.Price, at time.Time) *billing.Subscription {
+	t.Helper()
+	var sub *billing.Subscription
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		c, _, err := billing.FindOrCreateIn(ctx, tx, scope, "Ada Lovelace", email, at)
+		if err != nil {
+			return err
+		}
+		in := billing.CreateInput{PriceID: price.ID, CustomerName: "Ada Lovelace", CustomerEmail: email, Metadata: map[string]string{"k": "v"}}
+		if sub, err = billing.NewSubscription(scope, c, price, in, 2, at); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Insert(ctx, sub)
+	})
+	if err != nil {
+		t.Fatalf("insert subscription: %v", err)
+	}
+	return sub
+}
+
+func subscriptionRoundTrip(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	sub := newSubscription(t, h, scope, "ada@example.com", monthly, t0)
+	got, err := h.Store.Subscription(ctx, scope, sub.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sub.Snapshot()
+	gs := got.Snapshot()
+	if gs.ID != want.ID || gs.Status != want.Status || gs.Quantity != 2 || gs.Customer != want.Customer || !gs.PeriodEnd.Equal(want.PeriodEnd) ||
+		!gs.Anchor.Equal(want.Anchor) || gs.Metadata["k"] != "v" || gs.DefaultMethod != nil || gs.TrialEnd != nil {
+		t.Fatalf("read back %+v, want %+v", gs, want)
+	}
+	// Lock, change, save: a default method and a pending cancellation survive the trip.
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		s, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+		if err != nil {
+			return err
+		}
+		snap := s.Snapshot()
+		snap.Status = billing.StatusActive
+		snap.DefaultMethod = &billing.DefaultMethod{ID: "pm_1", Summary: billing.Summary{Type: ports.MethodCard, Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030}}
+		s = billing.RehydrateSubscription(snap)
+		if _, err := s.Cancel(true, t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Save(ctx, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = h.Store.Subscription(ctx, scope, sub.ID())
+	gs = got.Snapshot()
+	if gs.Status != billing.StatusActive || !gs.CancelAtPeriodEnd || gs.CanceledAt == nil || !gs.CanceledAt.Equal(t0.Add(time.Hour)) ||
+		gs.DefaultMethod == nil || gs.DefaultMethod.Last4 != "4242" || gs.DefaultMethod.ID != "pm_1" {
+		t.Fatalf("after save %+v", gs)
+	}
+}
+
+func subscriptionIsolation(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	sub := newSubscription(t, h, a, "ada@example.com", monthly, t0)
+	if _, err := h.Store.Subscription(ctx, b, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("another merchant's subscription: %v", err)
+	}
+	live := core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}
+	if _, err := h.Store.Subscription(ctx, live, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("the test subscription in live: %v", err)
+	}
+	if p, err := h.Store.Subscriptions(ctx, b, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{}); err != nil || len(p.Items) != 0 {
+		t.Fatalf("another merchant's list: %v %v", p, err)
+	}
+	if _, err := h.Store.Subscriptions(ctx, b, core.ListQuery{Limit: 10, StartingAfter: sub.ID()}, billing.SubscriptionFilter{}); !errors.Is(err, billing.ErrUnknownCursor) {
+		t.Fatalf("another merchant's subscription as a cursor: %v", err)
+	}
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		_, err := tx.Subscriptions().Lock(ctx, b, sub.ID())
+		return err
+	})
+	if !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("lock of another merchant's subscription: %v", err)
+	}
+	if subs := claim(t, h, &b, t0.AddDate(1, 0, 0)); len(subs) != 0 {
+		t.Fatalf("another merchant's due subscriptions claimed: %d", len(subs))
+	}
+}
+
+func subscriptionList(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	yearly := *monthly
+	yearly.ID, yearly.Interval = "price_y", billing.IntervalYear
+	var ids []string
+	for i := 0; i < 5; i++ {
+		p := monthly
+		if i%2 == 1 {
+			p = &yearly
+		}
+		ids = append(ids, newSubscription(t, h, scope, fmt.Sprintf("c%d@example.com", i%2), p, t0).ID())
+	}
+	page, err := h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2}, billing.SubscriptionFilter{})
+	if err != nil || len(page.Items) != 2 || !page.HasMore || page.Items[0].ID() != ids[4] || page.Items[1].ID() != ids[3] {
+		t.Fatalf("first page %v %v", page, err)
+	}
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2, StartingAfter: ids[3]}, billing.SubscriptionFilter{})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[2] || !page.HasMore {
+		t.Fatalf("second page %v", page)
+	}
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2, EndingBefore: ids[1]}, billing.SubscriptionFilter{})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[3] || page.Items[1].ID() != ids[2] || !page.HasMore {
+		t.Fatalf("page before %s: %v", ids[1], page)
+	}
+	price := "price_y"
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Price: &price})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[3] {
+		t.Fatalf("price filter %v", page)
+	}
+	first, _ := h.Store.Subscription(ctx, scope, ids[0])
+	cus := first.Customer()
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Customer: &cus})
+	if len(page.Items) != 3 {
+		t.Fatalf("customer filter %d", len(page.Items))
+	}
+	active, incomplete := billing.StatusActive, billing.StatusIncomplete
+	if page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Status: &active}); len(page.Items) != 0 {
+		t.Fatalf("status active: %d", len(page.Items))
+	}
+	if page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Status: &incomplete}); len(page.Items) != 5 {
+		t.Fatalf("status incomplete: %d", len(page.Items))
+	}
+}
+
+func claim(t *testing.T, h Harness, scope *core.Scope, until time.Time) []*billing.Subscription {
+	t.Helper()
+	var out []*billing.Subscription
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		var err error
+		out, err = tx.Subscriptions().ClaimDue(ctx, scope, until, 100)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func subscriptionClaims(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	late := newSubscription(t, h, scope, "late@example.com", monthly, t0.Add(time.Hour))
+	early := newSubscription(t, h, scope, "early@example.com", monthly, t0)
+	if subs := claim(t, h, &scope, t0.Add(23*time.Hour-time.Second)); len(subs) != 0 {
+		t.Fatalf("claimed before due: %d", len(subs))
+	}
+	subs := claim(t, h, &scope, t0.Add(48*time.Hour))
+	if len(subs) != 2 || subs[0].ID() != early.ID() || subs[1].ID() != late.ID() {
+		t.Fatalf("claimed %v, want early then late", subs)
+	}
+	at, ok, err := h.Store.NextDue(ctx, scope, t0.Add(48*time.Hour))
+	if err != nil || !ok || !at.Equal(t0.Add(23*time.Hour)) {
+		t.Fatalf("next due %v %v %v", at, ok, err)
+	}
+	if _, ok, _ := h.Store.NextDue(ctx, scope, t0.Add(22*time.Hour)); ok {
+		t.Fatalf("next due before any is due")
+	}
+	// Expired, it is due no more.
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		s, err := tx.Subscriptions().Lock(ctx, scope, early.ID())
+		if err != nil {
+			return err
+		}
+		if _, _, err := s.ProcessDue(t0.Add(48 * time.Hour)); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Save(ctx, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subs := claim(t, h, &scope, t0.Add(48*time.Hour)); len(subs) != 1 || subs[0].ID() != late.ID() {
+		t.Fatalf("after the expiry: %v", subs)
+	}
+	// A row another unit of work holds is skipped.
+	held := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+			if _, err := tx.Subscriptions().Lock(ctx, scope, late.ID()); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	if h.SkipsLocked {
+		if subs := claim(t, h, &scope, t0.Add(48*time.Hour)); len(subs) != 0 {
+			t.Errorf("claimed a locked row: %v", subs)
+		}
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
