@@ -18,7 +18,8 @@ import (
 
 const subscriptionColumns = `id, merchant_id, environment, status, customer_id, price_id, quantity, currency, unit_amount,
 	interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret,
-	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated`
+	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, payment_intent,
+	trial_notified`
 
 type subscriptionRow struct {
 	ID                string     `db:"id"`
@@ -46,6 +47,8 @@ type subscriptionRow struct {
 	Metadata          []byte     `db:"metadata"`
 	Created           time.Time  `db:"created"`
 	Updated           time.Time  `db:"updated"`
+	PaymentIntent     *string    `db:"payment_intent"`
+	TrialNotified     bool       `db:"trial_notified"`
 }
 
 // defaultMethodJSON is a subscription's default method as stored.
@@ -65,7 +68,10 @@ func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
 		Anchor: r.Anchor.UTC(), PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), TrialStart: utcp(r.TrialStart),
 		TrialEnd: utcp(r.TrialEnd), LatestInvoice: r.LatestInvoice, ClientSecret: r.ClientSecret,
 		CancelAtPeriodEnd: r.CancelAtPeriodEnd, CanceledAt: utcp(r.CanceledAt), EndedAt: utcp(r.EndedAt),
-		Created: r.Created.UTC(), Updated: r.Updated.UTC()}
+		Created: r.Created.UTC(), Updated: r.Updated.UTC(), TrialNotified: r.TrialNotified}
+	if r.PaymentIntent != nil {
+		s.PaymentIntent = *r.PaymentIntent
+	}
 	if len(r.DefaultMethod) > 0 {
 		var d defaultMethodJSON
 		if err := json.Unmarshal(r.DefaultMethod, &d); err != nil {
@@ -101,9 +107,13 @@ func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
 	if at, ok := sub.DueAt(); ok {
 		due = &at
 	}
+	var pi *string
+	if s.PaymentIntent != "" {
+		pi = &s.PaymentIntent
+	}
 	return []any{string(s.Status), s.Customer, s.PriceID, s.Quantity, string(s.Currency), s.UnitAmount, s.Interval,
 		s.IntervalCount, s.Anchor, s.PeriodStart, s.PeriodEnd, s.TrialStart, s.TrialEnd, s.LatestInvoice, s.ClientSecret, dm,
-		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due}, nil
+		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified}, nil
 }
 
 func getSubscription(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*billing.Subscription, error) {
@@ -154,6 +164,19 @@ func (st *BillingStore) Subscriptions(ctx context.Context, scope core.Scope, q c
 	return out, nil
 }
 
+// SubscriptionByPaymentIntent reads the subscription of first payment piID, of any scope.
+func (st *BillingStore) SubscriptionByPaymentIntent(ctx context.Context, piID string) (*billing.Subscription, error) {
+	var r subscriptionRow
+	err := st.db.GetContext(ctx, &r, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE payment_intent = $1`, piID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, billing.ErrSubscriptionMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: by payment intent: %w", err)
+	}
+	return r.subscription()
+}
+
 // SubscriptionNextDueSQL is NextDue's statement (exported for the planner test).
 const SubscriptionNextDueSQL = `SELECT min(due_at) FROM subscriptions
 	WHERE merchant_id = $1 AND environment = $2 AND due_at IS NOT NULL AND due_at <= $3`
@@ -183,8 +206,8 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
 			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
 			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
-			due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-			$22, $23, $24, $25, $26)`,
+			due_at, payment_intent, trial_notified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 
@@ -205,7 +228,7 @@ func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) e
 			unit_amount = $9, interval = $10, interval_count = $11, anchor = $12, period_start = $13, period_end = $14,
 			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
 			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
-			due_at = $26 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+			due_at = $26, payment_intent = $27, trial_notified = $28 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 

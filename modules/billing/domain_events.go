@@ -34,5 +34,8 @@ func changeEvents(ch Change, s *Subscription, at time.Time) []core.Event {
 	if ch.Deleted {
 		out = append(out, subscriptionEvent(EventSubscriptionDeleted, s, at))
 	}
+	if ch.TrialWillEnd {
+		out = append(out, subscriptionEvent(EventSubscriptionTrialWillEnd, s, at))
+	}
 	return out
 }

@@ -48,6 +48,30 @@ var (
 	ErrSubscriptionEnded = core.NewError(core.TypeResourceConflict, "subscription_already_canceled", "", "This subscription has ended.")
 )
 
+// Documented errors of a subscription's first payment (browser API).
+var (
+	// ErrPaymentIntentState: the first payment is already confirmed, expired, or the client
+	// secret does not open it (the answer never tells which).
+	ErrPaymentIntentState = core.NewError(core.TypeInvalidState, "payment_intent_unexpected_state", "",
+		"This payment can no longer be confirmed.")
+	// ErrLiveProcessorUnavailable: live has no processor that saves payment methods yet.
+	ErrLiveProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
+		"No payment processor is configured for this environment; nothing was charged.")
+)
+
+// DeclineError is a payment method the processor refused (402 card_error / card_declined);
+// the subscription stays incomplete for another try.
+type DeclineError struct {
+	DeclineCode, Message, Param string
+}
+
+func (e *DeclineError) Error() string { return "card_declined (" + e.DeclineCode + "): " + e.Message }
+
+// CoreError is the envelope form of the decline; the decline code travels beside it.
+func (e *DeclineError) CoreError() *core.Error {
+	return core.NewError(core.TypeCard, "card_declined", e.Param, e.Message)
+}
+
 // ErrSubscriptionMissing is the store's sentinel for an unknown subscription.
 var ErrSubscriptionMissing = errors.New("billing: no such subscription")
 

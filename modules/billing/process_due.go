@@ -28,8 +28,8 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 }
 
 // ProcessDue implements ports.DueProcessor for subscriptions: an incomplete subscription
-// expires 23 hours after creation, a pending cancellation ends the subscription at its period
-// end, each dated when it fell due, with its event. Each batch of at most a hundred, earliest
+// expires 23 hours after creation, a trial gives its ending notice, a pending cancellation
+// ends the subscription at its period end, each dated when it fell due, with its event. Each batch of at most a hundred, earliest
 // first, is one unit of work that claims its rows with SKIP LOCKED, so several processes sweep
 // together. With scope nil it covers live scopes and test scopes whose clock is not frozen;
 // with a scope, only that scope (the test clock advance).
@@ -59,7 +59,10 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			return total, err
 		}
 		total += changed
-		if claimed < dueBatch || changed == 0 {
+		// A subscription takes one change per round, in due order, so a second change of the
+		// same subscription (a trial's notice, then its cancellation) comes in a later round;
+		// a round that changed nothing ends the sweep.
+		if claimed == 0 || changed == 0 {
 			return total, nil
 		}
 		if err := ctx.Err(); err != nil {

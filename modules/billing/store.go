@@ -68,6 +68,9 @@ type Store interface {
 	PaymentMethod(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
 	// CustomerMethods lists the customer's saved methods, newest first.
 	CustomerMethods(ctx context.Context, scope core.Scope, customerID string) ([]*PaymentMethod, error)
+	// SubscriptionByPaymentIntent reads the subscription whose first payment is piID, of any
+	// scope; ErrSubscriptionMissing.
+	SubscriptionByPaymentIntent(ctx context.Context, piID string) (*Subscription, error)
 	// Subscription reads subscription id of scope; ErrSubscriptionMissing.
 	Subscription(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
 	// Subscriptions pages the scope's subscriptions newest first; a cursor that is not a

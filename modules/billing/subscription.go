@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"time"
 
@@ -71,23 +72,28 @@ type Subscription struct {
 
 // SubscriptionSnapshot is a subscription's full state, for storage.
 type SubscriptionSnapshot struct {
-	ID                string
-	Scope             core.Scope
-	Status            Status
-	Customer          string
-	PriceID           string
-	Quantity          int64
-	Currency          core.Currency
-	UnitAmount        int64
-	Interval          string
-	IntervalCount     int
-	Anchor            time.Time // periods are counted from here: creation, or trial end
-	PeriodStart       time.Time
-	PeriodEnd         time.Time
-	TrialStart        *time.Time
-	TrialEnd          *time.Time
-	LatestInvoice     *string
-	ClientSecret      *string
+	ID            string
+	Scope         core.Scope
+	Status        Status
+	Customer      string
+	PriceID       string
+	Quantity      int64
+	Currency      core.Currency
+	UnitAmount    int64
+	Interval      string
+	IntervalCount int
+	Anchor        time.Time // periods are counted from here: creation, or trial end
+	PeriodStart   time.Time
+	PeriodEnd     time.Time
+	TrialStart    *time.Time
+	TrialEnd      *time.Time
+	LatestInvoice *string
+	// PaymentIntent is the first payment's id (pi_…), "" when the subscription has none yet;
+	// ClientSecret confirms it in the customer's browser.
+	PaymentIntent string
+	ClientSecret  *string
+	// TrialNotified: customer.subscription.trial_will_end has been written.
+	TrialNotified     bool
 	DefaultMethod     *DefaultMethod // the saved method renewals charge, nil until the first payment
 	CancelAtPeriodEnd bool
 	CanceledAt        *time.Time
@@ -175,6 +181,11 @@ func NewSubscription(scope core.Scope, customer *Customer, p *Price, in CreateIn
 	if trial > 0 {
 		end := now.AddDate(0, 0, trial)
 		s.TrialStart, s.TrialEnd, s.Anchor, s.PeriodEnd = &now, &end, end, end
+		// The first payment of a trial only saves the payment method; the customer's browser
+		// confirms it with the client secret.
+		s.PaymentIntent = core.NewID("pi_")
+		secret := s.PaymentIntent + "_secret_" + core.NewSecretPart()
+		s.ClientSecret = &secret
 	} else {
 		end, err := Cycle{Anchor: now, Interval: s.Interval, Count: s.IntervalCount}.Boundary(1)
 		if err != nil {
@@ -235,9 +246,10 @@ type DefaultMethod struct {
 	Summary
 }
 
-// Change is what a transition did, for its events: Updated (customer.subscription.updated) or
-// Deleted (customer.subscription.deleted); neither when nothing changed.
-type Change struct{ Updated, Deleted bool }
+// Change is what a transition did, for its events: Updated (customer.subscription.updated),
+// Deleted (customer.subscription.deleted), TrialWillEnd (customer.subscription.trial_will_end);
+// none when nothing changed.
+type Change struct{ Updated, Deleted, TrialWillEnd bool }
 
 // Cancel cancels the subscription (D14). atPeriodEnd on a running subscription sets
 // cancel_at_period_end (unchanged when it is set already); otherwise, or for an incomplete
@@ -315,26 +327,47 @@ func (s *Subscription) Apply(p Patch, now time.Time) (Change, error) {
 	return ch, nil
 }
 
-// IsDue reports whether the subscription has work due at or before until: an incomplete one
-// past its first-payment window, or a pending cancellation at its period end.
+// TrialNoticeLead is how long before the trial end customer.subscription.trial_will_end fires.
+const TrialNoticeLead = 3 * 24 * time.Hour
+
+// IsDue reports whether the subscription has work due at or before until.
 func (s *Subscription) IsDue(until time.Time) bool {
 	t, ok := s.DueAt()
 	return ok && !t.After(until)
 }
 
-// DueAt is when the subscription's next change falls due (the sweep's index), if any.
-func (s *Subscription) DueAt() (time.Time, bool) {
-	switch {
-	case s.s.Status == StatusIncomplete:
-		return s.ExpiresAt(), true
-	case !s.s.Status.ended() && s.s.CancelAtPeriodEnd:
-		return s.s.PeriodEnd, true
+// trialNoticeAt is when the trial-ending notice falls due: three days before the trial end,
+// or at the trial start for a shorter trial.
+func (s *Subscription) trialNoticeAt() (time.Time, bool) {
+	if s.s.Status != StatusTrialing || s.s.TrialNotified || s.s.TrialEnd == nil {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	at := s.s.TrialEnd.Add(-TrialNoticeLead)
+	if s.s.TrialStart != nil && at.Before(*s.s.TrialStart) {
+		at = *s.s.TrialStart
+	}
+	return at, true
 }
 
-// ProcessDue applies what is due at now: an incomplete subscription expires, a pending
-// cancellation ends the subscription at its period end (ended_at is that moment).
+// DueAt is when the subscription's next change falls due (the sweep's index), if any: an
+// incomplete one's expiry, a trial's ending notice, a pending cancellation's period end.
+func (s *Subscription) DueAt() (time.Time, bool) {
+	if s.s.Status == StatusIncomplete {
+		return s.ExpiresAt(), true
+	}
+	if s.s.Status.ended() {
+		return time.Time{}, false
+	}
+	at, ok := s.trialNoticeAt()
+	if s.s.CancelAtPeriodEnd && (!ok || s.s.PeriodEnd.Before(at)) {
+		return s.s.PeriodEnd, true
+	}
+	return at, ok
+}
+
+// ProcessDue applies the one change due first, if it is due at now, dated when it fell due:
+// an incomplete subscription expires; a trial's ending notice is given; a pending
+// cancellation ends the subscription at its period end.
 func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 	at, ok := s.DueAt()
 	if !ok || at.After(now) {
@@ -345,8 +378,45 @@ func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 		s.s.Status, s.s.Updated = StatusIncompleteExpired, at
 		s.s.EndedAt = &at
 		return Change{Updated: true}, StatusIncompleteExpired, nil
-	default:
+	case s.s.CancelAtPeriodEnd && at.Equal(s.s.PeriodEnd):
 		s.end(at)
 		return Change{Deleted: true}, StatusCanceled, nil
+	default:
+		s.s.TrialNotified, s.s.Updated = true, at
+		return Change{TrialWillEnd: true}, s.s.Status, nil
 	}
+}
+
+// CheckConfirmable reports whether the first payment can be confirmed at now: the
+// subscription is incomplete, within its 23 hours, and has a first payment to confirm.
+func (s *Subscription) CheckConfirmable(now time.Time) error {
+	if s.s.PaymentIntent == "" || s.s.Status != StatusIncomplete || !now.Before(s.ExpiresAt()) {
+		return ErrPaymentIntentState
+	}
+	return nil
+}
+
+// StartTrial is the confirmed first payment of a subscription with a trial: the payment
+// method dm is saved and becomes the default, and the subscription is trialing.
+func (s *Subscription) StartTrial(dm DefaultMethod, now time.Time) (Change, error) {
+	if err := s.CheckConfirmable(now); err != nil {
+		return Change{}, err
+	}
+	if s.s.TrialEnd == nil {
+		return Change{}, ErrPaymentIntentState
+	}
+	now = now.UTC().Truncate(time.Second)
+	s.s.Status, s.s.DefaultMethod, s.s.Updated = StatusTrialing, &dm, now
+	return Change{Updated: true}, nil
+}
+
+// PaymentIntent is the first payment's id, "" when there is none.
+func (s *Subscription) PaymentIntent() string { return s.s.PaymentIntent }
+
+// ClientSecretMatches reports, in constant time, whether secret is the first payment's.
+func (s *Subscription) ClientSecretMatches(secret string) bool {
+	if s.s.ClientSecret == nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(*s.s.ClientSecret), []byte(secret)) == 1
 }

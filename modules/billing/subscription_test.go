@@ -250,3 +250,113 @@ func TestListSubscriptionsFiltersAndPages(t *testing.T) {
 		t.Fatalf("unknown cursor accepted")
 	}
 }
+
+func newTrialService(t *testing.T, now *time.Time) (*billing.Service, *billingtest.Fake) {
+	t.Helper()
+	f := billingtest.NewFake()
+	saver := &stubSaver{seen: map[string]ports.SetupResult{}}
+	svc, err := billing.NewService(billing.Deps{Store: f, UoW: f, Clocks: movingClock{now}, Prices: catalog(),
+		Savers: map[core.Environment]ports.MethodSaver{core.EnvTest: saver}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, f
+}
+
+// The first payment of a trial only saves the payment method: trialing, the method the
+// default, customer.subscription.updated; a decline keeps it incomplete; a second
+// confirmation, a wrong secret or an expired one is payment_intent_unexpected_state.
+func TestConfirmFirstPaymentOfATrial(t *testing.T) {
+	now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
+	svc, f := newTrialService(t, &now)
+	sub, err := svc.CreateSubscription(ctx, caller, body("price_trial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sub.Snapshot()
+	if !strings.HasPrefix(snap.PaymentIntent, "pi_") || snap.ClientSecret == nil || !strings.HasPrefix(*snap.ClientSecret, snap.PaymentIntent+"_secret_") {
+		t.Fatalf("first payment %q %v", snap.PaymentIntent, snap.ClientSecret)
+	}
+	if plain, _ := svc.CreateSubscription(ctx, caller, body("price_monthly")); plain.PaymentIntent() != "" || plain.Snapshot().ClientSecret != nil {
+		t.Fatalf("a subscription without a trial has a first payment to confirm: %+v", plain.Snapshot())
+	}
+	pi, secret := snap.PaymentIntent, *snap.ClientSecret
+	if _, err := svc.ConfirmFirstPayment(ctx, pi, secret+"x", cardInput("4242424242424242", "")); !errors.Is(err, billing.ErrPaymentIntentState) {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	var de *billing.DeclineError
+	if _, err := svc.ConfirmFirstPayment(ctx, pi, secret, cardInput("4000000000000002", "")); !errors.As(err, &de) || de.DeclineCode != ports.DeclineGenericDecline {
+		t.Fatalf("decline: %v", err)
+	}
+	bad := cardInput("4242424242424241", "")
+	var ce *core.Error
+	if _, err := svc.ConfirmFirstPayment(ctx, pi, secret, bad); !errors.As(err, &ce) || ce.Param != "card.number" {
+		t.Fatalf("bad number: %v", err)
+	}
+	if got, _ := svc.Subscription(ctx, scope, sub.ID()); got.Status() != billing.StatusIncomplete {
+		t.Fatalf("after a decline: %s", got.Status())
+	}
+	fp, err := svc.ConfirmFirstPayment(ctx, pi, secret, cardInput("4242424242424242", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fp.Subscription.Snapshot()
+	if got.Status != billing.StatusTrialing || got.DefaultMethod == nil || got.DefaultMethod.Last4 != "4242" {
+		t.Fatalf("confirmed %+v", got)
+	}
+	c, _ := svc.Customer(ctx, scope, sub.Customer())
+	if d := c.DefaultPaymentMethod(); d == nil || *d != got.DefaultMethod.ID {
+		t.Fatalf("customer default %v, want %s", d, got.DefaultMethod.ID)
+	}
+	if evs := f.Events(); evs[len(evs)-1].Type != core.EventSubscriptionUpdated || evs[len(evs)-1].ObjectID != sub.ID() {
+		t.Fatalf("last event %s", evs[len(evs)-1].Type)
+	}
+	if _, err := svc.ConfirmFirstPayment(ctx, pi, secret, cardInput("4242424242424242", "")); !errors.Is(err, billing.ErrPaymentIntentState) {
+		t.Fatalf("second confirmation: %v", err)
+	}
+	// The notice three days before the trial end, then the end of a trial cancelled at period end.
+	if _, err := svc.CancelSubscription(ctx, scope, sub.ID(), true); err != nil {
+		t.Fatal(err)
+	}
+	end := *got.TrialEnd
+	// Before the notice only the subscription without a trial expires.
+	if n, _ := svc.ProcessDue(ctx, &scope, end.Add(-TrialNoticeLeadForTest-time.Second)); n != 1 {
+		t.Fatalf("%d changes before the notice, want the other one's expiry", n)
+	}
+	if n, err := svc.ProcessDue(ctx, &scope, end); n != 2 || err != nil {
+		t.Fatalf("notice and end: %d %v", n, err)
+	}
+	evs := f.Events()
+	notice, deleted := evs[len(evs)-2], evs[len(evs)-1]
+	if notice.Type != core.EventSubscriptionTrialWillEnd || !notice.Created.Equal(end.Add(-TrialNoticeLeadForTest)) ||
+		deleted.Type != core.EventSubscriptionDeleted || !deleted.Created.Equal(end) {
+		t.Fatalf("events %s at %v, %s at %v", notice.Type, notice.Created, deleted.Type, deleted.Created)
+	}
+	// Expired: 23 hours after creation.
+	late, _ := svc.CreateSubscription(ctx, caller, body("price_trial"))
+	now = now.Add(23 * time.Hour)
+	if _, err := svc.ConfirmFirstPayment(ctx, late.PaymentIntent(), *late.Snapshot().ClientSecret, cardInput("4242424242424242", "")); !errors.Is(err, billing.ErrPaymentIntentState) {
+		t.Fatalf("after 23 hours: %v", err)
+	}
+}
+
+const TrialNoticeLeadForTest = billing.TrialNoticeLead
+
+// A trial shorter than three days gives its notice at its start.
+func TestTrialNoticeOfAShortTrial(t *testing.T) {
+	now := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
+	start := now
+	end := now.AddDate(0, 0, 2)
+	s := billing.RehydrateSubscription(billing.SubscriptionSnapshot{ID: "sub_1", Scope: scope, Status: billing.StatusTrialing,
+		TrialStart: &start, TrialEnd: &end, PeriodStart: now, PeriodEnd: end, Created: now, Metadata: map[string]string{}})
+	if at, ok := s.DueAt(); !ok || !at.Equal(start) {
+		t.Fatalf("notice at %v %v, want the trial start", at, ok)
+	}
+	ch, _, _ := s.ProcessDue(now)
+	if !ch.TrialWillEnd || !s.Snapshot().TrialNotified {
+		t.Fatalf("notice %+v", ch)
+	}
+	if _, ok := s.DueAt(); ok {
+		t.Fatalf("due again after the notice")
+	}
+}

@@ -308,3 +308,15 @@ func (f *Fake) NextDue(_ context.Context, scope core.Scope, until time.Time) (ti
 	}
 	return next, found, nil
 }
+
+// SubscriptionByPaymentIntent implements billing.Store.
+func (f *Fake) SubscriptionByPaymentIntent(_ context.Context, piID string) (*billing.Subscription, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.subs {
+		if s.PaymentIntent != "" && s.PaymentIntent == piID {
+			return billing.RehydrateSubscription(s), nil
+		}
+	}
+	return nil, billing.ErrSubscriptionMissing
+}

@@ -332,6 +332,17 @@ func subscriptionIsolation(t *testing.T, h Harness) {
 	if _, err := h.Store.Subscription(ctx, b, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
 		t.Fatalf("another merchant's subscription: %v", err)
 	}
+	// A trial's first payment is found by its id, in any scope (its secret is the credential).
+	trial := *monthly
+	trial.TrialPeriodDays = ptrInt(7)
+	tr := newSubscription(t, h, a, "trial@example.com", &trial, t0)
+	got, err := h.Store.SubscriptionByPaymentIntent(ctx, tr.PaymentIntent())
+	if err != nil || got.ID() != tr.ID() || got.Snapshot().ClientSecret == nil || *got.Snapshot().ClientSecret != *tr.Snapshot().ClientSecret {
+		t.Fatalf("by payment intent: %v %v", got, err)
+	}
+	if _, err := h.Store.SubscriptionByPaymentIntent(ctx, "pi_000000000000000000000000"); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("unknown payment intent: %v", err)
+	}
 	live := core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}
 	if _, err := h.Store.Subscription(ctx, live, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
 		t.Fatalf("the test subscription in live: %v", err)
@@ -342,7 +353,7 @@ func subscriptionIsolation(t *testing.T, h Harness) {
 	if _, err := h.Store.Subscriptions(ctx, b, core.ListQuery{Limit: 10, StartingAfter: sub.ID()}, billing.SubscriptionFilter{}); !errors.Is(err, billing.ErrUnknownCursor) {
 		t.Fatalf("another merchant's subscription as a cursor: %v", err)
 	}
-	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
 		_, err := tx.Subscriptions().Lock(ctx, b, sub.ID())
 		return err
 	})
@@ -472,3 +483,5 @@ func subscriptionClaims(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 }
+
+func ptrInt(v int) *int { return &v }
