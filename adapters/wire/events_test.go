@@ -155,6 +155,7 @@ func eventSamples(t *testing.T) []core.Event {
 		// app form is not written yet (app-events.yaml lists it among the undocumented ones).
 		core.NewEvent(core.EventSubscriptionCreated, scope, at, subscriptionSample(scope, at, false)),
 		core.NewEvent(core.EventSubscriptionUpdated, scope, at, subscriptionSample(scope, at, true)),
+		core.NewEvent(core.EventSubscriptionTrialWillEnd, scope, at, subscriptionSample(scope, at, true)),
 	}
 }
 

@@ -1318,8 +1318,11 @@ type ClientInterface interface {
 	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 	//
-	// This release does not create the first invoice yet: `latest_invoice` and
-	// `client_secret` are `null`, and an `incomplete` subscription becomes
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
 	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -1357,8 +1360,11 @@ type ClientInterface interface {
 	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 	//
-	// This release does not create the first invoice yet: `latest_invoice` and
-	// `client_secret` are `null`, and an `incomplete` subscription becomes
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
 	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -2571,8 +2577,11 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 // `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 //
-// This release does not create the first invoice yet: `latest_invoice` and
-// `client_secret` are `null`, and an `incomplete` subscription becomes
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
 // `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -2622,8 +2631,11 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 // `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 //
-// This release does not create the first invoice yet: `latest_invoice` and
-// `client_secret` are `null`, and an `incomplete` subscription becomes
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
 // `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -5117,8 +5129,11 @@ type ClientWithResponsesInterface interface {
 	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 	//
-	// This release does not create the first invoice yet: `latest_invoice` and
-	// `client_secret` are `null`, and an `incomplete` subscription becomes
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
 	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -5156,8 +5171,11 @@ type ClientWithResponsesInterface interface {
 	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 	//
-	// This release does not create the first invoice yet: `latest_invoice` and
-	// `client_secret` are `null`, and an `incomplete` subscription becomes
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
 	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -10523,8 +10541,11 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 // `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 //
-// This release does not create the first invoice yet: `latest_invoice` and
-// `client_secret` are `null`, and an `incomplete` subscription becomes
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
 // `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
@@ -10570,8 +10591,11 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
 // `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
 //
-// This release does not create the first invoice yet: `latest_invoice` and
-// `client_secret` are `null`, and an `incomplete` subscription becomes
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
 // `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored

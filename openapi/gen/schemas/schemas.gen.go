@@ -1870,7 +1870,7 @@ type Subscription struct {
 	// CanceledAt When the cancellation was asked for (Unix seconds).
 	CanceledAt *int64 `json:"canceled_at"`
 
-	// ClientSecret `pi_<id>_secret_<random>`, confirms the first payment in the browser; null until it exists.
+	// ClientSecret `pi_<id>_secret_<random>`, confirms the first payment in the browser (a subscription with a trial); null otherwise.
 	ClientSecret *string `json:"client_secret"`
 
 	// Created Unix seconds.
