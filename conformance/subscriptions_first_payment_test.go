@@ -237,3 +237,24 @@ func TestSubscriptionsFirstPayment(t *testing.T) {
 		}
 	})
 }
+
+func TestSubscriptionsLive(t *testing.T) {
+	t.Parallel()
+
+	harness.Rule(t, "D14", "live subscriptions are their own: a live price subscribes in live, and confirming its first payment is 503 processor_unavailable (no live processor)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		m := newMerchant(t, true)
+		p := catProduct(t, m.Live, "Live plan")
+		pr := catCreatePrice(t, m.Live, p.Id, api.PriceCreate{Currency: "eur", UnitAmount: 900,
+			Recurring: &api.RecurringParams{Interval: wire.RecurringIntervalMonth, TrialPeriodDays: ptr(7)}})
+		s := catDecode[api.Subscription](t, catPost(t, m.LiveKey, "/v1/subscriptions", subBody(pr.Id)))
+		catWantErr(t, catGet(t, m.TestKey, "/v1/subscriptions/"+s.Id, nil), http.StatusNotFound, "not_found", "subscription_not_found", "id")
+		id, secret := subPI(t, s)
+		r := subConfirm(t, secret, id, payCard("4242424242424242"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusServiceUnavailable, "api_error", "processor_unavailable", "")
+		if got := catDecode[api.Subscription](t, catGet(t, m.LiveKey, "/v1/subscriptions/"+s.Id, nil)); got.Status != wire.SubscriptionStatusIncomplete {
+			t.Fatalf("live subscription after the refused confirmation: %s", got.Status)
+		}
+	})
+}

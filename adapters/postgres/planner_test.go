@@ -283,6 +283,8 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_customer", []any{m, "test", "cus_1"}, "", true},
 			{"subscriptions of a price listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND price_id = $3 AND ` +
 				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_price", []any{m, "test", "price_1"}, "", true},
+			{"subscription by its first payment", `SELECT * FROM subscriptions WHERE payment_intent = $1`,
+				"subscriptions_payment_intent", []any{"pi_1"}, "", true},
 			{"next due subscription", postgres.SubscriptionNextDueSQL, "subscriptions_scope_due", []any{m, "test", time.Now()}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
 		}
