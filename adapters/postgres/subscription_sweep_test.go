@@ -33,7 +33,7 @@ func TestSubscriptionSweepsRunConcurrentlyWithoutRepeats(t *testing.T) {
 	scope := pgtest.Merchant(t, db)
 	now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
 	svc, err := billing.NewService(billing.Deps{Store: postgres.NewBillingStore(db),
-		UoW: postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) billing.Tx { return tx }),
+		UoW:    postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) billing.Tx { return tx }),
 		Clocks: fixedSubClock{&now}, Prices: oneSubPrice{}})
 	if err != nil {
 		t.Fatal(err)

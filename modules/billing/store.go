@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
-	"github.com/kassa-pay/kassa/ports"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// Tx is what billing needs inside a unit of work.
+// Tx is what billing needs inside a unit of work: payments' repositories (a subscription's
+// invoices are paid through the charge protocol, which runs in billing's units of work), the
+// outbox and the mail queue, and billing's own repositories.
 type Tx interface {
-	Outbox() ports.Outbox
+	payments.Tx
 	Customers() CustomerRepository
 	PaymentMethods() PaymentMethodRepository
 	Subscriptions() SubscriptionRepository

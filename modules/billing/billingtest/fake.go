@@ -8,6 +8,8 @@ import (
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/billing"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payments/paymentstest"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -17,14 +19,14 @@ type Fake struct {
 	mu        sync.Mutex
 	customers map[string]billing.CustomerSnapshot
 	methods   map[string]billing.MethodSnapshot
-	events    []core.Event
-	seqs      map[string]int // insertion order of methods and subscriptions (Postgres: seq)
+	pay       *paymentstest.Fake // payments' repositories, the outbox and the mail queue
+	seqs      map[string]int     // insertion order of methods and subscriptions (Postgres: seq)
 	subs      map[string]billing.SubscriptionSnapshot
 }
 
 // NewFake returns an empty fake.
 func NewFake() *Fake {
-	return &Fake{customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}, subs: map[string]billing.SubscriptionSnapshot{}}
+	return &Fake{pay: paymentstest.NewFake(), customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}, subs: map[string]billing.SubscriptionSnapshot{}}
 }
 
 var (
@@ -32,24 +34,21 @@ var (
 	_ billing.Store                  = (*Fake)(nil)
 )
 
-// Do runs fn on the fake's state; a failing fn leaves it as it was.
+// Do runs fn on the fake's state; a failing fn leaves it as it was. Payments' part is
+// paymentstest's fake, held for the unit of work.
 func (f *Fake) Do(ctx context.Context, fn func(ctx context.Context, tx billing.Tx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cs, ms, ss, evs := clone(f.customers), clone(f.methods), clone(f.subs), len(f.events)
-	if err := fn(ports.WithinTransaction(ctx), fakeTx{f}); err != nil {
-		f.customers, f.methods, f.subs, f.events = cs, ms, ss, f.events[:evs]
-		return err
+	cs, ms, ss := clone(f.customers), clone(f.methods), clone(f.subs)
+	err := f.pay.Hold(func(ptx payments.Tx) error { return fn(ports.WithinTransaction(ctx), fakeTx{Tx: ptx, f: f}) })
+	if err != nil {
+		f.customers, f.methods, f.subs = cs, ms, ss
 	}
-	return nil
+	return err
 }
 
 // Events are the events the committed units of work added.
-func (f *Fake) Events() []core.Event {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]core.Event(nil), f.events...)
-}
+func (f *Fake) Events() []core.Event { return f.pay.Events() }
 
 func clone[V any](m map[string]V) map[string]V {
 	out := make(map[string]V, len(m))
@@ -59,19 +58,14 @@ func clone[V any](m map[string]V) map[string]V {
 	return out
 }
 
-type fakeTx struct{ f *Fake }
+type fakeTx struct {
+	payments.Tx
+	f *Fake
+}
 
-func (t fakeTx) Outbox() ports.Outbox                            { return fakeOutbox(t) }
 func (t fakeTx) Customers() billing.CustomerRepository           { return fakeCustomers(t) }
 func (t fakeTx) PaymentMethods() billing.PaymentMethodRepository { return fakeMethods(t) }
 func (t fakeTx) Subscriptions() billing.SubscriptionRepository   { return fakeSubs(t) }
-
-type fakeOutbox fakeTx
-
-func (o fakeOutbox) Add(_ context.Context, evs ...core.Event) error {
-	o.f.events = append(o.f.events, evs...)
-	return nil
-}
 
 type fakeCustomers fakeTx
 
@@ -143,7 +137,7 @@ func (f *Fake) method(scope core.Scope, id string) (*billing.PaymentMethod, erro
 func (f *Fake) Customer(ctx context.Context, scope core.Scope, id string) (*billing.Customer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return fakeCustomers{f}.Lock(ctx, scope, id)
+	return fakeCustomers{f: f}.Lock(ctx, scope, id)
 }
 
 // PaymentMethod implements billing.Store.
