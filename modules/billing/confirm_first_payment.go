@@ -64,7 +64,7 @@ func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, 
 	}
 	saver, ok := s.savers[scope.Env]
 	if !ok {
-		return nil, ErrLiveProcessorUnavailable
+		return nil, ErrProcessorUnavailable
 	}
 	snap := sub.Snapshot()
 	if err := payments.ValidateMethod(in.Method, in.Card, in.SEPA, snap.Currency, "subscriptions", now); err != nil {

@@ -12,12 +12,6 @@ var (
 	ErrCustomerNotFound = core.NewError(core.TypeNotFound, "customer_not_found", "customer", "No such customer.")
 	// ErrPaymentMethodNotFound: no saved payment method with that id for the customer (404).
 	ErrPaymentMethodNotFound = core.NewError(core.TypeNotFound, "payment_method_not_found", "payment_method", "No such payment method.")
-	// ErrProcessorUnavailable: the environment has no processor that saves payment methods
-	// (live, until a live adapter is configured).
-	ErrProcessorUnavailable = core.NewError(core.TypeResourceConflict, "merchant_not_ready", "", "Payment methods cannot be saved in this environment yet.")
-	// ErrSetupRequiresAction: the method needs the customer to authenticate (3-D Secure)
-	// before it can be saved.
-	ErrSetupRequiresAction = core.NewError(core.TypeInvalidState, "payment_method_requires_action", "", "The customer must authenticate this payment method before it is saved.")
 )
 
 // Store sentinels.
@@ -43,8 +37,7 @@ var (
 	ErrPriceInactive = core.NewError(core.TypeInvalidRequest, "price_inactive", "price_id", "This price is archived.")
 	// ErrPriceMetered: metered prices cannot be subscribed to yet.
 	ErrPriceMetered = core.NewError(core.TypeInvalidRequest, "price_metered_unsupported", "price_id", "Metered prices are not supported for subscriptions.")
-	// ErrNotPendingCancel: only a subscription that is still running can have its pending
-	// cancellation changed.
+	// ErrSubscriptionEnded: a canceled or expired subscription takes no change.
 	ErrSubscriptionEnded = core.NewError(core.TypeResourceConflict, "subscription_already_canceled", "", "This subscription has ended.")
 )
 
@@ -54,8 +47,9 @@ var (
 	// secret does not open it (the answer never tells which).
 	ErrPaymentIntentState = core.NewError(core.TypeInvalidState, "payment_intent_unexpected_state", "",
 		"This payment can no longer be confirmed.")
-	// ErrLiveProcessorUnavailable: live has no processor that saves payment methods yet.
-	ErrLiveProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
+	// ErrProcessorUnavailable: the environment has no processor that saves payment methods
+	// (live, until a live adapter is configured); nothing was charged or saved.
+	ErrProcessorUnavailable = core.NewError(core.TypeAPI, "processor_unavailable", "",
 		"No payment processor is configured for this environment; nothing was charged.")
 )
 

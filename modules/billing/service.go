@@ -7,15 +7,15 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// Deps are the service's collaborators. Store, UoW and Clocks are required; an environment
-// without a MethodSaver cannot save payment methods (ErrProcessorUnavailable).
+// Deps are the service's collaborators. Store, UoW, Clocks and Prices are required; an
+// environment without a MethodSaver cannot save payment methods (ErrProcessorUnavailable).
 type Deps struct {
 	Store  Store
 	UoW    ports.UnitOfWorkOf[Tx]
 	Clocks ports.Clocks
 	// Savers gives the processor of each environment (test → the sandbox).
 	Savers map[core.Environment]ports.MethodSaver
-	// Prices reads the catalog's prices (required to create subscriptions).
+	// Prices reads the catalog's prices for new subscriptions.
 	Prices PriceLookup
 }
 
@@ -30,8 +30,8 @@ type Service struct {
 
 // NewService checks the dependencies.
 func NewService(d Deps) (*Service, error) {
-	if d.Store == nil || d.UoW == nil || d.Clocks == nil {
-		return nil, errors.New("billing: the store, the unit of work and the clocks are required")
+	if d.Store == nil || d.UoW == nil || d.Clocks == nil || d.Prices == nil {
+		return nil, errors.New("billing: the store, the unit of work, the clocks and the price lookup are required")
 	}
 	savers := make(map[core.Environment]ports.MethodSaver, len(d.Savers))
 	for env, s := range d.Savers {

@@ -65,7 +65,7 @@ func newService(t *testing.T) (*billing.Service, *billingtest.Fake, *stubSaver) 
 	t.Helper()
 	f := billingtest.NewFake()
 	saver := &stubSaver{seen: map[string]ports.SetupResult{}}
-	svc, err := billing.NewService(billing.Deps{Store: f, UoW: f, Clocks: fixedClocks{t0},
+	svc, err := billing.NewService(billing.Deps{Store: f, UoW: f, Clocks: fixedClocks{t0}, Prices: catalog(),
 		Savers: map[core.Environment]ports.MethodSaver{core.EnvTest: saver}})
 	if err != nil {
 		t.Fatal(err)

@@ -29,9 +29,6 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 	if caller.Scope.Env == core.EnvLive && !caller.Onboarded {
 		return nil, core.ErrMerchantNotReady
 	}
-	if s.prices == nil {
-		return nil, errors.New("billing: no price lookup")
-	}
 	scope := caller.Scope
 	qty, err := checkCreate(in)
 	if err != nil {
