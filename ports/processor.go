@@ -246,3 +246,76 @@ type Refunder interface {
 	// the processor never received answers ErrRefundUnknown: nothing was refunded.
 	LookupRefund(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (RefundResult, error)
 }
+
+// SetupCustomer is the customer a payment method is saved for. A processor that keeps
+// customers of its own (Stripe: a Customer on the merchant's connected account) creates one on
+// the first setup and answers its reference (SetupResult.CustomerRef); Kassa keeps it and
+// gives it back (ProcessorRef) on every later setup of the same customer.
+type SetupCustomer struct {
+	ID           string // Kassa's cus_ id
+	Name, Email  string
+	ProcessorRef string // from an earlier SetupResult.CustomerRef; "" the first time
+}
+
+// SetupRequest asks a processor to verify a payment method and save it for later off-session
+// charges, moving no money: a Stripe SetupIntent (usage off_session, confirmed with the
+// method) on the merchant's connected account. Exactly one of Card (Method card) and SEPA
+// (Method sepa_debit) is given; SEPA creates the mandate.
+type SetupRequest struct {
+	Scope core.Scope
+	// Reference is the Kassa object the method is saved for (the subscription's first invoice
+	// in_…, or the customer cus_…).
+	Reference string
+	Customer  SetupCustomer
+	Method    PaymentMethodKind
+	Card      *CardDetails
+	SEPA      *SEPADetails
+	// IdempotencyKey makes a retried SetupPaymentMethod answer the same, and lets LookupSetup
+	// find it.
+	IdempotencyKey string
+}
+
+// SetupResult is what a processor answers about a setup. It never carries a card number or an
+// IBAN. Outcome is succeeded, failed or requires_action (3-D Secure, answered through
+// CompleteAction with ProcessorRef like a charge's); a setup is never processing.
+type SetupResult struct {
+	Outcome      ChargeOutcome
+	ProcessorRef string // the processor's id of the setup
+	// CustomerRef is the processor's customer the method is attached to (SetupCustomer).
+	CustomerRef string
+	// PaymentMethodRef is the saved method of a succeeded setup: opaque, it is everything a
+	// later off-session ChargeRequest.PaymentMethodRef needs (for Stripe, the customer and the
+	// payment method).
+	PaymentMethodRef string
+
+	Card *CardInfo
+	SEPA *SEPAInfo
+
+	DeclineCode    string
+	FailureMessage string
+	Action         *ChargeAction
+}
+
+// ErrSetupUnknown: LookupSetup found no setup made with that idempotency key; the processor
+// never received it, so nothing was saved.
+var ErrSetupUnknown = errors.New("processor: no setup with this idempotency key")
+
+// MethodSaver is the part of a processor that saves payment methods for off-session charges
+// (subscriptions). It is a port of its own beside Processor: the sandbox implements both, and
+// a live adapter implements it when it supports saved methods.
+// Like the charge calls, every call takes the scope's time and is made with no transaction
+// open. A saved method is charged with Charge (PaymentMethodRef, OffSession): a method that
+// needs the customer then fails with authentication_required, and the customer pays on the
+// hosted invoice page.
+type MethodSaver interface {
+	// SetupPaymentMethod verifies and saves the method of req. A refusal is a failed result
+	// with a decline code, not an error.
+	SetupPaymentMethod(ctx context.Context, req SetupRequest, now time.Time) (SetupResult, error)
+	// LookupSetup answers what the setup made in scope with idempotencyKey came to (its
+	// CustomerRef may be empty: the caller keeps the customer's); a key the processor never
+	// received answers ErrSetupUnknown.
+	LookupSetup(ctx context.Context, scope core.Scope, idempotencyKey string, now time.Time) (SetupResult, error)
+	// DetachPaymentMethod makes a saved method unusable for later charges. Detaching one
+	// already detached is not an error.
+	DetachPaymentMethod(ctx context.Context, scope core.Scope, paymentMethodRef string, now time.Time) error
+}

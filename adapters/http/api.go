@@ -18,6 +18,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/operatorapi"
 	"github.com/kassa-pay/kassa/adapters/web/apidocs"
 	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -32,6 +33,7 @@ type APIDeps struct {
 	Log           *slog.Logger
 	Identity      *identity.Service
 	Catalog       *catalog.Service
+	Billing       *billing.Service
 	Checkout      *checkout.Service
 	Events        *events.Service
 	Clock         *testclock.Service
@@ -63,7 +65,7 @@ type APIDeps struct {
 // /operator/docs.
 func NewAPIHandler(d APIDeps) (http.Handler, error) {
 	merchantGate, err := merchantapi.New(merchantapi.Deps{
-		Identity: d.Identity, Catalog: d.Catalog, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
+		Identity: d.Identity, Catalog: d.Catalog, Billing: d.Billing, Checkout: d.Checkout, Events: d.Events, Clock: d.Clock,
 		Limiter: d.Limiter, Idem: d.Idem, UoW: d.UoW, Transactions: d.Transactions, BaseURL: d.BaseURL,
 	})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func disputesOn(t *testing.T, db *sqlx.DB, at time.Time) *payments.Disputes {
 	t.Helper()
 	ds, err := payments.NewDisputes(postgres.NewDisputeStore(db),
-		postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) payments.DisputeTx { return tx }), fixedClocks{at})
+		postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) payments.Tx { return tx }), fixedClocks{at})
 	if err != nil {
 		t.Fatal(err)
 	}

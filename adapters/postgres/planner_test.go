@@ -272,6 +272,24 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				"disputes_pkey", []any{m, "test", "dp_1"}, "", true},
 			{"events listed", `SELECT * FROM events WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
 				` ORDER BY seq DESC LIMIT 11`, "events_scope", []any{m, "test"}, "", true},
+			{"customer by e-mail, locked", `SELECT * FROM customers WHERE merchant_id = $1 AND environment = $2 AND email_key = $3 FOR UPDATE`,
+				"customers_email", []any{m, "test", "ada@example.com"}, "", true},
+			{"saved method by processor reference", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
+				AND processor_ref = $3`, "customer_payment_methods_ref", []any{m, "test", "sbx_pm"}, "", true},
+			{"customer's saved methods listed", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
+				AND customer_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC`, "customer_payment_methods_list",
+				[]any{m, "test", "cus_1"}, "", true},
+			{"subscriptions listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
+				` ORDER BY seq DESC LIMIT 11`, "subscriptions_list", []any{m, "test"}, "", true},
+			{"subscriptions of a status listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_status", []any{m, "test", "active"}, "", true},
+			{"subscriptions of a customer listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND customer_id = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_customer", []any{m, "test", "cus_1"}, "", true},
+			{"subscriptions of a price listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND price_id = $3 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "subscriptions_list_price", []any{m, "test", "price_1"}, "", true},
+			{"subscription by its first payment", `SELECT * FROM subscriptions WHERE payment_intent = $1`,
+				"subscriptions_payment_intent", []any{"pi_1"}, "", true},
+			{"next due subscription", postgres.SubscriptionNextDueSQL, "subscriptions_scope_due", []any{m, "test", time.Now()}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
 			{"daily volume", postgres.VolumeByDaySQL, "payments_pkey",
 				[]any{m, "test", pq.Array([]string{"succeeded", "refunded"}), time.Now().AddDate(0, 0, -90), time.Now()}, "", true},

@@ -225,8 +225,13 @@ func appObject(r core.EventRecord) (any, error) {
 			return nil, err
 		}
 		return AppInvoiceOf(inv), nil
-	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectSubscription,
-		core.ObjectWebhookEndpoint:
+	case core.ObjectSubscription:
+		var sub api.Subscription
+		if err := json.Unmarshal(r.Object, &sub); err != nil {
+			return nil, err
+		}
+		return appSubscription(&sub), nil
+	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectWebhookEndpoint:
 		// A charge renders through paymentIntentOf above; the others have no app form yet.
 	}
 	return nil, fmt.Errorf("no app form of a %s", r.ObjectKind)
@@ -330,4 +335,37 @@ func AppInvoiceOf(inv api.Invoice) AppInvoice {
 			PriceID: l.PriceId, ProductID: l.ProductId})
 	}
 	return out
+}
+
+// AppSubscription is the app form of a subscription (app-events.yaml AppSubscription).
+type AppSubscription struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	Status             string            `json:"status"`
+	Customer           string            `json:"customer"`
+	PriceID            string            `json:"price_id"`
+	Quantity           int64             `json:"quantity"`
+	Amount             AppMoney          `json:"amount"`
+	CurrentPeriodStart string            `json:"current_period_start"`
+	CurrentPeriodEnd   string            `json:"current_period_end"`
+	TrialEnd           *string           `json:"trial_end"`
+	CancelAtPeriodEnd  bool              `json:"cancel_at_period_end"`
+	CanceledAt         *string           `json:"canceled_at"`
+	EndedAt            *string           `json:"ended_at"`
+	Metadata           map[string]string `json:"metadata"`
+	Created            string            `json:"created"`
+}
+
+func appSubscription(s *api.Subscription) AppSubscription {
+	at := func(u *int64) *string {
+		if u == nil {
+			return nil
+		}
+		v := appTime(*u)
+		return &v
+	}
+	return AppSubscription{ID: s.Id, Object: "subscription", Status: string(s.Status), Customer: s.Customer, PriceID: s.PriceId,
+		Quantity: s.Quantity, Amount: appMoney(s.Amount, s.Currency), CurrentPeriodStart: appTime(s.CurrentPeriodStart),
+		CurrentPeriodEnd: appTime(s.CurrentPeriodEnd), TrialEnd: at(s.TrialEnd), CancelAtPeriodEnd: s.CancelAtPeriodEnd,
+		CanceledAt: at(s.CanceledAt), EndedAt: at(s.EndedAt), Metadata: appMetadata(s.Metadata), Created: appTime(s.Created)}
 }

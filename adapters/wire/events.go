@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -39,6 +40,8 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		return core.ObjectCheckoutSession, sessionRefundOf(ev.Refund, ev.Payment), nil
 	case invoicing.InvoiceEvent:
 		return core.ObjectInvoice, Invoice(ev.Invoice, ev.HostedURL), nil
+	case billing.SubscriptionEvent:
+		return core.ObjectSubscription, Subscription(ev.Subscription), nil
 	case payments.ChargeDeclined:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusFailed

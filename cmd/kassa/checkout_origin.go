@@ -16,7 +16,7 @@ import (
 // checkoutOrigin is the handler of the checkout listener (D1): /api/ is the browser API
 // (openapi/checkout.yaml), every other path the hosted pages.
 func checkoutOrigin(log *slog.Logger, a *app, pages http.Handler, limits *kit.RequestLimits, baseURL string) (http.Handler, error) {
-	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Invoices: a.invoices, Limits: limits, BaseURL: baseURL})
+	api, err := checkoutapi.NewCheckoutAPIHandler(checkoutapi.CheckoutAPIDeps{Log: log, Checkout: a.checkout, Invoices: a.invoices, Billing: a.billing, Limits: limits, BaseURL: baseURL})
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,7 @@ func serve(ctx context.Context, args []string) error {
 		Log:      log,
 		Identity: a.identity,
 		Catalog:  a.catalog,
+		Billing:  a.billing,
 		Checkout: a.checkout,
 		Events:   a.events,
 		Clock:    a.testclock,

@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/sandbox"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -33,6 +34,7 @@ type app struct {
 	catalog   *catalog.Service
 	checkout  *checkout.Service
 	invoices  *invoicing.Service
+	billing   *billing.Service
 	testclock *testclock.Service
 	due       *scheduler.Registry
 	payments  *payments.Sweeper
@@ -146,7 +148,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	// moving the payment with the dispute in one unit of work; a test clock advance runs it in
 	// time order with the rest (D12).
 	disputes, err := payments.NewDisputes(postgres.NewDisputeStore(db),
-		postgres.Bind(uow, func(tx *postgres.Tx) payments.DisputeTx { return tx }), tc)
+		postgres.Bind(uow, func(tx *postgres.Tx) payments.Tx { return tx }), tc)
 	if err != nil {
 		panic(err) // every argument is given here
 	}
@@ -171,6 +173,14 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err)
 	}
 	due.Register("refunds left pending", refunder)
+	// Customers, saved payment methods and subscriptions; the sandbox saves methods in test.
+	bill, err := billing.NewService(billing.Deps{Store: postgres.NewBillingStore(db),
+		UoW: postgres.Bind(uow, func(tx *postgres.Tx) billing.Tx { return tx }), Clocks: tc,
+		Savers: map[core.Environment]ports.MethodSaver{core.EnvTest: proc}, Prices: subscriptionPrices{catalogPrices{cat}}})
+	if err != nil {
+		panic(err) // every argument is given here
+	}
+	due.Register("subscription expiry and cancellation", bill)
 	return &app{
 		db:        db,
 		identity:  ident,
@@ -179,6 +189,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		catalog:   cat,
 		checkout:  co,
 		invoices:  inv,
+		billing:   bill,
 		testclock: tc,
 		due:       due,
 		payments:  ps,
@@ -198,6 +209,7 @@ var (
 	_ scheduler.NextDuer = (*checkout.Service)(nil)
 	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
 	_ scheduler.NextDuer = (*payments.Disputes)(nil)
+	_ scheduler.NextDuer = (*billing.Service)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural
@@ -250,4 +262,19 @@ func (m identityMerchants) InvoiceMerchant(ctx context.Context, merchantID strin
 		return invoicing.Merchant{}, err
 	}
 	return invoicing.Merchant{Name: mer.Name()}, nil
+}
+
+// subscriptionPrices adapts the catalog to billing.PriceLookup.
+type subscriptionPrices struct{ catalogPrices }
+
+func (c subscriptionPrices) LookupSubscriptionPrice(ctx context.Context, scope core.Scope, id string) (*billing.Price, error) {
+	p, err := c.cat.FindPrice(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &billing.Price{ID: p.ID(), Active: p.Active(), UnitAmount: p.UnitAmount(), Currency: p.Currency(), ProductID: p.ProductID()}
+	if r := p.Recurring(); r != nil {
+		out.Recurring, out.Interval, out.IntervalCount, out.UsageType, out.TrialPeriodDays = true, r.Interval, r.IntervalCount, r.UsageType, r.TrialPeriodDays
+	}
+	return out, nil
 }

@@ -262,3 +262,8 @@ func chargeRequiresAction(l payableLink, p Payable, method ports.PaymentMethodKi
 	return ChargeRequiresAction{SessionID: l.sessionID, InvoiceID: l.invoiceID, Amount: p.Amount(), Currency: p.Currency(),
 		Method: method, Card: c, Action: a, At: now}
 }
+
+// DeclineParam names the confirm body's field a decline code is about ("" for none), for a
+// module that answers a processor's refusal the way a charge's decline is answered (a saved
+// payment method's setup).
+func DeclineParam(code string) string { return declineParam[code] }

@@ -30,20 +30,13 @@ type DisputeStore interface {
 	List(ctx context.Context, scope core.Scope, after string, limit int) (ds []*Dispute, more bool, err error)
 }
 
-// DisputeTx is what the dispute lifecycle needs inside a unit of work.
-type DisputeTx interface {
-	Payments() PaymentRepository
-	Disputes() DisputeRepository
-	Outbox() ports.Outbox
-}
-
 // Disputes runs the dispute lifecycle (D16): the merchant's evidence (SaveEvidence) and the
 // sweep that closes due disputes (ProcessDue, a ports.DueProcessor with NextDue, registered
 // with the scheduler so that the background loop and a test clock advance both run it, in
 // time order with the other modules' work).
 type Disputes struct {
 	store  DisputeStore
-	uow    ports.UnitOfWorkOf[DisputeTx]
+	uow    ports.UnitOfWorkOf[Tx]
 	clocks ports.Clocks
 	decide func(*Dispute) DisputeStatus
 }
@@ -53,7 +46,7 @@ var _ ports.DueProcessor = (*Disputes)(nil)
 // NewDisputes returns the dispute lifecycle over its store, unit of work and clocks. The
 // bank's decision on a due dispute is the sandbox's (SandboxOutcome): disputes open only on
 // payments of an environment with a processor, and the test environment's is the sandbox.
-func NewDisputes(store DisputeStore, uow ports.UnitOfWorkOf[DisputeTx], clocks ports.Clocks) (*Disputes, error) {
+func NewDisputes(store DisputeStore, uow ports.UnitOfWorkOf[Tx], clocks ports.Clocks) (*Disputes, error) {
 	if store == nil || uow == nil || clocks == nil {
 		return nil, errors.New("payments: disputes need their store, a unit of work and the clocks")
 	}
@@ -119,7 +112,7 @@ func (s *Disputes) SaveEvidence(ctx context.Context, req EvidenceRequest) (*Disp
 		return nil, err
 	}
 	var out *Dispute
-	err = s.uow.Do(ctx, func(ctx context.Context, tx DisputeTx) error {
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		out = nil // Do may run this again
 		d, err := tx.Disputes().Lock(ctx, req.Scope, req.DisputeID)
 		if errors.Is(err, ErrNoDispute) {
@@ -161,7 +154,7 @@ func (s *Disputes) ProcessDue(ctx context.Context, scope *core.Scope, until time
 			return total, err
 		}
 		closed := 0
-		err = s.uow.Do(ctx, func(ctx context.Context, tx DisputeTx) error {
+		err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 			closed = 0 // Do may run this again
 			locked, err := tx.Disputes().LockDue(ctx, ds)
 			if err != nil {

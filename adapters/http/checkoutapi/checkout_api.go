@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/openapi"
@@ -22,7 +23,9 @@ type CheckoutAPIDeps struct {
 	Checkout *checkout.Service
 	// Invoices serves the invoices of hosted links (nil: they are not found).
 	Invoices *invoicing.Service
-	Limits   *kit.RequestLimits // NewCheckoutLimits; nil: no request rate
+	// Billing serves subscriptions' first payments (nil: none opens).
+	Billing *billing.Service
+	Limits  *kit.RequestLimits // NewCheckoutLimits; nil: no request rate
 	// BaseURL is the checkout origin's public base URL (KASSA_CHECKOUT_URL), named in the
 	// served spec's servers.
 	BaseURL string
@@ -42,7 +45,7 @@ func NewCheckoutAPIHandler(d CheckoutAPIDeps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, invoices: d.Invoices, spec: served}, nil,
+	strict := capi.NewStrictHandlerWithOptions(&checkoutAPI{checkout: d.Checkout, invoices: d.Invoices, billing: d.Billing, spec: served}, nil,
 		capi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, _ error) {
 				writeCheckoutError(w, r, kit.ErrBodyInvalidJSON())
@@ -107,11 +110,12 @@ var errClientSecretMissing = core.NewError(core.TypeAuthentication, "client_secr
 	"Send the session's client secret as Authorization: Bearer <CLIENT_SECRET>.")
 
 // clientSecretForm is the gate's authenticator: it checks only the form of the secret
-// (cs_…_secret_…); the use cases decide, in constant time, whether it opens the session.
+// (cs_…_secret_… of a session, pi_…_secret_… of a subscription's first payment); the use cases
+// decide, in constant time, whether it opens the session or payment.
 // There is no caller scope before that, so there is no per-merchant rate limit here.
 func clientSecretForm(_ context.Context, authorization string) (core.Caller, error) {
 	s := bearerToken(authorization)
-	if !strings.HasPrefix(s, core.PrefixSession) || !strings.Contains(s, "_secret_") || len(s) > 255 {
+	if !(strings.HasPrefix(s, core.PrefixSession) || strings.HasPrefix(s, "pi_")) || !strings.Contains(s, "_secret_") || len(s) > 255 {
 		return core.Caller{}, errClientSecretMissing
 	}
 	return core.Caller{}, nil
@@ -121,6 +125,7 @@ func clientSecretForm(_ context.Context, authorization string) (core.Caller, err
 type checkoutAPI struct {
 	checkout *checkout.Service
 	invoices *invoicing.Service
+	billing  *billing.Service
 	spec     []byte
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
@@ -78,6 +79,11 @@ func writeCheckoutError(w http.ResponseWriter, r *http.Request, err error) {
 	var ide *invoicing.DeclineError
 	if errors.As(err, &ide) {
 		kit.WriteEnvelope(w, kit.RequestID(r.Context()), ide.CoreError(), ide.DeclineCode)
+		return
+	}
+	var bde *billing.DeclineError
+	if errors.As(err, &bde) {
+		kit.WriteEnvelope(w, kit.RequestID(r.Context()), bde.CoreError(), bde.DeclineCode)
 		return
 	}
 	kit.WriteEnvelope(w, kit.RequestID(r.Context()), kit.AsDomainError(r, err), "")

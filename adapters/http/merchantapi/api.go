@@ -6,6 +6,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -20,6 +21,7 @@ import (
 type Deps struct {
 	Identity *identity.Service
 	Catalog  *catalog.Service
+	Billing  *billing.Service
 	Checkout *checkout.Service
 	Events   *events.Service
 	Clock    *testclock.Service
@@ -46,7 +48,7 @@ func New(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	strict := api.NewStrictHandlerWithOptions(&merchantAPI{
-		catalog: d.Catalog, checkout: d.Checkout, events: d.Events, clock: d.Clock, spec: served,
+		catalog: d.Catalog, billing: d.Billing, checkout: d.Checkout, events: d.Events, clock: d.Clock, spec: served,
 	}, nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  kit.BodyInvalidJSON,
 		ResponseErrorHandlerFunc: kit.WriteError,

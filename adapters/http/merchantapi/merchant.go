@@ -6,6 +6,7 @@ import (
 
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/adapters/http/present"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -18,6 +19,7 @@ import (
 // translates wire types into a module call and back; business rules live in the modules.
 type merchantAPI struct {
 	catalog  *catalog.Service
+	billing  *billing.Service
 	checkout *checkout.Service
 	events   *events.Service
 	clock    *testclock.Service

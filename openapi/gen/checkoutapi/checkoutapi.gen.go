@@ -124,6 +124,78 @@ func (e BuyerPaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for BuyerPaymentIntentMode.
+const (
+	BuyerPaymentIntentModeLive BuyerPaymentIntentMode = "live"
+	BuyerPaymentIntentModeTest BuyerPaymentIntentMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BuyerPaymentIntentMode enum.
+func (e BuyerPaymentIntentMode) Valid() bool {
+	switch e {
+	case BuyerPaymentIntentModeLive:
+		return true
+	case BuyerPaymentIntentModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerPaymentIntentObject.
+const (
+	BuyerPaymentIntentObjectPaymentIntent BuyerPaymentIntentObject = "payment_intent"
+)
+
+// Valid indicates whether the value is a known member of the BuyerPaymentIntentObject enum.
+func (e BuyerPaymentIntentObject) Valid() bool {
+	switch e {
+	case BuyerPaymentIntentObjectPaymentIntent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerPaymentIntentPaymentMethodType.
+const (
+	BuyerPaymentIntentPaymentMethodTypeCard      BuyerPaymentIntentPaymentMethodType = "card"
+	BuyerPaymentIntentPaymentMethodTypeSepaDebit BuyerPaymentIntentPaymentMethodType = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the BuyerPaymentIntentPaymentMethodType enum.
+func (e BuyerPaymentIntentPaymentMethodType) Valid() bool {
+	switch e {
+	case BuyerPaymentIntentPaymentMethodTypeCard:
+		return true
+	case BuyerPaymentIntentPaymentMethodTypeSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerPaymentIntentStatus.
+const (
+	BuyerPaymentIntentStatusCanceled              BuyerPaymentIntentStatus = "canceled"
+	BuyerPaymentIntentStatusRequiresPaymentMethod BuyerPaymentIntentStatus = "requires_payment_method"
+	BuyerPaymentIntentStatusSucceeded             BuyerPaymentIntentStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the BuyerPaymentIntentStatus enum.
+func (e BuyerPaymentIntentStatus) Valid() bool {
+	switch e {
+	case BuyerPaymentIntentStatusCanceled:
+		return true
+	case BuyerPaymentIntentStatusRequiresPaymentMethod:
+		return true
+	case BuyerPaymentIntentStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BuyerSessionMode.
 const (
 	BuyerSessionModeLive BuyerSessionMode = "live"
@@ -372,6 +444,62 @@ type BuyerPaymentPaymentMethod string
 // BuyerPaymentStatus defines model for BuyerPayment.Status.
 type BuyerPaymentStatus string
 
+// BuyerPaymentIntent A subscription's first payment as its customer's browser sees it.
+type BuyerPaymentIntent struct {
+	// Amount What confirming charges now, in minor units; 0 with a trial.
+	Amount int64 `json:"amount"`
+
+	// Currency Upper case.
+	Currency string `json:"currency"`
+
+	// Id Identifier, prefix `pi_`.
+	Id string `json:"id"`
+
+	// Mode The environment.
+	Mode BuyerPaymentIntentMode `json:"mode"`
+
+	// Object Always `payment_intent`.
+	Object BuyerPaymentIntentObject `json:"object"`
+
+	// PaymentMethod The saved payment method once confirmed, null before.
+	PaymentMethod *struct {
+		// Brand The card brand; empty for a bank account.
+		Brand string `json:"brand"`
+
+		// Last4 The last four digits of the card or IBAN.
+		Last4 string `json:"last4"`
+
+		// Type The method.
+		Type BuyerPaymentIntentPaymentMethodType `json:"type"`
+	} `json:"payment_method"`
+
+	// RecurringAmount What every period costs, in minor units.
+	RecurringAmount int64 `json:"recurring_amount"`
+
+	// Status `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
+	// when the subscription expired or was cancelled first.
+	Status BuyerPaymentIntentStatus `json:"status"`
+
+	// SubscriptionStatus The subscription's status.
+	SubscriptionStatus string `json:"subscription_status"`
+
+	// TrialEnd End of the free trial (Unix seconds), null without one.
+	TrialEnd *int64 `json:"trial_end"`
+}
+
+// BuyerPaymentIntentMode The environment.
+type BuyerPaymentIntentMode string
+
+// BuyerPaymentIntentObject Always `payment_intent`.
+type BuyerPaymentIntentObject string
+
+// BuyerPaymentIntentPaymentMethodType The method.
+type BuyerPaymentIntentPaymentMethodType string
+
+// BuyerPaymentIntentStatus `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
+// when the subscription expired or was cancelled first.
+type BuyerPaymentIntentStatus string
+
 // BuyerSession What the buyer may see of a checkout session.
 type BuyerSession struct {
 	// Amount Total in minor units of `currency`.
@@ -574,6 +702,9 @@ type SEPAInput struct {
 // InvoiceToken defines model for InvoiceToken.
 type InvoiceToken = string
 
+// PaymentIntentId defines model for PaymentIntentId.
+type PaymentIntentId = string
+
 // SessionId defines model for SessionId.
 type SessionId = string
 
@@ -618,6 +749,9 @@ type ConfirmBuyerSessionJSONRequestBody = ConfirmRequest
 
 // ConfirmBuyerInvoiceJSONRequestBody defines body for ConfirmBuyerInvoice for application/json ContentType.
 type ConfirmBuyerInvoiceJSONRequestBody = ConfirmRequest
+
+// ConfirmBuyerPaymentIntentJSONRequestBody defines body for ConfirmBuyerPaymentIntent for application/json ContentType.
+type ConfirmBuyerPaymentIntentJSONRequestBody = ConfirmRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -916,6 +1050,89 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetCheckoutSpec` operationId).
 	GetCheckoutSpec(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBuyerPaymentIntent Read a subscription's first payment
+	//
+	// The first payment of a subscription (`pi_…`), authorised by its `client_secret`
+	// (`pi_…_secret_…`, returned with the subscription) as `Authorization: Bearer`. With a
+	// trial, confirming it charges nothing (`amount` 0) and only saves the payment method
+	// for the renewals.
+	//
+	// **Errors:** 401 `client_secret_missing`; 422 `invalid_state` /
+	// `payment_intent_unexpected_state` (a wrong secret or an unknown id, which the answer
+	// does not tell apart); 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "payment_intent_unexpected_state",
+	//   "message": "This payment can no longer be confirmed.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
+	GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmBuyerPaymentIntentWithBody Confirm a subscription's first payment
+	//
+	// Confirms the first payment with the card or bank account the customer entered, with the
+	// body, input rules and decline answers of a session's confirm. With a trial nothing is
+	// charged: the payment method is saved for the renewals, becomes the subscription's
+	// `default_payment_method`, and the subscription is `trialing`
+	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+	// Secure to be saved is declined with `authentication_required` on this path.
+	//
+	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// `processor_unavailable` (live: no processor configured); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "card_error", "code": "card_declined",
+	//   "message": "Your card was declined.", "param": null,
+	//   "decline_code": "generic_decline",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+	ConfirmBuyerPaymentIntentWithBody(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
+	//
+	// Confirms the first payment with the card or bank account the customer entered, with the
+	// body, input rules and decline answers of a session's confirm. With a trial nothing is
+	// charged: the payment method is saved for the renewals, becomes the subscription's
+	// `default_payment_method`, and the subscription is `trialing`
+	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+	// Secure to be saved is declined with `authentication_required` on this path.
+	//
+	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// `processor_unavailable` (live: no processor configured); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "card_error", "code": "card_declined",
+	//   "message": "Your card was declined.", "param": null,
+	//   "decline_code": "generic_decline",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+	ConfirmBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetBuyerSession Read the public view of a session
@@ -1256,6 +1473,125 @@ func (c *Client) GetCheckoutSpec(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// GetBuyerPaymentIntent Read a subscription's first payment
+//
+// The first payment of a subscription (`pi_…`), authorised by its `client_secret`
+// (`pi_…_secret_…`, returned with the subscription) as `Authorization: Bearer`. With a
+// trial, confirming it charges nothing (`amount` 0) and only saves the payment method
+// for the renewals.
+//
+// **Errors:** 401 `client_secret_missing`; 422 `invalid_state` /
+// `payment_intent_unexpected_state` (a wrong secret or an unknown id, which the answer
+// does not tell apart); 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "payment_intent_unexpected_state",
+//
+//	"message": "This payment can no longer be confirmed.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
+func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBuyerPaymentIntentRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmBuyerPaymentIntentWithBody Confirm a subscription's first payment
+//
+// Confirms the first payment with the card or bank account the customer entered, with the
+// body, input rules and decline answers of a session's confirm. With a trial nothing is
+// charged: the payment method is saved for the renewals, becomes the subscription's
+// `default_payment_method`, and the subscription is `trialing`
+// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+// Secure to be saved is declined with `authentication_required` on this path.
+//
+// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// `processor_unavailable` (live: no processor configured); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "card_error", "code": "card_declined",
+//
+//	"message": "Your card was declined.", "param": null,
+//	"decline_code": "generic_decline",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+func (c *Client) ConfirmBuyerPaymentIntentWithBody(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmBuyerPaymentIntentRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
+//
+// Confirms the first payment with the card or bank account the customer entered, with the
+// body, input rules and decline answers of a session's confirm. With a trial nothing is
+// charged: the payment method is saved for the renewals, becomes the subscription's
+// `default_payment_method`, and the subscription is `trialing`
+// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+// Secure to be saved is declined with `authentication_required` on this path.
+//
+// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// `processor_unavailable` (live: no processor configured); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "card_error", "code": "card_declined",
+//
+//	"message": "Your card was declined.", "param": null,
+//	"decline_code": "generic_decline",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+func (c *Client) ConfirmBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmBuyerPaymentIntentRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewGetBuyerSessionRequest constructs an http.Request for the GetBuyerSession method
 func NewGetBuyerSessionRequest(server string, id SessionId) (*http.Request, error) {
 	var err error
@@ -1522,6 +1858,87 @@ func NewGetCheckoutSpecRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetBuyerPaymentIntentRequest constructs an http.Request for the GetBuyerPaymentIntent method
+func NewGetBuyerPaymentIntentRequest(server string, id PaymentIntentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payment_intents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewConfirmBuyerPaymentIntentRequest calls the generic ConfirmBuyerPaymentIntent builder with application/json body
+func NewConfirmBuyerPaymentIntentRequest(server string, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewConfirmBuyerPaymentIntentRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewConfirmBuyerPaymentIntentRequestWithBody constructs an http.Request for the ConfirmBuyerPaymentIntent method, with any body, and a specified content type
+func NewConfirmBuyerPaymentIntentRequestWithBody(server string, id PaymentIntentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payment_intents/%s/confirm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1801,6 +2218,91 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetCheckoutSpec` operationId).
 	GetCheckoutSpecWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCheckoutSpecResponse, error)
+
+	// GetBuyerPaymentIntentWithResponse Read a subscription's first payment
+	//
+	// The first payment of a subscription (`pi_…`), authorised by its `client_secret`
+	// (`pi_…_secret_…`, returned with the subscription) as `Authorization: Bearer`. With a
+	// trial, confirming it charges nothing (`amount` 0) and only saves the payment method
+	// for the renewals.
+	//
+	// **Errors:** 401 `client_secret_missing`; 422 `invalid_state` /
+	// `payment_intent_unexpected_state` (a wrong secret or an unknown id, which the answer
+	// does not tell apart); 429 `rate_limited`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "payment_intent_unexpected_state",
+	//   "message": "This payment can no longer be confirmed.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
+	GetBuyerPaymentIntentWithResponse(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*GetBuyerPaymentIntentResponse, error)
+
+	// ConfirmBuyerPaymentIntentWithBodyWithResponse Confirm a subscription's first payment
+	//
+	// Confirms the first payment with the card or bank account the customer entered, with the
+	// body, input rules and decline answers of a session's confirm. With a trial nothing is
+	// charged: the payment method is saved for the renewals, becomes the subscription's
+	// `default_payment_method`, and the subscription is `trialing`
+	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+	// Secure to be saved is declined with `authentication_required` on this path.
+	//
+	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// `processor_unavailable` (live: no processor configured); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "card_error", "code": "card_declined",
+	//   "message": "Your card was declined.", "param": null,
+	//   "decline_code": "generic_decline",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+	ConfirmBuyerPaymentIntentWithBodyWithResponse(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmBuyerPaymentIntentResponse, error)
+
+	// ConfirmBuyerPaymentIntentWithResponse Confirm a subscription's first payment
+	//
+	// Confirms the first payment with the card or bank account the customer entered, with the
+	// body, input rules and decline answers of a session's confirm. With a trial nothing is
+	// charged: the payment method is saved for the renewals, becomes the subscription's
+	// `default_payment_method`, and the subscription is `trialing`
+	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+	// Secure to be saved is declined with `authentication_required` on this path.
+	//
+	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// `processor_unavailable` (live: no processor configured); 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "card_error", "code": "card_declined",
+	//   "message": "Your card was declined.", "param": null,
+	//   "decline_code": "generic_decline",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+	ConfirmBuyerPaymentIntentWithResponse(ctx context.Context, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmBuyerPaymentIntentResponse, error)
 }
 
 // GetBuyerSessionResponse200Headers the declared response headers of an HTTP 200 response for GetBuyerSession
@@ -2881,6 +3383,324 @@ func (r GetCheckoutSpecResponse) ContentType() string {
 	return ""
 }
 
+// GetBuyerPaymentIntentResponse200Headers the declared response headers of an HTTP 200 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse200Headers struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+// GetBuyerPaymentIntentResponse400Headers the declared response headers of an HTTP 400 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBuyerPaymentIntentResponse401Headers the declared response headers of an HTTP 401 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse401Headers struct {
+	RequestId *string
+}
+
+// GetBuyerPaymentIntentResponse422Headers the declared response headers of an HTTP 422 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBuyerPaymentIntentResponse429Headers the declared response headers of an HTTP 429 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBuyerPaymentIntentResponse500Headers the declared response headers of an HTTP 500 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBuyerPaymentIntentResponse503Headers the declared response headers of an HTTP 503 response for GetBuyerPaymentIntent
+type GetBuyerPaymentIntentResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBuyerPaymentIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BuyerPaymentIntent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBuyerPaymentIntentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBuyerPaymentIntentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBuyerPaymentIntentResponse401Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetBuyerPaymentIntentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBuyerPaymentIntentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBuyerPaymentIntentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuyerPaymentIntentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON200() *BuyerPaymentIntent {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuyerPaymentIntentResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBuyerPaymentIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBuyerPaymentIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBuyerPaymentIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBuyerPaymentIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ConfirmBuyerPaymentIntentResponse200Headers the declared response headers of an HTTP 200 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse200Headers struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+// ConfirmBuyerPaymentIntentResponse400Headers the declared response headers of an HTTP 400 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerPaymentIntentResponse401Headers the declared response headers of an HTTP 401 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse401Headers struct {
+	RequestId *string
+}
+
+// ConfirmBuyerPaymentIntentResponse402Headers the declared response headers of an HTTP 402 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse402Headers struct {
+	RequestId *string
+}
+
+// ConfirmBuyerPaymentIntentResponse413Headers the declared response headers of an HTTP 413 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerPaymentIntentResponse415Headers the declared response headers of an HTTP 415 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerPaymentIntentResponse422Headers the declared response headers of an HTTP 422 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ConfirmBuyerPaymentIntentResponse429Headers the declared response headers of an HTTP 429 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ConfirmBuyerPaymentIntentResponse500Headers the declared response headers of an HTTP 500 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse500Headers struct {
+	RequestId *string
+}
+
+// ConfirmBuyerPaymentIntentResponse503Headers the declared response headers of an HTTP 503 response for ConfirmBuyerPaymentIntent
+type ConfirmBuyerPaymentIntentResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ConfirmBuyerPaymentIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BuyerPaymentIntent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *CardDeclined
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ConfirmBuyerPaymentIntentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ConfirmBuyerPaymentIntentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ConfirmBuyerPaymentIntentResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *ConfirmBuyerPaymentIntentResponse402Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ConfirmBuyerPaymentIntentResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ConfirmBuyerPaymentIntentResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ConfirmBuyerPaymentIntentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmBuyerPaymentIntentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ConfirmBuyerPaymentIntentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ConfirmBuyerPaymentIntentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON200() *BuyerPaymentIntent {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON402() *CardDeclined {
+	return r.JSON402
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ConfirmBuyerPaymentIntentResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmBuyerPaymentIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmBuyerPaymentIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmBuyerPaymentIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmBuyerPaymentIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetBuyerSessionWithResponse Read the public view of a session
 //
 // Returns what the buyer may see of an open session: amount, currency, description,
@@ -3185,6 +4005,115 @@ func (c *ClientWithResponses) GetCheckoutSpecWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseGetCheckoutSpecResponse(rsp)
+}
+
+// GetBuyerPaymentIntentWithResponse Read a subscription's first payment
+//
+// The first payment of a subscription (`pi_…`), authorised by its `client_secret`
+// (`pi_…_secret_…`, returned with the subscription) as `Authorization: Bearer`. With a
+// trial, confirming it charges nothing (`amount` 0) and only saves the payment method
+// for the renewals.
+//
+// **Errors:** 401 `client_secret_missing`; 422 `invalid_state` /
+// `payment_intent_unexpected_state` (a wrong secret or an unknown id, which the answer
+// does not tell apart); 429 `rate_limited`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "payment_intent_unexpected_state",
+//
+//	"message": "This payment can no longer be confirmed.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
+func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*GetBuyerPaymentIntentResponse, error) {
+	rsp, err := c.GetBuyerPaymentIntent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBuyerPaymentIntentResponse(rsp)
+}
+
+// ConfirmBuyerPaymentIntentWithBodyWithResponse Confirm a subscription's first payment
+//
+// Confirms the first payment with the card or bank account the customer entered, with the
+// body, input rules and decline answers of a session's confirm. With a trial nothing is
+// charged: the payment method is saved for the renewals, becomes the subscription's
+// `default_payment_method`, and the subscription is `trialing`
+// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+// Secure to be saved is declined with `authentication_required` on this path.
+//
+// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// `processor_unavailable` (live: no processor configured); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "card_error", "code": "card_declined",
+//
+//	"message": "Your card was declined.", "param": null,
+//	"decline_code": "generic_decline",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+func (c *ClientWithResponses) ConfirmBuyerPaymentIntentWithBodyWithResponse(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmBuyerPaymentIntentResponse, error) {
+	rsp, err := c.ConfirmBuyerPaymentIntentWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmBuyerPaymentIntentResponse(rsp)
+}
+
+// ConfirmBuyerPaymentIntentWithResponse Confirm a subscription's first payment
+//
+// Confirms the first payment with the card or bank account the customer entered, with the
+// body, input rules and decline answers of a session's confirm. With a trial nothing is
+// charged: the payment method is saved for the renewals, becomes the subscription's
+// `default_payment_method`, and the subscription is `trialing`
+// (`customer.subscription.updated`). A decline is 402 and the subscription stays
+// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
+// Secure to be saved is declined with `authentication_required` on this path.
+//
+// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
+// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
+// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
+// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
+// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
+// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// `processor_unavailable` (live: no processor configured); 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "card_error", "code": "card_declined",
+//
+//	"message": "Your card was declined.", "param": null,
+//	"decline_code": "generic_decline",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/confirm (the `ConfirmBuyerPaymentIntent` operationId).
+func (c *ClientWithResponses) ConfirmBuyerPaymentIntentWithResponse(ctx context.Context, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmBuyerPaymentIntentResponse, error) {
+	rsp, err := c.ConfirmBuyerPaymentIntent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmBuyerPaymentIntentResponse(rsp)
 }
 
 // ParseGetBuyerSessionResponse parses an HTTP response from a GetBuyerSessionWithResponse call
@@ -4604,6 +5533,423 @@ func ParseGetCheckoutSpecResponse(rsp *http.Response) (*GetCheckoutSpecResponse,
 	return response, nil
 }
 
+// ParseGetBuyerPaymentIntentResponse parses an HTTP response from a GetBuyerPaymentIntentWithResponse call
+func ParseGetBuyerPaymentIntentResponse(rsp *http.Response) (*GetBuyerPaymentIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBuyerPaymentIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BuyerPaymentIntent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBuyerPaymentIntentResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBuyerPaymentIntentResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetBuyerPaymentIntentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetBuyerPaymentIntentResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBuyerPaymentIntentResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBuyerPaymentIntentResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuyerPaymentIntentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseConfirmBuyerPaymentIntentResponse parses an HTTP response from a ConfirmBuyerPaymentIntentWithResponse call
+func ParseConfirmBuyerPaymentIntentResponse(rsp *http.Response) (*ConfirmBuyerPaymentIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmBuyerPaymentIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BuyerPaymentIntent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest CardDeclined
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ConfirmBuyerPaymentIntentResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ConfirmBuyerPaymentIntentResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ConfirmBuyerPaymentIntentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers ConfirmBuyerPaymentIntentResponse402Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 413:
+		var headers ConfirmBuyerPaymentIntentResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ConfirmBuyerPaymentIntentResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ConfirmBuyerPaymentIntentResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ConfirmBuyerPaymentIntentResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ConfirmBuyerPaymentIntentResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ConfirmBuyerPaymentIntentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// GetBuyerSession Read the public view of a session
@@ -4627,6 +5973,12 @@ type ServerInterface interface {
 	// GetCheckoutSpec Get this OpenAPI document
 	// (GET /api/v1/openapi.json)
 	GetCheckoutSpec(w http.ResponseWriter, r *http.Request)
+	// GetBuyerPaymentIntent Read a subscription's first payment
+	// (GET /api/v1/payment_intents/{id})
+	GetBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId)
+	// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
+	// (POST /api/v1/payment_intents/{id}/confirm)
+	ConfirmBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -4808,6 +6160,58 @@ func (siw *ServerInterfaceWrapper) GetCheckoutSpec(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetBuyerPaymentIntent operation middleware
+func (siw *ServerInterfaceWrapper) GetBuyerPaymentIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id PaymentIntentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBuyerPaymentIntent(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ConfirmBuyerPaymentIntent operation middleware
+func (siw *ServerInterfaceWrapper) ConfirmBuyerPaymentIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id PaymentIntentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ConfirmBuyerPaymentIntent(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -4935,6 +6339,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/invoices/{token}", wrapper.GetBuyerInvoice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/invoices/{token}/confirm", wrapper.ConfirmBuyerInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetCheckoutSpec)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/payment_intents/{id}", wrapper.GetBuyerPaymentIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/payment_intents/{id}/confirm", wrapper.ConfirmBuyerPaymentIntent)
 
 	return m
 }
@@ -6286,6 +7692,374 @@ func (response GetCheckoutSpec500JSONResponse) VisitGetCheckoutSpecResponse(w ht
 	return err
 }
 
+type GetBuyerPaymentIntentRequestObject struct {
+	Id PaymentIntentId `json:"id"`
+}
+
+type GetBuyerPaymentIntentResponseObject interface {
+	VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error
+}
+
+type GetBuyerPaymentIntent200ResponseHeaders struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+type GetBuyerPaymentIntent200JSONResponse struct {
+	Body    BuyerPaymentIntent
+	Headers GetBuyerPaymentIntent200ResponseHeaders
+}
+
+func (response GetBuyerPaymentIntent200JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBuyerPaymentIntent400JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetBuyerPaymentIntent401JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response GetBuyerPaymentIntent422JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBuyerPaymentIntent429JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetBuyerPaymentIntent500JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBuyerPaymentIntent503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBuyerPaymentIntent503JSONResponse) VisitGetBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntentRequestObject struct {
+	Id   PaymentIntentId `json:"id"`
+	Body *ConfirmBuyerPaymentIntentJSONRequestBody
+}
+
+type ConfirmBuyerPaymentIntentResponseObject interface {
+	VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error
+}
+
+type ConfirmBuyerPaymentIntent200ResponseHeaders struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+type ConfirmBuyerPaymentIntent200JSONResponse struct {
+	Body    BuyerPaymentIntent
+	Headers ConfirmBuyerPaymentIntent200ResponseHeaders
+}
+
+func (response ConfirmBuyerPaymentIntent200JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent400JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent401JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent402JSONResponse struct{ CardDeclinedJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent402JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent413JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ConfirmBuyerPaymentIntent415JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ConfirmBuyerPaymentIntent422JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent429JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ConfirmBuyerPaymentIntent500JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmBuyerPaymentIntent503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ConfirmBuyerPaymentIntent503JSONResponse) VisitConfirmBuyerPaymentIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// GetBuyerSession Read the public view of a session
@@ -6309,6 +8083,12 @@ type StrictServerInterface interface {
 	// GetCheckoutSpec Get this OpenAPI document
 	// (GET /api/v1/openapi.json)
 	GetCheckoutSpec(ctx context.Context, request GetCheckoutSpecRequestObject) (GetCheckoutSpecResponseObject, error)
+	// GetBuyerPaymentIntent Read a subscription's first payment
+	// (GET /api/v1/payment_intents/{id})
+	GetBuyerPaymentIntent(ctx context.Context, request GetBuyerPaymentIntentRequestObject) (GetBuyerPaymentIntentResponseObject, error)
+	// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
+	// (POST /api/v1/payment_intents/{id}/confirm)
+	ConfirmBuyerPaymentIntent(ctx context.Context, request ConfirmBuyerPaymentIntentRequestObject) (ConfirmBuyerPaymentIntentResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -6544,6 +8324,65 @@ func (sh *strictHandler) GetCheckoutSpec(w http.ResponseWriter, r *http.Request)
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetCheckoutSpecResponseObject); ok {
 		if err := validResponse.VisitGetCheckoutSpecResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBuyerPaymentIntent operation middleware
+func (sh *strictHandler) GetBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId) {
+	var request GetBuyerPaymentIntentRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBuyerPaymentIntent(ctx, request.(GetBuyerPaymentIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBuyerPaymentIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBuyerPaymentIntentResponseObject); ok {
+		if err := validResponse.VisitGetBuyerPaymentIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ConfirmBuyerPaymentIntent operation middleware
+func (sh *strictHandler) ConfirmBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId) {
+	var request ConfirmBuyerPaymentIntentRequestObject
+
+	request.Id = id
+
+	var body ConfirmBuyerPaymentIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmBuyerPaymentIntent(ctx, request.(ConfirmBuyerPaymentIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmBuyerPaymentIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ConfirmBuyerPaymentIntentResponseObject); ok {
+		if err := validResponse.VisitConfirmBuyerPaymentIntentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -208,6 +208,29 @@ type RecurringInterval = externalRef0.RecurringInterval
 // RecurringParams Makes a price recurring.
 type RecurringParams = externalRef0.RecurringParams
 
+// Subscription A customer's recurring purchase of a price.
+type Subscription = externalRef0.Subscription
+
+// SubscriptionCancel How to cancel.
+type SubscriptionCancel = externalRef0.SubscriptionCancel
+
+// SubscriptionCreate A new subscription.
+type SubscriptionCreate = externalRef0.SubscriptionCreate
+
+// SubscriptionList A page of subscriptions.
+type SubscriptionList = externalRef0.SubscriptionList
+
+// SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
+type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
+
+// SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
+// within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
+// way), `unpaid` (retries exhausted, frozen), `canceled`.
+type SubscriptionStatus = externalRef0.SubscriptionStatus
+
+// SubscriptionUpdate A change to a subscription.
+type SubscriptionUpdate = externalRef0.SubscriptionUpdate
+
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
 type TaxBehavior = externalRef0.TaxBehavior
 
@@ -245,6 +268,9 @@ type SessionId = string
 
 // StartingAfter defines model for StartingAfter.
 type StartingAfter = string
+
+// SubscriptionId defines model for SubscriptionId.
+type SubscriptionId = string
 
 // BadRequest The error envelope returned with every 4xx and 5xx response.
 type BadRequest = Error
@@ -480,6 +506,86 @@ type UpdatePriceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSubscriptionsParams defines parameters for ListSubscriptions.
+type ListSubscriptionsParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+
+	// Status Only subscriptions in this status.
+	Status *SubscriptionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Customer Only subscriptions of this customer (`cus_…`).
+	Customer *string `form:"customer,omitempty" json:"customer,omitempty"`
+
+	// Price Only subscriptions of this price (`price_…`).
+	Price *string `form:"price,omitempty" json:"price,omitempty"`
+}
+
+// CreateSubscriptionParams defines parameters for CreateSubscription.
+type CreateSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateSubscriptionParams defines parameters for UpdateSubscription.
+type UpdateSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelSubscriptionParams defines parameters for CancelSubscription.
+type CancelSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // AdvanceTestClockParams defines parameters for AdvanceTestClock.
 type AdvanceTestClockParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
@@ -516,6 +622,15 @@ type CreatePriceJSONRequestBody = PriceCreate
 
 // UpdatePriceJSONRequestBody defines body for UpdatePrice for application/json ContentType.
 type UpdatePriceJSONRequestBody = PriceUpdate
+
+// CreateSubscriptionJSONRequestBody defines body for CreateSubscription for application/json ContentType.
+type CreateSubscriptionJSONRequestBody = SubscriptionCreate
+
+// UpdateSubscriptionJSONRequestBody defines body for UpdateSubscription for application/json ContentType.
+type UpdateSubscriptionJSONRequestBody = SubscriptionUpdate
+
+// CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
+type CancelSubscriptionJSONRequestBody = SubscriptionCancel
 
 // AdvanceTestClockJSONRequestBody defines body for AdvanceTestClock for application/json ContentType.
 type AdvanceTestClockJSONRequestBody = TestClockAdvance
@@ -1178,6 +1293,255 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/products/{id}/prices/{price_id} (the `UpdatePrice` operationId).
 	UpdatePrice(ctx context.Context, id ProductId, priceId PriceId, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSubscriptions List subscriptions
+	//
+	// Returns the subscriptions of this merchant and environment, newest first by creation,
+	// at most 100 per page. Filter by `status`, `customer` (`cus_…`) and `price` (`price_…`);
+	// the filters combine.
+	//
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `status_invalid`, and
+	// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+	// not a subscription of this merchant and environment); 401; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "limit_invalid",
+	//   "message": "limit must be between 1 and 100.", "param": "limit",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSubscriptionWithBody Create a subscription
+	//
+	// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+	// within this merchant and environment, or created. The subscription starts `incomplete`;
+	// `customer.subscription.created` fires. Its periods are anchored at creation:
+	// `current_period_end` is `created` plus the price's interval (calendar months are
+	// clamped to the month's last day and come back to the original day: 31 January, 28
+	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+	//
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
+	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+	// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+	// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+	// `price_metered_unsupported` with `param` `price_id`), 400
+	// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+	// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+	// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+	// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+	CreateSubscriptionWithBody(ctx context.Context, params *CreateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSubscription Create a subscription
+	//
+	// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+	// within this merchant and environment, or created. The subscription starts `incomplete`;
+	// `customer.subscription.created` fires. Its periods are anchored at creation:
+	// `current_period_end` is `created` plus the price's interval (calendar months are
+	// clamped to the month's last day and come back to the original day: 31 January, 28
+	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+	//
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
+	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+	// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+	// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+	// `price_metered_unsupported` with `param` `price_id`), 400
+	// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+	// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+	// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+	// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+	CreateSubscription(ctx context.Context, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetrieveSubscription Retrieve a subscription
+	//
+	// Returns one subscription. A change already due (an `incomplete` subscription past its
+	// 23 hours, a cancellation at a period end that has passed) shows once the sweep has run;
+	// a test clock advance runs it before it returns.
+	//
+	// **Errors:** 401; 404 `not_found`/`subscription_not_found` (`param` `id`) for an
+	// unknown id or a subscription of another merchant or environment; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "not_found", "code": "subscription_not_found",
+	//   "message": "No such subscription.", "param": "id",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Corresponds with GET /v1/subscriptions/{id} (the `RetrieveSubscription` operationId).
+	RetrieveSubscription(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSubscriptionWithBody Update a subscription
+	//
+	// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+	// period (as cancel with `at_period_end`). A change fires
+	// `customer.subscription.updated`; a body that changes nothing returns the subscription
+	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+	// in this release.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+	// `incomplete` subscription, `parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+	// 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription has ended.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSubscription Update a subscription
+	//
+	// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+	// period (as cancel with `at_period_end`). A change fires
+	// `customer.subscription.updated`; a body that changes nothing returns the subscription
+	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+	// in this release.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+	// `incomplete` subscription, `parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+	// 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription has ended.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscription(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSubscriptionWithBody Cancel a subscription
+	//
+	// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+	// running subscription keeps its status until `current_period_end`, with
+	// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+	// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+	// invoice is made. Cancelling a pending cancellation again with `true` returns it
+	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+	// subscription, ends at once: `canceled`, `ended_at` now,
+	// `customer.subscription.deleted`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+	// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription is already canceled.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSubscription Cancel a subscription
+	//
+	// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+	// running subscription keeps its status until `current_period_end`, with
+	// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+	// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+	// invoice is made. Cancelling a pending cancellation again with `true` returns it
+	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+	// subscription, ends at once: `canceled`, `ended_at` now,
+	// `customer.subscription.deleted`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+	// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription is already canceled.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+	CancelSubscription(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTestClock Get the test clock
 	//
@@ -2167,6 +2531,351 @@ func (c *Client) UpdatePriceWithBody(ctx context.Context, id ProductId, priceId 
 // Corresponds with POST /v1/products/{id}/prices/{price_id} (the `UpdatePrice` operationId).
 func (c *Client) UpdatePrice(ctx context.Context, id ProductId, priceId PriceId, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePriceRequest(c.Server, id, priceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSubscriptions List subscriptions
+//
+// Returns the subscriptions of this merchant and environment, newest first by creation,
+// at most 100 per page. Filter by `status`, `customer` (`cus_…`) and `price` (`price_…`);
+// the filters combine.
+//
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `status_invalid`, and
+// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+// not a subscription of this merchant and environment); 401; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "limit_invalid",
+//
+//	"message": "limit must be between 1 and 100.", "param": "limit",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubscriptionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSubscriptionWithBody Create a subscription
+//
+// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+// within this merchant and environment, or created. The subscription starts `incomplete`;
+// `customer.subscription.created` fires. Its periods are anchored at creation:
+// `current_period_end` is `created` plus the price's interval (calendar months are
+// clamped to the month's last day and come back to the original day: 31 January, 28
+// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+//
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
+// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+// `price_metered_unsupported` with `param` `price_id`), 400
+// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+//
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSubscriptionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSubscription Create a subscription
+//
+// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+// within this merchant and environment, or created. The subscription starts `incomplete`;
+// `customer.subscription.created` fires. Its periods are anchored at creation:
+// `current_period_end` is `created` plus the price's interval (calendar months are
+// clamped to the month's last day and come back to the original day: 31 January, 28
+// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+//
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
+// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+// `price_metered_unsupported` with `param` `price_id`), 400
+// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+//
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+func (c *Client) CreateSubscription(ctx context.Context, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSubscriptionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetrieveSubscription Retrieve a subscription
+//
+// Returns one subscription. A change already due (an `incomplete` subscription past its
+// 23 hours, a cancellation at a period end that has passed) shows once the sweep has run;
+// a test clock advance runs it before it returns.
+//
+// **Errors:** 401; 404 `not_found`/`subscription_not_found` (`param` `id`) for an
+// unknown id or a subscription of another merchant or environment; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "not_found", "code": "subscription_not_found",
+//
+//	"message": "No such subscription.", "param": "id",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Corresponds with GET /v1/subscriptions/{id} (the `RetrieveSubscription` operationId).
+func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetrieveSubscriptionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSubscriptionWithBody Update a subscription
+//
+// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+// period (as cancel with `at_period_end`). A change fires
+// `customer.subscription.updated`; a body that changes nothing returns the subscription
+// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+// in this release.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+// `incomplete` subscription, `parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+// 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription has ended.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSubscriptionRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSubscription Update a subscription
+//
+// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+// period (as cancel with `at_period_end`). A change fires
+// `customer.subscription.updated`; a body that changes nothing returns the subscription
+// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+// in this release.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+// `incomplete` subscription, `parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+// 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription has ended.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *Client) UpdateSubscription(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSubscriptionWithBody Cancel a subscription
+//
+// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+// running subscription keeps its status until `current_period_end`, with
+// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+// invoice is made. Cancelling a pending cancellation again with `true` returns it
+// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+// subscription, ends at once: `canceled`, `ended_at` now,
+// `customer.subscription.deleted`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription is already canceled.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+func (c *Client) CancelSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSubscriptionRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSubscription Cancel a subscription
+//
+// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+// running subscription keeps its status until `current_period_end`, with
+// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+// invoice is made. Cancelling a pending cancellation again with `true` returns it
+// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+// subscription, ends at once: `canceled`, `ended_at` now,
+// `customer.subscription.deleted`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription is already canceled.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+func (c *Client) CancelSubscription(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSubscriptionRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3334,6 +4043,333 @@ func NewUpdatePriceRequestWithBody(server string, id ProductId, priceId PriceId,
 	return req, nil
 }
 
+// NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
+func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Customer != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer", *params.Customer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Price != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "price", *params.Price, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSubscriptionRequest calls the generic CreateSubscription builder with application/json body
+func NewCreateSubscriptionRequest(server string, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSubscriptionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateSubscriptionRequestWithBody constructs an http.Request for the CreateSubscription method, with any body, and a specified content type
+func NewCreateSubscriptionRequestWithBody(server string, params *CreateSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRetrieveSubscriptionRequest constructs an http.Request for the RetrieveSubscription method
+func NewRetrieveSubscriptionRequest(server string, id SubscriptionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSubscriptionRequest calls the generic UpdateSubscription builder with application/json body
+func NewUpdateSubscriptionRequest(server string, id SubscriptionId, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSubscriptionRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateSubscriptionRequestWithBody constructs an http.Request for the UpdateSubscription method, with any body, and a specified content type
+func NewUpdateSubscriptionRequestWithBody(server string, id SubscriptionId, params *UpdateSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelSubscriptionRequest calls the generic CancelSubscription builder with application/json body
+func NewCancelSubscriptionRequest(server string, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelSubscriptionRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCancelSubscriptionRequestWithBody constructs an http.Request for the CancelSubscription method, with any body, and a specified content type
+func NewCancelSubscriptionRequestWithBody(server string, id SubscriptionId, params *CancelSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTestClockRequest constructs an http.Request for the GetTestClock method
 func NewGetTestClockRequest(server string) (*http.Request, error) {
 	var err error
@@ -4066,6 +5102,259 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/products/{id}/prices/{price_id} (the `UpdatePrice` operationId).
 	UpdatePriceWithResponse(ctx context.Context, id ProductId, priceId PriceId, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
+
+	// ListSubscriptionsWithResponse List subscriptions
+	//
+	// Returns the subscriptions of this merchant and environment, newest first by creation,
+	// at most 100 per page. Filter by `status`, `customer` (`cus_…`) and `price` (`price_…`);
+	// the filters combine.
+	//
+	// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `status_invalid`, and
+	// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+	// not a subscription of this merchant and environment); 401; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "limit_invalid",
+	//   "message": "limit must be between 1 and 100.", "param": "limit",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error)
+
+	// CreateSubscriptionWithBodyWithResponse Create a subscription
+	//
+	// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+	// within this merchant and environment, or created. The subscription starts `incomplete`;
+	// `customer.subscription.created` fires. Its periods are anchored at creation:
+	// `current_period_end` is `created` plus the price's interval (calendar months are
+	// clamped to the month's last day and come back to the original day: 31 January, 28
+	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+	//
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
+	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+	// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+	// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+	// `price_metered_unsupported` with `param` `price_id`), 400
+	// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+	// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+	// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+	// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+	CreateSubscriptionWithBodyWithResponse(ctx context.Context, params *CreateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSubscriptionResponse, error)
+
+	// CreateSubscriptionWithResponse Create a subscription
+	//
+	// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+	// within this merchant and environment, or created. The subscription starts `incomplete`;
+	// `customer.subscription.created` fires. Its periods are anchored at creation:
+	// `current_period_end` is `created` plus the price's interval (calendar months are
+	// clamped to the month's last day and come back to the original day: 31 January, 28
+	// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+	// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+	//
+	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+	// charges nothing, saves the payment method and makes the subscription `trialing`.
+	// Without a trial this release does not create the first invoice yet: `latest_invoice`
+	// and `client_secret` are `null`. An `incomplete` subscription becomes
+	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+	// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+	// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+	// `price_metered_unsupported` with `param` `price_id`), 400
+	// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+	// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+	// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+	// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+	CreateSubscriptionWithResponse(ctx context.Context, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriptionResponse, error)
+
+	// RetrieveSubscriptionWithResponse Retrieve a subscription
+	//
+	// Returns one subscription. A change already due (an `incomplete` subscription past its
+	// 23 hours, a cancellation at a period end that has passed) shows once the sweep has run;
+	// a test clock advance runs it before it returns.
+	//
+	// **Errors:** 401; 404 `not_found`/`subscription_not_found` (`param` `id`) for an
+	// unknown id or a subscription of another merchant or environment; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "not_found", "code": "subscription_not_found",
+	//   "message": "No such subscription.", "param": "id",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions/{id} (the `RetrieveSubscription` operationId).
+	RetrieveSubscriptionWithResponse(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*RetrieveSubscriptionResponse, error)
+
+	// UpdateSubscriptionWithBodyWithResponse Update a subscription
+	//
+	// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+	// period (as cancel with `at_period_end`). A change fires
+	// `customer.subscription.updated`; a body that changes nothing returns the subscription
+	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+	// in this release.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+	// `incomplete` subscription, `parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+	// 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription has ended.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error)
+
+	// UpdateSubscriptionWithResponse Update a subscription
+	//
+	// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+	// period (as cancel with `at_period_end`). A change fires
+	// `customer.subscription.updated`; a body that changes nothing returns the subscription
+	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+	// in this release.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+	// `incomplete` subscription, `parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+	// 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription has ended.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+	UpdateSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error)
+
+	// CancelSubscriptionWithBodyWithResponse Cancel a subscription
+	//
+	// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+	// running subscription keeps its status until `current_period_end`, with
+	// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+	// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+	// invoice is made. Cancelling a pending cancellation again with `true` returns it
+	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+	// subscription, ends at once: `canceled`, `ended_at` now,
+	// `customer.subscription.deleted`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+	// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription is already canceled.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error)
+
+	// CancelSubscriptionWithResponse Cancel a subscription
+	//
+	// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+	// running subscription keeps its status until `current_period_end`, with
+	// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+	// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+	// invoice is made. Cancelling a pending cancellation again with `true` returns it
+	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+	// subscription, ends at once: `canceled`, `ended_at` now,
+	// `customer.subscription.deleted`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+	// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+	//   "message": "This subscription is already canceled.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error)
 
 	// GetTestClockWithResponse Get the test clock
 	//
@@ -7156,6 +8445,944 @@ func (r UpdatePriceResponse) ContentType() string {
 	return ""
 }
 
+// ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
+type ListSubscriptionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse400Headers the declared response headers of an HTTP 400 response for ListSubscriptions
+type ListSubscriptionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListSubscriptionsResponse401Headers the declared response headers of an HTTP 401 response for ListSubscriptions
+type ListSubscriptionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse403Headers the declared response headers of an HTTP 403 response for ListSubscriptions
+type ListSubscriptionsResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListSubscriptionsResponse404Headers the declared response headers of an HTTP 404 response for ListSubscriptions
+type ListSubscriptionsResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListSubscriptionsResponse429Headers the declared response headers of an HTTP 429 response for ListSubscriptions
+type ListSubscriptionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListSubscriptionsResponse500Headers the declared response headers of an HTTP 500 response for ListSubscriptions
+type ListSubscriptionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse503Headers the declared response headers of an HTTP 503 response for ListSubscriptions
+type ListSubscriptionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListSubscriptionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriptionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSubscriptionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSubscriptionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSubscriptionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSubscriptionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSubscriptionsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubscriptionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSubscriptionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSubscriptionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON200() *SubscriptionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubscriptionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubscriptionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubscriptionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubscriptionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for CreateSubscription
+type CreateSubscriptionResponse200Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for CreateSubscription
+type CreateSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for CreateSubscription
+type CreateSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for CreateSubscription
+type CreateSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for CreateSubscription
+type CreateSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for CreateSubscription
+type CreateSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for CreateSubscription
+type CreateSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for CreateSubscription
+type CreateSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse422Headers the declared response headers of an HTTP 422 response for CreateSubscription
+type CreateSubscriptionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for CreateSubscription
+type CreateSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for CreateSubscription
+type CreateSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for CreateSubscription
+type CreateSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateSubscriptionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateSubscriptionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetrieveSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for RetrieveSubscription
+type RetrieveSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// RetrieveSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for RetrieveSubscription
+type RetrieveSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for RetrieveSubscription
+type RetrieveSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// RetrieveSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for RetrieveSubscription
+type RetrieveSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for RetrieveSubscription
+type RetrieveSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// RetrieveSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for RetrieveSubscription
+type RetrieveSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// RetrieveSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for RetrieveSubscription
+type RetrieveSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// RetrieveSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for RetrieveSubscription
+type RetrieveSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type RetrieveSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetrieveSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetrieveSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetrieveSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetrieveSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetrieveSubscriptionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetrieveSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RetrieveSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetrieveSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetrieveSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RetrieveSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetrieveSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetrieveSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetrieveSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for UpdateSubscription
+type UpdateSubscriptionResponse200Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for UpdateSubscription
+type UpdateSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for UpdateSubscription
+type UpdateSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// UpdateSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for UpdateSubscription
+type UpdateSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for UpdateSubscription
+type UpdateSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for UpdateSubscription
+type UpdateSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for UpdateSubscription
+type UpdateSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for UpdateSubscription
+type UpdateSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse422Headers the declared response headers of an HTTP 422 response for UpdateSubscription
+type UpdateSubscriptionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UpdateSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for UpdateSubscription
+type UpdateSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// UpdateSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for UpdateSubscription
+type UpdateSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// UpdateSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for UpdateSubscription
+type UpdateSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type UpdateSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateSubscriptionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateSubscriptionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for CancelSubscription
+type CancelSubscriptionResponse200Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for CancelSubscription
+type CancelSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for CancelSubscription
+type CancelSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// CancelSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for CancelSubscription
+type CancelSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for CancelSubscription
+type CancelSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for CancelSubscription
+type CancelSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for CancelSubscription
+type CancelSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for CancelSubscription
+type CancelSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse422Headers the declared response headers of an HTTP 422 response for CancelSubscription
+type CancelSubscriptionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for CancelSubscription
+type CancelSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CancelSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for CancelSubscription
+type CancelSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// CancelSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for CancelSubscription
+type CancelSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CancelSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CancelSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CancelSubscriptionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CancelSubscriptionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTestClockResponse200Headers the declared response headers of an HTTP 200 response for GetTestClock
 type GetTestClockResponse200Headers struct {
 	RequestId *string
@@ -8278,6 +10505,323 @@ func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, id Pr
 		return nil, err
 	}
 	return ParseUpdatePriceResponse(rsp)
+}
+
+// ListSubscriptionsWithResponse List subscriptions
+//
+// Returns the subscriptions of this merchant and environment, newest first by creation,
+// at most 100 per page. Filter by `status`, `customer` (`cus_…`) and `price` (`price_…`);
+// the filters combine.
+//
+// **Errors:** 400 `invalid_request` (e.g. `limit_invalid`, `status_invalid`, and
+// `starting_after_invalid` / `ending_before_invalid` with that `param` when the cursor is
+// not a subscription of this merchant and environment); 401; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "limit_invalid",
+//
+//	"message": "limit must be between 1 and 100.", "param": "limit",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error) {
+	rsp, err := c.ListSubscriptions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubscriptionsResponse(rsp)
+}
+
+// CreateSubscriptionWithBodyWithResponse Create a subscription
+//
+// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+// within this merchant and environment, or created. The subscription starts `incomplete`;
+// `customer.subscription.created` fires. Its periods are anchored at creation:
+// `current_period_end` is `created` plus the price's interval (calendar months are
+// clamped to the month's last day and come back to the original day: 31 January, 28
+// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+//
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
+// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+// `price_metered_unsupported` with `param` `price_id`), 400
+// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+//
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context.Context, params *CreateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSubscriptionResponse, error) {
+	rsp, err := c.CreateSubscriptionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSubscriptionResponse(rsp)
+}
+
+// CreateSubscriptionWithResponse Create a subscription
+//
+// Subscribes a customer to a recurring price. The customer is found by `customer_email`
+// within this merchant and environment, or created. The subscription starts `incomplete`;
+// `customer.subscription.created` fires. Its periods are anchored at creation:
+// `current_period_end` is `created` plus the price's interval (calendar months are
+// clamped to the month's last day and come back to the original day: 31 January, 28
+// February, 31 March), or `trial_end` with a trial. `trial_days` absent takes the price's
+// `trial_period_days`; `0` means no trial. `amount` is `unit_amount` × `quantity`.
+//
+// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
+// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
+// charges nothing, saves the payment method and makes the subscription `trialing`.
+// Without a trial this release does not create the first invoice yet: `latest_invoice`
+// and `client_secret` are `null`. An `incomplete` subscription becomes
+// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (missing or malformed field with its `param`:
+// `price_id`, `customer_name` 2 to 120 characters, `customer_email`, `quantity` 1 to
+// 10,000, `trial_days` 0 to 730, `metadata`; `price_not_recurring`, `price_inactive` and
+// `price_metered_unsupported` with `param` `price_id`), 400
+// `amount_too_large`/`amount_above_maximum` (`param` `quantity`) when `unit_amount` ×
+// `quantity` exceeds 99,999,999; 401; 404 `not_found`/`price_not_found` (`param`
+// `price_id`); 409 `resource_conflict`/`merchant_not_ready` (live, onboarding not
+// complete) and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_request", "code": "price_not_recurring",
+//
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
+func (c *ClientWithResponses) CreateSubscriptionWithResponse(ctx context.Context, params *CreateSubscriptionParams, body CreateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSubscriptionResponse, error) {
+	rsp, err := c.CreateSubscription(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSubscriptionResponse(rsp)
+}
+
+// RetrieveSubscriptionWithResponse Retrieve a subscription
+//
+// Returns one subscription. A change already due (an `incomplete` subscription past its
+// 23 hours, a cancellation at a period end that has passed) shows once the sweep has run;
+// a test clock advance runs it before it returns.
+//
+// **Errors:** 401; 404 `not_found`/`subscription_not_found` (`param` `id`) for an
+// unknown id or a subscription of another merchant or environment; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "not_found", "code": "subscription_not_found",
+//
+//	"message": "No such subscription.", "param": "id",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions/{id} (the `RetrieveSubscription` operationId).
+func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*RetrieveSubscriptionResponse, error) {
+	rsp, err := c.RetrieveSubscription(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetrieveSubscriptionResponse(rsp)
+}
+
+// UpdateSubscriptionWithBodyWithResponse Update a subscription
+//
+// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+// period (as cancel with `at_period_end`). A change fires
+// `customer.subscription.updated`; a body that changes nothing returns the subscription
+// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+// in this release.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+// `incomplete` subscription, `parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+// 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription has ended.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error) {
+	rsp, err := c.UpdateSubscriptionWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSubscriptionResponse(rsp)
+}
+
+// UpdateSubscriptionWithResponse Update a subscription
+//
+// Changes `metadata` (merged: a key set to `""` is removed) and `cancel_at_period_end`:
+// `false` resumes a pending cancellation, `true` schedules one at the end of the current
+// period (as cancel with `at_period_end`). A change fires
+// `customer.subscription.updated`; a body that changes nothing returns the subscription
+// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
+// in this release.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
+// `incomplete` subscription, `parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
+// 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription has ended.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id} (the `UpdateSubscription` operationId).
+func (c *ClientWithResponses) UpdateSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *UpdateSubscriptionParams, body UpdateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSubscriptionResponse, error) {
+	rsp, err := c.UpdateSubscription(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSubscriptionResponse(rsp)
+}
+
+// CancelSubscriptionWithBodyWithResponse Cancel a subscription
+//
+// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+// running subscription keeps its status until `current_period_end`, with
+// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+// invoice is made. Cancelling a pending cancellation again with `true` returns it
+// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+// subscription, ends at once: `canceled`, `ended_at` now,
+// `customer.subscription.deleted`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription is already canceled.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+func (c *ClientWithResponses) CancelSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error) {
+	rsp, err := c.CancelSubscriptionWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSubscriptionResponse(rsp)
+}
+
+// CancelSubscriptionWithResponse Cancel a subscription
+//
+// Cancels the subscription and returns it. With `at_period_end` `true` (the default) a
+// running subscription keeps its status until `current_period_end`, with
+// `cancel_at_period_end` `true` and `customer.subscription.updated`; at the period end it
+// becomes `canceled` with `ended_at`, `customer.subscription.deleted` fires and no
+// invoice is made. Cancelling a pending cancellation again with `true` returns it
+// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
+// subscription, ends at once: `canceled`, `ended_at` now,
+// `customer.subscription.deleted`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean,
+// `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_already_canceled",
+//
+//	"message": "This subscription is already canceled.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
+func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error) {
+	rsp, err := c.CancelSubscription(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSubscriptionResponse(rsp)
 }
 
 // GetTestClockWithResponse Get the test clock
@@ -12379,6 +14923,1280 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 	return response, nil
 }
 
+// ParseListSubscriptionsResponse parses an HTTP response from a ListSubscriptionsWithResponse call
+func ParseListSubscriptionsResponse(rsp *http.Response) (*ListSubscriptionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubscriptionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriptionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSubscriptionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSubscriptionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSubscriptionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSubscriptionsResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSubscriptionsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubscriptionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSubscriptionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSubscriptionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSubscriptionResponse parses an HTTP response from a CreateSubscriptionWithResponse call
+func ParseCreateSubscriptionResponse(rsp *http.Response) (*CreateSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateSubscriptionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetrieveSubscriptionResponse parses an HTTP response from a RetrieveSubscriptionWithResponse call
+func ParseRetrieveSubscriptionResponse(rsp *http.Response) (*RetrieveSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetrieveSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetrieveSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetrieveSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetrieveSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetrieveSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetrieveSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetrieveSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RetrieveSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetrieveSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSubscriptionResponse parses an HTTP response from a UpdateSubscriptionWithResponse call
+func ParseUpdateSubscriptionResponse(rsp *http.Response) (*UpdateSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateSubscriptionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelSubscriptionResponse parses an HTTP response from a CancelSubscriptionWithResponse call
+func ParseCancelSubscriptionResponse(rsp *http.Response) (*CancelSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CancelSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CancelSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CancelSubscriptionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTestClockResponse parses an HTTP response from a GetTestClockWithResponse call
 func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12873,6 +16691,21 @@ type ServerInterface interface {
 	// UpdatePrice Update a price
 	// (POST /v1/products/{id}/prices/{price_id})
 	UpdatePrice(w http.ResponseWriter, r *http.Request, id ProductId, priceId PriceId, params UpdatePriceParams)
+	// ListSubscriptions List subscriptions
+	// (GET /v1/subscriptions)
+	ListSubscriptions(w http.ResponseWriter, r *http.Request, params ListSubscriptionsParams)
+	// CreateSubscription Create a subscription
+	// (POST /v1/subscriptions)
+	CreateSubscription(w http.ResponseWriter, r *http.Request, params CreateSubscriptionParams)
+	// RetrieveSubscription Retrieve a subscription
+	// (GET /v1/subscriptions/{id})
+	RetrieveSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId)
+	// UpdateSubscription Update a subscription
+	// (POST /v1/subscriptions/{id})
+	UpdateSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params UpdateSubscriptionParams)
+	// CancelSubscription Cancel a subscription
+	// (POST /v1/subscriptions/{id}/cancel)
+	CancelSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params CancelSubscriptionParams)
 	// GetTestClock Get the test clock
 	// (GET /v1/test_helpers/clock)
 	GetTestClock(w http.ResponseWriter, r *http.Request)
@@ -13681,6 +17514,271 @@ func (siw *ServerInterfaceWrapper) UpdatePrice(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListSubscriptions operation middleware
+func (siw *ServerInterfaceWrapper) ListSubscriptions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSubscriptionsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "customer" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "customer", r.URL.Query(), &params.Customer, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "customer"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "customer", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "price" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "price", r.URL.Query(), &params.Price, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "price"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "price", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSubscriptions(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateSubscription operation middleware
+func (siw *ServerInterfaceWrapper) CreateSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateSubscription(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetrieveSubscription operation middleware
+func (siw *ServerInterfaceWrapper) RetrieveSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetrieveSubscription(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateSubscription operation middleware
+func (siw *ServerInterfaceWrapper) UpdateSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateSubscription(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelSubscription operation middleware
+func (siw *ServerInterfaceWrapper) CancelSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelSubscription(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetTestClock operation middleware
 func (siw *ServerInterfaceWrapper) GetTestClock(w http.ResponseWriter, r *http.Request) {
 
@@ -13873,6 +17971,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/products/{id}/prices", wrapper.CreatePrice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/products/{id}/prices/{price_id}", wrapper.RetrievePrice)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/products/{id}/prices/{price_id}", wrapper.UpdatePrice)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/subscriptions", wrapper.ListSubscriptions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions", wrapper.CreateSubscription)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/subscriptions/{id}", wrapper.RetrieveSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}", wrapper.UpdateSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/cancel", wrapper.CancelSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/test_helpers/clock", wrapper.GetTestClock)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/test_helpers/clock/advance", wrapper.AdvanceTestClock)
 
@@ -17415,6 +21518,1115 @@ func (response UpdatePrice503JSONResponse) VisitUpdatePriceResponse(w http.Respo
 	return err
 }
 
+type ListSubscriptionsRequestObject struct {
+	Params ListSubscriptionsParams
+}
+
+type ListSubscriptionsResponseObject interface {
+	VisitListSubscriptionsResponse(w http.ResponseWriter) error
+}
+
+type ListSubscriptions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListSubscriptions200JSONResponse struct {
+	Body    SubscriptionList
+	Headers ListSubscriptions200ResponseHeaders
+}
+
+func (response ListSubscriptions200JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListSubscriptions400JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListSubscriptions401JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListSubscriptions403JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListSubscriptions404JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListSubscriptions429JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListSubscriptions500JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListSubscriptions503JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscriptionRequestObject struct {
+	Params CreateSubscriptionParams
+	Body   *CreateSubscriptionJSONRequestBody
+}
+
+type CreateSubscriptionResponseObject interface {
+	VisitCreateSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type CreateSubscription200ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type CreateSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers CreateSubscription200ResponseHeaders
+}
+
+func (response CreateSubscription200JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateSubscription400JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateSubscription401JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateSubscription403JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateSubscription404JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateSubscription409JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateSubscription413JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateSubscription415JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response CreateSubscription422JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateSubscription429JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateSubscription500JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateSubscription503JSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscriptionRequestObject struct {
+	Id SubscriptionId `json:"id"`
+}
+
+type RetrieveSubscriptionResponseObject interface {
+	VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type RetrieveSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type RetrieveSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers RetrieveSubscription200ResponseHeaders
+}
+
+func (response RetrieveSubscription200JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RetrieveSubscription400JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RetrieveSubscription401JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RetrieveSubscription403JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RetrieveSubscription404JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RetrieveSubscription429JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response RetrieveSubscription500JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetrieveSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RetrieveSubscription503JSONResponse) VisitRetrieveSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscriptionRequestObject struct {
+	Id     SubscriptionId `json:"id"`
+	Params UpdateSubscriptionParams
+	Body   *UpdateSubscriptionJSONRequestBody
+}
+
+type UpdateSubscriptionResponseObject interface {
+	VisitUpdateSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type UpdateSubscription200ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type UpdateSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers UpdateSubscription200ResponseHeaders
+}
+
+func (response UpdateSubscription200JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateSubscription400JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateSubscription401JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateSubscription403JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UpdateSubscription404JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response UpdateSubscription409JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateSubscription413JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateSubscription415JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response UpdateSubscription422JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response UpdateSubscription429JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response UpdateSubscription500JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response UpdateSubscription503JSONResponse) VisitUpdateSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscriptionRequestObject struct {
+	Id     SubscriptionId `json:"id"`
+	Params CancelSubscriptionParams
+	Body   *CancelSubscriptionJSONRequestBody
+}
+
+type CancelSubscriptionResponseObject interface {
+	VisitCancelSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type CancelSubscription200ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type CancelSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers CancelSubscription200ResponseHeaders
+}
+
+func (response CancelSubscription200JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelSubscription400JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelSubscription401JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelSubscription403JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelSubscription404JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CancelSubscription409JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CancelSubscription413JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CancelSubscription415JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response CancelSubscription422JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CancelSubscription429JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CancelSubscription500JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CancelSubscription503JSONResponse) VisitCancelSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTestClockRequestObject struct {
 }
 
@@ -17858,6 +23070,21 @@ type StrictServerInterface interface {
 	// UpdatePrice Update a price
 	// (POST /v1/products/{id}/prices/{price_id})
 	UpdatePrice(ctx context.Context, request UpdatePriceRequestObject) (UpdatePriceResponseObject, error)
+	// ListSubscriptions List subscriptions
+	// (GET /v1/subscriptions)
+	ListSubscriptions(ctx context.Context, request ListSubscriptionsRequestObject) (ListSubscriptionsResponseObject, error)
+	// CreateSubscription Create a subscription
+	// (POST /v1/subscriptions)
+	CreateSubscription(ctx context.Context, request CreateSubscriptionRequestObject) (CreateSubscriptionResponseObject, error)
+	// RetrieveSubscription Retrieve a subscription
+	// (GET /v1/subscriptions/{id})
+	RetrieveSubscription(ctx context.Context, request RetrieveSubscriptionRequestObject) (RetrieveSubscriptionResponseObject, error)
+	// UpdateSubscription Update a subscription
+	// (POST /v1/subscriptions/{id})
+	UpdateSubscription(ctx context.Context, request UpdateSubscriptionRequestObject) (UpdateSubscriptionResponseObject, error)
+	// CancelSubscription Cancel a subscription
+	// (POST /v1/subscriptions/{id}/cancel)
+	CancelSubscription(ctx context.Context, request CancelSubscriptionRequestObject) (CancelSubscriptionResponseObject, error)
 	// GetTestClock Get the test clock
 	// (GET /v1/test_helpers/clock)
 	GetTestClock(ctx context.Context, request GetTestClockRequestObject) (GetTestClockResponseObject, error)
@@ -18388,6 +23615,162 @@ func (sh *strictHandler) UpdatePrice(w http.ResponseWriter, r *http.Request, id 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdatePriceResponseObject); ok {
 		if err := validResponse.VisitUpdatePriceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSubscriptions operation middleware
+func (sh *strictHandler) ListSubscriptions(w http.ResponseWriter, r *http.Request, params ListSubscriptionsParams) {
+	var request ListSubscriptionsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSubscriptions(ctx, request.(ListSubscriptionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSubscriptions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSubscriptionsResponseObject); ok {
+		if err := validResponse.VisitListSubscriptionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateSubscription operation middleware
+func (sh *strictHandler) CreateSubscription(w http.ResponseWriter, r *http.Request, params CreateSubscriptionParams) {
+	var request CreateSubscriptionRequestObject
+
+	request.Params = params
+
+	var body CreateSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSubscription(ctx, request.(CreateSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateSubscriptionResponseObject); ok {
+		if err := validResponse.VisitCreateSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetrieveSubscription operation middleware
+func (sh *strictHandler) RetrieveSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId) {
+	var request RetrieveSubscriptionRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetrieveSubscription(ctx, request.(RetrieveSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetrieveSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetrieveSubscriptionResponseObject); ok {
+		if err := validResponse.VisitRetrieveSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateSubscription operation middleware
+func (sh *strictHandler) UpdateSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params UpdateSubscriptionParams) {
+	var request UpdateSubscriptionRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body UpdateSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateSubscription(ctx, request.(UpdateSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateSubscriptionResponseObject); ok {
+		if err := validResponse.VisitUpdateSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelSubscription operation middleware
+func (sh *strictHandler) CancelSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params CancelSubscriptionParams) {
+	var request CancelSubscriptionRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body CancelSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelSubscription(ctx, request.(CancelSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelSubscriptionResponseObject); ok {
+		if err := validResponse.VisitCancelSubscriptionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

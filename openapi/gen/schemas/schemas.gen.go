@@ -516,6 +516,72 @@ func (e RecurringInterval) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionObject.
+const (
+	SubscriptionObjectSubscription SubscriptionObject = "subscription"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionObject enum.
+func (e SubscriptionObject) Valid() bool {
+	switch e {
+	case SubscriptionObjectSubscription:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionPaymentMethodType.
+const (
+	SubscriptionPaymentMethodTypeCard      SubscriptionPaymentMethodType = "card"
+	SubscriptionPaymentMethodTypeSepaDebit SubscriptionPaymentMethodType = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionPaymentMethodType enum.
+func (e SubscriptionPaymentMethodType) Valid() bool {
+	switch e {
+	case SubscriptionPaymentMethodTypeCard:
+		return true
+	case SubscriptionPaymentMethodTypeSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionStatus.
+const (
+	SubscriptionStatusActive            SubscriptionStatus = "active"
+	SubscriptionStatusCanceled          SubscriptionStatus = "canceled"
+	SubscriptionStatusIncomplete        SubscriptionStatus = "incomplete"
+	SubscriptionStatusIncompleteExpired SubscriptionStatus = "incomplete_expired"
+	SubscriptionStatusPastDue           SubscriptionStatus = "past_due"
+	SubscriptionStatusTrialing          SubscriptionStatus = "trialing"
+	SubscriptionStatusUnpaid            SubscriptionStatus = "unpaid"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionStatus enum.
+func (e SubscriptionStatus) Valid() bool {
+	switch e {
+	case SubscriptionStatusActive:
+		return true
+	case SubscriptionStatusCanceled:
+		return true
+	case SubscriptionStatusIncomplete:
+		return true
+	case SubscriptionStatusIncompleteExpired:
+		return true
+	case SubscriptionStatusPastDue:
+		return true
+	case SubscriptionStatusTrialing:
+		return true
+	case SubscriptionStatusUnpaid:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaxBehavior.
 const (
 	TaxBehaviorExclusive   TaxBehavior = "exclusive"
@@ -1822,6 +1888,163 @@ type RecurringParams struct {
 
 	// UsageType `licensed` (bill the quantity, default) or `metered`.
 	UsageType *UsageType `json:"usage_type,omitempty"`
+}
+
+// Subscription A customer's recurring purchase of a price.
+type Subscription struct {
+	// Amount `unit_amount` × `quantity`, in minor units, charged every period.
+	Amount int64 `json:"amount"`
+
+	// CancelAtPeriodEnd The subscription ends at `current_period_end`.
+	CancelAtPeriodEnd bool `json:"cancel_at_period_end"`
+
+	// CanceledAt When the cancellation was asked for (Unix seconds).
+	CanceledAt *int64 `json:"canceled_at"`
+
+	// ClientSecret `pi_<id>_secret_<random>`, confirms the first payment in the browser (a subscription with a trial); null otherwise.
+	ClientSecret *string `json:"client_secret"`
+
+	// Created Unix seconds.
+	Created int64 `json:"created"`
+
+	// Currency The price's currency, upper case.
+	Currency string `json:"currency"`
+
+	// CurrentPeriodEnd End of the current period (Unix seconds); with a trial, `trial_end`.
+	CurrentPeriodEnd int64 `json:"current_period_end"`
+
+	// CurrentPeriodStart Start of the current period (Unix seconds).
+	CurrentPeriodStart int64 `json:"current_period_start"`
+
+	// Customer The customer, prefix `cus_`.
+	Customer string `json:"customer"`
+
+	// DefaultPaymentMethod The saved payment method renewals are charged to, null until one is saved.
+	DefaultPaymentMethod *SubscriptionPaymentMethod `json:"default_payment_method"`
+
+	// EndedAt When the subscription ended (Unix seconds).
+	EndedAt *int64 `json:"ended_at"`
+
+	// Id Identifier, prefix `sub_`.
+	Id string `json:"id"`
+
+	// LatestInvoice The latest invoice (`in_…`); null until invoices are made.
+	LatestInvoice *string `json:"latest_invoice"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata Metadata `json:"metadata"`
+
+	// Object Always `subscription`.
+	Object SubscriptionObject `json:"object"`
+
+	// PriceId The price, prefix `price_`.
+	PriceId string `json:"price_id"`
+
+	// Quantity How many units of the price.
+	Quantity int64 `json:"quantity"`
+
+	// Status `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
+	// within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
+	// way), `unpaid` (retries exhausted, frozen), `canceled`.
+	Status SubscriptionStatus `json:"status"`
+
+	// TrialEnd End of the free trial (Unix seconds), null without one.
+	TrialEnd *int64 `json:"trial_end"`
+}
+
+// SubscriptionObject Always `subscription`.
+type SubscriptionObject string
+
+// SubscriptionCancel How to cancel.
+type SubscriptionCancel struct {
+	// AtPeriodEnd `true` (default): at the end of the current period; `false`: now.
+	AtPeriodEnd *bool `json:"at_period_end,omitempty"`
+}
+
+// SubscriptionCreate A new subscription.
+type SubscriptionCreate struct {
+	// CustomerEmail The customer's e-mail; receipts and reminders go here. It finds the customer.
+	CustomerEmail string `json:"customer_email"`
+
+	// CustomerName The customer's name, 2 to 120 characters.
+	CustomerName string `json:"customer_name"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// PriceId A recurring, active, licensed price of the catalog (`price_…`).
+	PriceId string `json:"price_id"`
+
+	// Quantity 1 to 10,000, default 1.
+	Quantity *int64 `json:"quantity,omitempty"`
+
+	// TrialDays Free trial in days, 0 to 730. Absent takes the price's `trial_period_days`; 0 means none.
+	TrialDays *int64 `json:"trial_days,omitempty"`
+}
+
+// SubscriptionList A page of subscriptions.
+type SubscriptionList struct {
+	// Data The subscriptions, newest first.
+	Data []Subscription `json:"data"`
+
+	// HasMore Whether more objects follow this page.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list, `/v1/subscriptions`.
+	Url string `json:"url"`
+}
+
+// SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
+type SubscriptionPaymentMethod struct {
+	// Brand The card brand (`visa`, `mastercard`, …); empty for a bank account.
+	Brand string `json:"brand"`
+
+	// ExpMonth The card's expiry month; 0 for a bank account.
+	ExpMonth int `json:"exp_month"`
+
+	// ExpYear The card's expiry year; 0 for a bank account.
+	ExpYear int `json:"exp_year"`
+
+	// Last4 The last four digits of the card or IBAN.
+	Last4 string `json:"last4"`
+
+	// Type The method.
+	Type SubscriptionPaymentMethodType `json:"type"`
+}
+
+// SubscriptionPaymentMethodType The method.
+type SubscriptionPaymentMethodType string
+
+// SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
+// within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
+// way), `unpaid` (retries exhausted, frozen), `canceled`.
+type SubscriptionStatus string
+
+// SubscriptionUpdate A change to a subscription.
+type SubscriptionUpdate struct {
+	// CancelAtPeriodEnd `false` resumes a pending cancellation; `true` cancels at the end of the current period.
+	CancelAtPeriodEnd *bool `json:"cancel_at_period_end,omitempty"`
+
+	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
+	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
+	// most 500 characters.
+	//
+	//
+	// Example: {"order_id":"1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
 }
 
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).

@@ -1,0 +1,270 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+const subscriptionColumns = `id, merchant_id, environment, status, customer_id, price_id, quantity, currency, unit_amount,
+	interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret,
+	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, payment_intent,
+	trial_notified`
+
+type subscriptionRow struct {
+	ID                string     `db:"id"`
+	MerchantID        string     `db:"merchant_id"`
+	Environment       string     `db:"environment"`
+	Status            string     `db:"status"`
+	Customer          string     `db:"customer_id"`
+	PriceID           string     `db:"price_id"`
+	Quantity          int64      `db:"quantity"`
+	Currency          string     `db:"currency"`
+	UnitAmount        int64      `db:"unit_amount"`
+	Interval          string     `db:"interval"`
+	IntervalCount     int        `db:"interval_count"`
+	Anchor            time.Time  `db:"anchor"`
+	PeriodStart       time.Time  `db:"period_start"`
+	PeriodEnd         time.Time  `db:"period_end"`
+	TrialStart        *time.Time `db:"trial_start"`
+	TrialEnd          *time.Time `db:"trial_end"`
+	LatestInvoice     *string    `db:"latest_invoice"`
+	ClientSecret      *string    `db:"client_secret"`
+	DefaultMethod     []byte     `db:"default_payment_method"`
+	CancelAtPeriodEnd bool       `db:"cancel_at_period_end"`
+	CanceledAt        *time.Time `db:"canceled_at"`
+	EndedAt           *time.Time `db:"ended_at"`
+	Metadata          []byte     `db:"metadata"`
+	Created           time.Time  `db:"created"`
+	Updated           time.Time  `db:"updated"`
+	PaymentIntent     *string    `db:"payment_intent"`
+	TrialNotified     bool       `db:"trial_notified"`
+}
+
+// defaultMethodJSON is a subscription's default method as stored.
+type defaultMethodJSON struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Brand    string `json:"brand"`
+	Last4    string `json:"last4"`
+	ExpMonth int    `json:"exp_month"`
+	ExpYear  int    `json:"exp_year"`
+}
+
+func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
+	s := billing.SubscriptionSnapshot{ID: r.ID, Scope: core.Scope{MerchantID: r.MerchantID, Env: core.Environment(r.Environment)},
+		Status: billing.Status(r.Status), Customer: r.Customer, PriceID: r.PriceID, Quantity: r.Quantity,
+		Currency: core.Currency(r.Currency), UnitAmount: r.UnitAmount, Interval: r.Interval, IntervalCount: r.IntervalCount,
+		Anchor: r.Anchor.UTC(), PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), TrialStart: utcp(r.TrialStart),
+		TrialEnd: utcp(r.TrialEnd), LatestInvoice: r.LatestInvoice, ClientSecret: r.ClientSecret,
+		CancelAtPeriodEnd: r.CancelAtPeriodEnd, CanceledAt: utcp(r.CanceledAt), EndedAt: utcp(r.EndedAt),
+		Created: r.Created.UTC(), Updated: r.Updated.UTC(), TrialNotified: r.TrialNotified}
+	if r.PaymentIntent != nil {
+		s.PaymentIntent = *r.PaymentIntent
+	}
+	if len(r.DefaultMethod) > 0 {
+		var d defaultMethodJSON
+		if err := json.Unmarshal(r.DefaultMethod, &d); err != nil {
+			return nil, fmt.Errorf("subscriptions: %s: default method: %w", r.ID, err)
+		}
+		s.DefaultMethod = &billing.DefaultMethod{ID: d.ID, Summary: billing.Summary{Type: ports.PaymentMethodKind(d.Type),
+			Brand: d.Brand, Last4: d.Last4, ExpMonth: d.ExpMonth, ExpYear: d.ExpYear}}
+	}
+	if err := json.Unmarshal(r.Metadata, &s.Metadata); err != nil {
+		return nil, fmt.Errorf("subscriptions: %s: metadata: %w", r.ID, err)
+	}
+	return billing.RehydrateSubscription(s), nil
+}
+
+// subscriptionArgs are the stored columns of sub after id, merchant_id, environment ($4 on).
+func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
+	s := sub.Snapshot()
+	md, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	var dm *string // JSON text
+	if d := s.DefaultMethod; d != nil {
+		b, err := json.Marshal(defaultMethodJSON{ID: d.ID, Type: string(d.Type), Brand: d.Brand, Last4: d.Last4,
+			ExpMonth: d.ExpMonth, ExpYear: d.ExpYear})
+		if err != nil {
+			return nil, err
+		}
+		v := string(b)
+		dm = &v
+	}
+	var due *time.Time
+	if at, ok := sub.DueAt(); ok {
+		due = &at
+	}
+	var pi *string
+	if s.PaymentIntent != "" {
+		pi = &s.PaymentIntent
+	}
+	return []any{string(s.Status), s.Customer, s.PriceID, s.Quantity, string(s.Currency), s.UnitAmount, s.Interval,
+		s.IntervalCount, s.Anchor, s.PeriodStart, s.PeriodEnd, s.TrialStart, s.TrialEnd, s.LatestInvoice, s.ClientSecret, dm,
+		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified}, nil
+}
+
+func getSubscription(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*billing.Subscription, error) {
+	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND id = $3`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	var r subscriptionRow
+	err := sqlx.GetContext(ctx, q, &r, query, scope.MerchantID, string(scope.Env), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, billing.ErrSubscriptionMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: get: %w", err)
+	}
+	return r.subscription()
+}
+
+// Subscription reads one subscription of scope.
+func (st *BillingStore) Subscription(ctx context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
+	return getSubscription(ctx, st.db, scope, id, false)
+}
+
+// Subscriptions pages scope's subscriptions newest first (page.go), filtered.
+func (st *BillingStore) Subscriptions(ctx context.Context, scope core.Scope, q core.ListQuery, f billing.SubscriptionFilter) (core.Page[*billing.Subscription], error) {
+	pq := pageQuery{table: "subscriptions", columns: subscriptionColumns, scope: scope, q: q, unknownCursor: billing.ErrUnknownCursor}
+	if f.Status != nil {
+		pq.filter = append(pq.filter, cond{"status = ?", string(*f.Status)})
+	}
+	if f.Customer != nil {
+		pq.filter = append(pq.filter, cond{"customer_id = ?", *f.Customer})
+	}
+	if f.Price != nil {
+		pq.filter = append(pq.filter, cond{"price_id = ?", *f.Price})
+	}
+	rows, hasMore, err := pageBySeq[subscriptionRow](ctx, st.db, pq)
+	if err != nil {
+		return core.Page[*billing.Subscription]{}, err
+	}
+	out := core.Page[*billing.Subscription]{HasMore: hasMore, Items: make([]*billing.Subscription, 0, len(rows))}
+	for i := range rows {
+		s, err := rows[i].subscription()
+		if err != nil {
+			return core.Page[*billing.Subscription]{}, err
+		}
+		out.Items = append(out.Items, s)
+	}
+	return out, nil
+}
+
+// SubscriptionByPaymentIntent reads the subscription of first payment piID, of any scope.
+func (st *BillingStore) SubscriptionByPaymentIntent(ctx context.Context, piID string) (*billing.Subscription, error) {
+	var r subscriptionRow
+	err := st.db.GetContext(ctx, &r, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE payment_intent = $1`, piID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, billing.ErrSubscriptionMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: by payment intent: %w", err)
+	}
+	return r.subscription()
+}
+
+// SubscriptionNextDueSQL is NextDue's statement (exported for the planner test).
+const SubscriptionNextDueSQL = `SELECT min(due_at) FROM subscriptions
+	WHERE merchant_id = $1 AND environment = $2 AND due_at IS NOT NULL AND due_at <= $3`
+
+// NextDue is the earliest due_at of scope at or before until.
+func (st *BillingStore) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+	var at sql.NullTime
+	if err := st.db.GetContext(ctx, &at, SubscriptionNextDueSQL, scope.MerchantID, string(scope.Env), until); err != nil {
+		return time.Time{}, false, fmt.Errorf("subscriptions: next due: %w", err)
+	}
+	return at.Time.UTC(), at.Valid, nil
+}
+
+// subscriptionRepo is billing.SubscriptionRepository on a transaction.
+type subscriptionRepo Tx
+
+// Subscriptions is billing's subscription repository on this transaction.
+func (t *Tx) Subscriptions() billing.SubscriptionRepository { return subscriptionRepo(*t) }
+
+// Insert writes a new subscription.
+func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription) error {
+	args, err := subscriptionArgs(sub)
+	if err != nil {
+		return err
+	}
+	return r.q.exec(ctx, write{what: "subscriptions: insert " + sub.ID(), one: true,
+		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
+			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
+			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
+			due_at, payment_intent, trial_notified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
+}
+
+// Lock reads the subscription FOR UPDATE.
+func (r subscriptionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
+	s, err := getSubscription(ctx, r.q, scope, id, true)
+	return s, r.q.a.note(err)
+}
+
+// Save writes the subscription's state and due time in one UPDATE of its row.
+func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) error {
+	args, err := subscriptionArgs(sub)
+	if err != nil {
+		return err
+	}
+	return r.q.exec(ctx, write{what: "subscriptions: update " + sub.ID(), one: true,
+		sql: `UPDATE subscriptions SET status = $4, customer_id = $5, price_id = $6, quantity = $7, currency = $8,
+			unit_amount = $9, interval = $10, interval_count = $11, anchor = $12, period_start = $13, period_end = $14,
+			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
+			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
+			due_at = $26, payment_intent = $27, trial_notified = $28 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
+}
+
+// ClaimDue locks up to limit subscriptions due by until, earliest first, SKIP LOCKED.
+func (r subscriptionRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*billing.Subscription, error) {
+	inScope, args := sweepScope("s", scope, []any{until})
+	args = append(args, limit)
+	query := fmt.Sprintf(`SELECT %s FROM subscriptions s WHERE s.due_at IS NOT NULL AND s.due_at <= $1 AND %s
+		ORDER BY s.due_at, s.id LIMIT $%d FOR UPDATE OF s SKIP LOCKED`, prefixed("s", subscriptionColumns), inScope, len(args))
+	var rows []subscriptionRow
+	run := func() error { return sqlx.SelectContext(ctx, r.q, &rows, query, args...) }
+	var err error
+	if scope != nil {
+		err = sortOff(ctx, r.q, run) // the scope's order comes from subscriptions_scope_due
+	} else {
+		err = run()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: claim due: %w", r.q.a.note(err))
+	}
+	out := make([]*billing.Subscription, 0, len(rows))
+	for i := range rows {
+		s, err := rows[i].subscription()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// prefixed qualifies each column of the comma-separated list cols with alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,487 @@
+// Package billingtest is the behaviour every implementation of billing's repositories and
+// store shows, written once and run on each: adapters/postgres runs it on a database, the
+// module's tests on Fake. It imports testing and is imported by tests only.
+package billingtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// Harness is one implementation under test.
+type Harness struct {
+	UoW   ports.UnitOfWorkOf[billing.Tx]
+	Store billing.Store
+	// NewScope returns the test scope of a merchant no other case uses.
+	NewScope func(t *testing.T) core.Scope
+	// SkipsLocked: units of work run concurrently and a claim skips rows another holds (a
+	// fake that runs one unit at a time cannot show it).
+	SkipsLocked bool
+}
+
+// RunStore runs the suite; newHarness is called once per case, and the cases run in parallel.
+func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, h Harness)
+	}{
+		{"a customer is found by e-mail in any case", foundByEmail},
+		{"customers are per merchant and environment", customerIsolation},
+		{"unknown customers", unknownCustomers},
+		{"a saved method round trip, default and processor customer", methodRoundTrip},
+		{"a processor reference is saved once and the unit goes on", methodOnce},
+		{"a failed unit of work writes nothing", rollback},
+		{"concurrent finds of one e-mail agree on one customer", concurrentFinds},
+		{"a subscription round trip", subscriptionRoundTrip},
+		{"subscriptions are per merchant and environment", subscriptionIsolation},
+		{"subscriptions listed newest first, filtered, with cursors", subscriptionList},
+		{"due subscriptions are claimed earliest first, once", subscriptionClaims},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newHarness(t))
+		})
+	}
+}
+
+var (
+	ctx     = context.Background()
+	t0      = time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	errBoom = errors.New("boom")
+)
+
+func findOrCreate(t *testing.T, h Harness, scope core.Scope, name, email string) (*billing.Customer, bool) {
+	t.Helper()
+	var c *billing.Customer
+	var created bool
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		var err error
+		c, created, err = billing.FindOrCreateIn(ctx, tx, scope, name, email, t0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("find or create %s: %v", email, err)
+	}
+	return c, created
+}
+
+func saveMethod(t *testing.T, h Harness, scope core.Scope, customer, ref string, last4 string, makeDefault bool) *billing.PaymentMethod {
+	t.Helper()
+	var pm *billing.PaymentMethod
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		var err error
+		_, pm, err = billing.RecordSavedMethod(ctx, tx, scope, customer, billing.Saved{Type: ports.MethodCard, ProcessorRef: ref,
+			Card: &ports.CardInfo{Brand: "visa", Last4: last4, Country: "DE", Funding: "credit", ExpMonth: 12, ExpYear: 2030}},
+			"pcus_1", makeDefault, t0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("save method: %v", err)
+	}
+	return pm
+}
+
+func foundByEmail(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	a, created := findOrCreate(t, h, scope, "Ada Lovelace", "Ada@Example.com")
+	if !created || a.Email() != "Ada@Example.com" || a.Name() != "Ada Lovelace" {
+		t.Fatalf("created %v %+v", created, a.Snapshot())
+	}
+	b, created := findOrCreate(t, h, scope, "Somebody Else", "  ada@example.COM ")
+	if created || b.ID() != a.ID() || b.Name() != "Ada Lovelace" {
+		t.Fatalf("found %v %+v, want %s", created, b.Snapshot(), a.ID())
+	}
+	got, err := h.Store.Customer(ctx, scope, a.ID())
+	if err != nil || got.Snapshot().EmailKey != "ada@example.com" || !got.Created().Equal(t0) || got.DefaultPaymentMethod() != nil {
+		t.Fatalf("read back %+v %v", got, err)
+	}
+}
+
+func customerIsolation(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	live := core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}
+	ca, _ := findOrCreate(t, h, a, "Ada Lovelace", "ada@example.com")
+	cb, created := findOrCreate(t, h, b, "Ada Lovelace", "ada@example.com")
+	cl, createdLive := findOrCreate(t, h, live, "Ada Lovelace", "ada@example.com")
+	if !created || !createdLive || cb.ID() == ca.ID() || cl.ID() == ca.ID() {
+		t.Fatalf("the same e-mail in another merchant or environment is another customer")
+	}
+	if _, err := h.Store.Customer(ctx, b, ca.ID()); !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("another merchant's customer: %v", err)
+	}
+	if _, err := h.Store.Customer(ctx, live, ca.ID()); !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("the test customer in live: %v", err)
+	}
+	pm := saveMethod(t, h, a, ca.ID(), "ref_iso", "4242", true)
+	if _, err := h.Store.PaymentMethod(ctx, b, pm.ID()); !errors.Is(err, billing.ErrMethodNotFound) {
+		t.Fatalf("another merchant's method: %v", err)
+	}
+	if ms, err := h.Store.CustomerMethods(ctx, b, ca.ID()); err != nil || len(ms) != 0 {
+		t.Fatalf("another merchant's methods: %v %v", ms, err)
+	}
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		if _, err := tx.Customers().Lock(ctx, b, ca.ID()); !errors.Is(err, billing.ErrNotFound) {
+			t.Errorf("lock of another merchant's customer: %v", err)
+		}
+		if _, err := tx.PaymentMethods().ByProcessorRef(ctx, b, "ref_iso"); !errors.Is(err, billing.ErrMethodNotFound) {
+			t.Errorf("another merchant's processor reference: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func unknownCustomers(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	if _, err := h.Store.Customer(ctx, scope, "cus_nope"); !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := h.Store.PaymentMethod(ctx, scope, "pm_nope"); !errors.Is(err, billing.ErrMethodNotFound) {
+		t.Fatalf("unknown method: %v", err)
+	}
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		_, err := tx.Customers().Lock(ctx, scope, "cus_nope")
+		return err
+	})
+	if !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("lock unknown: %v", err)
+	}
+}
+
+func methodRoundTrip(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	c, _ := findOrCreate(t, h, scope, "Ada Lovelace", "ada@example.com")
+	first := saveMethod(t, h, scope, c.ID(), "ref_1", "4242", false)
+	got, err := h.Store.Customer(ctx, scope, c.ID())
+	if err != nil || got.DefaultPaymentMethod() == nil || *got.DefaultPaymentMethod() != first.ID() || got.ProcessorRef() != "pcus_1" {
+		t.Fatalf("the first method is the default: %+v %v", got.Snapshot(), err)
+	}
+	second := saveMethod(t, h, scope, c.ID(), "ref_2", "0341", false)
+	if got, _ = h.Store.Customer(ctx, scope, c.ID()); *got.DefaultPaymentMethod() != first.ID() {
+		t.Fatalf("a second method without makeDefault replaced the default")
+	}
+	third := saveMethod(t, h, scope, c.ID(), "ref_3", "1111", true)
+	if got, _ = h.Store.Customer(ctx, scope, c.ID()); *got.DefaultPaymentMethod() != third.ID() {
+		t.Fatalf("makeDefault: default %v, want %s", *got.DefaultPaymentMethod(), third.ID())
+	}
+	m, err := h.Store.PaymentMethod(ctx, scope, second.ID())
+	if err != nil || m.Snapshot() != second.Snapshot() {
+		t.Fatalf("read back %+v %v, want %+v", m.Snapshot(), err, second.Snapshot())
+	}
+	ms, err := h.Store.CustomerMethods(ctx, scope, c.ID())
+	if err != nil || len(ms) != 3 || ms[0].ID() != third.ID() || ms[2].ID() != first.ID() {
+		t.Fatalf("methods newest first: %v %v", ms, err)
+	}
+}
+
+func methodOnce(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	c, _ := findOrCreate(t, h, scope, "Ada Lovelace", "ada@example.com")
+	pm := saveMethod(t, h, scope, c.ID(), "ref_once", "4242", false)
+	again := saveMethod(t, h, scope, c.ID(), "ref_once", "4242", false)
+	if again.ID() != pm.ID() {
+		t.Fatalf("the same processor reference saved twice: %s and %s", pm.ID(), again.ID())
+	}
+	// The refused insert leaves the unit of work usable: a write after it commits.
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		dup, _ := billing.NewPaymentMethod(c, billing.Saved{Type: ports.MethodCard, ProcessorRef: "ref_once",
+			Card: &ports.CardInfo{Brand: "visa", Last4: "4242"}}, t0)
+		if err := tx.PaymentMethods().Insert(ctx, dup); !errors.Is(err, billing.ErrMethodExists) {
+			t.Errorf("insert of a kept processor reference: %v", err)
+		}
+		_, _, err := billing.FindOrCreateIn(ctx, tx, scope, "Grace Hopper", "grace@example.com", t0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, created := findOrCreate(t, h, scope, "Grace Hopper", "grace@example.com"); created {
+		t.Fatalf("the write after the refused insert was lost")
+	}
+}
+
+func rollback(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	var id string
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		c, _, err := billing.FindOrCreateIn(ctx, tx, scope, "Ada Lovelace", "ada@example.com", t0)
+		if err != nil {
+			return err
+		}
+		id = c.ID()
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Do: %v", err)
+	}
+	if _, err := h.Store.Customer(ctx, scope, id); !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("a rolled back customer: %v", err)
+	}
+	if _, created := findOrCreate(t, h, scope, "Ada Lovelace", "ada@example.com"); !created {
+		t.Fatalf("the e-mail of a rolled back customer is taken")
+	}
+}
+
+func concurrentFinds(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	const n = 8
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+				c, _, err := billing.FindOrCreateIn(ctx, tx, scope, "Ada Lovelace", "ada@example.com", t0)
+				if err == nil {
+					ids[i] = c.ID()
+				}
+				return err
+			})
+			if err != nil {
+				t.Errorf("find %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] || id == "" {
+			t.Fatalf("concurrent finds: %v", ids)
+		}
+	}
+}
+
+var monthly = &billing.Price{ID: "price_m", Active: true, Recurring: true, Interval: billing.IntervalMonth, IntervalCount: 1,
+	UsageType: "licensed", UnitAmount: 900, Currency: "EUR"}
+
+// newSubscription inserts an incomplete subscription of a new customer created at, and
+// returns it.
+func newSubscription(t *testing.T, h Harness, scope core.Scope, email string, price *billing.Price, at time.Time) *billing.Subscription {
+	t.Helper()
+	var sub *billing.Subscription
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		c, _, err := billing.FindOrCreateIn(ctx, tx, scope, "Ada Lovelace", email, at)
+		if err != nil {
+			return err
+		}
+		in := billing.CreateInput{PriceID: price.ID, CustomerName: "Ada Lovelace", CustomerEmail: email, Metadata: map[string]string{"k": "v"}}
+		if sub, err = billing.NewSubscription(scope, c, price, in, 2, at); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Insert(ctx, sub)
+	})
+	if err != nil {
+		t.Fatalf("insert subscription: %v", err)
+	}
+	return sub
+}
+
+func subscriptionRoundTrip(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	sub := newSubscription(t, h, scope, "ada@example.com", monthly, t0)
+	got, err := h.Store.Subscription(ctx, scope, sub.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sub.Snapshot()
+	gs := got.Snapshot()
+	if gs.ID != want.ID || gs.Status != want.Status || gs.Quantity != 2 || gs.Customer != want.Customer || !gs.PeriodEnd.Equal(want.PeriodEnd) ||
+		!gs.Anchor.Equal(want.Anchor) || gs.Metadata["k"] != "v" || gs.DefaultMethod != nil || gs.TrialEnd != nil {
+		t.Fatalf("read back %+v, want %+v", gs, want)
+	}
+	// Lock, change, save: a default method and a pending cancellation survive the trip.
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		s, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+		if err != nil {
+			return err
+		}
+		snap := s.Snapshot()
+		snap.Status = billing.StatusActive
+		snap.DefaultMethod = &billing.DefaultMethod{ID: "pm_1", Summary: billing.Summary{Type: ports.MethodCard, Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030}}
+		s = billing.RehydrateSubscription(snap)
+		if _, err := s.Cancel(true, t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Save(ctx, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = h.Store.Subscription(ctx, scope, sub.ID())
+	gs = got.Snapshot()
+	if gs.Status != billing.StatusActive || !gs.CancelAtPeriodEnd || gs.CanceledAt == nil || !gs.CanceledAt.Equal(t0.Add(time.Hour)) ||
+		gs.DefaultMethod == nil || gs.DefaultMethod.Last4 != "4242" || gs.DefaultMethod.ID != "pm_1" {
+		t.Fatalf("after save %+v", gs)
+	}
+}
+
+func subscriptionIsolation(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	sub := newSubscription(t, h, a, "ada@example.com", monthly, t0)
+	if _, err := h.Store.Subscription(ctx, b, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("another merchant's subscription: %v", err)
+	}
+	// A trial's first payment is found by its id, in any scope (its secret is the credential).
+	trial := *monthly
+	trial.TrialPeriodDays = ptrInt(7)
+	tr := newSubscription(t, h, a, "trial@example.com", &trial, t0)
+	got, err := h.Store.SubscriptionByPaymentIntent(ctx, tr.PaymentIntent())
+	if err != nil || got.ID() != tr.ID() || got.Snapshot().ClientSecret == nil || *got.Snapshot().ClientSecret != *tr.Snapshot().ClientSecret {
+		t.Fatalf("by payment intent: %v %v", got, err)
+	}
+	if _, err := h.Store.SubscriptionByPaymentIntent(ctx, "pi_000000000000000000000000"); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("unknown payment intent: %v", err)
+	}
+	live := core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}
+	if _, err := h.Store.Subscription(ctx, live, sub.ID()); !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("the test subscription in live: %v", err)
+	}
+	if p, err := h.Store.Subscriptions(ctx, b, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{}); err != nil || len(p.Items) != 0 {
+		t.Fatalf("another merchant's list: %v %v", p, err)
+	}
+	if _, err := h.Store.Subscriptions(ctx, b, core.ListQuery{Limit: 10, StartingAfter: sub.ID()}, billing.SubscriptionFilter{}); !errors.Is(err, billing.ErrUnknownCursor) {
+		t.Fatalf("another merchant's subscription as a cursor: %v", err)
+	}
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		_, err := tx.Subscriptions().Lock(ctx, b, sub.ID())
+		return err
+	})
+	if !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("lock of another merchant's subscription: %v", err)
+	}
+	if subs := claim(t, h, &b, t0.AddDate(1, 0, 0)); len(subs) != 0 {
+		t.Fatalf("another merchant's due subscriptions claimed: %d", len(subs))
+	}
+}
+
+func subscriptionList(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	yearly := *monthly
+	yearly.ID, yearly.Interval = "price_y", billing.IntervalYear
+	var ids []string
+	for i := 0; i < 5; i++ {
+		p := monthly
+		if i%2 == 1 {
+			p = &yearly
+		}
+		ids = append(ids, newSubscription(t, h, scope, fmt.Sprintf("c%d@example.com", i%2), p, t0).ID())
+	}
+	page, err := h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2}, billing.SubscriptionFilter{})
+	if err != nil || len(page.Items) != 2 || !page.HasMore || page.Items[0].ID() != ids[4] || page.Items[1].ID() != ids[3] {
+		t.Fatalf("first page %v %v", page, err)
+	}
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2, StartingAfter: ids[3]}, billing.SubscriptionFilter{})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[2] || !page.HasMore {
+		t.Fatalf("second page %v", page)
+	}
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 2, EndingBefore: ids[1]}, billing.SubscriptionFilter{})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[3] || page.Items[1].ID() != ids[2] || !page.HasMore {
+		t.Fatalf("page before %s: %v", ids[1], page)
+	}
+	price := "price_y"
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Price: &price})
+	if len(page.Items) != 2 || page.Items[0].ID() != ids[3] {
+		t.Fatalf("price filter %v", page)
+	}
+	first, _ := h.Store.Subscription(ctx, scope, ids[0])
+	cus := first.Customer()
+	page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Customer: &cus})
+	if len(page.Items) != 3 {
+		t.Fatalf("customer filter %d", len(page.Items))
+	}
+	active, incomplete := billing.StatusActive, billing.StatusIncomplete
+	if page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Status: &active}); len(page.Items) != 0 {
+		t.Fatalf("status active: %d", len(page.Items))
+	}
+	if page, _ = h.Store.Subscriptions(ctx, scope, core.ListQuery{Limit: 10}, billing.SubscriptionFilter{Status: &incomplete}); len(page.Items) != 5 {
+		t.Fatalf("status incomplete: %d", len(page.Items))
+	}
+}
+
+func claim(t *testing.T, h Harness, scope *core.Scope, until time.Time) []*billing.Subscription {
+	t.Helper()
+	var out []*billing.Subscription
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		var err error
+		out, err = tx.Subscriptions().ClaimDue(ctx, scope, until, 100)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func subscriptionClaims(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	late := newSubscription(t, h, scope, "late@example.com", monthly, t0.Add(time.Hour))
+	early := newSubscription(t, h, scope, "early@example.com", monthly, t0)
+	if subs := claim(t, h, &scope, t0.Add(23*time.Hour-time.Second)); len(subs) != 0 {
+		t.Fatalf("claimed before due: %d", len(subs))
+	}
+	subs := claim(t, h, &scope, t0.Add(48*time.Hour))
+	if len(subs) != 2 || subs[0].ID() != early.ID() || subs[1].ID() != late.ID() {
+		t.Fatalf("claimed %v, want early then late", subs)
+	}
+	at, ok, err := h.Store.NextDue(ctx, scope, t0.Add(48*time.Hour))
+	if err != nil || !ok || !at.Equal(t0.Add(23*time.Hour)) {
+		t.Fatalf("next due %v %v %v", at, ok, err)
+	}
+	if _, ok, _ := h.Store.NextDue(ctx, scope, t0.Add(22*time.Hour)); ok {
+		t.Fatalf("next due before any is due")
+	}
+	// Expired, it is due no more.
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		s, err := tx.Subscriptions().Lock(ctx, scope, early.ID())
+		if err != nil {
+			return err
+		}
+		if _, _, err := s.ProcessDue(t0.Add(48 * time.Hour)); err != nil {
+			return err
+		}
+		return tx.Subscriptions().Save(ctx, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subs := claim(t, h, &scope, t0.Add(48*time.Hour)); len(subs) != 1 || subs[0].ID() != late.ID() {
+		t.Fatalf("after the expiry: %v", subs)
+	}
+	// A row another unit of work holds is skipped.
+	held := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+			if _, err := tx.Subscriptions().Lock(ctx, scope, late.ID()); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	if h.SkipsLocked {
+		if subs := claim(t, h, &scope, t0.Add(48*time.Hour)); len(subs) != 0 {
+			t.Errorf("claimed a locked row: %v", subs)
+		}
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptrInt(v int) *int { return &v }

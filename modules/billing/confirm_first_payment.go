@@ -1,0 +1,123 @@
+package billing
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// FirstPayment is what the customer's browser sees of a subscription's first payment.
+type FirstPayment struct {
+	Subscription *Subscription
+	// Amount is what confirming charges now: 0 for a trial, which only saves the method.
+	Amount int64
+}
+
+// openFirstPayment reads the subscription of first payment piID and checks the client
+// secret in constant time. An unknown id and a wrong secret answer the same 422, which never
+// tells whether the payment exists.
+func (s *Service) openFirstPayment(ctx context.Context, piID, secret string) (*Subscription, error) {
+	sub, err := s.store.SubscriptionByPaymentIntent(ctx, piID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return nil, ErrPaymentIntentState
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !sub.ClientSecretMatches(secret) {
+		return nil, ErrPaymentIntentState
+	}
+	return sub, nil
+}
+
+// FirstPaymentView reads the first payment piID for the browser that holds its secret.
+func (s *Service) FirstPaymentView(ctx context.Context, piID, secret string) (*FirstPayment, error) {
+	sub, err := s.openFirstPayment(ctx, piID, secret)
+	if err != nil {
+		return nil, err
+	}
+	return &FirstPayment{Subscription: sub}, nil
+}
+
+// ConfirmFirstPayment confirms the first payment piID of a subscription with a trial: the
+// payment method is checked as a checkout confirmation checks it (400 naming the field),
+// saved by the processor with no transaction open (nothing is charged), then, in one unit of
+// work, recorded as the customer's default and the subscription's, and the subscription is
+// trialing (customer.subscription.updated). A refusal is a *DeclineError (402) and the
+// subscription stays incomplete. A payment already confirmed, expired or unknown, or a wrong
+// secret, is 422 payment_intent_unexpected_state.
+func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, in MethodInput) (*FirstPayment, error) {
+	sub, err := s.openFirstPayment(ctx, piID, secret)
+	if err != nil {
+		return nil, err
+	}
+	scope := sub.Scope()
+	now, err := s.clocks.Now(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	if err := sub.CheckConfirmable(now); err != nil {
+		return nil, err
+	}
+	saver, ok := s.savers[scope.Env]
+	if !ok {
+		return nil, ErrProcessorUnavailable
+	}
+	snap := sub.Snapshot()
+	if err := payments.ValidateMethod(in.Method, in.Card, in.SEPA, snap.Currency, "subscriptions", now); err != nil {
+		return nil, err
+	}
+	c, err := s.Customer(ctx, scope, sub.Customer())
+	if err != nil {
+		return nil, err
+	}
+	// Each confirmation is a setup of its own (a declined card is followed by another), so the
+	// key is new each time; a crash after the setup leaves a method saved at the processor
+	// that Kassa never charges.
+	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: piID,
+		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
+		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: piID + ":" + core.RandomBase62(12)}, now)
+	if err != nil {
+		return nil, err
+	}
+	switch res.Outcome {
+	case ports.OutcomeSucceeded:
+	case ports.OutcomeRequiresAction:
+		// Authenticating a card while saving it is not offered on this path yet.
+		return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
+			Message: "This card needs authentication, which saving it for a trial does not offer yet; use another card."}
+	default:
+		return nil, &DeclineError{DeclineCode: res.DeclineCode, Message: res.FailureMessage, Param: payments.DeclineParam(res.DeclineCode)}
+	}
+	var out *Subscription
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		locked, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+		if err != nil {
+			return subscriptionNotFound(err)
+		}
+		if err := locked.CheckConfirmable(now); err != nil {
+			return err // confirmed by a concurrent request, or expired meanwhile
+		}
+		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
+			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, true, now)
+		if err != nil {
+			return err
+		}
+		ch, err := locked.StartTrial(DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.Subscriptions().Save(ctx, locked); err != nil {
+			return err
+		}
+		out = locked
+		return tx.Outbox().Add(ctx, changeEvents(ch, locked, now)...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &FirstPayment{Subscription: out}, nil
+}

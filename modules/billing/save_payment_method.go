@@ -1,0 +1,118 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// MethodInput is a payment method to save: exactly one of Card (Method card) and SEPA
+// (Method sepa_debit). It lives only for the call.
+type MethodInput struct {
+	Method ports.PaymentMethodKind
+	Card   *ports.CardDetails
+	SEPA   *ports.SEPADetails
+	// Reference is the Kassa object the method is saved for (in_…); the customer's id when
+	// empty.
+	Reference string
+	// IdempotencyKey is the setup's key at the processor (required): a retried save with the
+	// same key saves one method.
+	IdempotencyKey string
+	// MakeDefault makes the saved method the customer's default (it is anyway when the
+	// customer has none).
+	MakeDefault bool
+}
+
+// SaveOutcome is what a save came to. Method is set when the processor saved it; otherwise
+// Outcome is failed (DeclineCode, FailureMessage) or requires_action (Action, ProcessorRef:
+// the customer authenticates, then CompleteSave).
+type SaveOutcome struct {
+	Customer       *Customer
+	Method         *PaymentMethod
+	Outcome        ports.ChargeOutcome
+	ProcessorRef   string
+	DeclineCode    string
+	FailureMessage string
+	Action         *ports.ChargeAction
+}
+
+// SavePaymentMethod saves a payment method for customerID without moving money: the
+// processor's setup runs with no transaction open, then the method is recorded (and made the
+// default) in one unit of work. A crash between the two leaves a method saved at the
+// processor that Kassa never charges; the retried save with the same key records it.
+func (s *Service) SavePaymentMethod(ctx context.Context, scope core.Scope, customerID string, in MethodInput) (*SaveOutcome, error) {
+	if in.IdempotencyKey == "" || !in.Method.Valid() {
+		return nil, fmt.Errorf("billing: save payment method: a key and a method are required")
+	}
+	saver, ok := s.savers[scope.Env]
+	if !ok {
+		return nil, ErrProcessorUnavailable
+	}
+	c, err := s.Customer(ctx, scope, customerID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.clocks.Now(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	ref := in.Reference
+	if ref == "" {
+		ref = c.ID()
+	}
+	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: ref,
+		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
+		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: in.IdempotencyKey}, now)
+	if err != nil {
+		return nil, err
+	}
+	out := &SaveOutcome{Customer: c, Outcome: res.Outcome, ProcessorRef: res.ProcessorRef,
+		DeclineCode: res.DeclineCode, FailureMessage: res.FailureMessage, Action: res.Action}
+	if res.Outcome != ports.OutcomeSucceeded {
+		return out, nil
+	}
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		cu, pm, err := RecordSavedMethod(ctx, tx, scope, customerID, Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
+			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, in.MakeDefault, now)
+		out.Customer, out.Method = cu, pm
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordSavedMethod records, inside the caller's unit of work, a method the processor saved
+// for customerID (by a setup, or by a charge that asked to save its method): the customer is
+// locked, the method inserted (one already recorded with the same processor reference is
+// answered instead) and attached, and the customer saved.
+func RecordSavedMethod(ctx context.Context, tx Tx, scope core.Scope, customerID string, saved Saved, processorCustomer string,
+	makeDefault bool, now time.Time) (*Customer, *PaymentMethod, error) {
+	c, err := tx.Customers().Lock(ctx, scope, customerID)
+	if err != nil {
+		return nil, nil, customerNotFound(err)
+	}
+	pm, err := NewPaymentMethod(c, saved, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.PaymentMethods().Insert(ctx, pm); errors.Is(err, ErrMethodExists) {
+		if pm, err = tx.PaymentMethods().ByProcessorRef(ctx, scope, saved.ProcessorRef); err != nil {
+			return nil, nil, err
+		}
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if err := c.AttachMethod(pm, processorCustomer, makeDefault, now); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Customers().Save(ctx, c); err != nil {
+		return nil, nil, err
+	}
+	return c, pm, nil
+}

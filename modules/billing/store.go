@@ -1,0 +1,83 @@
+package billing
+
+import (
+	"context"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// Tx is what billing needs inside a unit of work: payments' repositories (a subscription's
+// invoices are paid through the charge protocol, which runs in billing's units of work), the
+// outbox and the mail queue, and billing's own repositories.
+type Tx interface {
+	payments.Tx
+	Customers() CustomerRepository
+	PaymentMethods() PaymentMethodRepository
+	Subscriptions() SubscriptionRepository
+}
+
+// SubscriptionRepository keeps subscriptions inside a unit of work.
+type SubscriptionRepository interface {
+	Insert(ctx context.Context, s *Subscription) error
+	// Lock reads subscription id of scope FOR UPDATE; an unknown one is ErrSubscriptionMissing.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
+	// Save writes the subscription's state (and its due time, DueAt) in one UPDATE of its row.
+	Save(ctx context.Context, s *Subscription) error
+	// ClaimDue locks up to limit subscriptions due at or before until (DueAt), earliest due
+	// first, skipping rows another unit of work holds (SKIP LOCKED). With scope nil it covers
+	// live scopes and test scopes whose clock is not frozen.
+	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Subscription, error)
+}
+
+// SubscriptionFilter narrows a list of subscriptions (D14): each field set must match.
+type SubscriptionFilter struct {
+	Status   *Status
+	Customer *string
+	Price    *string
+}
+
+// CustomerRepository keeps customers inside a unit of work. Every call runs its statement
+// where it is called.
+type CustomerRepository interface {
+	// FindOrInsert answers the scope's customer with c's e-mail (EmailKey), locked until the
+	// unit of work ends: c itself, inserted, when there was none (created true). Concurrent
+	// calls with one e-mail agree on one customer.
+	FindOrInsert(ctx context.Context, c *Customer) (found *Customer, created bool, err error)
+	// Lock reads customer id of scope FOR UPDATE; an unknown one is ErrNotFound.
+	Lock(ctx context.Context, scope core.Scope, id string) (*Customer, error)
+	// Save writes the customer's state in one UPDATE that must change its one row.
+	Save(ctx context.Context, c *Customer) error
+}
+
+// PaymentMethodRepository keeps saved payment methods inside a unit of work.
+type PaymentMethodRepository interface {
+	// Insert writes a new method. One whose processor reference the scope keeps already is
+	// not written and answers ErrMethodExists; the unit of work goes on.
+	Insert(ctx context.Context, m *PaymentMethod) error
+	// ByProcessorRef reads the scope's method with that processor reference; ErrMethodNotFound.
+	ByProcessorRef(ctx context.Context, scope core.Scope, ref string) (*PaymentMethod, error)
+	// Get reads method id of scope; ErrMethodNotFound.
+	Get(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+}
+
+// Store reads customers and methods outside a unit of work.
+type Store interface {
+	// Customer reads customer id of scope; ErrNotFound.
+	Customer(ctx context.Context, scope core.Scope, id string) (*Customer, error)
+	// PaymentMethod reads method id of scope; ErrMethodNotFound.
+	PaymentMethod(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+	// CustomerMethods lists the customer's saved methods, newest first.
+	CustomerMethods(ctx context.Context, scope core.Scope, customerID string) ([]*PaymentMethod, error)
+	// SubscriptionByPaymentIntent reads the subscription whose first payment is piID, of any
+	// scope; ErrSubscriptionMissing.
+	SubscriptionByPaymentIntent(ctx context.Context, piID string) (*Subscription, error)
+	// Subscription reads subscription id of scope; ErrSubscriptionMissing.
+	Subscription(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
+	// Subscriptions pages the scope's subscriptions newest first; a cursor that is not a
+	// subscription of the scope is ErrUnknownCursor.
+	Subscriptions(ctx context.Context, scope core.Scope, q core.ListQuery, f SubscriptionFilter) (core.Page[*Subscription], error)
+	// NextDue is the earliest due time of the scope's subscriptions at or before until.
+	NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
+}
