@@ -18,6 +18,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
@@ -38,6 +39,7 @@ type app struct {
 	payments  *payments.Sweeper
 	attempts  *payments.AttemptSweeper
 	refunds   *payments.Refunder
+	ledger    *ledger.Service
 	wall      core.Clock
 	events    *events.Service
 	apps      *apps.Service
@@ -158,7 +160,20 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err)
 	}
 	due.Register("refunds left pending", refunder)
+	// Pending balance becomes available at its available_on, on the scope's clock: a state
+	// sweep over the release queue, so a test clock advance releases funds in time order too.
+	ledgerStore := postgres.NewLedgerStore(db)
+	releaser, err := ledger.NewReleaser(postgres.Bind(uow, func(tx *postgres.Tx) ledger.Tx { return tx }), ledgerStore)
+	if err != nil {
+		panic(err)
+	}
+	due.Register("balance releases", releaser)
+	balances, err := ledger.NewService(ledgerStore)
+	if err != nil {
+		panic(err)
+	}
 	return &app{
+		ledger:    balances,
 		db:        db,
 		identity:  ident,
 		apps:      installed,
@@ -183,6 +198,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 var (
 	_ scheduler.NextDuer = (*checkout.Service)(nil)
 	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
+	_ scheduler.NextDuer = (*ledger.Releaser)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

@@ -265,6 +265,11 @@ func (s *Sweeper) settleOwned(ctx context.Context, rec *Record, pl plan) (done b
 		if err := tx.Payments().Save(ctx, c.record); err != nil {
 			return err
 		}
+		if c.record.Payment.Status() == StatusSucceeded { // settled: its funds enter the balance
+			if err := postPayment(ctx, tx, c.record, pl.at); err != nil {
+				return err
+			}
+		}
 		if err := tx.Outbox().Add(ctx, c.events...); err != nil {
 			return err
 		}
