@@ -140,7 +140,10 @@ func TestLedgerBalancesAfterEachKindOfMovement(t *testing.T) {
 	do("dispute", func(ctx context.Context, tx ledger.Tx) error { _, err := ledger.PostDispute(ctx, tx, d); return err })
 	want("dispute", 4885-5000-1500, 0) // the available balance may go negative
 	d.At = d.At.Add(24 * time.Hour)
-	do("dispute won", func(ctx context.Context, tx ledger.Tx) error { _, err := ledger.PostDisputeReversal(ctx, tx, d); return err })
+	do("dispute won", func(ctx context.Context, tx ledger.Tx) error {
+		_, err := ledger.PostDisputeReversal(ctx, tx, d)
+		return err
+	})
 	want("dispute won", 4885, 0)
 
 	page, err := e.svc.Transactions(ctx, scope, core.ListQuery{Limit: 100}, ledger.Filter{PaymentID: "py_1"})
