@@ -15,6 +15,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -34,6 +35,8 @@ type DashboardDeps struct {
 	Events    *events.Service
 	Payments  *payments.Queries
 	Refunds   *payments.Refunder // nil: refunds answer 500
+	Ledger    *ledger.Service    // nil: the balance answers 500 and payments show no ledger entries
+	Payouts   PayoutSchedule     // nil: the balance says payouts are not set up
 	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
 	Apps      *apps.Service
 	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list

@@ -123,6 +123,10 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
+	entries, err := a.paymentBalanceTransactions(ctx, scope, p.ID())
+	if err != nil {
+		return nil, err
+	}
 	// The events about the payment, its session and its refunds (charge.refunded is about
 	// the refund).
 	about := []string{p.ID(), sessionID}
@@ -134,10 +138,11 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		return nil, err
 	}
 	out := dash.PaymentDetail{
-		Payment:      render.Payment(p),
-		FeeBreakdown: breakdown,
-		Events:       make([]dash.Event, 0, len(evs)),
-		Refunds:      refunds,
+		Payment:             render.Payment(p),
+		FeeBreakdown:        breakdown,
+		Events:              make([]dash.Event, 0, len(evs)),
+		Refunds:             refunds,
+		BalanceTransactions: entries,
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)

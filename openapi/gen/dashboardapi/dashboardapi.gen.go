@@ -66,6 +66,90 @@ func (e AppInstallationObject) Valid() bool {
 	}
 }
 
+// Defines values for BalanceObject.
+const (
+	BalanceObjectBalance BalanceObject = "balance"
+)
+
+// Valid indicates whether the value is a known member of the BalanceObject enum.
+func (e BalanceObject) Valid() bool {
+	switch e {
+	case BalanceObjectBalance:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionObject.
+const (
+	BalanceTransactionObjectBalanceTransaction BalanceTransactionObject = "balance_transaction"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionObject enum.
+func (e BalanceTransactionObject) Valid() bool {
+	switch e {
+	case BalanceTransactionObjectBalanceTransaction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionStatus.
+const (
+	BalanceTransactionStatusAvailable BalanceTransactionStatus = "available"
+	BalanceTransactionStatusPending   BalanceTransactionStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionStatus enum.
+func (e BalanceTransactionStatus) Valid() bool {
+	switch e {
+	case BalanceTransactionStatusAvailable:
+		return true
+	case BalanceTransactionStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionType.
+const (
+	BalanceTransactionTypeDispute         BalanceTransactionType = "dispute"
+	BalanceTransactionTypeDisputeFee      BalanceTransactionType = "dispute_fee"
+	BalanceTransactionTypeDisputeReversal BalanceTransactionType = "dispute_reversal"
+	BalanceTransactionTypeFee             BalanceTransactionType = "fee"
+	BalanceTransactionTypeFeeReversal     BalanceTransactionType = "fee_reversal"
+	BalanceTransactionTypePayment         BalanceTransactionType = "payment"
+	BalanceTransactionTypePayout          BalanceTransactionType = "payout"
+	BalanceTransactionTypeRefund          BalanceTransactionType = "refund"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionType enum.
+func (e BalanceTransactionType) Valid() bool {
+	switch e {
+	case BalanceTransactionTypeDispute:
+		return true
+	case BalanceTransactionTypeDisputeFee:
+		return true
+	case BalanceTransactionTypeDisputeReversal:
+		return true
+	case BalanceTransactionTypeFee:
+		return true
+	case BalanceTransactionTypeFeeReversal:
+		return true
+	case BalanceTransactionTypePayment:
+		return true
+	case BalanceTransactionTypePayout:
+		return true
+	case BalanceTransactionTypeRefund:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DashboardEnvironment.
 const (
 	DashboardEnvironmentLive DashboardEnvironment = "live"
@@ -525,6 +609,87 @@ type AppInstallationList struct {
 	Data []AppInstallation `json:"data"`
 }
 
+// Balance The balance per currency, and whether and when payouts run.
+type Balance struct {
+	// Available What a payout can take, per currency.
+	Available []BalanceAmount `json:"available"`
+	Object    BalanceObject   `json:"object"`
+	Payouts   struct {
+		// Enabled Whether payouts run in this environment (live needs a live payout adapter).
+		Enabled bool `json:"enabled"`
+
+		// Message Why payouts do not run, when they do not.
+		Message *string `json:"message"`
+
+		// NextPayoutAt When the next daily payout runs (00:00 UTC of the environment's clock); null when payouts do not run.
+		NextPayoutAt *int64 `json:"next_payout_at"`
+	} `json:"payouts"`
+
+	// Pending What becomes available later, per currency.
+	Pending []BalanceAmount `json:"pending"`
+}
+
+// BalanceObject defines model for Balance.Object.
+type BalanceObject string
+
+// BalanceAmount defines model for BalanceAmount.
+type BalanceAmount struct {
+	// Amount Minor units; may be negative for `available`.
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// BalanceTransaction One movement of the balance. `amount` is the gross movement (positive in, negative out),
+// `fee` what Kassa keeps of it (negative: a fee given back), `net` = `amount` − `fee`, what
+// the balance changed by.
+type BalanceTransaction struct {
+	Amount int64 `json:"amount"`
+
+	// AvailableOn When its funds are (or were) available.
+	AvailableOn int64  `json:"available_on"`
+	Created     int64  `json:"created"`
+	Currency    string `json:"currency"`
+	Fee         int64  `json:"fee"`
+
+	// Id `txn_…`
+	Id     string                   `json:"id"`
+	Net    int64                    `json:"net"`
+	Object BalanceTransactionObject `json:"object"`
+
+	// Payment The payment it concerns, if any.
+	Payment *string `json:"payment"`
+
+	// Payout The payout that settles it, once one does.
+	Payout *string `json:"payout"`
+
+	// Source The object it comes from: `py_`, `re_`, `dp_` or `po_`.
+	Source string                   `json:"source"`
+	Status BalanceTransactionStatus `json:"status"`
+	Type   BalanceTransactionType   `json:"type"`
+}
+
+// BalanceTransactionObject defines model for BalanceTransaction.Object.
+type BalanceTransactionObject string
+
+// BalanceTransactionStatus defines model for BalanceTransaction.Status.
+type BalanceTransactionStatus string
+
+// BalanceTransactionList A page of balance transactions.
+type BalanceTransactionList struct {
+	// Data The balance transactions, newest first.
+	Data    []BalanceTransaction `json:"data"`
+	HasMore bool                 `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// BalanceTransactionType defines model for BalanceTransactionType.
+type BalanceTransactionType string
+
 // CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
 // is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
 // subscriptions can be created.
@@ -896,6 +1061,9 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
+	// BalanceTransactions The payment's ledger entries (its payment, refunds, fee reversals and dispute), newest first (at most 100).
+	BalanceTransactions []BalanceTransaction `json:"balance_transactions"`
+
 	// Events Events about the payment, its checkout session or its refunds, newest first (at most 100).
 	Events []Event `json:"events"`
 
@@ -1280,6 +1448,9 @@ type WebhookEndpointWithSecretStatus string
 // ActiveFilter defines model for ActiveFilter.
 type ActiveFilter = bool
 
+// BalanceTransactionTypeFilter defines model for BalanceTransactionTypeFilter.
+type BalanceTransactionTypeFilter = string
+
 // EndingBefore defines model for EndingBefore.
 type EndingBefore = string
 
@@ -1294,6 +1465,15 @@ type Limit = int
 
 // ObjectId defines model for ObjectId.
 type ObjectId = string
+
+// PaymentFilter defines model for PaymentFilter.
+type PaymentFilter = string
+
+// PayoutFilter defines model for PayoutFilter.
+type PayoutFilter = string
+
+// SourceFilter defines model for SourceFilter.
+type SourceFilter = string
 
 // StartingAfter defines model for StartingAfter.
 type StartingAfter = string
@@ -1355,6 +1535,47 @@ type ListMailboxParams struct {
 	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
 	// created after it are returned. Do not combine with `starting_after`.
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ListBalanceTransactionsParams defines parameters for ListBalanceTransactions.
+type ListBalanceTransactionsParams struct {
+	// Type Only balance transactions of this type.
+	Type *BalanceTransactionTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Payout Only the balance transactions this payout (`po_…`) settles.
+	Payout *PayoutFilter `form:"payout,omitempty" json:"payout,omitempty"`
+
+	// Source Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`).
+	Source *SourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// Payment Only the balance transactions of this payment (`py_…`), its refunds and its dispute.
+	Payment *PaymentFilter `form:"payment,omitempty" json:"payment,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ExportBalanceTransactionsParams defines parameters for ExportBalanceTransactions.
+type ExportBalanceTransactionsParams struct {
+	// Type Only balance transactions of this type.
+	Type *BalanceTransactionTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Payout Only the balance transactions this payout (`po_…`) settles.
+	Payout *PayoutFilter `form:"payout,omitempty" json:"payout,omitempty"`
+
+	// Source Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`).
+	Source *SourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// Payment Only the balance transactions of this payment (`py_…`), its refunds and its dispute.
+	Payment *PaymentFilter `form:"payment,omitempty" json:"payment,omitempty"`
 }
 
 // ListCheckoutSessionsParams defines parameters for ListCheckoutSessions.
@@ -1865,6 +2086,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBalance The balance per currency
+	//
+	// The environment's balance in every currency it has one: `available` (what a payout can
+	// take; it may be negative after refunds or disputes larger than what was available) and
+	// `pending` (card funds for two days after the charge, SEPA funds for two days after
+	// settlement). Reading it costs the same whatever the number of balance transactions.
+	// `payouts` says whether payouts run in this environment and when the next one is due.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+	GetBalance(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBalanceTransactions List balance transactions
+	//
+	// Every movement of the balance, newest first: payments (with their fee), refunds and
+	// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+	// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+	// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+	// `ending_before` as every list.
+	//
+	// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactions(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportBalanceTransactions Export balance transactions as CSV
+	//
+	// The balance transactions the same filters select, newest first, as CSV (at most
+	// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+	// amounts in minor units and times in RFC 3339 (UTC).
+	//
+	// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+	ExportBalanceTransactions(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCheckoutSessions List checkout sessions
 	//
@@ -2722,6 +2982,75 @@ func (c *Client) CreateApiKey(ctx context.Context, env Env, body CreateApiKeyJSO
 // Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeApiKeyRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBalance The balance per currency
+//
+// The environment's balance in every currency it has one: `available` (what a payout can
+// take; it may be negative after refunds or disputes larger than what was available) and
+// `pending` (card funds for two days after the charge, SEPA funds for two days after
+// settlement). Reading it costs the same whatever the number of balance transactions.
+// `payouts` says whether payouts run in this environment and when the next one is due.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+func (c *Client) GetBalance(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalanceRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBalanceTransactions List balance transactions
+//
+// Every movement of the balance, newest first: payments (with their fee), refunds and
+// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+// `ending_before` as every list.
+//
+// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+func (c *Client) ListBalanceTransactions(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBalanceTransactionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportBalanceTransactions Export balance transactions as CSV
+//
+// The balance transactions the same filters select, newest first, as CSV (at most
+// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+// amounts in minor units and times in RFC 3339 (UTC).
+//
+// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+func (c *Client) ExportBalanceTransactions(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportBalanceTransactionsRequest(c.Server, env, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4137,6 +4466,270 @@ func NewRevokeApiKeyRequest(server string, env Env, id ObjectId) (*http.Request,
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBalanceRequest constructs an http.Request for the GetBalance method
+func NewGetBalanceRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListBalanceTransactionsRequest constructs an http.Request for the ListBalanceTransactions method
+func NewListBalanceTransactionsRequest(server string, env Env, params *ListBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance_transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payout", *params.Payout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment", *params.Payment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportBalanceTransactionsRequest constructs an http.Request for the ExportBalanceTransactions method
+func NewExportBalanceTransactionsRequest(server string, env Env, params *ExportBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance_transactions/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payout", *params.Payout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment", *params.Payment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -6372,6 +6965,51 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKeyWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error)
 
+	// GetBalanceWithResponse The balance per currency
+	//
+	// The environment's balance in every currency it has one: `available` (what a payout can
+	// take; it may be negative after refunds or disputes larger than what was available) and
+	// `pending` (card funds for two days after the charge, SEPA funds for two days after
+	// settlement). Reading it costs the same whatever the number of balance transactions.
+	// `payouts` says whether payouts run in this environment and when the next one is due.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+	GetBalanceWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error)
+
+	// ListBalanceTransactionsWithResponse List balance transactions
+	//
+	// Every movement of the balance, newest first: payments (with their fee), refunds and
+	// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+	// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+	// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+	// `ending_before` as every list.
+	//
+	// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error)
+
+	// ExportBalanceTransactionsWithResponse Export balance transactions as CSV
+	//
+	// The balance transactions the same filters select, newest first, as CSV (at most
+	// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+	// amounts in minor units and times in RFC 3339 (UTC).
+	//
+	// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+	ExportBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ExportBalanceTransactionsResponse, error)
+
 	// ListCheckoutSessionsWithResponse List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -8498,6 +9136,363 @@ func (r RevokeApiKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBalanceResponse200Headers the declared response headers of an HTTP 200 response for GetBalance
+type GetBalanceResponse200Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse400Headers the declared response headers of an HTTP 400 response for GetBalance
+type GetBalanceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBalanceResponse401Headers the declared response headers of an HTTP 401 response for GetBalance
+type GetBalanceResponse401Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse429Headers the declared response headers of an HTTP 429 response for GetBalance
+type GetBalanceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBalanceResponse500Headers the declared response headers of an HTTP 500 response for GetBalance
+type GetBalanceResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetBalance
+type GetBalanceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBalanceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Balance
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBalanceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBalanceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBalanceResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBalanceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBalanceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBalanceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBalanceResponse) GetJSON200() *Balance {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBalanceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBalanceResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBalanceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBalanceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBalanceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBalanceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBalanceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBalanceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListBalanceTransactionsResponse500Headers the declared response headers of an HTTP 500 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BalanceTransactionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListBalanceTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListBalanceTransactionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListBalanceTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBalanceTransactionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON200() *BalanceTransactionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBalanceTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse200Headers struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+// ExportBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ExportBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ExportBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ExportBalanceTransactionsResponse500Headers the declared response headers of an HTTP 500 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ExportBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ExportBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportBalanceTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportBalanceTransactionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportBalanceTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportBalanceTransactionsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportBalanceTransactionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14359,6 +15354,69 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, env 
 	return ParseRevokeApiKeyResponse(rsp)
 }
 
+// GetBalanceWithResponse The balance per currency
+//
+// The environment's balance in every currency it has one: `available` (what a payout can
+// take; it may be negative after refunds or disputes larger than what was available) and
+// `pending` (card funds for two days after the charge, SEPA funds for two days after
+// settlement). Reading it costs the same whatever the number of balance transactions.
+// `payouts` says whether payouts run in this environment and when the next one is due.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+func (c *ClientWithResponses) GetBalanceWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error) {
+	rsp, err := c.GetBalance(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBalanceResponse(rsp)
+}
+
+// ListBalanceTransactionsWithResponse List balance transactions
+//
+// Every movement of the balance, newest first: payments (with their fee), refunds and
+// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+// `ending_before` as every list.
+//
+// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+func (c *ClientWithResponses) ListBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error) {
+	rsp, err := c.ListBalanceTransactions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBalanceTransactionsResponse(rsp)
+}
+
+// ExportBalanceTransactionsWithResponse Export balance transactions as CSV
+//
+// The balance transactions the same filters select, newest first, as CSV (at most
+// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+// amounts in minor units and times in RFC 3339 (UTC).
+//
+// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+func (c *ClientWithResponses) ExportBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ExportBalanceTransactionsResponse, error) {
+	rsp, err := c.ExportBalanceTransactions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportBalanceTransactionsResponse(rsp)
+}
+
 // ListCheckoutSessionsWithResponse List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -17052,6 +18110,441 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeApiKeyResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBalanceResponse parses an HTTP response from a GetBalanceWithResponse call
+func ParseGetBalanceResponse(rsp *http.Response) (*GetBalanceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBalanceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Balance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBalanceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBalanceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetBalanceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBalanceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBalanceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBalanceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListBalanceTransactionsResponse parses an HTTP response from a ListBalanceTransactionsWithResponse call
+func ParseListBalanceTransactionsResponse(rsp *http.Response) (*ListBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BalanceTransactionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListBalanceTransactionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBalanceTransactionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportBalanceTransactionsResponse parses an HTTP response from a ExportBalanceTransactionsWithResponse call
+func ParseExportBalanceTransactionsResponse(rsp *http.Response) (*ExportBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportBalanceTransactionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportBalanceTransactionsResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -24249,6 +25742,15 @@ type ServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /api/v1/{env}/api_keys/{id}/revoke)
 	RevokeApiKey(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// GetBalance The balance per currency
+	// (GET /api/v1/{env}/balance)
+	GetBalance(w http.ResponseWriter, r *http.Request, env Env)
+	// ListBalanceTransactions List balance transactions
+	// (GET /api/v1/{env}/balance_transactions)
+	ListBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ListBalanceTransactionsParams)
+	// ExportBalanceTransactions Export balance transactions as CSV
+	// (GET /api/v1/{env}/balance_transactions/export)
+	ExportBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ExportBalanceTransactionsParams)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
@@ -24626,6 +26128,233 @@ func (siw *ServerInterfaceWrapper) RevokeApiKey(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RevokeApiKey(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBalance operation middleware
+func (siw *ServerInterfaceWrapper) GetBalance(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBalance(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ListBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBalanceTransactionsParams
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payout" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payout", r.URL.Query(), &params.Payout, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payout"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payout", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", r.URL.Query(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "source"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "source", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payment" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payment", r.URL.Query(), &params.Payment, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payment"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payment", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBalanceTransactions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ExportBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportBalanceTransactionsParams
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payout" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payout", r.URL.Query(), &params.Payout, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payout"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payout", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", r.URL.Query(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "source"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "source", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payment" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payment", r.URL.Query(), &params.Payment, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payment"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payment", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportBalanceTransactions(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -26425,6 +28154,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance", wrapper.GetBalance)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions", wrapper.ListBalanceTransactions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions/export", wrapper.ExportBalanceTransactions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/invoices", wrapper.ListInvoices)
@@ -28221,6 +29953,400 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 type RevokeApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalanceRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type GetBalanceResponseObject interface {
+	VisitGetBalanceResponse(w http.ResponseWriter) error
+}
+
+type GetBalance200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetBalance200JSONResponse struct {
+	Body    Balance
+	Headers GetBalance200ResponseHeaders
+}
+
+func (response GetBalance200JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBalance400JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetBalance401JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBalance429JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetBalance500JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBalance503JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListBalanceTransactionsParams
+}
+
+type ListBalanceTransactionsResponseObject interface {
+	VisitListBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ListBalanceTransactions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListBalanceTransactions200JSONResponse struct {
+	Body    BalanceTransactionList
+	Headers ListBalanceTransactions200ResponseHeaders
+}
+
+func (response ListBalanceTransactions200JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBalanceTransactions400JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListBalanceTransactions401JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBalanceTransactions429JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListBalanceTransactions500JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListBalanceTransactions503JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ExportBalanceTransactionsParams
+}
+
+type ExportBalanceTransactionsResponseObject interface {
+	VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ExportBalanceTransactions200ResponseHeaders struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+type ExportBalanceTransactions200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportBalanceTransactions200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportBalanceTransactions200TextcsvResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportBalanceTransactions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportBalanceTransactions400JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ExportBalanceTransactions401JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ExportBalanceTransactions429JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ExportBalanceTransactions500JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ExportBalanceTransactions503JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -34629,6 +36755,15 @@ type StrictServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /api/v1/{env}/api_keys/{id}/revoke)
 	RevokeApiKey(ctx context.Context, request RevokeApiKeyRequestObject) (RevokeApiKeyResponseObject, error)
+	// GetBalance The balance per currency
+	// (GET /api/v1/{env}/balance)
+	GetBalance(ctx context.Context, request GetBalanceRequestObject) (GetBalanceResponseObject, error)
+	// ListBalanceTransactions List balance transactions
+	// (GET /api/v1/{env}/balance_transactions)
+	ListBalanceTransactions(ctx context.Context, request ListBalanceTransactionsRequestObject) (ListBalanceTransactionsResponseObject, error)
+	// ExportBalanceTransactions Export balance transactions as CSV
+	// (GET /api/v1/{env}/balance_transactions/export)
+	ExportBalanceTransactions(ctx context.Context, request ExportBalanceTransactionsRequestObject) (ExportBalanceTransactionsResponseObject, error)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
@@ -35081,6 +37216,86 @@ func (sh *strictHandler) RevokeApiKey(w http.ResponseWriter, r *http.Request, en
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RevokeApiKeyResponseObject); ok {
 		if err := validResponse.VisitRevokeApiKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBalance operation middleware
+func (sh *strictHandler) GetBalance(w http.ResponseWriter, r *http.Request, env Env) {
+	var request GetBalanceRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBalance(ctx, request.(GetBalanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBalance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBalanceResponseObject); ok {
+		if err := validResponse.VisitGetBalanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListBalanceTransactions operation middleware
+func (sh *strictHandler) ListBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ListBalanceTransactionsParams) {
+	var request ListBalanceTransactionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBalanceTransactions(ctx, request.(ListBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitListBalanceTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ExportBalanceTransactions operation middleware
+func (sh *strictHandler) ExportBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ExportBalanceTransactionsParams) {
+	var request ExportBalanceTransactionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportBalanceTransactions(ctx, request.(ExportBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ExportBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitExportBalanceTransactionsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
