@@ -12,6 +12,7 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"overview":          {},
 	"payments":          {detail: true},
 	"refunds":           {},
+	"balance":           {},
 	"checkout_sessions": {},
 	"api_keys":          {},
 	"webhooks":          {detail: true},

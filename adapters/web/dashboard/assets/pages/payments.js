@@ -1,10 +1,11 @@
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
-// breakdown, its refunds (and the form to refund it) and events.
+// breakdown, its refunds (and the form to refund it), its ledger entries and events.
 import { get, newKey, postOnce, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, exponent, money, parseAmount, plain, when } from '../format.js';
 import { busy, facts, field, flash, pager, showFormError, table } from '../ui.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
+import { transactionColumns } from './balance.js';
 
 const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
   ['declined', 'declined (charges without a payment)']];
@@ -136,6 +137,9 @@ export async function detail(ctx) {
     h('section', { 'aria-labelledby': 'pay-refunds', id: 'payment-refunds' },
       h('h2', { id: 'pay-refunds' }, 'Refunds'),
       refundsTable(d.refunds || [], chargeCur)),
+    h('section', { 'aria-labelledby': 'pay-ledger', id: 'payment-ledger' },
+      h('h2', { id: 'pay-ledger' }, 'Ledger entries'),
+      table(transactionColumns(ctx.base), d.balance_transactions || [], 'No ledger entries: this payment moved no money yet.', 'Ledger entries')),
     declines.data.length ? h('section', { 'aria-labelledby': 'pay-declines', id: 'session-declines' },
       h('h2', { id: 'pay-declines' }, 'Declined tries on this checkout session'),
       table(declineColumns(), declines.data, 'No declined charges.', 'Declined tries')) : null,
