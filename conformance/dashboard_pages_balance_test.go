@@ -41,3 +41,32 @@ func TestDashboardPagesBalance(t *testing.T) {
 		harness.Page(t, ctx, "dashboard-payment-ledger")
 	})
 }
+
+func TestDashboardPagesPayouts(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "PAGES", "the payouts page lists a payout made at midnight of the test clock; its page lists the transactions it settles with a CSV link; live says no payouts are made", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := dpNewOwner(t)
+		o.signIn(t)
+		now := clockFreeze(t, o.Test)
+		dashPay(t, o.Merchant, 2500, "eur", payCardInstant)
+		dashPay(t, o.Merchant, 1800, "eur", payCardInstant)
+		clockAdvance(t, o.Test, untilMidnight(now))
+		ctx := harness.NewBrowser(t)
+		dpSignIn(t, ctx, o)
+		dpGo(t, ctx, "/test/payouts")
+		dpWait(t, ctx, "the payout", `document.querySelectorAll("main tbody tr, #main tbody tr").length === 1`)
+		harness.Page(t, ctx, "dashboard-payouts")
+		dpDo(t, ctx, "open the payout", dpClick("a[data-payout]"))
+		dpWait(t, ctx, "its transactions", `location.pathname.startsWith("/test/payouts/po_") && document.querySelectorAll("#payout-transactions tbody tr").length === 2`)
+		csv, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("payout-csv").getAttribute("href")`))
+		if err != nil || !strings.Contains(csv, "payout=po_") {
+			t.Fatalf("CSV link %q (%v)", csv, err)
+		}
+		harness.Page(t, ctx, "dashboard-payout")
+		dpGo(t, ctx, "/live/payouts")
+		dpWait(t, ctx, "the live notice", dpHas("#payouts-off", "live payout adapter"))
+		harness.Page(t, ctx, "dashboard-payouts-live")
+	})
+}

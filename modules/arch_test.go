@@ -80,6 +80,7 @@ func unit(pkg string) string {
 var allowedEdges = map[[2]string]string{
 	{"modules/checkout", "modules/payments"}:     "a confirmation creates the session's payment through the payments module",
 	{"modules/invoicing", "modules/payments"}:    "an invoice is a payable: paying it runs the charge protocol of payments (payments.Charger, PayableOwner)",
+	{"modules/payouts", "modules/ledger"}:        "a payout run takes the available balance and posts the payout in its own unit of work (ledger.LockAvailable, PostPayout, PostPayoutPaid)",
 	{"modules/payments", "modules/ledger"}:       "a payment that succeeds and a refund post to the balance ledger inside their own unit of work (ledger.PostPayment, PostRefund)",
 	{"adapters/web", "adapters/http"}:            "the checkout pages map domain errors to statuses and log request ids as the API does",
 	{"adapters/webhookhttp", "adapters/signing"}: "the webhook sender signs each delivery with the signing scheme",

@@ -23,7 +23,8 @@ const balanceTxnColumns = `id, merchant_id, environment, currency, type, amount,
 	coalesce(payment_id, '') AS payment_id, available_on, created,
 	EXISTS (SELECT 1 FROM ledger_releases r WHERE r.merchant_id = balance_transactions.merchant_id
 		AND r.environment = balance_transactions.environment AND r.transaction_id = balance_transactions.id) AS pending,
-	'' AS payout_id`
+	coalesce((SELECT s.payout_id FROM balance_transaction_payouts s WHERE s.merchant_id = balance_transactions.merchant_id
+		AND s.environment = balance_transactions.environment AND s.transaction_id = balance_transactions.id), '') AS payout_id`
 
 type balanceTxnRow struct {
 	ID          string    `db:"id"`
@@ -187,6 +188,14 @@ func (r ledgerRepo) Append(ctx context.Context, j ledger.Journal) error {
 			return fmt.Errorf("ledger_postings: insert: %w", err)
 		}
 	}
+	if j.AvailableChanged {
+		if _, err := r.q.ExecContext(ctx, `INSERT INTO ledger_payout_marks (merchant_id, environment, changed_at)
+			VALUES ($1, $2, $3) ON CONFLICT (merchant_id, environment)
+			DO UPDATE SET changed_at = least(ledger_payout_marks.changed_at, EXCLUDED.changed_at)`,
+			s.MerchantID, string(s.Env), j.ChangedAt); err != nil {
+			return fmt.Errorf("ledger_payout_marks: mark: %w", err)
+		}
+	}
 	if len(j.Balances) > 0 {
 		keys := make([]ledger.BalanceKey, 0, len(j.Balances))
 		var vals pq.Int64Array
@@ -272,6 +281,9 @@ func (st *LedgerStore) List(ctx context.Context, scope core.Scope, q core.ListQu
 	filter = append(filter, when(f.Type != "", cond{"type = ?", string(f.Type)})...)
 	filter = append(filter, when(f.SourceID != "", cond{"source_id = ?", f.SourceID})...)
 	filter = append(filter, when(f.PaymentID != "", cond{"payment_id = ?", f.PaymentID})...)
+	filter = append(filter, when(f.PayoutID != "", cond{`EXISTS (SELECT 1 FROM balance_transaction_payouts s
+		WHERE s.merchant_id = balance_transactions.merchant_id AND s.environment = balance_transactions.environment
+		AND s.transaction_id = balance_transactions.id AND s.payout_id = ?)`, f.PayoutID})...)
 	rows, more, err := pageBySeq[balanceTxnRow](ctx, st.db, pageQuery{
 		table: "balance_transactions", columns: balanceTxnColumns, scope: scope, q: q, filter: filter,
 		unknownCursor: ledger.ErrUnknownCursor,
@@ -306,6 +318,85 @@ func (st *LedgerStore) NextDue(ctx context.Context, scope core.Scope, until time
 	if err := st.db.GetContext(ctx, &at, `SELECT min(available_on) FROM ledger_releases
 		WHERE merchant_id = $1 AND environment = $2 AND available_on <= $3`, scope.MerchantID, string(scope.Env), until); err != nil {
 		return time.Time{}, false, fmt.Errorf("ledger_releases: next due: %w", err)
+	}
+	return at.Time.UTC(), at.Valid, nil
+}
+
+// ClaimPayoutDue locks up to limit payout marks of envs changed before `before`, skipping those
+// another run holds.
+func (r ledgerRepo) ClaimPayoutDue(ctx context.Context, scope *core.Scope, envs []core.Environment, before time.Time, limit int) ([]ledger.PayoutDue, error) {
+	var es pq.StringArray
+	for _, e := range envs {
+		es = append(es, string(e))
+	}
+	inScope, args := sweepScope("m", scope, []any{before, es})
+	args = append(args, limit)
+	var rows []struct {
+		MerchantID  string    `db:"merchant_id"`
+		Environment string    `db:"environment"`
+		ChangedAt   time.Time `db:"changed_at"`
+	}
+	err := sqlx.SelectContext(ctx, r.q, &rows, fmt.Sprintf(`SELECT m.merchant_id, m.environment, m.changed_at
+		FROM ledger_payout_marks m WHERE m.changed_at < $1 AND m.environment = ANY($2::text[]) AND %s
+		ORDER BY m.changed_at, m.merchant_id, m.environment LIMIT $%d FOR UPDATE OF m SKIP LOCKED`, inScope, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger_payout_marks: claim: %w", r.q.a.note(err))
+	}
+	out := make([]ledger.PayoutDue, len(rows))
+	for i, x := range rows {
+		out[i] = ledger.PayoutDue{Scope: core.Scope{MerchantID: x.MerchantID, Env: core.Environment(x.Environment)}, ChangedAt: x.ChangedAt.UTC()}
+	}
+	return out, nil
+}
+
+// ClearPayoutDue deletes scope's payout mark.
+func (r ledgerRepo) ClearPayoutDue(ctx context.Context, scope core.Scope) error {
+	return r.q.exec(ctx, write{what: "ledger_payout_marks: clear", sql: `DELETE FROM ledger_payout_marks
+		WHERE merchant_id = $1 AND environment = $2`, args: []any{scope.MerchantID, string(scope.Env)}})
+}
+
+// Currencies lists scope's balance currencies.
+func (r ledgerRepo) Currencies(ctx context.Context, scope core.Scope) ([]core.Currency, error) {
+	var out []core.Currency
+	err := sqlx.SelectContext(ctx, r.q, &out, `SELECT DISTINCT currency FROM ledger_balances
+		WHERE merchant_id = $1 AND environment = $2 AND account = 'available' ORDER BY currency`, scope.MerchantID, string(scope.Env))
+	if err != nil {
+		return nil, fmt.Errorf("ledger_balances: currencies: %w", r.q.a.note(err))
+	}
+	return out, nil
+}
+
+// Settle links payoutID to every available, unsettled, non-payout transaction of scope in
+// currency, and sums their nets.
+func (r ledgerRepo) Settle(ctx context.Context, scope core.Scope, currency core.Currency, payoutID string) (int64, error) {
+	var sum int64
+	err := sqlx.GetContext(ctx, r.q, &sum, `WITH settled AS (
+			INSERT INTO balance_transaction_payouts (merchant_id, environment, transaction_id, payout_id)
+			SELECT t.merchant_id, t.environment, t.id, $4 FROM balance_transactions t
+			WHERE t.merchant_id = $1 AND t.environment = $2 AND t.currency = $3 AND t.type <> 'payout' AND t.seq > 0
+				AND NOT EXISTS (SELECT 1 FROM ledger_releases q WHERE q.merchant_id = t.merchant_id
+					AND q.environment = t.environment AND q.transaction_id = t.id)
+				AND NOT EXISTS (SELECT 1 FROM balance_transaction_payouts s WHERE s.merchant_id = t.merchant_id
+					AND s.environment = t.environment AND s.transaction_id = t.id)
+			RETURNING transaction_id)
+		SELECT coalesce(sum(t.net), 0) FROM balance_transactions t JOIN settled s ON t.id = s.transaction_id
+		WHERE t.merchant_id = $1 AND t.environment = $2`, scope.MerchantID, string(scope.Env), string(currency), payoutID)
+	if err != nil {
+		return 0, fmt.Errorf("balance_transaction_payouts: settle: %w", r.q.a.note(err))
+	}
+	return sum, nil
+}
+
+// PayoutChangedAt reads scope's payout mark.
+func (st *LedgerStore) PayoutChangedAt(ctx context.Context, scope core.Scope) (time.Time, bool, error) {
+	var at sql.NullTime
+	err := st.db.GetContext(ctx, &at, `SELECT changed_at FROM ledger_payout_marks WHERE merchant_id = $1 AND environment = $2`,
+		scope.MerchantID, string(scope.Env))
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("ledger_payout_marks: read: %w", err)
 	}
 	return at.Time.UTC(), at.Valid, nil
 }

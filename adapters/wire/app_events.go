@@ -219,7 +219,7 @@ func appObject(r core.EventRecord) (any, error) {
 			return nil, err
 		}
 		return appPayment(&p), nil
-	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription, core.ObjectPayout,
 		core.ObjectWebhookEndpoint:
 		// A charge renders through paymentIntentOf above; the others have no app form yet.
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -40,6 +41,7 @@ type app struct {
 	attempts  *payments.AttemptSweeper
 	refunds   *payments.Refunder
 	ledger    *ledger.Service
+	payouts   *payouts.Service
 	wall      core.Clock
 	events    *events.Service
 	apps      *apps.Service
@@ -172,8 +174,21 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	if err != nil {
 		panic(err)
 	}
+	// The daily payouts, at 00:00 UTC of each environment's clock: recorded with their ledger
+	// postings, sent through the environment's rail with no transaction open, paid on their
+	// arrival date. Test has the sandbox rail; live has none yet, so no live payouts are made.
+	po, err := payouts.NewService(payouts.Deps{
+		UoW: postgres.Bind(uow, func(tx *postgres.Tx) payouts.Tx { return tx }), Store: postgres.NewPayoutStore(db),
+		Ledger: ledgerStore, Rails: map[core.Environment]ports.PayoutRail{core.EnvTest: sandbox.PayoutRail{}},
+		Clocks: tc, Wall: clock,
+	})
+	if err != nil {
+		panic(err)
+	}
+	due.Register("daily payouts", po)
 	return &app{
 		ledger:    balances,
+		payouts:   po,
 		db:        db,
 		identity:  ident,
 		apps:      installed,
@@ -199,6 +214,7 @@ var (
 	_ scheduler.NextDuer = (*checkout.Service)(nil)
 	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
 	_ scheduler.NextDuer = (*ledger.Releaser)(nil)
+	_ scheduler.NextDuer = (*payouts.Service)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

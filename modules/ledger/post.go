@@ -14,7 +14,12 @@ import (
 // journalOf builds the journal that posts txns and releases rel in scope at: the entries and
 // the deltas of every balance they touch. It checks that every entry balances.
 func journalOf(scope core.Scope, at time.Time, txns []*Transaction, rel []Due) (Journal, map[BalanceKey]int64, error) {
-	j := Journal{Scope: scope, At: at, Transactions: txns, Released: rel}
+	j := Journal{Scope: scope, At: at, ChangedAt: at, Transactions: txns, Released: rel}
+	for _, d := range rel { // funds became available when they were due, not when the sweep ran
+		if d.AvailableOn.Before(j.ChangedAt) {
+			j.ChangedAt = d.AvailableOn
+		}
+	}
 	deltas := map[BalanceKey]int64{}
 	add := func(id string, kind EntryKind, ps []Posting) error {
 		if len(ps) == 0 {
@@ -95,6 +100,38 @@ func post(ctx context.Context, tx Tx, scope core.Scope, at time.Time, txns []*Tr
 	j, deltas, err := journalOf(scope, at, txns, rel)
 	if err != nil {
 		return err
+	}
+	return write(ctx, tx, j, deltas)
+}
+
+// postEntries writes entries that belong to existing transactions (a payout paid).
+func postEntries(ctx context.Context, tx Tx, scope core.Scope, at time.Time, es []Entry) error {
+	j := Journal{Scope: scope, At: at, ChangedAt: at}
+	deltas := map[BalanceKey]int64{}
+	for _, e := range es {
+		for _, p := range e.Postings {
+			if p.Amount <= 0 || p.Source == p.Destination || !p.Source.Valid() || !p.Destination.Valid() {
+				return fmt.Errorf("ledger: %s: invalid posting %+v", e.TransactionID, p)
+			}
+			deltas[BalanceKey{Scope: scope, Currency: p.Currency, Account: p.Source}] -= p.Amount
+			deltas[BalanceKey{Scope: scope, Currency: p.Currency, Account: p.Destination}] += p.Amount
+		}
+		j.Entries = append(j.Entries, e)
+	}
+	return write(ctx, tx, j, deltas)
+}
+
+// write locks the balances deltas changes (sorted), checks them and appends j. A change of an
+// available balance by anything but a payout marks the scope for the next payout run.
+func write(ctx context.Context, tx Tx, j Journal, deltas map[BalanceKey]int64) error {
+	payout := false
+	for _, t := range j.Transactions {
+		payout = payout || t.typ == TypePayout
+	}
+	for k, d := range deltas {
+		if k.Account == Available && d != 0 && !payout {
+			j.AvailableChanged = true
+		}
 	}
 	keys := sortedKeys(deltas)
 	locked, err := tx.Ledger().LockBalances(ctx, keys)

@@ -53,7 +53,8 @@ func (r *Releaser) ProcessDue(ctx context.Context, scope *core.Scope, until time
 				by[d.Scope] = append(by[d.Scope], d)
 			}
 			for _, s := range order {
-				if err := post(ctx, tx, s, until, nil, by[s]); err != nil {
+				at := by[s][len(by[s])-1].AvailableOn // claimed earliest first: the last is the latest
+				if err := post(ctx, tx, s, at, nil, by[s]); err != nil {
 					return err
 				}
 			}

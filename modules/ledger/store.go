@@ -40,6 +40,11 @@ type Journal struct {
 	Entries      []Entry
 	Released     []Due
 	Balances     map[BalanceKey]int64
+	// AvailableChanged: an available balance changed (not by a payout); the scope's payout
+	// mark keeps the earliest such time not yet paid out.
+	AvailableChanged bool
+	// ChangedAt is when the available balance first changed (At, or the earliest release).
+	ChangedAt time.Time
 }
 
 // Repository keeps the ledger inside a unit of work. It only writes: every rule is the
@@ -55,6 +60,16 @@ type Repository interface {
 	// ClaimDue locks up to limit releases due at or before until (FOR UPDATE SKIP LOCKED),
 	// earliest first; a nil scope claims across every scope whose clock is not frozen.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]Due, error)
+	// ClaimPayoutDue locks up to limit payout marks of envs changed before `before` (FOR UPDATE
+	// SKIP LOCKED), earliest first; a nil scope claims across scopes whose clock is not frozen.
+	ClaimPayoutDue(ctx context.Context, scope *core.Scope, envs []core.Environment, before time.Time, limit int) ([]PayoutDue, error)
+	// ClearPayoutDue deletes scope's payout mark.
+	ClearPayoutDue(ctx context.Context, scope core.Scope) error
+	// Currencies lists the currencies of scope's balances, sorted.
+	Currencies(ctx context.Context, scope core.Scope) ([]core.Currency, error)
+	// Settle links to payoutID every available transaction of scope in currency (not a
+	// payout, not pending, not settled yet) and answers the sum of their nets.
+	Settle(ctx context.Context, scope core.Scope, currency core.Currency, payoutID string) (int64, error)
 }
 
 // Balance is one currency of a scope's balance.
@@ -84,4 +99,6 @@ type Store interface {
 	Get(ctx context.Context, scope core.Scope, id string) (*Transaction, error)
 	// NextDue is the earliest available_on ≤ until of scope's pending transactions.
 	NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
+	// PayoutChangedAt is the change time of scope's payout mark, if it has one.
+	PayoutChangedAt(ctx context.Context, scope core.Scope) (time.Time, bool, error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
@@ -37,9 +38,11 @@ type DashboardDeps struct {
 	Refunds   *payments.Refunder // nil: refunds answer 500
 	Ledger    *ledger.Service    // nil: the balance answers 500 and payments show no ledger entries
 	Payouts   PayoutSchedule     // nil: the balance says payouts are not set up
-	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
-	Apps      *apps.Service
-	Mailbox   ports.Mailbox // nil: the test mailbox answers an empty list
+	// PayoutReads lists and reads payouts; nil: the payouts pages answer 500.
+	PayoutReads *payouts.Service
+	Webhooks    *webhooks.Service // nil: the overview counts no endpoints
+	Apps        *apps.Service
+	Mailbox     ports.Mailbox // nil: the test mailbox answers an empty list
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service

@@ -77,6 +77,30 @@ CREATE TABLE ledger_releases (
 -- Due order across scopes and within one (as payments_due): a key lookup never walks it.
 CREATE INDEX ledger_releases_due ON ledger_releases (available_on, merchant_id, environment, transaction_id);
 
+-- The payout mark: a scope whose available balance changed (by anything but a payout) since
+-- its last payout run, with the earliest such change. Its next run is the first midnight (UTC,
+-- on the scope's clock) after changed_at; the run deletes the mark.
+CREATE TABLE ledger_payout_marks (
+    merchant_id text NOT NULL,
+    environment text NOT NULL,
+    changed_at  timestamptz NOT NULL,
+    PRIMARY KEY (merchant_id, environment)
+);
+CREATE INDEX ledger_payout_marks_due ON ledger_payout_marks (changed_at, merchant_id, environment);
+
+-- Which payout settles which balance transaction (written once, by the payout run).
+CREATE TABLE balance_transaction_payouts (
+    merchant_id    text NOT NULL,
+    environment    text NOT NULL,
+    transaction_id text NOT NULL,
+    payout_id      text NOT NULL,
+    PRIMARY KEY (merchant_id, environment, transaction_id),
+    FOREIGN KEY (merchant_id, environment, transaction_id) REFERENCES balance_transactions (merchant_id, environment, id)
+);
+CREATE INDEX balance_transaction_payouts_payout ON balance_transaction_payouts (payout_id, merchant_id, environment);
+
+ALTER TABLE ledger_payout_marks ALTER COLUMN merchant_id SET STATISTICS 0;
+ALTER TABLE balance_transaction_payouts ALTER COLUMN merchant_id SET STATISTICS 0;
 ALTER TABLE balance_transactions ALTER COLUMN merchant_id SET STATISTICS 0;
 ALTER TABLE ledger_postings ALTER COLUMN merchant_id SET STATISTICS 0;
 ALTER TABLE ledger_balances ALTER COLUMN merchant_id SET STATISTICS 0;
@@ -126,7 +150,14 @@ FROM (SELECT merchant_id, environment, currency, source AS account, -amount AS d
       SELECT merchant_id, environment, currency, destination, amount FROM ledger_postings) d
 GROUP BY merchant_id, environment, currency, account;
 
+-- Every backfilled scope with an available or pending balance is marked for its next payout
+-- run (the change: now).
+INSERT INTO ledger_payout_marks (merchant_id, environment, changed_at)
+SELECT DISTINCT merchant_id, environment, now() FROM balance_transactions;
+
 -- +goose Down
+DROP TABLE balance_transaction_payouts;
+DROP TABLE ledger_payout_marks;
 DROP TABLE ledger_releases;
 DROP TABLE ledger_balances;
 DROP TABLE ledger_postings;

@@ -13,6 +13,7 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"payments":          {detail: true},
 	"refunds":           {},
 	"balance":           {},
+	"payouts":           {detail: true},
 	"checkout_sessions": {},
 	"api_keys":          {},
 	"webhooks":          {detail: true},

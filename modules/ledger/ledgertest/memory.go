@@ -95,3 +95,29 @@ func (m *Memory) ClaimDue(_ context.Context, scope *core.Scope, until time.Time,
 }
 
 var _ ledger.Repository = (*Memory)(nil)
+
+// ClaimPayoutDue answers no payout marks: the memory ledger keeps none (payouts are tested on
+// PostgreSQL).
+func (m *Memory) ClaimPayoutDue(context.Context, *core.Scope, []core.Environment, time.Time, int) ([]ledger.PayoutDue, error) {
+	return nil, nil
+}
+
+// ClearPayoutDue does nothing (no marks are kept).
+func (m *Memory) ClearPayoutDue(context.Context, core.Scope) error { return nil }
+
+// Currencies lists the currencies of scope's available balances.
+func (m *Memory) Currencies(_ context.Context, scope core.Scope) ([]core.Currency, error) {
+	var out []core.Currency
+	for k := range m.Balances {
+		if k.Scope == scope && k.Account == ledger.Available && !slices.Contains(out, k.Currency) {
+			out = append(out, k.Currency)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Settle is not kept in memory.
+func (m *Memory) Settle(context.Context, core.Scope, core.Currency, string) (int64, error) {
+	return 0, fmt.Errorf("ledgertest: payouts are not kept in memory")
+}

@@ -1106,6 +1106,42 @@ type PaymentList struct {
 // PaymentStatusFilter defines model for PaymentStatusFilter.
 type PaymentStatusFilter string
 
+// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+// available balance of each currency that has a positive one to the merchant's bank. It
+// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+// (written on its arrival date, two days later). The balance transactions it settles sum
+// to its amount.
+type Payout = externalRef0.Payout
+
+// PayoutDetail defines model for PayoutDetail.
+type PayoutDetail struct {
+	// BalanceTransactions The balance transactions the payout settles, newest first (at most 100).
+	BalanceTransactions []BalanceTransaction `json:"balance_transactions"`
+
+	// HasMoreTransactions More than 100 transactions are settled; list them with the payout filter.
+	HasMoreTransactions bool `json:"has_more_transactions"`
+
+	// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+	// available balance of each currency that has a positive one to the merchant's bank. It
+	// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+	// (written on its arrival date, two days later). The balance transactions it settles sum
+	// to its amount.
+	Payout Payout `json:"payout"`
+}
+
+// PayoutList A page of payouts.
+type PayoutList struct {
+	// Data The payouts, newest first.
+	Data    []Payout `json:"data"`
+	HasMore bool     `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
 // Price A price of a product.
 type Price = externalRef0.Price
 
@@ -1755,6 +1791,20 @@ type CreateRefundParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListPayoutsParams defines parameters for ListPayouts.
+type ListPayoutsParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
 	// Active Only active (`true`) or only archived (`false`) objects. Default both.
@@ -2364,6 +2414,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 	CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayouts List payouts
+	//
+	// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+	// environment's clock creates one per currency with a positive available balance, for all
+	// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+	// need a live payout adapter: without one none are created (the balance says so). Paged
+	// with `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+	ListPayouts(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayout A payout with the balance transactions it settles
+	//
+	// The payout and the balance transactions it settles, newest first (at most 100;
+	// `has_more_transactions` says when there are more: list them with
+	// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+	// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+	// payout's amount.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+	// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+	GetPayout(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ArchivePrice Archive a price
 	//
@@ -3470,6 +3548,54 @@ func (c *Client) CreateRefundWithBody(ctx context.Context, env Env, id ObjectId,
 // Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 func (c *Client) CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateRefundRequest(c.Server, env, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayouts List payouts
+//
+// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+// environment's clock creates one per currency with a positive available balance, for all
+// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+// need a live payout adapter: without one none are created (the balance says so). Paged
+// with `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+func (c *Client) ListPayouts(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayout A payout with the balance transactions it settles
+//
+// The payout and the balance transactions it settles, newest first (at most 100;
+// `has_more_transactions` says when there are more: list them with
+// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+// payout's amount.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+func (c *Client) GetPayout(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayoutRequest(c.Server, env, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5667,6 +5793,132 @@ func NewCreateRefundRequestWithBody(server string, env Env, id ObjectId, params 
 	return req, nil
 }
 
+// NewListPayoutsRequest constructs an http.Request for the ListPayouts method
+func NewListPayoutsRequest(server string, env Env, params *ListPayoutsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payouts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPayoutRequest constructs an http.Request for the GetPayout method
+func NewGetPayoutRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payouts/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewArchivePriceRequest constructs an http.Request for the ArchivePrice method
 func NewArchivePriceRequest(server string, env Env, id ObjectId) (*http.Request, error) {
 	var err error
@@ -7272,6 +7524,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 	CreateRefundWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
+
+	// ListPayoutsWithResponse List payouts
+	//
+	// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+	// environment's clock creates one per currency with a positive available balance, for all
+	// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+	// need a live payout adapter: without one none are created (the balance says so). Paged
+	// with `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+	ListPayoutsWithResponse(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error)
+
+	// GetPayoutWithResponse A payout with the balance transactions it settles
+	//
+	// The payout and the balance transactions it settles, newest first (at most 100;
+	// `has_more_transactions` says when there are more: list them with
+	// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+	// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+	// payout's amount.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+	// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+	GetPayoutWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPayoutResponse, error)
 
 	// ArchivePriceWithResponse Archive a price
 	//
@@ -11902,6 +12186,263 @@ func (r CreateRefundResponse) ContentType() string {
 	return ""
 }
 
+// ListPayoutsResponse200Headers the declared response headers of an HTTP 200 response for ListPayouts
+type ListPayoutsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse400Headers the declared response headers of an HTTP 400 response for ListPayouts
+type ListPayoutsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListPayoutsResponse401Headers the declared response headers of an HTTP 401 response for ListPayouts
+type ListPayoutsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse429Headers the declared response headers of an HTTP 429 response for ListPayouts
+type ListPayoutsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListPayoutsResponse500Headers the declared response headers of an HTTP 500 response for ListPayouts
+type ListPayoutsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse503Headers the declared response headers of an HTTP 503 response for ListPayouts
+type ListPayoutsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListPayoutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPayoutsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPayoutsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPayoutsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPayoutsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPayoutsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutsResponse) GetJSON200() *PayoutList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPayoutsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPayoutsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPayoutsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPayoutsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPayoutsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPayoutResponse200Headers the declared response headers of an HTTP 200 response for GetPayout
+type GetPayoutResponse200Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse400Headers the declared response headers of an HTTP 400 response for GetPayout
+type GetPayoutResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPayoutResponse401Headers the declared response headers of an HTTP 401 response for GetPayout
+type GetPayoutResponse401Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse404Headers the declared response headers of an HTTP 404 response for GetPayout
+type GetPayoutResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPayoutResponse429Headers the declared response headers of an HTTP 429 response for GetPayout
+type GetPayoutResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetPayoutResponse500Headers the declared response headers of an HTTP 500 response for GetPayout
+type GetPayoutResponse500Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse503Headers the declared response headers of an HTTP 503 response for GetPayout
+type GetPayoutResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetPayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPayoutResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPayoutResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPayoutResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPayoutResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPayoutResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPayoutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPayoutResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPayoutResponse) GetJSON200() *PayoutDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPayoutResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPayoutResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPayoutResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPayoutResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPayoutResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPayoutResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ArchivePriceResponse200Headers the declared response headers of an HTTP 200 response for ArchivePrice
 type ArchivePriceResponse200Headers struct {
 	RequestId *string
@@ -15786,6 +16327,50 @@ func (c *ClientWithResponses) CreateRefundWithResponse(ctx context.Context, env 
 		return nil, err
 	}
 	return ParseCreateRefundResponse(rsp)
+}
+
+// ListPayoutsWithResponse List payouts
+//
+// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+// environment's clock creates one per currency with a positive available balance, for all
+// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+// need a live payout adapter: without one none are created (the balance says so). Paged
+// with `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+func (c *ClientWithResponses) ListPayoutsWithResponse(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error) {
+	rsp, err := c.ListPayouts(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutsResponse(rsp)
+}
+
+// GetPayoutWithResponse A payout with the balance transactions it settles
+//
+// The payout and the balance transactions it settles, newest first (at most 100;
+// `has_more_transactions` says when there are more: list them with
+// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+// payout's amount.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+func (c *ClientWithResponses) GetPayoutWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPayoutResponse, error) {
+	rsp, err := c.GetPayout(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayoutResponse(rsp)
 }
 
 // ArchivePriceWithResponse Archive a price
@@ -21658,6 +22243,320 @@ func ParseCreateRefundResponse(rsp *http.Response) (*CreateRefundResponse, error
 	return response, nil
 }
 
+// ParseListPayoutsResponse parses an HTTP response from a ListPayoutsWithResponse call
+func ParseListPayoutsResponse(rsp *http.Response) (*ListPayoutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPayoutsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPayoutsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPayoutsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPayoutsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPayoutsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPayoutResponse parses an HTTP response from a GetPayoutWithResponse call
+func ParseGetPayoutResponse(rsp *http.Response) (*GetPayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPayoutResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPayoutResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPayoutResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPayoutResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPayoutResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPayoutResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPayoutResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseArchivePriceResponse parses an HTTP response from a ArchivePriceWithResponse call
 func ParseArchivePriceResponse(rsp *http.Response) (*ArchivePriceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25796,6 +26695,12 @@ type ServerInterface interface {
 	// CreateRefund Refund a payment
 	// (POST /api/v1/{env}/payments/{id}/refunds)
 	CreateRefund(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateRefundParams)
+	// ListPayouts List payouts
+	// (GET /api/v1/{env}/payouts)
+	ListPayouts(w http.ResponseWriter, r *http.Request, env Env, params ListPayoutsParams)
+	// GetPayout A payout with the balance transactions it settles
+	// (GET /api/v1/{env}/payouts/{id})
+	GetPayout(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -27173,6 +28078,109 @@ func (siw *ServerInterfaceWrapper) CreateRefund(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// ListPayouts operation middleware
+func (siw *ServerInterfaceWrapper) ListPayouts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPayoutsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayouts(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayout operation middleware
+func (siw *ServerInterfaceWrapper) GetPayout(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayout(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchivePrice operation middleware
 func (siw *ServerInterfaceWrapper) ArchivePrice(w http.ResponseWriter, r *http.Request) {
 
@@ -28172,6 +29180,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/payments/{id}/refunds", wrapper.CreateRefund)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payouts", wrapper.ListPayouts)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payouts/{id}", wrapper.GetPayout)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/prices/{id}/archive", wrapper.ArchivePrice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.ListProducts)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.CreateProduct)
@@ -33118,6 +34128,284 @@ func (response CreateRefund503JSONResponse) VisitCreateRefundResponse(w http.Res
 	return err
 }
 
+type ListPayoutsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListPayoutsParams
+}
+
+type ListPayoutsResponseObject interface {
+	VisitListPayoutsResponse(w http.ResponseWriter) error
+}
+
+type ListPayouts200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListPayouts200JSONResponse struct {
+	Body    PayoutList
+	Headers ListPayouts200ResponseHeaders
+}
+
+func (response ListPayouts200JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPayouts400JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListPayouts401JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPayouts429JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListPayouts500JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListPayouts503JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayoutRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetPayoutResponseObject interface {
+	VisitGetPayoutResponse(w http.ResponseWriter) error
+}
+
+type GetPayout200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetPayout200JSONResponse struct {
+	Body    PayoutDetail
+	Headers GetPayout200ResponseHeaders
+}
+
+func (response GetPayout200JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayout400JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetPayout401JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayout404JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPayout429JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetPayout500JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetPayout503JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchivePriceRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -36809,6 +38097,12 @@ type StrictServerInterface interface {
 	// CreateRefund Refund a payment
 	// (POST /api/v1/{env}/payments/{id}/refunds)
 	CreateRefund(ctx context.Context, request CreateRefundRequestObject) (CreateRefundResponseObject, error)
+	// ListPayouts List payouts
+	// (GET /api/v1/{env}/payouts)
+	ListPayouts(ctx context.Context, request ListPayoutsRequestObject) (ListPayoutsResponseObject, error)
+	// GetPayout A payout with the balance transactions it settles
+	// (GET /api/v1/{env}/payouts/{id})
+	GetPayout(ctx context.Context, request GetPayoutRequestObject) (GetPayoutResponseObject, error)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(ctx context.Context, request ArchivePriceRequestObject) (ArchivePriceResponseObject, error)
@@ -37726,6 +39020,60 @@ func (sh *strictHandler) CreateRefund(w http.ResponseWriter, r *http.Request, en
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateRefundResponseObject); ok {
 		if err := validResponse.VisitCreateRefundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayouts operation middleware
+func (sh *strictHandler) ListPayouts(w http.ResponseWriter, r *http.Request, env Env, params ListPayoutsParams) {
+	var request ListPayoutsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayouts(ctx, request.(ListPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayouts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPayoutsResponseObject); ok {
+		if err := validResponse.VisitListPayoutsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayout operation middleware
+func (sh *strictHandler) GetPayout(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetPayoutRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayout(ctx, request.(GetPayoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayout")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPayoutResponseObject); ok {
+		if err := validResponse.VisitGetPayoutResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
