@@ -233,7 +233,7 @@ func (r ledgerRepo) ClaimDue(ctx context.Context, scope *core.Scope, until time.
 	var rows []releaseRow
 	err := sqlx.SelectContext(ctx, r.q, &rows, fmt.Sprintf(`SELECT r.merchant_id, r.environment, r.transaction_id, r.currency,
 		r.net, r.available_on FROM ledger_releases r WHERE r.available_on <= $1 AND %s
-		ORDER BY r.available_on, r.transaction_id LIMIT $%d FOR UPDATE OF r SKIP LOCKED`, inScope, len(args)), args...)
+		ORDER BY r.available_on, r.merchant_id, r.environment, r.transaction_id LIMIT $%d FOR UPDATE OF r SKIP LOCKED`, inScope, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger_releases: claim due: %w", r.q.a.note(err))
 	}

@@ -139,11 +139,22 @@ func (s *Service) runScope(ctx context.Context, tx Tx, d ledger.PayoutDue) error
 // send hands recorded payouts to their rail (no transaction open; the payout's id is the
 // idempotency key) and writes each acceptance.
 func (s *Service) send(ctx context.Context, scope *core.Scope) (int, error) {
+	total := 0
+	for {
+		n, more, err := s.sendBatch(ctx, scope)
+		total += n
+		if err != nil || !more || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// sendBatch sends up to batch unsent payouts; more reports a full batch (more may wait).
+func (s *Service) sendBatch(ctx context.Context, scope *core.Scope) (n int, more bool, err error) {
 	ps, err := s.d.Store.Unsent(ctx, scope, s.envs, batch)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 0
 	var failures []error
 	for _, p := range ps {
 		rail := s.d.Rails[p.scope.Env]
@@ -172,7 +183,7 @@ func (s *Service) send(ctx context.Context, scope *core.Scope) (int, error) {
 		}
 		n++
 	}
-	return n, errors.Join(failures...)
+	return n, len(ps) == batch, errors.Join(failures...)
 }
 
 // arrive marks the payouts that arrived by until paid: their amount leaves the payouts in
