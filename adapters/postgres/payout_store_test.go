@@ -107,7 +107,10 @@ func TestLedgerInvariantsWithPayouts(t *testing.T) {
 	}
 	var pays []*pay
 	seed := int64(0)
-	next := func(n int64) int64 { seed = (seed*6364136223846793005 + 1442695040888963407) & (1<<62 - 1); return seed % n }
+	next := func(n int64) int64 {
+		seed = (seed*6364136223846793005 + 1442695040888963407) & (1<<62 - 1)
+		return seed % n
+	}
 	for step := 0; step < 60; step++ {
 		now = now.Add(time.Duration(next(20*3600)) * time.Second)
 		err := e.uow.Do(ctx, func(ctx context.Context, tx ledger.Tx) error {
