@@ -81,34 +81,45 @@ func (s *Service) run(ctx context.Context, scope *core.Scope, until time.Time) (
 	total := 0
 	for {
 		n := 0
+		var made []*Payout
 		err := s.d.UoW.Do(ctx, func(ctx context.Context, tx Tx) error {
-			n = 0
+			n, made = 0, nil // Do may run this again
 			dues, err := ledger.ClaimPayoutDue(ctx, tx, scope, s.envs, until, batch)
 			if err != nil {
 				return err
 			}
 			for _, d := range dues {
-				if err := s.runScope(ctx, tx, d); err != nil {
+				ps, err := s.runScope(ctx, tx, d)
+				if err != nil {
 					return err
 				}
+				made = append(made, ps...)
 			}
 			n = len(dues)
 			return nil
 		})
 		total += n
-		if err != nil || n < batch {
+		if err != nil {
 			return total, err
+		}
+		// Sent at once, with no transaction open; a payout whose send fails stays unsent and
+		// is sent by the next pass (send).
+		_, _ = s.sendAll(ctx, made)
+		if n < batch {
+			return total, nil
 		}
 	}
 }
 
-// runScope pays out every currency of d's scope with a positive available balance.
-func (s *Service) runScope(ctx context.Context, tx Tx, d ledger.PayoutDue) error {
+// runScope pays out every currency of d's scope with a positive available balance and
+// returns the payouts it recorded.
+func (s *Service) runScope(ctx context.Context, tx Tx, d ledger.PayoutDue) ([]*Payout, error) {
 	at := d.RunAt()
 	avail, err := ledger.LockAvailable(ctx, tx, d.Scope)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var made []*Payout
 	curs := make([]core.Currency, 0, len(avail))
 	for c := range avail {
 		curs = append(curs, c)
@@ -122,18 +133,19 @@ func (s *Service) runScope(ctx context.Context, tx Tx, d ledger.PayoutDue) error
 		p := newPayout(d.Scope, c, avail[c], at)
 		t, err := ledger.PostPayout(ctx, tx, ledger.PayoutFacts{Scope: d.Scope, PayoutID: p.id, Currency: c, Amount: p.amount, At: at})
 		if err != nil {
-			return fmt.Errorf("payouts: %s: %w", p.id, err)
+			return nil, fmt.Errorf("payouts: %s: %w", p.id, err)
 		}
 		p.transactionID = t.ID()
 		if err := tx.Payouts().Insert(ctx, p); err != nil {
-			return err
+			return nil, err
 		}
 		evs = append(evs, core.NewEvent(EventPayoutCreated, d.Scope, at, PayoutEvent{Payout: p}))
+		made = append(made, p)
 	}
 	if err := ledger.ClearPayoutDue(ctx, tx, d.Scope); err != nil {
-		return err
+		return nil, err
 	}
-	return tx.Outbox().Add(ctx, evs...)
+	return made, tx.Outbox().Add(ctx, evs...)
 }
 
 // send hands recorded payouts to their rail (no transaction open; the payout's id is the
@@ -155,35 +167,57 @@ func (s *Service) sendBatch(ctx context.Context, scope *core.Scope) (n int, more
 	if err != nil {
 		return 0, false, err
 	}
+	n, err = s.sendAll(ctx, ps)
+	return n, len(ps) == batch, err
+}
+
+// sendAll asks the rail for each payout of ps (no transaction open; the payout's id is the
+// idempotency key, so a payout sent before a crash is the same transfer when sent again), then
+// writes the acceptances in one unit of work. It returns how many were accepted.
+func (s *Service) sendAll(ctx context.Context, ps []*Payout) (int, error) {
+	if len(ps) == 0 {
+		return 0, nil
+	}
+	refs := make(map[*Payout]string, len(ps))
 	var failures []error
 	for _, p := range ps {
-		rail := s.d.Rails[p.scope.Env]
-		res, err := rail.Send(ctx, ports.PayoutRequest{Scope: p.scope, IdempotencyKey: p.id, Amount: p.amount,
+		res, err := s.d.Rails[p.scope.Env].Send(ctx, ports.PayoutRequest{Scope: p.scope, IdempotencyKey: p.id, Amount: p.amount,
 			Currency: p.currency, ArrivalDate: p.arrivalDate})
 		if err != nil {
 			failures = append(failures, fmt.Errorf("payouts: send %s: %w", p.id, err))
 			continue
 		}
-		err = s.d.UoW.Do(ctx, func(ctx context.Context, tx Tx) error {
+		refs[p] = res.RailRef
+	}
+	n := 0
+	err := s.d.UoW.Do(ctx, func(ctx context.Context, tx Tx) error {
+		n = 0
+		for _, p := range ps {
+			ref, ok := refs[p]
+			if !ok {
+				continue
+			}
 			lp, err := tx.Payouts().Lock(ctx, p.scope, p.id)
 			if err != nil {
 				return err
 			}
-			if err := lp.markSent(res.RailRef, s.d.Wall.Now()); err != nil {
+			if err := lp.markSent(ref, s.d.Wall.Now()); err != nil {
 				return err
 			}
-			if !lp.changed {
-				return nil
+			if lp.changed {
+				if err := tx.Payouts().Save(ctx, lp); err != nil {
+					return err
+				}
 			}
-			return tx.Payouts().Save(ctx, lp)
-		})
-		if err != nil {
-			failures = append(failures, err)
-			continue
+			n++
 		}
-		n++
+		return nil
+	})
+	if err != nil {
+		failures = append(failures, err)
+		n = 0
 	}
-	return n, len(ps) == batch, errors.Join(failures...)
+	return n, errors.Join(failures...)
 }
 
 // arrive marks the payouts that arrived by until paid: their amount leaves the payouts in
