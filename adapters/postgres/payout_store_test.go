@@ -168,3 +168,106 @@ func TestLedgerInvariantsWithPayouts(t *testing.T) {
 		t.Fatalf("no payouts in the mix: %d %v", n, err)
 	}
 }
+
+// failingRail refuses the first n sends, as a rail that cannot be reached would.
+type failingRail struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (r *failingRail) Send(ctx context.Context, req ports.PayoutRequest) (ports.PayoutResult, error) {
+	r.mu.Lock()
+	fail := r.n > 0
+	r.n--
+	r.mu.Unlock()
+	if fail {
+		return ports.PayoutResult{}, context.DeadlineExceeded
+	}
+	return sandbox.PayoutRail{}.Send(ctx, req)
+}
+
+// A payout whose rail call fails stays recorded (with its ledger posting) and unsent; the
+// next pass sends it, and it is paid on its arrival date only once sent.
+func TestAPayoutLeftUnsentIsSentByTheNextPass(t *testing.T) {
+	t.Parallel()
+	e := newLedgerEnv(t)
+	ctx := context.Background()
+	scope := pgtest.Merchant(t, e.db)
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	if err := e.uow.Do(ctx, func(ctx context.Context, tx ledger.Tx) error {
+		_, err := ledger.PostPayment(ctx, tx, ledger.PaymentFacts{Scope: scope, PaymentID: "py_u", Currency: "EUR",
+			Amount: 1000, Fee: 40, Succeeded: now, AvailableOn: now})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rail := &failingRail{n: 2}
+	po, err := payouts.NewService(payouts.Deps{
+		UoW:   postgres.Bind(postgres.NewUnitOfWork(e.db), func(tx *postgres.Tx) payouts.Tx { return tx }),
+		Store: postgres.NewPayoutStore(e.db), Ledger: postgres.NewLedgerStore(e.db),
+		Rails: map[core.Environment]ports.PayoutRail{core.EnvTest: rail}, Clocks: fixedClocks{payNow}, Wall: core.SystemClock{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	midnight := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+	if _, err := po.ProcessDue(ctx, &scope, midnight); err == nil {
+		t.Fatal("the failed send was not reported")
+	}
+	page, err := po.Payouts(ctx, scope, core.ListQuery{})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Sent() {
+		t.Fatalf("after a failed send: %v %v", page.Items, err)
+	}
+	checkLedger(t, e.db, scope, "recorded, unsent")
+	// Arrival does not pay an unsent payout.
+	if _, err := po.ProcessDue(ctx, &scope, midnight.Add(72*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := po.Payout(ctx, scope, page.Items[0].ID())
+	if err != nil || !p.Sent() || p.Status() != payouts.StatusPaid {
+		t.Fatalf("the next pass: sent %v, %s (%v)", p.Sent(), p.Status(), err)
+	}
+	checkLedger(t, e.db, scope, "sent and paid")
+}
+
+// Four release sweeps at once release each pending transaction once.
+func TestReleaseSweepsInSeveralProcessesReleaseOnce(t *testing.T) {
+	t.Parallel()
+	e := newLedgerEnv(t)
+	ctx := context.Background()
+	scope := pgtest.Merchant(t, e.db)
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for i := range 250 {
+		if err := e.uow.Do(ctx, func(ctx context.Context, tx ledger.Tx) error {
+			_, err := ledger.PostPayment(ctx, tx, ledger.PaymentFacts{Scope: scope, PaymentID: core.NewID("py_"), Currency: "EUR",
+				Amount: 1000, Fee: 40, Succeeded: now.Add(time.Duration(i) * time.Second), AvailableOn: now.Add(48 * time.Hour)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := e.rel.ProcessDue(ctx, &scope, now.Add(72*time.Hour))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if total != 250 {
+		t.Fatalf("released %d, want 250", total)
+	}
+	checkLedger(t, e.db, scope, "concurrent releases")
+	if b := balanceOf(t, e, scope, "EUR"); b.Available != 250*960 || b.Pending != 0 {
+		t.Fatalf("balance %+v", b)
+	}
+}
