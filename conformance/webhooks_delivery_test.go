@@ -29,7 +29,7 @@ var hookMerchantCatalog = []string{
 	"checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed", "charge.refunded",
 	"invoice.finalized", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.payment_succeeded",
 	"customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
-	"customer.subscription.trial_will_end",
+	"customer.subscription.trial_will_end", "payout.created", "payout.paid",
 }
 
 func TestWebhookDelivery(t *testing.T) {

@@ -32,6 +32,7 @@ const (
 	ObjectDispute         ObjectKind = "dispute"
 	ObjectInvoice         ObjectKind = "invoice"
 	ObjectSubscription    ObjectKind = "subscription"
+	ObjectPayout          ObjectKind = "payout"
 	// ObjectCharge is a charge of a payable that created no payment (declined at once, or
 	// waiting on the shopper): what payment_intent.payment_failed and
 	// payment_intent.requires_action are about when no payment exists. An app reads it under
@@ -102,6 +103,10 @@ const (
 	EventSubscriptionDeleted EventType = "customer.subscription.deleted"
 	// EventSubscriptionTrialWillEnd: three days before the trial ends.
 	EventSubscriptionTrialWillEnd EventType = "customer.subscription.trial_will_end"
+	// EventPayoutCreated: the daily payout run created a payout (D16).
+	EventPayoutCreated EventType = "payout.created"
+	// EventPayoutPaid: a payout arrived at the merchant's bank (D16).
+	EventPayoutPaid EventType = "payout.paid"
 )
 
 // EventSpec is one entry of the event catalog.
@@ -145,6 +150,8 @@ var eventCatalog = []EventSpec{
 	{EventSubscriptionUpdated, ChannelMerchant, ObjectSubscription},
 	{EventSubscriptionDeleted, ChannelMerchant | ChannelApp, ObjectSubscription},
 	{EventSubscriptionTrialWillEnd, ChannelMerchant, ObjectSubscription},
+	{EventPayoutCreated, ChannelMerchant, ObjectPayout},
+	{EventPayoutPaid, ChannelMerchant, ObjectPayout},
 }
 
 // EventCatalog returns every event type the platform writes, in catalog order.

@@ -26,6 +26,7 @@ func TestEventCatalogChannels(t *testing.T) {
 		"invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.payment_succeeded",
 		"customer.subscription.created", "customer.subscription.updated",
 		"customer.subscription.deleted", "customer.subscription.trial_will_end",
+		"payout.created", "payout.paid",
 	}
 	if got := EventTypesOn(ChannelMerchant); !slices.Equal(got, merchant) {
 		t.Errorf("merchant channel:\n got %v\nwant %v", got, merchant)

@@ -81,6 +81,8 @@ var allowedEdges = map[[2]string]string{
 	{"modules/checkout", "modules/payments"}:     "a confirmation creates the session's payment through the payments module",
 	{"modules/invoicing", "modules/payments"}:    "an invoice is a payable: paying it runs the charge protocol of payments (payments.Charger, PayableOwner)",
 	{"modules/billing", "modules/payments"}:      "a subscription's first payment checks the payment method as every confirmation does (payments.ValidateMethod); renewals charge through payments.Charger",
+	{"modules/payouts", "modules/ledger"}:        "a payout run takes the available balance and posts the payout in its own unit of work (ledger.LockAvailable, PostPayout, PostPayoutPaid)",
+	{"modules/payments", "modules/ledger"}:       "a payment that succeeds and a refund post to the balance ledger inside their own unit of work (ledger.PostPayment, PostRefund)",
 	{"adapters/web", "adapters/http"}:            "the checkout pages map domain errors to statuses and log request ids as the API does",
 	{"adapters/webhookhttp", "adapters/signing"}: "the webhook sender signs each delivery with the signing scheme",
 	{"modules/testclock", "modules/scheduler"}:   "a test clock advance runs the registered due-work processors in time order (D12)",

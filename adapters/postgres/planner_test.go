@@ -293,6 +293,18 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
 			{"daily volume", postgres.VolumeByDaySQL, "payments_pkey",
 				[]any{m, "test", pq.Array([]string{"succeeded", "refunded"}), time.Now().AddDate(0, 0, -90), time.Now()}, "", true},
+			{"balance read", `SELECT merchant_id, environment, currency, account, balance FROM ledger_balances
+				WHERE merchant_id = $1 AND environment = $2 AND account IN ('available', 'pending') ORDER BY currency`,
+				"ledger_balances_pkey", []any{m, "test"}, "(account = ANY ('{available,pending}'::text[]))", true},
+			{"balance transactions listed", `SELECT * FROM balance_transactions WHERE merchant_id = $1 AND environment = $2 AND ` +
+				postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "balance_transactions_list", []any{m, "test"}, "", true},
+			{"balance transactions of a payment", `SELECT * FROM balance_transactions WHERE merchant_id = $1 AND environment = $2
+				AND payment_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "balance_transactions_list_payment",
+				[]any{m, "test", "py_1"}, "", true},
+			{"payouts listed", `SELECT * FROM payouts WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
+				` ORDER BY seq DESC LIMIT 11`, "payouts_list", []any{m, "test"}, "", true},
+			{"payouts arrived", `SELECT * FROM payouts p WHERE p.status = 'pending' AND p.arrival_date <= $1 AND p.sent_at IS NOT NULL
+				ORDER BY p.arrival_date, p.merchant_id, p.environment, p.id LIMIT 100`, "payouts_arrival", []any{time.Now()}, "(sent_at IS NOT NULL)", true},
 		}
 	}
 	check := func(state, m string) {

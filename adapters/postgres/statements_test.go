@@ -177,12 +177,18 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 //	11 the session, FOR UPDATE
 //	12 the attempt, FOR UPDATE
 //	13 the payment's INSERT
-//	14 the attempt's UPDATE (applied)
-//	15 payment_intent.succeeded, queued for the fan-out in the same statement
-//	16 the receipt in mail_outbox
-//	17 the session's UPDATE (complete)
-//	18 checkout.session.completed, queued likewise
-//	19 COMMIT
+//	14 the ledger: its balance rows, FOR UPDATE in sorted order (they exist after the first
+//	   payment of the currency; before it, an INSERT … ON CONFLICT DO NOTHING and the lock again)
+//	15 the ledger: the balance transaction's INSERT
+//	16 the ledger: the release queue's INSERT (card funds are pending for two days)
+//	17 the ledger: the postings' INSERT
+//	18 the ledger: the balance rows' UPDATE, each row once
+//	19 the attempt's UPDATE (applied)
+//	20 payment_intent.succeeded, queued for the fan-out in the same statement
+//	21 the receipt in mail_outbox
+//	22 the session's UPDATE (complete)
+//	23 checkout.session.completed, queued likewise
+//	24 COMMIT
 //
 // (7 with the optimistic units and the write-behind buffer this replaced; docs/performance.md.)
 func TestConfirmationStatements(t *testing.T) {
@@ -202,7 +208,9 @@ func TestConfirmationStatements(t *testing.T) {
 	t.Logf("one confirmation: %d statements", len(sent))
 	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "UPDATE checkout_sessions",
 		"INSERT INTO charge_attempts", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
-		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments", "UPDATE charge_attempts",
+		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments",
+		"SELECT b.merchant_id", "INSERT INTO balance_transactions", "INSERT INTO ledger_releases", "INSERT INTO ledger_postings",
+		"UPDATE ledger_balances", "UPDATE charge_attempts",
 		"WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions",
 		"WITH written AS (INSERT INTO events", "COMMIT"}
 	if len(sent) != len(want) {

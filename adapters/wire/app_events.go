@@ -231,7 +231,8 @@ func appObject(r core.EventRecord) (any, error) {
 			return nil, err
 		}
 		return appSubscription(&sub), nil
-	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectWebhookEndpoint:
+	case core.ObjectCharge, core.ObjectDispute, core.ObjectRefund, core.ObjectPayout,
+		core.ObjectWebhookEndpoint:
 		// A charge renders through paymentIntentOf above; the others have no app form yet.
 	}
 	return nil, fmt.Errorf("no app form of a %s", r.ObjectKind)

@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	api "github.com/kassa-pay/kassa/openapi/gen/schemas"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -42,6 +43,8 @@ func EventObject(e core.Event) (core.ObjectKind, any, error) {
 		return core.ObjectInvoice, Invoice(ev.Invoice, ev.HostedURL), nil
 	case billing.SubscriptionEvent:
 		return core.ObjectSubscription, Subscription(ev.Subscription), nil
+	case payouts.PayoutEvent:
+		return core.ObjectPayout, Payout(ev.Payout), nil
 	case payments.ChargeDeclined:
 		pi := chargeOf(ev.SessionID, ev.InvoiceID, ev.Amount, ev.Currency, ev.Method, ev.Card, ev.At)
 		pi.Status = api.PaymentIntentStatusFailed
@@ -141,7 +144,7 @@ func paymentIntentOf(r core.EventRecord) (api.PaymentIntent, error) {
 			Status: api.PaymentIntentStatusFailed, PaymentMethod: api.PaymentIntentPaymentMethod(p.PaymentMethod),
 			FailureCode: p.FailureCode, FailureMessage: p.FailureMessage, Card: p.Card, Payment: &p, Created: r.Created.Unix()}
 		return pi, nil
-	case core.ObjectCheckoutSession, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription,
+	case core.ObjectCheckoutSession, core.ObjectDispute, core.ObjectRefund, core.ObjectInvoice, core.ObjectSubscription, core.ObjectPayout,
 		core.ObjectWebhookEndpoint:
 	}
 	return api.PaymentIntent{}, fmt.Errorf("a %s event about a %s", r.Type, r.ObjectKind)
@@ -204,4 +207,12 @@ func sessionRefundOf(r *payments.Refund, p *payments.Payment) sessionRefund {
 	return sessionRefund{ID: p.PayableID(), Object: "checkout.session", PaymentID: p.ID(), Amount: p.Amount(),
 		AmountRefunded: p.AmountRefunded(), Currency: string(p.Currency()), FullyRefunded: p.AmountRefunded() == p.Amount(),
 		RefundID: r.ID(), Created: r.Created().Unix()}
+}
+
+// Payout renders a payout (merchant.yaml components.schemas.Payout): the data.object of
+// payout.created and payout.paid, and the dashboard's payout.
+func Payout(p *payouts.Payout) api.Payout {
+	return api.Payout{Id: p.ID(), Object: api.PayoutObjectPayout, Amount: p.Amount(), Currency: string(p.Currency()),
+		Status: api.PayoutStatus(p.Status()), Created: p.Created().Unix(), ArrivalDate: p.ArrivalDate().Unix(),
+		BalanceTransaction: p.TransactionID()}
 }

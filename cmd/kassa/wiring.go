@@ -19,7 +19,9 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	"github.com/kassa-pay/kassa/modules/scheduler"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
@@ -41,6 +43,8 @@ type app struct {
 	attempts  *payments.AttemptSweeper
 	refunds   *payments.Refunder
 	disputes  *payments.Disputes
+	ledger    *ledger.Service
+	payouts   *payouts.Service
 	wall      core.Clock
 	events    *events.Service
 	apps      *apps.Service
@@ -181,7 +185,33 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	due.Register("subscription expiry and cancellation", bill)
+	// Pending balance becomes available at its available_on, on the scope's clock: a state
+	// sweep over the release queue, so a test clock advance releases funds in time order too.
+	ledgerStore := postgres.NewLedgerStore(db)
+	releaser, err := ledger.NewReleaser(postgres.Bind(uow, func(tx *postgres.Tx) ledger.Tx { return tx }), ledgerStore)
+	if err != nil {
+		panic(err)
+	}
+	due.Register("balance releases", releaser)
+	balances, err := ledger.NewService(ledgerStore)
+	if err != nil {
+		panic(err)
+	}
+	// The daily payouts, at 00:00 UTC of each environment's clock: recorded with their ledger
+	// postings, sent through the environment's rail with no transaction open, paid on their
+	// arrival date. Test has the sandbox rail; live has none yet, so no live payouts are made.
+	po, err := payouts.NewService(payouts.Deps{
+		UoW: postgres.Bind(uow, func(tx *postgres.Tx) payouts.Tx { return tx }), Store: postgres.NewPayoutStore(db),
+		Ledger: ledgerStore, Rails: map[core.Environment]ports.PayoutRail{core.EnvTest: sandbox.PayoutRail{}},
+		Clocks: tc, Wall: clock,
+	})
+	if err != nil {
+		panic(err)
+	}
+	due.Register("daily payouts", po)
 	return &app{
+		ledger:    balances,
+		payouts:   po,
 		db:        db,
 		identity:  ident,
 		apps:      installed,
@@ -210,6 +240,8 @@ var (
 	_ scheduler.NextDuer = (*payments.Sweeper)(nil)
 	_ scheduler.NextDuer = (*payments.Disputes)(nil)
 	_ scheduler.NextDuer = (*billing.Service)(nil)
+	_ scheduler.NextDuer = (*ledger.Releaser)(nil)
+	_ scheduler.NextDuer = (*payouts.Service)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

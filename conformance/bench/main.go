@@ -43,7 +43,7 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
+		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, balance, payout, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
@@ -60,7 +60,7 @@ func run() error {
 	}
 	// sel: no filter, or a filter word that is the scenario's key, or part of its name when
 	// it is no key ("create" is the create-session scenario, not every name with "create").
-	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "webhook", "cold", "appevents"}
+	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "webhook", "balance", "payout", "cold", "appevents"}
 	sel := func(key, name string) bool {
 		if len(want) == 0 {
 			return true
@@ -161,6 +161,13 @@ func run() error {
 			add("pay", newConfirmFloor(t.DatabaseURL, fm.ID, *conns, *duration+*warmup).scenario(), &create)
 		}
 	}
+	if sel("balance", balanceLarge) {
+		cs, err := ledgerComparisons(ctx, t)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: balance scenario skipped: %v\n", err)
+		}
+		plan = append(plan, cs...)
+	}
 	if cfg.analyze {
 		for i := range plan {
 			plan[i].settle = analyzer(t.DatabaseURL)
@@ -260,6 +267,19 @@ func run() error {
 		}
 	}
 	report(os.Stdout, measured, cfg)
+	if sel("payout", "payout run") {
+		var rs []payoutRunResult
+		for _, n := range []int{1_000, 10_000} {
+			fmt.Fprintf(os.Stderr, "bench: payout run for %d merchants …\n", n)
+			r, err := benchPayoutRun(ctx, n)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: payout run skipped: %v\n", err)
+				break
+			}
+			rs = append(rs, r)
+		}
+		reportPayouts(os.Stdout, rs)
+	}
 	if delivered != nil {
 		reportWebhooks(os.Stdout, producers, baseline, *delivered)
 	}

@@ -475,6 +475,11 @@ func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeO
 		if err := tx.Payments().Insert(ctx, o.Payment); err != nil {
 			return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
 		}
+		if o.Payment.Payment.Status() == StatusSucceeded {
+			if err := postPayment(ctx, tx, o.Payment, o.Payment.Payment.Created()); err != nil {
+				return err
+			}
+		}
 	}
 	if err := tx.ChargeAttempts().Save(ctx, a); err != nil {
 		return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)

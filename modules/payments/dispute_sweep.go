@@ -178,6 +178,11 @@ func (s *Disputes) ProcessDue(ctx context.Context, scope *core.Scope, until time
 				if err := tx.Disputes().Save(ctx, d); err != nil {
 					return err
 				}
+				if d.Status() == DisputeWon {
+					if err := postDisputeWon(ctx, tx, d, *at); err != nil {
+						return err
+					}
+				}
 				if err := tx.Outbox().Add(ctx, core.NewEvent(EventChargeDisputeClosed, d.Scope(), *at, DisputeEvent{Dispute: d})); err != nil {
 					return err
 				}

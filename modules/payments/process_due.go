@@ -231,13 +231,16 @@ type dueChange struct {
 }
 
 // write persists the change in the unit of work tx: the payment (what it reports changed),
-// the dispute opened on it, then its events, then its mail.
+// the dispute opened on it with its ledger postings, then its events, then its mail.
 func (c dueChange) write(ctx context.Context, tx Tx) error {
 	if err := tx.Payments().Save(ctx, c.record); err != nil {
 		return err
 	}
 	if c.dispute != nil {
 		if err := tx.Disputes().Insert(ctx, c.dispute); err != nil {
+			return err
+		}
+		if err := postDispute(ctx, tx, c.dispute); err != nil {
 			return err
 		}
 	}
@@ -274,6 +277,11 @@ func (s *Sweeper) settleOwned(ctx context.Context, rec *Record, pl plan) (done b
 		c := pl.change
 		if err := tx.Payments().Save(ctx, c.record); err != nil {
 			return err
+		}
+		if c.record.Payment.Status() == StatusSucceeded { // settled: its funds enter the balance
+			if err := postPayment(ctx, tx, c.record, pl.at); err != nil {
+				return err
+			}
 		}
 		if err := tx.Outbox().Add(ctx, c.events...); err != nil {
 			return err

@@ -274,6 +274,9 @@ func (rf *Refunder) apply(ctx context.Context, r *Refund, res ports.RefundResult
 		if err := tx.Refunds().Save(ctx, lr); err != nil {
 			return err
 		}
+		if err := postRefund(ctx, tx, lr, now); err != nil {
+			return err
+		}
 		p := rec.Payment
 		evs := []core.Event{core.NewEvent(EventChargeRefunded, p.Scope(), now, RefundEvent{Refund: lr, Payment: p})}
 		if p.SessionID() != nil { // the payment came from a checkout session

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -12,8 +13,10 @@ import (
 // its own aggregates, the outbox and the mail queue. Every step of the charge protocol
 // (Charger.Charge) runs inside a unit of work of whoever owns the thing being paid, so that
 // owner's Tx embeds this one (checkout.Tx does; PayableOwner[T] requires it); the Postgres
-// adapter's one transaction type satisfies both.
+// adapter's one transaction type satisfies both. A payment that succeeds, and a refund,
+// post to the balance ledger in the same unit of work (ledger.Tx).
 type Tx interface {
+	ledger.Tx
 	Payments() PaymentRepository
 	Disputes() DisputeRepository
 	ChargeAttempts() AttemptRepository

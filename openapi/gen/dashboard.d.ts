@@ -391,6 +391,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The balance per currency
+         * @description The environment's balance in every currency it has one: `available` (what a payout can
+         *     take; it may be negative after refunds or disputes larger than what was available) and
+         *     `pending` (card funds for two days after the charge, SEPA funds for two days after
+         *     settlement). Reading it costs the same whatever the number of balance transactions.
+         *     `payouts` says whether payouts run in this environment and when the next one is due.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+         *     `Retry-After`); 5xx.
+         */
+        get: operations["getBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List balance transactions
+         * @description Every movement of the balance, newest first: payments (with their fee), refunds and
+         *     the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+         *     one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+         *     `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+         *     `ending_before` as every list.
+         *
+         *     **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+         *     `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+         */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/balance_transactions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export balance transactions as CSV
+         * @description The balance transactions the same filters select, newest first, as CSV (at most
+         *     100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+         *     amounts in minor units and times in RFC 3339 (UTC).
+         *
+         *     **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["exportBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/checkout_sessions": {
         parameters: {
             query?: never;
@@ -888,6 +975,68 @@ export interface paths {
          *     nothing was refunded); 5xx.
          */
         post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List payouts
+         * @description The environment's payouts, newest first. The daily run at 00:00 UTC of the
+         *     environment's clock creates one per currency with a positive available balance, for all
+         *     of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+         *     need a live payout adapter: without one none are created (the balance says so). Paged
+         *     with `limit`, `starting_after` and `ending_before` as every list.
+         *
+         *     **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+         *     429 `rate_limited`; 5xx.
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/payouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A payout with the balance transactions it settles
+         * @description The payout and the balance transactions it settles, newest first (at most 100;
+         *     `has_more_transactions` says when there are more: list them with
+         *     `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+         *     `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+         *     payout's amount.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+         *     another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+         */
+        get: operations["getPayout"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1491,6 +1640,79 @@ export interface components {
             /** @description The installed apps, newest first. */
             data: components["schemas"]["AppInstallation"][];
         };
+        /** @description The balance per currency, and whether and when payouts run. */
+        Balance: {
+            /** @description What a payout can take, per currency. */
+            available: components["schemas"]["BalanceAmount"][];
+            /** @enum {string} */
+            object: "balance";
+            payouts: {
+                /** @description Whether payouts run in this environment (live needs a live payout adapter). */
+                enabled: boolean;
+                /** @description Why payouts do not run, when they do not. */
+                message: string | null;
+                /**
+                 * Format: int64
+                 * @description When the next daily payout runs (00:00 UTC of the environment's clock); null when payouts do not run.
+                 */
+                next_payout_at: number | null;
+            };
+            /** @description What becomes available later, per currency. */
+            pending: components["schemas"]["BalanceAmount"][];
+        };
+        BalanceAmount: {
+            /**
+             * Format: int64
+             * @description Minor units; may be negative for `available`.
+             */
+            amount: number;
+            currency: string;
+        };
+        /**
+         * @description One movement of the balance. `amount` is the gross movement (positive in, negative out),
+         *     `fee` what Kassa keeps of it (negative: a fee given back), `net` = `amount` − `fee`, what
+         *     the balance changed by.
+         */
+        BalanceTransaction: {
+            /** Format: int64 */
+            amount: number;
+            /**
+             * Format: int64
+             * @description When its funds are (or were) available.
+             */
+            available_on: number;
+            /** Format: int64 */
+            created: number;
+            currency: string;
+            /** Format: int64 */
+            fee: number;
+            /** @description `txn_…` */
+            id: string;
+            /** Format: int64 */
+            net: number;
+            /** @enum {string} */
+            object: "balance_transaction";
+            /** @description The payment it concerns, if any. */
+            payment: string | null;
+            /** @description The payout that settles it, once one does. */
+            payout: string | null;
+            /** @description The object it comes from: `py_`, `re_`, `dp_` or `po_`. */
+            source: string;
+            /** @enum {string} */
+            status: "pending" | "available";
+            type: components["schemas"]["BalanceTransactionType"];
+        };
+        /** @description A page of balance transactions. */
+        BalanceTransactionList: {
+            /** @description The balance transactions, newest first. */
+            data: components["schemas"]["BalanceTransaction"][];
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list. */
+            url: string;
+        };
+        /** @enum {string} */
+        BalanceTransactionType: "payment" | "fee" | "refund" | "fee_reversal" | "dispute" | "dispute_fee" | "dispute_reversal" | "payout";
         /**
          * @description `payment` for a one-off payment of `amount`. `subscription` is refused when a session
          *     is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
@@ -2341,6 +2563,8 @@ export interface components {
             name: string;
         };
         PaymentDetail: {
+            /** @description The payment's ledger entries (its payment, refunds, fee reversals and dispute), newest first (at most 100). */
+            balance_transactions: components["schemas"]["BalanceTransaction"][];
             /** @description The dispute opened on the payment; null when there is none. */
             dispute: components["schemas"]["DashboardDispute"] | null;
             /** @description Events about the payment, its checkout session or its refunds, newest first (at most 100). */
@@ -2396,6 +2620,62 @@ export interface components {
         };
         /** @enum {string} */
         PaymentStatusFilter: "succeeded" | "processing" | "refunded" | "partially_refunded" | "disputed" | "failed";
+        /**
+         * @description A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+         *     available balance of each currency that has a positive one to the merchant's bank. It
+         *     is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+         *     (written on its arrival date, two days later). The balance transactions it settles sum
+         *     to its amount.
+         */
+        Payout: {
+            /**
+             * Format: int64
+             * @description Amount in minor units.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description When the money arrives (created + 2 days), Unix seconds.
+             */
+            arrival_date: number;
+            /** @description The payout's own balance transaction (`txn_…`, type `payout`). */
+            balance_transaction: string;
+            /**
+             * Format: int64
+             * @description The payout run (a midnight, UTC), Unix seconds.
+             */
+            created: number;
+            /** @description Upper-case ISO 4217 currency code. */
+            currency: string;
+            /** @description Identifier, prefix `po_`. */
+            id: string;
+            /**
+             * @description Always `payout`.
+             * @enum {string}
+             */
+            object: "payout";
+            /**
+             * @description `pending` until the arrival date, then `paid`.
+             * @enum {string}
+             */
+            status: "pending" | "paid";
+        };
+        PayoutDetail: {
+            /** @description The balance transactions the payout settles, newest first (at most 100). */
+            balance_transactions: components["schemas"]["BalanceTransaction"][];
+            /** @description More than 100 transactions are settled; list them with the payout filter. */
+            has_more_transactions: boolean;
+            payout: components["schemas"]["Payout"];
+        };
+        /** @description A page of payouts. */
+        PayoutList: {
+            /** @description The payouts, newest first. */
+            data: components["schemas"]["Payout"][];
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list. */
+            url: string;
+        };
         /** @description A price of a product. */
         Price: {
             /** @description false when archived. */
@@ -3200,6 +3480,8 @@ export interface components {
     parameters: {
         /** @description Only active (`true`) or only archived (`false`) objects. Default both. */
         ActiveFilter: boolean;
+        /** @description Only balance transactions of this type. */
+        BalanceTransactionTypeFilter: string;
         /**
          * @description Cursor for the previous page: the id of the first object of the current page. Objects
          *     created after it are returned. Do not combine with `starting_after`.
@@ -3229,6 +3511,12 @@ export interface components {
         Limit: number;
         /** @description The object's id. */
         ObjectId: string;
+        /** @description Only the balance transactions of this payment (`py_…`), its refunds and its dispute. */
+        PaymentFilter: string;
+        /** @description Only the balance transactions this payout (`po_…`) settles. */
+        PayoutFilter: string;
+        /** @description Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`). */
+        SourceFilter: string;
         /**
          * @description Cursor for the next page: the id of the last object of the previous page. Objects
          *     created before it are returned. Do not combine with `ending_before`.
@@ -3833,6 +4121,129 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description Only balance transactions of this type. */
+                type?: components["parameters"]["BalanceTransactionTypeFilter"];
+                /** @description Only the balance transactions this payout (`po_…`) settles. */
+                payout?: components["parameters"]["PayoutFilter"];
+                /** @description Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`). */
+                source?: components["parameters"]["SourceFilter"];
+                /** @description Only the balance transactions of this payment (`py_…`), its refunds and its dispute. */
+                payment?: components["parameters"]["PaymentFilter"];
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Cursor for the previous page: the id of the first object of the current page. Objects
+                 *     created after it are returned. Do not combine with `starting_after`.
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of balance transactions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransactionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description Only balance transactions of this type. */
+                type?: components["parameters"]["BalanceTransactionTypeFilter"];
+                /** @description Only the balance transactions this payout (`po_…`) settles. */
+                payout?: components["parameters"]["PayoutFilter"];
+                /** @description Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`). */
+                source?: components["parameters"]["SourceFilter"];
+                /** @description Only the balance transactions of this payment (`py_…`), its refunds and its dispute. */
+                payment?: components["parameters"]["PaymentFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="balance_transactions.csv"`. */
+                    "Content-Disposition"?: string;
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout
+                     *     txn_4fQ9mZc2Lr8Vt1Kx6Wb3Ny7D,payment,10000,205,9795,EUR,pending,2026-11-28T10:00:00Z,2026-11-26T10:00:00Z,py_gnTLeC9M1Dr1upQ5svmxgxA8,py_gnTLeC9M1Dr1upQ5svmxgxA8,
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4702,6 +5113,80 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Cursor for the previous page: the id of the first object of the current page. Objects
+                 *     created after it are returned. Do not combine with `starting_after`.
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

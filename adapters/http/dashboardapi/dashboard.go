@@ -15,7 +15,9 @@ import (
 	"github.com/kassa-pay/kassa/modules/events"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	"github.com/kassa-pay/kassa/modules/testclock"
 	"github.com/kassa-pay/kassa/modules/webhooks"
 	"github.com/kassa-pay/kassa/openapi"
@@ -41,6 +43,10 @@ type DashboardDeps struct {
 	Mailbox   ports.Mailbox        // nil: the test mailbox answers an empty list
 	// Settings are the merchant's invoicing settings (the invoice number prefix).
 	Settings *invoicing.SettingsService
+	Ledger   *ledger.Service // nil: the balance answers 500 and payments show no ledger entries
+	Payouts  PayoutSchedule  // nil: the balance says payouts are not set up
+	// PayoutReads lists and reads payouts; nil: the payouts pages answer 500.
+	PayoutReads *payouts.Service
 	// Clocks is the test clock the header of test mode shows; Declines lists the declined
 	// charges (they create no payment).
 	Clocks   *testclock.Service

@@ -170,6 +170,10 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 	if err != nil {
 		return nil, err
 	}
+	entries, err := a.paymentBalanceTransactions(ctx, scope, p.ID())
+	if err != nil {
+		return nil, err
+	}
 	// The events about the payment, its session, its refunds (charge.refunded is about the
 	// refund) and its dispute (charge.dispute.* are about the dispute).
 	about := []string{p.ID(), sessionID}
@@ -184,11 +188,12 @@ func (a *dashboardAPI) GetPayment(ctx context.Context, r dash.GetPaymentRequestO
 		return nil, err
 	}
 	out := dash.PaymentDetail{
-		Payment:      render.Payment(p),
-		FeeBreakdown: breakdown,
-		Events:       make([]dash.Event, 0, len(evs)),
-		Refunds:      refunds,
-		Dispute:      dispute,
+		Payment:             render.Payment(p),
+		FeeBreakdown:        breakdown,
+		Events:              make([]dash.Event, 0, len(evs)),
+		Refunds:             refunds,
+		Dispute:             dispute,
+		BalanceTransactions: entries,
 	}
 	for _, e := range evs {
 		de, err := present.Event(e)

@@ -13,6 +13,8 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"payments":          {detail: true},
 	"refunds":           {},
 	"disputes":          {detail: true},
+	"balance":           {},
+	"payouts":           {detail: true},
 	"checkout_sessions": {},
 	"api_keys":          {},
 	"webhooks":          {detail: true},

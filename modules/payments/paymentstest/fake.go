@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/ledger"
+	"github.com/kassa-pay/kassa/modules/ledger/ledgertest"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
@@ -27,13 +29,14 @@ type Fake struct {
 	disputes []*payments.Dispute
 	events   []core.Event
 	mail     []core.Mail
+	ledger   *ledgertest.Memory
 	// failInserts makes the next n payment inserts fail, as a failed statement (or a crash
 	// before the commit) would: the unit of work rolls back.
 	failInserts int
 }
 
 // NewFake returns an empty fake.
-func NewFake() *Fake { return &Fake{} }
+func NewFake() *Fake { return &Fake{ledger: ledgertest.NewMemory()} }
 
 var (
 	_ ports.UnitOfWorkOf[payments.Tx] = (*Fake)(nil)
@@ -48,14 +51,24 @@ type state struct {
 	disputes []*payments.Dispute
 	events   []core.Event
 	mail     []core.Mail
+	ledger   ledgertest.Memory
 }
 
 func (f *Fake) save() state {
-	return state{slices.Clone(f.payments), slices.Clone(f.attempts), slices.Clone(f.disputes), slices.Clone(f.events), slices.Clone(f.mail)}
+	return state{slices.Clone(f.payments), slices.Clone(f.attempts), slices.Clone(f.disputes), slices.Clone(f.events), slices.Clone(f.mail), f.ledger.Save()}
 }
 
 func (f *Fake) restore(s state) {
 	f.payments, f.attempts, f.disputes, f.events, f.mail = s.payments, s.attempts, s.disputes, s.events, s.mail
+	f.ledger.Restore(s.ledger)
+}
+
+// Ledger returns the ledger the fake's units of work posted to.
+func (f *Fake) Ledger() *ledgertest.Memory {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.ledger.Save()
+	return &s
 }
 
 // Do runs fn in one unit of work over the fake.
@@ -252,6 +265,7 @@ func (t fakeTx) ChargeAttempts() payments.AttemptRepository { return fakeAttempt
 func (t fakeTx) Disputes() payments.DisputeRepository       { return fakeDisputes(t) }
 func (t fakeTx) Outbox() ports.Outbox                       { return fakeOutbox(t) }
 func (t fakeTx) Mail() ports.MailQueue                      { return fakeOutbox(t) }
+func (t fakeTx) Ledger() ledger.Repository                  { return t.f.ledger }
 
 type fakePayments struct{ f *Fake }
 

@@ -123,6 +123,90 @@ func (e AppInstallationObject) Valid() bool {
 	}
 }
 
+// Defines values for BalanceObject.
+const (
+	BalanceObjectBalance BalanceObject = "balance"
+)
+
+// Valid indicates whether the value is a known member of the BalanceObject enum.
+func (e BalanceObject) Valid() bool {
+	switch e {
+	case BalanceObjectBalance:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionObject.
+const (
+	BalanceTransactionObjectBalanceTransaction BalanceTransactionObject = "balance_transaction"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionObject enum.
+func (e BalanceTransactionObject) Valid() bool {
+	switch e {
+	case BalanceTransactionObjectBalanceTransaction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionStatus.
+const (
+	BalanceTransactionStatusAvailable BalanceTransactionStatus = "available"
+	BalanceTransactionStatusPending   BalanceTransactionStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionStatus enum.
+func (e BalanceTransactionStatus) Valid() bool {
+	switch e {
+	case BalanceTransactionStatusAvailable:
+		return true
+	case BalanceTransactionStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BalanceTransactionType.
+const (
+	BalanceTransactionTypeDispute         BalanceTransactionType = "dispute"
+	BalanceTransactionTypeDisputeFee      BalanceTransactionType = "dispute_fee"
+	BalanceTransactionTypeDisputeReversal BalanceTransactionType = "dispute_reversal"
+	BalanceTransactionTypeFee             BalanceTransactionType = "fee"
+	BalanceTransactionTypeFeeReversal     BalanceTransactionType = "fee_reversal"
+	BalanceTransactionTypePayment         BalanceTransactionType = "payment"
+	BalanceTransactionTypePayout          BalanceTransactionType = "payout"
+	BalanceTransactionTypeRefund          BalanceTransactionType = "refund"
+)
+
+// Valid indicates whether the value is a known member of the BalanceTransactionType enum.
+func (e BalanceTransactionType) Valid() bool {
+	switch e {
+	case BalanceTransactionTypeDispute:
+		return true
+	case BalanceTransactionTypeDisputeFee:
+		return true
+	case BalanceTransactionTypeDisputeReversal:
+		return true
+	case BalanceTransactionTypeFee:
+		return true
+	case BalanceTransactionTypeFeeReversal:
+		return true
+	case BalanceTransactionTypePayment:
+		return true
+	case BalanceTransactionTypePayout:
+		return true
+	case BalanceTransactionTypeRefund:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DailyVolumeObject.
 const (
 	DailyVolumeObjectDailyVolume DailyVolumeObject = "daily_volume"
@@ -696,6 +780,87 @@ type AppInstallationList struct {
 	Data []AppInstallation `json:"data"`
 }
 
+// Balance The balance per currency, and whether and when payouts run.
+type Balance struct {
+	// Available What a payout can take, per currency.
+	Available []BalanceAmount `json:"available"`
+	Object    BalanceObject   `json:"object"`
+	Payouts   struct {
+		// Enabled Whether payouts run in this environment (live needs a live payout adapter).
+		Enabled bool `json:"enabled"`
+
+		// Message Why payouts do not run, when they do not.
+		Message *string `json:"message"`
+
+		// NextPayoutAt When the next daily payout runs (00:00 UTC of the environment's clock); null when payouts do not run.
+		NextPayoutAt *int64 `json:"next_payout_at"`
+	} `json:"payouts"`
+
+	// Pending What becomes available later, per currency.
+	Pending []BalanceAmount `json:"pending"`
+}
+
+// BalanceObject defines model for Balance.Object.
+type BalanceObject string
+
+// BalanceAmount defines model for BalanceAmount.
+type BalanceAmount struct {
+	// Amount Minor units; may be negative for `available`.
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// BalanceTransaction One movement of the balance. `amount` is the gross movement (positive in, negative out),
+// `fee` what Kassa keeps of it (negative: a fee given back), `net` = `amount` − `fee`, what
+// the balance changed by.
+type BalanceTransaction struct {
+	Amount int64 `json:"amount"`
+
+	// AvailableOn When its funds are (or were) available.
+	AvailableOn int64  `json:"available_on"`
+	Created     int64  `json:"created"`
+	Currency    string `json:"currency"`
+	Fee         int64  `json:"fee"`
+
+	// Id `txn_…`
+	Id     string                   `json:"id"`
+	Net    int64                    `json:"net"`
+	Object BalanceTransactionObject `json:"object"`
+
+	// Payment The payment it concerns, if any.
+	Payment *string `json:"payment"`
+
+	// Payout The payout that settles it, once one does.
+	Payout *string `json:"payout"`
+
+	// Source The object it comes from: `py_`, `re_`, `dp_` or `po_`.
+	Source string                   `json:"source"`
+	Status BalanceTransactionStatus `json:"status"`
+	Type   BalanceTransactionType   `json:"type"`
+}
+
+// BalanceTransactionObject defines model for BalanceTransaction.Object.
+type BalanceTransactionObject string
+
+// BalanceTransactionStatus defines model for BalanceTransaction.Status.
+type BalanceTransactionStatus string
+
+// BalanceTransactionList A page of balance transactions.
+type BalanceTransactionList struct {
+	// Data The balance transactions, newest first.
+	Data    []BalanceTransaction `json:"data"`
+	HasMore bool                 `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// BalanceTransactionType defines model for BalanceTransactionType.
+type BalanceTransactionType string
+
 // CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
 // is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
 // subscriptions can be created.
@@ -1214,6 +1379,9 @@ type PaymentCustomer = externalRef0.PaymentCustomer
 
 // PaymentDetail defines model for PaymentDetail.
 type PaymentDetail struct {
+	// BalanceTransactions The payment's ledger entries (its payment, refunds, fee reversals and dispute), newest first (at most 100).
+	BalanceTransactions []BalanceTransaction `json:"balance_transactions"`
+
 	// Dispute The dispute opened on the payment; null when there is none.
 	Dispute *DashboardDispute `json:"dispute"`
 
@@ -1258,6 +1426,42 @@ type PaymentList struct {
 
 // PaymentStatusFilter defines model for PaymentStatusFilter.
 type PaymentStatusFilter string
+
+// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+// available balance of each currency that has a positive one to the merchant's bank. It
+// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+// (written on its arrival date, two days later). The balance transactions it settles sum
+// to its amount.
+type Payout = externalRef0.Payout
+
+// PayoutDetail defines model for PayoutDetail.
+type PayoutDetail struct {
+	// BalanceTransactions The balance transactions the payout settles, newest first (at most 100).
+	BalanceTransactions []BalanceTransaction `json:"balance_transactions"`
+
+	// HasMoreTransactions More than 100 transactions are settled; list them with the payout filter.
+	HasMoreTransactions bool `json:"has_more_transactions"`
+
+	// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+	// available balance of each currency that has a positive one to the merchant's bank. It
+	// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+	// (written on its arrival date, two days later). The balance transactions it settles sum
+	// to its amount.
+	Payout Payout `json:"payout"`
+}
+
+// PayoutList A page of payouts.
+type PayoutList struct {
+	// Data The payouts, newest first.
+	Data    []Payout `json:"data"`
+	HasMore bool     `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
 
 // Price A price of a product.
 type Price = externalRef0.Price
@@ -1631,6 +1835,9 @@ type WebhookEndpointWithSecretStatus string
 // ActiveFilter defines model for ActiveFilter.
 type ActiveFilter = bool
 
+// BalanceTransactionTypeFilter defines model for BalanceTransactionTypeFilter.
+type BalanceTransactionTypeFilter = string
+
 // EndingBefore defines model for EndingBefore.
 type EndingBefore = string
 
@@ -1645,6 +1852,15 @@ type Limit = int
 
 // ObjectId defines model for ObjectId.
 type ObjectId = string
+
+// PaymentFilter defines model for PaymentFilter.
+type PaymentFilter = string
+
+// PayoutFilter defines model for PayoutFilter.
+type PayoutFilter = string
+
+// SourceFilter defines model for SourceFilter.
+type SourceFilter = string
 
 // StartingAfter defines model for StartingAfter.
 type StartingAfter = string
@@ -1750,6 +1966,47 @@ type AdvanceDashboardTestClockParams struct {
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListBalanceTransactionsParams defines parameters for ListBalanceTransactions.
+type ListBalanceTransactionsParams struct {
+	// Type Only balance transactions of this type.
+	Type *BalanceTransactionTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Payout Only the balance transactions this payout (`po_…`) settles.
+	Payout *PayoutFilter `form:"payout,omitempty" json:"payout,omitempty"`
+
+	// Source Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`).
+	Source *SourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// Payment Only the balance transactions of this payment (`py_…`), its refunds and its dispute.
+	Payment *PaymentFilter `form:"payment,omitempty" json:"payment,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// ExportBalanceTransactionsParams defines parameters for ExportBalanceTransactions.
+type ExportBalanceTransactionsParams struct {
+	// Type Only balance transactions of this type.
+	Type *BalanceTransactionTypeFilter `form:"type,omitempty" json:"type,omitempty"`
+
+	// Payout Only the balance transactions this payout (`po_…`) settles.
+	Payout *PayoutFilter `form:"payout,omitempty" json:"payout,omitempty"`
+
+	// Source Only the balance transactions of this object (`py_`, `re_`, `dp_`, `po_`).
+	Source *SourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// Payment Only the balance transactions of this payment (`py_…`), its refunds and its dispute.
+	Payment *PaymentFilter `form:"payment,omitempty" json:"payment,omitempty"`
 }
 
 // ListCheckoutSessionsParams defines parameters for ListCheckoutSessions.
@@ -1962,6 +2219,20 @@ type CreateRefundParams struct {
 	// merchant, environment, method and path. A malformed key gives 400
 	// `invalid_request`/`idempotency_key_invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPayoutsParams defines parameters for ListPayouts.
+type ListPayoutsParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
 // ListProductsParams defines parameters for ListProducts.
@@ -2428,6 +2699,45 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBalance The balance per currency
+	//
+	// The environment's balance in every currency it has one: `available` (what a payout can
+	// take; it may be negative after refunds or disputes larger than what was available) and
+	// `pending` (card funds for two days after the charge, SEPA funds for two days after
+	// settlement). Reading it costs the same whatever the number of balance transactions.
+	// `payouts` says whether payouts run in this environment and when the next one is due.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+	GetBalance(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBalanceTransactions List balance transactions
+	//
+	// Every movement of the balance, newest first: payments (with their fee), refunds and
+	// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+	// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+	// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+	// `ending_before` as every list.
+	//
+	// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactions(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportBalanceTransactions Export balance transactions as CSV
+	//
+	// The balance transactions the same filters select, newest first, as CSV (at most
+	// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+	// amounts in minor units and times in RFC 3339 (UTC).
+	//
+	// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+	ExportBalanceTransactions(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCheckoutSessions List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -2748,6 +3058,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 	CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayouts List payouts
+	//
+	// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+	// environment's clock creates one per currency with a positive available balance, for all
+	// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+	// need a live payout adapter: without one none are created (the balance says so). Paged
+	// with `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+	ListPayouts(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayout A payout with the balance transactions it settles
+	//
+	// The payout and the balance transactions it settles, newest first (at most 100;
+	// `has_more_transactions` says when there are more: list them with
+	// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+	// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+	// payout's amount.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+	// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+	GetPayout(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ArchivePrice Archive a price
 	//
@@ -3569,6 +3907,75 @@ func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEdit
 	return c.Client.Do(req)
 }
 
+// GetBalance The balance per currency
+//
+// The environment's balance in every currency it has one: `available` (what a payout can
+// take; it may be negative after refunds or disputes larger than what was available) and
+// `pending` (card funds for two days after the charge, SEPA funds for two days after
+// settlement). Reading it costs the same whatever the number of balance transactions.
+// `payouts` says whether payouts run in this environment and when the next one is due.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+func (c *Client) GetBalance(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalanceRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBalanceTransactions List balance transactions
+//
+// Every movement of the balance, newest first: payments (with their fee), refunds and
+// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+// `ending_before` as every list.
+//
+// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+func (c *Client) ListBalanceTransactions(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBalanceTransactionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportBalanceTransactions Export balance transactions as CSV
+//
+// The balance transactions the same filters select, newest first, as CSV (at most
+// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+// amounts in minor units and times in RFC 3339 (UTC).
+//
+// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+func (c *Client) ExportBalanceTransactions(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportBalanceTransactionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCheckoutSessions List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -4110,6 +4517,54 @@ func (c *Client) CreateRefundWithBody(ctx context.Context, env Env, id ObjectId,
 // Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 func (c *Client) CreateRefund(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateRefundRequest(c.Server, env, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayouts List payouts
+//
+// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+// environment's clock creates one per currency with a positive available balance, for all
+// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+// need a live payout adapter: without one none are created (the balance says so). Paged
+// with `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+func (c *Client) ListPayouts(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayout A payout with the balance transactions it settles
+//
+// The payout and the balance transactions it settles, newest first (at most 100;
+// `has_more_transactions` says when there are more: list them with
+// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+// payout's amount.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+func (c *Client) GetPayout(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayoutRequest(c.Server, env, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5341,6 +5796,270 @@ func NewRevokeApiKeyRequest(server string, env Env, id ObjectId) (*http.Request,
 	return req, nil
 }
 
+// NewGetBalanceRequest constructs an http.Request for the GetBalance method
+func NewGetBalanceRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListBalanceTransactionsRequest constructs an http.Request for the ListBalanceTransactions method
+func NewListBalanceTransactionsRequest(server string, env Env, params *ListBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance_transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payout", *params.Payout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment", *params.Payment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportBalanceTransactionsRequest constructs an http.Request for the ExportBalanceTransactions method
+func NewExportBalanceTransactionsRequest(server string, env Env, params *ExportBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/balance_transactions/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payout", *params.Payout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Payment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment", *params.Payment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCheckoutSessionsRequest constructs an http.Request for the ListCheckoutSessions method
 func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckoutSessionsParams) (*http.Request, error) {
 	var err error
@@ -6510,6 +7229,132 @@ func NewCreateRefundRequestWithBody(server string, env Env, id ObjectId, params 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListPayoutsRequest constructs an http.Request for the ListPayouts method
+func NewListPayoutsRequest(server string, env Env, params *ListPayoutsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payouts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPayoutRequest constructs an http.Request for the GetPayout method
+func NewGetPayoutRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/payouts/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -7942,6 +8787,51 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/{env}/api_keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKeyWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*RevokeApiKeyResponse, error)
 
+	// GetBalanceWithResponse The balance per currency
+	//
+	// The environment's balance in every currency it has one: `available` (what a payout can
+	// take; it may be negative after refunds or disputes larger than what was available) and
+	// `pending` (card funds for two days after the charge, SEPA funds for two days after
+	// settlement). Reading it costs the same whatever the number of balance transactions.
+	// `payouts` says whether payouts run in this environment and when the next one is due.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+	// `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+	GetBalanceWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error)
+
+	// ListBalanceTransactionsWithResponse List balance transactions
+	//
+	// Every movement of the balance, newest first: payments (with their fee), refunds and
+	// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+	// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+	// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+	// `ending_before` as every list.
+	//
+	// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+	// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+	ListBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error)
+
+	// ExportBalanceTransactionsWithResponse Export balance transactions as CSV
+	//
+	// The balance transactions the same filters select, newest first, as CSV (at most
+	// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+	// amounts in minor units and times in RFC 3339 (UTC).
+	//
+	// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+	ExportBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ExportBalanceTransactionsResponse, error)
+
 	// ListCheckoutSessionsWithResponse List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -8292,6 +9182,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/payments/{id}/refunds (the `CreateRefund` operationId).
 	CreateRefundWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
+
+	// ListPayoutsWithResponse List payouts
+	//
+	// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+	// environment's clock creates one per currency with a positive available balance, for all
+	// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+	// need a live payout adapter: without one none are created (the balance says so). Paged
+	// with `limit`, `starting_after` and `ending_before` as every list.
+	//
+	// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+	// 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+	ListPayoutsWithResponse(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error)
+
+	// GetPayoutWithResponse A payout with the balance transactions it settles
+	//
+	// The payout and the balance transactions it settles, newest first (at most 100;
+	// `has_more_transactions` says when there are more: list them with
+	// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+	// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+	// payout's amount.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+	// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+	GetPayoutWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPayoutResponse, error)
 
 	// ArchivePriceWithResponse Archive a price
 	//
@@ -10858,6 +11780,363 @@ func (r RevokeApiKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeApiKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBalanceResponse200Headers the declared response headers of an HTTP 200 response for GetBalance
+type GetBalanceResponse200Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse400Headers the declared response headers of an HTTP 400 response for GetBalance
+type GetBalanceResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBalanceResponse401Headers the declared response headers of an HTTP 401 response for GetBalance
+type GetBalanceResponse401Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse429Headers the declared response headers of an HTTP 429 response for GetBalance
+type GetBalanceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBalanceResponse500Headers the declared response headers of an HTTP 500 response for GetBalance
+type GetBalanceResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetBalance
+type GetBalanceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBalanceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Balance
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBalanceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBalanceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBalanceResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBalanceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBalanceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBalanceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBalanceResponse) GetJSON200() *Balance {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBalanceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBalanceResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBalanceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBalanceResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBalanceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBalanceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBalanceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBalanceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListBalanceTransactionsResponse500Headers the declared response headers of an HTTP 500 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ListBalanceTransactions
+type ListBalanceTransactionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BalanceTransactionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListBalanceTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListBalanceTransactionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListBalanceTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBalanceTransactionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON200() *BalanceTransactionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBalanceTransactionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBalanceTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse200Headers struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+// ExportBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ExportBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ExportBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ExportBalanceTransactionsResponse500Headers the declared response headers of an HTTP 500 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ExportBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ExportBalanceTransactions
+type ExportBalanceTransactionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ExportBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportBalanceTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportBalanceTransactionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportBalanceTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportBalanceTransactionsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportBalanceTransactionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportBalanceTransactionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13820,6 +15099,263 @@ func (r CreateRefundResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPayoutsResponse200Headers the declared response headers of an HTTP 200 response for ListPayouts
+type ListPayoutsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse400Headers the declared response headers of an HTTP 400 response for ListPayouts
+type ListPayoutsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListPayoutsResponse401Headers the declared response headers of an HTTP 401 response for ListPayouts
+type ListPayoutsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse429Headers the declared response headers of an HTTP 429 response for ListPayouts
+type ListPayoutsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListPayoutsResponse500Headers the declared response headers of an HTTP 500 response for ListPayouts
+type ListPayoutsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse503Headers the declared response headers of an HTTP 503 response for ListPayouts
+type ListPayoutsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListPayoutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPayoutsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPayoutsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPayoutsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPayoutsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPayoutsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutsResponse) GetJSON200() *PayoutList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPayoutsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPayoutsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPayoutsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPayoutsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPayoutsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPayoutResponse200Headers the declared response headers of an HTTP 200 response for GetPayout
+type GetPayoutResponse200Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse400Headers the declared response headers of an HTTP 400 response for GetPayout
+type GetPayoutResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPayoutResponse401Headers the declared response headers of an HTTP 401 response for GetPayout
+type GetPayoutResponse401Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse404Headers the declared response headers of an HTTP 404 response for GetPayout
+type GetPayoutResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetPayoutResponse429Headers the declared response headers of an HTTP 429 response for GetPayout
+type GetPayoutResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetPayoutResponse500Headers the declared response headers of an HTTP 500 response for GetPayout
+type GetPayoutResponse500Headers struct {
+	RequestId *string
+}
+
+// GetPayoutResponse503Headers the declared response headers of an HTTP 503 response for GetPayout
+type GetPayoutResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetPayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPayoutResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPayoutResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPayoutResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPayoutResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPayoutResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPayoutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPayoutResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPayoutResponse) GetJSON200() *PayoutDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPayoutResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPayoutResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPayoutResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPayoutResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPayoutResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPayoutResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayoutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17449,6 +18985,69 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, env 
 	return ParseRevokeApiKeyResponse(rsp)
 }
 
+// GetBalanceWithResponse The balance per currency
+//
+// The environment's balance in every currency it has one: `available` (what a payout can
+// take; it may be negative after refunds or disputes larger than what was available) and
+// `pending` (card funds for two days after the charge, SEPA funds for two days after
+// settlement). Reading it costs the same whatever the number of balance transactions.
+// `payouts` says whether payouts run in this environment and when the next one is due.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited` (wait
+// `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance (the `GetBalance` operationId).
+func (c *ClientWithResponses) GetBalanceWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error) {
+	rsp, err := c.GetBalance(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBalanceResponse(rsp)
+}
+
+// ListBalanceTransactionsWithResponse List balance transactions
+//
+// Every movement of the balance, newest first: payments (with their fee), refunds and
+// the fee they reverse, disputes with their fee and reversal, and payouts. Optionally only
+// one `type`, those a `payout` settles, those of one `source` object (`py_`, `re_`, `dp_`,
+// `po_`) or those of one `payment`. Paged with `limit`, `starting_after` and
+// `ending_before` as every list.
+//
+// **Errors:** 400 (`type_invalid`, `limit_invalid`, `starting_after_invalid`, …); 401
+// `session_required`; 429 `rate_limited` (wait `Retry-After`); 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions (the `ListBalanceTransactions` operationId).
+func (c *ClientWithResponses) ListBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ListBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListBalanceTransactionsResponse, error) {
+	rsp, err := c.ListBalanceTransactions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBalanceTransactionsResponse(rsp)
+}
+
+// ExportBalanceTransactionsWithResponse Export balance transactions as CSV
+//
+// The balance transactions the same filters select, newest first, as CSV (at most
+// 100,000 rows): `id,type,amount,fee,net,currency,status,available_on,created,source,payment,payout`,
+// amounts in minor units and times in RFC 3339 (UTC).
+//
+// **Errors:** 400 (`type_invalid`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
+func (c *ClientWithResponses) ExportBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ExportBalanceTransactionsResponse, error) {
+	rsp, err := c.ExportBalanceTransactions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportBalanceTransactionsResponse(rsp)
+}
+
 // ListCheckoutSessionsWithResponse List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -17936,6 +19535,50 @@ func (c *ClientWithResponses) CreateRefundWithResponse(ctx context.Context, env 
 		return nil, err
 	}
 	return ParseCreateRefundResponse(rsp)
+}
+
+// ListPayoutsWithResponse List payouts
+//
+// The environment's payouts, newest first. The daily run at 00:00 UTC of the
+// environment's clock creates one per currency with a positive available balance, for all
+// of it; it is `pending` until its arrival date two days later, then `paid`. Live payouts
+// need a live payout adapter: without one none are created (the balance says so). Paged
+// with `limit`, `starting_after` and `ending_before` as every list.
+//
+// **Errors:** 400 (`limit_invalid`, `starting_after_invalid`, …); 401 `session_required`;
+// 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payouts (the `ListPayouts` operationId).
+func (c *ClientWithResponses) ListPayoutsWithResponse(ctx context.Context, env Env, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error) {
+	rsp, err := c.ListPayouts(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutsResponse(rsp)
+}
+
+// GetPayoutWithResponse A payout with the balance transactions it settles
+//
+// The payout and the balance transactions it settles, newest first (at most 100;
+// `has_more_transactions` says when there are more: list them with
+// `GET /api/v1/{env}/balance_transactions?payout={id}`, or download all of them with
+// `GET /api/v1/{env}/balance_transactions/export?payout={id}`). Their nets sum to the
+// payout's amount.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `payout_not_found` (also for
+// another merchant's or the other environment's payout); 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/payouts/{id} (the `GetPayout` operationId).
+func (c *ClientWithResponses) GetPayoutWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetPayoutResponse, error) {
+	rsp, err := c.GetPayout(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayoutResponse(rsp)
 }
 
 // ArchivePriceWithResponse Archive a price
@@ -21139,6 +22782,441 @@ func ParseRevokeApiKeyResponse(rsp *http.Response) (*RevokeApiKeyResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeApiKeyResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBalanceResponse parses an HTTP response from a GetBalanceWithResponse call
+func ParseGetBalanceResponse(rsp *http.Response) (*GetBalanceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBalanceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Balance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBalanceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBalanceResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetBalanceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBalanceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBalanceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBalanceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListBalanceTransactionsResponse parses an HTTP response from a ListBalanceTransactionsWithResponse call
+func ParseListBalanceTransactionsResponse(rsp *http.Response) (*ListBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BalanceTransactionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListBalanceTransactionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBalanceTransactionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportBalanceTransactionsResponse parses an HTTP response from a ExportBalanceTransactionsWithResponse call
+func ParseExportBalanceTransactionsResponse(rsp *http.Response) (*ExportBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportBalanceTransactionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportBalanceTransactionsResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -24932,6 +27010,320 @@ func ParseCreateRefundResponse(rsp *http.Response) (*CreateRefundResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateRefundResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPayoutsResponse parses an HTTP response from a ListPayoutsWithResponse call
+func ParseListPayoutsResponse(rsp *http.Response) (*ListPayoutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPayoutsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPayoutsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPayoutsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPayoutsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPayoutsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPayoutResponse parses an HTTP response from a GetPayoutWithResponse call
+func ParseGetPayoutResponse(rsp *http.Response) (*GetPayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPayoutResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPayoutResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPayoutResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPayoutResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPayoutResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPayoutResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPayoutResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -29051,6 +31443,15 @@ type ServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /api/v1/{env}/api_keys/{id}/revoke)
 	RevokeApiKey(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// GetBalance The balance per currency
+	// (GET /api/v1/{env}/balance)
+	GetBalance(w http.ResponseWriter, r *http.Request, env Env)
+	// ListBalanceTransactions List balance transactions
+	// (GET /api/v1/{env}/balance_transactions)
+	ListBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ListBalanceTransactionsParams)
+	// ExportBalanceTransactions Export balance transactions as CSV
+	// (GET /api/v1/{env}/balance_transactions/export)
+	ExportBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ExportBalanceTransactionsParams)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
@@ -29108,6 +31509,12 @@ type ServerInterface interface {
 	// CreateRefund Refund a payment
 	// (POST /api/v1/{env}/payments/{id}/refunds)
 	CreateRefund(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateRefundParams)
+	// ListPayouts List payouts
+	// (GET /api/v1/{env}/payouts)
+	ListPayouts(w http.ResponseWriter, r *http.Request, env Env, params ListPayoutsParams)
+	// GetPayout A payout with the balance transactions it settles
+	// (GET /api/v1/{env}/payouts/{id})
+	GetPayout(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -29604,6 +32011,233 @@ func (siw *ServerInterfaceWrapper) RevokeApiKey(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RevokeApiKey(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBalance operation middleware
+func (siw *ServerInterfaceWrapper) GetBalance(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBalance(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ListBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBalanceTransactionsParams
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payout" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payout", r.URL.Query(), &params.Payout, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payout"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payout", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", r.URL.Query(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "source"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "source", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payment" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payment", r.URL.Query(), &params.Payment, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payment"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payment", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBalanceTransactions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ExportBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportBalanceTransactionsParams
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payout" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payout", r.URL.Query(), &params.Payout, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payout"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payout", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", r.URL.Query(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "source"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "source", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "payment" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "payment", r.URL.Query(), &params.Payment, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "payment"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "payment", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportBalanceTransactions(w, r, env, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -30613,6 +33247,109 @@ func (siw *ServerInterfaceWrapper) CreateRefund(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// ListPayouts operation middleware
+func (siw *ServerInterfaceWrapper) ListPayouts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPayoutsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayouts(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayout operation middleware
+func (siw *ServerInterfaceWrapper) GetPayout(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayout(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchivePrice operation middleware
 func (siw *ServerInterfaceWrapper) ArchivePrice(w http.ResponseWriter, r *http.Request) {
 
@@ -31599,6 +34336,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.ListApiKeys)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys", wrapper.CreateApiKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/api_keys/{id}/revoke", wrapper.RevokeApiKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance", wrapper.GetBalance)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions", wrapper.ListBalanceTransactions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions/export", wrapper.ExportBalanceTransactions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes", wrapper.ListDisputes)
@@ -31618,6 +34358,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payments/{id}", wrapper.GetPayment)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/payments/{id}/refunds", wrapper.CreateRefund)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payouts", wrapper.ListPayouts)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/payouts/{id}", wrapper.GetPayout)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/prices/{id}/archive", wrapper.ArchivePrice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.ListProducts)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products", wrapper.CreateProduct)
@@ -34194,6 +36936,400 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 type RevokeApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalanceRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type GetBalanceResponseObject interface {
+	VisitGetBalanceResponse(w http.ResponseWriter) error
+}
+
+type GetBalance200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetBalance200JSONResponse struct {
+	Body    Balance
+	Headers GetBalance200ResponseHeaders
+}
+
+func (response GetBalance200JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBalance400JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetBalance401JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBalance429JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetBalance500JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBalance503JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListBalanceTransactionsParams
+}
+
+type ListBalanceTransactionsResponseObject interface {
+	VisitListBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ListBalanceTransactions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListBalanceTransactions200JSONResponse struct {
+	Body    BalanceTransactionList
+	Headers ListBalanceTransactions200ResponseHeaders
+}
+
+func (response ListBalanceTransactions200JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBalanceTransactions400JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListBalanceTransactions401JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBalanceTransactions429JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListBalanceTransactions500JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalanceTransactions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListBalanceTransactions503JSONResponse) VisitListBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ExportBalanceTransactionsParams
+}
+
+type ExportBalanceTransactionsResponseObject interface {
+	VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ExportBalanceTransactions200ResponseHeaders struct {
+	ContentDisposition *string
+	RequestId          *string
+}
+
+type ExportBalanceTransactions200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportBalanceTransactions200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportBalanceTransactions200TextcsvResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportBalanceTransactions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportBalanceTransactions400JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ExportBalanceTransactions401JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ExportBalanceTransactions429JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ExportBalanceTransactions500JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportBalanceTransactions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ExportBalanceTransactions503JSONResponse) VisitExportBalanceTransactionsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -37568,6 +40704,284 @@ func (response CreateRefund500JSONResponse) VisitCreateRefundResponse(w http.Res
 type CreateRefund503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response CreateRefund503JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayoutsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListPayoutsParams
+}
+
+type ListPayoutsResponseObject interface {
+	VisitListPayoutsResponse(w http.ResponseWriter) error
+}
+
+type ListPayouts200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListPayouts200JSONResponse struct {
+	Body    PayoutList
+	Headers ListPayouts200ResponseHeaders
+}
+
+func (response ListPayouts200JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPayouts400JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListPayouts401JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPayouts429JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListPayouts500JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListPayouts503JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayoutRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetPayoutResponseObject interface {
+	VisitGetPayoutResponse(w http.ResponseWriter) error
+}
+
+type GetPayout200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetPayout200JSONResponse struct {
+	Body    PayoutDetail
+	Headers GetPayout200ResponseHeaders
+}
+
+func (response GetPayout200JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayout400JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetPayout401JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayout404JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPayout429JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetPayout500JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetPayout503JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -41237,6 +44651,15 @@ type StrictServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (POST /api/v1/{env}/api_keys/{id}/revoke)
 	RevokeApiKey(ctx context.Context, request RevokeApiKeyRequestObject) (RevokeApiKeyResponseObject, error)
+	// GetBalance The balance per currency
+	// (GET /api/v1/{env}/balance)
+	GetBalance(ctx context.Context, request GetBalanceRequestObject) (GetBalanceResponseObject, error)
+	// ListBalanceTransactions List balance transactions
+	// (GET /api/v1/{env}/balance_transactions)
+	ListBalanceTransactions(ctx context.Context, request ListBalanceTransactionsRequestObject) (ListBalanceTransactionsResponseObject, error)
+	// ExportBalanceTransactions Export balance transactions as CSV
+	// (GET /api/v1/{env}/balance_transactions/export)
+	ExportBalanceTransactions(ctx context.Context, request ExportBalanceTransactionsRequestObject) (ExportBalanceTransactionsResponseObject, error)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
@@ -41294,6 +44717,12 @@ type StrictServerInterface interface {
 	// CreateRefund Refund a payment
 	// (POST /api/v1/{env}/payments/{id}/refunds)
 	CreateRefund(ctx context.Context, request CreateRefundRequestObject) (CreateRefundResponseObject, error)
+	// ListPayouts List payouts
+	// (GET /api/v1/{env}/payouts)
+	ListPayouts(ctx context.Context, request ListPayoutsRequestObject) (ListPayoutsResponseObject, error)
+	// GetPayout A payout with the balance transactions it settles
+	// (GET /api/v1/{env}/payouts/{id})
+	GetPayout(ctx context.Context, request GetPayoutRequestObject) (GetPayoutResponseObject, error)
 	// ArchivePrice Archive a price
 	// (POST /api/v1/{env}/prices/{id}/archive)
 	ArchivePrice(ctx context.Context, request ArchivePriceRequestObject) (ArchivePriceResponseObject, error)
@@ -41851,6 +45280,86 @@ func (sh *strictHandler) RevokeApiKey(w http.ResponseWriter, r *http.Request, en
 	}
 }
 
+// GetBalance operation middleware
+func (sh *strictHandler) GetBalance(w http.ResponseWriter, r *http.Request, env Env) {
+	var request GetBalanceRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBalance(ctx, request.(GetBalanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBalance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBalanceResponseObject); ok {
+		if err := validResponse.VisitGetBalanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListBalanceTransactions operation middleware
+func (sh *strictHandler) ListBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ListBalanceTransactionsParams) {
+	var request ListBalanceTransactionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBalanceTransactions(ctx, request.(ListBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitListBalanceTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ExportBalanceTransactions operation middleware
+func (sh *strictHandler) ExportBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ExportBalanceTransactionsParams) {
+	var request ExportBalanceTransactionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportBalanceTransactions(ctx, request.(ExportBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ExportBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitExportBalanceTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListCheckoutSessions operation middleware
 func (sh *strictHandler) ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams) {
 	var request ListCheckoutSessionsRequestObject
@@ -42390,6 +45899,60 @@ func (sh *strictHandler) CreateRefund(w http.ResponseWriter, r *http.Request, en
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateRefundResponseObject); ok {
 		if err := validResponse.VisitCreateRefundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayouts operation middleware
+func (sh *strictHandler) ListPayouts(w http.ResponseWriter, r *http.Request, env Env, params ListPayoutsParams) {
+	var request ListPayoutsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayouts(ctx, request.(ListPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayouts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPayoutsResponseObject); ok {
+		if err := validResponse.VisitListPayoutsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayout operation middleware
+func (sh *strictHandler) GetPayout(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetPayoutRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayout(ctx, request.(GetPayoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayout")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPayoutResponseObject); ok {
+		if err := validResponse.VisitGetPayoutResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

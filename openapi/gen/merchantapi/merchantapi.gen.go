@@ -170,6 +170,13 @@ type PaymentIntent = externalRef0.PaymentIntent
 // PaymentIntentNextAction The action a charge waits for.
 type PaymentIntentNextAction = externalRef0.PaymentIntentNextAction
 
+// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+// available balance of each currency that has a positive one to the merchant's bank. It
+// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+// (written on its arrival date, two days later). The balance transactions it settles sum
+// to its amount.
+type Payout = externalRef0.Payout
+
 // Price A price of a product.
 type Price = externalRef0.Price
 

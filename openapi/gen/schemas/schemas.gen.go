@@ -444,6 +444,39 @@ func (e PaymentIntentNextActionType) Valid() bool {
 	}
 }
 
+// Defines values for PayoutObject.
+const (
+	PayoutObjectPayout PayoutObject = "payout"
+)
+
+// Valid indicates whether the value is a known member of the PayoutObject enum.
+func (e PayoutObject) Valid() bool {
+	switch e {
+	case PayoutObjectPayout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutStatus.
+const (
+	PayoutStatusPaid    PayoutStatus = "paid"
+	PayoutStatusPending PayoutStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the PayoutStatus enum.
+func (e PayoutStatus) Valid() bool {
+	switch e {
+	case PayoutStatusPaid:
+		return true
+	case PayoutStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PriceObject.
 const (
 	PriceObjectPrice PriceObject = "price"
@@ -1515,6 +1548,43 @@ type PaymentIntentNextAction struct {
 
 // PaymentIntentNextActionType Always `three_d_secure` today.
 type PaymentIntentNextActionType string
+
+// Payout A payout: the daily payout run (00:00 UTC of the environment's clock) sends the whole
+// available balance of each currency that has a positive one to the merchant's bank. It
+// is the `data.object` of `payout.created` (written by the run) and `payout.paid`
+// (written on its arrival date, two days later). The balance transactions it settles sum
+// to its amount.
+type Payout struct {
+	// Amount Amount in minor units.
+	Amount int64 `json:"amount"`
+
+	// ArrivalDate When the money arrives (created + 2 days), Unix seconds.
+	ArrivalDate int64 `json:"arrival_date"`
+
+	// BalanceTransaction The payout's own balance transaction (`txn_…`, type `payout`).
+	BalanceTransaction string `json:"balance_transaction"`
+
+	// Created The payout run (a midnight, UTC), Unix seconds.
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 currency code.
+	Currency string `json:"currency"`
+
+	// Id Identifier, prefix `po_`.
+	Id string `json:"id"`
+
+	// Object Always `payout`.
+	Object PayoutObject `json:"object"`
+
+	// Status `pending` until the arrival date, then `paid`.
+	Status PayoutStatus `json:"status"`
+}
+
+// PayoutObject Always `payout`.
+type PayoutObject string
+
+// PayoutStatus `pending` until the arrival date, then `paid`.
+type PayoutStatus string
 
 // Price A price of a product.
 type Price struct {

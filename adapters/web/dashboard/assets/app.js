@@ -12,6 +12,8 @@ import * as overview from './pages/overview.js';
 import * as payments from './pages/payments.js';
 import * as refunds from './pages/refunds.js';
 import * as disputes from './pages/disputes.js';
+import * as balance from './pages/balance.js';
+import * as payouts from './pages/payouts.js';
 import * as sessions from './pages/sessions.js';
 import * as apiKeys from './pages/api_keys.js';
 import * as webhooks from './pages/webhooks.js';
@@ -36,6 +38,8 @@ const sections = [
   { name: 'payments', label: 'Payments', page: payments },
   { name: 'refunds', label: 'Refunds', page: refunds },
   { name: 'disputes', label: 'Disputes', page: disputes },
+  { name: 'balance', label: 'Balance', page: balance },
+  { name: 'payouts', label: 'Payouts', page: payouts },
   { name: 'checkout_sessions', label: 'Checkout sessions', page: sessions },
   { name: 'api_keys', label: 'API keys', page: apiKeys },
   { name: 'webhooks', label: 'Webhooks', page: webhooks },

@@ -1,7 +1,7 @@
 // @ts-check
 // Payments: the list with a status filter and cursor paging, and one payment with its fee
 // breakdown, its dispute (with the evidence form while it needs a response), its refunds (and
-// the form to refund it) and events.
+// the form to refund it), its ledger entries and events.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
@@ -10,6 +10,7 @@ import { html, render } from '../preact.js';
 import { RefundForm } from './refund_form.js';
 import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
 import { disputePanel } from './disputes.js';
+import { transactionColumns } from './balance.js';
 
 const statuses = ['succeeded', 'processing', 'failed', 'refunded', 'partially_refunded', 'disputed',
   ['declined', 'declined (charges without a payment)']];
@@ -146,6 +147,9 @@ export async function detail(ctx) {
     h('section', { 'aria-labelledby': 'pay-refunds', id: 'payment-refunds' },
       h('h2', { id: 'pay-refunds' }, 'Refunds'),
       refundsTable(d.refunds || [], chargeCur)),
+    h('section', { 'aria-labelledby': 'pay-ledger', id: 'payment-ledger' },
+      h('h2', { id: 'pay-ledger' }, 'Ledger entries'),
+      table(transactionColumns(ctx.base), d.balance_transactions || [], 'No ledger entries: this payment moved no money yet.', 'Ledger entries')),
     declines.data.length ? h('section', { 'aria-labelledby': 'pay-declines', id: 'session-declines' },
       h('h2', { id: 'pay-declines' }, 'Declined tries on this checkout session'),
       table(declineColumns(), declines.data, 'No declined charges.', 'Declined tries')) : null,
