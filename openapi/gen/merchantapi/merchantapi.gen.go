@@ -1354,7 +1354,8 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
-	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+	//     a subscription needs a recurring price.",
 	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1396,7 +1397,8 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
-	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+	//     a subscription needs a recurring price.",
 	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -2614,7 +2616,8 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // ```json
 // {"error": {"type": "invalid_request", "code": "price_not_recurring",
 //
-//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+//	  a subscription needs a recurring price.",
 //	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -2668,7 +2671,8 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // ```json
 // {"error": {"type": "invalid_request", "code": "price_not_recurring",
 //
-//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+//	  a subscription needs a recurring price.",
 //	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -5165,7 +5169,8 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
-	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+	//     a subscription needs a recurring price.",
 	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -5207,7 +5212,8 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "price_not_recurring",
-	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+	//   "message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+	//     a subscription needs a recurring price.",
 	//   "param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -10578,7 +10584,8 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // ```json
 // {"error": {"type": "invalid_request", "code": "price_not_recurring",
 //
-//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+//	  a subscription needs a recurring price.",
 //	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -10628,7 +10635,8 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // ```json
 // {"error": {"type": "invalid_request", "code": "price_not_recurring",
 //
-//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring; a subscription needs a recurring price.",
+//	"message": "Price 'price_pEUEtT4or5bzRSTql8kGaGgd' is not recurring;
+//	  a subscription needs a recurring price.",
 //	"param": "price_id", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```

@@ -1282,7 +1282,8 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
-	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app
+	//     catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1313,7 +1314,8 @@ type ClientInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
-	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app
+	//     catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -1890,7 +1892,8 @@ func (c *Client) ListAppWebhookEndpoints(ctx context.Context, id AppId, reqEdito
 // ```json
 // {"error": {"type": "invalid_request", "code": "parameter_invalid",
 //
-//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"message": "Unknown app event 'charge.refunded': use an event of the app
+//	  catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 //	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -1933,7 +1936,8 @@ func (c *Client) CreateAppWebhookEndpointWithBody(ctx context.Context, id AppId,
 // ```json
 // {"error": {"type": "invalid_request", "code": "parameter_invalid",
 //
-//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"message": "Unknown app event 'charge.refunded': use an event of the app
+//	  catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 //	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -3460,7 +3464,8 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
-	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app
+	//     catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -3491,7 +3496,8 @@ type ClientWithResponsesInterface interface {
 	// Example error body:
 	// ```json
 	// {"error": {"type": "invalid_request", "code": "parameter_invalid",
-	//   "message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+	//   "message": "Unknown app event 'charge.refunded': use an event of the app
+	//     catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 	//   "param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 	// ```
 	//
@@ -7033,7 +7039,8 @@ func (c *ClientWithResponses) ListAppWebhookEndpointsWithResponse(ctx context.Co
 // ```json
 // {"error": {"type": "invalid_request", "code": "parameter_invalid",
 //
-//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"message": "Unknown app event 'charge.refunded': use an event of the app
+//	  catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 //	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
@@ -7072,7 +7079,8 @@ func (c *ClientWithResponses) CreateAppWebhookEndpointWithBodyWithResponse(ctx c
 // ```json
 // {"error": {"type": "invalid_request", "code": "parameter_invalid",
 //
-//	"message": "Unknown app event 'charge.refunded': use an event of the app catalog, '*', or a prefix wildcard such as 'checkout.*'.",
+//	"message": "Unknown app event 'charge.refunded': use an event of the app
+//	  catalog, '*', or a prefix wildcard such as 'checkout.*'.",
 //	"param": "events.0", "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
 //
 // ```
