@@ -3,11 +3,13 @@ package postgres_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 // seedAppPayments gives merchant m (created when missing) n succeeded test invoice payments
@@ -67,14 +69,39 @@ func TestAppPagePlansInEveryStatisticsState(t *testing.T) {
 			}
 		}
 	}
+	// The summary: an index-only scan once the visibility map knows the pages (VACUUM, as
+	// autovacuum runs it after inserts; without it an index-only scan reads every row's page
+	// and is no better than the primary key), whatever the statistics.
+	volumes := func(state, m string) {
+		t.Helper()
+		if _, err := db.Exec("VACUUM payments"); err != nil {
+			t.Fatal(err)
+		}
+		p := plan(t, db, postgres.AppVolumesSQL, m, "test", time.Now().AddDate(-1, 0, 0), time.Now())
+		if !strings.Contains(p, "Index Only Scan using payments_volume ") || strings.Contains(p, "Seq Scan") || strings.Contains(p, "Heap Scan") {
+			t.Errorf("%s, analytics volumes: want an index-only scan of payments_volume; plan:\n%s", state, p)
+		}
+	}
+	// The statement states the index's predicate as the migration writes it: the captured
+	// statuses, exactly.
+	var in []string
+	for _, st := range payments.CapturedStatuses {
+		in = append(in, "'"+string(st)+"'")
+	}
+	if want := "status IN (" + strings.Join(in, ", ") + ")"; !strings.Contains(postgres.AppVolumesSQL, want) {
+		t.Fatalf("AppVolumesSQL does not state %s (payments.CapturedStatuses, the predicate of payments_volume)", want)
+	}
 	seedCatalog(t, db, "m_first", 2000)
 	seedAppPayments(t, db, "m_first", 20000)
 	check("never analysed", "m_first")
+	volumes("never analysed", "m_first")
 	if _, err := db.Exec("ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
 	check("analysed", "m_first")
+	volumes("analysed", "m_first")
 	seedCatalog(t, db, "m_new", 2000)
 	seedAppPayments(t, db, "m_new", 20000)
 	check("statistics without the merchant", "m_new")
+	volumes("statistics without the merchant", "m_new")
 }
