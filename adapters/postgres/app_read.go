@@ -28,10 +28,16 @@ func NewAppReader(db *sqlx.DB) *AppReader {
 var _ apps.VolumeReader = (*AppReader)(nil)
 
 // The App API's page queries ($1 merchant, $2 environment, $3 limit, $4 offset, $5 status):
-// exported for the planner tests.
+// exported for the planner tests. The payments page finds where it starts in the list index
+// alone (the seq of the row at the offset: an index-only scan that skips offset entries
+// without reading their rows) and reads only its own rows from the table; an OFFSET on the
+// page query itself reads every skipped row (100,000 at offset 100,000).
 var (
 	AppPaymentsSQL = `SELECT ` + paymentColumns + ` FROM payments
-		WHERE merchant_id = $1 AND environment = $2 AND ` + ListPredicate + ` ORDER BY seq DESC LIMIT $3 OFFSET $4`
+		WHERE merchant_id = $1 AND environment = $2 AND ` + ListPredicate + ` AND seq <= (
+			SELECT seq FROM payments WHERE merchant_id = $1 AND environment = $2 AND ` + ListPredicate + `
+			ORDER BY seq DESC LIMIT 1 OFFSET $4)
+		ORDER BY seq DESC LIMIT $3`
 	AppPaymentsByStatusSQL = `SELECT ` + paymentColumns + ` FROM payments
 		WHERE merchant_id = $1 AND environment = $2 AND ` + ListPredicate + ` AND status = $5 ORDER BY seq DESC LIMIT $3 OFFSET $4`
 	AppProductsSQL = `SELECT ` + catalogProductCols + ` FROM products
