@@ -52,6 +52,7 @@ func TestAppPagePlansInEveryStatisticsState(t *testing.T) {
 			args               []any
 			filter             string
 		}{
+			{"first payments page", postgres.AppFirstPaymentsSQL, "payments_scope", []any{m, "test", 26}, ""},
 			{"payments page", postgres.AppPaymentsSQL, "payments_scope", []any{m, "test", 26, 10000}, ""},
 			{"payments page of a status", postgres.AppPaymentsByStatusSQL, "payments_scope", []any{m, "test", 26, 0, "refunded"},
 				"(status = 'refunded'::text)"},
