@@ -46,7 +46,7 @@ func runComparison(ctx context.Context, cfg loadConfig, c comparison) (measureme
 		var p pair
 		if c.floor != nil {
 			f := *c.floor
-			f.settle = c.settle
+			f.settle, f.conns = c.settle, c.sc.conns
 			fmt.Fprintf(os.Stderr, "bench: %s [%d/%d] …\n", f.name, i+1, cfg.rounds)
 			fr, err := runScenario(ctx, cfg, f)
 			if err != nil {

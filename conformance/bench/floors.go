@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the driver the server uses
+	"github.com/lib/pq" // the driver the server uses
 
 	"github.com/kassa-pay/kassa/core"
 )
@@ -46,11 +47,20 @@ func openFloorDB(ctx context.Context, url string, conns int) (*sqlx.DB, error) {
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("floor database: %w", err)
+	// On a PostgreSQL shared with other work, max_connections may be reached for a moment
+	// (other test suites open and drop databases): wait for a slot rather than abandon the run.
+	for wait := 0; ; wait++ {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		var pe *pq.Error
+		if !errors.As(err, &pe) || pe.Code != "53300" || wait >= 60 || ctx.Err() != nil {
+			db.Close()
+			return nil, fmt.Errorf("floor database: %w", err)
+		}
+		time.Sleep(time.Second)
 	}
-	return db, nil
 }
 
 const insertSessionSQL = `INSERT INTO checkout_sessions (

@@ -26,6 +26,9 @@ type scenario struct {
 	// settle (optional) runs between the warm-up and the measured run: ANALYZE (-analyze), so
 	// that the statistics know the rows the scenario's own merchant just created.
 	settle func(context.Context) error
+	// conns (optional) replaces -conns for this scenario and the floor windows interleaved
+	// with it (a request whose cost is its own, measured without a queue in front of it).
+	conns int
 }
 
 // result is what one measured run produced.
@@ -78,7 +81,11 @@ func runScenario(ctx context.Context, cfg loadConfig, sc scenario) (result, erro
 	if sc.after != nil {
 		defer sc.after()
 	}
-	ops := make([]op, cfg.conns)
+	n := cfg.conns
+	if sc.conns > 0 {
+		n = sc.conns
+	}
+	ops := make([]op, n)
 	for i := range ops {
 		ops[i] = sc.newOp(i)
 	}

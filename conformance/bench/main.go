@@ -4,7 +4,7 @@
 // (floor, scenario, floor, scenario, …), reporting the median ratio and its spread. The
 // table goes to stdout, the same figures as JSON to out/bench.json.
 //
-//	go run ./conformance/bench [-duration 3s] [-rounds 3] [-conns 32] [-only create,product,price,retrieve,replay,pay,webhook,cold] [-json out/bench.json]
+//	go run ./conformance/bench [-duration 3s] [-rounds 3] [-conns 32] [-only create,product,price,retrieve,replay,pay,refund,app,webhook,cold] [-json out/bench.json]
 //	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…] [-dashboard-url http://127.0.0.1:8082]
 //
 // The exit status is 0 whatever the verdicts (it is a measurement); it is non-zero only when
@@ -43,9 +43,10 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, webhook, balance, payout, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
+		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, refund, app, webhook, balance, payout, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
+		appN      = flag.Int("app-payments", appPayments, "payments of the App API scenarios' merchant (written in SQL before they run)")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
@@ -60,7 +61,7 @@ func run() error {
 	}
 	// sel: no filter, or a filter word that is the scenario's key, or part of its name when
 	// it is no key ("create" is the create-session scenario, not every name with "create").
-	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "webhook", "balance", "payout", "cold", "appevents"}
+	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "refund", "app", "webhook", "balance", "payout", "cold", "appevents"}
 	sel := func(key, name string) bool {
 		if len(want) == 0 {
 			return true
@@ -167,6 +168,43 @@ func run() error {
 			fmt.Fprintf(os.Stderr, "bench: balance scenario skipped: %v\n", err)
 		}
 		plan = append(plan, cs...)
+	}
+	if sel("refund", refundName) {
+		// Partial refunds from the dashboard API, against the floor create session is held to.
+		fmt.Fprintln(os.Stderr, "bench: paying the payments to refund …")
+		rb, err := setupRefundBench(ctx, t)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: refund scenario skipped: %v\n", err)
+		} else {
+			add("refund", rb.scenario(*conns), floorIns)
+		}
+	}
+	var appSeed *appBench
+	{
+		// The App API on a merchant with a million payments (written in SQL before anything
+		// is timed): the payments list at three offsets and a payment by id against the
+		// primary-key floor, the analytics summary over 365 days with an absolute p99.
+		var names []string
+		for _, o := range appListOffsets {
+			names = append(names, appListName+fmtThousands(o))
+		}
+		names = append(names, appGetName, appSummaryName)
+		want := false
+		for _, n := range names {
+			want = want || sel("app", n)
+		}
+		if want && db != nil {
+			ab, err := setupAppBench(ctx, t, *appN)
+			if err != nil {
+				return err
+			}
+			appSeed = ab
+			for _, o := range appListOffsets {
+				add("app", ab.list(o), floorSel)
+			}
+			add("app", ab.retrieve(), floorSel)
+			add("app", ab.summary(), floorSel)
+		}
 	}
 	if cfg.analyze {
 		for i := range plan {
@@ -279,6 +317,10 @@ func run() error {
 			rs = append(rs, r)
 		}
 		reportPayouts(os.Stdout, rs)
+	}
+	if appSeed != nil {
+		fmt.Fprintf(os.Stdout, "App API scenarios: %d payments of the installing merchant, written (INSERT … SELECT, VACUUM ANALYZE) in %.1f s before the timed part.\n",
+			appSeed.n, appSeed.seed.Seconds())
 	}
 	if delivered != nil {
 		reportWebhooks(os.Stdout, producers, baseline, *delivered)

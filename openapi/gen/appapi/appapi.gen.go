@@ -926,6 +926,12 @@ type ClientInterface interface {
 	// Needs `payments:read`. The payments of the token's environment, newest first.
 	// `status` keeps only payments in that status (exact match, in both environments).
 	//
+	// A page costs more the deeper its `offset`, because the rows before it are skipped one
+	// by one: on a merchant with a million payments, a page at offset 10,000 took about twice
+	// as long as the first page and one at offset 100,000 about ten times as long (measured
+	// in the same run). To read many payments, walk the pages in order from offset 0 until
+	// `has_more` is false, and use deep offsets for an occasional jump, not for syncing.
+	//
 	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
 	// not an integer, or `status` not a payment status; the message names the parameter); 401
 	// `invalid_token`; 403 `insufficient_scope` (the installation was not granted
@@ -1113,6 +1119,12 @@ func (c *Client) GetAppSpec(ctx context.Context, reqEditors ...RequestEditorFn) 
 //
 // Needs `payments:read`. The payments of the token's environment, newest first.
 // `status` keeps only payments in that status (exact match, in both environments).
+//
+// A page costs more the deeper its `offset`, because the rows before it are skipped one
+// by one: on a merchant with a million payments, a page at offset 10,000 took about twice
+// as long as the first page and one at offset 100,000 about ten times as long (measured
+// in the same run). To read many payments, walk the pages in order from offset 0 until
+// `has_more` is false, and use deep offsets for an occasional jump, not for syncing.
 //
 // **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
 // not an integer, or `status` not a payment status; the message names the parameter); 401
@@ -1840,6 +1852,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Needs `payments:read`. The payments of the token's environment, newest first.
 	// `status` keeps only payments in that status (exact match, in both environments).
+	//
+	// A page costs more the deeper its `offset`, because the rows before it are skipped one
+	// by one: on a merchant with a million payments, a page at offset 10,000 took about twice
+	// as long as the first page and one at offset 100,000 about ten times as long (measured
+	// in the same run). To read many payments, walk the pages in order from offset 0 until
+	// `has_more` is false, and use deep offsets for an occasional jump, not for syncing.
 	//
 	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
 	// not an integer, or `status` not a payment status; the message names the parameter); 401
@@ -3433,6 +3451,12 @@ func (c *ClientWithResponses) GetAppSpecWithResponse(ctx context.Context, reqEdi
 //
 // Needs `payments:read`. The payments of the token's environment, newest first.
 // `status` keeps only payments in that status (exact match, in both environments).
+//
+// A page costs more the deeper its `offset`, because the rows before it are skipped one
+// by one: on a merchant with a million payments, a page at offset 10,000 took about twice
+// as long as the first page and one at offset 100,000 about ten times as long (measured
+// in the same run). To read many payments, walk the pages in order from offset 0 until
+// `has_more` is false, and use deep offsets for an occasional jump, not for syncing.
 //
 // **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
 // not an integer, or `status` not a payment status; the message names the parameter); 401
