@@ -101,6 +101,12 @@ func TestAppAPIDisputesSubscriptions(t *testing.T) {
 			t.Fatalf("dispute %s; dashboard %+v", r.Body, newest)
 		}
 		appWantTimes(t, r.Body, []string{"created", "evidence_due_by", "evidence_submitted_at", "closed_at"}, "evidence_submitted_at", "closed_at")
+		var rawDisputes struct {
+			Data []map[string]any `json:"data"`
+		}
+		if _ = json.Unmarshal(r.Body, &rawDisputes); len(rawDisputes.Data[0]) != 12 {
+			t.Fatalf("dispute fields %v", rawDisputes.Data[0])
+		}
 		for _, got := range r.JSON200.Data {
 			if got.Id == foreign.Id {
 				t.Fatalf("another merchant's dispute %s is listed", foreign.Id)
@@ -146,6 +152,9 @@ func TestAppAPIDisputesSubscriptions(t *testing.T) {
 		canceled := catDecode[api.Subscription](t, catPost(t, m.TestKey, "/v1/subscriptions/"+subs[1].Id+"/cancel",
 			map[string]any{"at_period_end": false}))
 		foreign := subCreate(t, other, subBody(subPrice(t, other, 500, nil).Id))
+		livePrice := catCreatePrice(t, m.Live, catProduct(t, m.Live, "Live plan").Id, api.PriceCreate{Currency: "eur", UnitAmount: 900,
+			Recurring: &api.RecurringParams{Interval: "month"}})
+		live := catDecode[api.Subscription](t, catPost(t, m.LiveKey, "/v1/subscriptions", subBody(livePrice.Id)))
 
 		c := appClient(t, i.TestToken)
 		r, err := c.ListSubscriptionsWithResponse(ctx, nil)
@@ -193,8 +202,8 @@ func TestAppAPIDisputesSubscriptions(t *testing.T) {
 			t.Fatalf("subscription fields %v", keys)
 		}
 		appWantPaging(t, i.TestToken, "/v1/subscriptions", ids)
-		if got, _ := appListIDs(t, i.LiveToken, "/v1/subscriptions"); len(got) != 0 {
-			t.Fatalf("the live token lists sandbox subscriptions %v", got)
+		if got, _ := appListIDs(t, i.LiveToken, "/v1/subscriptions"); len(got) != 1 || got[0] != live.Id {
+			t.Fatalf("the live token lists %v, want only the live subscription %s", got, live.Id)
 		}
 		if got, _ := appListIDs(t, appInstall(t, other, "subscriptions:read").TestToken, "/v1/subscriptions"); len(got) != 1 || got[0] != foreign.Id {
 			t.Fatalf("the other merchant lists %v, want only %s", got, foreign.Id)
