@@ -11,6 +11,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
@@ -33,6 +34,9 @@ type Reader interface {
 	Invoices(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*invoicing.Invoice, bool, error)
 	// Invoice answers invoicing.ErrNotFound for a draft or an id that is not the scope's.
 	Invoice(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error)
+	Disputes(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*payments.Dispute, bool, error)
+	// Subscriptions lists subscriptions in every status.
+	Subscriptions(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*billing.Subscription, bool, error)
 	apps.VolumeReader
 }
 
@@ -67,6 +71,8 @@ var routes = []route{
 	{[]string{"v1", "products", "{id}"}, apps.ScopeProductsRead},
 	{[]string{"v1", "invoices"}, apps.ScopeInvoicesRead},
 	{[]string{"v1", "invoices", "{id}"}, apps.ScopeInvoicesRead},
+	{[]string{"v1", "disputes"}, apps.ScopeDisputesRead},
+	{[]string{"v1", "subscriptions"}, apps.ScopeSubscriptionsRead},
 	{[]string{"v1", "analytics", "summary"}, apps.ScopeAnalyticsRead},
 }
 

@@ -36,6 +36,60 @@ func (e AnalyticsSummaryObject) Valid() bool {
 	}
 }
 
+// Defines values for DisputeObject.
+const (
+	DisputeObjectDispute DisputeObject = "dispute"
+)
+
+// Valid indicates whether the value is a known member of the DisputeObject enum.
+func (e DisputeObject) Valid() bool {
+	switch e {
+	case DisputeObjectDispute:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DisputeStatus.
+const (
+	DisputeStatusLost          DisputeStatus = "lost"
+	DisputeStatusNeedsResponse DisputeStatus = "needs_response"
+	DisputeStatusUnderReview   DisputeStatus = "under_review"
+	DisputeStatusWon           DisputeStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the DisputeStatus enum.
+func (e DisputeStatus) Valid() bool {
+	switch e {
+	case DisputeStatusLost:
+		return true
+	case DisputeStatusNeedsResponse:
+		return true
+	case DisputeStatusUnderReview:
+		return true
+	case DisputeStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DisputeListObject.
+const (
+	DisputeListObjectList DisputeListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the DisputeListObject enum.
+func (e DisputeListObject) Valid() bool {
+	switch e {
+	case DisputeListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorErrorType.
 const (
 	ErrorErrorTypeApiError          ErrorErrorType = "api_error"
@@ -321,6 +375,69 @@ func (e RefundListObject) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionObject.
+const (
+	SubscriptionObjectSubscription SubscriptionObject = "subscription"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionObject enum.
+func (e SubscriptionObject) Valid() bool {
+	switch e {
+	case SubscriptionObjectSubscription:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionStatus.
+const (
+	SubscriptionStatusActive            SubscriptionStatus = "active"
+	SubscriptionStatusCanceled          SubscriptionStatus = "canceled"
+	SubscriptionStatusIncomplete        SubscriptionStatus = "incomplete"
+	SubscriptionStatusIncompleteExpired SubscriptionStatus = "incomplete_expired"
+	SubscriptionStatusPastDue           SubscriptionStatus = "past_due"
+	SubscriptionStatusTrialing          SubscriptionStatus = "trialing"
+	SubscriptionStatusUnpaid            SubscriptionStatus = "unpaid"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionStatus enum.
+func (e SubscriptionStatus) Valid() bool {
+	switch e {
+	case SubscriptionStatusActive:
+		return true
+	case SubscriptionStatusCanceled:
+		return true
+	case SubscriptionStatusIncomplete:
+		return true
+	case SubscriptionStatusIncompleteExpired:
+		return true
+	case SubscriptionStatusPastDue:
+		return true
+	case SubscriptionStatusTrialing:
+		return true
+	case SubscriptionStatusUnpaid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionListObject.
+const (
+	SubscriptionListObjectList SubscriptionListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionListObject enum.
+func (e SubscriptionListObject) Valid() bool {
+	switch e {
+	case SubscriptionListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnalyticsSummary Volume per currency over a window.
 type AnalyticsSummary struct {
 	// Currencies One entry per currency, sorted by code.
@@ -362,6 +479,68 @@ type CurrencyVolume struct {
 	// Refunded An amount of money.
 	Refunded Money `json:"refunded"`
 }
+
+// Dispute A chargeback on one of the merchant's payments (one shape for sandbox and live).
+type Dispute struct {
+	// Amount An amount of money.
+	Amount Money `json:"amount"`
+
+	// ClosedAt When the dispute was won or lost (UTC); null while it is open.
+	ClosedAt *time.Time `json:"closed_at"`
+
+	// Created When the dispute opened (UTC).
+	Created time.Time `json:"created"`
+
+	// EvidenceDueBy Until when evidence can be submitted (UTC).
+	EvidenceDueBy time.Time `json:"evidence_due_by"`
+
+	// EvidenceSubmittedAt When the evidence was submitted (UTC); null until it is.
+	EvidenceSubmittedAt *time.Time `json:"evidence_submitted_at"`
+
+	// Fee An amount of money.
+	Fee Money `json:"fee"`
+
+	// Id Identifier, prefix `dp_`.
+	Id string `json:"id"`
+
+	// Object Always `dispute`.
+	Object DisputeObject `json:"object"`
+
+	// PastDue True when `evidence_due_by` passed without submitted evidence.
+	PastDue bool `json:"past_due"`
+
+	// Payment The disputed payment (`py_…`).
+	Payment string `json:"payment"`
+
+	// Reason The bank's reason, e.g. `fraudulent`.
+	Reason string `json:"reason"`
+
+	// Status `needs_response` when opened; `under_review` once evidence was submitted; `won` or
+	// `lost` when the bank decided.
+	Status DisputeStatus `json:"status"`
+}
+
+// DisputeObject Always `dispute`.
+type DisputeObject string
+
+// DisputeStatus `needs_response` when opened; `under_review` once evidence was submitted; `won` or
+// `lost` when the bank decided.
+type DisputeStatus string
+
+// DisputeList A page of disputes.
+type DisputeList struct {
+	// Data The disputes, newest first.
+	Data []Dispute `json:"data"`
+
+	// HasMore Whether a page follows at `offset` + `limit`.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object DisputeListObject `json:"object"`
+}
+
+// DisputeListObject Always `list`.
+type DisputeListObject string
 
 // Error The App API error envelope.
 type Error struct {
@@ -704,6 +883,82 @@ type RefundList struct {
 // RefundListObject Always `list`.
 type RefundListObject string
 
+// Subscription A customer's subscription to a recurring price (one shape for sandbox and live, and the
+// same object as in the `customer.subscription.deleted` app event).
+type Subscription struct {
+	// Amount An amount of money.
+	Amount Money `json:"amount"`
+
+	// CancelAtPeriodEnd The subscription ends at `current_period_end`.
+	CancelAtPeriodEnd bool `json:"cancel_at_period_end"`
+
+	// CanceledAt When the cancellation was asked for (UTC), or null.
+	CanceledAt *time.Time `json:"canceled_at"`
+
+	// Created When the subscription was created (UTC).
+	Created time.Time `json:"created"`
+
+	// CurrentPeriodEnd End of the current period (UTC); the next renewal, or the end of a subscription set to cancel at period end.
+	CurrentPeriodEnd time.Time `json:"current_period_end"`
+
+	// CurrentPeriodStart Start of the current period (UTC).
+	CurrentPeriodStart time.Time `json:"current_period_start"`
+
+	// Customer The customer (`cus_…`).
+	Customer string `json:"customer"`
+
+	// EndedAt When the subscription ended (UTC), or null.
+	EndedAt *time.Time `json:"ended_at"`
+
+	// Id Identifier, prefix `sub_`.
+	Id string `json:"id"`
+
+	// Metadata The merchant's key-value pairs.
+	Metadata map[string]string `json:"metadata"`
+
+	// Object Always `subscription`.
+	Object SubscriptionObject `json:"object"`
+
+	// PriceId The recurring price (`price_…`).
+	PriceId string `json:"price_id"`
+
+	// Quantity How many units of the price.
+	Quantity int `json:"quantity"`
+
+	// Status `incomplete` until the first payment is confirmed (`incomplete_expired` when it
+	// never is); `trialing` during a free trial; `active` when paid and current;
+	// `past_due` while a failed renewal is retried; `unpaid` when the retries ran out;
+	// `canceled` once it ended.
+	Status SubscriptionStatus `json:"status"`
+
+	// TrialEnd End of the free trial (UTC), or null without one.
+	TrialEnd *time.Time `json:"trial_end"`
+}
+
+// SubscriptionObject Always `subscription`.
+type SubscriptionObject string
+
+// SubscriptionStatus `incomplete` until the first payment is confirmed (`incomplete_expired` when it
+// never is); `trialing` during a free trial; `active` when paid and current;
+// `past_due` while a failed renewal is retried; `unpaid` when the retries ran out;
+// `canceled` once it ended.
+type SubscriptionStatus string
+
+// SubscriptionList A page of subscriptions.
+type SubscriptionList struct {
+	// Data The subscriptions, newest first.
+	Data []Subscription `json:"data"`
+
+	// HasMore Whether a page follows at `offset` + `limit`.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object SubscriptionListObject `json:"object"`
+}
+
+// SubscriptionListObject Always `list`.
+type SubscriptionListObject string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -740,6 +995,15 @@ type GetAnalyticsSummaryParams struct {
 	Days *int `form:"days,omitempty" json:"days,omitempty"`
 }
 
+// ListDisputesParams defines parameters for ListDisputes.
+type ListDisputesParams struct {
+	// Limit Page size, 1 to 100.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Rows to skip, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // ListInvoicesParams defines parameters for ListInvoices.
 type ListInvoicesParams struct {
 	// Limit Page size, 1 to 100.
@@ -772,6 +1036,15 @@ type ListProductsParams struct {
 
 // ListRefundsParams defines parameters for ListRefunds.
 type ListRefundsParams struct {
+	// Limit Page size, 1 to 100.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Rows to skip, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListSubscriptionsParams defines parameters for ListSubscriptions.
+type ListSubscriptionsParams struct {
 	// Limit Page size, 1 to 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -869,6 +1142,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 	GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDisputes List disputes
+	//
+	// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
+	// environment, newest first, open and closed. Sandbox and live disputes have the same
+	// shape and id form (`dp_…`). `past_due` is true once the evidence deadline passed
+	// without submitted evidence (with the test token, by the sandbox test clock).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `disputes:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Corresponds with GET /v1/disputes (the `ListDisputes` operationId).
+	ListDisputes(ctx context.Context, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInvoices List invoices
 	//
@@ -995,6 +1284,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/refunds (the `ListRefunds` operationId).
 	ListRefunds(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSubscriptions List subscriptions
+	//
+	// Needs `subscriptions:read`. The merchant's subscriptions in the token's environment,
+	// newest first, in every status (canceled and expired ones too), each with its status
+	// and the end of its current period. The object is the one app events carry in
+	// `customer.subscription.deleted`. Sandbox and live subscriptions have the same shape and
+	// id form (`sub_…`).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `subscriptions:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAnalyticsSummary Volume summary
@@ -1014,6 +1320,32 @@ type ClientInterface interface {
 // Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 func (c *Client) GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAnalyticsSummaryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDisputes List disputes
+//
+// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
+// environment, newest first, open and closed. Sandbox and live disputes have the same
+// shape and id form (`dp_…`). `past_due` is true once the evidence deadline passed
+// without submitted evidence (with the test token, by the sandbox test clock).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `disputes:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Corresponds with GET /v1/disputes (the `ListDisputes` operationId).
+func (c *Client) ListDisputes(ctx context.Context, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDisputesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1240,6 +1572,33 @@ func (c *Client) ListRefunds(ctx context.Context, params *ListRefundsParams, req
 	return c.Client.Do(req)
 }
 
+// ListSubscriptions List subscriptions
+//
+// Needs `subscriptions:read`. The merchant's subscriptions in the token's environment,
+// newest first, in every status (canceled and expired ones too), each with its status
+// and the end of its current period. The object is the one app events carry in
+// `customer.subscription.deleted`. Sandbox and live subscriptions have the same shape and
+// id form (`sub_…`).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `subscriptions:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubscriptionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewGetAnalyticsSummaryRequest constructs an http.Request for the GetAnalyticsSummary method
 func NewGetAnalyticsSummaryRequest(server string, params *GetAnalyticsSummaryParams) (*http.Request, error) {
 	var err error
@@ -1271,6 +1630,72 @@ func NewGetAnalyticsSummaryRequest(server string, params *GetAnalyticsSummaryPar
 		if params.Days != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "days", *params.Days, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDisputesRequest constructs an http.Request for the ListDisputes method
+func NewListDisputesRequest(server string, params *ListDisputesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/disputes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -1726,6 +2151,72 @@ func NewListRefundsRequest(server string, params *ListRefundsParams) (*http.Requ
 	return req, nil
 }
 
+// NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
+func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -1788,6 +2279,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 	GetAnalyticsSummaryWithResponse(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*GetAnalyticsSummaryResponse, error)
+
+	// ListDisputesWithResponse List disputes
+	//
+	// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
+	// environment, newest first, open and closed. Sandbox and live disputes have the same
+	// shape and id form (`dp_…`). `past_due` is true once the evidence deadline passed
+	// without submitted evidence (with the test token, by the sandbox test clock).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `disputes:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/disputes (the `ListDisputes` operationId).
+	ListDisputesWithResponse(ctx context.Context, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*ListDisputesResponse, error)
 
 	// ListInvoicesWithResponse List invoices
 	//
@@ -1932,6 +2441,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/refunds (the `ListRefunds` operationId).
 	ListRefundsWithResponse(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error)
+
+	// ListSubscriptionsWithResponse List subscriptions
+	//
+	// Needs `subscriptions:read`. The merchant's subscriptions in the token's environment,
+	// newest first, in every status (canceled and expired ones too), each with its status
+	// and the end of its current period. The object is the one app events carry in
+	// `customer.subscription.deleted`. Sandbox and live subscriptions have the same shape and
+	// id form (`sub_…`).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `subscriptions:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error)
 }
 
 // GetAnalyticsSummaryResponse200Headers the declared response headers of an HTTP 200 response for GetAnalyticsSummary
@@ -2077,6 +2605,155 @@ func (r GetAnalyticsSummaryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAnalyticsSummaryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDisputesResponse200Headers the declared response headers of an HTTP 200 response for ListDisputes
+type ListDisputesResponse200Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse400Headers the declared response headers of an HTTP 400 response for ListDisputes
+type ListDisputesResponse400Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse401Headers the declared response headers of an HTTP 401 response for ListDisputes
+type ListDisputesResponse401Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse403Headers the declared response headers of an HTTP 403 response for ListDisputes
+type ListDisputesResponse403Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse405Headers the declared response headers of an HTTP 405 response for ListDisputes
+type ListDisputesResponse405Headers struct {
+	Allow     *string
+	RequestId *string
+}
+
+// ListDisputesResponse429Headers the declared response headers of an HTTP 429 response for ListDisputes
+type ListDisputesResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListDisputesResponse500Headers the declared response headers of an HTTP 500 response for ListDisputes
+type ListDisputesResponse500Headers struct {
+	RequestId *string
+}
+
+// ListDisputesResponse503Headers the declared response headers of an HTTP 503 response for ListDisputes
+type ListDisputesResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListDisputesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DisputeList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidToken
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDisputesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDisputesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDisputesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListDisputesResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListDisputesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDisputesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDisputesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDisputesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDisputesResponse) GetJSON200() *DisputeList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDisputesResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDisputesResponse) GetJSON401() *InvalidToken {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDisputesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListDisputesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDisputesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDisputesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDisputesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDisputesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDisputesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDisputesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDisputesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3339,6 +4016,155 @@ func (r ListRefundsResponse) ContentType() string {
 	return ""
 }
 
+// ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
+type ListSubscriptionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse400Headers the declared response headers of an HTTP 400 response for ListSubscriptions
+type ListSubscriptionsResponse400Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse401Headers the declared response headers of an HTTP 401 response for ListSubscriptions
+type ListSubscriptionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse403Headers the declared response headers of an HTTP 403 response for ListSubscriptions
+type ListSubscriptionsResponse403Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse405Headers the declared response headers of an HTTP 405 response for ListSubscriptions
+type ListSubscriptionsResponse405Headers struct {
+	Allow     *string
+	RequestId *string
+}
+
+// ListSubscriptionsResponse429Headers the declared response headers of an HTTP 429 response for ListSubscriptions
+type ListSubscriptionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListSubscriptionsResponse500Headers the declared response headers of an HTTP 500 response for ListSubscriptions
+type ListSubscriptionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListSubscriptionsResponse503Headers the declared response headers of an HTTP 503 response for ListSubscriptions
+type ListSubscriptionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListSubscriptionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriptionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidToken
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSubscriptionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSubscriptionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSubscriptionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSubscriptionsResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListSubscriptionsResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubscriptionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSubscriptionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSubscriptionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON200() *SubscriptionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON401() *InvalidToken {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubscriptionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubscriptionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubscriptionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubscriptionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetAnalyticsSummaryWithResponse Volume summary
 //
 // Needs `analytics:read`. Per currency, over the payments created in the last `days`
@@ -3362,6 +4188,30 @@ func (c *ClientWithResponses) GetAnalyticsSummaryWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseGetAnalyticsSummaryResponse(rsp)
+}
+
+// ListDisputesWithResponse List disputes
+//
+// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
+// environment, newest first, open and closed. Sandbox and live disputes have the same
+// shape and id form (`dp_…`). `past_due` is true once the evidence deadline passed
+// without submitted evidence (with the test token, by the sandbox test clock).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `disputes:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/disputes (the `ListDisputes` operationId).
+func (c *ClientWithResponses) ListDisputesWithResponse(ctx context.Context, params *ListDisputesParams, reqEditors ...RequestEditorFn) (*ListDisputesResponse, error) {
+	rsp, err := c.ListDisputes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDisputesResponse(rsp)
 }
 
 // ListInvoicesWithResponse List invoices
@@ -3562,6 +4412,31 @@ func (c *ClientWithResponses) ListRefundsWithResponse(ctx context.Context, param
 	return ParseListRefundsResponse(rsp)
 }
 
+// ListSubscriptionsWithResponse List subscriptions
+//
+// Needs `subscriptions:read`. The merchant's subscriptions in the token's environment,
+// newest first, in every status (canceled and expired ones too), each with its status
+// and the end of its current period. The object is the one app events carry in
+// `customer.subscription.deleted`. Sandbox and live subscriptions have the same shape and
+// id form (`sub_…`).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `subscriptions:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error) {
+	rsp, err := c.ListSubscriptions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubscriptionsResponse(rsp)
+}
+
 // ParseGetAnalyticsSummaryResponse parses an HTTP response from a GetAnalyticsSummaryWithResponse call
 func ParseGetAnalyticsSummaryResponse(rsp *http.Response) (*GetAnalyticsSummaryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3721,6 +4596,185 @@ func ParseGetAnalyticsSummaryResponse(rsp *http.Response) (*GetAnalyticsSummaryR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAnalyticsSummaryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDisputesResponse parses an HTTP response from a ListDisputesWithResponse call
+func ParseListDisputesResponse(rsp *http.Response) (*ListDisputesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDisputesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DisputeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDisputesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDisputesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDisputesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListDisputesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListDisputesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDisputesResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDisputesResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDisputesResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5243,11 +6297,193 @@ func ParseListRefundsResponse(rsp *http.Response) (*ListRefundsResponse, error) 
 	return response, nil
 }
 
+// ParseListSubscriptionsResponse parses an HTTP response from a ListSubscriptionsWithResponse call
+func ParseListSubscriptionsResponse(rsp *http.Response) (*ListSubscriptionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubscriptionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriptionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSubscriptionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSubscriptionsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSubscriptionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSubscriptionsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListSubscriptionsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubscriptionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSubscriptionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSubscriptionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// GetAnalyticsSummary Volume summary
 	// (GET /v1/analytics/summary)
 	GetAnalyticsSummary(w http.ResponseWriter, r *http.Request, params GetAnalyticsSummaryParams)
+	// ListDisputes List disputes
+	// (GET /v1/disputes)
+	ListDisputes(w http.ResponseWriter, r *http.Request, params ListDisputesParams)
 	// ListInvoices List invoices
 	// (GET /v1/invoices)
 	ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams)
@@ -5275,6 +6511,9 @@ type ServerInterface interface {
 	// ListRefunds List refunds
 	// (GET /v1/refunds)
 	ListRefunds(w http.ResponseWriter, r *http.Request, params ListRefundsParams)
+	// ListSubscriptions List subscriptions
+	// (GET /v1/subscriptions)
+	ListSubscriptions(w http.ResponseWriter, r *http.Request, params ListSubscriptionsParams)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -5310,6 +6549,52 @@ func (siw *ServerInterfaceWrapper) GetAnalyticsSummary(w http.ResponseWriter, r 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAnalyticsSummary(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListDisputes operation middleware
+func (siw *ServerInterfaceWrapper) ListDisputes(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDisputesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", r.URL.Query(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "offset"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "offset", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListDisputes(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5622,6 +6907,52 @@ func (siw *ServerInterfaceWrapper) ListRefunds(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListSubscriptions operation middleware
+func (siw *ServerInterfaceWrapper) ListSubscriptions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSubscriptionsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", r.URL.Query(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "offset"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "offset", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSubscriptions(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -5743,6 +7074,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	}
 
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/analytics/summary", wrapper.GetAnalyticsSummary)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/disputes", wrapper.ListDisputes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/invoices", wrapper.ListInvoices)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/invoices/{id}", wrapper.GetInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/merchant", wrapper.GetMerchant)
@@ -5752,6 +7084,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/products", wrapper.ListProducts)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/products/{id}", wrapper.GetProduct)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/refunds", wrapper.ListRefunds)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/subscriptions", wrapper.ListSubscriptions)
 
 	return m
 }
@@ -5974,6 +7307,166 @@ func (response GetAnalyticsSummary500JSONResponse) VisitGetAnalyticsSummaryRespo
 type GetAnalyticsSummary503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response GetAnalyticsSummary503JSONResponse) VisitGetAnalyticsSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputesRequestObject struct {
+	Params ListDisputesParams
+}
+
+type ListDisputesResponseObject interface {
+	VisitListDisputesResponse(w http.ResponseWriter) error
+}
+
+type ListDisputes200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListDisputes200JSONResponse struct {
+	Body    DisputeList
+	Headers ListDisputes200ResponseHeaders
+}
+
+func (response ListDisputes200JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes400JSONResponse struct{ InvalidRequestJSONResponse }
+
+func (response ListDisputes400JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes401JSONResponse struct{ InvalidTokenJSONResponse }
+
+func (response ListDisputes401JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes403JSONResponse struct{ InsufficientScopeJSONResponse }
+
+func (response ListDisputes403JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes405JSONResponse struct{ MethodNotAllowedJSONResponse }
+
+func (response ListDisputes405JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListDisputes429JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListDisputes500JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDisputes503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListDisputes503JSONResponse) VisitListDisputesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7324,11 +8817,174 @@ func (response ListRefunds503JSONResponse) VisitListRefundsResponse(w http.Respo
 	return err
 }
 
+type ListSubscriptionsRequestObject struct {
+	Params ListSubscriptionsParams
+}
+
+type ListSubscriptionsResponseObject interface {
+	VisitListSubscriptionsResponse(w http.ResponseWriter) error
+}
+
+type ListSubscriptions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListSubscriptions200JSONResponse struct {
+	Body    SubscriptionList
+	Headers ListSubscriptions200ResponseHeaders
+}
+
+func (response ListSubscriptions200JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions400JSONResponse struct{ InvalidRequestJSONResponse }
+
+func (response ListSubscriptions400JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions401JSONResponse struct{ InvalidTokenJSONResponse }
+
+func (response ListSubscriptions401JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions403JSONResponse struct{ InsufficientScopeJSONResponse }
+
+func (response ListSubscriptions403JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions405JSONResponse struct{ MethodNotAllowedJSONResponse }
+
+func (response ListSubscriptions405JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListSubscriptions429JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSubscriptions500JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSubscriptions503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListSubscriptions503JSONResponse) VisitListSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// GetAnalyticsSummary Volume summary
 	// (GET /v1/analytics/summary)
 	GetAnalyticsSummary(ctx context.Context, request GetAnalyticsSummaryRequestObject) (GetAnalyticsSummaryResponseObject, error)
+	// ListDisputes List disputes
+	// (GET /v1/disputes)
+	ListDisputes(ctx context.Context, request ListDisputesRequestObject) (ListDisputesResponseObject, error)
 	// ListInvoices List invoices
 	// (GET /v1/invoices)
 	ListInvoices(ctx context.Context, request ListInvoicesRequestObject) (ListInvoicesResponseObject, error)
@@ -7356,6 +9012,9 @@ type StrictServerInterface interface {
 	// ListRefunds List refunds
 	// (GET /v1/refunds)
 	ListRefunds(ctx context.Context, request ListRefundsRequestObject) (ListRefundsResponseObject, error)
+	// ListSubscriptions List subscriptions
+	// (GET /v1/subscriptions)
+	ListSubscriptions(ctx context.Context, request ListSubscriptionsRequestObject) (ListSubscriptionsResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -7416,6 +9075,32 @@ func (sh *strictHandler) GetAnalyticsSummary(w http.ResponseWriter, r *http.Requ
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetAnalyticsSummaryResponseObject); ok {
 		if err := validResponse.VisitGetAnalyticsSummaryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListDisputes operation middleware
+func (sh *strictHandler) ListDisputes(w http.ResponseWriter, r *http.Request, params ListDisputesParams) {
+	var request ListDisputesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDisputes(ctx, request.(ListDisputesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDisputes")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListDisputesResponseObject); ok {
+		if err := validResponse.VisitListDisputesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7646,6 +9331,32 @@ func (sh *strictHandler) ListRefunds(w http.ResponseWriter, r *http.Request, par
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListRefundsResponseObject); ok {
 		if err := validResponse.VisitListRefundsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSubscriptions operation middleware
+func (sh *strictHandler) ListSubscriptions(w http.ResponseWriter, r *http.Request, params ListSubscriptionsParams) {
+	var request ListSubscriptionsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSubscriptions(ctx, request.(ListSubscriptionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSubscriptions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSubscriptionsResponseObject); ok {
+		if err := validResponse.VisitListSubscriptionsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
