@@ -132,3 +132,56 @@ func TestSubscriptionKassaJSBrowser(t *testing.T) {
 		subWantEvents(t, m, s.Id, "customer.subscription.created", "customer.subscription.updated")
 	})
 }
+
+// kassa.js's first-payment helpers from another site, driven from the page's script: a secret
+// that names no payment is refused before any request, a bad IBAN and a replay answer the
+// browser API's errors as KassaErrors, and a SEPA account is saved for a trial.
+func TestSubscriptionKassaJSHelpersBrowser(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D14", "browser: kassa.js confirms a trial's first payment with a SEPA account and rejects with the browser API's errors (bad IBAN, replay, wrong secret)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		m := newMerchant(t, true)
+		s := subTrial(t, m)
+		id, secret := subPI(t, s)
+		html := `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop: kassa.js</title>` +
+			`<script src="` + target.CheckoutURL + `/js/kassa.js"></script></head><body><main><h1>Subscribe</h1></main></body></html>`
+		ctx := harness.NewBrowser(t)
+		dpDo(t, ctx, "open the merchant's page", chromedp.Navigate(subShopPage(t, html)))
+		dpWait(t, ctx, "kassa.js loaded", `typeof Kassa === "object" && typeof Kassa.confirmPaymentIntent === "function"`)
+		script := fmt.Sprintf(`(async () => {
+  const secret = %s, wrong = %s, out = [];
+  const err = (e) => "error:" + e.status + ":" + e.code + ":" + (e.param || "");
+  const step = (p) => p.then((r) => "ok:" + r.status + ":" + r.subscription_status + ":" +
+      (r.payment_method ? r.payment_method.type + ":" + r.payment_method.last4 : "none"), err);
+  out.push(await step(Kassa.retrievePaymentIntent({clientSecret: "cs_test_secret_x"})));
+  out.push(await step(Kassa.confirmPaymentIntent({clientSecret: secret})));
+  out.push(await step(Kassa.confirmPaymentIntent({clientSecret: secret, sepa_debit: {iban: "DE00123", account_holder: "Ada Lovelace"}})));
+  out.push(await step(Kassa.retrievePaymentIntent({clientSecret: wrong})));
+  out.push(await step(Kassa.confirmPaymentIntent({clientSecret: secret, sepa_debit: {iban: "DE89370400440532013000", account_holder: "Ada Lovelace"}})));
+  out.push(await step(Kassa.confirmPaymentIntent({clientSecret: secret, card: {number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123"}})));
+  out.push(await step(Kassa.retrievePaymentIntent({clientSecret: secret})));
+  return out.join("\n");
+})()`, dpJS(secret), dpJS(id+"_secret_wrong"))
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](script, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Join([]string{
+			"error:0:client_secret_invalid:clientSecret",
+			"error:0:parameter_missing:card",
+			"error:400:iban_invalid:sepa_debit.iban",
+			"error:422:payment_intent_unexpected_state:",
+			"ok:succeeded:trialing:sepa_debit:3000",
+			"error:422:payment_intent_unexpected_state:",
+			"ok:succeeded:trialing:sepa_debit:3000",
+		}, "\n")
+		if got != want {
+			t.Fatalf("kassa.js answers:\n%s\nwant:\n%s", got, want)
+		}
+		if sub := subGet(t, m, s.Id); sub.Status != wire.SubscriptionStatusTrialing || sub.DefaultPaymentMethod == nil ||
+			sub.DefaultPaymentMethod.Type != "sepa_debit" || sub.DefaultPaymentMethod.Last4 != "3000" {
+			t.Fatalf("subscription after a SEPA confirmation through kassa.js: %s with %+v", sub.Status, sub.DefaultPaymentMethod)
+		}
+	})
+}
