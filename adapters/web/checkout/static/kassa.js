@@ -39,6 +39,23 @@
  *       (402 card_declined leaves the invoice open; 422 invoice_not_open once it is paid or void).
  *   Kassa.invoiceUrl({invoice})                              → the hosted invoice page (/i/…)
  *   Kassa.invoicePdfUrl({invoice})                           → the invoice as a PDF (/i/…/pdf)
+ *
+ * Subscriptions: the first payment of a subscription your server created with the API is
+ * confirmed by its client_secret (pi_…_secret_…, returned with the subscription); the part
+ * before _secret_ is the payment's id, so the secret is all the page needs.
+ *
+ *   Kassa.retrievePaymentIntent({clientSecret})              → Promise (the first payment:
+ *       status, amount (charged now; 0 with a trial), recurring_amount, currency, trial_end,
+ *       subscription_status, payment_method)
+ *   Kassa.confirmPaymentIntent({clientSecret, card: {number, exp_month, exp_year, cvc, name}})
+ *   Kassa.confirmPaymentIntent({clientSecret, sepa_debit: {iban, account_holder}})
+ *     → Promise of the first payment, confirmed: {status: "succeeded", subscription_status:
+ *       "trialing" | "active", payment_method: {type, brand, last4}, …}. With a trial nothing is
+ *       charged: the card or bank account is saved for the renewals. Errors reject with a
+ *       KassaError as confirm's do (402 card_declined leaves the subscription incomplete, the
+ *       customer may try another card; a card that asks for 3-D Secure is declined with
+ *       decline_code authentication_required; 422 payment_intent_unexpected_state once it is
+ *       confirmed or expired).
  */
 (function (global) {
   "use strict";
@@ -99,6 +116,19 @@
     return request(method, origin + "/api/v1/invoices/" + encodeURIComponent(o.invoice) + path, null, body);
   }
 
+  // paymentIntentCall calls the first payment that the client secret pi_…_secret_… names.
+  function paymentIntentCall(method, o, path, body) {
+    var id;
+    try {
+      need(o, "clientSecret");
+      id = o.clientSecret.split("_secret_")[0];
+      if (id === o.clientSecret || id.indexOf("pi_") !== 0) {
+        throw new KassaError(0, { type: "invalid_request", code: "client_secret_invalid", param: "clientSecret", message: "clientSecret is not the client secret of a payment (pi_…_secret_…)." });
+      }
+    } catch (e) { return Promise.reject(e); }
+    return request(method, origin + "/api/v1/payment_intents/" + encodeURIComponent(id) + path, o.clientSecret, body);
+  }
+
   // method is the confirm body of card or sepa_debit, or null when o has neither.
   function method(o) {
     if (o && o.card) { return { payment_method: "card", card: o.card }; }
@@ -133,6 +163,11 @@
       return body ? invoiceCall("POST", o, "/confirm", body) : noMethod();
     },
     invoiceUrl: function (o) { need(o, "invoice"); return origin + "/i/" + encodeURIComponent(o.invoice); },
-    invoicePdfUrl: function (o) { need(o, "invoice"); return origin + "/i/" + encodeURIComponent(o.invoice) + "/pdf"; }
+    invoicePdfUrl: function (o) { need(o, "invoice"); return origin + "/i/" + encodeURIComponent(o.invoice) + "/pdf"; },
+    retrievePaymentIntent: function (o) { return paymentIntentCall("GET", o, "", null); },
+    confirmPaymentIntent: function (o) {
+      var body = method(o);
+      return body ? paymentIntentCall("POST", o, "/confirm", body) : noMethod();
+    }
   };
 })(window);
