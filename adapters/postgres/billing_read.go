@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -25,10 +26,18 @@ var _ billing.Reads = (*BillingReads)(nil)
 
 // Customers pages the scope's customers newest first, optionally the one with an e-mail key.
 func (st *BillingReads) Customers(ctx context.Context, scope core.Scope, q core.ListQuery, f billing.CustomerFilter) (core.Page[*billing.Customer], error) {
-	pq := pageQuery{table: "customers", columns: customerColumns, scope: scope, q: q, unknownCursor: billing.ErrUnknownCursor}
 	if f.Email != nil {
-		pq.filter = append(pq.filter, cond{"email_key = ?", *f.Email})
+		// One customer per e-mail key: a lookup on its unique key, a list of at most one.
+		c, err := getCustomer(ctx, st.db, scope, `email_key = $3`, *f.Email, false)
+		if errors.Is(err, billing.ErrNotFound) {
+			return core.Page[*billing.Customer]{Items: []*billing.Customer{}}, nil
+		}
+		if err != nil {
+			return core.Page[*billing.Customer]{}, err
+		}
+		return core.Page[*billing.Customer]{Items: []*billing.Customer{c}}, nil
 	}
+	pq := pageQuery{table: "customers", columns: customerColumns, scope: scope, q: q, unknownCursor: billing.ErrUnknownCursor}
 	rows, hasMore, err := pageBySeq[customerRow](ctx, st.db, pq)
 	if err != nil {
 		return core.Page[*billing.Customer]{}, err
@@ -40,16 +49,18 @@ func (st *BillingReads) Customers(ctx context.Context, scope core.Scope, q core.
 	return out, nil
 }
 
-// RecurringGroupsSQL is RecurringGroups' statement (exported for the planner test).
+// RecurringGroupsSQL is RecurringGroups' statement for one status (exported for the planner
+// test): the status is an index condition of the status list index.
 const RecurringGroupsSQL = `SELECT status, currency, interval, interval_count, count(*) AS n,
 	sum(unit_amount * quantity)::bigint AS amount
-	FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND status IN ('active', 'past_due') AND ` + ListPredicate + `
+	FROM (SELECT status, currency, interval, interval_count, unit_amount, quantity FROM subscriptions
+		WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` + ListPredicate + ` ORDER BY seq DESC) s
 	GROUP BY status, currency, interval, interval_count`
 
 // RecurringGroups sums the scope's active and past-due subscriptions per status, currency and
 // cycle.
 func (st *BillingReads) RecurringGroups(ctx context.Context, scope core.Scope) ([]billing.RecurringGroup, error) {
-	var rows []struct {
+	type groupRow struct {
 		Status        string `db:"status"`
 		Currency      string `db:"currency"`
 		Interval      string `db:"interval"`
@@ -57,13 +68,16 @@ func (st *BillingReads) RecurringGroups(ctx context.Context, scope core.Scope) (
 		N             int64  `db:"n"`
 		Amount        int64  `db:"amount"`
 	}
-	if err := st.db.SelectContext(ctx, &rows, RecurringGroupsSQL, scope.MerchantID, string(scope.Env)); err != nil {
-		return nil, fmt.Errorf("subscriptions: recurring groups: %w", err)
-	}
-	out := make([]billing.RecurringGroup, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, billing.RecurringGroup{Status: billing.Status(r.Status), Currency: core.Currency(r.Currency),
-			Interval: r.Interval, IntervalCount: r.IntervalCount, Count: r.N, Amount: r.Amount})
+	var out []billing.RecurringGroup
+	for _, status := range []billing.Status{billing.StatusActive, billing.StatusPastDue} {
+		var rows []groupRow
+		if err := st.db.SelectContext(ctx, &rows, RecurringGroupsSQL, scope.MerchantID, string(scope.Env), string(status)); err != nil {
+			return nil, fmt.Errorf("subscriptions: recurring groups: %w", err)
+		}
+		for _, r := range rows {
+			out = append(out, billing.RecurringGroup{Status: billing.Status(r.Status), Currency: core.Currency(r.Currency),
+				Interval: r.Interval, IntervalCount: r.IntervalCount, Count: r.N, Amount: r.Amount})
+		}
 	}
 	return out, nil
 }
