@@ -410,7 +410,7 @@ export interface paths {
          *     the price's interval count; summed per currency and rounded half-up once, in minor
          *     units.
          *
-         *     **Errors:** 401 `session_required`; 429 `rate_limited`; 5xx.
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
          */
         get: operations["getBillingSummary"];
         put?: never;
@@ -494,7 +494,8 @@ export interface paths {
          *     made out to its e-mail address (newest first, at most 20 each). Another merchant's or
          *     the other environment's customer is not found.
          *
-         *     **Errors:** 401 `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+         *     `rate_limited`; 5xx.
          */
         get: operations["getCustomer"];
         put?: never;
@@ -1208,8 +1209,8 @@ export interface paths {
          *     latest invoice and the events about it (newest first, at most 100). Another merchant's
          *     or the other environment's subscription is not found.
          *
-         *     **Errors:** 401 `session_required`; 404 `subscription_not_found`; 429 `rate_limited`;
-         *     5xx.
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+         *     `rate_limited`; 5xx.
          */
         get: operations["getDashboardSubscription"];
         put?: never;
@@ -1276,7 +1277,7 @@ export interface paths {
          *     `customer.subscription.updated` fires. A subscription without a pending cancellation
          *     is returned unchanged. No body.
          *
-         *     **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
          *     `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
          *     `idempotency_error`; 429 `rate_limited`; 5xx.
          */
@@ -4256,6 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["BillingSummary"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
@@ -4374,6 +4376,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerDetail"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -5600,6 +5603,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionDetail"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -5714,6 +5718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
             403: components["responses"]["CSRFInvalid"];
             404: components["responses"]["NotFound"];

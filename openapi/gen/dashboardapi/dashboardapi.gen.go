@@ -2684,7 +2684,7 @@ type ClientInterface interface {
 	// the price's interval count; summed per currency and rounded half-up once, in minor
 	// units.
 	//
-	// **Errors:** 401 `session_required`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
 	GetBillingSummary(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2718,7 +2718,8 @@ type ClientInterface interface {
 	// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
 	// the other environment's customer is not found.
 	//
-	// **Errors:** 401 `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+	// `rate_limited`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
 	GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3164,8 +3165,8 @@ type ClientInterface interface {
 	// latest invoice and the events about it (newest first, at most 100). Another merchant's
 	// or the other environment's subscription is not found.
 	//
-	// **Errors:** 401 `session_required`; 404 `subscription_not_found`; 429 `rate_limited`;
-	// 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+	// `rate_limited`; 5xx.
 	//
 	// Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
 	GetDashboardSubscription(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3215,7 +3216,7 @@ type ClientInterface interface {
 	// `customer.subscription.updated` fires. A subscription without a pending cancellation
 	// is returned unchanged. No body.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
 	// `idempotency_error`; 429 `rate_limited`; 5xx.
 	//
@@ -3937,7 +3938,7 @@ func (c *Client) RevokeApiKey(ctx context.Context, env Env, id ObjectId, reqEdit
 // the price's interval count; summed per currency and rounded half-up once, in minor
 // units.
 //
-// **Errors:** 401 `session_required`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
 func (c *Client) GetBillingSummary(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4001,7 +4002,8 @@ func (c *Client) ListCustomers(ctx context.Context, env Env, params *ListCustome
 // made out to its e-mail address (newest first, at most 20 each). Another merchant's or
 // the other environment's customer is not found.
 //
-// **Errors:** 401 `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+// `rate_limited`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
 func (c *Client) GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4787,8 +4789,8 @@ func (c *Client) ListDashboardSubscriptions(ctx context.Context, env Env, params
 // latest invoice and the events about it (newest first, at most 100). Another merchant's
 // or the other environment's subscription is not found.
 //
-// **Errors:** 401 `session_required`; 404 `subscription_not_found`; 429 `rate_limited`;
-// 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+// `rate_limited`; 5xx.
 //
 // Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
 func (c *Client) GetDashboardSubscription(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4868,7 +4870,7 @@ func (c *Client) CancelDashboardSubscription(ctx context.Context, env Env, id Ob
 // `customer.subscription.updated` fires. A subscription without a pending cancellation
 // is returned unchanged. No body.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
 // `idempotency_error`; 429 `rate_limited`; 5xx.
 //
@@ -8937,7 +8939,7 @@ type ClientWithResponsesInterface interface {
 	// the price's interval count; summed per currency and rounded half-up once, in minor
 	// units.
 	//
-	// **Errors:** 401 `session_required`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8977,7 +8979,8 @@ type ClientWithResponsesInterface interface {
 	// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
 	// the other environment's customer is not found.
 	//
-	// **Errors:** 401 `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+	// `rate_limited`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9467,8 +9470,8 @@ type ClientWithResponsesInterface interface {
 	// latest invoice and the events about it (newest first, at most 100). Another merchant's
 	// or the other environment's subscription is not found.
 	//
-	// **Errors:** 401 `session_required`; 404 `subscription_not_found`; 429 `rate_limited`;
-	// 5xx.
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+	// `rate_limited`; 5xx.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9520,7 +9523,7 @@ type ClientWithResponsesInterface interface {
 	// `customer.subscription.updated` fires. A subscription without a pending cancellation
 	// is returned unchanged. No body.
 	//
-	// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
 	// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
 	// `idempotency_error`; 429 `rate_limited`; 5xx.
 	//
@@ -11979,6 +11982,12 @@ type GetBillingSummaryResponse200Headers struct {
 	RequestId *string
 }
 
+// GetBillingSummaryResponse400Headers the declared response headers of an HTTP 400 response for GetBillingSummary
+type GetBillingSummaryResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetBillingSummaryResponse401Headers the declared response headers of an HTTP 401 response for GetBillingSummary
 type GetBillingSummaryResponse401Headers struct {
 	RequestId *string
@@ -12006,6 +12015,8 @@ type GetBillingSummaryResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *BillingSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -12016,6 +12027,8 @@ type GetBillingSummaryResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBillingSummaryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBillingSummaryResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetBillingSummaryResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -12029,6 +12042,11 @@ type GetBillingSummaryResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetBillingSummaryResponse) GetJSON200() *BillingSummary {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -12327,6 +12345,12 @@ type GetCustomerResponse200Headers struct {
 	RequestId *string
 }
 
+// GetCustomerResponse400Headers the declared response headers of an HTTP 400 response for GetCustomer
+type GetCustomerResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetCustomerResponse401Headers the declared response headers of an HTTP 401 response for GetCustomer
 type GetCustomerResponse401Headers struct {
 	RequestId *string
@@ -12360,6 +12384,8 @@ type GetCustomerResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CustomerDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -12372,6 +12398,8 @@ type GetCustomerResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomerResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCustomerResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetCustomerResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12387,6 +12415,11 @@ type GetCustomerResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetCustomerResponse) GetJSON200() *CustomerDetail {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCustomerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -16644,6 +16677,12 @@ type GetDashboardSubscriptionResponse200Headers struct {
 	RequestId *string
 }
 
+// GetDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // GetDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for GetDashboardSubscription
 type GetDashboardSubscriptionResponse401Headers struct {
 	RequestId *string
@@ -16677,6 +16716,8 @@ type GetDashboardSubscriptionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SubscriptionDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -16689,6 +16730,8 @@ type GetDashboardSubscriptionResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDashboardSubscriptionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetDashboardSubscriptionResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -16704,6 +16747,11 @@ type GetDashboardSubscriptionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDashboardSubscriptionResponse) GetJSON200() *SubscriptionDetail {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -16960,6 +17008,12 @@ type ResumeDashboardSubscriptionResponse200Headers struct {
 	RequestId *string
 }
 
+// ResumeDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // ResumeDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for ResumeDashboardSubscription
 type ResumeDashboardSubscriptionResponse401Headers struct {
 	RequestId *string
@@ -17004,6 +17058,8 @@ type ResumeDashboardSubscriptionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SessionRequired
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -17020,6 +17076,8 @@ type ResumeDashboardSubscriptionResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ResumeDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeDashboardSubscriptionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ResumeDashboardSubscriptionResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -17039,6 +17097,11 @@ type ResumeDashboardSubscriptionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ResumeDashboardSubscriptionResponse) GetJSON200() *Subscription {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -19503,7 +19566,7 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, env 
 // the price's interval count; summed per currency and rounded half-up once, in minor
 // units.
 //
-// **Errors:** 401 `session_required`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19561,7 +19624,8 @@ func (c *ClientWithResponses) ListCustomersWithResponse(ctx context.Context, env
 // made out to its e-mail address (newest first, at most 20 each). Another merchant's or
 // the other environment's customer is not found.
 //
-// **Errors:** 401 `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+// `rate_limited`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20255,8 +20319,8 @@ func (c *ClientWithResponses) ListDashboardSubscriptionsWithResponse(ctx context
 // latest invoice and the events about it (newest first, at most 100). Another merchant's
 // or the other environment's subscription is not found.
 //
-// **Errors:** 401 `session_required`; 404 `subscription_not_found`; 429 `rate_limited`;
-// 5xx.
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+// `rate_limited`; 5xx.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20326,7 +20390,7 @@ func (c *ClientWithResponses) CancelDashboardSubscriptionWithResponse(ctx contex
 // `customer.subscription.updated` fires. A subscription without a pending cancellation
 // is returned unchanged. No body.
 //
-// **Errors:** 401 `session_required`; 403 `csrf_token_invalid`; 404
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
 // `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
 // `idempotency_error`; 429 `rate_limited`; 5xx.
 //
@@ -23397,6 +23461,13 @@ func ParseGetBillingSummaryResponse(rsp *http.Response) (*GetBillingSummaryRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23438,6 +23509,23 @@ func ParseGetBillingSummaryResponse(rsp *http.Response) (*GetBillingSummaryRespo
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBillingSummaryResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetBillingSummaryResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -23808,6 +23896,13 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23856,6 +23951,23 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCustomerResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetCustomerResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -29310,6 +29422,13 @@ func ParseGetDashboardSubscriptionResponse(rsp *http.Response) (*GetDashboardSub
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29358,6 +29477,23 @@ func ParseGetDashboardSubscriptionResponse(rsp *http.Response) (*GetDashboardSub
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetDashboardSubscriptionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -29713,6 +29849,13 @@ func ParseResumeDashboardSubscriptionResponse(rsp *http.Response) (*ResumeDashbo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SessionRequired
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29775,6 +29918,23 @@ func ParseResumeDashboardSubscriptionResponse(rsp *http.Response) (*ResumeDashbo
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ResumeDashboardSubscriptionResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -38009,6 +38169,26 @@ func (response GetBillingSummary200JSONResponse) VisitGetBillingSummaryResponse(
 	return err
 }
 
+type GetBillingSummary400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBillingSummary400JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetBillingSummary401JSONResponse struct{ SessionRequiredJSONResponse }
 
 func (response GetBillingSummary401JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
@@ -38372,6 +38552,26 @@ func (response GetCustomer200JSONResponse) VisitGetCustomerResponse(w http.Respo
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetCustomer400JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -43269,6 +43469,26 @@ func (response GetDashboardSubscription200JSONResponse) VisitGetDashboardSubscri
 	return err
 }
 
+type GetDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetDashboardSubscription400JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
 
 func (response GetDashboardSubscription401JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
@@ -43625,6 +43845,26 @@ func (response ResumeDashboardSubscription200JSONResponse) VisitResumeDashboardS
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeDashboardSubscription400JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
