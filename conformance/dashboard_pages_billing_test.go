@@ -21,6 +21,7 @@ func TestDashboardPagesBilling(t *testing.T) {
 		ctx := harness.NewBrowser(t)
 		dpSignIn(t, ctx, o)
 		dpWait(t, ctx, "the recurring revenue cards", `document.querySelector('[data-card="mrr"]') && document.querySelector('[data-card="active_subscriptions"]')`)
+		harness.Page(t, ctx, "dashboard-overview-recurring")
 
 		// The list, and its filter: moving through the options with the keyboard loads nothing.
 		dpGo(t, ctx, "/test/subscriptions")
