@@ -88,7 +88,7 @@ func (q *Queries) Customer(ctx context.Context, scope core.Scope, id string) (*C
 }
 
 // Summary counts the active and past-due subscriptions and their monthly recurring revenue
-// (MonthlyAmounts).
+// (SummarizeRecurring).
 func (q *Queries) Summary(ctx context.Context, scope core.Scope) (BillingSummary, error) {
 	gs, err := q.reads.RecurringGroups(ctx, scope)
 	if err != nil {
@@ -104,8 +104,8 @@ type BillingSummary struct {
 	MRR []core.Money
 }
 
-// monthlyFactor is how many periods of one interval unit make a month, as a fraction: a year
-// is 12 months, a week 12/52 of a month (52 weeks a year), a day 12/365.
+// monthlyFactor is the fraction num/den that brings one period's amount to a month: a month
+// ÷ count, a year ÷ (12 × count), a week × 52 ÷ (12 × count), a day × 365 ÷ (12 × count).
 func monthlyFactor(interval string, count int) (num, den int64, ok bool) {
 	if count < 1 {
 		return 0, 0, false
