@@ -55,7 +55,9 @@ func TestDashboardPagesAccessible(t *testing.T) {
 		dpSignIn(t, ctx, o)
 		for _, path := range []string{"/test/overview", "/test/payments", "/test/checkout_sessions", "/test/api_keys",
 			"/test/webhooks", "/test/catalog", "/test/mailbox", "/test/payments?status=declined", "/live/overview", "/live/payments",
-			"/live/checkout_sessions", "/live/api_keys", "/live/webhooks", "/live/catalog", "/test/settings", "/live/settings"} {
+			"/live/checkout_sessions", "/live/api_keys", "/live/webhooks", "/live/catalog", "/test/settings", "/live/settings",
+			"/test/customers", "/live/customers", "/test/subscriptions", "/live/subscriptions", "/test/subscriptions?status=past_due",
+			"/test/customers?email=nobody%40example.com"} {
 			dpGo(t, ctx, path)
 			if failed := dpText(t, ctx, "#main .notice-error"); failed != "" {
 				t.Errorf("%s: the page shows an error: %s", path, failed)

@@ -602,6 +602,9 @@ func genDashboardFixture(t *testing.T) *genFixture {
 		ids["payments"] = []string{dashPay(t, o.Merchant, 2500, "eur", payCardOK).Payment.Id}
 	}
 	ids["webhook_endpoints"] = []string{hookEndpoint(t, o, dash.DashboardEnvironmentTest, "http://127.0.0.1:9/hook").Id}
+	sub := dbSub(t, o, dbEmail(o), 900, nil)
+	ids["subscriptions"] = []string{sub.Id}
+	ids["customers"] = []string{sub.Customer}
 	session := o.sessionToken(t)
 	return &genFixture{ids: ids, authorize: func(r *http.Request, _ map[string]string) {
 		r.AddCookie(&http.Cookie{Name: "kassa_session", Value: session})

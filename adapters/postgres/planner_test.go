@@ -305,6 +305,13 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				` ORDER BY seq DESC LIMIT 11`, "payouts_list", []any{m, "test"}, "", true},
 			{"payouts arrived", `SELECT * FROM payouts p WHERE p.status = 'pending' AND p.arrival_date <= $1 AND p.sent_at IS NOT NULL
 				ORDER BY p.arrival_date, p.merchant_id, p.environment, p.id LIMIT 100`, "payouts_arrival", []any{time.Now()}, "(sent_at IS NOT NULL)", true},
+			{"customers listed", `SELECT * FROM customers WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
+				` ORDER BY seq DESC LIMIT 11`, "customers_list", []any{m, "test"}, "", true},
+			{"customer by e-mail", `SELECT * FROM customers WHERE merchant_id = $1 AND environment = $2 AND email_key = $3`,
+				"customers_email", []any{m, "test", "ada@example.com"}, "", true},
+			{"recurring revenue groups", postgres.RecurringGroupsSQL, "subscriptions_list_status", []any{m, "test", "active"}, "", true},
+			{"invoices of a customer's e-mail", postgres.InvoicesByEmailSQL, "invoices_customer_email", []any{m, "test", "ada@example.com", 20}, "", true},
+			{"payments of a customer's e-mail", postgres.PaymentsByEmailSQL, "payments_customer_email", []any{m, "test", "ada@example.com", 20}, "", true},
 		}
 	}
 	check := func(state, m string) {
@@ -329,6 +336,13 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			if c.name == "daily volume" { // an aggregate over the scope's rows, as the overview's sums: grouped and sorted
 				if !strings.Contains(p, "using "+c.index+" ") || strings.Contains(p, "Seq Scan on payments") {
 					t.Errorf("%s, %s: want %s; plan:\n%s", state, c.name, c.index, p)
+				}
+				continue
+			}
+			if c.name == "recurring revenue groups" { // an aggregate over one status's rows of the scope: grouped and sorted
+				if !strings.Contains(p, "using "+c.index+" ") || !strings.Contains(p, "status = 'active'::text))") ||
+					strings.Contains(p, "Seq Scan on subscriptions") || strings.Contains(p, "Filter:") {
+					t.Errorf("%s, %s: want %s with the status in its condition; plan:\n%s", state, c.name, c.index, p)
 				}
 				continue
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/web/consent"
 	dashboardweb "github.com/kassa-pay/kassa/adapters/web/dashboard"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
@@ -37,35 +38,43 @@ func dashboardOrigin(log *slog.Logger, a *app, cfg config, rates ports.FXRates, 
 	if err != nil {
 		return nil, err
 	}
+	billingReads := postgres.NewBillingReads(a.db)
+	billingQueries, err := billing.NewQueries(postgres.NewBillingStore(a.db), billingReads)
+	if err != nil {
+		return nil, err
+	}
 	apiHandler, err := dashboardapi.NewDashboardAPI(dashboardapi.DashboardDeps{
-		Identity:     a.identity,
-		Dashboard:    a.dashboard,
-		Catalog:      a.catalog,
-		Checkout:     a.checkout,
-		Invoices:     a.invoices,
-		Refunds:      a.refunds,
-		Disputes:     a.disputes,
-		Ledger:       a.ledger,
-		Payouts:      a.payouts,
-		PayoutReads:  a.payouts,
-		Idempotency:  a.idem,
-		UnitOfWork:   a.keyedUoW(),
-		Wall:         a.wall,
-		Transactions: max(1, a.db.Stats().MaxOpenConnections-1),
-		Events:       a.events,
-		Payments:     payQueries,
-		Webhooks:     a.webhooks,
-		Apps:         a.apps,
-		AppHooks:     a.appHooks,
-		Mailbox:      mailbox,
-		Settings:     settings,
-		Clocks:       a.testclock,
-		Declines:     postgres.NewDeclineReader(a.db),
-		ClientIP:     th.clientIP,
-		SecureCookie: strings.HasPrefix(cfg.DashboardURL, "https://"),
-		AuthThrottle: th.dashboardAuth,
-		Limits:       th.dashboard,
-		BaseURL:      cfg.DashboardURL,
+		Billing:         a.billing,
+		BillingQueries:  billingQueries,
+		CustomerHistory: billingReads,
+		Identity:        a.identity,
+		Dashboard:       a.dashboard,
+		Catalog:         a.catalog,
+		Checkout:        a.checkout,
+		Invoices:        a.invoices,
+		Refunds:         a.refunds,
+		Disputes:        a.disputes,
+		Ledger:          a.ledger,
+		Payouts:         a.payouts,
+		PayoutReads:     a.payouts,
+		Idempotency:     a.idem,
+		UnitOfWork:      a.keyedUoW(),
+		Wall:            a.wall,
+		Transactions:    max(1, a.db.Stats().MaxOpenConnections-1),
+		Events:          a.events,
+		Payments:        payQueries,
+		Webhooks:        a.webhooks,
+		Apps:            a.apps,
+		AppHooks:        a.appHooks,
+		Mailbox:         mailbox,
+		Settings:        settings,
+		Clocks:          a.testclock,
+		Declines:        postgres.NewDeclineReader(a.db),
+		ClientIP:        th.clientIP,
+		SecureCookie:    strings.HasPrefix(cfg.DashboardURL, "https://"),
+		AuthThrottle:    th.dashboardAuth,
+		Limits:          th.dashboard,
+		BaseURL:         cfg.DashboardURL,
 	})
 	if err != nil {
 		return nil, err

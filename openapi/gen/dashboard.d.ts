@@ -478,6 +478,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/billing_summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Recurring revenue
+         * @description The overview's recurring figures now: how many subscriptions are `active` and
+         *     `past_due`, and the monthly recurring revenue per currency — the amount of every
+         *     `active` and `past_due` subscription brought to one month: a yearly amount ÷ 12, a
+         *     monthly one as it is, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each divided by
+         *     the price's interval count; summed per currency and rounded half-up once, in minor
+         *     units.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["getBillingSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/checkout_sessions": {
         parameters: {
             query?: never;
@@ -497,6 +527,64 @@ export interface paths {
          *     `rate_limited` (wait `Retry-After`); 5xx.
          */
         get: operations["listCheckoutSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List customers
+         * @description The environment's customers, newest first. `email` finds the customer with that
+         *     address (case and surrounding spaces are ignored; a customer is one per address).
+         *
+         *     **Errors:** 400 (`email_invalid` longer than 254 bytes, `limit_invalid`, cursors with
+         *     their `param`); 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["listCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/customers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a customer
+         * @description One customer with its subscriptions (newest first, at most 100), its saved payment
+         *     methods (brand, last four and expiry; never a number), and the invoices and payments
+         *     made out to its e-mail address (newest first, at most 20 each). Another merchant's or
+         *     the other environment's customer is not found.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+         *     `rate_limited`; 5xx.
+         */
+        get: operations["getCustomer"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1225,6 +1313,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List subscriptions
+         * @description The environment's subscriptions, newest first, optionally of one `status` — the
+         *     merchant API's list with its paging and errors.
+         *
+         *     **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors with their `param`); 401
+         *     `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["listDashboardSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a subscription
+         * @description One subscription with its customer, its period, trial and default payment method, its
+         *     latest invoice and the events about it (newest first, at most 100). Another merchant's
+         *     or the other environment's subscription is not found.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+         *     `rate_limited`; 5xx.
+         */
+        get: operations["getDashboardSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription
+         * @description Cancels the subscription exactly as the merchant API does and returns it. With
+         *     `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+         *     with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+         *     invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+         *     cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+         *     now. With an `Idempotency-Key` the change and the stored answer commit together.
+         *
+         *     **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+         *     401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+         *     `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+         *     `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["cancelDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/subscriptions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a pending cancellation
+         * @description Takes back a cancellation at the period end (the merchant API's update with
+         *     `cancel_at_period_end` `false`): the subscription renews again and
+         *     `customer.subscription.updated` fires. A subscription without a pending cancellation
+         *     is returned unchanged. No body.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
+         *     `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["resumeDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/webhook_deliveries/{id}": {
         parameters: {
             query?: never;
@@ -1713,6 +1925,23 @@ export interface components {
         };
         /** @enum {string} */
         BalanceTransactionType: "payment" | "fee" | "refund" | "fee_reversal" | "dispute" | "dispute_fee" | "dispute_reversal" | "payout";
+        BillingSummary: {
+            /**
+             * Format: int64
+             * @description Subscriptions in status `active`.
+             */
+            active_count: number;
+            environment: components["schemas"]["DashboardEnvironment"];
+            /** @description Monthly recurring revenue per currency, by currency code. */
+            mrr: components["schemas"]["Money"][];
+            /** @enum {string} */
+            object: "billing_summary";
+            /**
+             * Format: int64
+             * @description Subscriptions in status `past_due`.
+             */
+            past_due_count: number;
+        };
         /**
          * @description `payment` for a one-off payment of `amount`. `subscription` is refused when a session
          *     is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
@@ -1817,6 +2046,59 @@ export interface components {
          * @enum {string}
          */
         CheckoutSessionStatus: "open" | "complete" | "expired" | "canceled";
+        /** @description A payer of subscriptions, one per e-mail address in an environment. */
+        Customer: {
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+            /** @description The saved method (`pm_…`) renewals are charged to, or null. */
+            default_payment_method: string | null;
+            email: string;
+            /** @description Identifier, prefix `cus_`. */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            object: "customer";
+        };
+        CustomerDetail: {
+            customer: components["schemas"]["Customer"];
+            /** @description Invoices made out to the customer's e-mail address, newest first (at most 20). */
+            invoices: components["schemas"]["Invoice"][];
+            /** @description The saved payment methods, newest first. */
+            payment_methods: components["schemas"]["CustomerPaymentMethod"][];
+            /** @description Payments made with the customer's e-mail address, newest first (at most 20). */
+            payments: components["schemas"]["Payment"][];
+            /** @description The customer's subscriptions, newest first (at most 100). */
+            subscriptions: components["schemas"]["Subscription"][];
+        };
+        CustomerList: {
+            /** @description The customers, newest first. */
+            data: components["schemas"]["Customer"][];
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list. */
+            url: string;
+        };
+        /** @description A saved payment method as the dashboard shows it; never the number. */
+        CustomerPaymentMethod: {
+            /** @description The card brand; empty for a bank account. */
+            brand: string;
+            /** Format: int64 */
+            created: number;
+            /** @description Renewals are charged to this method. */
+            default: boolean;
+            /** @description 0 for a bank account. */
+            exp_month: number;
+            /** @description 0 for a bank account. */
+            exp_year: number;
+            /** @description Identifier, prefix `pm_`. */
+            id: string;
+            last4: string;
+            /** @enum {string} */
+            type: "card" | "sepa_debit";
+        };
         /** @description Gross payment volume per currency and per UTC day of the environment's clock. */
         DailyVolume: {
             /** @description One series per currency with a payment in the range, sorted by code; empty without payments. */
@@ -2926,6 +3208,121 @@ export interface components {
             /** @description The user's password. */
             password: string;
         };
+        /** @description A customer's recurring purchase of a price. */
+        Subscription: {
+            /**
+             * Format: int64
+             * @description `unit_amount` × `quantity`, in minor units, charged every period.
+             */
+            amount: number;
+            /** @description The subscription ends at `current_period_end`. */
+            cancel_at_period_end: boolean;
+            /**
+             * Format: int64
+             * @description When the cancellation was asked for (Unix seconds).
+             */
+            canceled_at: number | null;
+            /** @description `pi_<id>_secret_<random>`, confirms the first payment in the browser (a subscription with a trial); null otherwise. */
+            client_secret: string | null;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+            /** @description The price's currency, upper case. */
+            currency: string;
+            /**
+             * Format: int64
+             * @description End of the current period (Unix seconds); with a trial, `trial_end`.
+             */
+            current_period_end: number;
+            /**
+             * Format: int64
+             * @description Start of the current period (Unix seconds).
+             */
+            current_period_start: number;
+            /** @description The customer, prefix `cus_`. */
+            customer: string;
+            /** @description The saved payment method renewals are charged to, null until one is saved. */
+            default_payment_method: components["schemas"]["SubscriptionPaymentMethod"] | null;
+            /**
+             * Format: int64
+             * @description When the subscription ended (Unix seconds).
+             */
+            ended_at: number | null;
+            /** @description Identifier, prefix `sub_`. */
+            id: string;
+            /** @description The latest invoice (`in_…`); null until invoices are made. */
+            latest_invoice: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * @description Always `subscription`.
+             * @enum {string}
+             */
+            object: "subscription";
+            /** @description The price, prefix `price_`. */
+            price_id: string;
+            /**
+             * Format: int64
+             * @description How many units of the price.
+             */
+            quantity: number;
+            status: components["schemas"]["SubscriptionStatus"];
+            /**
+             * Format: int64
+             * @description End of the free trial (Unix seconds), null without one.
+             */
+            trial_end: number | null;
+        };
+        /** @description How to cancel. */
+        SubscriptionCancel: {
+            /**
+             * @description `true` (default): at the end of the current period; `false`: now.
+             * @default true
+             */
+            at_period_end: boolean;
+        };
+        SubscriptionDetail: {
+            customer: components["schemas"]["Customer"];
+            /** @description Events about the subscription, newest first (at most 100). */
+            events: components["schemas"]["Event"][];
+            /** @description The subscription's latest invoice, when it has one. */
+            invoices: components["schemas"]["Invoice"][];
+            subscription: components["schemas"]["Subscription"];
+        };
+        /** @description A page of subscriptions. */
+        SubscriptionList: {
+            /** @description The subscriptions, newest first. */
+            data: components["schemas"]["Subscription"][];
+            /** @description Whether more objects follow this page. */
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list, `/v1/subscriptions`. */
+            url: string;
+        };
+        /** @description The saved payment method renewals are charged to. Never the number. */
+        SubscriptionPaymentMethod: {
+            /** @description The card brand (`visa`, `mastercard`, …); empty for a bank account. */
+            brand: string;
+            /** @description The card's expiry month; 0 for a bank account. */
+            exp_month: number;
+            /** @description The card's expiry year; 0 for a bank account. */
+            exp_year: number;
+            /** @description The last four digits of the card or IBAN. */
+            last4: string;
+            /**
+             * @description The method.
+             * @enum {string}
+             */
+            type: "card" | "sepa_debit";
+        };
+        /**
+         * @description `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
+         *     within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
+         *     way), `unpaid` (retries exhausted, frozen), `canceled`.
+         * @enum {string}
+         */
+        SubscriptionStatus: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
         /**
          * @description Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
          * @default unspecified
@@ -4249,6 +4646,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getBillingSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recurring figures. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingSummary"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCheckoutSessions: {
         parameters: {
             query?: {
@@ -4288,6 +4714,82 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCustomers: {
+        parameters: {
+            query?: {
+                /** @description Only the customer with this e-mail address. */
+                email?: string;
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Cursor for the previous page: the id of the first object of the current page. Objects
+                 *     created after it are returned. Do not combine with `starting_after`.
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of customers. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer and what belongs to it. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5513,6 +6015,199 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDashboardSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Only subscriptions in this status. */
+                status?: components["schemas"]["SubscriptionStatus"];
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Cursor for the previous page: the id of the first object of the current page. Objects
+                 *     created after it are returned. Do not combine with `starting_after`.
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription and what belongs to it. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "at_period_end": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionCancel"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the cancellation. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, renewing again. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -10,6 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/http/kit"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/apps"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/checkout"
 	"github.com/kassa-pay/kassa/modules/events"
@@ -33,14 +34,19 @@ type DashboardDeps struct {
 	Catalog   *catalog.Service
 	Checkout  *checkout.Service
 	Invoices  *invoicing.Service
-	Events    *events.Service
-	Payments  *payments.Queries
-	Refunds   *payments.Refunder // nil: refunds answer 500
-	Disputes  *payments.Disputes // nil: disputes answer 500 (and payments show none)
-	Webhooks  *webhooks.Service  // nil: the overview counts no endpoints
-	Apps      *apps.Service
-	AppHooks  *webhooks.AppService // nil: the Apps page shows no deliveries
-	Mailbox   ports.Mailbox        // nil: the test mailbox answers an empty list
+	// Billing, BillingQueries and CustomerHistory serve the customer and subscription pages
+	// and the recurring figures (nil: those answer 500).
+	Billing         *billing.Service
+	BillingQueries  *billing.Queries
+	CustomerHistory CustomerHistory
+	Events          *events.Service
+	Payments        *payments.Queries
+	Refunds         *payments.Refunder // nil: refunds answer 500
+	Disputes        *payments.Disputes // nil: disputes answer 500 (and payments show none)
+	Webhooks        *webhooks.Service  // nil: the overview counts no endpoints
+	Apps            *apps.Service
+	AppHooks        *webhooks.AppService // nil: the Apps page shows no deliveries
+	Mailbox         ports.Mailbox        // nil: the test mailbox answers an empty list
 	// Settings are the merchant's invoicing settings (the invoice number prefix).
 	Settings *invoicing.SettingsService
 	Ledger   *ledger.Service // nil: the balance answers 500 and payments show no ledger entries

@@ -20,6 +20,8 @@ var sections = map[string]struct{ detail, testOnly bool }{
 	"webhooks":          {detail: true},
 	"apps":              {},
 	"catalog":           {detail: true},
+	"customers":         {detail: true},
+	"subscriptions":     {detail: true},
 	"invoices":          {detail: true},
 	"mailbox":           {detail: true, testOnly: true},
 	"settings":          {},

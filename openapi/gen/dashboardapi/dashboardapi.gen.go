@@ -207,6 +207,54 @@ func (e BalanceTransactionType) Valid() bool {
 	}
 }
 
+// Defines values for BillingSummaryObject.
+const (
+	BillingSummaryObjectBillingSummary BillingSummaryObject = "billing_summary"
+)
+
+// Valid indicates whether the value is a known member of the BillingSummaryObject enum.
+func (e BillingSummaryObject) Valid() bool {
+	switch e {
+	case BillingSummaryObjectBillingSummary:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerObject.
+const (
+	CustomerObjectCustomer CustomerObject = "customer"
+)
+
+// Valid indicates whether the value is a known member of the CustomerObject enum.
+func (e CustomerObject) Valid() bool {
+	switch e {
+	case CustomerObjectCustomer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPaymentMethodType.
+const (
+	CustomerPaymentMethodTypeCard      CustomerPaymentMethodType = "card"
+	CustomerPaymentMethodTypeSepaDebit CustomerPaymentMethodType = "sepa_debit"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPaymentMethodType enum.
+func (e CustomerPaymentMethodType) Valid() bool {
+	switch e {
+	case CustomerPaymentMethodTypeCard:
+		return true
+	case CustomerPaymentMethodTypeSepaDebit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DailyVolumeObject.
 const (
 	DailyVolumeObjectDailyVolume DailyVolumeObject = "daily_volume"
@@ -861,6 +909,25 @@ type BalanceTransactionList struct {
 // BalanceTransactionType defines model for BalanceTransactionType.
 type BalanceTransactionType string
 
+// BillingSummary defines model for BillingSummary.
+type BillingSummary struct {
+	// ActiveCount Subscriptions in status `active`.
+	ActiveCount int64 `json:"active_count"`
+
+	// Environment A merchant environment.
+	Environment DashboardEnvironment `json:"environment"`
+
+	// Mrr Monthly recurring revenue per currency, by currency code.
+	Mrr    []Money              `json:"mrr"`
+	Object BillingSummaryObject `json:"object"`
+
+	// PastDueCount Subscriptions in status `past_due`.
+	PastDueCount int64 `json:"past_due_count"`
+}
+
+// BillingSummaryObject defines model for BillingSummary.Object.
+type BillingSummaryObject string
+
 // CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
 // is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
 // subscriptions can be created.
@@ -875,6 +942,79 @@ type CheckoutSessionList = externalRef0.CheckoutSessionList
 // CheckoutSessionStatus `open` (awaiting payment), `complete` (paid), `expired` (24 hours passed or expired via
 // the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 type CheckoutSessionStatus = externalRef0.CheckoutSessionStatus
+
+// Customer A payer of subscriptions, one per e-mail address in an environment.
+type Customer struct {
+	// Created Unix seconds.
+	Created int64 `json:"created"`
+
+	// DefaultPaymentMethod The saved method (`pm_…`) renewals are charged to, or null.
+	DefaultPaymentMethod *string `json:"default_payment_method"`
+	Email                string  `json:"email"`
+
+	// Id Identifier, prefix `cus_`.
+	Id     string         `json:"id"`
+	Name   string         `json:"name"`
+	Object CustomerObject `json:"object"`
+}
+
+// CustomerObject defines model for Customer.Object.
+type CustomerObject string
+
+// CustomerDetail defines model for CustomerDetail.
+type CustomerDetail struct {
+	// Customer A payer of subscriptions, one per e-mail address in an environment.
+	Customer Customer `json:"customer"`
+
+	// Invoices Invoices made out to the customer's e-mail address, newest first (at most 20).
+	Invoices []Invoice `json:"invoices"`
+
+	// PaymentMethods The saved payment methods, newest first.
+	PaymentMethods []CustomerPaymentMethod `json:"payment_methods"`
+
+	// Payments Payments made with the customer's e-mail address, newest first (at most 20).
+	Payments []Payment `json:"payments"`
+
+	// Subscriptions The customer's subscriptions, newest first (at most 100).
+	Subscriptions []Subscription `json:"subscriptions"`
+}
+
+// CustomerList defines model for CustomerList.
+type CustomerList struct {
+	// Data The customers, newest first.
+	Data    []Customer `json:"data"`
+	HasMore bool       `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
+
+// CustomerPaymentMethod A saved payment method as the dashboard shows it; never the number.
+type CustomerPaymentMethod struct {
+	// Brand The card brand; empty for a bank account.
+	Brand   string `json:"brand"`
+	Created int64  `json:"created"`
+
+	// Default Renewals are charged to this method.
+	Default bool `json:"default"`
+
+	// ExpMonth 0 for a bank account.
+	ExpMonth int `json:"exp_month"`
+
+	// ExpYear 0 for a bank account.
+	ExpYear int `json:"exp_year"`
+
+	// Id Identifier, prefix `pm_`.
+	Id    string                    `json:"id"`
+	Last4 string                    `json:"last4"`
+	Type  CustomerPaymentMethodType `json:"type"`
+}
+
+// CustomerPaymentMethodType defines model for CustomerPaymentMethod.Type.
+type CustomerPaymentMethodType string
 
 // DailyVolume Gross payment volume per currency and per UTC day of the environment's clock.
 type DailyVolume struct {
@@ -1619,6 +1759,38 @@ type SignIn struct {
 	Password string `json:"password"`
 }
 
+// Subscription A customer's recurring purchase of a price.
+type Subscription = externalRef0.Subscription
+
+// SubscriptionCancel How to cancel.
+type SubscriptionCancel = externalRef0.SubscriptionCancel
+
+// SubscriptionDetail defines model for SubscriptionDetail.
+type SubscriptionDetail struct {
+	// Customer A payer of subscriptions, one per e-mail address in an environment.
+	Customer Customer `json:"customer"`
+
+	// Events Events about the subscription, newest first (at most 100).
+	Events []Event `json:"events"`
+
+	// Invoices The subscription's latest invoice, when it has one.
+	Invoices []Invoice `json:"invoices"`
+
+	// Subscription A customer's recurring purchase of a price.
+	Subscription Subscription `json:"subscription"`
+}
+
+// SubscriptionList A page of subscriptions.
+type SubscriptionList = externalRef0.SubscriptionList
+
+// SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
+type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
+
+// SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
+// within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
+// way), `unpaid` (retries exhausted, frozen), `canceled`.
+type SubscriptionStatus = externalRef0.SubscriptionStatus
+
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
 type TaxBehavior = externalRef0.TaxBehavior
 
@@ -2026,6 +2198,23 @@ type ListCheckoutSessionsParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// ListCustomersParams defines parameters for ListCustomers.
+type ListCustomersParams struct {
+	// Email Only the customer with this e-mail address.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
 // ListDeclinedChargesParams defines parameters for ListDeclinedCharges.
 type ListDeclinedChargesParams struct {
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
@@ -2283,6 +2472,61 @@ type ListRefundsParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// ListDashboardSubscriptionsParams defines parameters for ListDashboardSubscriptions.
+type ListDashboardSubscriptionsParams struct {
+	// Status Only subscriptions in this status.
+	Status *SubscriptionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// CancelDashboardSubscriptionParams defines parameters for CancelDashboardSubscription.
+type CancelDashboardSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeDashboardSubscriptionParams defines parameters for ResumeDashboardSubscription.
+type ResumeDashboardSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
@@ -2326,6 +2570,9 @@ type CreateProductJSONRequestBody = DashboardProductCreate
 
 // CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
 type CreatePriceJSONRequestBody = DashboardPriceCreate
+
+// CancelDashboardSubscriptionJSONRequestBody defines body for CancelDashboardSubscription for application/json ContentType.
+type CancelDashboardSubscriptionJSONRequestBody = SubscriptionCancel
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
@@ -2738,6 +2985,20 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
 	ExportBalanceTransactions(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBillingSummary Recurring revenue
+	//
+	// The overview's recurring figures now: how many subscriptions are `active` and
+	// `past_due`, and the monthly recurring revenue per currency — the amount of every
+	// `active` and `past_due` subscription brought to one month: a yearly amount ÷ 12, a
+	// monthly one as it is, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each divided by
+	// the price's interval count; summed per currency and rounded half-up once, in minor
+	// units.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
+	GetBillingSummary(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCheckoutSessions List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -2748,6 +3009,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 	ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCustomers List customers
+	//
+	// The environment's customers, newest first. `email` finds the customer with that
+	// address (case and surrounding spaces are ignored; a customer is one per address).
+	//
+	// **Errors:** 400 (`email_invalid` longer than 254 bytes, `limit_invalid`, cursors with
+	// their `param`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/customers (the `ListCustomers` operationId).
+	ListCustomers(ctx context.Context, env Env, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCustomer Retrieve a customer
+	//
+	// One customer with its subscriptions (newest first, at most 100), its saved payment
+	// methods (brand, last four and expiry; never a number), and the invoices and payments
+	// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
+	// the other environment's customer is not found.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
+	GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDeclinedCharges List declined charges
 	//
@@ -3200,6 +3485,81 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
 	ListRefunds(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDashboardSubscriptions List subscriptions
+	//
+	// The environment's subscriptions, newest first, optionally of one `status` — the
+	// merchant API's list with its paging and errors.
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors with their `param`); 401
+	// `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/subscriptions (the `ListDashboardSubscriptions` operationId).
+	ListDashboardSubscriptions(ctx context.Context, env Env, params *ListDashboardSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDashboardSubscription Retrieve a subscription
+	//
+	// One subscription with its customer, its period, trial and default payment method, its
+	// latest invoice and the events about it (newest first, at most 100). Another merchant's
+	// or the other environment's subscription is not found.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
+	GetDashboardSubscription(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelDashboardSubscriptionWithBody Cancel a subscription
+	//
+	// Cancels the subscription exactly as the merchant API does and returns it. With
+	// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+	// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+	// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+	// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+	// now. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+	// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+	CancelDashboardSubscriptionWithBody(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelDashboardSubscription Cancel a subscription
+	//
+	// Cancels the subscription exactly as the merchant API does and returns it. With
+	// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+	// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+	// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+	// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+	// now. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+	// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+	CancelDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeDashboardSubscription Resume a pending cancellation
+	//
+	// Takes back a cancellation at the period end (the merchant API's update with
+	// `cancel_at_period_end` `false`): the subscription renews again and
+	// `customer.subscription.updated` fires. A subscription without a pending cancellation
+	// is returned unchanged. No body.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
+	ResumeDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookDelivery A delivery with every attempt
 	//
@@ -3976,6 +4336,30 @@ func (c *Client) ExportBalanceTransactions(ctx context.Context, env Env, params 
 	return c.Client.Do(req)
 }
 
+// GetBillingSummary Recurring revenue
+//
+// The overview's recurring figures now: how many subscriptions are `active` and
+// `past_due`, and the monthly recurring revenue per currency — the amount of every
+// `active` and `past_due` subscription brought to one month: a yearly amount ÷ 12, a
+// monthly one as it is, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each divided by
+// the price's interval count; summed per currency and rounded half-up once, in minor
+// units.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
+func (c *Client) GetBillingSummary(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBillingSummaryRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCheckoutSessions List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -3987,6 +4371,50 @@ func (c *Client) ExportBalanceTransactions(ctx context.Context, env Env, params 
 // Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 func (c *Client) ListCheckoutSessions(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCheckoutSessionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomers List customers
+//
+// The environment's customers, newest first. `email` finds the customer with that
+// address (case and surrounding spaces are ignored; a customer is one per address).
+//
+// **Errors:** 400 (`email_invalid` longer than 254 bytes, `limit_invalid`, cursors with
+// their `param`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/customers (the `ListCustomers` operationId).
+func (c *Client) ListCustomers(ctx context.Context, env Env, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomersRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCustomer Retrieve a customer
+//
+// One customer with its subscriptions (newest first, at most 100), its saved payment
+// methods (brand, last four and expiry; never a number), and the invoices and payments
+// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
+// the other environment's customer is not found.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
+func (c *Client) GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomerRequest(c.Server, env, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4779,6 +5207,131 @@ func (c *Client) CreatePrice(ctx context.Context, env Env, id ObjectId, body Cre
 // Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
 func (c *Client) ListRefunds(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRefundsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDashboardSubscriptions List subscriptions
+//
+// The environment's subscriptions, newest first, optionally of one `status` — the
+// merchant API's list with its paging and errors.
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors with their `param`); 401
+// `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/subscriptions (the `ListDashboardSubscriptions` operationId).
+func (c *Client) ListDashboardSubscriptions(ctx context.Context, env Env, params *ListDashboardSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDashboardSubscriptionsRequest(c.Server, env, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDashboardSubscription Retrieve a subscription
+//
+// One subscription with its customer, its period, trial and default payment method, its
+// latest invoice and the events about it (newest first, at most 100). Another merchant's
+// or the other environment's subscription is not found.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
+func (c *Client) GetDashboardSubscription(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDashboardSubscriptionRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelDashboardSubscriptionWithBody Cancel a subscription
+//
+// Cancels the subscription exactly as the merchant API does and returns it. With
+// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+// now. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+func (c *Client) CancelDashboardSubscriptionWithBody(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelDashboardSubscriptionRequestWithBody(c.Server, env, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelDashboardSubscription Cancel a subscription
+//
+// Cancels the subscription exactly as the merchant API does and returns it. With
+// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+// now. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+func (c *Client) CancelDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelDashboardSubscriptionRequest(c.Server, env, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeDashboardSubscription Resume a pending cancellation
+//
+// Takes back a cancellation at the period end (the merchant API's update with
+// `cancel_at_period_end` `false`): the subscription renews again and
+// `customer.subscription.updated` fires. A subscription without a pending cancellation
+// is returned unchanged. No body.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
+func (c *Client) ResumeDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeDashboardSubscriptionRequest(c.Server, env, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6060,6 +6613,40 @@ func NewExportBalanceTransactionsRequest(server string, env Env, params *ExportB
 	return req, nil
 }
 
+// NewGetBillingSummaryRequest constructs an http.Request for the GetBillingSummary method
+func NewGetBillingSummaryRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/billing_summary", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCheckoutSessionsRequest constructs an http.Request for the ListCheckoutSessions method
 func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckoutSessionsParams) (*http.Request, error) {
 	var err error
@@ -6147,6 +6734,144 @@ func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckout
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCustomersRequest constructs an http.Request for the ListCustomers method
+func NewListCustomersRequest(server string, env Env, params *ListCustomersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/customers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCustomerRequest constructs an http.Request for the GetCustomer method
+func NewGetCustomerRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/customers/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -7870,6 +8595,269 @@ func NewListRefundsRequest(server string, env Env, params *ListRefundsParams) (*
 	return req, nil
 }
 
+// NewListDashboardSubscriptionsRequest constructs an http.Request for the ListDashboardSubscriptions method
+func NewListDashboardSubscriptionsRequest(server string, env Env, params *ListDashboardSubscriptionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDashboardSubscriptionRequest constructs an http.Request for the GetDashboardSubscription method
+func NewGetDashboardSubscriptionRequest(server string, env Env, id ObjectId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelDashboardSubscriptionRequest calls the generic CancelDashboardSubscription builder with application/json body
+func NewCancelDashboardSubscriptionRequest(server string, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelDashboardSubscriptionRequestWithBody(server, env, id, params, "application/json", bodyReader)
+}
+
+// NewCancelDashboardSubscriptionRequestWithBody constructs an http.Request for the CancelDashboardSubscription method, with any body, and a specified content type
+func NewCancelDashboardSubscriptionRequestWithBody(server string, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResumeDashboardSubscriptionRequest constructs an http.Request for the ResumeDashboardSubscription method
+func NewResumeDashboardSubscriptionRequest(server string, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetWebhookDeliveryRequest constructs an http.Request for the GetWebhookDelivery method
 func NewGetWebhookDeliveryRequest(server string, env Env, id ObjectId) (*http.Request, error) {
 	var err error
@@ -8832,6 +9820,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/{env}/balance_transactions/export (the `ExportBalanceTransactions` operationId).
 	ExportBalanceTransactionsWithResponse(ctx context.Context, env Env, params *ExportBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ExportBalanceTransactionsResponse, error)
 
+	// GetBillingSummaryWithResponse Recurring revenue
+	//
+	// The overview's recurring figures now: how many subscriptions are `active` and
+	// `past_due`, and the monthly recurring revenue per currency — the amount of every
+	// `active` and `past_due` subscription brought to one month: a yearly amount ÷ 12, a
+	// monthly one as it is, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each divided by
+	// the price's interval count; summed per currency and rounded half-up once, in minor
+	// units.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
+	GetBillingSummaryWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBillingSummaryResponse, error)
+
 	// ListCheckoutSessionsWithResponse List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -8844,6 +9848,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/checkout_sessions (the `ListCheckoutSessions` operationId).
 	ListCheckoutSessionsWithResponse(ctx context.Context, env Env, params *ListCheckoutSessionsParams, reqEditors ...RequestEditorFn) (*ListCheckoutSessionsResponse, error)
+
+	// ListCustomersWithResponse List customers
+	//
+	// The environment's customers, newest first. `email` finds the customer with that
+	// address (case and surrounding spaces are ignored; a customer is one per address).
+	//
+	// **Errors:** 400 (`email_invalid` longer than 254 bytes, `limit_invalid`, cursors with
+	// their `param`); 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/customers (the `ListCustomers` operationId).
+	ListCustomersWithResponse(ctx context.Context, env Env, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersResponse, error)
+
+	// GetCustomerWithResponse Retrieve a customer
+	//
+	// One customer with its subscriptions (newest first, at most 100), its saved payment
+	// methods (brand, last four and expiry; never a number), and the invoices and payments
+	// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
+	// the other environment's customer is not found.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
+	GetCustomerWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetCustomerResponse, error)
 
 	// ListDeclinedChargesWithResponse List declined charges
 	//
@@ -9340,6 +10372,87 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/refunds (the `ListRefunds` operationId).
 	ListRefundsWithResponse(ctx context.Context, env Env, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error)
+
+	// ListDashboardSubscriptionsWithResponse List subscriptions
+	//
+	// The environment's subscriptions, newest first, optionally of one `status` — the
+	// merchant API's list with its paging and errors.
+	//
+	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors with their `param`); 401
+	// `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/subscriptions (the `ListDashboardSubscriptions` operationId).
+	ListDashboardSubscriptionsWithResponse(ctx context.Context, env Env, params *ListDashboardSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListDashboardSubscriptionsResponse, error)
+
+	// GetDashboardSubscriptionWithResponse Retrieve a subscription
+	//
+	// One subscription with its customer, its period, trial and default payment method, its
+	// latest invoice and the events about it (newest first, at most 100). Another merchant's
+	// or the other environment's subscription is not found.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+	// `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
+	GetDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetDashboardSubscriptionResponse, error)
+
+	// CancelDashboardSubscriptionWithBodyWithResponse Cancel a subscription
+	//
+	// Cancels the subscription exactly as the merchant API does and returns it. With
+	// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+	// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+	// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+	// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+	// now. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+	// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+	CancelDashboardSubscriptionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelDashboardSubscriptionResponse, error)
+
+	// CancelDashboardSubscriptionWithResponse Cancel a subscription
+	//
+	// Cancels the subscription exactly as the merchant API does and returns it. With
+	// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+	// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+	// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+	// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+	// now. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+	// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+	CancelDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelDashboardSubscriptionResponse, error)
+
+	// ResumeDashboardSubscriptionWithResponse Resume a pending cancellation
+	//
+	// Takes back a cancellation at the period end (the merchant API's update with
+	// `cancel_at_period_end` `false`): the subscription renews again and
+	// `customer.subscription.updated` fires. A subscription without a pending cancellation
+	// is returned unchanged. No body.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
+	ResumeDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*ResumeDashboardSubscriptionResponse, error)
 
 	// GetWebhookDeliveryWithResponse A delivery with every attempt
 	//
@@ -12143,6 +13256,127 @@ func (r ExportBalanceTransactionsResponse) ContentType() string {
 	return ""
 }
 
+// GetBillingSummaryResponse200Headers the declared response headers of an HTTP 200 response for GetBillingSummary
+type GetBillingSummaryResponse200Headers struct {
+	RequestId *string
+}
+
+// GetBillingSummaryResponse400Headers the declared response headers of an HTTP 400 response for GetBillingSummary
+type GetBillingSummaryResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetBillingSummaryResponse401Headers the declared response headers of an HTTP 401 response for GetBillingSummary
+type GetBillingSummaryResponse401Headers struct {
+	RequestId *string
+}
+
+// GetBillingSummaryResponse429Headers the declared response headers of an HTTP 429 response for GetBillingSummary
+type GetBillingSummaryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBillingSummaryResponse500Headers the declared response headers of an HTTP 500 response for GetBillingSummary
+type GetBillingSummaryResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBillingSummaryResponse503Headers the declared response headers of an HTTP 503 response for GetBillingSummary
+type GetBillingSummaryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBillingSummaryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBillingSummaryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBillingSummaryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBillingSummaryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBillingSummaryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBillingSummaryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBillingSummaryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON200() *BillingSummary {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBillingSummaryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBillingSummaryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBillingSummaryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBillingSummaryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBillingSummaryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCheckoutSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListCheckoutSessions
 type ListCheckoutSessionsResponse200Headers struct {
 	RequestId *string
@@ -12258,6 +13492,263 @@ func (r ListCheckoutSessionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListCheckoutSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomersResponse200Headers the declared response headers of an HTTP 200 response for ListCustomers
+type ListCustomersResponse200Headers struct {
+	RequestId *string
+}
+
+// ListCustomersResponse400Headers the declared response headers of an HTTP 400 response for ListCustomers
+type ListCustomersResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListCustomersResponse401Headers the declared response headers of an HTTP 401 response for ListCustomers
+type ListCustomersResponse401Headers struct {
+	RequestId *string
+}
+
+// ListCustomersResponse429Headers the declared response headers of an HTTP 429 response for ListCustomers
+type ListCustomersResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListCustomersResponse500Headers the declared response headers of an HTTP 500 response for ListCustomers
+type ListCustomersResponse500Headers struct {
+	RequestId *string
+}
+
+// ListCustomersResponse503Headers the declared response headers of an HTTP 503 response for ListCustomers
+type ListCustomersResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListCustomersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CustomerList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomersResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCustomersResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCustomersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomersResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCustomersResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCustomersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomersResponse) GetJSON200() *CustomerList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomersResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomersResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomersResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCustomersResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCustomerResponse200Headers the declared response headers of an HTTP 200 response for GetCustomer
+type GetCustomerResponse200Headers struct {
+	RequestId *string
+}
+
+// GetCustomerResponse400Headers the declared response headers of an HTTP 400 response for GetCustomer
+type GetCustomerResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetCustomerResponse401Headers the declared response headers of an HTTP 401 response for GetCustomer
+type GetCustomerResponse401Headers struct {
+	RequestId *string
+}
+
+// GetCustomerResponse404Headers the declared response headers of an HTTP 404 response for GetCustomer
+type GetCustomerResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetCustomerResponse429Headers the declared response headers of an HTTP 429 response for GetCustomer
+type GetCustomerResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetCustomerResponse500Headers the declared response headers of an HTTP 500 response for GetCustomer
+type GetCustomerResponse500Headers struct {
+	RequestId *string
+}
+
+// GetCustomerResponse503Headers the declared response headers of an HTTP 503 response for GetCustomer
+type GetCustomerResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetCustomerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CustomerDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomerResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCustomerResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCustomerResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCustomerResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCustomerResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomerResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomerResponse) GetJSON200() *CustomerDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCustomerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomerResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomerResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCustomerResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomerResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16596,6 +18087,623 @@ func (r ListRefundsResponse) ContentType() string {
 	return ""
 }
 
+// ListDashboardSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListDashboardSubscriptionsResponse400Headers the declared response headers of an HTTP 400 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListDashboardSubscriptionsResponse401Headers the declared response headers of an HTTP 401 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListDashboardSubscriptionsResponse429Headers the declared response headers of an HTTP 429 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListDashboardSubscriptionsResponse500Headers the declared response headers of an HTTP 500 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListDashboardSubscriptionsResponse503Headers the declared response headers of an HTTP 503 response for ListDashboardSubscriptions
+type ListDashboardSubscriptionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListDashboardSubscriptionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriptionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDashboardSubscriptionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDashboardSubscriptionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDashboardSubscriptionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDashboardSubscriptionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDashboardSubscriptionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDashboardSubscriptionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON200() *SubscriptionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDashboardSubscriptionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDashboardSubscriptionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDashboardSubscriptionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDashboardSubscriptionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDashboardSubscriptionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// GetDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// GetDashboardSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetDashboardSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetDashboardSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// GetDashboardSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for GetDashboardSubscription
+type GetDashboardSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetDashboardSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SubscriptionDetail
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDashboardSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDashboardSubscriptionResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDashboardSubscriptionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDashboardSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDashboardSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDashboardSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON200() *SubscriptionDetail {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDashboardSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDashboardSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDashboardSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDashboardSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDashboardSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// CancelDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// CancelDashboardSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse403Headers struct {
+	RequestId *string
+}
+
+// CancelDashboardSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelDashboardSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelDashboardSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelDashboardSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CancelDashboardSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CancelDashboardSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// CancelDashboardSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for CancelDashboardSubscription
+type CancelDashboardSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CancelDashboardSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelDashboardSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelDashboardSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelDashboardSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelDashboardSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelDashboardSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CancelDashboardSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CancelDashboardSubscriptionResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelDashboardSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelDashboardSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelDashboardSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelDashboardSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelDashboardSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelDashboardSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelDashboardSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelDashboardSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// ResumeDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// ResumeDashboardSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse403Headers struct {
+	RequestId *string
+}
+
+// ResumeDashboardSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeDashboardSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeDashboardSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ResumeDashboardSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// ResumeDashboardSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for ResumeDashboardSubscription
+type ResumeDashboardSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ResumeDashboardSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeDashboardSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeDashboardSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResumeDashboardSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumeDashboardSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResumeDashboardSubscriptionResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeDashboardSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResumeDashboardSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeDashboardSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeDashboardSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeDashboardSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeDashboardSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeDashboardSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeDashboardSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetWebhookDeliveryResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookDelivery
 type GetWebhookDeliveryResponse200Headers struct {
 	RequestId *string
@@ -19048,6 +21156,28 @@ func (c *ClientWithResponses) ExportBalanceTransactionsWithResponse(ctx context.
 	return ParseExportBalanceTransactionsResponse(rsp)
 }
 
+// GetBillingSummaryWithResponse Recurring revenue
+//
+// The overview's recurring figures now: how many subscriptions are `active` and
+// `past_due`, and the monthly recurring revenue per currency — the amount of every
+// `active` and `past_due` subscription brought to one month: a yearly amount ÷ 12, a
+// monthly one as it is, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each divided by
+// the price's interval count; summed per currency and rounded half-up once, in minor
+// units.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
+func (c *ClientWithResponses) GetBillingSummaryWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBillingSummaryResponse, error) {
+	rsp, err := c.GetBillingSummary(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBillingSummaryResponse(rsp)
+}
+
 // ListCheckoutSessionsWithResponse List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -19065,6 +21195,46 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseListCheckoutSessionsResponse(rsp)
+}
+
+// ListCustomersWithResponse List customers
+//
+// The environment's customers, newest first. `email` finds the customer with that
+// address (case and surrounding spaces are ignored; a customer is one per address).
+//
+// **Errors:** 400 (`email_invalid` longer than 254 bytes, `limit_invalid`, cursors with
+// their `param`); 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/customers (the `ListCustomers` operationId).
+func (c *ClientWithResponses) ListCustomersWithResponse(ctx context.Context, env Env, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersResponse, error) {
+	rsp, err := c.ListCustomers(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomersResponse(rsp)
+}
+
+// GetCustomerWithResponse Retrieve a customer
+//
+// One customer with its subscriptions (newest first, at most 100), its saved payment
+// methods (brand, last four and expiry; never a number), and the invoices and payments
+// made out to its e-mail address (newest first, at most 20 each). Another merchant's or
+// the other environment's customer is not found.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `customer_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
+func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetCustomerResponse, error) {
+	rsp, err := c.GetCustomer(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomerResponse(rsp)
 }
 
 // ListDeclinedChargesWithResponse List declined charges
@@ -19765,6 +21935,117 @@ func (c *ClientWithResponses) ListRefundsWithResponse(ctx context.Context, env E
 		return nil, err
 	}
 	return ParseListRefundsResponse(rsp)
+}
+
+// ListDashboardSubscriptionsWithResponse List subscriptions
+//
+// The environment's subscriptions, newest first, optionally of one `status` — the
+// merchant API's list with its paging and errors.
+//
+// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors with their `param`); 401
+// `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/subscriptions (the `ListDashboardSubscriptions` operationId).
+func (c *ClientWithResponses) ListDashboardSubscriptionsWithResponse(ctx context.Context, env Env, params *ListDashboardSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListDashboardSubscriptionsResponse, error) {
+	rsp, err := c.ListDashboardSubscriptions(ctx, env, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDashboardSubscriptionsResponse(rsp)
+}
+
+// GetDashboardSubscriptionWithResponse Retrieve a subscription
+//
+// One subscription with its customer, its period, trial and default payment method, its
+// latest invoice and the events about it (newest first, at most 100). Another merchant's
+// or the other environment's subscription is not found.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 404 `subscription_not_found`; 429
+// `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/subscriptions/{id} (the `GetDashboardSubscription` operationId).
+func (c *ClientWithResponses) GetDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetDashboardSubscriptionResponse, error) {
+	rsp, err := c.GetDashboardSubscription(ctx, env, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDashboardSubscriptionResponse(rsp)
+}
+
+// CancelDashboardSubscriptionWithBodyWithResponse Cancel a subscription
+//
+// Cancels the subscription exactly as the merchant API does and returns it. With
+// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+// now. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+func (c *ClientWithResponses) CancelDashboardSubscriptionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelDashboardSubscriptionResponse, error) {
+	rsp, err := c.CancelDashboardSubscriptionWithBody(ctx, env, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelDashboardSubscriptionResponse(rsp)
+}
+
+// CancelDashboardSubscriptionWithResponse Cancel a subscription
+//
+// Cancels the subscription exactly as the merchant API does and returns it. With
+// `at_period_end` `true` (the default) it keeps its status until `current_period_end`,
+// with `cancel_at_period_end` `true`; at the period end it becomes `canceled` and no
+// invoice is made. `false`, or an `incomplete` subscription, ends it now. A pending
+// cancellation cancelled again with `true` is returned unchanged; with `false` it ends
+// now. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`at_period_end` not a boolean, `parameter_unknown`);
+// 401 `session_required`; 403 `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
+func (c *ClientWithResponses) CancelDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelDashboardSubscriptionResponse, error) {
+	rsp, err := c.CancelDashboardSubscription(ctx, env, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelDashboardSubscriptionResponse(rsp)
+}
+
+// ResumeDashboardSubscriptionWithResponse Resume a pending cancellation
+//
+// Takes back a cancellation at the period end (the merchant API's update with
+// `cancel_at_period_end` `false`): the subscription renews again and
+// `customer.subscription.updated` fires. A subscription without a pending cancellation
+// is returned unchanged. No body.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `subscription_not_found`; 409 `subscription_already_canceled` (it has ended) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
+func (c *ClientWithResponses) ResumeDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*ResumeDashboardSubscriptionResponse, error) {
+	rsp, err := c.ResumeDashboardSubscription(ctx, env, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeDashboardSubscriptionResponse(rsp)
 }
 
 // GetWebhookDeliveryWithResponse A delivery with every attempt
@@ -23237,6 +25518,151 @@ func ParseExportBalanceTransactionsResponse(rsp *http.Response) (*ExportBalanceT
 	return response, nil
 }
 
+// ParseGetBillingSummaryResponse parses an HTTP response from a GetBillingSummaryWithResponse call
+func ParseGetBillingSummaryResponse(rsp *http.Response) (*GetBillingSummaryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBillingSummaryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBillingSummaryResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBillingSummaryResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetBillingSummaryResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBillingSummaryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBillingSummaryResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBillingSummaryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCheckoutSessionsResponse parses an HTTP response from a ListCheckoutSessionsWithResponse call
 func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSessionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23362,6 +25788,320 @@ func ParseListCheckoutSessionsResponse(rsp *http.Response) (*ListCheckoutSession
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListCheckoutSessionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomersResponse parses an HTTP response from a ListCustomersWithResponse call
+func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CustomerList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomersResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCustomersResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCustomersResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomersResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCustomersResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCustomersResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCustomerResponse parses an HTTP response from a GetCustomerWithResponse call
+func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CustomerDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomerResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCustomerResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCustomerResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCustomerResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomerResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCustomerResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomerResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -28908,6 +31648,788 @@ func ParseListRefundsResponse(rsp *http.Response) (*ListRefundsResponse, error) 
 	return response, nil
 }
 
+// ParseListDashboardSubscriptionsResponse parses an HTTP response from a ListDashboardSubscriptionsWithResponse call
+func ParseListDashboardSubscriptionsResponse(rsp *http.Response) (*ListDashboardSubscriptionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDashboardSubscriptionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriptionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDashboardSubscriptionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDashboardSubscriptionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDashboardSubscriptionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDashboardSubscriptionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDashboardSubscriptionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDashboardSubscriptionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDashboardSubscriptionResponse parses an HTTP response from a GetDashboardSubscriptionWithResponse call
+func ParseGetDashboardSubscriptionResponse(rsp *http.Response) (*GetDashboardSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDashboardSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SubscriptionDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDashboardSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDashboardSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDashboardSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDashboardSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDashboardSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDashboardSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelDashboardSubscriptionResponse parses an HTTP response from a CancelDashboardSubscriptionWithResponse call
+func ParseCancelDashboardSubscriptionResponse(rsp *http.Response) (*CancelDashboardSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelDashboardSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelDashboardSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelDashboardSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelDashboardSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelDashboardSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelDashboardSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CancelDashboardSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CancelDashboardSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelDashboardSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelDashboardSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelDashboardSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeDashboardSubscriptionResponse parses an HTTP response from a ResumeDashboardSubscriptionWithResponse call
+func ParseResumeDashboardSubscriptionResponse(rsp *http.Response) (*ResumeDashboardSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeDashboardSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeDashboardSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResumeDashboardSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResumeDashboardSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumeDashboardSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResumeDashboardSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeDashboardSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResumeDashboardSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResumeDashboardSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetWebhookDeliveryResponse parses an HTTP response from a GetWebhookDeliveryWithResponse call
 func ParseGetWebhookDeliveryResponse(rsp *http.Response) (*GetWebhookDeliveryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31452,9 +34974,18 @@ type ServerInterface interface {
 	// ExportBalanceTransactions Export balance transactions as CSV
 	// (GET /api/v1/{env}/balance_transactions/export)
 	ExportBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, params ExportBalanceTransactionsParams)
+	// GetBillingSummary Recurring revenue
+	// (GET /api/v1/{env}/billing_summary)
+	GetBillingSummary(w http.ResponseWriter, r *http.Request, env Env)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
+	// ListCustomers List customers
+	// (GET /api/v1/{env}/customers)
+	ListCustomers(w http.ResponseWriter, r *http.Request, env Env, params ListCustomersParams)
+	// GetCustomer Retrieve a customer
+	// (GET /api/v1/{env}/customers/{id})
+	GetCustomer(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(w http.ResponseWriter, r *http.Request, env Env, params ListDeclinedChargesParams)
@@ -31539,6 +35070,18 @@ type ServerInterface interface {
 	// ListRefunds List refunds
 	// (GET /api/v1/{env}/refunds)
 	ListRefunds(w http.ResponseWriter, r *http.Request, env Env, params ListRefundsParams)
+	// ListDashboardSubscriptions List subscriptions
+	// (GET /api/v1/{env}/subscriptions)
+	ListDashboardSubscriptions(w http.ResponseWriter, r *http.Request, env Env, params ListDashboardSubscriptionsParams)
+	// GetDashboardSubscription Retrieve a subscription
+	// (GET /api/v1/{env}/subscriptions/{id})
+	GetDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// CancelDashboardSubscription Cancel a subscription
+	// (POST /api/v1/{env}/subscriptions/{id}/cancel)
+	CancelDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CancelDashboardSubscriptionParams)
+	// ResumeDashboardSubscription Resume a pending cancellation
+	// (POST /api/v1/{env}/subscriptions/{id}/resume)
+	ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ResumeDashboardSubscriptionParams)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -32247,6 +35790,32 @@ func (siw *ServerInterfaceWrapper) ExportBalanceTransactions(w http.ResponseWrit
 	handler.ServeHTTP(w, r)
 }
 
+// GetBillingSummary operation middleware
+func (siw *ServerInterfaceWrapper) GetBillingSummary(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBillingSummary(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListCheckoutSessions operation middleware
 func (siw *ServerInterfaceWrapper) ListCheckoutSessions(w http.ResponseWriter, r *http.Request) {
 
@@ -32319,6 +35888,122 @@ func (siw *ServerInterfaceWrapper) ListCheckoutSessions(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListCheckoutSessions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListCustomers operation middleware
+func (siw *ServerInterfaceWrapper) ListCustomers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCustomersParams
+
+	// ------------- Optional query parameter "email" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "email", r.URL.Query(), &params.Email, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "email"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "email", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCustomers(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCustomer operation middleware
+func (siw *ServerInterfaceWrapper) GetCustomer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCustomer(w, r, env, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -33755,6 +37440,240 @@ func (siw *ServerInterfaceWrapper) ListRefunds(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListDashboardSubscriptions operation middleware
+func (siw *ServerInterfaceWrapper) ListDashboardSubscriptions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDashboardSubscriptionsParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListDashboardSubscriptions(w, r, env, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDashboardSubscription operation middleware
+func (siw *ServerInterfaceWrapper) GetDashboardSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDashboardSubscription(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelDashboardSubscription operation middleware
+func (siw *ServerInterfaceWrapper) CancelDashboardSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelDashboardSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelDashboardSubscription(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeDashboardSubscription operation middleware
+func (siw *ServerInterfaceWrapper) ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeDashboardSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeDashboardSubscription(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetWebhookDelivery operation middleware
 func (siw *ServerInterfaceWrapper) GetWebhookDelivery(w http.ResponseWriter, r *http.Request) {
 
@@ -34339,7 +38258,10 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance", wrapper.GetBalance)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions", wrapper.ListBalanceTransactions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions/export", wrapper.ExportBalanceTransactions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/billing_summary", wrapper.GetBillingSummary)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers", wrapper.ListCustomers)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers/{id}", wrapper.GetCustomer)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes", wrapper.ListDisputes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes/{id}", wrapper.GetDispute)
@@ -34368,6 +38290,10 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.ListPrices)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/products/{id}/prices", wrapper.CreatePrice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/refunds", wrapper.ListRefunds)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/subscriptions", wrapper.ListDashboardSubscriptions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}", wrapper.GetDashboardSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/cancel", wrapper.CancelDashboardSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/resume", wrapper.ResumeDashboardSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}", wrapper.GetWebhookDelivery)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}/redeliver", wrapper.RedeliverWebhookDelivery)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_endpoints", wrapper.ListWebhookEndpoints)
@@ -37347,6 +41273,134 @@ func (response ExportBalanceTransactions503JSONResponse) VisitExportBalanceTrans
 	return err
 }
 
+type GetBillingSummaryRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type GetBillingSummaryResponseObject interface {
+	VisitGetBillingSummaryResponse(w http.ResponseWriter) error
+}
+
+type GetBillingSummary200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetBillingSummary200JSONResponse struct {
+	Body    BillingSummary
+	Headers GetBillingSummary200ResponseHeaders
+}
+
+func (response GetBillingSummary200JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBillingSummary400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBillingSummary400JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBillingSummary401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetBillingSummary401JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBillingSummary429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBillingSummary429JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBillingSummary500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetBillingSummary500JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBillingSummary503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBillingSummary503JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListCheckoutSessionsRequestObject struct {
 	Env    Env `json:"env"`
 	Params ListCheckoutSessionsParams
@@ -37459,6 +41513,284 @@ func (response ListCheckoutSessions500JSONResponse) VisitListCheckoutSessionsRes
 type ListCheckoutSessions503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response ListCheckoutSessions503JSONResponse) VisitListCheckoutSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomersRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListCustomersParams
+}
+
+type ListCustomersResponseObject interface {
+	VisitListCustomersResponse(w http.ResponseWriter) error
+}
+
+type ListCustomers200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListCustomers200JSONResponse struct {
+	Body    CustomerList
+	Headers ListCustomers200ResponseHeaders
+}
+
+func (response ListCustomers200JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListCustomers400JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomers401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListCustomers401JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomers429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCustomers429JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomers500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListCustomers500JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomers503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListCustomers503JSONResponse) VisitListCustomersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomerRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetCustomerResponseObject interface {
+	VisitGetCustomerResponse(w http.ResponseWriter) error
+}
+
+type GetCustomer200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetCustomer200JSONResponse struct {
+	Body    CustomerDetail
+	Headers GetCustomer200ResponseHeaders
+}
+
+func (response GetCustomer200JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetCustomer400JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetCustomer401JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetCustomer404JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCustomer429JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetCustomer500JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCustomer503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetCustomer503JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -42389,6 +46721,701 @@ func (response ListRefunds503JSONResponse) VisitListRefundsResponse(w http.Respo
 	return err
 }
 
+type ListDashboardSubscriptionsRequestObject struct {
+	Env    Env `json:"env"`
+	Params ListDashboardSubscriptionsParams
+}
+
+type ListDashboardSubscriptionsResponseObject interface {
+	VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error
+}
+
+type ListDashboardSubscriptions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListDashboardSubscriptions200JSONResponse struct {
+	Body    SubscriptionList
+	Headers ListDashboardSubscriptions200ResponseHeaders
+}
+
+func (response ListDashboardSubscriptions200JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDashboardSubscriptions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListDashboardSubscriptions400JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDashboardSubscriptions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListDashboardSubscriptions401JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDashboardSubscriptions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListDashboardSubscriptions429JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDashboardSubscriptions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListDashboardSubscriptions500JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDashboardSubscriptions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListDashboardSubscriptions503JSONResponse) VisitListDashboardSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscriptionRequestObject struct {
+	Env Env      `json:"env"`
+	Id  ObjectId `json:"id"`
+}
+
+type GetDashboardSubscriptionResponseObject interface {
+	VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type GetDashboardSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetDashboardSubscription200JSONResponse struct {
+	Body    SubscriptionDetail
+	Headers GetDashboardSubscription200ResponseHeaders
+}
+
+func (response GetDashboardSubscription200JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetDashboardSubscription400JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetDashboardSubscription401JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetDashboardSubscription404JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetDashboardSubscription429JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetDashboardSubscription500JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetDashboardSubscription503JSONResponse) VisitGetDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscriptionRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params CancelDashboardSubscriptionParams
+	Body   *CancelDashboardSubscriptionJSONRequestBody
+}
+
+type CancelDashboardSubscriptionResponseObject interface {
+	VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type CancelDashboardSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type CancelDashboardSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers CancelDashboardSubscription200ResponseHeaders
+}
+
+func (response CancelDashboardSubscription200JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelDashboardSubscription400JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CancelDashboardSubscription401JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response CancelDashboardSubscription403JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelDashboardSubscription404JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CancelDashboardSubscription409JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CancelDashboardSubscription413JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CancelDashboardSubscription415JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelDashboardSubscription429JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CancelDashboardSubscription500JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CancelDashboardSubscription503JSONResponse) VisitCancelDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscriptionRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params ResumeDashboardSubscriptionParams
+}
+
+type ResumeDashboardSubscriptionResponseObject interface {
+	VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type ResumeDashboardSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ResumeDashboardSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers ResumeDashboardSubscription200ResponseHeaders
+}
+
+func (response ResumeDashboardSubscription200JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeDashboardSubscription400JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ResumeDashboardSubscription401JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response ResumeDashboardSubscription403JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeDashboardSubscription404JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ResumeDashboardSubscription409JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResumeDashboardSubscription429JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ResumeDashboardSubscription500JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ResumeDashboardSubscription503JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetWebhookDeliveryRequestObject struct {
 	Env Env      `json:"env"`
 	Id  ObjectId `json:"id"`
@@ -44660,9 +49687,18 @@ type StrictServerInterface interface {
 	// ExportBalanceTransactions Export balance transactions as CSV
 	// (GET /api/v1/{env}/balance_transactions/export)
 	ExportBalanceTransactions(ctx context.Context, request ExportBalanceTransactionsRequestObject) (ExportBalanceTransactionsResponseObject, error)
+	// GetBillingSummary Recurring revenue
+	// (GET /api/v1/{env}/billing_summary)
+	GetBillingSummary(ctx context.Context, request GetBillingSummaryRequestObject) (GetBillingSummaryResponseObject, error)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
+	// ListCustomers List customers
+	// (GET /api/v1/{env}/customers)
+	ListCustomers(ctx context.Context, request ListCustomersRequestObject) (ListCustomersResponseObject, error)
+	// GetCustomer Retrieve a customer
+	// (GET /api/v1/{env}/customers/{id})
+	GetCustomer(ctx context.Context, request GetCustomerRequestObject) (GetCustomerResponseObject, error)
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(ctx context.Context, request ListDeclinedChargesRequestObject) (ListDeclinedChargesResponseObject, error)
@@ -44747,6 +49783,18 @@ type StrictServerInterface interface {
 	// ListRefunds List refunds
 	// (GET /api/v1/{env}/refunds)
 	ListRefunds(ctx context.Context, request ListRefundsRequestObject) (ListRefundsResponseObject, error)
+	// ListDashboardSubscriptions List subscriptions
+	// (GET /api/v1/{env}/subscriptions)
+	ListDashboardSubscriptions(ctx context.Context, request ListDashboardSubscriptionsRequestObject) (ListDashboardSubscriptionsResponseObject, error)
+	// GetDashboardSubscription Retrieve a subscription
+	// (GET /api/v1/{env}/subscriptions/{id})
+	GetDashboardSubscription(ctx context.Context, request GetDashboardSubscriptionRequestObject) (GetDashboardSubscriptionResponseObject, error)
+	// CancelDashboardSubscription Cancel a subscription
+	// (POST /api/v1/{env}/subscriptions/{id}/cancel)
+	CancelDashboardSubscription(ctx context.Context, request CancelDashboardSubscriptionRequestObject) (CancelDashboardSubscriptionResponseObject, error)
+	// ResumeDashboardSubscription Resume a pending cancellation
+	// (POST /api/v1/{env}/subscriptions/{id}/resume)
+	ResumeDashboardSubscription(ctx context.Context, request ResumeDashboardSubscriptionRequestObject) (ResumeDashboardSubscriptionResponseObject, error)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(ctx context.Context, request GetWebhookDeliveryRequestObject) (GetWebhookDeliveryResponseObject, error)
@@ -45360,6 +50408,32 @@ func (sh *strictHandler) ExportBalanceTransactions(w http.ResponseWriter, r *htt
 	}
 }
 
+// GetBillingSummary operation middleware
+func (sh *strictHandler) GetBillingSummary(w http.ResponseWriter, r *http.Request, env Env) {
+	var request GetBillingSummaryRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBillingSummary(ctx, request.(GetBillingSummaryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBillingSummary")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBillingSummaryResponseObject); ok {
+		if err := validResponse.VisitGetBillingSummaryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListCheckoutSessions operation middleware
 func (sh *strictHandler) ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams) {
 	var request ListCheckoutSessionsRequestObject
@@ -45380,6 +50454,60 @@ func (sh *strictHandler) ListCheckoutSessions(w http.ResponseWriter, r *http.Req
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListCheckoutSessionsResponseObject); ok {
 		if err := validResponse.VisitListCheckoutSessionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListCustomers operation middleware
+func (sh *strictHandler) ListCustomers(w http.ResponseWriter, r *http.Request, env Env, params ListCustomersParams) {
+	var request ListCustomersRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCustomers(ctx, request.(ListCustomersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCustomers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCustomersResponseObject); ok {
+		if err := validResponse.VisitListCustomersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetCustomer operation middleware
+func (sh *strictHandler) GetCustomer(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetCustomerRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCustomer(ctx, request.(GetCustomerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCustomer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetCustomerResponseObject); ok {
+		if err := validResponse.VisitGetCustomerResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -46183,6 +51311,126 @@ func (sh *strictHandler) ListRefunds(w http.ResponseWriter, r *http.Request, env
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListRefundsResponseObject); ok {
 		if err := validResponse.VisitListRefundsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListDashboardSubscriptions operation middleware
+func (sh *strictHandler) ListDashboardSubscriptions(w http.ResponseWriter, r *http.Request, env Env, params ListDashboardSubscriptionsParams) {
+	var request ListDashboardSubscriptionsRequestObject
+
+	request.Env = env
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDashboardSubscriptions(ctx, request.(ListDashboardSubscriptionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDashboardSubscriptions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListDashboardSubscriptionsResponseObject); ok {
+		if err := validResponse.VisitListDashboardSubscriptionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDashboardSubscription operation middleware
+func (sh *strictHandler) GetDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId) {
+	var request GetDashboardSubscriptionRequestObject
+
+	request.Env = env
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDashboardSubscription(ctx, request.(GetDashboardSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDashboardSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDashboardSubscriptionResponseObject); ok {
+		if err := validResponse.VisitGetDashboardSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelDashboardSubscription operation middleware
+func (sh *strictHandler) CancelDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CancelDashboardSubscriptionParams) {
+	var request CancelDashboardSubscriptionRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	var body CancelDashboardSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelDashboardSubscription(ctx, request.(CancelDashboardSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelDashboardSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelDashboardSubscriptionResponseObject); ok {
+		if err := validResponse.VisitCancelDashboardSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeDashboardSubscription operation middleware
+func (sh *strictHandler) ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ResumeDashboardSubscriptionParams) {
+	var request ResumeDashboardSubscriptionRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeDashboardSubscription(ctx, request.(ResumeDashboardSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeDashboardSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeDashboardSubscriptionResponseObject); ok {
+		if err := validResponse.VisitResumeDashboardSubscriptionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

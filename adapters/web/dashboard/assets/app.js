@@ -21,6 +21,8 @@ import * as apps from './pages/apps.js';
 import * as catalog from './pages/catalog.js';
 import * as mailbox from './pages/mailbox.js';
 import * as invoices from './pages/invoices.js';
+import * as customers from './pages/customers.js';
+import * as subscriptions from './pages/subscriptions.js';
 import * as settings from './pages/settings.js';
 
 /**
@@ -45,6 +47,8 @@ const sections = [
   { name: 'webhooks', label: 'Webhooks', page: webhooks },
   { name: 'apps', label: 'Apps', page: apps },
   { name: 'catalog', label: 'Catalog', page: catalog },
+  { name: 'customers', label: 'Customers', page: customers },
+  { name: 'subscriptions', label: 'Subscriptions', page: subscriptions },
   { name: 'invoices', label: 'Invoices', page: invoices },
   { name: 'mailbox', label: 'Test mailbox', page: mailbox, testOnly: true },
   { name: 'settings', label: 'Settings', page: settings },

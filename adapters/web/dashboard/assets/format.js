@@ -76,6 +76,7 @@ const badgeStates = new Set([
   'failed', 'declined', 'disabled', 'revoked', 'disputed',
   'refunded', 'partially_refunded', 'canceled', 'archived', 'expired',
   'needs_response', 'under_review', 'won', 'lost',
+  'trialing', 'incomplete', 'past_due', 'unpaid', 'incomplete_expired',
 ]);
 
 export function badge(status) {

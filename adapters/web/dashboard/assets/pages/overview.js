@@ -10,7 +10,7 @@ import { volumeSection } from './volume_chart.js';
 /** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Overview');
-  const [o, chart] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx)]);
+  const [o, chart, bill] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx), get(`${ctx.base}/billing_summary`)]);
   const pay = o.payments || { count: 0, succeeded_count: 0, gross: [], disputed_count: 0, disputed: [] };
   const gross = pay.gross && pay.gross.length
     ? h('ul', { class: 'gross' }, pay.gross.map((g) => h('li', null, money(g.amount, g.currency))))
@@ -27,6 +27,7 @@ export async function list(ctx) {
       card('Disputed', disputedCard(ctx, pay), 'disputed'),
       card('Open checkout sessions', o.open_sessions_count, 'open_sessions'),
       card('Webhook endpoints', o.webhook_endpoints_count, 'webhook_endpoints')),
+    recurring(ctx, bill, card),
     chart,
     h('h2', null, 'Recent payments'),
     table(paymentColumns(ctx.base), o.recent_payments || [],
@@ -34,6 +35,23 @@ export async function list(ctx) {
         ? 'No payments yet. Create a checkout session with your test key and pay it with 4242 4242 4242 4242.'
         : 'No live payments yet.', 'Recent payments'),
     h('p', null, h('a', { href: `${ctx.base}/payments` }, 'All payments →')));
+}
+
+// recurring shows the monthly recurring revenue per currency (active and past-due
+// subscriptions, each brought to a month) and the active and past-due counts, linked to the
+// subscriptions of that status.
+function recurring(ctx, bill, card) {
+  const mrr = bill.mrr.length
+    ? h('ul', { class: 'gross' }, bill.mrr.map((m) => h('li', null, money(m.amount, m.currency))))
+    : h('p', { class: 'value' }, '—');
+  const count = (n, status) => h('p', { class: 'value' }, n ? h('a', { href: `${ctx.base}/subscriptions?status=${status}` }, String(n)) : '0');
+  return h('section', { 'aria-labelledby': 'recurring-title' },
+    h('h2', { id: 'recurring-title' }, 'Recurring revenue'),
+    h('div', { class: 'cards' },
+      card('Monthly recurring revenue', mrr, 'mrr'),
+      card('Active subscriptions', count(bill.active_count, 'active'), 'active_subscriptions'),
+      card('Past due', count(bill.past_due_count, 'past_due'), 'past_due_subscriptions')),
+    h('p', { class: 'hint' }, 'Active and past-due subscriptions, each amount brought to a month: yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12, divided by the interval count.'));
 }
 
 // disputedCard counts the disputed payments (not among the succeeded ones) with their amounts
