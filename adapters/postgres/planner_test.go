@@ -291,7 +291,7 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 				"subscriptions_payment_intent", []any{"pi_1"}, "", true},
 			{"next due subscription", postgres.SubscriptionNextDueSQL, "subscriptions_scope_due", []any{m, "test", time.Now()}, "", true},
 			{"advances to resume", postgres.PendingAdvancesSQL, "test_clocks_advancing", []any{1, 100}, "", true},
-			{"daily volume", postgres.VolumeByDaySQL, "payments_pkey",
+			{"daily volume", postgres.VolumeByDaySQL, "payments_volume",
 				[]any{m, "test", pq.Array([]string{"succeeded", "refunded"}), time.Now().AddDate(0, 0, -90), time.Now()}, "", true},
 			{"balance read", `SELECT merchant_id, environment, currency, account, balance FROM ledger_balances
 				WHERE merchant_id = $1 AND environment = $2 AND account IN ('available', 'pending') ORDER BY currency`,
