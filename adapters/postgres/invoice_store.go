@@ -25,7 +25,7 @@ var _ invoicing.Store = (*InvoiceStore)(nil)
 
 const invoiceColumns = `seq, id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 	lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
-	updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing`
+	updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, subscription_id`
 
 type invoiceRow struct {
 	Seq           int64      `db:"seq"`
@@ -56,6 +56,7 @@ type invoiceRow struct {
 	Attempts      int        `db:"attempts"`
 	Pending       []byte     `db:"pending_action"`
 	Processing    string     `db:"processing"`
+	Subscription  *string    `db:"subscription_id"`
 }
 
 // lineJSON is a line as stored.
@@ -80,7 +81,7 @@ func (r *invoiceRow) invoice() (*invoicing.Invoice, error) {
 		CustomerName: r.CustomerName, CustomerEmail: r.CustomerEmail, DaysUntilDue: r.DaysUntilDue, Memo: r.Memo,
 		PublicToken: r.PublicToken, IssueDate: utcp(r.IssueDate), DueDate: utcp(r.DueDate), AmountPaid: r.AmountPaid,
 		PaymentID: r.PaymentID, Created: r.Created.UTC(), Updated: r.Updated.UTC(), FinalizedAt: utcp(r.FinalizedAt),
-		PaidAt: utcp(r.PaidAt), VoidedAt: utcp(r.VoidedAt), Uncollectible: utcp(r.Uncollectible),
+		PaidAt: utcp(r.PaidAt), VoidedAt: utcp(r.VoidedAt), Uncollectible: utcp(r.Uncollectible), Subscription: r.Subscription,
 		Charge: invoicing.ChargeState{Charging: r.Charging, Attempts: r.Attempts, Processing: r.Processing}}
 	for _, l := range ls {
 		s.Lines = append(s.Lines, invoicing.Line{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount,
@@ -214,10 +215,10 @@ func (r invoiceRepo) Insert(ctx context.Context, inv *invoicing.Invoice) error {
 	return r.q.exec(ctx, write{what: "invoices: insert " + inv.ID(), one: true,
 		sql: `INSERT INTO invoices (id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 			lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
-			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing)
+			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, subscription_id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-			$23, $24, $25, $26, $27)`,
-		args: append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...)})
+			$23, $24, $25, $26, $27, $28)`,
+		args: append(append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...), inv.Subscription())})
 }
 
 // Save writes the invoice's state in one UPDATE of its row.

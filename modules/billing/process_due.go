@@ -24,7 +24,25 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return false, err
 	}
-	return true, tx.Outbox().Add(ctx, changeEvents(ch, sub, at)...)
+	evs := changeEvents(ch, sub, at)
+	if sub.Status() == StatusIncompleteExpired || ch.Deleted {
+		// An expired or ended subscription's open invoice is voided with it.
+		voided, err := s.voidLatest(ctx, tx, sub, at)
+		if err != nil {
+			return false, err
+		}
+		evs = append(evs, voided...)
+	}
+	return true, tx.Outbox().Add(ctx, evs...)
+}
+
+// voidLatest voids the subscription's latest invoice if it is still open.
+func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at time.Time) ([]core.Event, error) {
+	inv := sub.LatestInvoice()
+	if inv == nil || s.invoices == nil {
+		return nil, nil
+	}
+	return s.invoices.VoidOpenInvoice(ctx, tx, sub.Scope(), *inv, at)
 }
 
 // ProcessDue implements ports.DueProcessor for subscriptions: an incomplete subscription

@@ -85,6 +85,7 @@ type Invoice struct {
 	paidAt        *time.Time
 	voidedAt      *time.Time
 	uncollectible *time.Time
+	subscription  *string
 	charge        ChargeState
 }
 
@@ -122,7 +123,9 @@ type Snapshot struct {
 	PaidAt        *time.Time
 	VoidedAt      *time.Time
 	Uncollectible *time.Time
-	Charge        ChargeState
+	// Subscription is the subscription the invoice bills (sub_…), nil for a one-off invoice.
+	Subscription *string
+	Charge       ChargeState
 }
 
 // Snapshot returns a copy of the full state.
@@ -132,7 +135,7 @@ func (i *Invoice) Snapshot() Snapshot {
 		DaysUntilDue: i.daysUntilDue, Memo: i.memo, Metadata: maps.Clone(i.metadata), PublicToken: i.publicToken,
 		IssueDate: i.issueDate, DueDate: i.dueDate, AmountPaid: i.amountPaid, PaymentID: i.paymentID,
 		Created: i.created, Updated: i.updated, FinalizedAt: i.finalizedAt, PaidAt: i.paidAt, VoidedAt: i.voidedAt,
-		Uncollectible: i.uncollectible, Charge: i.charge}
+		Uncollectible: i.uncollectible, Subscription: i.subscription, Charge: i.charge}
 }
 
 // Rehydrate rebuilds an invoice from storage, without re-validating.
@@ -145,7 +148,7 @@ func Rehydrate(s Snapshot) *Invoice {
 		daysUntilDue: s.DaysUntilDue, memo: s.Memo, metadata: maps.Clone(s.Metadata), publicToken: s.PublicToken,
 		issueDate: s.IssueDate, dueDate: s.DueDate, amountPaid: s.AmountPaid, paymentID: s.PaymentID,
 		created: s.Created, updated: s.Updated, finalizedAt: s.FinalizedAt, paidAt: s.PaidAt, voidedAt: s.VoidedAt,
-		uncollectible: s.Uncollectible, charge: s.Charge}
+		uncollectible: s.Uncollectible, subscription: s.Subscription, charge: s.Charge}
 }
 
 // Draft is the validated content of a draft: what create and update set.
@@ -331,6 +334,7 @@ func (i *Invoice) Updated() time.Time          { return i.updated }
 func (i *Invoice) PaidAt() *time.Time          { return i.paidAt }
 func (i *Invoice) VoidedAt() *time.Time        { return i.voidedAt }
 func (i *Invoice) AttemptCount() int           { return i.charge.Attempts }
+func (i *Invoice) Subscription() *string       { return i.subscription }
 func (i *Invoice) Processing() bool            { return i.charge.Processing != "" }
 
 // Totals are the invoice's sums.

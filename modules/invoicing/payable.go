@@ -18,9 +18,10 @@ var Kind = payments.KindSpec{Name: "invoice", Link: payments.LinkInvoice, Paymen
 
 // BindPayableKind binds invoices, as a payable kind, to their owner (Payables) and to
 // invoicing's unit of work.
-// checkoutBaseURL is the checkout origin (the hosted page's links in the invoice events).
-func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string) (payments.Kind, error) {
-	return payments.BindKind[Tx](Kind, uow, Payables{base: strings.TrimRight(checkoutBaseURL, "/")})
+// checkoutBaseURL is the checkout origin (the hosted page's links in the invoice events);
+// subs, when not nil, is told when a subscription's invoice is paid, in the same unit of work.
+func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string, subs SubscriptionPayments) (payments.Kind, error) {
+	return payments.BindKind[Tx](Kind, uow, Payables{base: strings.TrimRight(checkoutBaseURL, "/"), subs: subs})
 }
 
 // Payables is what an invoice does with each step of the charge protocol
@@ -35,6 +36,7 @@ func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string) (paymen
 //	settlement      → paid (invoice.paid) or open again (invoice.payment_failed)
 type Payables struct {
 	base string // the checkout origin, for the hosted link in events
+	subs SubscriptionPayments
 }
 
 var _ payments.PayableOwner[Tx] = Payables{}
@@ -91,6 +93,11 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 	case ports.OutcomeSucceeded:
 		inv.markPaid(o.Payment.Payment, now)
 		evs = append(evs, event(ow.base, EventPaid, inv, now))
+		more, err := ow.paid(ctx, tx, inv, o.Payment.Payment, now)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, more...)
 	case ports.OutcomeProcessing:
 		inv.charge.Pending = nil
 		inv.charge.Processing = o.Payment.Payment.ID()
@@ -145,10 +152,18 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 	var evs []core.Event
 	switch pay.Status() {
 	case payments.StatusSucceeded:
-		if inv.Payable() {
+		paidNow := inv.Payable()
+		if paidNow {
 			inv.markPaid(pay, at)
 		}
 		evs = append(evs, event(ow.base, EventPaid, inv, at))
+		if paidNow {
+			more, err := ow.paid(ctx, tx, inv, pay, at)
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, more...)
+		}
 	case payments.StatusFailed:
 		inv.updated = at
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, at))

@@ -1327,9 +1327,12 @@ type ClientInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -1369,9 +1372,12 @@ type ClientInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -2586,9 +2592,12 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -2640,9 +2649,12 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -5138,9 +5150,12 @@ type ClientWithResponsesInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5180,9 +5195,12 @@ type ClientWithResponsesInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -10550,9 +10568,12 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10600,9 +10621,12 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a

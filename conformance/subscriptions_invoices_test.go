@@ -1,0 +1,161 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/kassa-pay/kassa/conformance/harness"
+	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
+	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
+)
+
+// subPlain creates a monthly subscription of €9.00 without a trial.
+func subPlain(t *testing.T, o *DashOwner) api.Subscription {
+	t.Helper()
+	pr := subPrice(t, o.Merchant, 900, nil)
+	return subCreate(t, o.Merchant, subBody(pr.Id))
+}
+
+// subInvoice reads the subscription's invoice through the dashboard API.
+func subInvoice(t *testing.T, o *DashOwner, id string) *dash.Invoice {
+	t.Helper()
+	r, err := o.Client.GetInvoiceWithResponse(context.Background(), dashTest, id)
+	if err != nil || r.JSON200 == nil {
+		t.Fatalf("invoice %s: %v %s", id, err, r.Body)
+	}
+	return r.JSON200
+}
+
+func TestSubscriptionsFirstInvoice(t *testing.T) {
+	t.Parallel()
+
+	harness.Rule(t, "D14", "a subscription without a trial has its first invoice open, numbered, with the subscription and price × quantity, and a client secret to pay it", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		pr := subPrice(t, o.Merchant, 900, nil)
+		body := subBody(pr.Id)
+		body["quantity"] = 3
+		s := subCreate(t, o.Merchant, body)
+		if s.Status != wire.SubscriptionStatusIncomplete || s.LatestInvoice == nil || s.ClientSecret == nil {
+			t.Fatalf("subscription %+v", s)
+		}
+		id, secret := subPI(t, s)
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		if inv.Status != "open" || inv.Number == nil || !strings.Contains(*inv.Number, "-INV-") || inv.Subscription == nil ||
+			*inv.Subscription != s.Id || len(inv.LineItems) != 1 || inv.LineItems[0].Quantity != 3 ||
+			inv.LineItems[0].UnitAmount != 900 || inv.TotalAmount != 2700 || inv.AmountDue != 2700 || inv.HostedInvoiceUrl == nil {
+			t.Fatalf("first invoice %+v", inv)
+		}
+		if got := invoiceEvents(t, o.Test, inv.Id); strings.Join(got, ",") != "invoice.finalized" {
+			t.Fatalf("invoice events %v", got)
+		}
+		v, err := payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
+		if err != nil || v.JSON200 == nil || v.JSON200.Amount != 2700 || v.JSON200.Status != capi.BuyerPaymentIntentStatusRequiresPaymentMethod {
+			t.Fatalf("view %v %s", err, v.Body)
+		}
+	})
+
+	harness.Rule(t, "D14", "confirming the first payment charges the invoice: paid, a Payment with invoice_id and its fee, a receipt, invoice.paid, and the subscription active with the card as its default", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		resp := subConfirm(t, secret, id, payCard("4242424242424242"))
+		v := resp.JSON200
+		if v == nil || v.Status != capi.BuyerPaymentIntentStatusSucceeded || v.SubscriptionStatus != "active" || v.Amount != 900 ||
+			v.PaymentMethod == nil || v.PaymentMethod.Last4 != "4242" {
+			t.Fatalf("confirm: %d %s", resp.StatusCode(), resp.Body)
+		}
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusActive || got.DefaultPaymentMethod == nil || got.DefaultPaymentMethod.Last4 != "4242" {
+			t.Fatalf("subscription %+v", got)
+		}
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		if inv.Status != "paid" || inv.AmountPaid != 900 || inv.AmountDue != 0 || inv.PaymentId == nil {
+			t.Fatalf("invoice %+v", inv)
+		}
+		pr, err := o.Client.GetPaymentWithResponse(context.Background(), dashTest, *inv.PaymentId)
+		if err != nil || pr.JSON200 == nil {
+			t.Fatalf("payment: %v", err)
+		}
+		p := pr.JSON200.Payment
+		if p.InvoiceId == nil || *p.InvoiceId != inv.Id || p.Amount != 900 || p.Fee.ServiceFeeEur <= 0 {
+			t.Fatalf("payment %+v", p)
+		}
+		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,payment_intent.succeeded,invoice.paid" {
+			t.Fatalf("invoice events %v", evs)
+		}
+		subWantEvents(t, o.Merchant, s.Id, "customer.subscription.created", "customer.subscription.updated")
+		if msgs := receiptsIn(t, o, 1, 10e9); len(msgs) < 1 {
+			t.Fatal("no receipt e-mail")
+		}
+		// Paid: confirming again is refused.
+		r := subConfirm(t, secret, id, payCard("4242424242424242"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+	})
+
+	harness.Rule(t, "D14", "a declined first payment is 402 card_error, keeps the subscription incomplete and its invoice open, and can be retried", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		r := subConfirm(t, secret, id, payCard("4000000000000341"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusPaymentRequired, "card_error", "card_declined", "")
+		if got := subGet(t, o.Merchant, s.Id); got.Status != wire.SubscriptionStatusIncomplete || got.DefaultPaymentMethod != nil {
+			t.Fatalf("after a decline %+v", got)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "open" {
+			t.Fatalf("invoice after a decline: %s", inv.Status)
+		}
+		if evs := invoiceEvents(t, o.Test, *s.LatestInvoice); !strings.Contains(strings.Join(evs, ","), "invoice.payment_failed") {
+			t.Fatalf("invoice events %v", evs)
+		}
+		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("retry after the decline failed")
+		}
+	})
+
+	harness.Rule(t, "D14", "an incomplete subscription expires after 23 hours and its open invoice is voided with invoice.voided (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		clockAdvance(t, o.Test, 23*3600)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusIncompleteExpired {
+			t.Fatalf("after 23 h: %s", got.Status)
+		}
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		if inv.Status != "void" {
+			t.Fatalf("invoice after expiry: %s", inv.Status)
+		}
+		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,invoice.voided" {
+			t.Fatalf("invoice events %v", evs)
+		}
+		r := subConfirm(t, secret, id, payCard("4242424242424242"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+	})
+
+	harness.Rule(t, "D14", "cancelling an incomplete subscription voids its open invoice", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		c := catDecode[api.Subscription](t, catPost(t, o.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{}))
+		if c.Status != wire.SubscriptionStatusCanceled {
+			t.Fatalf("cancelled %+v", c)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "void" {
+			t.Fatalf("invoice after cancel: %s", inv.Status)
+		}
+	})
+}
