@@ -231,8 +231,8 @@ func TestSubscriptionsFirstPayment(t *testing.T) {
 			t.Fatalf("resumed %+v", u)
 		}
 		clockAdvance(t, m.Test, *s.TrialEnd-s.Created+1)
-		if got := subGet(t, m, s.Id); got.Status != wire.SubscriptionStatusTrialing {
-			t.Fatalf("a resumed subscription ended: %s", got.Status)
+		if got := subGet(t, m, s.Id); got.Status != wire.SubscriptionStatusActive {
+			t.Fatalf("a resumed subscription did not renew at the trial end: %s", got.Status)
 		}
 	})
 }

@@ -88,7 +88,7 @@ func TestSubscriptionsFirstInvoice(t *testing.T) {
 		if p.InvoiceId == nil || *p.InvoiceId != inv.Id || p.Amount != 900 || p.Fee.ServiceFeeEur <= 0 {
 			t.Fatalf("payment %+v", p)
 		}
-		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,payment_intent.succeeded,invoice.paid" {
+		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,payment_intent.succeeded,invoice.payment_succeeded,invoice.paid" {
 			t.Fatalf("invoice events %v", evs)
 		}
 		subWantEvents(t, o.Merchant, s.Id, "customer.subscription.created", "customer.subscription.updated")
@@ -156,6 +156,104 @@ func TestSubscriptionsFirstInvoice(t *testing.T) {
 		}
 		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "void" {
 			t.Fatalf("invoice after cancel: %s", inv.Status)
+		}
+	})
+}
+
+// subTrialPaid creates a subscription with a 14-day trial of €9.00 a month on a frozen test
+// clock and confirms its first payment with card number.
+func subTrialPaid(t *testing.T, o *DashOwner, number string) api.Subscription {
+	t.Helper()
+	pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalMonth, TrialPeriodDays: ptr(14)})
+	s := subCreate(t, o.Merchant, subBody(pr.Id))
+	id, secret := subPI(t, s)
+	if v := subConfirm(t, secret, id, payCard(number)).JSON200; v == nil || v.SubscriptionStatus != "trialing" {
+		t.Fatalf("trial confirmation with %s failed", number)
+	}
+	return s
+}
+
+// subPaymentOf reads the payment that paid invoice inv.
+func subPaymentOf(t *testing.T, o *DashOwner, inv *dash.Invoice) wire.Payment {
+	t.Helper()
+	if inv.PaymentId == nil {
+		t.Fatalf("invoice %s has no payment", inv.Id)
+	}
+	pr, err := o.Client.GetPaymentWithResponse(context.Background(), dashTest, *inv.PaymentId)
+	if err != nil || pr.JSON200 == nil {
+		t.Fatalf("payment %s: %v", *inv.PaymentId, err)
+	}
+	return pr.JSON200.Payment
+}
+
+func TestSubscriptionsRenewals(t *testing.T) {
+	t.Parallel()
+
+	harness.Rule(t, "D8", "at the trial end an invoice is created, finalised and charged off-session: paid, a payment with invoice_id and its fee, the next period, active (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4242424242424242")
+		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusActive || got.CurrentPeriodStart != *s.TrialEnd ||
+			got.CurrentPeriodEnd != subNextMonth(*s.TrialEnd) || got.LatestInvoice == nil {
+			t.Fatalf("after the trial end %+v", got)
+		}
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		if inv.Status != "paid" || inv.TotalAmount != 900 || inv.Subscription == nil || *inv.Subscription != s.Id ||
+			inv.IssueDate == nil || *inv.IssueDate != *s.TrialEnd || inv.DunningStage != nil {
+			t.Fatalf("trial end invoice %+v", inv)
+		}
+		p := subPaymentOf(t, o, inv)
+		if p.InvoiceId == nil || *p.InvoiceId != inv.Id || p.Amount != 900 || p.Fee.ServiceFeeEur <= 0 || p.Created != *s.TrialEnd {
+			t.Fatalf("payment %+v", p)
+		}
+		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,payment_intent.succeeded,invoice.payment_succeeded,invoice.paid" {
+			t.Fatalf("invoice events %v", evs)
+		}
+		subWantEvents(t, o.Merchant, s.Id, "customer.subscription.created", "customer.subscription.updated",
+			"customer.subscription.trial_will_end", "customer.subscription.updated")
+	})
+
+	harness.Rule(t, "D14", "at current_period_end an active subscription renews: a new paid invoice, the period advances, invoice.payment_succeeded (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("first payment failed")
+		}
+		end := subGet(t, o.Merchant, s.Id).CurrentPeriodEnd
+		clockAdvance(t, o.Test, end-s.Created-1)
+		if got := subGet(t, o.Merchant, s.Id); *got.LatestInvoice != *s.LatestInvoice {
+			t.Fatal("renewed before the period end")
+		}
+		clockAdvance(t, o.Test, 1)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusActive || got.CurrentPeriodStart != end || got.CurrentPeriodEnd != subNextMonth(end) ||
+			*got.LatestInvoice == *s.LatestInvoice {
+			t.Fatalf("after the renewal %+v", got)
+		}
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		if inv.Status != "paid" || subPaymentOf(t, o, inv).Amount != 900 {
+			t.Fatalf("renewal invoice %+v", inv)
+		}
+		first := subInvoice(t, o, *s.LatestInvoice)
+		if *inv.Number == *first.Number {
+			t.Fatalf("the renewal reused number %s", *inv.Number)
+		}
+		// Two more periods in one advance: two more invoices, in time order.
+		clockAdvance(t, o.Test, subNextMonth(subNextMonth(end))-end)
+		later := subGet(t, o.Merchant, s.Id)
+		if later.CurrentPeriodStart != subNextMonth(subNextMonth(end)) || later.Status != wire.SubscriptionStatusActive {
+			t.Fatalf("after two more periods %+v", later)
+		}
+		if n := len(evtList(t, o.Test, "invoice.payment_succeeded", 10).Data); n != 4 {
+			t.Fatalf("invoice.payment_succeeded: %d, want 4", n)
 		}
 	})
 }

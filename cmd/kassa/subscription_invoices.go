@@ -69,3 +69,16 @@ func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx i
 	}
 	return h.bill.InvoicePaid(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
 }
+
+func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, declineCode string, at time.Time) (string, *time.Time, []core.Event, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return "", nil, nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return "", nil, nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	d, evs, err := h.bill.ChargeFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), declineCode, at)
+	return d.Stage, d.NextAttempt, evs, err
+}

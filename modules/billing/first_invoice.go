@@ -72,8 +72,9 @@ func (s *Subscription) FirstInvoicePaid(invoiceID string, dm *DefaultMethod, at 
 }
 
 // InvoicePaid is told, inside the unit of work that pays invoice invoiceID of subscription
-// subID, that it was paid: the first invoice makes the subscription active, with the
-// customer's default method (the one the first payment was made with) as its own, and
+// subID, that it was paid (Subscription.InvoicePaid): the first invoice makes the
+// subscription active, with the customer's default method (the one the first payment was
+// made with) as its own; a renewal's ends its collection; either with
 // customer.subscription.updated.
 func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID string, at time.Time) ([]core.Event, error) {
 	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
@@ -97,14 +98,35 @@ func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subI
 			dm = &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}
 		}
 	}
-	ch := sub.FirstInvoicePaid(invoiceID, dm, at)
-	if ch == (Change{}) {
-		return nil, nil
+	ch, err := sub.InvoicePaid(invoiceID, dm, at)
+	if err != nil || ch == (Change{}) {
+		return nil, err
 	}
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return nil, err
 	}
 	return changeEvents(ch, sub, at), nil
+}
+
+// ChargeFailed is told, inside the unit of work that records a failed off-session charge of
+// invoice invoiceID of subscription subID, that it failed (Subscription.ChargeFailed): the
+// dunning stage the invoice shows, and customer.subscription.updated when the status moved.
+func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID, declineCode string, at time.Time) (Dunning, []core.Event, error) {
+	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return Dunning{}, nil, nil
+	}
+	if err != nil {
+		return Dunning{}, nil, err
+	}
+	ch, d := sub.ChargeFailed(invoiceID, declineCode, at)
+	if d.Stage == "" {
+		return d, nil, nil
+	}
+	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+		return Dunning{}, nil, err
+	}
+	return d, changeEvents(ch, sub, at), nil
 }
 
 // confirmFirstCharge confirms the first payment of a subscription without a trial: the

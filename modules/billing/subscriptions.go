@@ -129,7 +129,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		// A change due before now (an expiry, a period-end cancellation the sweep has not run
 		// yet) is applied first, as it happened.
-		if _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
 			return err
 		}
 		ch, err := fn(sub, now)

@@ -92,6 +92,9 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 	switch o.Result {
 	case ports.OutcomeSucceeded:
 		inv.markPaid(o.Payment.Payment, now)
+		if inv.subscription != nil {
+			evs = append(evs, event(ow.base, EventPaymentSucceeded, inv, now))
+		}
 		evs = append(evs, event(ow.base, EventPaid, inv, now))
 		more, err := ow.paid(ctx, tx, inv, o.Payment.Payment, now)
 		if err != nil {
@@ -104,7 +107,15 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 		inv.updated = now
 	case ports.OutcomeFailed:
 		inv.updated = now
+		var more []core.Event
+		if a.OffSession() && o.Decline != nil {
+			var err error
+			if more, err = ow.failed(ctx, tx, inv, o.Decline.Code, now); err != nil {
+				return nil, err
+			}
+		}
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, now))
+		evs = append(evs, more...)
 	default:
 		return nil, fmt.Errorf("invoicing: %s: unexpected charge outcome %q", inv.ID(), o.Result)
 	}
@@ -155,6 +166,9 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 		paidNow := inv.Payable()
 		if paidNow {
 			inv.markPaid(pay, at)
+		}
+		if paidNow && inv.subscription != nil {
+			evs = append(evs, event(ow.base, EventPaymentSucceeded, inv, at))
 		}
 		evs = append(evs, event(ow.base, EventPaid, inv, at))
 		if paidNow {

@@ -91,6 +91,10 @@ func (s *Service) VoidOpenIn(ctx context.Context, tx Tx, scope core.Scope, id st
 // subscription active there, so the payment and the subscription's change commit together.
 type SubscriptionPayments interface {
 	SubscriptionInvoicePaid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, at time.Time) ([]core.Event, error)
+	// SubscriptionChargeFailed is told that an automatic (off-session) charge of the invoice
+	// failed with declineCode: it answers the dunning stage and next attempt the invoice
+	// shows ("" stage: no dunning).
+	SubscriptionChargeFailed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) (stage string, next *time.Time, evs []core.Event, err error)
 }
 
 // paid runs the subscription side of a paid invoice, if the invoice bills a subscription.
@@ -99,4 +103,18 @@ func (ow Payables) paid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.
 		return nil, nil
 	}
 	return ow.subs.SubscriptionInvoicePaid(ctx, tx, inv, pay, at)
+}
+
+// failed runs the subscription side of a failed automatic charge and sets the invoice's
+// dunning fields before its invoice.payment_failed is written.
+func (ow Payables) failed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) ([]core.Event, error) {
+	if inv.subscription == nil || ow.subs == nil {
+		return nil, nil
+	}
+	stage, next, evs, err := ow.subs.SubscriptionChargeFailed(ctx, tx, inv, declineCode, at)
+	if err != nil || stage == "" {
+		return evs, err
+	}
+	inv.dunningStage, inv.nextAttempt = &stage, next
+	return evs, nil
 }
