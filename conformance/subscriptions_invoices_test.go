@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
@@ -254,6 +255,208 @@ func TestSubscriptionsRenewals(t *testing.T) {
 		}
 		if n := len(evtList(t, o.Test, "invoice.payment_succeeded", 10).Data); n != 4 {
 			t.Fatalf("invoice.payment_succeeded: %d, want 4", n)
+		}
+	})
+}
+
+// dunningMails waits for the merchant's mailbox to hold want messages whose subject contains
+// part, and returns them.
+func dunningMails(t *testing.T, o *DashOwner, part string, want int) []dash.MailboxMessage {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var out []dash.MailboxMessage
+		for _, m := range receiptsIn(t, o, 0, 0) {
+			if strings.Contains(m.Subject, part) {
+				out = append(out, m)
+			}
+		}
+		if len(out) >= want || time.Now().After(deadline) {
+			if len(out) != want {
+				t.Fatalf("mails with %q: %d, want %d", part, len(out), want)
+			}
+			return out
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// subWantDunning checks the open invoice's dunning fields.
+func subWantDunning(t *testing.T, o *DashOwner, id, stage string, attempts int, next *int64) *dash.Invoice {
+	t.Helper()
+	inv := subInvoice(t, o, id)
+	if inv.Status != "open" || inv.DunningStage == nil || string(*inv.DunningStage) != stage || inv.AttemptCount != attempts ||
+		(next == nil) != (inv.NextPaymentAttempt == nil) || (next != nil && *next != *inv.NextPaymentAttempt) {
+		t.Fatalf("invoice at stage %s: %+v (stage %v, next %v)", stage, inv, inv.DunningStage, inv.NextPaymentAttempt)
+	}
+	return inv
+}
+
+func TestSubscriptionsDunning(t *testing.T) {
+	t.Parallel()
+	const day = int64(86400)
+
+	harness.Rule(t, "D8", "customer.subscription.trial_will_end e-mails the customer when the trial ends and what is charged then (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4242424242424242")
+		clockAdvance(t, o.Test, *s.TrialEnd-3*day-s.Created)
+		m := dunningMails(t, o, "trial ends on", 1)[0]
+		if m.To != "ada@example.com" || !strings.Contains(m.Text, "9.00 EUR every month") || !strings.Contains(m.Text, "4242") {
+			t.Fatalf("trial e-mail to %s: %s", m.To, m.Text)
+		}
+	})
+
+	harness.Rule(t, "D8", "a failed renewal is past_due: invoice.payment_failed at notice, warning at +3 d, final at +7 d, exhausted and unpaid at +14 d, each with its e-mail and the hosted link (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusPastDue || got.LatestInvoice == nil {
+			t.Fatalf("after the failed trial-end charge %+v", got)
+		}
+		invID := *got.LatestInvoice
+		next := end + 3*day
+		inv := subWantDunning(t, o, invID, "notice", 1, &next)
+		notice := dunningMails(t, o, "Payment failed", 1)[0]
+		if !strings.Contains(notice.Text, *inv.HostedInvoiceUrl) || !strings.Contains(notice.Text, "9.00 EUR") ||
+			!strings.Contains(notice.Text, *inv.Number) {
+			t.Fatalf("notice e-mail %s", notice.Text)
+		}
+		clockAdvance(t, o.Test, 3*day)
+		next = end + 7*day
+		subWantDunning(t, o, invID, "warning", 2, &next)
+		dunningMails(t, o, "Second reminder", 1)
+		clockAdvance(t, o.Test, 4*day)
+		next = end + 14*day
+		subWantDunning(t, o, invID, "final", 3, &next)
+		dunningMails(t, o, "Final notice", 1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusPastDue {
+			t.Fatalf("before the last retry: %s", st)
+		}
+		clockAdvance(t, o.Test, 7*day)
+		subWantDunning(t, o, invID, "exhausted", 4, nil)
+		dunningMails(t, o, "is suspended", 1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusUnpaid {
+			t.Fatalf("after the last retry: %s", st)
+		}
+		if n := len(evtList(t, o.Test, "invoice.payment_failed", 10).Data); n != 4 {
+			t.Fatalf("invoice.payment_failed: %d, want 4", n)
+		}
+		// Unpaid creates no invoices.
+		clockAdvance(t, o.Test, 40*day)
+		if g := subGet(t, o.Merchant, s.Id); g.Status != wire.SubscriptionStatusUnpaid || *g.LatestInvoice != invID {
+			t.Fatalf("an unpaid subscription billed again: %+v", g)
+		}
+	})
+
+	harness.Rule(t, "D14", "paying an unpaid subscription's invoice on its hosted page makes it active; billing resumes at the next period boundary without back-billing (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created+14*day)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusUnpaid {
+			t.Fatalf("not unpaid: %s", got.Status)
+		}
+		clockAdvance(t, o.Test, 30*day) // a period missed while unpaid
+		paidAt := end + 44*day
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123"}}`
+		ok := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil)
+		if ok.Status != 200 || !strings.Contains(string(ok.Body), `"status":"paid"`) {
+			t.Fatalf("hosted payment: %d %s", ok.Status, ok.Body)
+		}
+		after := subGet(t, o.Merchant, s.Id)
+		if after.Status != wire.SubscriptionStatusActive || after.CurrentPeriodStart > paidAt || after.CurrentPeriodEnd <= paidAt ||
+			*after.LatestInvoice != inv.Id {
+			t.Fatalf("after the recovery %+v (paid at %d)", after, paidAt)
+		}
+		if evs := subEvents(t, o.Merchant, s.Id); evs[len(evs)-1] != "customer.subscription.updated" {
+			t.Fatalf("events %v", evs)
+		}
+		// Nothing is billed for the missed period; the next invoice comes at the next boundary.
+		clockAdvance(t, o.Test, after.CurrentPeriodEnd-paidAt-1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice != inv.Id {
+			t.Fatal("billed before the next period boundary")
+		}
+		clockAdvance(t, o.Test, 1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice == inv.Id || g.CurrentPeriodStart != after.CurrentPeriodEnd {
+			t.Fatalf("no renewal at the next boundary: %+v", g)
+		}
+	})
+
+	harness.Rule(t, "D14", "a past_due subscription's invoice paid on its hosted page is active again and its retries stop (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123"}}`
+		if ok := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil); ok.Status != 200 {
+			t.Fatalf("hosted payment: %d %s", ok.Status, ok.Body)
+		}
+		after := subGet(t, o.Merchant, s.Id)
+		if after.Status != wire.SubscriptionStatusActive || after.CurrentPeriodEnd != subNextMonth(*s.TrialEnd) {
+			t.Fatalf("after paying %+v", after)
+		}
+		clockAdvance(t, o.Test, 3*day)
+		if paid := subInvoice(t, o, inv.Id); paid.Status != "paid" || paid.AttemptCount != 2 || paid.NextPaymentAttempt != nil {
+			t.Fatalf("retried after the payment: %+v", paid)
+		}
+		if n := len(evtList(t, o.Test, "invoice.payment_failed", 10).Data); n != 1 {
+			t.Fatalf("invoice.payment_failed: %d, want 1", n)
+		}
+	})
+
+	harness.Rule(t, "D14", "a hard decline (expired card) is not retried: stage final at once with its e-mail, unpaid at +14 d unless paid (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		now := time.Unix(clockFreeze(t, o.Test), 0).UTC()
+		// A card that expires at the end of this month, and a trial that ends after it.
+		pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalMonth, TrialPeriodDays: ptr(40)})
+		s := subCreate(t, o.Merchant, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		card := capi.ConfirmRequest{PaymentMethod: "card", Card: &capi.CardInput{Number: ptr("4242424242424242"),
+			ExpMonth: ptr(int(now.Month())), ExpYear: ptr(now.Year()), Cvc: ptr("123"), Name: ptr("Ada Lovelace")}}
+		if v := subConfirm(t, secret, id, card).JSON200; v == nil || v.SubscriptionStatus != "trialing" {
+			t.Fatal("trial confirmation failed")
+		}
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusPastDue {
+			t.Fatalf("after the hard decline: %s", got.Status)
+		}
+		invID := *got.LatestInvoice
+		subWantDunning(t, o, invID, "final", 1, nil)
+		m := dunningMails(t, o, "Final notice", 1)[0]
+		if !strings.Contains(m.Text, "can no longer be charged") {
+			t.Fatalf("hard decline e-mail %s", m.Text)
+		}
+		clockAdvance(t, o.Test, 14*day-1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusPastDue {
+			t.Fatalf("before the window ends: %s", st)
+		}
+		clockAdvance(t, o.Test, 1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusUnpaid {
+			t.Fatalf("at the window's end: %s", st)
+		}
+		if inv := subInvoice(t, o, invID); inv.AttemptCount != 1 {
+			t.Fatalf("a hard decline was retried: %d attempts", inv.AttemptCount)
 		}
 	})
 }

@@ -126,6 +126,12 @@ func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, sub
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return Dunning{}, nil, err
 	}
+	// Every failure e-mails the customer the hosted link and the amount due.
+	hard := HardDecline(declineCode) && d.Stage == StageFinal
+	if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailDunning, Scope: scope, SubjectID: DunningSubject(invoiceID, d.Stage, hard),
+		Created: at}); err != nil {
+		return Dunning{}, nil, err
+	}
 	return d, changeEvents(ch, sub, at), nil
 }
 

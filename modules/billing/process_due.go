@@ -63,6 +63,12 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 		return false, nil, err
 	}
 	evs := changeEvents(ch, sub, at)
+	if ch.TrialWillEnd {
+		// The customer is told with the notice.
+		if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailTrialEnding, Scope: sub.Scope(), SubjectID: sub.ID(), Created: at}); err != nil {
+			return false, nil, err
+		}
+	}
 	if sub.Status() == StatusIncompleteExpired || ch.Deleted {
 		// An expired or ended subscription's open invoice is voided with it.
 		voided, err := s.voidLatest(ctx, tx, sub, at)
