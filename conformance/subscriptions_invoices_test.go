@@ -257,6 +257,33 @@ func TestSubscriptionsRenewals(t *testing.T) {
 			t.Fatalf("invoice.payment_succeeded: %d, want 4", n)
 		}
 	})
+
+	harness.Rule(t, "D14", "a SEPA renewal is processing at the trial end and paid when the debit settles two minutes later (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalMonth, TrialPeriodDays: ptr(14)})
+		s := subCreate(t, o.Merchant, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, paySEPA("DE89370400440532013000")).JSON200; v == nil || v.SubscriptionStatus != "trialing" {
+			t.Fatal("SEPA trial confirmation failed")
+		}
+		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusTrialing || got.LatestInvoice == nil {
+			t.Fatalf("while the debit is processing %+v", got)
+		}
+		if inv := subInvoice(t, o, *got.LatestInvoice); inv.Status != "open" || inv.DunningStage != nil {
+			t.Fatalf("processing invoice %+v", inv)
+		}
+		clockAdvance(t, o.Test, 120)
+		after := subGet(t, o.Merchant, s.Id)
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		if after.Status != wire.SubscriptionStatusActive || inv.Status != "paid" || subPaymentOf(t, o, inv).PaymentMethod != "sepa_debit" {
+			t.Fatalf("after the settlement %+v, invoice %s", after, inv.Status)
+		}
+	})
 }
 
 // dunningMails waits for the merchant's mailbox to hold want messages whose subject contains

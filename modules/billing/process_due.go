@@ -115,25 +115,41 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 // charge makes the due off-session charge c through the charge protocol, with no transaction
 // open: the attempt is recorded before the processor is called and the outcome applied after
 // (invoicing's payable owner tells billing, in its unit of work), so a crash in between is
-// resolved by the charge-attempt sweep and repeats no charge. An invoice no longer open (paid
-// or voided meanwhile) ends the collection.
+// resolved by the charge-attempt sweep and repeats no charge. A debit that is processing
+// (SEPA) is not charged again while it settles; an invoice no longer open (paid or voided
+// meanwhile) ends the collection.
 func (s *Service) charge(ctx context.Context, c dueCharge) error {
-	_, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
+	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
 		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}})
 	var ce *core.Error
-	if errors.As(err, &ce) && ce.Type == core.TypeInvalidState && !errors.Is(err, payments.ErrChargeInProgress) {
-		return s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
-			sub, err := tx.Subscriptions().Lock(ctx, c.scope, c.sub)
-			if err != nil {
-				return subscriptionNotFound(err)
-			}
-			if !sub.DropCollection(c.invoice, c.at) {
-				return nil
-			}
-			return tx.Subscriptions().Save(ctx, sub)
-		})
+	switch {
+	case err == nil && r.Outcome == ports.OutcomeProcessing,
+		errors.As(err, &ce) && ce.Code == codeInvoicePaymentInProgress:
+		return s.collectionChange(ctx, c, func(sub *Subscription) bool { return sub.AwaitSettlement(c.invoice) })
+	case errors.As(err, &ce) && ce.Code == codeInvoiceNotOpen:
+		return s.collectionChange(ctx, c, func(sub *Subscription) bool { return sub.DropCollection(c.invoice, c.at) })
 	}
 	return err
+}
+
+// The invoice's refusals of a new charge (invoicing's errors, by code).
+const (
+	codeInvoiceNotOpen           = "invoice_not_open"
+	codeInvoicePaymentInProgress = "invoice_payment_in_progress"
+)
+
+// collectionChange applies fn to the locked subscription of c and saves it if it changed.
+func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Subscription) bool) error {
+	return s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		sub, err := tx.Subscriptions().Lock(ctx, c.scope, c.sub)
+		if err != nil {
+			return subscriptionNotFound(err)
+		}
+		if !fn(sub) {
+			return nil
+		}
+		return tx.Subscriptions().Save(ctx, sub)
+	})
 }
 
 // voidLatest voids the subscription's latest invoice if it is still open.

@@ -172,3 +172,13 @@ func (s *Subscription) DropCollection(invoiceID string, at time.Time) bool {
 	s.s.Collection, s.s.Updated = Collection{}, at.UTC().Truncate(time.Second)
 	return true
 }
+
+// AwaitSettlement stops charging invoiceID while its debit settles (SEPA): the settlement
+// pays it or counts as a failed attempt. It reports whether anything changed.
+func (s *Subscription) AwaitSettlement(invoiceID string) bool {
+	if s.s.Collection.Invoice != invoiceID || s.s.Collection.NextCharge == nil {
+		return false
+	}
+	s.s.Collection.NextCharge = nil
+	return true
+}

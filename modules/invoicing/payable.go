@@ -180,7 +180,17 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 		}
 	case payments.StatusFailed:
 		inv.updated = at
+		// A subscription's debit that failed at settlement is a failed attempt of its dunning.
+		code := ports.DeclineGenericDecline
+		if c := pay.FailureCode(); c != nil && *c != "" {
+			code = *c
+		}
+		more, err := ow.failed(ctx, tx, inv, code, at)
+		if err != nil {
+			return nil, err
+		}
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, at))
+		evs = append(evs, more...)
 	default:
 		return nil, fmt.Errorf("invoicing: invoice %s: payment %s is %s, not settled", inv.ID(), pay.ID(), pay.Status())
 	}
