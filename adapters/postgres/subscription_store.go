@@ -19,7 +19,7 @@ import (
 const subscriptionColumns = `id, merchant_id, environment, status, customer_id, price_id, quantity, currency, unit_amount,
 	interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret,
 	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, payment_intent,
-	trial_notified`
+	trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at`
 
 type subscriptionRow struct {
 	ID                string     `db:"id"`
@@ -49,6 +49,11 @@ type subscriptionRow struct {
 	Updated           time.Time  `db:"updated"`
 	PaymentIntent     *string    `db:"payment_intent"`
 	TrialNotified     bool       `db:"trial_notified"`
+	OpenInvoice       string     `db:"open_invoice"`
+	RenewedAt         *time.Time `db:"renewed_at"`
+	NextCharge        *time.Time `db:"next_charge"`
+	Failures          int        `db:"failures"`
+	UnpaidAt          *time.Time `db:"unpaid_at"`
 }
 
 // defaultMethodJSON is a subscription's default method as stored.
@@ -68,7 +73,9 @@ func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
 		Anchor: r.Anchor.UTC(), PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), TrialStart: utcp(r.TrialStart),
 		TrialEnd: utcp(r.TrialEnd), LatestInvoice: r.LatestInvoice, ClientSecret: r.ClientSecret,
 		CancelAtPeriodEnd: r.CancelAtPeriodEnd, CanceledAt: utcp(r.CanceledAt), EndedAt: utcp(r.EndedAt),
-		Created: r.Created.UTC(), Updated: r.Updated.UTC(), TrialNotified: r.TrialNotified}
+		Created: r.Created.UTC(), Updated: r.Updated.UTC(), TrialNotified: r.TrialNotified,
+		Collection: billing.Collection{Invoice: r.OpenInvoice, RenewedAt: utcp(r.RenewedAt), NextCharge: utcp(r.NextCharge),
+			Failures: r.Failures, UnpaidAt: utcp(r.UnpaidAt)}}
 	if r.PaymentIntent != nil {
 		s.PaymentIntent = *r.PaymentIntent
 	}
@@ -113,7 +120,8 @@ func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
 	}
 	return []any{string(s.Status), s.Customer, s.PriceID, s.Quantity, string(s.Currency), s.UnitAmount, s.Interval,
 		s.IntervalCount, s.Anchor, s.PeriodStart, s.PeriodEnd, s.TrialStart, s.TrialEnd, s.LatestInvoice, s.ClientSecret, dm,
-		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified}, nil
+		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified,
+		s.Collection.Invoice, s.Collection.RenewedAt, s.Collection.NextCharge, s.Collection.Failures, s.Collection.UnpaidAt}, nil
 }
 
 func getSubscription(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*billing.Subscription, error) {
@@ -206,8 +214,9 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
 			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
 			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
-			due_at, payment_intent, trial_notified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 
@@ -228,7 +237,8 @@ func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) e
 			unit_amount = $9, interval = $10, interval_count = $11, anchor = $12, period_start = $13, period_end = $14,
 			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
 			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
-			due_at = $26, payment_intent = $27, trial_notified = $28 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+			due_at = $26, payment_intent = $27, trial_notified = $28, open_invoice = $29, renewed_at = $30,
+			next_charge = $31, failures = $32, unpaid_at = $33 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 

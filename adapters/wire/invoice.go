@@ -14,7 +14,15 @@ func Invoice(inv *invoicing.Invoice, hostedURL *string) api.Invoice {
 		LineItems: make([]api.InvoiceLineItem, 0, len(inv.Lines())), Subtotal: t.Subtotal, VatAmount: t.VAT,
 		TotalAmount: t.Total, AmountDue: inv.AmountDue(), AmountPaid: inv.AmountPaid(), DaysUntilDue: inv.DaysUntilDue(),
 		Memo: inv.Memo(), PublicToken: inv.PublicToken(), HostedInvoiceUrl: hostedURL, AttemptCount: inv.AttemptCount(),
-		PaymentId: inv.PaymentID(), Metadata: inv.Metadata(), Created: inv.Created().Unix()}
+		PaymentId: inv.PaymentID(), Metadata: inv.Metadata(), Created: inv.Created().Unix(), Subscription: inv.Subscription()}
+	if st := inv.DunningStage(); st != nil {
+		v := api.InvoiceDunningStage(*st)
+		out.DunningStage = &v
+	}
+	if n := inv.NextPaymentAttempt(); n != nil {
+		u := n.Unix()
+		out.NextPaymentAttempt = &u
+	}
 	if d := inv.IssueDate(); d != nil {
 		u := d.Unix()
 		out.IssueDate = &u

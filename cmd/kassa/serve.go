@@ -21,6 +21,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/webhookhttp"
 	render "github.com/kassa-pay/kassa/adapters/wire"
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/mail"
@@ -327,7 +328,8 @@ func mailWorker(log *slog.Logger, a *app, cfg config) (*mail.Worker, error) {
 		return invoicepdf.FileName(h.Invoice), b, err
 	})
 	return mail.NewWorker(postgres.NewMailOutboxStore(a.db),
-		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails, invoicing.MailInvoiceSent: sent},
+		mail.Composers{payments.MailReceipt: receipts, payments.MailRefundReceipt: refundMails, invoicing.MailInvoiceSent: sent,
+			billing.MailDunning: dunningComposer{a.invoices}, billing.MailTrialEnding: trialEndingComposer{a.billing, identityMerchants{a.identity}}},
 		mailer, core.SystemClock{}, mail.WorkerOptions{Log: log}), nil
 }
 

@@ -106,7 +106,10 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	// Invoices are the second payable kind: every change of an invoice, and every step of its
 	// charges, runs in a unit of work seen as invoicing's Tx.
 	invoicingTx := postgres.Bind(uow, func(tx *postgres.Tx) invoicing.Tx { return tx })
-	invoiceKind, err := invoicing.BindPayableKind(invoicingTx, checkoutURL)
+	// A subscription's invoice, once paid, changes its subscription in the same unit of work
+	// (billing, set below once its service exists).
+	subPayments := &subscriptionPayments{}
+	invoiceKind, err := invoicing.BindPayableKind(invoicingTx, checkoutURL, subPayments)
 	if err != nil {
 		panic(err)
 	}
@@ -180,10 +183,12 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	// Customers, saved payment methods and subscriptions; the sandbox saves methods in test.
 	bill, err := billing.NewService(billing.Deps{Store: postgres.NewBillingStore(db),
 		UoW: postgres.Bind(uow, func(tx *postgres.Tx) billing.Tx { return tx }), Clocks: tc,
-		Savers: map[core.Environment]ports.MethodSaver{core.EnvTest: proc}, Prices: subscriptionPrices{catalogPrices{cat}}})
+		Savers: map[core.Environment]ports.MethodSaver{core.EnvTest: proc}, Prices: subscriptionPrices{catalogPrices{cat}},
+		Invoices: billingInvoices{inv}, Charger: charger, InvoiceKind: invoicing.Kind.Name})
 	if err != nil {
 		panic(err) // every argument is given here
 	}
+	subPayments.bill = bill
 	due.Register("subscription expiry and cancellation", bill)
 	// Pending balance becomes available at its available_on, on the scope's clock: a state
 	// sweep over the release queue, so a test clock advance releases funds in time order too.

@@ -39,7 +39,11 @@ func (s *Service) FirstPaymentView(ctx context.Context, piID, secret string) (*F
 	if err != nil {
 		return nil, err
 	}
-	return &FirstPayment{Subscription: sub}, nil
+	fp := &FirstPayment{Subscription: sub}
+	if sub.s.TrialEnd == nil {
+		fp.Amount = sub.Amount() // charged when confirmed
+	}
+	return fp, nil
 }
 
 // ConfirmFirstPayment confirms the first payment piID of a subscription with a trial: the
@@ -73,6 +77,9 @@ func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, 
 	c, err := s.Customer(ctx, scope, sub.Customer())
 	if err != nil {
 		return nil, err
+	}
+	if snap.TrialEnd == nil {
+		return s.confirmFirstCharge(ctx, sub, c, saver, in, now)
 	}
 	// Each confirmation is a setup of its own (a declined card is followed by another), so the
 	// key is new each time; a crash after the setup leaves a method saved at the processor

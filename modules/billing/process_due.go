@@ -2,29 +2,167 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // dueBatch is how many subscriptions one unit of work of the sweep claims.
 const dueBatch = 100
 
+// dueCharge is an off-session charge of a subscription's invoice the sweep makes after the
+// unit of work that found it due commits.
+type dueCharge struct {
+	scope   core.Scope
+	sub     string
+	invoice string
+	at      time.Time
+	method  ports.PaymentMethodKind
+	ref     string
+}
+
 // applyDue applies what is due on the locked sub at or before until, dated when it fell due,
-// and writes it with its events. It reports whether anything changed.
-func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time) (bool, error) {
+// and writes it with its events. It reports whether anything changed, and the charge to make
+// once the unit of work commits: a renewal makes its invoice here (invoice.finalized) and is
+// charged in the next round, so the invoice is recorded before the processor is called.
+func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time) (bool, *dueCharge, error) {
 	at, ok := sub.DueAt()
 	if !ok || at.After(until) {
-		return false, nil
+		return false, nil, nil
+	}
+	if s.invoices != nil && s.charger != nil {
+		if sub.RenewalDue(until) {
+			return true, nil, s.renew(ctx, tx, sub)
+		}
+		if inv, chargeAt, ok := sub.ChargeDue(until); ok {
+			c := &dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: chargeAt}
+			if id := sub.DefaultMethodID(); id != "" {
+				pm, err := tx.PaymentMethods().Get(ctx, sub.Scope(), id)
+				if err != nil {
+					return false, nil, err
+				}
+				c.method, c.ref = pm.Type(), pm.ProcessorRef()
+				return true, c, nil
+			}
+			// No method to charge: the attempt fails as a lost card would.
+			ch, _ := sub.ChargeFailed(inv, ports.DeclineLostCard, chargeAt)
+			if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+				return false, nil, err
+			}
+			return true, nil, tx.Outbox().Add(ctx, changeEvents(ch, sub, chargeAt)...)
+		}
 	}
 	ch, _, err := sub.ProcessDue(until)
 	if err != nil || ch == (Change{}) {
-		return false, err
+		return false, nil, err
 	}
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return true, tx.Outbox().Add(ctx, changeEvents(ch, sub, at)...)
+	evs := changeEvents(ch, sub, at)
+	if ch.TrialWillEnd {
+		// The customer is told with the notice.
+		if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailTrialEnding, Scope: sub.Scope(), SubjectID: sub.ID(), Created: at}); err != nil {
+			return false, nil, err
+		}
+	}
+	if sub.Status() == StatusIncompleteExpired || ch.Deleted {
+		// An expired or ended subscription's open invoice is voided with it.
+		voided, err := s.voidLatest(ctx, tx, sub, at)
+		if err != nil {
+			return false, nil, err
+		}
+		evs = append(evs, voided...)
+	}
+	return true, nil, tx.Outbox().Add(ctx, evs...)
+}
+
+// renew makes the invoice of the period that ends now (the trial's end, or a renewal),
+// finalised and numbered (invoice.finalized), and records it on the subscription as the
+// invoice to charge: the period advances.
+func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
+	scope := sub.Scope()
+	at := sub.s.PeriodEnd
+	prefix, err := s.invoices.Prefix(ctx, scope.MerchantID)
+	if err != nil {
+		return err
+	}
+	c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
+	if err != nil {
+		return customerNotFound(err)
+	}
+	next := RehydrateSubscription(sub.Snapshot())
+	if err := next.StartRenewal("pending"); err != nil {
+		return err
+	}
+	in := next.invoiceInput(c)
+	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
+	if err != nil {
+		return err
+	}
+	if err := sub.StartRenewal(id); err != nil {
+		return err
+	}
+	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+		return err
+	}
+	return tx.Outbox().Add(ctx, evs...)
+}
+
+// charge makes the due off-session charge c through the charge protocol, with no transaction
+// open: the attempt is recorded before the processor is called and the outcome applied after
+// (invoicing's payable owner tells billing, in its unit of work), so a crash in between is
+// resolved by the charge-attempt sweep and repeats no charge. A debit that is processing
+// (SEPA) is not charged again while it settles; an invoice no longer open (paid or voided
+// meanwhile) ends the collection.
+func (s *Service) charge(ctx context.Context, c dueCharge) error {
+	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
+		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}})
+	var ce *core.Error
+	switch {
+	case err == nil && r.Outcome == ports.OutcomeProcessing,
+		errors.As(err, &ce) && ce.Code == codeInvoicePaymentInProgress:
+		return s.collectionChange(ctx, c, func(sub *Subscription) bool { return sub.AwaitSettlement(c.invoice) })
+	case errors.As(err, &ce) && ce.Code == codeInvoiceNotOpen:
+		return s.collectionChange(ctx, c, func(sub *Subscription) bool { return sub.DropCollection(c.invoice, c.at) })
+	}
+	return err
+}
+
+// The invoice's refusals of a new charge (invoicing's errors, by code).
+const (
+	codeInvoiceNotOpen           = "invoice_not_open"
+	codeInvoicePaymentInProgress = "invoice_payment_in_progress"
+)
+
+// collectionChange applies fn to the locked subscription of c and saves it if it changed.
+func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Subscription) bool) error {
+	return s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		sub, err := tx.Subscriptions().Lock(ctx, c.scope, c.sub)
+		if err != nil {
+			return subscriptionNotFound(err)
+		}
+		if !fn(sub) {
+			return nil
+		}
+		return tx.Subscriptions().Save(ctx, sub)
+	})
+}
+
+// voidLatest voids the subscription's latest invoice if it is still open.
+func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at time.Time) ([]core.Event, error) {
+	inv := sub.LatestInvoice()
+	if inv == nil || s.invoices == nil {
+		return nil, nil
+	}
+	sub.s.Collection = Collection{}
+	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+		return nil, err
+	}
+	return s.invoices.VoidOpenInvoice(ctx, tx, sub.Scope(), *inv, at)
 }
 
 // ProcessDue implements ports.DueProcessor for subscriptions: an incomplete subscription
@@ -37,20 +175,24 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 	total := 0
 	for {
 		claimed, changed := 0, 0
+		var charges []dueCharge
 		err := s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
-			claimed, changed = 0, 0 // Do may run this again
+			claimed, changed, charges = 0, 0, nil // Do may run this again
 			subs, err := tx.Subscriptions().ClaimDue(ctx, scope, until, dueBatch)
 			if err != nil {
 				return err
 			}
 			claimed = len(subs)
 			for _, sub := range subs {
-				ok, err := s.applyDue(ctx, tx, sub, until)
+				ok, c, err := s.applyDue(ctx, tx, sub, until)
 				if err != nil {
 					return err
 				}
 				if ok {
 					changed++
+				}
+				if c != nil {
+					charges = append(charges, *c)
 				}
 			}
 			return nil
@@ -58,12 +200,23 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 		if err != nil {
 			return total, err
 		}
-		total += changed
+		// The charges found due, each with no transaction open.
+		var failed []error
+		for _, c := range charges {
+			if err := s.charge(ctx, c); err != nil {
+				failed = append(failed, err)
+			}
+		}
+		total += changed - len(failed)
 		// A subscription takes one change per round, in due order, so a second change of the
 		// same subscription (a trial's notice, then its cancellation) comes in a later round;
-		// a round that changed nothing ends the sweep.
+		// a round that changed nothing ends the sweep, and so does one whose only work was
+		// charges that could not be made (they stay due for the next sweep).
 		if claimed == 0 || changed == 0 {
 			return total, nil
+		}
+		if len(failed) > 0 && len(failed) == changed {
+			return total, errors.Join(failed...)
 		}
 		if err := ctx.Err(); err != nil {
 			return total, err

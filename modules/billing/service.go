@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -17,6 +18,12 @@ type Deps struct {
 	Savers map[core.Environment]ports.MethodSaver
 	// Prices reads the catalog's prices for new subscriptions.
 	Prices PriceLookup
+	// Invoices writes the subscriptions' invoices; without it a subscription without a trial
+	// has no first invoice to pay.
+	Invoices Invoicer
+	// Charger charges the subscriptions' invoices (payable kind InvoiceKind).
+	Charger     *payments.Charger
+	InvoiceKind payments.PayableKind
 }
 
 // Service is billing's use cases.
@@ -26,6 +33,10 @@ type Service struct {
 	clocks ports.Clocks
 	savers map[core.Environment]ports.MethodSaver
 	prices PriceLookup
+
+	invoices    Invoicer
+	charger     *payments.Charger
+	invoiceKind payments.PayableKind
 }
 
 // NewService checks the dependencies.
@@ -39,7 +50,8 @@ func NewService(d Deps) (*Service, error) {
 			savers[env] = s
 		}
 	}
-	return &Service{store: d.Store, uow: d.UoW, clocks: d.Clocks, savers: savers, prices: d.Prices}, nil
+	return &Service{store: d.Store, uow: d.UoW, clocks: d.Clocks, savers: savers, prices: d.Prices,
+		invoices: d.Invoices, charger: d.Charger, invoiceKind: d.InvoiceKind}, nil
 }
 
 // customerNotFound maps the store's sentinel to the documented 404.

@@ -100,6 +100,8 @@ type SubscriptionSnapshot struct {
 	EndedAt           *time.Time
 	Metadata          map[string]string
 	Created, Updated  time.Time
+	// Collection is the renewal invoice being collected, and its dunning.
+	Collection Collection
 }
 
 // checkCreate checks the request fields that need no catalog, in the order of the table.
@@ -212,6 +214,8 @@ func cloneSnapshot(s SubscriptionSnapshot) SubscriptionSnapshot {
 	s.Metadata = md
 	s.TrialStart, s.TrialEnd, s.CanceledAt, s.EndedAt = copyTime(s.TrialStart), copyTime(s.TrialEnd), copyTime(s.CanceledAt), copyTime(s.EndedAt)
 	s.LatestInvoice, s.ClientSecret = copyString(s.LatestInvoice), copyString(s.ClientSecret)
+	c := &s.Collection
+	c.RenewedAt, c.NextCharge, c.UnpaidAt = copyTime(c.RenewedAt), copyTime(c.NextCharge), copyTime(c.UnpaidAt)
 	if s.DefaultMethod != nil {
 		d := *s.DefaultMethod
 		s.DefaultMethod = &d
@@ -350,16 +354,25 @@ func (s *Subscription) trialNoticeAt() (time.Time, bool) {
 }
 
 // DueAt is when the subscription's next change falls due (the sweep's index), if any: an
-// incomplete one's expiry, a trial's ending notice, a pending cancellation's period end.
+// incomplete one's expiry, a trial's ending notice, the period end (a renewal, or a pending
+// cancellation), and while an invoice is being collected its next charge or, after a hard
+// decline, the end of its window. An unpaid subscription has nothing due.
 func (s *Subscription) DueAt() (time.Time, bool) {
 	if s.s.Status == StatusIncomplete {
 		return s.ExpiresAt(), true
 	}
-	if s.s.Status.ended() {
+	if s.s.Status.ended() || s.s.Status == StatusUnpaid {
 		return time.Time{}, false
 	}
+	if c := s.s.Collection; c.Invoice != "" {
+		at, ok := earliest(c.NextCharge, c.UnpaidAt)
+		if s.s.CancelAtPeriodEnd && (!ok || s.s.PeriodEnd.Before(at)) {
+			return s.s.PeriodEnd, true
+		}
+		return at, ok
+	}
 	at, ok := s.trialNoticeAt()
-	if s.s.CancelAtPeriodEnd && (!ok || s.s.PeriodEnd.Before(at)) {
+	if !ok || s.s.PeriodEnd.Before(at) {
 		return s.s.PeriodEnd, true
 	}
 	return at, ok
@@ -367,12 +380,15 @@ func (s *Subscription) DueAt() (time.Time, bool) {
 
 // ProcessDue applies the one change due first, if it is due at now, dated when it fell due:
 // an incomplete subscription expires; a trial's ending notice is given; a pending
-// cancellation ends the subscription at its period end.
+// cancellation ends the subscription at its period end; a hard decline's window ends
+// (unpaid). A renewal and a charge of the invoice being collected are the service's
+// (RenewalDue, ChargeDue) and change nothing here.
 func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 	at, ok := s.DueAt()
 	if !ok || at.After(now) {
 		return Change{}, s.s.Status, nil
 	}
+	c := s.s.Collection
 	switch {
 	case s.s.Status == StatusIncomplete:
 		s.s.Status, s.s.Updated = StatusIncompleteExpired, at
@@ -381,6 +397,12 @@ func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 	case s.s.CancelAtPeriodEnd && at.Equal(s.s.PeriodEnd):
 		s.end(at)
 		return Change{Deleted: true}, StatusCanceled, nil
+	case c.Invoice != "" && c.UnpaidAt != nil && !c.UnpaidAt.After(at) && (c.NextCharge == nil || c.UnpaidAt.Before(*c.NextCharge)):
+		s.s.Status, s.s.Updated = StatusUnpaid, at
+		s.s.Collection.UnpaidAt, s.s.Collection.NextCharge = nil, nil
+		return Change{Updated: true}, StatusUnpaid, nil
+	case c.Invoice != "" || at.Equal(s.s.PeriodEnd):
+		return Change{}, s.s.Status, nil // a charge or a renewal: the service's
 	default:
 		s.s.TrialNotified, s.s.Updated = true, at
 		return Change{TrialWillEnd: true}, s.s.Status, nil

@@ -356,7 +356,8 @@ func TestTrialNoticeOfAShortTrial(t *testing.T) {
 	if !ch.TrialWillEnd || !s.Snapshot().TrialNotified {
 		t.Fatalf("notice %+v", ch)
 	}
-	if _, ok := s.DueAt(); ok {
-		t.Fatalf("due again after the notice")
+	// Next: the trial's end, when its first invoice is charged.
+	if at, ok := s.DueAt(); !ok || !at.Equal(end) {
+		t.Fatalf("after the notice due at %v %v, want the trial end", at, ok)
 	}
 }

@@ -49,8 +49,15 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 	if err != nil {
 		return nil, err
 	}
+	prefix := ""
+	if s.invoices != nil {
+		if prefix, err = s.invoices.Prefix(ctx, scope.MerchantID); err != nil {
+			return nil, err
+		}
+	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out = nil
 		c, _, err := FindOrCreateIn(ctx, tx, scope, in.CustomerName, in.CustomerEmail, now)
 		if err != nil {
 			return err
@@ -59,11 +66,24 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 		if err != nil {
 			return err
 		}
+		var invEvents []core.Event
+		if sub.s.TrialEnd == nil && s.invoices != nil {
+			// Without a trial the first period is billed now: its invoice is open, numbered,
+			// and paid through the first payment the customer's browser confirms.
+			in := sub.invoiceInput(c)
+			in.ProductID = p.ProductID
+			invID, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, sub.s.Created)
+			if err != nil {
+				return err
+			}
+			sub.attachFirstInvoice(invID)
+			invEvents = evs
+		}
 		if err := tx.Subscriptions().Insert(ctx, sub); err != nil {
 			return err
 		}
 		out = sub
-		return tx.Outbox().Add(ctx, subscriptionEvent(EventSubscriptionCreated, sub, now))
+		return tx.Outbox().Add(ctx, append([]core.Event{subscriptionEvent(EventSubscriptionCreated, sub, now)}, invEvents...)...)
 	})
 	if err != nil {
 		return nil, err
@@ -109,7 +129,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		// A change due before now (an expiry, a period-end cancellation the sweep has not run
 		// yet) is applied first, as it happened.
-		if _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
 			return err
 		}
 		ch, err := fn(sub, now)
@@ -123,7 +143,15 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 			return err
 		}
-		return tx.Outbox().Add(ctx, changeEvents(ch, sub, now)...)
+		evs := changeEvents(ch, sub, now)
+		if ch.Deleted {
+			voided, err := s.voidLatest(ctx, tx, sub, now)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, voided...)
+		}
+		return tx.Outbox().Add(ctx, evs...)
 	})
 	if err != nil {
 		return nil, err
@@ -131,7 +159,8 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 	return out, nil
 }
 
-// CancelSubscription cancels (POST /v1/subscriptions/{id}/cancel, D14).
+// CancelSubscription cancels (POST /v1/subscriptions/{id}/cancel). Ending it now voids its
+// open invoice (invoice.voided).
 func (s *Service) CancelSubscription(ctx context.Context, scope core.Scope, id string, atPeriodEnd bool) (*Subscription, error) {
 	return s.change(ctx, scope, id, func(sub *Subscription, now time.Time) (Change, error) {
 		return sub.Cancel(atPeriodEnd, now)

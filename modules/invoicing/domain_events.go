@@ -11,6 +11,7 @@ const (
 	EventFinalized           = core.EventInvoiceFinalized
 	EventPaid                = core.EventInvoicePaid
 	EventPaymentFailed       = core.EventInvoicePaymentFailed
+	EventPaymentSucceeded    = core.EventInvoicePaymentSucceeded
 	EventVoided              = core.EventInvoiceVoided
 	EventMarkedUncollectible = core.EventInvoiceMarkedUncollectible
 )

@@ -85,6 +85,9 @@ type Invoice struct {
 	paidAt        *time.Time
 	voidedAt      *time.Time
 	uncollectible *time.Time
+	subscription  *string
+	dunningStage  *string
+	nextAttempt   *time.Time
 	charge        ChargeState
 }
 
@@ -122,7 +125,13 @@ type Snapshot struct {
 	PaidAt        *time.Time
 	VoidedAt      *time.Time
 	Uncollectible *time.Time
-	Charge        ChargeState
+	// Subscription is the subscription the invoice bills (sub_…), nil for a one-off invoice.
+	Subscription *string
+	// DunningStage and NextPaymentAttempt: where the collection of a subscription's invoice
+	// stands after a failed automatic charge (nil until one fails).
+	DunningStage       *string
+	NextPaymentAttempt *time.Time
+	Charge             ChargeState
 }
 
 // Snapshot returns a copy of the full state.
@@ -132,7 +141,8 @@ func (i *Invoice) Snapshot() Snapshot {
 		DaysUntilDue: i.daysUntilDue, Memo: i.memo, Metadata: maps.Clone(i.metadata), PublicToken: i.publicToken,
 		IssueDate: i.issueDate, DueDate: i.dueDate, AmountPaid: i.amountPaid, PaymentID: i.paymentID,
 		Created: i.created, Updated: i.updated, FinalizedAt: i.finalizedAt, PaidAt: i.paidAt, VoidedAt: i.voidedAt,
-		Uncollectible: i.uncollectible, Charge: i.charge}
+		Uncollectible: i.uncollectible, Subscription: i.subscription,
+		DunningStage: i.dunningStage, NextPaymentAttempt: i.nextAttempt, Charge: i.charge}
 }
 
 // Rehydrate rebuilds an invoice from storage, without re-validating.
@@ -145,7 +155,8 @@ func Rehydrate(s Snapshot) *Invoice {
 		daysUntilDue: s.DaysUntilDue, memo: s.Memo, metadata: maps.Clone(s.Metadata), publicToken: s.PublicToken,
 		issueDate: s.IssueDate, dueDate: s.DueDate, amountPaid: s.AmountPaid, paymentID: s.PaymentID,
 		created: s.Created, updated: s.Updated, finalizedAt: s.FinalizedAt, paidAt: s.PaidAt, voidedAt: s.VoidedAt,
-		uncollectible: s.Uncollectible, charge: s.Charge}
+		uncollectible: s.Uncollectible, subscription: s.Subscription,
+		dunningStage: s.DunningStage, nextAttempt: s.NextPaymentAttempt, charge: s.Charge}
 }
 
 // Draft is the validated content of a draft: what create and update set.
@@ -256,7 +267,7 @@ func (i *Invoice) Void(now time.Time) error {
 		return ErrPaymentInProgress
 	}
 	i.status, i.voidedAt, i.updated = StatusVoid, &now, now
-	i.charge.Pending = nil
+	i.charge.Pending, i.nextAttempt = nil, nil
 	return nil
 }
 
@@ -307,31 +318,35 @@ func (i *Invoice) markPaid(pay *payments.Payment, at time.Time) {
 	i.status, i.paymentID, i.paidAt, i.updated = StatusPaid, &id, &at, at
 	i.amountPaid = pay.Amount()
 	i.charge.Pending, i.charge.Processing = nil, ""
+	i.nextAttempt = nil
 }
 
 // Getters.
-func (i *Invoice) ID() string                  { return i.id }
-func (i *Invoice) Scope() core.Scope           { return i.scope }
-func (i *Invoice) Status() Status              { return i.status }
-func (i *Invoice) Number() *string             { return i.number }
-func (i *Invoice) Currency() core.Currency     { return i.currency }
-func (i *Invoice) CustomerName() string        { return i.customerName }
-func (i *Invoice) CustomerEmail() string       { return i.customerEmail }
-func (i *Invoice) Lines() []Line               { return slices.Clone(i.lines) }
-func (i *Invoice) DaysUntilDue() int           { return i.daysUntilDue }
-func (i *Invoice) Memo() *string               { return i.memo }
-func (i *Invoice) Metadata() map[string]string { return maps.Clone(i.metadata) }
-func (i *Invoice) PublicToken() *string        { return i.publicToken }
-func (i *Invoice) IssueDate() *time.Time       { return i.issueDate }
-func (i *Invoice) DueDate() *time.Time         { return i.dueDate }
-func (i *Invoice) AmountPaid() int64           { return i.amountPaid }
-func (i *Invoice) PaymentID() *string          { return i.paymentID }
-func (i *Invoice) Created() time.Time          { return i.created }
-func (i *Invoice) Updated() time.Time          { return i.updated }
-func (i *Invoice) PaidAt() *time.Time          { return i.paidAt }
-func (i *Invoice) VoidedAt() *time.Time        { return i.voidedAt }
-func (i *Invoice) AttemptCount() int           { return i.charge.Attempts }
-func (i *Invoice) Processing() bool            { return i.charge.Processing != "" }
+func (i *Invoice) ID() string                     { return i.id }
+func (i *Invoice) Scope() core.Scope              { return i.scope }
+func (i *Invoice) Status() Status                 { return i.status }
+func (i *Invoice) Number() *string                { return i.number }
+func (i *Invoice) Currency() core.Currency        { return i.currency }
+func (i *Invoice) CustomerName() string           { return i.customerName }
+func (i *Invoice) CustomerEmail() string          { return i.customerEmail }
+func (i *Invoice) Lines() []Line                  { return slices.Clone(i.lines) }
+func (i *Invoice) DaysUntilDue() int              { return i.daysUntilDue }
+func (i *Invoice) Memo() *string                  { return i.memo }
+func (i *Invoice) Metadata() map[string]string    { return maps.Clone(i.metadata) }
+func (i *Invoice) PublicToken() *string           { return i.publicToken }
+func (i *Invoice) IssueDate() *time.Time          { return i.issueDate }
+func (i *Invoice) DueDate() *time.Time            { return i.dueDate }
+func (i *Invoice) AmountPaid() int64              { return i.amountPaid }
+func (i *Invoice) PaymentID() *string             { return i.paymentID }
+func (i *Invoice) Created() time.Time             { return i.created }
+func (i *Invoice) Updated() time.Time             { return i.updated }
+func (i *Invoice) PaidAt() *time.Time             { return i.paidAt }
+func (i *Invoice) VoidedAt() *time.Time           { return i.voidedAt }
+func (i *Invoice) AttemptCount() int              { return i.charge.Attempts }
+func (i *Invoice) Subscription() *string          { return i.subscription }
+func (i *Invoice) DunningStage() *string          { return i.dunningStage }
+func (i *Invoice) NextPaymentAttempt() *time.Time { return i.nextAttempt }
+func (i *Invoice) Processing() bool               { return i.charge.Processing != "" }
 
 // Totals are the invoice's sums.
 func (i *Invoice) Totals() Totals { return TotalsOf(i.lines) }

@@ -18,9 +18,10 @@ var Kind = payments.KindSpec{Name: "invoice", Link: payments.LinkInvoice, Paymen
 
 // BindPayableKind binds invoices, as a payable kind, to their owner (Payables) and to
 // invoicing's unit of work.
-// checkoutBaseURL is the checkout origin (the hosted page's links in the invoice events).
-func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string) (payments.Kind, error) {
-	return payments.BindKind[Tx](Kind, uow, Payables{base: strings.TrimRight(checkoutBaseURL, "/")})
+// checkoutBaseURL is the checkout origin (the hosted page's links in the invoice events);
+// subs, when not nil, is told when a subscription's invoice is paid, in the same unit of work.
+func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string, subs SubscriptionPayments) (payments.Kind, error) {
+	return payments.BindKind[Tx](Kind, uow, Payables{base: strings.TrimRight(checkoutBaseURL, "/"), subs: subs})
 }
 
 // Payables is what an invoice does with each step of the charge protocol
@@ -35,6 +36,7 @@ func BindPayableKind(uow ports.UnitOfWorkOf[Tx], checkoutBaseURL string) (paymen
 //	settlement      → paid (invoice.paid) or open again (invoice.payment_failed)
 type Payables struct {
 	base string // the checkout origin, for the hosted link in events
+	subs SubscriptionPayments
 }
 
 var _ payments.PayableOwner[Tx] = Payables{}
@@ -90,14 +92,30 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 	switch o.Result {
 	case ports.OutcomeSucceeded:
 		inv.markPaid(o.Payment.Payment, now)
+		if inv.subscription != nil {
+			evs = append(evs, event(ow.base, EventPaymentSucceeded, inv, now))
+		}
 		evs = append(evs, event(ow.base, EventPaid, inv, now))
+		more, err := ow.paid(ctx, tx, inv, o.Payment.Payment, now)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, more...)
 	case ports.OutcomeProcessing:
 		inv.charge.Pending = nil
 		inv.charge.Processing = o.Payment.Payment.ID()
 		inv.updated = now
 	case ports.OutcomeFailed:
 		inv.updated = now
+		var more []core.Event
+		if a.OffSession() && o.Decline != nil {
+			var err error
+			if more, err = ow.failed(ctx, tx, inv, o.Decline.Code, now); err != nil {
+				return nil, err
+			}
+		}
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, now))
+		evs = append(evs, more...)
 	default:
 		return nil, fmt.Errorf("invoicing: %s: unexpected charge outcome %q", inv.ID(), o.Result)
 	}
@@ -145,13 +163,34 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 	var evs []core.Event
 	switch pay.Status() {
 	case payments.StatusSucceeded:
-		if inv.Payable() {
+		paidNow := inv.Payable()
+		if paidNow {
 			inv.markPaid(pay, at)
 		}
+		if paidNow && inv.subscription != nil {
+			evs = append(evs, event(ow.base, EventPaymentSucceeded, inv, at))
+		}
 		evs = append(evs, event(ow.base, EventPaid, inv, at))
+		if paidNow {
+			more, err := ow.paid(ctx, tx, inv, pay, at)
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, more...)
+		}
 	case payments.StatusFailed:
 		inv.updated = at
+		// A subscription's debit that failed at settlement is a failed attempt of its dunning.
+		code := ports.DeclineGenericDecline
+		if c := pay.FailureCode(); c != nil && *c != "" {
+			code = *c
+		}
+		more, err := ow.failed(ctx, tx, inv, code, at)
+		if err != nil {
+			return nil, err
+		}
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, at))
+		evs = append(evs, more...)
 	default:
 		return nil, fmt.Errorf("invoicing: invoice %s: payment %s is %s, not settled", inv.ID(), pay.ID(), pay.Status())
 	}

@@ -2503,8 +2503,8 @@ export interface components {
             name: string;
         };
         /**
-         * @description A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
-         *     events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+         * @description An invoice: one-off, created in the dashboard, or a subscription's (`subscription`
+         *     set). It is the `data.object` of the `invoice.*` events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
          *     vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
          *     sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
          *     `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
@@ -2540,6 +2540,14 @@ export interface components {
              * @description issue_date + days_until_due days, or null.
              */
             due_date: number | null;
+            /**
+             * @description A subscription's invoice whose automatic charge failed: `notice` (the first failure),
+             *     `warning` (the retry 3 days after the renewal), `final` (7 days after, or at once
+             *     after a lost, stolen or expired card), `exhausted` (the last retry, 14 days after:
+             *     the subscription is unpaid). Null until an automatic charge fails.
+             * @enum {string|null}
+             */
+            dunning_stage: "notice" | "warning" | "final" | "exhausted" | null;
             /** @description `{checkout_base}/i/{public_token}`, or null for a draft. */
             hosted_invoice_url: string | null;
             /** @description Identifier, prefix `in_`. */
@@ -2554,6 +2562,11 @@ export interface components {
             /** @description A note shown on the invoice. */
             memo: string | null;
             metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: int64
+             * @description When the next automatic charge is made (Unix seconds), or null when none is scheduled.
+             */
+            next_payment_attempt: number | null;
             /** @description `<PREFIX>-INV-<year>-<sequence>`, gap-free per merchant, environment and year; null for a draft. */
             number: string | null;
             /**

@@ -1391,8 +1391,8 @@ type InstalledAppRef struct {
 	Name string `json:"name"`
 }
 
-// Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
-// events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+// Invoice An invoice: one-off, created in the dashboard, or a subscription's (`subscription`
+// set). It is the `data.object` of the `invoice.*` events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
 // vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
 // sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
 // `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.

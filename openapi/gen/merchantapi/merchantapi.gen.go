@@ -109,8 +109,8 @@ type EventData = externalRef0.EventData
 // EventList A page of events.
 type EventList = externalRef0.EventList
 
-// Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
-// events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+// Invoice An invoice: one-off, created in the dashboard, or a subscription's (`subscription`
+// set). It is the `data.object` of the `invoice.*` events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
 // vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
 // sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
 // `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
@@ -1334,9 +1334,12 @@ type ClientInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -1377,9 +1380,12 @@ type ClientInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -2595,9 +2601,12 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -2650,9 +2659,12 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -5149,9 +5161,12 @@ type ClientWithResponsesInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5192,9 +5207,12 @@ type ClientWithResponsesInterface interface {
 	// With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 	// customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 	// charges nothing, saves the payment method and makes the subscription `trialing`.
-	// Without a trial this release does not create the first invoice yet: `latest_invoice`
-	// and `client_secret` are `null`. An `incomplete` subscription becomes
-	// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+	// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+	// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+	// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+	// the subscription becomes `active` with the method as its default. An `incomplete`
+	// subscription becomes `incomplete_expired` 23 hours after creation
+	// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -10563,9 +10581,12 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10614,9 +10635,12 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // With a trial, `client_secret` (`pi_…_secret_…`) confirms the first payment in the
 // customer's browser (`POST {checkout_base}/api/v1/payment_intents/{id}/confirm`): it
 // charges nothing, saves the payment method and makes the subscription `trialing`.
-// Without a trial this release does not create the first invoice yet: `latest_invoice`
-// and `client_secret` are `null`. An `incomplete` subscription becomes
-// `incomplete_expired` 23 hours after creation (`customer.subscription.updated`).
+// Without a trial the first invoice is created at once (`latest_invoice`: `open`,
+// numbered, one line of `unit_amount` × `quantity`, `invoice.finalized`) and
+// `client_secret` confirms its payment the same way: the invoice is charged and paid, and
+// the subscription becomes `active` with the method as its default. An `incomplete`
+// subscription becomes `incomplete_expired` 23 hours after creation
+// (`customer.subscription.updated`) and its open invoice is voided (`invoice.voided`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a

@@ -255,6 +255,33 @@ func (e EventObject) Valid() bool {
 	}
 }
 
+// Defines values for InvoiceDunningStage.
+const (
+	InvoiceDunningStageExhausted   InvoiceDunningStage = "exhausted"
+	InvoiceDunningStageFinal       InvoiceDunningStage = "final"
+	InvoiceDunningStageLessThannil InvoiceDunningStage = "<nil>"
+	InvoiceDunningStageNotice      InvoiceDunningStage = "notice"
+	InvoiceDunningStageWarning     InvoiceDunningStage = "warning"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceDunningStage enum.
+func (e InvoiceDunningStage) Valid() bool {
+	switch e {
+	case InvoiceDunningStageExhausted:
+		return true
+	case InvoiceDunningStageFinal:
+		return true
+	case InvoiceDunningStageLessThannil:
+		return true
+	case InvoiceDunningStageNotice:
+		return true
+	case InvoiceDunningStageWarning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InvoiceObject.
 const (
 	InvoiceObjectInvoice InvoiceObject = "invoice"
@@ -1130,8 +1157,8 @@ type EventList struct {
 	Url string `json:"url"`
 }
 
-// Invoice A one-off invoice, created in the dashboard. It is the `data.object` of the `invoice.*`
-// events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
+// Invoice An invoice: one-off, created in the dashboard, or a subscription's (`subscription`
+// set). It is the `data.object` of the `invoice.*` events. Totals are exact: each line's VAT is round half-up(quantity × unit_amount ×
 // vat_rate / 100) in minor units, `vat_amount` is the sum of the lines' VAT, `subtotal` the
 // sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
 // `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
@@ -1163,6 +1190,12 @@ type Invoice struct {
 	// DueDate issue_date + days_until_due days, or null.
 	DueDate *int64 `json:"due_date"`
 
+	// DunningStage A subscription's invoice whose automatic charge failed: `notice` (the first failure),
+	// `warning` (the retry 3 days after the renewal), `final` (7 days after, or at once
+	// after a lost, stolen or expired card), `exhausted` (the last retry, 14 days after:
+	// the subscription is unpaid). Null until an automatic charge fails.
+	DunningStage *InvoiceDunningStage `json:"dunning_stage"`
+
 	// HostedInvoiceUrl `{checkout_base}/i/{public_token}`, or null for a draft.
 	HostedInvoiceUrl *string `json:"hosted_invoice_url"`
 
@@ -1185,6 +1218,9 @@ type Invoice struct {
 	//
 	// Example: {"order_id":"1042"}
 	Metadata Metadata `json:"metadata"`
+
+	// NextPaymentAttempt When the next automatic charge is made (Unix seconds), or null when none is scheduled.
+	NextPaymentAttempt *int64 `json:"next_payment_attempt"`
 
 	// Number `<PREFIX>-INV-<year>-<sequence>`, gap-free per merchant, environment and year; null for a draft.
 	Number *string `json:"number"`
@@ -1213,6 +1249,12 @@ type Invoice struct {
 	// VatAmount Sum of the lines' VAT.
 	VatAmount int64 `json:"vat_amount"`
 }
+
+// InvoiceDunningStage A subscription's invoice whose automatic charge failed: `notice` (the first failure),
+// `warning` (the retry 3 days after the renewal), `final` (7 days after, or at once
+// after a lost, stolen or expired card), `exhausted` (the last retry, 14 days after:
+// the subscription is unpaid). Null until an automatic charge fails.
+type InvoiceDunningStage string
 
 // InvoiceObject Always `invoice`.
 type InvoiceObject string

@@ -135,6 +135,10 @@ function sent(ctx, inv, path, back) {
       ['Amount due', money(inv.amount_due, inv.currency)],
       ['Amount paid', money(inv.amount_paid, inv.currency)],
       ['Payment', inv.payment_id ? h('a', { href: `${ctx.base}/payments/${inv.payment_id}` }, inv.payment_id) : null],
+      ['Subscription', inv.subscription],
+      ['Payment attempts', inv.attempt_count ? String(inv.attempt_count) : null],
+      ['Dunning stage', inv.dunning_stage ? badge(inv.dunning_stage) : null],
+      ['Next payment attempt', inv.next_payment_attempt ? when(inv.next_payment_attempt) : null],
       ['Hosted page', inv.hosted_invoice_url ? h('a', { href: inv.hosted_invoice_url, 'data-hosted': '', rel: 'noopener', target: '_blank' }, inv.hosted_invoice_url) : null],
     ]),
     linesTable(inv));

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
+	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// billingInvoices lets billing write its subscriptions' invoices through invoicing, in
+// billing's unit of work: the one transaction type (postgres.Tx) is both modules' Tx, so the
+// invoice, its number and the subscription commit together.
+type billingInvoices struct{ svc *invoicing.Service }
+
+var _ billing.Invoicer = billingInvoices{}
+
+func invoicingTxOf(tx billing.Tx) (invoicing.Tx, error) {
+	itx, ok := tx.(invoicing.Tx)
+	if !ok {
+		return nil, fmt.Errorf("kassa: billing's unit of work %T is not invoicing's", tx)
+	}
+	return itx, nil
+}
+
+func (b billingInvoices) Prefix(ctx context.Context, merchantID string) (string, error) {
+	return b.svc.Prefix(ctx, merchantID)
+}
+
+func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope core.Scope, prefix string, in billing.InvoiceInput, now time.Time) (string, []core.Event, error) {
+	itx, err := invoicingTxOf(tx)
+	if err != nil {
+		return "", nil, err
+	}
+	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, prefix, invoicing.SubscriptionInvoice{
+		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
+		Description: in.Description, PriceID: in.PriceID, ProductID: in.ProductID, Quantity: in.Quantity, UnitAmount: in.UnitAmount}, now)
+	if err != nil {
+		return "", nil, err
+	}
+	return inv.ID(), evs, nil
+}
+
+func (b billingInvoices) VoidOpenInvoice(ctx context.Context, tx billing.Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error) {
+	itx, err := invoicingTxOf(tx)
+	if err != nil {
+		return nil, err
+	}
+	return b.svc.VoidOpenIn(ctx, itx, scope, id, at)
+}
+
+// subscriptionPayments tells billing, in the unit of work that pays a subscription's invoice,
+// that it was paid.
+type subscriptionPayments struct{ bill *billing.Service }
+
+var _ invoicing.SubscriptionPayments = (*subscriptionPayments)(nil)
+
+func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, _ *payments.Payment, at time.Time) ([]core.Event, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	return h.bill.InvoicePaid(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
+}
+
+func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, declineCode string, at time.Time) (string, *time.Time, []core.Event, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return "", nil, nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return "", nil, nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	d, evs, err := h.bill.ChargeFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), declineCode, at)
+	return d.Stage, d.NextAttempt, evs, err
+}

@@ -1,0 +1,214 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
+)
+
+// InvoiceInput is the content of a subscription's invoice: one line, the price times the
+// quantity.
+type InvoiceInput struct {
+	Subscription  string
+	CustomerName  string
+	CustomerEmail string
+	Currency      core.Currency
+	Description   string
+	PriceID       string
+	ProductID     string
+	Quantity      int64
+	UnitAmount    int64
+}
+
+// Invoicer writes a subscription's invoices inside billing's units of work (invoicing, wired
+// in the composition root): numbered and open, or voided.
+type Invoicer interface {
+	// Prefix is the merchant's invoice number prefix, read before the unit of work.
+	Prefix(ctx context.Context, merchantID string) (string, error)
+	// OpenInvoice writes the finalised invoice in tx and answers its id and invoice.finalized.
+	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in InvoiceInput, now time.Time) (string, []core.Event, error)
+	// VoidOpenInvoice voids the invoice in tx if it is still open, with invoice.voided.
+	VoidOpenInvoice(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error)
+}
+
+// invoiceInput is the invoice of the subscription's current period.
+func (s *Subscription) invoiceInput(customer *Customer) InvoiceInput {
+	desc := fmt.Sprintf("Subscription %s, %s to %s", s.s.PriceID, s.s.PeriodStart.Format("2 Jan 2006"), s.s.PeriodEnd.Format("2 Jan 2006"))
+	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
+		Description: desc, PriceID: s.s.PriceID, Quantity: s.s.Quantity, UnitAmount: s.s.UnitAmount}
+}
+
+// attachFirstInvoice names the subscription's first invoice and mints its first payment (pi_…)
+// with the client secret the customer's browser confirms it with.
+func (s *Subscription) attachFirstInvoice(invoiceID string) {
+	id := invoiceID
+	s.s.LatestInvoice = &id
+	s.s.PaymentIntent = core.NewID("pi_")
+	secret := s.s.PaymentIntent + "_secret_" + core.NewSecretPart()
+	s.s.ClientSecret = &secret
+}
+
+// LatestInvoice is the subscription's latest invoice, nil when it has none.
+func (s *Subscription) LatestInvoice() *string { return copyString(s.s.LatestInvoice) }
+
+// FirstInvoicePaid is the paid first invoice invoiceID of an incomplete subscription: it is
+// active, with dm (the method the customer paid with) as its default. Any other invoice, or a
+// subscription no longer incomplete, changes nothing.
+func (s *Subscription) FirstInvoicePaid(invoiceID string, dm *DefaultMethod, at time.Time) Change {
+	if s.s.Status != StatusIncomplete || s.s.LatestInvoice == nil || *s.s.LatestInvoice != invoiceID {
+		return Change{}
+	}
+	at = at.UTC().Truncate(time.Second)
+	s.s.Status, s.s.Updated = StatusActive, at
+	if dm != nil {
+		s.s.DefaultMethod = dm
+	}
+	return Change{Updated: true}
+}
+
+// InvoicePaid is told, inside the unit of work that pays invoice invoiceID of subscription
+// subID, that it was paid (Subscription.InvoicePaid): the first invoice makes the
+// subscription active, with the customer's default method (the one the first payment was
+// made with) as its own; a renewal's ends its collection; either with
+// customer.subscription.updated.
+func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID string, at time.Time) ([]core.Event, error) {
+	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return nil, nil // an invoice whose subscription is gone pays alone
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dm *DefaultMethod
+	if sub.s.Status == StatusIncomplete {
+		c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
+		if err != nil {
+			return nil, customerNotFound(err)
+		}
+		if id := c.DefaultPaymentMethod(); id != nil {
+			pm, err := tx.PaymentMethods().Get(ctx, scope, *id)
+			if err != nil {
+				return nil, err
+			}
+			dm = &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}
+		}
+	}
+	ch, err := sub.InvoicePaid(invoiceID, dm, at)
+	if err != nil || ch == (Change{}) {
+		return nil, err
+	}
+	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+		return nil, err
+	}
+	return changeEvents(ch, sub, at), nil
+}
+
+// ChargeFailed is told, inside the unit of work that records a failed off-session charge of
+// invoice invoiceID of subscription subID, that it failed (Subscription.ChargeFailed): the
+// dunning stage the invoice shows, and customer.subscription.updated when the status moved.
+func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID, declineCode string, at time.Time) (Dunning, []core.Event, error) {
+	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return Dunning{}, nil, nil
+	}
+	if err != nil {
+		return Dunning{}, nil, err
+	}
+	ch, d := sub.ChargeFailed(invoiceID, declineCode, at)
+	if d.Stage == "" {
+		return d, nil, nil
+	}
+	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+		return Dunning{}, nil, err
+	}
+	// Every failure e-mails the customer the hosted link and the amount due.
+	hard := HardDecline(declineCode) && d.Stage == StageFinal
+	if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailDunning, Scope: scope, SubjectID: DunningSubject(invoiceID, d.Stage, hard),
+		Created: at}); err != nil {
+		return Dunning{}, nil, err
+	}
+	return d, changeEvents(ch, sub, at), nil
+}
+
+// confirmFirstCharge confirms the first payment of a subscription without a trial: the
+// method is saved by the processor (no money moves, no transaction open) and recorded as the
+// customer's default, then the first invoice is charged with it through the charge protocol
+// (the invoice is the payable); its owner makes the subscription active in the unit of work
+// that pays the invoice. A refusal is a *DeclineError (402): the invoice stays open and the
+// subscription incomplete, and the customer may try again until it expires.
+func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *Customer, saver ports.MethodSaver, in MethodInput, now time.Time) (*FirstPayment, error) {
+	scope := sub.Scope()
+	inv := sub.s.LatestInvoice
+	if inv == nil {
+		return nil, ErrPaymentIntentState
+	}
+	if s.charger == nil {
+		return nil, ErrProcessorUnavailable
+	}
+	if _, ok := s.charger.Processor(scope.Env); !ok {
+		return nil, ErrProcessorUnavailable
+	}
+	piID := sub.PaymentIntent()
+	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: *inv,
+		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
+		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: piID + ":" + core.RandomBase62(12)}, now)
+	if err != nil {
+		return nil, err
+	}
+	switch res.Outcome {
+	case ports.OutcomeSucceeded:
+	case ports.OutcomeRequiresAction:
+		return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
+			Message: "This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page."}
+	default:
+		return nil, &DeclineError{DeclineCode: res.DeclineCode, Message: res.FailureMessage, Param: payments.DeclineParam(res.DeclineCode)}
+	}
+	var ref string
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		locked, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+		if err != nil {
+			return subscriptionNotFound(err)
+		}
+		if err := locked.CheckConfirmable(now); err != nil {
+			return err
+		}
+		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
+			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, true, now)
+		if err != nil {
+			return err
+		}
+		ref = pm.ProcessorRef()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: scope, PayableID: *inv, Now: now,
+		Method: in.Method, Source: payments.Source{PaymentMethodRef: ref}})
+	if err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Type == core.TypeInvalidState {
+			return nil, ErrPaymentIntentState // the invoice was voided (expired) or paid meanwhile
+		}
+		return nil, err
+	}
+	if r.Applied {
+		if d := r.Decline; d != nil {
+			return nil, &DeclineError{DeclineCode: d.Code, Message: d.Message, Param: d.Param}
+		}
+		if r.Action != nil {
+			return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
+				Message: "This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page."}
+		}
+	}
+	out, err := s.store.Subscription(ctx, scope, sub.ID())
+	if err != nil {
+		return nil, subscriptionNotFound(err)
+	}
+	return &FirstPayment{Subscription: out, Amount: out.Amount()}, nil
+}

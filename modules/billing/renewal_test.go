@@ -1,0 +1,135 @@
+package billing_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/modules/billing"
+)
+
+// active is an active monthly subscription whose period ends at end.
+func active(start, end time.Time) *billing.Subscription {
+	return billing.RehydrateSubscription(billing.SubscriptionSnapshot{ID: "sub_1", Scope: scope, Status: billing.StatusActive,
+		Interval: billing.IntervalMonth, IntervalCount: 1, UnitAmount: 900, Quantity: 1, Anchor: start, PeriodStart: start,
+		PeriodEnd: end, Created: start, Metadata: map[string]string{},
+		DefaultMethod: &billing.DefaultMethod{ID: "pm_1"}})
+}
+
+func TestRenewalAdvancesThePeriodAndChargesAtOnce(t *testing.T) {
+	start := time.Date(2027, 1, 31, 9, 0, 0, 0, time.UTC)
+	end := time.Date(2027, 2, 28, 9, 0, 0, 0, time.UTC)
+	s := active(start, end)
+	if at, ok := s.DueAt(); !ok || !at.Equal(end) || s.RenewalDue(end.Add(-time.Second)) || !s.RenewalDue(end) {
+		t.Fatalf("renewal due at %v %v", at, ok)
+	}
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	if !snap.PeriodStart.Equal(end) || !snap.PeriodEnd.Equal(time.Date(2027, 3, 31, 9, 0, 0, 0, time.UTC)) || *snap.LatestInvoice != "in_2" {
+		t.Fatalf("after the renewal %+v", snap)
+	}
+	if inv, at, ok := s.ChargeDue(end); !ok || inv != "in_2" || !at.Equal(end) {
+		t.Fatalf("charge due %v %v %v", inv, at, ok)
+	}
+	ch, err := s.InvoicePaid("in_2", nil, end)
+	if err != nil || !ch.Updated || s.Status() != billing.StatusActive || s.Collecting() != "" {
+		t.Fatalf("paid %+v %v", ch, err)
+	}
+	if at, _ := s.DueAt(); !at.Equal(snap.PeriodEnd) {
+		t.Fatalf("next due %v", at)
+	}
+}
+
+func TestDunningSchedule(t *testing.T) {
+	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 1, 0)
+	s := active(start, end)
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	want := []struct {
+		stage string
+		next  time.Duration
+	}{{billing.StageNotice, 3 * day}, {billing.StageWarning, 7 * day}, {billing.StageFinal, 14 * day}}
+	at := end
+	for i, w := range want {
+		ch, d := s.ChargeFailed("in_2", "generic_decline", at)
+		if d.Stage != w.stage || d.NextAttempt == nil || !d.NextAttempt.Equal(end.Add(w.next)) || s.Status() != billing.StatusPastDue {
+			t.Fatalf("failure %d: %+v %+v %s", i+1, ch, d, s.Status())
+		}
+		if ch.Updated != (i == 0) {
+			t.Fatalf("failure %d: updated %v", i+1, ch.Updated)
+		}
+		if due, _ := s.DueAt(); !due.Equal(*d.NextAttempt) {
+			t.Fatalf("failure %d: due %v", i+1, due)
+		}
+		at = *d.NextAttempt
+	}
+	ch, d := s.ChargeFailed("in_2", "generic_decline", at)
+	if d.Stage != billing.StageExhausted || d.NextAttempt != nil || s.Status() != billing.StatusUnpaid || !ch.Updated {
+		t.Fatalf("last failure %+v %+v %s", ch, d, s.Status())
+	}
+	if _, ok := s.DueAt(); ok {
+		t.Fatal("an unpaid subscription is due")
+	}
+	// Paid 40 days later: active again from the period that holds the payment, no back-billing.
+	paid := at.Add(40 * day)
+	if ch, err := s.InvoicePaid("in_2", nil, paid); err != nil || !ch.Updated || s.Status() != billing.StatusActive {
+		t.Fatalf("recovered %+v %v", ch, err)
+	}
+	snap := s.Snapshot()
+	if snap.PeriodStart.After(paid) || !snap.PeriodEnd.After(paid) || snap.PeriodEnd.Sub(snap.PeriodStart) > 31*day {
+		t.Fatalf("period after recovery %v – %v (paid %v)", snap.PeriodStart, snap.PeriodEnd, paid)
+	}
+}
+
+func TestHardDeclineIsNotRetried(t *testing.T) {
+	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 1, 0)
+	for _, code := range []string{"lost_card", "stolen_card", "expired_card"} {
+		s := active(start, end)
+		if err := s.StartRenewal("in_2"); err != nil {
+			t.Fatal(err)
+		}
+		_, d := s.ChargeFailed("in_2", code, end)
+		if d.Stage != billing.StageFinal || d.NextAttempt != nil {
+			t.Fatalf("%s: %+v", code, d)
+		}
+		window := end.Add(14 * 24 * time.Hour)
+		if at, ok := s.DueAt(); !ok || !at.Equal(window) {
+			t.Fatalf("%s: due %v", code, at)
+		}
+		if _, _, ok := s.ChargeDue(window); ok {
+			t.Fatalf("%s: a hard decline is charged again", code)
+		}
+		ch, st, _ := s.ProcessDue(window)
+		if st != billing.StatusUnpaid || !ch.Updated {
+			t.Fatalf("%s: at the window's end %s", code, st)
+		}
+	}
+}
+
+func TestAFailureOfAnotherInvoiceChangesNothing(t *testing.T) {
+	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	s := active(start, start.AddDate(0, 1, 0))
+	if ch, d := s.ChargeFailed("in_other", "generic_decline", start); ch.Updated || d.Stage != "" {
+		t.Fatalf("%+v %+v", ch, d)
+	}
+}
+
+func TestDunningSubjects(t *testing.T) {
+	subj := billing.DunningSubject("in_1", billing.StageFinal, true)
+	id, stage, hard, ok := billing.ParseDunningSubject(subj)
+	if !ok || id != "in_1" || stage != billing.StageFinal || !hard {
+		t.Fatalf("%q: %v %v %v %v", subj, id, stage, hard, ok)
+	}
+	renewed := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	if next, ok := billing.NextAttemptAfter(billing.StageWarning, false, renewed); !ok || !next.Equal(renewed.AddDate(0, 0, 7)) {
+		t.Fatalf("warning's next %v", next)
+	}
+	if _, ok := billing.NextAttemptAfter(billing.StageFinal, true, renewed); ok {
+		t.Fatal("a hard decline announces a retry")
+	}
+}

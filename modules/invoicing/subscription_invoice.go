@@ -1,0 +1,120 @@
+package invoicing
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/payments"
+)
+
+// SubscriptionInvoice is the content of a subscription's invoice: one locked line, the price
+// times the quantity.
+type SubscriptionInvoice struct {
+	Subscription  string
+	CustomerName  string
+	CustomerEmail string
+	Currency      core.Currency
+	Description   string
+	PriceID       string
+	ProductID     string
+	Quantity      int64
+	UnitAmount    int64
+}
+
+// Prefix is the merchant's invoice number prefix (its setting, or DefaultPrefix of its
+// name). It reads outside any unit of work: call it before the one that numbers an invoice.
+func (s *Service) Prefix(ctx context.Context, merchantID string) (string, error) {
+	m, err := s.merchants.InvoiceMerchant(ctx, merchantID)
+	if err != nil {
+		return "", err
+	}
+	if m.InvoicePrefix != "" {
+		return m.InvoicePrefix, nil
+	}
+	return DefaultPrefix(m.Name), nil
+}
+
+// OpenSubscriptionInvoice writes, inside the caller's unit of work tx, the subscription's
+// invoice finalised at now: it takes the next number of the scope and year of now (gap-free:
+// the number commits or rolls back with the caller's change), mints the public token and is
+// open, due at once (it is charged automatically). It answers invoice.finalized.
+func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
+	price, product := in.PriceID, in.ProductID
+	line := Line{Description: in.Description, Quantity: in.Quantity, UnitAmount: in.UnitAmount, PriceID: &price, Locked: true,
+		Currency: in.Currency}
+	if product != "" {
+		line.ProductID = &product
+	}
+	inv := NewDraft(scope, Draft{Currency: in.Currency, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail,
+		Lines: []Line{line}, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
+	sub := in.Subscription
+	inv.subscription = &sub
+	if err := inv.CheckSendable(); err != nil {
+		return nil, nil, err
+	}
+	n, err := tx.Invoices().NextNumber(ctx, scope, now.Year())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := inv.Finalize(prefix, n, core.NewSecretPart(), now); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Invoices().Insert(ctx, inv); err != nil {
+		return nil, nil, err
+	}
+	return inv, []core.Event{event(s.base, EventFinalized, inv, now)}, nil
+}
+
+// VoidOpenIn voids the scope's invoice id inside the caller's unit of work tx, dated at, with
+// invoice.voided. An invoice that is no longer open (paid, void) or has a payment in flight
+// is left as it is, with no event.
+func (s *Service) VoidOpenIn(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error) {
+	inv, err := tx.Invoices().Lock(ctx, scope, id)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	if err := inv.Void(at); errors.Is(err, ErrNotOpen) || errors.Is(err, ErrPaymentInProgress) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if err := tx.Invoices().Save(ctx, inv); err != nil {
+		return nil, err
+	}
+	return []core.Event{event(s.base, EventVoided, inv, at)}, nil
+}
+
+// SubscriptionPayments is told, inside the unit of work that pays a subscription's invoice
+// (the charge protocol's outcome or settlement), that it was paid: billing makes the
+// subscription active there, so the payment and the subscription's change commit together.
+type SubscriptionPayments interface {
+	SubscriptionInvoicePaid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, at time.Time) ([]core.Event, error)
+	// SubscriptionChargeFailed is told that an automatic (off-session) charge of the invoice
+	// failed with declineCode: it answers the dunning stage and next attempt the invoice
+	// shows ("" stage: no dunning).
+	SubscriptionChargeFailed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) (stage string, next *time.Time, evs []core.Event, err error)
+}
+
+// paid runs the subscription side of a paid invoice, if the invoice bills a subscription.
+func (ow Payables) paid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, at time.Time) ([]core.Event, error) {
+	if inv.subscription == nil || ow.subs == nil {
+		return nil, nil
+	}
+	return ow.subs.SubscriptionInvoicePaid(ctx, tx, inv, pay, at)
+}
+
+// failed runs the subscription side of a failed automatic charge and sets the invoice's
+// dunning fields before its invoice.payment_failed is written.
+func (ow Payables) failed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) ([]core.Event, error) {
+	if inv.subscription == nil || ow.subs == nil {
+		return nil, nil
+	}
+	stage, next, evs, err := ow.subs.SubscriptionChargeFailed(ctx, tx, inv, declineCode, at)
+	if err != nil || stage == "" {
+		return evs, err
+	}
+	inv.dunningStage, inv.nextAttempt = &stage, next
+	return evs, nil
+}
