@@ -26,7 +26,8 @@ var (
 // appPaths are the App API's paths, with an id where one is needed.
 var appPaths = []string{"/v1/merchant", "/v1/payments", "/v1/payments/py_000000000000000000000000", "/v1/products",
 	"/v1/analytics/summary", "/v1/openapi.json", "/v1/refunds", "/v1/products/prod_000000000000000000000000", "/v1/invoices",
-	"/v1/invoices/in_000000000000000000000000", "/v1/disputes", "/v1/subscriptions"}
+	"/v1/invoices/in_000000000000000000000000", "/v1/disputes", "/v1/subscriptions",
+	"/v1/balance", "/v1/payouts"}
 
 // appProducts creates n sandbox products for m, oldest first.
 func appProducts(t *testing.T, m *Merchant, n int) []string {

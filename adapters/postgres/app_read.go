@@ -21,11 +21,12 @@ import (
 type AppReader struct {
 	db       handle
 	payments *PaymentStore
+	ledger   *LedgerStore
 }
 
 // NewAppReader returns the App API's reader on the pool.
 func NewAppReader(db *sqlx.DB) *AppReader {
-	return &AppReader{db: wrap(db), payments: NewPaymentStore(db)}
+	return &AppReader{db: wrap(db), payments: NewPaymentStore(db), ledger: NewLedgerStore(db)}
 }
 
 var _ apps.VolumeReader = (*AppReader)(nil)

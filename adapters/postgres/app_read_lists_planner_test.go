@@ -8,7 +8,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 )
 
-// The App API's pages of disputes and subscriptions walk their scope's list index, newest
+// The App API's pages of disputes, subscriptions and payouts walk their scope's list index, newest
 // first, in a database never analysed, without a sort and without scanning the table.
 func TestAppDisputeAndSubscriptionListsUseTheirIndexes(t *testing.T) {
 	t.Parallel()
@@ -18,6 +18,7 @@ func TestAppDisputeAndSubscriptionListsUseTheirIndexes(t *testing.T) {
 	}{
 		{"App API disputes", postgres.AppDisputesSQL, "disputes_scope", "disputes"},
 		{"App API subscriptions", postgres.AppSubscriptionsSQL, "subscriptions_list", "subscriptions"},
+		{"App API payouts", postgres.AppPayoutsSQL, "payouts_list", "payouts"},
 	}
 	for _, c := range cases {
 		for _, offset := range []int64{0, 10000} {

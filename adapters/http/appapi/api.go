@@ -15,7 +15,9 @@ import (
 	"github.com/kassa-pay/kassa/modules/catalog"
 	"github.com/kassa-pay/kassa/modules/identity"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/ledger"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/modules/payouts"
 	"github.com/kassa-pay/kassa/openapi"
 	"github.com/kassa-pay/kassa/openapi/gen/appapi"
 	"github.com/kassa-pay/kassa/ports"
@@ -37,6 +39,9 @@ type Reader interface {
 	Disputes(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*payments.Dispute, bool, error)
 	// Subscriptions lists subscriptions in every status.
 	Subscriptions(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*billing.Subscription, bool, error)
+	// Balances reads the scope's balance per currency (available and pending), by currency.
+	Balances(ctx context.Context, scope core.Scope) ([]ledger.Balance, error)
+	Payouts(ctx context.Context, scope core.Scope, limit int, offset int64) ([]*payouts.Payout, bool, error)
 	apps.VolumeReader
 }
 
@@ -74,6 +79,8 @@ var routes = []route{
 	{[]string{"v1", "disputes"}, apps.ScopeDisputesRead},
 	{[]string{"v1", "subscriptions"}, apps.ScopeSubscriptionsRead},
 	{[]string{"v1", "analytics", "summary"}, apps.ScopeAnalyticsRead},
+	{[]string{"v1", "balance"}, apps.ScopePayoutsRead},
+	{[]string{"v1", "payouts"}, apps.ScopePayoutsRead},
 }
 
 func match(path string) (route, bool) {

@@ -36,6 +36,21 @@ func (e AnalyticsSummaryObject) Valid() bool {
 	}
 }
 
+// Defines values for BalanceObject.
+const (
+	BalanceObjectBalance BalanceObject = "balance"
+)
+
+// Valid indicates whether the value is a known member of the BalanceObject enum.
+func (e BalanceObject) Valid() bool {
+	switch e {
+	case BalanceObjectBalance:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DisputeObject.
 const (
 	DisputeObjectDispute DisputeObject = "dispute"
@@ -273,6 +288,54 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PayoutObject.
+const (
+	PayoutObjectPayout PayoutObject = "payout"
+)
+
+// Valid indicates whether the value is a known member of the PayoutObject enum.
+func (e PayoutObject) Valid() bool {
+	switch e {
+	case PayoutObjectPayout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutStatus.
+const (
+	PayoutStatusPaid    PayoutStatus = "paid"
+	PayoutStatusPending PayoutStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the PayoutStatus enum.
+func (e PayoutStatus) Valid() bool {
+	switch e {
+	case PayoutStatusPaid:
+		return true
+	case PayoutStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutListObject.
+const (
+	PayoutListObjectList PayoutListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the PayoutListObject enum.
+func (e PayoutListObject) Valid() bool {
+	switch e {
+	case PayoutListObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProductObject.
 const (
 	ProductObjectProduct ProductObject = "product"
@@ -458,6 +521,21 @@ type AnalyticsSummary struct {
 
 // AnalyticsSummaryObject Always `analytics_summary`.
 type AnalyticsSummaryObject string
+
+// Balance The merchant's balance per currency in the token's environment.
+type Balance struct {
+	// Available Funds the next payout sends, one entry per currency, sorted by code.
+	Available []Money `json:"available"`
+
+	// Object Always `balance`.
+	Object BalanceObject `json:"object"`
+
+	// Pending Funds not yet available, one entry per currency, sorted by code.
+	Pending []Money `json:"pending"`
+}
+
+// BalanceObject Always `balance`.
+type BalanceObject string
 
 // CurrencyVolume The figures of one currency.
 type CurrencyVolume struct {
@@ -781,6 +859,48 @@ type PaymentListObject string
 // PaymentStatus The payment's state.
 type PaymentStatus string
 
+// Payout A transfer of the available balance of one currency to the merchant's bank (one shape for sandbox and live).
+type Payout struct {
+	// Amount An amount of money.
+	Amount Money `json:"amount"`
+
+	// ArrivalDate The day the money arrives at the bank (YYYY-MM-DD, UTC).
+	ArrivalDate openapi_types.Date `json:"arrival_date"`
+
+	// Created When the payout was made (the midnight of its run, UTC).
+	Created time.Time `json:"created"`
+
+	// Id Identifier, prefix `po_`.
+	Id string `json:"id"`
+
+	// Object Always `payout`.
+	Object PayoutObject `json:"object"`
+
+	// Status `pending` until the arrival date, then `paid`.
+	Status PayoutStatus `json:"status"`
+}
+
+// PayoutObject Always `payout`.
+type PayoutObject string
+
+// PayoutStatus `pending` until the arrival date, then `paid`.
+type PayoutStatus string
+
+// PayoutList A page of payouts.
+type PayoutList struct {
+	// Data The payouts, newest first.
+	Data []Payout `json:"data"`
+
+	// HasMore Whether a page follows at `offset` + `limit`.
+	HasMore bool `json:"has_more"`
+
+	// Object Always `list`.
+	Object PayoutListObject `json:"object"`
+}
+
+// PayoutListObject Always `list`.
+type PayoutListObject string
+
 // Product A product of the catalog, without prices.
 type Product struct {
 	// Active False once archived.
@@ -1025,6 +1145,15 @@ type ListPaymentsParams struct {
 	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
+// ListPayoutsParams defines parameters for ListPayouts.
+type ListPayoutsParams struct {
+	// Limit Page size, 1 to 100.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Rows to skip, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
 	// Limit Page size, 1 to 100.
@@ -1143,6 +1272,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 	GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBalance Read the balance
+	//
+	// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+	// merchant's balance in the token's environment, per currency: `available` (settled
+	// funds the next daily payout sends to the bank) and `pending` (funds not yet available:
+	// card payments become available two days after the charge; with the test token, by the
+	// sandbox test clock). Amounts are net of Kassa's fees, refunds and disputes and can be
+	// negative. A currency the merchant never had money in is not listed; each list is sorted
+	// by currency code.
+	//
+	// **Errors:** 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Corresponds with GET /v1/balance (the `GetBalance` operationId).
+	GetBalance(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListDisputes List disputes
 	//
 	// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
@@ -1243,6 +1390,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPayouts List payouts
+	//
+	// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+	// transfers of the merchant's available balance to the bank in the token's environment,
+	// newest first: one per currency with a positive available balance, made daily at 00:00
+	// UTC (with the test token, of the sandbox test clock), `pending` until its
+	// `arrival_date` (two days later), then `paid`. Sandbox and live payouts have the same
+	// shape and id form (`po_…`).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Corresponds with GET /v1/payouts (the `ListPayouts` operationId).
+	ListPayouts(ctx context.Context, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListProducts List products
 	//
 	// Needs `products:read`. The catalog of the token's environment, newest first, active
@@ -1320,6 +1485,34 @@ type ClientInterface interface {
 // Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 func (c *Client) GetAnalyticsSummary(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAnalyticsSummaryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBalance Read the balance
+//
+// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+// merchant's balance in the token's environment, per currency: `available` (settled
+// funds the next daily payout sends to the bank) and `pending` (funds not yet available:
+// card payments become available two days after the charge; with the test token, by the
+// sandbox test clock). Amounts are net of Kassa's fees, refunds and disputes and can be
+// negative. A currency the merchant never had money in is not listed; each list is sorted
+// by currency code.
+//
+// **Errors:** 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Corresponds with GET /v1/balance (the `GetBalance` operationId).
+func (c *Client) GetBalance(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBalanceRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1500,6 +1693,34 @@ func (c *Client) GetPayment(ctx context.Context, id string, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// ListPayouts List payouts
+//
+// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+// transfers of the merchant's available balance to the bank in the token's environment,
+// newest first: one per currency with a positive available balance, made daily at 00:00
+// UTC (with the test token, of the sandbox test clock), `pending` until its
+// `arrival_date` (two days later), then `paid`. Sandbox and live payouts have the same
+// shape and id form (`po_…`).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Corresponds with GET /v1/payouts (the `ListPayouts` operationId).
+func (c *Client) ListPayouts(ctx context.Context, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListProducts List products
 //
 // Needs `products:read`. The catalog of the token's environment, newest first, active
@@ -1643,6 +1864,33 @@ func NewGetAnalyticsSummaryRequest(server string, params *GetAnalyticsSummaryPar
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBalanceRequest constructs an http.Request for the GetBalance method
+func NewGetBalanceRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/balance")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -1985,6 +2233,72 @@ func NewGetPaymentRequest(server string, id string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListPayoutsRequest constructs an http.Request for the ListPayouts method
+func NewListPayoutsRequest(server string, params *ListPayoutsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payouts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListProductsRequest constructs an http.Request for the ListProducts method
 func NewListProductsRequest(server string, params *ListProductsParams) (*http.Request, error) {
 	var err error
@@ -2280,6 +2594,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/analytics/summary (the `GetAnalyticsSummary` operationId).
 	GetAnalyticsSummaryWithResponse(ctx context.Context, params *GetAnalyticsSummaryParams, reqEditors ...RequestEditorFn) (*GetAnalyticsSummaryResponse, error)
 
+	// GetBalanceWithResponse Read the balance
+	//
+	// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+	// merchant's balance in the token's environment, per currency: `available` (settled
+	// funds the next daily payout sends to the bank) and `pending` (funds not yet available:
+	// card payments become available two days after the charge; with the test token, by the
+	// sandbox test clock). Amounts are net of Kassa's fees, refunds and disputes and can be
+	// negative. A currency the merchant never had money in is not listed; each list is sorted
+	// by currency code.
+	//
+	// **Errors:** 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/balance (the `GetBalance` operationId).
+	GetBalanceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error)
+
 	// ListDisputesWithResponse List disputes
 	//
 	// Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
@@ -2393,6 +2727,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
+
+	// ListPayoutsWithResponse List payouts
+	//
+	// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+	// transfers of the merchant's available balance to the bank in the token's environment,
+	// newest first: one per currency with a positive available balance, made daily at 00:00
+	// UTC (with the test token, of the sandbox test clock), `pending` until its
+	// `arrival_date` (two days later), then `paid`. Sandbox and live payouts have the same
+	// shape and id form (`po_…`).
+	//
+	// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+	// not an integer; the message names the parameter); 401 `invalid_token`; 403
+	// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+	// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+	// 503 with `Retry-After`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payouts (the `ListPayouts` operationId).
+	ListPayoutsWithResponse(ctx context.Context, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error)
 
 	// ListProductsWithResponse List products
 	//
@@ -2605,6 +2959,141 @@ func (r GetAnalyticsSummaryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAnalyticsSummaryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBalanceResponse200Headers the declared response headers of an HTTP 200 response for GetBalance
+type GetBalanceResponse200Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse401Headers the declared response headers of an HTTP 401 response for GetBalance
+type GetBalanceResponse401Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse403Headers the declared response headers of an HTTP 403 response for GetBalance
+type GetBalanceResponse403Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse405Headers the declared response headers of an HTTP 405 response for GetBalance
+type GetBalanceResponse405Headers struct {
+	Allow     *string
+	RequestId *string
+}
+
+// GetBalanceResponse429Headers the declared response headers of an HTTP 429 response for GetBalance
+type GetBalanceResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetBalanceResponse500Headers the declared response headers of an HTTP 500 response for GetBalance
+type GetBalanceResponse500Headers struct {
+	RequestId *string
+}
+
+// GetBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetBalance
+type GetBalanceResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetBalanceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Balance
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidToken
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBalanceResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetBalanceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetBalanceResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetBalanceResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBalanceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBalanceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBalanceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBalanceResponse) GetJSON200() *Balance {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBalanceResponse) GetJSON401() *InvalidToken {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetBalanceResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetBalanceResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBalanceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBalanceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBalanceResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBalanceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBalanceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBalanceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBalanceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3569,6 +4058,155 @@ func (r GetPaymentResponse) ContentType() string {
 	return ""
 }
 
+// ListPayoutsResponse200Headers the declared response headers of an HTTP 200 response for ListPayouts
+type ListPayoutsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse400Headers the declared response headers of an HTTP 400 response for ListPayouts
+type ListPayoutsResponse400Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse401Headers the declared response headers of an HTTP 401 response for ListPayouts
+type ListPayoutsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse403Headers the declared response headers of an HTTP 403 response for ListPayouts
+type ListPayoutsResponse403Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse405Headers the declared response headers of an HTTP 405 response for ListPayouts
+type ListPayoutsResponse405Headers struct {
+	Allow     *string
+	RequestId *string
+}
+
+// ListPayoutsResponse429Headers the declared response headers of an HTTP 429 response for ListPayouts
+type ListPayoutsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListPayoutsResponse500Headers the declared response headers of an HTTP 500 response for ListPayouts
+type ListPayoutsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListPayoutsResponse503Headers the declared response headers of an HTTP 503 response for ListPayouts
+type ListPayoutsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListPayoutsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidToken
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPayoutsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPayoutsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPayoutsResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListPayoutsResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPayoutsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPayoutsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPayoutsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutsResponse) GetJSON200() *PayoutList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPayoutsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPayoutsResponse) GetJSON401() *InvalidToken {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPayoutsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListPayoutsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPayoutsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPayoutsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPayoutsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
 type ListProductsResponse200Headers struct {
 	RequestId *string
@@ -4190,6 +4828,32 @@ func (c *ClientWithResponses) GetAnalyticsSummaryWithResponse(ctx context.Contex
 	return ParseGetAnalyticsSummaryResponse(rsp)
 }
 
+// GetBalanceWithResponse Read the balance
+//
+// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+// merchant's balance in the token's environment, per currency: `available` (settled
+// funds the next daily payout sends to the bank) and `pending` (funds not yet available:
+// card payments become available two days after the charge; with the test token, by the
+// sandbox test clock). Amounts are net of Kassa's fees, refunds and disputes and can be
+// negative. A currency the merchant never had money in is not listed; each list is sorted
+// by currency code.
+//
+// **Errors:** 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/balance (the `GetBalance` operationId).
+func (c *ClientWithResponses) GetBalanceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBalanceResponse, error) {
+	rsp, err := c.GetBalance(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBalanceResponse(rsp)
+}
+
 // ListDisputesWithResponse List disputes
 //
 // Needs `disputes:read`. The chargebacks on the merchant's payments in the token's
@@ -4344,6 +5008,32 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id str
 		return nil, err
 	}
 	return ParseGetPaymentResponse(rsp)
+}
+
+// ListPayoutsWithResponse List payouts
+//
+// Needs `payouts:read`, which only apps the operator reviewed can be granted. The
+// transfers of the merchant's available balance to the bank in the token's environment,
+// newest first: one per currency with a positive available balance, made daily at 00:00
+// UTC (with the test token, of the sandbox test clock), `pending` until its
+// `arrival_date` (two days later), then `paid`. Sandbox and live payouts have the same
+// shape and id form (`po_…`).
+//
+// **Errors:** 400 `invalid_request` (`limit` outside 1–100, `offset` below 0, or either
+// not an integer; the message names the parameter); 401 `invalid_token`; 403
+// `insufficient_scope` (the installation was not granted `payouts:read`); 405
+// `method_not_allowed`; 429 `rate_limit_error` (wait `Retry-After`); 5xx `api_error` (500;
+// 503 with `Retry-After`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payouts (the `ListPayouts` operationId).
+func (c *ClientWithResponses) ListPayoutsWithResponse(ctx context.Context, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsResponse, error) {
+	rsp, err := c.ListPayouts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutsResponse(rsp)
 }
 
 // ListProductsWithResponse List products
@@ -4596,6 +5286,168 @@ func ParseGetAnalyticsSummaryResponse(rsp *http.Response) (*GetAnalyticsSummaryR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAnalyticsSummaryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBalanceResponse parses an HTTP response from a GetBalanceWithResponse call
+func ParseGetBalanceResponse(rsp *http.Response) (*GetBalanceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBalanceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Balance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBalanceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetBalanceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetBalanceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetBalanceResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBalanceResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBalanceResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBalanceResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5760,6 +6612,185 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 	return response, nil
 }
 
+// ParseListPayoutsResponse parses an HTTP response from a ListPayoutsWithResponse call
+func ParseListPayoutsResponse(rsp *http.Response) (*ListPayoutsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPayoutsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPayoutsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPayoutsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListPayoutsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPayoutsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPayoutsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPayoutsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
 func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6481,6 +7512,9 @@ type ServerInterface interface {
 	// GetAnalyticsSummary Volume summary
 	// (GET /v1/analytics/summary)
 	GetAnalyticsSummary(w http.ResponseWriter, r *http.Request, params GetAnalyticsSummaryParams)
+	// GetBalance Read the balance
+	// (GET /v1/balance)
+	GetBalance(w http.ResponseWriter, r *http.Request)
 	// ListDisputes List disputes
 	// (GET /v1/disputes)
 	ListDisputes(w http.ResponseWriter, r *http.Request, params ListDisputesParams)
@@ -6502,6 +7536,9 @@ type ServerInterface interface {
 	// GetPayment Retrieve a payment
 	// (GET /v1/payments/{id})
 	GetPayment(w http.ResponseWriter, r *http.Request, id string)
+	// ListPayouts List payouts
+	// (GET /v1/payouts)
+	ListPayouts(w http.ResponseWriter, r *http.Request, params ListPayoutsParams)
 	// ListProducts List products
 	// (GET /v1/products)
 	ListProducts(w http.ResponseWriter, r *http.Request, params ListProductsParams)
@@ -6549,6 +7586,20 @@ func (siw *ServerInterfaceWrapper) GetAnalyticsSummary(w http.ResponseWriter, r 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAnalyticsSummary(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBalance operation middleware
+func (siw *ServerInterfaceWrapper) GetBalance(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBalance(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6780,6 +7831,52 @@ func (siw *ServerInterfaceWrapper) GetPayment(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPayment(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPayouts operation middleware
+func (siw *ServerInterfaceWrapper) ListPayouts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPayoutsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", r.URL.Query(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "offset"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "offset", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayouts(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7074,6 +8171,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	}
 
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/analytics/summary", wrapper.GetAnalyticsSummary)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/balance", wrapper.GetBalance)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/disputes", wrapper.ListDisputes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/invoices", wrapper.ListInvoices)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/invoices/{id}", wrapper.GetInvoice)
@@ -7081,6 +8179,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/openapi.json", wrapper.GetAppSpec)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/payments", wrapper.ListPayments)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/payments/{id}", wrapper.GetPayment)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/payouts", wrapper.ListPayouts)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/products", wrapper.ListProducts)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/products/{id}", wrapper.GetProduct)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/refunds", wrapper.ListRefunds)
@@ -7307,6 +8406,148 @@ func (response GetAnalyticsSummary500JSONResponse) VisitGetAnalyticsSummaryRespo
 type GetAnalyticsSummary503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response GetAnalyticsSummary503JSONResponse) VisitGetAnalyticsSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalanceRequestObject struct {
+}
+
+type GetBalanceResponseObject interface {
+	VisitGetBalanceResponse(w http.ResponseWriter) error
+}
+
+type GetBalance200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetBalance200JSONResponse struct {
+	Body    Balance
+	Headers GetBalance200ResponseHeaders
+}
+
+func (response GetBalance200JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance401JSONResponse struct{ InvalidTokenJSONResponse }
+
+func (response GetBalance401JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance403JSONResponse struct{ InsufficientScopeJSONResponse }
+
+func (response GetBalance403JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance405JSONResponse struct{ MethodNotAllowedJSONResponse }
+
+func (response GetBalance405JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBalance429JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetBalance500JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBalance503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetBalance503JSONResponse) VisitGetBalanceResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8337,6 +9578,166 @@ func (response GetPayment503JSONResponse) VisitGetPaymentResponse(w http.Respons
 	return err
 }
 
+type ListPayoutsRequestObject struct {
+	Params ListPayoutsParams
+}
+
+type ListPayoutsResponseObject interface {
+	VisitListPayoutsResponse(w http.ResponseWriter) error
+}
+
+type ListPayouts200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListPayouts200JSONResponse struct {
+	Body    PayoutList
+	Headers ListPayouts200ResponseHeaders
+}
+
+func (response ListPayouts200JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts400JSONResponse struct{ InvalidRequestJSONResponse }
+
+func (response ListPayouts400JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts401JSONResponse struct{ InvalidTokenJSONResponse }
+
+func (response ListPayouts401JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts403JSONResponse struct{ InsufficientScopeJSONResponse }
+
+func (response ListPayouts403JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts405JSONResponse struct{ MethodNotAllowedJSONResponse }
+
+func (response ListPayouts405JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPayouts429JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPayouts500JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListPayouts503JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListProductsRequestObject struct {
 	Params ListProductsParams
 }
@@ -8982,6 +10383,9 @@ type StrictServerInterface interface {
 	// GetAnalyticsSummary Volume summary
 	// (GET /v1/analytics/summary)
 	GetAnalyticsSummary(ctx context.Context, request GetAnalyticsSummaryRequestObject) (GetAnalyticsSummaryResponseObject, error)
+	// GetBalance Read the balance
+	// (GET /v1/balance)
+	GetBalance(ctx context.Context, request GetBalanceRequestObject) (GetBalanceResponseObject, error)
 	// ListDisputes List disputes
 	// (GET /v1/disputes)
 	ListDisputes(ctx context.Context, request ListDisputesRequestObject) (ListDisputesResponseObject, error)
@@ -9003,6 +10407,9 @@ type StrictServerInterface interface {
 	// GetPayment Retrieve a payment
 	// (GET /v1/payments/{id})
 	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
+	// ListPayouts List payouts
+	// (GET /v1/payouts)
+	ListPayouts(ctx context.Context, request ListPayoutsRequestObject) (ListPayoutsResponseObject, error)
 	// ListProducts List products
 	// (GET /v1/products)
 	ListProducts(ctx context.Context, request ListProductsRequestObject) (ListProductsResponseObject, error)
@@ -9075,6 +10482,30 @@ func (sh *strictHandler) GetAnalyticsSummary(w http.ResponseWriter, r *http.Requ
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetAnalyticsSummaryResponseObject); ok {
 		if err := validResponse.VisitGetAnalyticsSummaryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBalance operation middleware
+func (sh *strictHandler) GetBalance(w http.ResponseWriter, r *http.Request) {
+	var request GetBalanceRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBalance(ctx, request.(GetBalanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBalance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBalanceResponseObject); ok {
+		if err := validResponse.VisitGetBalanceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9253,6 +10684,32 @@ func (sh *strictHandler) GetPayment(w http.ResponseWriter, r *http.Request, id s
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetPaymentResponseObject); ok {
 		if err := validResponse.VisitGetPaymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayouts operation middleware
+func (sh *strictHandler) ListPayouts(w http.ResponseWriter, r *http.Request, params ListPayoutsParams) {
+	var request ListPayoutsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayouts(ctx, request.(ListPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayouts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPayoutsResponseObject); ok {
+		if err := validResponse.VisitListPayoutsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
