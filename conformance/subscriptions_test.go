@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 )
 
 var (
-	subCtx  = context.Background()
 	subIDRE = regexp.MustCompile(`^sub_[0-9A-Za-z]{24}$`)
 	cusIDRE = regexp.MustCompile(`^cus_[0-9A-Za-z]{24}$`)
 )

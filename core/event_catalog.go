@@ -205,6 +205,8 @@ func AppReadScope(typ EventType) (scope string, ok bool) {
 		return "invoices:read", true
 	case ObjectSubscription:
 		return "subscriptions:read", true
+	case ObjectPayout:
+		return "payouts:read", true
 	case ObjectWebhookEndpoint: // a merchant's test event, never an app event
 	}
 	return "", false
