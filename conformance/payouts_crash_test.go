@@ -32,17 +32,22 @@ func TestPayoutCrashes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, rule, table, events, when string
-		recorded                        int // payouts committed, unsent, when the server died
+		unsent, sent                    int // payouts committed unsent and sent when the server died
 	}{
 		// The run's transaction wrote the payout and its balance transaction; killed as it
 		// writes payout.created, its last write: nothing of the run commits.
 		{"while the payout was being recorded", "the run starts again and records the payout once",
-			"events", "INSERT", "NEW.type = 'payout.created'", 0},
+			"events", "INSERT", "NEW.type = 'payout.created'", 0, 0},
 		// The payout is recorded and committed, the rail asked; killed as its acceptance is
 		// written (for the sandbox rail, which keeps nothing, the same state as killed before
 		// the rail call).
 		{"after the payout was recorded, before it was marked sent", "the unsent payout is sent again under the same key and is not paid out twice",
-			"payouts", "UPDATE", "NEW.sent_at IS NOT NULL AND OLD.sent_at IS NULL", 1},
+			"payouts", "UPDATE", "NEW.sent_at IS NOT NULL AND OLD.sent_at IS NULL", 1, 0},
+		// The payout is recorded and marked sent; killed as the advance's answer is stored
+		// under its key: the retry and the next advance neither record it again nor send it
+		// again (a sent payout is not among the unsent).
+		{"after the payout was marked sent", "the sent payout is not recorded or marked sent again",
+			"idempotency_keys", "UPDATE", "NEW.status IS NOT NULL AND OLD.status IS NULL", 0, 1},
 	}
 	for i, c := range cases {
 		harness.Rule(t, "D16", "a payout run killed (SIGKILL) "+c.name+" is resumed: "+c.rule+", the ledger stays balanced", func(t *testing.T) {
@@ -78,8 +83,15 @@ func TestPayoutCrashes(t *testing.T) {
 			if err := db.Get(&unsent, `SELECT count(*) FROM payouts WHERE merchant_id = $1 AND sent_at IS NULL`, o.ID); err != nil {
 				t.Fatal(err)
 			}
-			if unsent != c.recorded {
-				t.Fatalf("%d unsent payouts left by the killed server, want %d", unsent, c.recorded)
+			if unsent != c.unsent {
+				t.Fatalf("%d unsent payouts left by the killed server, want %d", unsent, c.unsent)
+			}
+			var sentBefore []string // when each payout the killed server marked sent was marked
+			if err := db.Select(&sentBefore, `SELECT sent_at::text FROM payouts WHERE merchant_id = $1 AND sent_at IS NOT NULL`, o.ID); err != nil {
+				t.Fatal(err)
+			}
+			if len(sentBefore) != c.sent {
+				t.Fatalf("%d sent payouts left by the killed server, want %d", len(sentBefore), c.sent)
 			}
 
 			second, err := first.Sibling(context.Background(), name+"-2", harness.Options{Env: hookServerEnv})
@@ -118,6 +130,13 @@ func TestPayoutCrashes(t *testing.T) {
 			}
 			if want := sandboxPayoutRef(o.ID, "test", p.ID); p.RailRef == nil || *p.RailRef != want {
 				t.Fatalf("payout sent with reference %v, want %s (the rail's answer to the payout's id as the key)", p.RailRef, want)
+			}
+			var sentAfter string
+			if err := db.Get(&sentAfter, `SELECT sent_at::text FROM payouts WHERE merchant_id = $1 AND id = $2`, o.ID, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			if len(sentBefore) > 0 && (len(sentBefore) != 1 || sentBefore[0] != sentAfter) {
+				t.Fatalf("marked sent at %v before the crash and %s after it: sent again", sentBefore, sentAfter)
 			}
 			var counts struct {
 				PayoutTxns int   `db:"payout_txns"`
