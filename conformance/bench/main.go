@@ -4,7 +4,7 @@
 // (floor, scenario, floor, scenario, …), reporting the median ratio and its spread. The
 // table goes to stdout, the same figures as JSON to out/bench.json.
 //
-//	go run ./conformance/bench [-duration 3s] [-rounds 3] [-conns 32] [-only create,product,price,retrieve,replay,pay,refund,app,webhook,cold] [-json out/bench.json]
+//	go run ./conformance/bench [-duration 3s] [-rounds 3] [-conns 32] [-only create,product,price,retrieve,replay,pay,refund,app,webhook,cold,subscription,renewal] [-json out/bench.json]
 //	go run ./conformance/bench -base-url http://127.0.0.1:8080 -operator-token op_… [-database-url postgres://…] [-dashboard-url http://127.0.0.1:8082]
 //
 // The exit status is 0 whatever the verdicts (it is a measurement); it is non-zero only when
@@ -43,7 +43,7 @@ func run() error {
 		baseURL   = flag.String("base-url", "", "bench a running server instead of starting one")
 		opToken   = flag.String("operator-token", "", "operator token of -base-url")
 		dbURL     = flag.String("database-url", "", "database of -base-url (for the floors)")
-		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, refund, app, webhook, balance, payout, cold, appevents, or any part of a scenario's name (make bench BENCH=…)")
+		only      = flag.String("only", "", "comma-separated subset: create, product, price, retrieve, replay, pay, refund, app, webhook, balance, payout, cold, appevents, subscription, renewal, or any part of a scenario's name (make bench BENCH=…)")
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		appN      = flag.Int("app-payments", appPayments, "payments of the App API scenarios' merchant (written in SQL before they run)")
@@ -61,7 +61,7 @@ func run() error {
 	}
 	// sel: no filter, or a filter word that is the scenario's key, or part of its name when
 	// it is no key ("create" is the create-session scenario, not every name with "create").
-	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "refund", "app", "webhook", "balance", "payout", "cold", "appevents"}
+	keys := []string{"create", "product", "price", "retrieve", "replay", "pay", "refund", "app", "webhook", "balance", "payout", "cold", "appevents", "subscription", "renewal"}
 	sel := func(key, name string) bool {
 		if len(want) == 0 {
 			return true
@@ -160,6 +160,15 @@ func run() error {
 			// The floor of a confirmation, against the same create windows: it bounds what the
 			// whole payment can reach with the rows a confirmation writes (report: bound).
 			add("pay", newConfirmFloor(t.DatabaseURL, fm.ID, *conns, *duration+*warmup).scenario(), &create)
+		}
+		if sel("subscription", subscriptionName) {
+			// Subscribing with a first payment, against the same create windows.
+			price, err := a.setupSubscriptionPrice(ctx)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: subscription scenario skipped: %v\n", err)
+			} else {
+				add("subscription", a.subscribe(t.CheckoutURL, price), &create)
+			}
 		}
 	}
 	if sel("balance", balanceLarge) {
