@@ -47,6 +47,8 @@ func run() error {
 		dashURL   = flag.String("dashboard-url", "", "dashboard of -base-url (the webhook scenario creates its endpoint there)")
 		pprofAddr = flag.String("pprof-addr", "", "KASSA_PPROF_ADDR of the server the bench starts")
 		appN      = flag.Int("app-payments", appPayments, "payments of the App API scenarios' merchant (written in SQL before they run)")
+		renewals  = flag.Int("renewals", 10_000, "subscriptions of the renewal run (a multiple of 100; BENCH=renewal)")
+		renewBig  = flag.Bool("renewals-large", false, "also run the renewal run with 100,000 subscriptions")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
@@ -326,6 +328,24 @@ func run() error {
 			rs = append(rs, r)
 		}
 		reportPayouts(os.Stdout, rs)
+	}
+	// The renewal run takes minutes (seeding included): only when asked for by name.
+	if slices.Contains(want, "renewal") {
+		var rs []renewalResult
+		sizes := []int{*renewals}
+		if *renewBig {
+			sizes = append(sizes, 100_000)
+		}
+		for _, n := range sizes {
+			fmt.Fprintf(os.Stderr, "bench: renewal run of %d subscriptions …\n", n)
+			r, err := benchRenewals(ctx, t, n)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: renewal run skipped: %v\n", err)
+				break
+			}
+			rs = append(rs, r)
+		}
+		reportRenewals(os.Stdout, rs)
 	}
 	if appSeed != nil {
 		fmt.Fprintf(os.Stdout, "App API scenarios: %d payments of the installing merchant, written (INSERT … SELECT, VACUUM ANALYZE) in %.1f s before the timed part.\n",
