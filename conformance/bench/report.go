@@ -172,6 +172,8 @@ func report(w io.Writer, ms []measurement, cfg loadConfig) (allPass bool) {
 	fmt.Fprintln(w, "\"confirm a payment\" is a whole payment (create a session on the merchant API, confirm it with the")
 	fmt.Fprintln(w, "client secret on the browser API), compared with creating a session in the windows around it:")
 	fmt.Fprintln(w, "its ratio is payments/s ÷ sessions created/s.")
+	fmt.Fprintln(w, "\"subscribe and confirm the first payment\" (create a subscription, confirm its first payment on the")
+	fmt.Fprintln(w, "browser API) is compared the same way: subscriptions/s ÷ sessions created/s.")
 	fmt.Fprintln(w, "The refund scenario (partial refunds from the dashboard API, a new Idempotency-Key each) is compared")
 	fmt.Fprintln(w, "with the INSERT+event floor; the App API scenarios (a merchant with a million payments) with the")
 	fmt.Fprintln(w, "primary-key SELECT floor, and the analytics summary is also held to an absolute p99.")
