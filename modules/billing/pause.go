@@ -13,6 +13,9 @@ type PauseCollection struct {
 	ResumesAt *time.Time
 }
 
+// MaxPauseYears is how far ahead resumes_at may be.
+const MaxPauseYears = 5
+
 // Documented errors of pause and resume.
 var (
 	// ErrNotPausable: only an active, trialing or past_due subscription can be paused (409).
@@ -49,6 +52,9 @@ func (s *Subscription) Pause(resumesAt *time.Time, now time.Time) (Change, error
 		r := resumesAt.UTC().Truncate(time.Second)
 		if !r.After(now) {
 			return Change{}, core.InvalidField("resumes_at", "resumes_at must be in the future.")
+		}
+		if r.After(now.AddDate(MaxPauseYears, 0, 0)) {
+			return Change{}, core.InvalidField("resumes_at", "resumes_at must be within %d years.", MaxPauseYears)
 		}
 		resumesAt = &r
 	}
