@@ -1620,8 +1620,8 @@ type ClientInterface interface {
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
-	// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-	// ahead, or not an integer,
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
 	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -1654,8 +1654,8 @@ type ClientInterface interface {
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
-	// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-	// ahead, or not an integer,
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
 	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -3065,8 +3065,8 @@ func (c *Client) CancelSubscription(ctx context.Context, id SubscriptionId, para
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
-// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-// ahead, or not an integer,
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
 // `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -3111,8 +3111,8 @@ func (c *Client) PauseSubscriptionWithBody(ctx context.Context, id SubscriptionI
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
-// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-// ahead, or not an integer,
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
 // `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -5784,8 +5784,8 @@ type ClientWithResponsesInterface interface {
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
-	// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-	// ahead, or not an integer,
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
 	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -5818,8 +5818,8 @@ type ClientWithResponsesInterface interface {
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
-	// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-	// ahead, or not an integer,
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
 	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -11780,8 +11780,8 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
-// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-// ahead, or not an integer,
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
 // `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
@@ -11822,8 +11822,8 @@ func (c *ClientWithResponses) PauseSubscriptionWithBodyWithResponse(ctx context.
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
-// **Errors:** 400 `invalid_request` (`resumes_at` not in the future, more than five years
-// ahead, or not an integer,
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
 // `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
