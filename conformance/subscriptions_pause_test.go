@@ -70,8 +70,11 @@ func TestSubscriptionsPause(t *testing.T) {
 		if n := len(evtList(t, o.Test, "invoice.finalized", 10).Data); n != 2 {
 			t.Fatalf("invoice.finalized: %d, want 2 (the first and one renewal)", n)
 		}
+		// Created, the first payment, the pause, the period end while paused, the resume, the
+		// renewal paid.
 		subWantEvents(t, o.Merchant, s.Id, "customer.subscription.created", "customer.subscription.updated",
-			"customer.subscription.updated", "customer.subscription.updated", "customer.subscription.updated")
+			"customer.subscription.updated", "customer.subscription.updated", "customer.subscription.updated",
+			"customer.subscription.updated")
 	})
 
 	harness.Rule(t, "D14", "a pause with resumes_at ends by itself at resumes_at; the paused periods are not billed (test clock)", func(t *testing.T) {
