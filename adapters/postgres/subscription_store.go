@@ -19,7 +19,7 @@ import (
 const subscriptionColumns = `id, merchant_id, environment, status, customer_id, price_id, quantity, currency, unit_amount,
 	interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret,
 	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, payment_intent,
-	trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at`
+	trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection`
 
 type subscriptionRow struct {
 	ID                string     `db:"id"`
@@ -54,6 +54,7 @@ type subscriptionRow struct {
 	NextCharge        *time.Time `db:"next_charge"`
 	Failures          int        `db:"failures"`
 	UnpaidAt          *time.Time `db:"unpaid_at"`
+	PauseCollection   []byte     `db:"pause_collection"`
 }
 
 // defaultMethodJSON is a subscription's default method as stored.
@@ -64,6 +65,11 @@ type defaultMethodJSON struct {
 	Last4    string `json:"last4"`
 	ExpMonth int    `json:"exp_month"`
 	ExpYear  int    `json:"exp_year"`
+}
+
+// pauseJSON is a subscription's pause as stored.
+type pauseJSON struct {
+	ResumesAt *time.Time `json:"resumes_at"`
 }
 
 func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
@@ -89,6 +95,13 @@ func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
 	}
 	if err := json.Unmarshal(r.Metadata, &s.Metadata); err != nil {
 		return nil, fmt.Errorf("subscriptions: %s: metadata: %w", r.ID, err)
+	}
+	if len(r.PauseCollection) > 0 {
+		var p pauseJSON
+		if err := json.Unmarshal(r.PauseCollection, &p); err != nil {
+			return nil, fmt.Errorf("subscriptions: %s: pause_collection: %w", r.ID, err)
+		}
+		s.Pause = &billing.PauseCollection{ResumesAt: utcp(p.ResumesAt)}
 	}
 	return billing.RehydrateSubscription(s), nil
 }
@@ -118,10 +131,19 @@ func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
 	if s.PaymentIntent != "" {
 		pi = &s.PaymentIntent
 	}
+	var pause *string // JSON text
+	if s.Pause != nil {
+		b, err := json.Marshal(pauseJSON{ResumesAt: s.Pause.ResumesAt})
+		if err != nil {
+			return nil, err
+		}
+		v := string(b)
+		pause = &v
+	}
 	return []any{string(s.Status), s.Customer, s.PriceID, s.Quantity, string(s.Currency), s.UnitAmount, s.Interval,
 		s.IntervalCount, s.Anchor, s.PeriodStart, s.PeriodEnd, s.TrialStart, s.TrialEnd, s.LatestInvoice, s.ClientSecret, dm,
 		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified,
-		s.Collection.Invoice, s.Collection.RenewedAt, s.Collection.NextCharge, s.Collection.Failures, s.Collection.UnpaidAt}, nil
+		s.Collection.Invoice, s.Collection.RenewedAt, s.Collection.NextCharge, s.Collection.Failures, s.Collection.UnpaidAt, pause}, nil
 }
 
 func getSubscription(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*billing.Subscription, error) {
@@ -214,9 +236,9 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
 			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
 			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
-			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at)
+			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
+			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 
@@ -238,7 +260,7 @@ func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) e
 			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
 			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
 			due_at = $26, payment_intent = $27, trial_notified = $28, open_invoice = $29, renewed_at = $30,
-			next_charge = $31, failures = $32, unpaid_at = $33 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+			next_charge = $31, failures = $32, unpaid_at = $33, pause_collection = $34 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 

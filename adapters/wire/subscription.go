@@ -20,6 +20,9 @@ func Subscription(sub *billing.Subscription) api.Subscription {
 		out.DefaultPaymentMethod = &api.SubscriptionPaymentMethod{Type: api.SubscriptionPaymentMethodType(d.Type),
 			Brand: d.Brand, Last4: d.Last4, ExpMonth: d.ExpMonth, ExpYear: d.ExpYear}
 	}
+	if p := sub.Paused(); p != nil {
+		out.PauseCollection = &api.SubscriptionPauseCollection{ResumesAt: unixp(p.ResumesAt)}
+	}
 	return out
 }
 

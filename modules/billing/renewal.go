@@ -64,7 +64,7 @@ func earliest(ts ...*time.Time) (time.Time, bool) {
 // else due first: a trialing or active subscription renews (the trial's end is its first
 // charge).
 func (s *Subscription) RenewalDue(now time.Time) bool {
-	if (s.s.Status != StatusTrialing && s.s.Status != StatusActive) || s.s.Collection.Invoice != "" || s.s.CancelAtPeriodEnd {
+	if (s.s.Status != StatusTrialing && s.s.Status != StatusActive) || s.s.Collection.Invoice != "" || s.s.CancelAtPeriodEnd || s.s.Pause != nil {
 		return false
 	}
 	at, ok := s.DueAt()

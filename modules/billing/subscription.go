@@ -102,6 +102,8 @@ type SubscriptionSnapshot struct {
 	Created, Updated  time.Time
 	// Collection is the renewal invoice being collected, and its dunning.
 	Collection Collection
+	// Pause is the subscription's paused collection, nil when it is not paused (pause.go).
+	Pause *PauseCollection
 }
 
 // checkCreate checks the request fields that need no catalog, in the order of the table.
@@ -219,6 +221,9 @@ func cloneSnapshot(s SubscriptionSnapshot) SubscriptionSnapshot {
 	if s.DefaultMethod != nil {
 		d := *s.DefaultMethod
 		s.DefaultMethod = &d
+	}
+	if s.Pause != nil {
+		s.Pause = &PauseCollection{ResumesAt: copyTime(s.Pause.ResumesAt)}
 	}
 	return s
 }
@@ -356,8 +361,13 @@ func (s *Subscription) trialNoticeAt() (time.Time, bool) {
 // DueAt is when the subscription's next change falls due (the sweep's index), if any: an
 // incomplete one's expiry, a trial's ending notice, the period end (a renewal, or a pending
 // cancellation), and while an invoice is being collected its next charge or, after a hard
-// decline, the end of its window. An unpaid subscription has nothing due.
+// decline, the end of its window; a paused one's resumption. An unpaid subscription has
+// nothing due.
 func (s *Subscription) DueAt() (time.Time, bool) {
+	return s.pausedDueAt(s.dueAt())
+}
+
+func (s *Subscription) dueAt() (time.Time, bool) {
 	if s.s.Status == StatusIncomplete {
 		return s.ExpiresAt(), true
 	}
@@ -387,6 +397,9 @@ func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 	at, ok := s.DueAt()
 	if !ok || at.After(now) {
 		return Change{}, s.s.Status, nil
+	}
+	if ch, ok, err := s.processPause(at); ok {
+		return ch, s.s.Status, err
 	}
 	c := s.s.Collection
 	switch {

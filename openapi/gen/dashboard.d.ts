@@ -3273,6 +3273,8 @@ export interface components {
              * @enum {string}
              */
             object: "subscription";
+            /** @description The pause of a paused subscription (no invoices are made while it holds); null when it is not paused. */
+            pause_collection: components["schemas"]["SubscriptionPauseCollection"] | null;
             /** @description The price, prefix `price_`. */
             price_id: string;
             /**
@@ -3312,6 +3314,14 @@ export interface components {
             object: components["schemas"]["ListObject"];
             /** @description The path of this list, `/v1/subscriptions`. */
             url: string;
+        };
+        /** @description A paused subscription's pause. */
+        SubscriptionPauseCollection: {
+            /**
+             * Format: int64
+             * @description When billing resumes by itself (Unix seconds); null until resumed by the resume endpoint.
+             */
+            resumes_at: number | null;
         };
         /** @description The saved payment method renewals are charged to. Never the number. */
         SubscriptionPaymentMethod: {

@@ -1783,6 +1783,9 @@ type SubscriptionDetail struct {
 // SubscriptionList A page of subscriptions.
 type SubscriptionList = externalRef0.SubscriptionList
 
+// SubscriptionPauseCollection A paused subscription's pause.
+type SubscriptionPauseCollection = externalRef0.SubscriptionPauseCollection
+
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
 type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
 

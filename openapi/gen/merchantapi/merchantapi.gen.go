@@ -227,6 +227,12 @@ type SubscriptionCreate = externalRef0.SubscriptionCreate
 // SubscriptionList A page of subscriptions.
 type SubscriptionList = externalRef0.SubscriptionList
 
+// SubscriptionPause How to pause.
+type SubscriptionPause = externalRef0.SubscriptionPause
+
+// SubscriptionPauseCollection A paused subscription's pause.
+type SubscriptionPauseCollection = externalRef0.SubscriptionPauseCollection
+
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
 type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
 
@@ -593,6 +599,44 @@ type CancelSubscriptionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PauseSubscriptionParams defines parameters for PauseSubscription.
+type PauseSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeSubscriptionParams defines parameters for ResumeSubscription.
+type ResumeSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // AdvanceTestClockParams defines parameters for AdvanceTestClock.
 type AdvanceTestClockParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
@@ -638,6 +682,9 @@ type UpdateSubscriptionJSONRequestBody = SubscriptionUpdate
 
 // CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
 type CancelSubscriptionJSONRequestBody = SubscriptionCancel
+
+// PauseSubscriptionJSONRequestBody defines body for PauseSubscription for application/json ContentType.
+type PauseSubscriptionJSONRequestBody = SubscriptionPause
 
 // AdvanceTestClockJSONRequestBody defines body for AdvanceTestClock for application/json ContentType.
 type AdvanceTestClockJSONRequestBody = TestClockAdvance
@@ -1557,6 +1604,100 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscription(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSubscriptionWithBody Pause a subscription
+	//
+	// Pauses the subscription's billing and returns it with `pause_collection`
+	// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+	// invoices: each `current_period_end` passes without one (the period moves on, counted
+	// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+	// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+	// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+	// that time; without it, when the resume endpoint is called. Pausing a paused
+	// subscription again replaces `resumes_at`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
+	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+	// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+	//   "message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSubscription Pause a subscription
+	//
+	// Pauses the subscription's billing and returns it with `pause_collection`
+	// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+	// invoices: each `current_period_end` passes without one (the period moves on, counted
+	// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+	// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+	// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+	// that time; without it, when the resume endpoint is called. Pausing a paused
+	// subscription again replaces `resumes_at`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
+	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+	// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+	//   "message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+	PauseSubscription(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeSubscription Resume a paused subscription
+	//
+	// Ends the pause and returns the subscription with `pause_collection` null and
+	// `customer.subscription.updated`. Billing continues at the next period boundary
+	// (`current_period_end`): the periods that passed while paused are not billed. The
+	// request has no body.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_not_paused`
+	// for a subscription that is not paused, `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_paused",
+	//   "message": "This subscription is not paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscription(ctx context.Context, id SubscriptionId, params *ResumeSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTestClock Get the test clock
 	//
@@ -2899,6 +3040,136 @@ func (c *Client) CancelSubscriptionWithBody(ctx context.Context, id Subscription
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 func (c *Client) CancelSubscription(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSubscriptionWithBody Pause a subscription
+//
+// Pauses the subscription's billing and returns it with `pause_collection`
+// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+// invoices: each `current_period_end` passes without one (the period moves on, counted
+// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+// that time; without it, when the resume endpoint is called. Pausing a paused
+// subscription again replaces `resumes_at`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
+// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+//
+//	"message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+func (c *Client) PauseSubscriptionWithBody(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseSubscriptionRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSubscription Pause a subscription
+//
+// Pauses the subscription's billing and returns it with `pause_collection`
+// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+// invoices: each `current_period_end` passes without one (the period moves on, counted
+// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+// that time; without it, when the resume endpoint is called. Pausing a paused
+// subscription again replaces `resumes_at`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
+// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+//
+//	"message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+func (c *Client) PauseSubscription(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeSubscription Resume a paused subscription
+//
+// Ends the pause and returns the subscription with `pause_collection` null and
+// `customer.subscription.updated`. Billing continues at the next period boundary
+// (`current_period_end`): the periods that passed while paused are not billed. The
+// request has no body.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_not_paused`
+// for a subscription that is not paused, `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_paused",
+//
+//	"message": "This subscription is not paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
+func (c *Client) ResumeSubscription(ctx context.Context, id SubscriptionId, params *ResumeSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeSubscriptionRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4393,6 +4664,117 @@ func NewCancelSubscriptionRequestWithBody(server string, id SubscriptionId, para
 	return req, nil
 }
 
+// NewPauseSubscriptionRequest calls the generic PauseSubscription builder with application/json body
+func NewPauseSubscriptionRequest(server string, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseSubscriptionRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPauseSubscriptionRequestWithBody constructs an http.Request for the PauseSubscription method, with any body, and a specified content type
+func NewPauseSubscriptionRequestWithBody(server string, id SubscriptionId, params *PauseSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResumeSubscriptionRequest constructs an http.Request for the ResumeSubscription method
+func NewResumeSubscriptionRequest(server string, id SubscriptionId, params *ResumeSubscriptionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTestClockRequest constructs an http.Request for the GetTestClock method
 func NewGetTestClockRequest(server string) (*http.Request, error) {
 	var err error
@@ -5386,6 +5768,102 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error)
+
+	// PauseSubscriptionWithBodyWithResponse Pause a subscription
+	//
+	// Pauses the subscription's billing and returns it with `pause_collection`
+	// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+	// invoices: each `current_period_end` passes without one (the period moves on, counted
+	// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+	// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+	// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+	// that time; without it, when the resume endpoint is called. Pausing a paused
+	// subscription again replaces `resumes_at`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
+	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+	// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+	//   "message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// PauseSubscriptionWithResponse Pause a subscription
+	//
+	// Pauses the subscription's billing and returns it with `pause_collection`
+	// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+	// invoices: each `current_period_end` passes without one (the period moves on, counted
+	// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+	// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+	// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+	// that time; without it, when the resume endpoint is called. Pausing a paused
+	// subscription again replaces `resumes_at`. The body is optional.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or more than five years ahead, `parameter_invalid` for one not an integer,
+	// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+	// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+	//   "message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// ResumeSubscriptionWithResponse Resume a paused subscription
+	//
+	// Ends the pause and returns the subscription with `pause_collection` null and
+	// `customer.subscription.updated`. Billing continues at the next period boundary
+	// (`current_period_end`): the periods that passed while paused are not billed. The
+	// request has no body.
+	//
+	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+	// response commit in one database transaction: after a crash there is both or neither, and a
+	// retry either replays the response or runs the request afresh.
+	//
+	// **Errors:** 400 `invalid_request` (`parameter_unknown`); 401; 404
+	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_not_paused`
+	// for a subscription that is not paused, `resource_conflict`/`subscription_already_canceled`
+	// for a `canceled` or `incomplete_expired` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "resource_conflict", "code": "subscription_not_paused",
+	//   "message": "This subscription is not paused.", "param": null,
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *ResumeSubscriptionParams, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error)
 
 	// GetTestClockWithResponse Get the test clock
 	//
@@ -9414,6 +9892,430 @@ func (r CancelSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// PauseSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for PauseSubscription
+type PauseSubscriptionResponse200Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for PauseSubscription
+type PauseSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for PauseSubscription
+type PauseSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// PauseSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for PauseSubscription
+type PauseSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for PauseSubscription
+type PauseSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for PauseSubscription
+type PauseSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for PauseSubscription
+type PauseSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for PauseSubscription
+type PauseSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse422Headers the declared response headers of an HTTP 422 response for PauseSubscription
+type PauseSubscriptionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for PauseSubscription
+type PauseSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// PauseSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for PauseSubscription
+type PauseSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// PauseSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for PauseSubscription
+type PauseSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type PauseSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PauseSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PauseSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PauseSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PauseSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PauseSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PauseSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PauseSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PauseSubscriptionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PauseSubscriptionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PauseSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PauseSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeSubscription
+type ResumeSubscriptionResponse200Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for ResumeSubscription
+type ResumeSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for ResumeSubscription
+type ResumeSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// ResumeSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for ResumeSubscription
+type ResumeSubscriptionResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for ResumeSubscription
+type ResumeSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for ResumeSubscription
+type ResumeSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse413Headers the declared response headers of an HTTP 413 response for ResumeSubscription
+type ResumeSubscriptionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse415Headers the declared response headers of an HTTP 415 response for ResumeSubscription
+type ResumeSubscriptionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse422Headers the declared response headers of an HTTP 422 response for ResumeSubscription
+type ResumeSubscriptionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for ResumeSubscription
+type ResumeSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ResumeSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for ResumeSubscription
+type ResumeSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// ResumeSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for ResumeSubscription
+type ResumeSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ResumeSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResumeSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumeSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResumeSubscriptionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ResumeSubscriptionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ResumeSubscriptionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResumeSubscriptionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResumeSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTestClockResponse200Headers the declared response headers of an HTTP 200 response for GetTestClock
 type GetTestClockResponse200Headers struct {
 	RequestId *string
@@ -10861,6 +11763,126 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseCancelSubscriptionResponse(rsp)
+}
+
+// PauseSubscriptionWithBodyWithResponse Pause a subscription
+//
+// Pauses the subscription's billing and returns it with `pause_collection`
+// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+// invoices: each `current_period_end` passes without one (the period moves on, counted
+// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+// that time; without it, when the resume endpoint is called. Pausing a paused
+// subscription again replaces `resumes_at`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
+// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+//
+//	"message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+func (c *ClientWithResponses) PauseSubscriptionWithBodyWithResponse(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error) {
+	rsp, err := c.PauseSubscriptionWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// PauseSubscriptionWithResponse Pause a subscription
+//
+// Pauses the subscription's billing and returns it with `pause_collection`
+// (`{"resumes_at": …}`) and `customer.subscription.updated`. While paused it makes no
+// invoices: each `current_period_end` passes without one (the period moves on, counted
+// from the same anchor, with `customer.subscription.updated`). Its `status` stays
+// (`active`, `trialing` or `past_due`); an invoice already being collected keeps its
+// retries. With `resumes_at` (Unix seconds, in the future) billing resumes by itself at
+// that time; without it, when the resume endpoint is called. Pausing a paused
+// subscription again replaces `resumes_at`. The body is optional.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or more than five years ahead, `parameter_invalid` for one not an integer,
+// `param` `resumes_at`; `parameter_unknown`); 401; 404 `not_found`/`subscription_not_found`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `resource_conflict`/`subscription_not_pausable` for
+// an `incomplete` or `unpaid` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_pausable",
+//
+//	"message": "Only an active, trialing or past_due subscription can be paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
+func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error) {
+	rsp, err := c.PauseSubscription(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// ResumeSubscriptionWithResponse Resume a paused subscription
+//
+// Ends the pause and returns the subscription with `pause_collection` null and
+// `customer.subscription.updated`. Billing continues at the next period boundary
+// (`current_period_end`): the periods that passed while paused are not billed. The
+// request has no body.
+//
+// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
+// response commit in one database transaction: after a crash there is both or neither, and a
+// retry either replays the response or runs the request afresh.
+//
+// **Errors:** 400 `invalid_request` (`parameter_unknown`); 401; 404
+// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_not_paused`
+// for a subscription that is not paused, `resource_conflict`/`subscription_already_canceled`
+// for a `canceled` or `incomplete_expired` one, and `idempotency_error`; 413; 415; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "resource_conflict", "code": "subscription_not_paused",
+//
+//	"message": "This subscription is not paused.", "param": null,
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
+func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *ResumeSubscriptionParams, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error) {
+	rsp, err := c.ResumeSubscription(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeSubscriptionResponse(rsp)
 }
 
 // GetTestClockWithResponse Get the test clock
@@ -16236,6 +17258,598 @@ func ParseCancelSubscriptionResponse(rsp *http.Response) (*CancelSubscriptionRes
 	return response, nil
 }
 
+// ParsePauseSubscriptionResponse parses an HTTP response from a PauseSubscriptionWithResponse call
+func ParsePauseSubscriptionResponse(rsp *http.Response) (*PauseSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PauseSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PauseSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PauseSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PauseSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PauseSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PauseSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PauseSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PauseSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers PauseSubscriptionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PauseSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PauseSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeSubscriptionResponse parses an HTTP response from a ResumeSubscriptionWithResponse call
+func ParseResumeSubscriptionResponse(rsp *http.Response) (*ResumeSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResumeSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResumeSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumeSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResumeSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ResumeSubscriptionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ResumeSubscriptionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResumeSubscriptionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResumeSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResumeSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTestClockResponse parses an HTTP response from a GetTestClockWithResponse call
 func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16745,6 +18359,12 @@ type ServerInterface interface {
 	// CancelSubscription Cancel a subscription
 	// (POST /v1/subscriptions/{id}/cancel)
 	CancelSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params CancelSubscriptionParams)
+	// PauseSubscription Pause a subscription
+	// (POST /v1/subscriptions/{id}/pause)
+	PauseSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params PauseSubscriptionParams)
+	// ResumeSubscription Resume a paused subscription
+	// (POST /v1/subscriptions/{id}/resume)
+	ResumeSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params ResumeSubscriptionParams)
 	// GetTestClock Get the test clock
 	// (GET /v1/test_helpers/clock)
 	GetTestClock(w http.ResponseWriter, r *http.Request)
@@ -17818,6 +19438,106 @@ func (siw *ServerInterfaceWrapper) CancelSubscription(w http.ResponseWriter, r *
 	handler.ServeHTTP(w, r)
 }
 
+// PauseSubscription operation middleware
+func (siw *ServerInterfaceWrapper) PauseSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PauseSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseSubscription(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeSubscription operation middleware
+func (siw *ServerInterfaceWrapper) ResumeSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeSubscription(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetTestClock operation middleware
 func (siw *ServerInterfaceWrapper) GetTestClock(w http.ResponseWriter, r *http.Request) {
 
@@ -18015,6 +19735,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/subscriptions/{id}", wrapper.RetrieveSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}", wrapper.UpdateSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/cancel", wrapper.CancelSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/pause", wrapper.PauseSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/resume", wrapper.ResumeSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/test_helpers/clock", wrapper.GetTestClock)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/test_helpers/clock/advance", wrapper.AdvanceTestClock)
 
@@ -22666,6 +24388,521 @@ func (response CancelSubscription503JSONResponse) VisitCancelSubscriptionRespons
 	return err
 }
 
+type PauseSubscriptionRequestObject struct {
+	Id     SubscriptionId `json:"id"`
+	Params PauseSubscriptionParams
+	Body   *PauseSubscriptionJSONRequestBody
+}
+
+type PauseSubscriptionResponseObject interface {
+	VisitPauseSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type PauseSubscription200ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type PauseSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers PauseSubscription200ResponseHeaders
+}
+
+func (response PauseSubscription200JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PauseSubscription400JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PauseSubscription401JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PauseSubscription403JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseSubscription404JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response PauseSubscription409JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PauseSubscription413JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PauseSubscription415JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response PauseSubscription422JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PauseSubscription429JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response PauseSubscription500JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PauseSubscription503JSONResponse) VisitPauseSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscriptionRequestObject struct {
+	Id     SubscriptionId `json:"id"`
+	Params ResumeSubscriptionParams
+}
+
+type ResumeSubscriptionResponseObject interface {
+	VisitResumeSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type ResumeSubscription200ResponseHeaders struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+type ResumeSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers ResumeSubscription200ResponseHeaders
+}
+
+func (response ResumeSubscription200JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeSubscription400JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeSubscription401JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ResumeSubscription403JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeSubscription404JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ResumeSubscription409JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ResumeSubscription413JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ResumeSubscription415JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ResumeSubscription422JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ResumeSubscription429JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ResumeSubscription500JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ResumeSubscription503JSONResponse) VisitResumeSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTestClockRequestObject struct {
 }
 
@@ -23124,6 +25361,12 @@ type StrictServerInterface interface {
 	// CancelSubscription Cancel a subscription
 	// (POST /v1/subscriptions/{id}/cancel)
 	CancelSubscription(ctx context.Context, request CancelSubscriptionRequestObject) (CancelSubscriptionResponseObject, error)
+	// PauseSubscription Pause a subscription
+	// (POST /v1/subscriptions/{id}/pause)
+	PauseSubscription(ctx context.Context, request PauseSubscriptionRequestObject) (PauseSubscriptionResponseObject, error)
+	// ResumeSubscription Resume a paused subscription
+	// (POST /v1/subscriptions/{id}/resume)
+	ResumeSubscription(ctx context.Context, request ResumeSubscriptionRequestObject) (ResumeSubscriptionResponseObject, error)
 	// GetTestClock Get the test clock
 	// (GET /v1/test_helpers/clock)
 	GetTestClock(ctx context.Context, request GetTestClockRequestObject) (GetTestClockResponseObject, error)
@@ -23810,6 +26053,70 @@ func (sh *strictHandler) CancelSubscription(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CancelSubscriptionResponseObject); ok {
 		if err := validResponse.VisitCancelSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseSubscription operation middleware
+func (sh *strictHandler) PauseSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params PauseSubscriptionParams) {
+	var request PauseSubscriptionRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body PauseSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseSubscription(ctx, request.(PauseSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseSubscriptionResponseObject); ok {
+		if err := validResponse.VisitPauseSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeSubscription operation middleware
+func (sh *strictHandler) ResumeSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params ResumeSubscriptionParams) {
+	var request ResumeSubscriptionRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeSubscription(ctx, request.(ResumeSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeSubscriptionResponseObject); ok {
+		if err := validResponse.VisitResumeSubscriptionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -2054,6 +2054,9 @@ type Subscription struct {
 	// Object Always `subscription`.
 	Object SubscriptionObject `json:"object"`
 
+	// PauseCollection The pause of a paused subscription (no invoices are made while it holds); null when it is not paused.
+	PauseCollection *SubscriptionPauseCollection `json:"pause_collection"`
+
 	// PriceId The price, prefix `price_`.
 	PriceId string `json:"price_id"`
 
@@ -2117,6 +2120,18 @@ type SubscriptionList struct {
 
 	// Url The path of this list, `/v1/subscriptions`.
 	Url string `json:"url"`
+}
+
+// SubscriptionPause How to pause.
+type SubscriptionPause struct {
+	// ResumesAt When to resume by itself (Unix seconds, in the future, at most five years ahead); absent, the pause lasts until the resume endpoint ends it.
+	ResumesAt *int64 `json:"resumes_at,omitempty"`
+}
+
+// SubscriptionPauseCollection A paused subscription's pause.
+type SubscriptionPauseCollection struct {
+	// ResumesAt When billing resumes by itself (Unix seconds); null until resumed by the resume endpoint.
+	ResumesAt *int64 `json:"resumes_at"`
 }
 
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
