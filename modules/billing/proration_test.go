@@ -25,7 +25,7 @@ func TestProrate(t *testing.T) {
 		credit, charge, net int64
 	}{
 		// Leap February: 31 Jan → 29 Feb 2024 is 29 days (2,505,600 s); at 15 Feb 12:00, 13.5
-		// days (1,166,400 s) remain. Amount 900 → 1900 (quantity 1 → 2 of a 950 price… or any plan change):
+		// days (1,166,400 s) remain. A price of 900 changed to one of 1900:
 		// 900 × 13.5/29 = 418.97 → 419; 1900 × 13.5/29 = 884.48 → 884.
 		{"leap February, upgrade", "2024-01-31T00:00:00Z", "2024-02-29T00:00:00Z", "2024-02-15T12:00:00Z",
 			900, 1900, false, 1_166_400, 2_505_600, 419, 884, 465},
