@@ -32,7 +32,7 @@ var (
 		"Only proration_behavior none is supported for a plan change on this server.")
 	// ErrPlanNotChangeable: an incomplete subscription has no period to change; cancel it and
 	// create another.
-	ErrPlanNotChangeable = core.NewError(core.TypeInvalidState, "subscription_plan_not_changeable", "",
+	ErrPlanNotChangeable = core.NewError(core.TypeResourceConflict, "subscription_incomplete", "",
 		"An incomplete subscription's plan cannot change; cancel it and create another.")
 )
 
@@ -58,14 +58,14 @@ func (c PlanChange) behavior() (string, error) {
 }
 
 // checkPlanChange checks the fields of c that need no catalog.
-func checkPlanChange(c PlanChange) (string, error) {
+func checkPlanChange(c PlanChange) error {
 	if c.PriceID != nil && *c.PriceID == "" {
-		return "", core.MissingField("price_id")
+		return core.MissingField("price_id")
 	}
 	if c.Quantity != nil && (*c.Quantity < 1 || *c.Quantity > MaxQuantity) {
-		return "", core.InvalidField("quantity", "quantity must be between 1 and %d.", MaxQuantity)
+		return core.InvalidField("quantity", "quantity must be between 1 and %d.", MaxQuantity)
 	}
-	return c.ProrationBehavior, nil
+	return nil
 }
 
 // ChangePlan moves the subscription to price p (nil keeps its price) and quantity (0 keeps
@@ -132,7 +132,7 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // renewal. A change that restarts the period (a new interval) is billed, so it needs a billed
 // behaviour.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
-	if _, err := checkPlanChange(c); err != nil {
+	if err := checkPlanChange(c); err != nil {
 		return nil, err
 	}
 	behavior, err := c.behavior()

@@ -1438,18 +1438,36 @@ type ClientInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
+	//
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed: `none` bills nothing for the change, and the new amount is charged
+	// from the next renewal on (it cannot change the interval, since the restarted period is
+	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+	// `create_prorations` (add it to the next renewal invoice) are not supported by this
+	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+	// plan (409).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1469,18 +1487,36 @@ type ClientInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
+	//
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed: `none` bills nothing for the change, and the new amount is charged
+	// from the next renewal on (it cannot change the interval, since the restarted period is
+	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+	// `create_prorations` (add it to the next renewal invoice) are not supported by this
+	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+	// plan (409).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2741,18 +2777,36 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
+//
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed: `none` bills nothing for the change, and the new amount is charged
+// from the next renewal on (it cannot change the interval, since the restarted period is
+// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+// `create_prorations` (add it to the next renewal invoice) are not supported by this
+// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+// plan (409).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2784,18 +2838,36 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
+//
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed: `none` bills nothing for the change, and the new amount is charged
+// from the next renewal on (it cannot change the interval, since the restarted period is
+// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+// `create_prorations` (add it to the next renewal invoice) are not supported by this
+// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+// plan (409).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -5267,18 +5339,36 @@ type ClientWithResponsesInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
+	//
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed: `none` bills nothing for the change, and the new amount is charged
+	// from the next renewal on (it cannot change the interval, since the restarted period is
+	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+	// `create_prorations` (add it to the next renewal invoice) are not supported by this
+	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+	// plan (409).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -5298,18 +5388,36 @@ type ClientWithResponsesInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
+	//
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed: `none` bills nothing for the change, and the new amount is charged
+	// from the next renewal on (it cannot change the interval, since the restarted period is
+	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+	// `create_prorations` (add it to the next renewal invoice) are not supported by this
+	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+	// plan (409).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
 	// retry either replays the response or runs the request afresh.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -10711,18 +10819,36 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
+//
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed: `none` bills nothing for the change, and the new amount is charged
+// from the next renewal on (it cannot change the interval, since the restarted period is
+// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+// `create_prorations` (add it to the next renewal invoice) are not supported by this
+// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+// plan (409).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -10750,18 +10876,36 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
+//
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed: `none` bills nothing for the change, and the new amount is charged
+// from the next renewal on (it cannot change the interval, since the restarted period is
+// billed now). `always_invoice` (the default: invoice and charge the proration now) and
+// `create_prorations` (add it to the next renewal invoice) are not supported by this
+// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
+// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
+// plan (409).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
 // retry either replays the response or runs the request afresh.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
