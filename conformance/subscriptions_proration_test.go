@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
@@ -46,8 +47,8 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		catWantErr(t, subUpdate(t, m, s.Id, none("quantity", 0)), http.StatusBadRequest, "invalid_request", "quantity_invalid", "quantity")
 		catWantErr(t, subUpdate(t, m, s.Id, none("quantity", 10001)), http.StatusBadRequest, "invalid_request", "quantity_invalid", "quantity")
 		catWantErr(t, subUpdate(t, m, s.Id, none("price_id", big.Id, "quantity", 2)), http.StatusBadRequest, "amount_too_large", "amount_above_maximum", "quantity")
-		// The billed behaviours are not built: refused before anything moves.
-		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}), http.StatusBadRequest, "invalid_request", "proration_behavior_unsupported", "proration_behavior")
+		// create_prorations is not built: refused before anything moves.
+		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2, "proration_behavior": "create_prorations"}), http.StatusBadRequest, "invalid_request", "proration_behavior_unsupported", "proration_behavior")
 		if got := subGet(t, m, s.Id); got.Quantity != 1 || got.PriceId != s.PriceId || got.Amount != 900 {
 			t.Fatalf("a refused change moved the plan: %+v", got)
 		}
@@ -85,6 +86,49 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		}
 		if inv := subInvoice(t, o, *renewed.LatestInvoice); inv.Status != "paid" || inv.TotalAmount != 2700 {
 			t.Fatalf("renewal invoice %+v", inv)
+		}
+	})
+
+	harness.Rule(t, "D14", "always_invoice (the default) invoices the net proration by the second, rounded half-up, and charges it off-session now; a net credit makes no invoice (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
+		s := subCreate(t, m, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("first payment failed")
+		}
+		active := subGet(t, m, s.Id)
+		if active.CurrentPeriodEnd-active.CurrentPeriodStart != 7*86400 {
+			t.Fatalf("weekly period %+v", active)
+		}
+		// One day in, six of seven days remain. Quantity 1 → 2 of 1000:
+		// credit 1000 × 6/7 = 857.14 → 857, charge 2000 × 6/7 = 1714.29 → 1714, net 857.
+		clockAdvance(t, o.Test, 86400)
+		got := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}))
+		if got.Quantity != 2 || got.Amount != 2000 || got.Status != wire.SubscriptionStatusActive ||
+			got.CurrentPeriodEnd != active.CurrentPeriodEnd || got.LatestInvoice == nil || *got.LatestInvoice == *active.LatestInvoice {
+			t.Fatalf("after the upgrade %+v", got)
+		}
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		if inv.Status != "paid" || inv.TotalAmount != 857 || inv.Subscription == nil || *inv.Subscription != s.Id {
+			t.Fatalf("proration invoice %+v", inv)
+		}
+		if p := subPaymentOf(t, o, inv); p.Amount != 857 || p.InvoiceId == nil || *p.InvoiceId != inv.Id {
+			t.Fatalf("proration payment %+v", p)
+		}
+		if evs := invoiceEvents(t, o.Test, inv.Id); strings.Join(evs, ",") != "invoice.finalized,payment_intent.succeeded,invoice.payment_succeeded,invoice.paid" {
+			t.Fatalf("invoice events %v", evs)
+		}
+		// Two days in, five remain. Quantity 2 → 1: credit 2000 × 5/7 = 1428.57 → 1429,
+		// charge 1000 × 5/7 = 714.29 → 714: a net credit of 715, no invoice, no charge.
+		clockAdvance(t, o.Test, 86400)
+		down := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 1, "proration_behavior": "always_invoice"}))
+		if down.Quantity != 1 || down.Amount != 1000 || *down.LatestInvoice != inv.Id {
+			t.Fatalf("after the downgrade %+v", down)
 		}
 	})
 }

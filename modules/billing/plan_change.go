@@ -3,9 +3,11 @@ package billing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 // How a plan change is billed (proration_behavior).
@@ -27,9 +29,13 @@ var (
 	// ErrProrationBehavior: an unknown proration_behavior.
 	ErrProrationBehavior = core.NewError(core.TypeInvalidRequest, "proration_behavior_invalid", "proration_behavior",
 		"proration_behavior must be one of always_invoice, create_prorations, none.")
-	// ErrProrationUnsupported: a billed proration this server does not perform yet.
+	// ErrProrationUnsupported: a proration behaviour this server does not perform yet.
 	ErrProrationUnsupported = core.NewError(core.TypeInvalidRequest, "proration_behavior_unsupported", "proration_behavior",
-		"Only proration_behavior none is supported for a plan change on this server.")
+		"proration_behavior create_prorations is not supported on this server yet; use always_invoice or none.")
+	// ErrCollectionPending: an invoice of the subscription is still being collected; a plan
+	// change billed now waits until it is paid.
+	ErrCollectionPending = core.NewError(core.TypeResourceConflict, "subscription_payment_pending", "",
+		"An invoice of this subscription is still being collected; pay it before a plan change billed now.")
 	// ErrPlanNotChangeable: an incomplete subscription has no period to change; cancel it and
 	// create another.
 	ErrPlanNotChangeable = core.NewError(core.TypeResourceConflict, "subscription_incomplete", "",
@@ -128,9 +134,16 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // ChangeSubscriptionPlan applies a plan change with the rest of an update (POST
 // /v1/subscriptions/{id} with price_id and/or quantity): the fields are checked, then the new
 // price, then the change is made in one unit of work with customer.subscription.updated.
-// With proration_behavior none nothing is billed: the new amount is charged from the next
-// renewal. A change that restarts the period (a new interval) is billed, so it needs a billed
-// behaviour.
+//
+// proration_behavior none bills nothing: the new amount is charged from the next renewal (it
+// cannot change the interval, whose restarted period is billed now). always_invoice bills the
+// net proration now: an invoice of one line (the charge less the credit) is made, finalised
+// (invoice.finalized) and recorded as the invoice the subscription collects, in the same unit
+// of work; it is then charged off-session with the default method through the renewal's
+// charge path with no transaction open, and a failure goes into dunning as a renewal's would.
+// A net credit (or nothing to pay) makes no invoice and no charge, and the credit is not kept:
+// there is no customer balance to carry it. While trialing nothing is billed. create_prorations
+// is not built yet.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
 	if err := checkPlanChange(c); err != nil {
 		return nil, err
@@ -153,24 +166,116 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 	if c.Quantity != nil {
 		qty = *c.Quantity
 	}
-	if behavior != ProrateNone {
-		// Billing the proration (now, or on the next renewal invoice) is not built yet: the
-		// change is refused before anything moves.
+	if behavior == ProrateCreate {
+		// Lines on the next renewal invoice need storage that is not built yet: refused
+		// before anything moves.
 		return nil, ErrProrationUnsupported
 	}
-	return s.change(ctx, scope, id, func(sub *Subscription, now time.Time) (Change, error) {
+	if behavior == ProrateAlwaysInvoice && (s.invoices == nil || s.charger == nil) {
+		return nil, ErrProrationUnsupported.Msg("This server cannot invoice a proration now; use proration_behavior none.")
+	}
+	now, err := s.clocks.Now(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if behavior == ProrateAlwaysInvoice {
+		if prefix, err = s.invoices.Prefix(ctx, scope.MerchantID); err != nil {
+			return nil, err
+		}
+	}
+	var out *Subscription
+	var due *dueCharge
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		out, due = nil, nil
+		sub, err := tx.Subscriptions().Lock(ctx, scope, id)
+		if err != nil {
+			return subscriptionNotFound(err)
+		}
+		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+			return err
+		}
 		ch, err := sub.Apply(patch, now)
 		if err != nil {
-			return Change{}, err
+			return err
 		}
 		pc, pr, err := sub.ChangePlan(p, qty, now)
 		if err != nil {
-			return Change{}, err
+			return err
 		}
-		if pr.Restart {
-			return Change{}, ErrProrationUnsupported.Msg("A change of interval restarts the period and is billed now; proration_behavior none cannot change the interval.")
+		if pr.Restart && behavior == ProrateNone {
+			return ErrProrationUnsupported.Msg("A change of interval restarts the period and is billed now; proration_behavior none cannot change the interval.")
 		}
 		ch.Updated = ch.Updated || pc.Updated
-		return ch, nil
+		out = sub
+		if !ch.Updated {
+			return nil
+		}
+		var evs []core.Event
+		if behavior == ProrateAlwaysInvoice && pr.Net > 0 {
+			if sub.s.Collection.Invoice != "" {
+				return ErrCollectionPending
+			}
+			at := now.UTC().Truncate(time.Second)
+			cust, err := tx.Customers().Lock(ctx, scope, sub.Customer())
+			if err != nil {
+				return customerNotFound(err)
+			}
+			in := sub.prorationInvoiceInput(cust, pr, at)
+			invID, invEvs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
+			if err != nil {
+				return err
+			}
+			evs = invEvs
+			sub.collectProration(invID, at)
+			due = &dueCharge{scope: scope, sub: sub.ID(), invoice: invID, at: at}
+			if mid := sub.DefaultMethodID(); mid != "" {
+				pm, err := tx.PaymentMethods().Get(ctx, scope, mid)
+				if err != nil {
+					return err
+				}
+				due.method, due.ref = pm.Type(), pm.ProcessorRef()
+			} else {
+				// No method to charge: the attempt fails as a lost card would.
+				due = nil
+				fch, _ := sub.ChargeFailed(invID, ports.DeclineLostCard, at)
+				ch.Updated = ch.Updated || fch.Updated
+			}
+		}
+		if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+			return err
+		}
+		return tx.Outbox().Add(ctx, append(changeEvents(ch, sub, now), evs...)...)
 	})
+	if err != nil {
+		return nil, err
+	}
+	if due == nil {
+		return out, nil
+	}
+	// The proration invoice is charged now, with no transaction open; a processor failure
+	// leaves the charge due for the sweep, as a renewal's.
+	_ = s.charge(ctx, *due)
+	if fresh, err := s.store.Subscription(ctx, scope, id); err == nil {
+		return fresh, nil
+	}
+	return out, nil
+}
+
+// prorationInvoiceInput is the invoice of a plan change billed now: one line of the net
+// proration, naming the credit and the charge it nets.
+func (s *Subscription) prorationInvoiceInput(customer *Customer, pr Proration, at time.Time) InvoiceInput {
+	desc := fmt.Sprintf("Plan change to %s × %d on %s: remaining time %s, less unused time %s",
+		s.s.PriceID, s.s.Quantity, at.Format("2 Jan 2006"),
+		core.FormatAmount(pr.Charge, s.s.Currency), core.FormatAmount(pr.Credit, s.s.Currency))
+	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
+		Description: desc, PriceID: s.s.PriceID, Quantity: 1, UnitAmount: pr.Net}
+}
+
+// collectProration records the proration invoice invoiceID made at as the latest invoice and
+// the one being collected, charged at once; its dunning counts from at.
+func (s *Subscription) collectProration(invoiceID string, at time.Time) {
+	id := invoiceID
+	s.s.LatestInvoice = &id
+	s.s.Collection = Collection{Invoice: invoiceID, RenewedAt: &at, NextCharge: &at}
 }

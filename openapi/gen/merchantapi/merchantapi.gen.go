@@ -1446,13 +1446,24 @@ type ClientInterface interface {
 	// period, by the second: a credit for the unused part at the old amount and a charge for
 	// the same part at the new amount, each rounded half-up to a minor unit. A price of
 	// another interval restarts the period at the change. `proration_behavior` says how the
-	// proration is billed: `none` bills nothing for the change, and the new amount is charged
-	// from the next renewal on (it cannot change the interval, since the restarted period is
-	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-	// `create_prorations` (add it to the next renewal invoice) are not supported by this
-	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-	// plan (409).
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -1467,7 +1478,8 @@ type ClientInterface interface {
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1495,13 +1507,24 @@ type ClientInterface interface {
 	// period, by the second: a credit for the unused part at the old amount and a charge for
 	// the same part at the new amount, each rounded half-up to a minor unit. A price of
 	// another interval restarts the period at the change. `proration_behavior` says how the
-	// proration is billed: `none` bills nothing for the change, and the new amount is charged
-	// from the next renewal on (it cannot change the interval, since the restarted period is
-	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-	// `create_prorations` (add it to the next renewal invoice) are not supported by this
-	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-	// plan (409).
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -1516,7 +1539,8 @@ type ClientInterface interface {
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2785,13 +2809,24 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // period, by the second: a credit for the unused part at the old amount and a charge for
 // the same part at the new amount, each rounded half-up to a minor unit. A price of
 // another interval restarts the period at the change. `proration_behavior` says how the
-// proration is billed: `none` bills nothing for the change, and the new amount is charged
-// from the next renewal on (it cannot change the interval, since the restarted period is
-// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-// `create_prorations` (add it to the next renewal invoice) are not supported by this
-// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-// plan (409).
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -2806,7 +2841,8 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2846,13 +2882,24 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // period, by the second: a credit for the unused part at the old amount and a charge for
 // the same part at the new amount, each rounded half-up to a minor unit. A price of
 // another interval restarts the period at the change. `proration_behavior` says how the
-// proration is billed: `none` bills nothing for the change, and the new amount is charged
-// from the next renewal on (it cannot change the interval, since the restarted period is
-// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-// `create_prorations` (add it to the next renewal invoice) are not supported by this
-// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-// plan (409).
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -2867,7 +2914,8 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -5347,13 +5395,24 @@ type ClientWithResponsesInterface interface {
 	// period, by the second: a credit for the unused part at the old amount and a charge for
 	// the same part at the new amount, each rounded half-up to a minor unit. A price of
 	// another interval restarts the period at the change. `proration_behavior` says how the
-	// proration is billed: `none` bills nothing for the change, and the new amount is charged
-	// from the next renewal on (it cannot change the interval, since the restarted period is
-	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-	// `create_prorations` (add it to the next renewal invoice) are not supported by this
-	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-	// plan (409).
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5368,7 +5427,8 @@ type ClientWithResponsesInterface interface {
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -5396,13 +5456,24 @@ type ClientWithResponsesInterface interface {
 	// period, by the second: a credit for the unused part at the old amount and a charge for
 	// the same part at the new amount, each rounded half-up to a minor unit. A price of
 	// another interval restarts the period at the change. `proration_behavior` says how the
-	// proration is billed: `none` bills nothing for the change, and the new amount is charged
-	// from the next renewal on (it cannot change the interval, since the restarted period is
-	// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-	// `create_prorations` (add it to the next renewal invoice) are not supported by this
-	// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-	// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-	// plan (409).
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5417,7 +5488,8 @@ type ClientWithResponsesInterface interface {
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-	// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -10827,13 +10899,24 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // period, by the second: a credit for the unused part at the old amount and a charge for
 // the same part at the new amount, each rounded half-up to a minor unit. A price of
 // another interval restarts the period at the change. `proration_behavior` says how the
-// proration is billed: `none` bills nothing for the change, and the new amount is charged
-// from the next renewal on (it cannot change the interval, since the restarted period is
-// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-// `create_prorations` (add it to the next renewal invoice) are not supported by this
-// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-// plan (409).
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10848,7 +10931,8 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -10884,13 +10968,24 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // period, by the second: a credit for the unused part at the old amount and a charge for
 // the same part at the new amount, each rounded half-up to a minor unit. A price of
 // another interval restarts the period at the change. `proration_behavior` says how the
-// proration is billed: `none` bills nothing for the change, and the new amount is charged
-// from the next renewal on (it cannot change the interval, since the restarted period is
-// billed now). `always_invoice` (the default: invoice and charge the proration now) and
-// `create_prorations` (add it to the next renewal invoice) are not supported by this
-// server yet and answer 400 `proration_behavior_unsupported`, changing nothing. While
-// trialing, a plan change bills nothing. An `incomplete` subscription cannot change its
-// plan (409).
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10905,7 +11000,8 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
-// `incomplete` one, and `idempotency_error`; 413; 415; 429; 5xx.
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
