@@ -131,4 +131,31 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 			t.Fatalf("after the downgrade %+v", down)
 		}
 	})
+
+	harness.Rule(t, "8", "a keyed always_invoice upgrade charges once and a replay answers the same (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
+		s := subCreate(t, m, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("first payment failed")
+		}
+		clockAdvance(t, o.Test, 86400)
+		key := map[string]string{"Idempotency-Key": "upgrade-" + m.ID}
+		body := rawJSON(t, map[string]any{"quantity": 2})
+		first := raw(t, http.MethodPost, "/v1/subscriptions/"+s.Id, m.TestKey, body, key)
+		again := raw(t, http.MethodPost, "/v1/subscriptions/"+s.Id, m.TestKey, body, key)
+		if first.Status != http.StatusOK || again.Status != http.StatusOK || string(first.Body) != string(again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("first %d %s, again %d %s", first.Status, first.Body, again.Status, again.Body)
+		}
+		got := catDecode[api.Subscription](t, first)
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		if inv.Status != "paid" || inv.TotalAmount != 857 {
+			t.Fatalf("keyed proration invoice %+v", inv)
+		}
+	})
 }

@@ -1465,9 +1465,15 @@ type ClientInterface interface {
 	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 	// its plan (409 `subscription_incomplete`).
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -1526,9 +1532,15 @@ type ClientInterface interface {
 	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 	// its plan (409 `subscription_incomplete`).
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -2828,9 +2840,15 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 // its plan (409 `subscription_incomplete`).
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -2901,9 +2919,15 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 // its plan (409 `subscription_incomplete`).
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -5414,9 +5438,15 @@ type ClientWithResponsesInterface interface {
 	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 	// its plan (409 `subscription_incomplete`).
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -5475,9 +5505,15 @@ type ClientWithResponsesInterface interface {
 	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 	// its plan (409 `subscription_incomplete`).
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -10918,9 +10954,15 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 // its plan (409 `subscription_incomplete`).
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
@@ -10987,9 +11029,15 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
 // its plan (409 `subscription_incomplete`).
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
