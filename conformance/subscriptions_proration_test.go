@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
@@ -156,6 +157,34 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		inv := subInvoice(t, o, *got.LatestInvoice)
 		if inv.Status != "paid" || inv.TotalAmount != 857 {
 			t.Fatalf("keyed proration invoice %+v", inv)
+		}
+	})
+
+	harness.Rule(t, "D14", "a price of another interval restarts the period now; always_invoice charges the new period less the unused credit (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		weekly := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
+		yearly := subPrice(t, m, 10000, &api.RecurringParams{Interval: wire.RecurringIntervalYear})
+		s := subCreate(t, m, subBody(weekly.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("first payment failed")
+		}
+		// One day in: credit 1000 × 6/7 = 857.14 → 857; charge the yearly 10000 in full; net 9143.
+		// none cannot change the interval.
+		now := clockAdvance(t, o.Test, 86400).Now
+		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"price_id": yearly.Id, "proration_behavior": "none"}),
+			http.StatusBadRequest, "invalid_request", "proration_behavior_unsupported", "proration_behavior")
+		got := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"price_id": yearly.Id}))
+		if got.PriceId != yearly.Id || got.Amount != 10000 || got.CurrentPeriodStart != now ||
+			got.CurrentPeriodEnd != time.Unix(now, 0).UTC().AddDate(1, 0, 0).Unix() || got.Status != wire.SubscriptionStatusActive {
+			t.Fatalf("after the interval change %+v (now %d)", got, now)
+		}
+		if inv := subInvoice(t, o, *got.LatestInvoice); inv.Status != "paid" || inv.TotalAmount != 9143 {
+			t.Fatalf("interval change invoice %+v", inv)
 		}
 	})
 }
