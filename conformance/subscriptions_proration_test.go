@@ -187,4 +187,26 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 			t.Fatalf("interval change invoice %+v", inv)
 		}
 	})
+
+	harness.Rule(t, "D14", "a plan change billed now waits while an invoice is being collected: 409 subscription_payment_pending; none still applies (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+		due := subGet(t, m, s.Id)
+		if due.Status != wire.SubscriptionStatusPastDue {
+			t.Fatalf("after the failed trial-end charge %+v", due)
+		}
+		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}), http.StatusConflict, "resource_conflict", "subscription_payment_pending", "")
+		if got := subGet(t, m, s.Id); got.Quantity != 1 || *got.LatestInvoice != *due.LatestInvoice {
+			t.Fatalf("a refused change moved the plan: %+v", got)
+		}
+		got := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2, "proration_behavior": "none"}))
+		if got.Quantity != 2 || got.Amount != 1800 || *got.LatestInvoice != *due.LatestInvoice || got.Status != wire.SubscriptionStatusPastDue {
+			t.Fatalf("none while past_due %+v", got)
+		}
+	})
 }
