@@ -89,3 +89,43 @@ func TestChangePlanRules(t *testing.T) {
 		t.Fatalf("incomplete: %v", err)
 	}
 }
+
+// The use case: the fields and the price are checked before anything moves; none changes a
+// trialing subscription's plan with customer.subscription.updated; create_prorations is
+// refused; a server with no invoicing cannot bill a proration now.
+func TestChangeSubscriptionPlanUseCase(t *testing.T) {
+	now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
+	svc, f := newTrialService(t, &now)
+	sub, err := svc.CreateSubscription(ctx, caller, body("price_trial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sub.Snapshot()
+	if _, err := svc.ConfirmFirstPayment(ctx, snap.PaymentIntent, *snap.ClientSecret, cardInput("4242424242424242", "")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	missing := "price_missing"
+	var ce *core.Error
+	if _, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{PriceID: &missing, ProrationBehavior: "none"}, billing.Patch{}); !errors.As(err, &ce) || ce.Code != "price_not_found" || ce.Param != "price_id" {
+		t.Fatalf("unknown price: %v", err)
+	}
+	for _, b := range []string{"create_prorations", "always_invoice", ""} {
+		if _, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{Quantity: i64(2), ProrationBehavior: b}, billing.Patch{}); !errors.Is(err, billing.ErrProrationUnsupported) {
+			t.Fatalf("%q: %v", b, err)
+		}
+	}
+	if _, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{Quantity: i64(2), ProrationBehavior: "sometimes"}, billing.Patch{}); !errors.Is(err, billing.ErrProrationBehavior) {
+		t.Fatalf("unknown behaviour: %v", err)
+	}
+	before := len(f.Events())
+	got, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{Quantity: i64(2), ProrationBehavior: "none"},
+		billing.Patch{Metadata: map[string]string{"plan": "team"}})
+	if err != nil || got.Amount() != 1800 || got.Status() != billing.StatusTrialing || got.Snapshot().Metadata["plan"] != "team" {
+		t.Fatalf("none: %v %+v", err, got)
+	}
+	evs := f.Events()[before:]
+	if len(evs) != 1 || evs[0].Type != core.EventSubscriptionUpdated {
+		t.Fatalf("events %+v", evs)
+	}
+}
