@@ -286,8 +286,9 @@ func TestSubscriptionsLifecycle(t *testing.T) {
 		subWantEvents(t, m, s.Id, "customer.subscription.created", "customer.subscription.updated")
 		catWantErr(t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id, map[string]any{"cancel_at_period_end": true}),
 			http.StatusBadRequest, "invalid_request", "cancel_at_period_end_invalid", "cancel_at_period_end")
-		catWantErr(t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id, map[string]any{"price_id": pr.Id}),
-			http.StatusBadRequest, "invalid_request", "parameter_unknown", "price_id")
+		// A plan change of an incomplete subscription is refused (it has no period to prorate).
+		catWantErr(t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id, map[string]any{"price_id": pr.Id, "quantity": 2}),
+			http.StatusConflict, "resource_conflict", "subscription_incomplete", "")
 		catDecode[api.Subscription](t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": false}))
 		catWantErr(t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id, map[string]any{"metadata": map[string]string{"d": "4"}}),
 			http.StatusConflict, "resource_conflict", "subscription_already_canceled", "")

@@ -54,7 +54,17 @@ func (m *merchantAPI) UpdateSubscription(ctx context.Context, r api.UpdateSubscr
 	if r.Body.Metadata != nil {
 		p.Metadata = present.MetadataIn(r.Body.Metadata)
 	}
-	s, err := m.billing.UpdateSubscription(ctx, kit.CallerFrom(ctx).Scope, r.Id, p)
+	pc := billing.PlanChange{PriceID: r.Body.PriceId, Quantity: r.Body.Quantity}
+	if r.Body.ProrationBehavior != nil {
+		pc.ProrationBehavior = string(*r.Body.ProrationBehavior)
+	}
+	var s *billing.Subscription
+	var err error
+	if pc.Empty() {
+		s, err = m.billing.UpdateSubscription(ctx, kit.CallerFrom(ctx).Scope, r.Id, p)
+	} else {
+		s, err = m.billing.ChangeSubscriptionPlan(ctx, kit.CallerFrom(ctx).Scope, r.Id, pc, p)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1485,18 +1485,54 @@ type ClientInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -1516,18 +1552,54 @@ type ClientInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -2882,18 +2954,54 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -2925,18 +3033,54 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -5649,18 +5793,54 @@ type ClientWithResponsesInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -5680,18 +5860,54 @@ type ClientWithResponsesInterface interface {
 	// `false` resumes a pending cancellation, `true` schedules one at the end of the current
 	// period (as cancel with `at_period_end`). A change fires
 	// `customer.subscription.updated`; a body that changes nothing returns the subscription
-	// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-	// in this release.
+	// unchanged and fires nothing.
 	//
-	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-	// response commit in one database transaction: after a crash there is both or neither, and a
-	// retry either replays the response or runs the request afresh.
+	// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+	// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+	// the amount at most 99,999,999). The change is prorated over the rest of the current
+	// period, by the second: a credit for the unused part at the old amount and a charge for
+	// the same part at the new amount, each rounded half-up to a minor unit. A price of
+	// another interval restarts the period at the change. `proration_behavior` says how the
+	// proration is billed:
+	//
+	// - `always_invoice` (the default): the net proration (the charge less the credit) is
+	//   invoiced now on one line that names both, the invoice is finalised
+	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
+	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+	//   dunning as a renewal's does, and the response shows the subscription after the
+	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `none`: nothing is billed for the change, and the new amount is charged from the
+	//   next renewal on. It cannot change the interval, since the restarted period is billed
+	//   now.
+	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
+	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//
+	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+	// its plan (409 `subscription_incomplete`).
+	//
+	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+	// since a plan change billed now charges the payment method after its change commits.
+	// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+	// its own transaction, the charge follows, and the response is stored last. A retry after
+	// a crash runs the update again: it sets the same values, so a change already made
+	// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+	// renewal sweep). While the first request is alive a retry gets 409
+	// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+	// key over at once.
 	//
 	// **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-	// `incomplete` subscription, `parameter_unknown`); 401; 404
-	// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-	// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-	// 415; 429; 5xx.
+	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+	// `quantity_invalid` with `param` `quantity`;
+	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+	// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+	// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 	//
 	// Example error body:
 	// ```json
@@ -11613,18 +11829,54 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json
@@ -11652,18 +11904,54 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // `false` resumes a pending cancellation, `true` schedules one at the end of the current
 // period (as cancel with `at_period_end`). A change fires
 // `customer.subscription.updated`; a body that changes nothing returns the subscription
-// unchanged and fires nothing. Plan changes (`price_id`, `quantity`) are not available
-// in this release.
+// unchanged and fires nothing.
 //
-// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
-// response commit in one database transaction: after a crash there is both or neither, and a
-// retry either replays the response or runs the request afresh.
+// **Plan changes:** `price_id` and/or `quantity` move the subscription to another
+// recurring, active, licensed price in the same currency, or another quantity (1–10,000;
+// the amount at most 99,999,999). The change is prorated over the rest of the current
+// period, by the second: a credit for the unused part at the old amount and a charge for
+// the same part at the new amount, each rounded half-up to a minor unit. A price of
+// another interval restarts the period at the change. `proration_behavior` says how the
+// proration is billed:
+//
+//   - `always_invoice` (the default): the net proration (the charge less the credit) is
+//     invoiced now on one line that names both, the invoice is finalised
+//     (`invoice.finalized`) and charged off-session with the subscription's default payment
+//     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
+//     dunning as a renewal's does, and the response shows the subscription after the
+//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
+//     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `none`: nothing is billed for the change, and the new amount is charged from the
+//     next renewal on. It cannot change the interval, since the restarted period is billed
+//     now.
+//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
+//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//
+// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
+// its plan (409 `subscription_incomplete`).
+//
+// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
+// since a plan change billed now charges the payment method after its change commits.
+// With an `Idempotency-Key`, the key is first recorded as started; the change commits in
+// its own transaction, the charge follows, and the response is stored last. A retry after
+// a crash runs the update again: it sets the same values, so a change already made
+// changes nothing and bills nothing again (an unpaid proration invoice is charged by the
+// renewal sweep). While the first request is alive a retry gets 409
+// `idempotency_error`/`idempotency_key_in_use`, and once it has died the retry takes the
+// key over at once.
 //
 // **Errors:** 400 `invalid_request` (`metadata` limits, `cancel_at_period_end` true on an
-// `incomplete` subscription, `parameter_unknown`); 401; 404
-// `not_found`/`subscription_not_found`; 409 `resource_conflict`/`subscription_already_canceled`
-// for a `canceled` or `incomplete_expired` subscription, and `idempotency_error`; 413;
-// 415; 429; 5xx.
+// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
+// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
+// `quantity_invalid` with `param` `quantity`;
+// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
+// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
+// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription, `subscription_incomplete` for a plan change of an
+// `incomplete` one, `subscription_payment_pending` while an invoice of it is being
+// collected, and `idempotency_error`; 413; 415; 429; 5xx.
 //
 // Example error body:
 // ```json

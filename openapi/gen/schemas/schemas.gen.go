@@ -642,6 +642,27 @@ func (e SubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionUpdateProrationBehavior.
+const (
+	SubscriptionUpdateProrationBehaviorAlwaysInvoice    SubscriptionUpdateProrationBehavior = "always_invoice"
+	SubscriptionUpdateProrationBehaviorCreateProrations SubscriptionUpdateProrationBehavior = "create_prorations"
+	SubscriptionUpdateProrationBehaviorNone             SubscriptionUpdateProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionUpdateProrationBehavior enum.
+func (e SubscriptionUpdateProrationBehavior) Valid() bool {
+	switch e {
+	case SubscriptionUpdateProrationBehaviorAlwaysInvoice:
+		return true
+	case SubscriptionUpdateProrationBehaviorCreateProrations:
+		return true
+	case SubscriptionUpdateProrationBehaviorNone:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaxBehavior.
 const (
 	TaxBehaviorExclusive   TaxBehavior = "exclusive"
@@ -2172,7 +2193,19 @@ type SubscriptionUpdate struct {
 	//
 	// Example: {"order_id":"1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// PriceId The new recurring price (same currency as the subscription).
+	PriceId *string `json:"price_id,omitempty"`
+
+	// ProrationBehavior How a plan change is billed; see the operation.
+	ProrationBehavior *SubscriptionUpdateProrationBehavior `json:"proration_behavior,omitempty"`
+
+	// Quantity The new quantity, 1–10,000.
+	Quantity *int64 `json:"quantity,omitempty"`
 }
+
+// SubscriptionUpdateProrationBehavior How a plan change is billed; see the operation.
+type SubscriptionUpdateProrationBehavior string
 
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).
 type TaxBehavior string
