@@ -189,6 +189,8 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	subPayments.bill = bill
+	// Subscription-mode checkout sessions start their subscriptions through billing.
+	co.SetSubscriptions(checkoutSubscriptions{bill})
 	due.Register("subscription expiry and cancellation", bill)
 	// Pending balance becomes available at its available_on, on the scope's clock: a state
 	// sweep over the release queue, so a test clock advance releases funds in time order too.

@@ -29,6 +29,8 @@ type Service struct {
 	charger *payments.Charger
 	// merchants reads a session's merchant for its buyer.
 	merchants MerchantNames
+	// subs starts the subscriptions of subscription-mode sessions (SetSubscriptions).
+	subs Subscriptions
 }
 
 // Deps are what the checkout use cases need; every one is required.
