@@ -380,4 +380,3 @@ func csSubBody(priceID string, qty int) map[string]any {
 	}
 	return csWith("amount", nil, "mode", "subscription", "line_items", []map[string]any{item})
 }
-
