@@ -160,3 +160,39 @@ func TestCheckoutSubscriptionCompletion(t *testing.T) {
 		}
 	})
 }
+
+// The hosted page of a subscription session shows the recurring price, its interval and the
+// trial, and the page's pay form starts the subscription.
+func TestCheckoutSubscriptionPage(t *testing.T) {
+	t.Parallel()
+	payNeedsCheckout(t)
+	m := newMerchant(t, true)
+
+	harness.Rule(t, "D14", "the hosted page of a subscription session shows the trial, the recurring price and its interval", func(t *testing.T) {
+		t.Parallel()
+		s, _ := subCheckoutSession(t, m, 7)
+		p := pgGet(t, s.CheckoutUrl)
+		pgWant(t, p, 200, "7-day free trial", "then 9.00 € every month", "Start trial")
+		// Paying on the page starts the trial and completes the session.
+		pgPost(t, *s, "/c/"+s.Id+"/pay", pgCardForm(payCardOK))
+		got := csGet(t, m.Test, s.Id)
+		if got.Status != wire.CheckoutSessionStatusComplete || got.Subscription == nil {
+			t.Fatalf("after the page's form: status %s subscription %v", got.Status, got.Subscription)
+		}
+		if sub := subGet(t, m, *got.Subscription); sub.Status != wire.SubscriptionStatusTrialing {
+			t.Fatalf("subscription status %s", sub.Status)
+		}
+	})
+
+	harness.Rule(t, "D14", "without a trial the hosted page charges the first period and then shows the recurring price", func(t *testing.T) {
+		t.Parallel()
+		rec := &api.RecurringParams{Interval: wire.RecurringIntervalMonth, IntervalCount: ptr(3)}
+		price := subPrice(t, m, 900, rec)
+		s := csWantOK(t, csPost(t, m.TestKey, csSubBody(price.Id, 1)))
+		p := pgGet(t, s.CheckoutUrl)
+		pgWant(t, p, 200, "Pay 9.00 €", "then 9.00 € every 3 months")
+		if strings.Contains(p.Body, "free trial") {
+			t.Fatal("a price without a trial shows a trial")
+		}
+	})
+}

@@ -260,10 +260,17 @@ func (c catalogPrices) LookupPrice(ctx context.Context, scope core.Scope, id str
 	if err != nil {
 		return nil, err
 	}
-	return &checkout.PriceInfo{
+	out := &checkout.PriceInfo{
 		ID: p.ID(), Active: p.Active(), Recurring: p.Recurring() != nil, UnitAmount: p.UnitAmount(),
 		Currency: p.Currency(), ProductID: p.ProductID(),
-	}, nil
+	}
+	if r := p.Recurring(); r != nil {
+		out.Interval, out.IntervalCount = r.Interval, r.IntervalCount
+		if r.TrialPeriodDays != nil {
+			out.TrialPeriodDays = *r.TrialPeriodDays
+		}
+	}
+	return out, nil
 }
 
 func newLogger(format string) *slog.Logger {

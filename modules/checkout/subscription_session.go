@@ -141,3 +141,8 @@ func (s *Session) completeSubscription(now time.Time) error {
 	s.changed |= ChangedStatus
 	return nil
 }
+
+func isNotFound(err error) bool {
+	var ce *core.Error
+	return errors.As(err, &ce) && ce.Type == core.TypeNotFound
+}
