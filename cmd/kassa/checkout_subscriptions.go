@@ -13,7 +13,7 @@ import (
 // (checkout.Subscriptions), so that checkout does not depend on billing.
 type checkoutSubscriptions struct{ bill *billing.Service }
 
-func (c checkoutSubscriptions) Start(ctx context.Context, in checkout.SubscriptionStart) (string, error) {
+func (c *checkoutSubscriptions) Start(ctx context.Context, in checkout.SubscriptionStart) (string, error) {
 	q := in.Quantity
 	sub, err := c.bill.StartForCheckout(ctx, in.Scope, billing.CreateInput{PriceID: in.PriceID, CustomerName: in.CustomerName,
 		CustomerEmail: in.CustomerEmail, Quantity: &q, Metadata: in.Metadata})
@@ -23,7 +23,7 @@ func (c checkoutSubscriptions) Start(ctx context.Context, in checkout.Subscripti
 	return sub.ID(), nil
 }
 
-func (c checkoutSubscriptions) ConfirmFirst(ctx context.Context, scope core.Scope, subID string, in checkout.ConfirmInput) (checkout.SubscriptionStatus, error) {
+func (c *checkoutSubscriptions) ConfirmFirst(ctx context.Context, scope core.Scope, subID string, in checkout.ConfirmInput) (checkout.SubscriptionStatus, error) {
 	sub, err := c.bill.ConfirmForCheckout(ctx, scope, subID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA})
 	var d *billing.DeclineError
 	if errors.As(err, &d) {

@@ -128,8 +128,11 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	if err != nil {
 		panic(err)
 	}
+	// Subscription-mode checkout sessions start their subscriptions through billing (set
+	// below once its service exists).
+	coSubs := &checkoutSubscriptions{}
 	co, err := checkout.NewService(checkout.Deps{Store: sessions, UoW: checkoutTx, Prices: catalogPrices{cat}, Clocks: tc,
-		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}})
+		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}, Subscriptions: coSubs})
 	if err != nil {
 		panic(err) // every argument is given here
 	}
@@ -189,8 +192,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	subPayments.bill = bill
-	// Subscription-mode checkout sessions start their subscriptions through billing.
-	co.SetSubscriptions(checkoutSubscriptions{bill})
+	coSubs.bill = bill
 	due.Register("subscription expiry and cancellation", bill)
 	// Pending balance becomes available at its available_on, on the scope's clock: a state
 	// sweep over the release queue, so a test clock advance releases funds in time order too.

@@ -37,10 +37,6 @@ type Subscriptions interface {
 	ConfirmFirst(ctx context.Context, scope core.Scope, subscriptionID string, in ConfirmInput) (SubscriptionStatus, error)
 }
 
-// SetSubscriptions gives checkout billing (wired after both services exist). Without it a
-// subscription-mode session is refused at creation (400 mode_unsupported).
-func (svc *Service) SetSubscriptions(s Subscriptions) { svc.subs = s }
-
 // confirmSubscription pays a subscription-mode session. The first payment is billing's, not
 // the session's: the subscription is started (once per session, its id kept on the session),
 // its first invoice charged through payments.Charger.Charge with the invoice as the payable
