@@ -196,3 +196,22 @@ func TestCheckoutSubscriptionPage(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckoutSubscriptionDeclineLimit(t *testing.T) {
+	t.Parallel()
+	payNeedsCheckout(t)
+	m := newMerchant(t, true)
+	harness.Rule(t, "D14", "declined first payments of a subscription session count against the session's decline limit", func(t *testing.T) {
+		t.Parallel()
+		s, _ := subCheckoutSession(t, m, 0)
+		for i := 0; i < 10; i++ {
+			if r := payConfirm(t, s, payCard(payCardDecline)); r.StatusCode() != 402 {
+				t.Fatalf("decline %d: %d %s", i+1, r.StatusCode(), r.Body)
+			}
+		}
+		r := payConfirm(t, s, payCard(payCardOK))
+		if r.StatusCode() != 422 || !strings.Contains(string(r.Body), "session_confirm_limit") {
+			t.Fatalf("after 10 declines: %d %s", r.StatusCode(), r.Body)
+		}
+	})
+}

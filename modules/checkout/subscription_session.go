@@ -87,7 +87,16 @@ func (svc *Service) confirmSubscription(b buyerRequest, in ConfirmInput) (*Confi
 			return nil, err
 		}
 	}
+	if s.buyer.Declines >= MaxDeclines {
+		return nil, ErrConfirmLimit // the card-testing guard holds for subscriptions too
+	}
 	if _, err := svc.subs.ConfirmFirst(ctx, s.Scope(), *subID, in); err != nil {
+		var d *DeclineError
+		if errors.As(err, &d) {
+			if rerr := svc.countDecline(ctx, s); rerr != nil {
+				return nil, rerr
+			}
+		}
 		return nil, err
 	}
 	now, err := svc.clocks.Now(ctx, s.Scope())
@@ -141,4 +150,17 @@ func (s *Session) completeSubscription(now time.Time) error {
 func isNotFound(err error) bool {
 	var ce *core.Error
 	return errors.As(err, &ce) && ce.Type == core.TypeNotFound
+}
+
+// countDecline counts a declined first payment of subscription session s against the
+// card-testing guard (MaxDeclines), as a declined charge of a payment session is counted.
+func (svc *Service) countDecline(ctx context.Context, s *Session) error {
+	return svc.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		locked, err := tx.Sessions().Lock(ctx, s.Scope(), s.ID())
+		if err != nil {
+			return err
+		}
+		locked.recordDecline()
+		return tx.Sessions().Save(ctx, locked)
+	})
 }
