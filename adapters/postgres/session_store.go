@@ -37,7 +37,7 @@ var sessionColumns = append([]string{
 	"id", "merchant_id", "environment", "checkout_mode", "status", "amount", "currency",
 	"client_secret", "checkout_url", "embed_url", "customer_name", "customer_email",
 	"reference", "description", "success_url", "cancel_url", "line_items", "metadata",
-	"cancellation_reason", "created", "expires_at",
+	"cancellation_reason", "created", "expires_at", "subscription_id",
 }, buyerColumns...)
 
 // sessionCols renders the column list, qualified with alias when it is not empty.
@@ -72,6 +72,7 @@ type sessionRow struct {
 	LineItems          []byte    `db:"line_items"`
 	Metadata           []byte    `db:"metadata"`
 	CancellationReason *string   `db:"cancellation_reason"`
+	SubscriptionID     *string   `db:"subscription_id"`
 	Created            time.Time `db:"created"`
 	ExpiresAt          time.Time `db:"expires_at"`
 	buyerRow
@@ -96,6 +97,7 @@ func (r *sessionRow) session(p *payments.Payment) (*checkout.Session, error) {
 		SuccessURL:         r.SuccessURL,
 		CancelURL:          r.CancelURL,
 		CancellationReason: r.CancellationReason,
+		Subscription:       r.SubscriptionID,
 		Created:            r.Created.UTC(),
 		ExpiresAt:          r.ExpiresAt.UTC(),
 		Payment:            p,
@@ -291,6 +293,10 @@ func sessionUpdate(s *checkout.Session) (write, bool) {
 	if changed.Has(checkout.ChangedStatus) {
 		set = append(set, "status = $4, cancellation_reason = $5")
 		args = append(args, string(snap.Status), snap.CancellationReason)
+	}
+	if changed.Has(checkout.ChangedSubscription) {
+		set = append(set, fmt.Sprintf("subscription_id = $%d", len(args)+1))
+		args = append(args, snap.Subscription)
 	}
 	if changed.Has(checkout.ChangedBuyer) {
 		set = append(set, buyerStateSet(len(args)+1))

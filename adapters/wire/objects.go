@@ -42,6 +42,7 @@ func Session(s *checkout.Session) api.CheckoutSession {
 		CancelUrl:     s.CancelURL(),
 		Metadata:      Metadata(s.Metadata()),
 	}
+	out.Subscription = s.Subscription()
 	if r := s.CancellationReason(); r != nil {
 		cr := api.CheckoutSessionCancellationReason(*r)
 		out.CancellationReason = &cr

@@ -128,8 +128,11 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	if err != nil {
 		panic(err)
 	}
+	// Subscription-mode checkout sessions start their subscriptions through billing (set
+	// below once its service exists).
+	coSubs := &checkoutSubscriptions{}
 	co, err := checkout.NewService(checkout.Deps{Store: sessions, UoW: checkoutTx, Prices: catalogPrices{cat}, Clocks: tc,
-		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}})
+		CheckoutBaseURL: checkoutURL, Charger: charger, Merchants: identityMerchants{ident}, Subscriptions: coSubs})
 	if err != nil {
 		panic(err) // every argument is given here
 	}
@@ -189,6 +192,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err) // every argument is given here
 	}
 	subPayments.bill = bill
+	coSubs.bill = bill
 	due.Register("subscription expiry and cancellation", bill)
 	// Pending balance becomes available at its available_on, on the scope's clock: a state
 	// sweep over the release queue, so a test clock advance releases funds in time order too.
@@ -258,10 +262,17 @@ func (c catalogPrices) LookupPrice(ctx context.Context, scope core.Scope, id str
 	if err != nil {
 		return nil, err
 	}
-	return &checkout.PriceInfo{
+	out := &checkout.PriceInfo{
 		ID: p.ID(), Active: p.Active(), Recurring: p.Recurring() != nil, UnitAmount: p.UnitAmount(),
 		Currency: p.Currency(), ProductID: p.ProductID(),
-	}, nil
+	}
+	if r := p.Recurring(); r != nil {
+		out.Interval, out.IntervalCount = r.Interval, r.IntervalCount
+		if r.TrialPeriodDays != nil {
+			out.TrialPeriodDays = *r.TrialPeriodDays
+		}
+	}
+	return out, nil
 }
 
 func newLogger(format string) *slog.Logger {

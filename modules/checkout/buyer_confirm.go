@@ -43,6 +43,9 @@ func (svc *Service) Confirm(ctx context.Context, sessionID, clientSecret string,
 	if err := validateConfirm(in, s.Currency(), b.now); err != nil {
 		return nil, err
 	}
+	if s.Mode() == ModeSubscription {
+		return svc.confirmSubscription(b, in)
+	}
 	if s.Amount() <= 0 {
 		return nil, ErrSessionNotPayable
 	}

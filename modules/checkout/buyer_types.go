@@ -18,6 +18,16 @@ type BuyerView struct {
 	MerchantName string
 	// Pending is set when a charge of the session waits for the buyer (3-D Secure).
 	Pending *PendingAction
+	// Recurring is the price's terms of a subscription-mode session; nil otherwise.
+	Recurring *RecurringTerms
+}
+
+// RecurringTerms is what a subscription-mode session's buyer agrees to: the price's amount
+// (the session's amount) every IntervalCount Intervals, after TrialDays free days (0: none).
+type RecurringTerms struct {
+	Interval      string // day, week, month or year
+	IntervalCount int
+	TrialDays     int
 }
 
 // PendingAction is a charge that waits for the buyer before it can go on.

@@ -22,6 +22,15 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 	}
 	s := b.session
 	v := &BuyerView{Session: s, MerchantName: b.merchant.Name}
+	if s.Mode() == ModeSubscription && len(s.lineItems) > 0 && s.lineItems[0].PriceID != nil {
+		p, err := svc.prices.LookupPrice(b.ctx, s.Scope(), *s.lineItems[0].PriceID)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		if err == nil && p.Recurring {
+			v.Recurring = &RecurringTerms{Interval: p.Interval, IntervalCount: max(p.IntervalCount, 1), TrialDays: p.TrialPeriodDays}
+		}
+	}
 	if p := s.buyer.Pending; p != nil {
 		a := p.Action
 		v.Pending = &a

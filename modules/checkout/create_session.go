@@ -45,7 +45,7 @@ func (svc *Service) Create(ctx context.Context, caller core.Caller, in CreateInp
 	if caller.Scope.Env == core.EnvLive && !caller.Onboarded {
 		return nil, core.ErrMerchantNotReady
 	}
-	if in.Mode == string(ModeSubscription) {
+	if in.Mode == string(ModeSubscription) && svc.subs == nil {
 		return nil, ErrSubscriptionModeUnavailable
 	}
 	return svc.create(ctx, caller.Scope, in)
@@ -187,6 +187,9 @@ func validateCreate(in CreateInput) (sessionFields, error) {
 
 	if f.mode == ModeSubscription && (len(f.lineItems) == 0 || f.lineItems[0].PriceID == nil) {
 		return f, core.MissingField("line_items.0.price_id")
+	}
+	if f.mode == ModeSubscription && len(f.lineItems) > 1 {
+		return f, core.InvalidField("line_items", "A subscription checkout takes exactly one line item: its recurring price.")
 	}
 	return f, nil
 }

@@ -29,6 +29,8 @@ type Service struct {
 	charger *payments.Charger
 	// merchants reads a session's merchant for its buyer.
 	merchants MerchantNames
+	// subs starts the subscriptions of subscription-mode sessions (SetSubscriptions).
+	subs Subscriptions
 }
 
 // Deps are what the checkout use cases need; every one is required.
@@ -48,6 +50,9 @@ type Deps struct {
 	Charger *payments.Charger
 	// Merchants reads the merchant of a session for its buyer (the buyer use cases).
 	Merchants MerchantNames
+	// Subscriptions starts the subscriptions of subscription-mode sessions (billing). Optional:
+	// without it a subscription-mode session is refused at creation (400 mode_unsupported).
+	Subscriptions Subscriptions
 }
 
 // NewService wires the checkout use cases. Every dependency is required.
@@ -66,6 +71,7 @@ func NewService(d Deps) (*Service, error) {
 		checkoutBase: strings.TrimRight(d.CheckoutBaseURL, "/"),
 		charger:      d.Charger,
 		merchants:    d.Merchants,
+		subs:         d.Subscriptions,
 	}, nil
 }
 

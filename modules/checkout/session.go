@@ -77,8 +77,10 @@ type Session struct {
 	lineItems          []LineItem
 	metadata           map[string]string
 	cancellationReason *string
-	created            time.Time
-	expiresAt          time.Time
+	// subscription is the subscription a subscription-mode session started (sub_…).
+	subscription *string
+	created      time.Time
+	expiresAt    time.Time
 	// payment is the payment of a complete session: set by Complete, or attached by the
 	// store when it loads a complete session. nil otherwise.
 	payment *payments.Payment
@@ -100,6 +102,8 @@ const (
 	// ChangedBuyer: the buyer's bookkeeping (BuyerState: attempts, the charge in flight,
 	// declines, the charge waiting for 3-D Secure).
 	ChangedBuyer
+	// ChangedSubscription: the subscription a subscription-mode session started.
+	ChangedSubscription
 )
 
 // Has reports whether every part of c2 is in c.
@@ -129,8 +133,10 @@ type SessionSnapshot struct {
 	LineItems          []LineItem
 	Metadata           map[string]string
 	CancellationReason *string
-	Created            time.Time
-	ExpiresAt          time.Time
+	// Subscription is the subscription a subscription-mode session started; nil otherwise.
+	Subscription *string
+	Created      time.Time
+	ExpiresAt    time.Time
 	// Payment is the session's payment when it is complete. Storage keeps it in its own
 	// table; a store attaches it when it loads a complete session (and must, so that the
 	// session renders with its payment, interface 2.2).
@@ -149,7 +155,7 @@ func RehydrateSession(s SessionSnapshot) *Session {
 		embedURL: s.EmbedURL, customerName: s.CustomerName, customerEmail: s.CustomerEmail,
 		reference: s.Reference, description: s.Description, successURL: s.SuccessURL,
 		cancelURL: s.CancelURL, lineItems: slices.Clone(s.LineItems), metadata: maps.Clone(s.Metadata),
-		cancellationReason: s.CancellationReason, created: s.Created, expiresAt: s.ExpiresAt,
+		cancellationReason: s.CancellationReason, subscription: s.Subscription, created: s.Created, expiresAt: s.ExpiresAt,
 		payment: clonePayment(s.Payment), buyer: s.Buyer.clone(),
 	}
 }
@@ -169,7 +175,7 @@ func (s *Session) Snapshot() SessionSnapshot {
 		EmbedURL: s.embedURL, CustomerName: s.customerName, CustomerEmail: s.customerEmail,
 		Reference: s.reference, Description: s.description, SuccessURL: s.successURL,
 		CancelURL: s.cancelURL, LineItems: slices.Clone(s.lineItems), Metadata: maps.Clone(s.metadata),
-		CancellationReason: s.cancellationReason, Created: s.created, ExpiresAt: s.expiresAt,
+		CancellationReason: s.cancellationReason, Subscription: s.subscription, Created: s.created, ExpiresAt: s.expiresAt,
 		Payment: clonePayment(s.payment), Buyer: s.buyer.clone(),
 	}
 }
@@ -237,6 +243,7 @@ func (s *Session) CancelURL() *string            { return s.cancelURL }
 func (s *Session) LineItems() []LineItem         { return slices.Clone(s.lineItems) }
 func (s *Session) Metadata() map[string]string   { return maps.Clone(s.metadata) }
 func (s *Session) CancellationReason() *string   { return s.cancellationReason }
+func (s *Session) Subscription() *string         { return s.subscription }
 func (s *Session) Created() time.Time            { return s.created }
 func (s *Session) ExpiresAt() time.Time          { return s.expiresAt }
 

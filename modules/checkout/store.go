@@ -81,6 +81,11 @@ type PriceInfo struct {
 	UnitAmount int64
 	Currency   core.Currency
 	ProductID  string
+	// Interval, IntervalCount and TrialPeriodDays are a recurring price's terms (the hosted
+	// page of a subscription session shows them); zero for a one-time price.
+	Interval        string
+	IntervalCount   int
+	TrialPeriodDays int
 }
 
 // PriceLookup reads a price of the scope's catalog. It answers core.NotFound("price", …) when

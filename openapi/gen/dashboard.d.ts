@@ -1943,9 +1943,8 @@ export interface components {
             past_due_count: number;
         };
         /**
-         * @description `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-         *     is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-         *     subscriptions can be created.
+         * @description `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+         *     which starts a subscription when the buyer pays.
          * @default payment
          * @enum {string}
          */
@@ -2027,6 +2026,8 @@ export interface components {
             /** @description Your order id, or null. */
             reference: string | null;
             status: components["schemas"]["CheckoutSessionStatus"];
+            /** @description The subscription (`sub_…`) a session in `subscription` mode started when the buyer paid it (or saved a method for its trial), or null. */
+            subscription: string | null;
             /** @description Where the browser goes after paying, or null. */
             success_url: string | null;
         };

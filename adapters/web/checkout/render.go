@@ -42,8 +42,11 @@ type page struct {
 	Description string
 	Items       []lineItem
 	Total       string
-	Test        bool
-	SEPA        bool // SEPA Direct Debit is offered (EUR sessions only)
+	// Trial and Recurring are a subscription session's terms ("7-day free trial", "then
+	// €9.00 every month"); empty for a one-off payment.
+	Trial, Recurring string
+	Test             bool
+	SEPA             bool // SEPA Direct Debit is offered (EUR sessions only)
 
 	Errors      fieldErrors
 	FormError   string
@@ -100,6 +103,10 @@ func summary(k pageKind, view *checkout.BuyerView, cs string) *page {
 	}
 	if d := s.Description(); d != nil {
 		p.Description = *d
+	}
+	p.Trial, p.Recurring = recurringTerms(view.Recurring, s.Amount(), s.Currency())
+	if p.Trial != "" {
+		p.Total = FormatMoney(0, s.Currency()) // the trial charges nothing today
 	}
 	for _, it := range s.LineItems() {
 		li := lineItem{Name: it.Name, Quantity: it.Quantity}

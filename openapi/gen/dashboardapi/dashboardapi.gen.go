@@ -928,9 +928,8 @@ type BillingSummary struct {
 // BillingSummaryObject defines model for BillingSummary.Object.
 type BillingSummaryObject string
 
-// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-// subscriptions can be created.
+// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+// which starts a subscription when the buyer pays.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.

@@ -25,9 +25,8 @@ import (
 // `amount_refunded` and status. One event per refund.
 type ChargeRefunded = externalRef0.ChargeRefunded
 
-// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-// subscriptions can be created.
+// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+// which starts a subscription when the buyer pays.
 type CheckoutMode = externalRef0.CheckoutMode
 
 // CheckoutSession A hosted checkout session.
@@ -797,10 +796,16 @@ type ClientInterface interface {
 	// display only and their `price_id` links receipts and analytics to the catalog without
 	// fetching the price.
 	//
-	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-	// `param` `mode` (checked right after the live onboarding rule, before every other
-	// field): this release cannot create subscriptions, so such a session would charge once
-	// and start nothing. Nothing is created.
+	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+	// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+	// the customer (found or created by e-mail), the subscription and its first invoice are
+	// created: without a trial the first period is charged and the invoice paid, and the
+	// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+	// and the subscription is `trialing`. The method becomes the subscription's default. The
+	// session then completes with `subscription` set, `checkout.session.completed` and
+	// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+	// belongs to the invoice).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -808,7 +813,11 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+	// `currency_invalid` when the currency is not the price's), 404
+	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -838,10 +847,16 @@ type ClientInterface interface {
 	// display only and their `price_id` links receipts and analytics to the catalog without
 	// fetching the price.
 	//
-	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-	// `param` `mode` (checked right after the live onboarding rule, before every other
-	// field): this release cannot create subscriptions, so such a session would charge once
-	// and start nothing. Nothing is created.
+	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+	// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+	// the customer (found or created by e-mail), the subscription and its first invoice are
+	// created: without a trial the first period is charged and the invoice paid, and the
+	// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+	// and the subscription is `trialing`. The method becomes the subscription's default. The
+	// session then completes with `subscription` set, `checkout.session.completed` and
+	// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+	// belongs to the invoice).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -849,7 +864,11 @@ type ClientInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+	// `currency_invalid` when the currency is not the price's), 404
+	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -1954,10 +1973,16 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // display only and their `price_id` links receipts and analytics to the catalog without
 // fetching the price.
 //
-// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-// `param` `mode` (checked right after the live onboarding rule, before every other
-// field): this release cannot create subscriptions, so such a session would charge once
-// and start nothing. Nothing is created.
+// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+// the customer (found or created by e-mail), the subscription and its first invoice are
+// created: without a trial the first period is charged and the invoice paid, and the
+// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+// and the subscription is `trialing`. The method becomes the subscription's default. The
+// session then completes with `subscription` set, `checkout.session.completed` and
+// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+// belongs to the invoice).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -1965,7 +1990,11 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+// `currency_invalid` when the currency is not the price's), 404
+// `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 // `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -2007,10 +2036,16 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // display only and their `price_id` links receipts and analytics to the catalog without
 // fetching the price.
 //
-// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-// `param` `mode` (checked right after the live onboarding rule, before every other
-// field): this release cannot create subscriptions, so such a session would charge once
-// and start nothing. Nothing is created.
+// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+// the customer (found or created by e-mail), the subscription and its first invoice are
+// created: without a trial the first period is charged and the invoice paid, and the
+// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+// and the subscription is `trialing`. The method becomes the subscription's default. The
+// session then completes with `subscription` set, `checkout.session.completed` and
+// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+// belongs to the invoice).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -2018,7 +2053,11 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+// `currency_invalid` when the currency is not the price's), 404
+// `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 // `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -5081,10 +5120,16 @@ type ClientWithResponsesInterface interface {
 	// display only and their `price_id` links receipts and analytics to the catalog without
 	// fetching the price.
 	//
-	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-	// `param` `mode` (checked right after the live onboarding rule, before every other
-	// field): this release cannot create subscriptions, so such a session would charge once
-	// and start nothing. Nothing is created.
+	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+	// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+	// the customer (found or created by e-mail), the subscription and its first invoice are
+	// created: without a trial the first period is charged and the invoice paid, and the
+	// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+	// and the subscription is `trialing`. The method becomes the subscription's default. The
+	// session then completes with `subscription` set, `checkout.session.completed` and
+	// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+	// belongs to the invoice).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5092,7 +5137,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+	// `currency_invalid` when the currency is not the price's), 404
+	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -5122,10 +5171,16 @@ type ClientWithResponsesInterface interface {
 	// display only and their `price_id` links receipts and analytics to the catalog without
 	// fetching the price.
 	//
-	// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-	// `param` `mode` (checked right after the live onboarding rule, before every other
-	// field): this release cannot create subscriptions, so such a session would charge once
-	// and start nothing. Nothing is created.
+	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+	// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+	// the customer (found or created by e-mail), the subscription and its first invoice are
+	// created: without a trial the first period is charged and the invoice paid, and the
+	// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+	// and the subscription is `trialing`. The method becomes the subscription's default. The
+	// session then completes with `subscription` set, `checkout.session.completed` and
+	// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+	// belongs to the invoice).
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -5133,7 +5188,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 	// `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-	// `mode_unsupported` with `param` `mode` for `subscription`), 400
+	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+	// `currency_invalid` when the currency is not the price's), 404
+	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 	// `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -10909,10 +10968,16 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // display only and their `price_id` links receipts and analytics to the catalog without
 // fetching the price.
 //
-// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-// `param` `mode` (checked right after the live onboarding rule, before every other
-// field): this release cannot create subscriptions, so such a session would charge once
-// and start nothing. Nothing is created.
+// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+// the customer (found or created by e-mail), the subscription and its first invoice are
+// created: without a trial the first period is charged and the invoice paid, and the
+// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+// and the subscription is `trialing`. The method becomes the subscription's default. The
+// session then completes with `subscription` set, `checkout.session.completed` and
+// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+// belongs to the invoice).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10920,7 +10985,11 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+// `currency_invalid` when the currency is not the price's), 404
+// `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 // `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key
@@ -10958,10 +11027,16 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // display only and their `price_id` links receipts and analytics to the catalog without
 // fetching the price.
 //
-// `mode` `subscription` is refused with 400 `invalid_request`/`mode_unsupported` and
-// `param` `mode` (checked right after the live onboarding rule, before every other
-// field): this release cannot create subscriptions, so such a session would charge once
-// and start nothing. Nothing is created.
+// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
+// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
+// `price_id` is an active recurring price in the session's currency. When the buyer pays,
+// the customer (found or created by e-mail), the subscription and its first invoice are
+// created: without a trial the first period is charged and the invoice paid, and the
+// subscription is `active`; with a trial the payment method is saved, nothing is charged,
+// and the subscription is `trialing`. The method becomes the subscription's default. The
+// session then completes with `subscription` set, `checkout.session.completed` and
+// `customer.subscription.created` fire, and its `payment` stays null (the first payment
+// belongs to the invoice).
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -10969,7 +11044,11 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 //
 // **Errors:** 400 `invalid_request` (`parameter_missing`, `<field>_invalid` or
 // `parameter_unknown` with the dotted `param`, e.g. `line_items.0.quantity`;
-// `mode_unsupported` with `param` `mode` for `subscription`), 400
+// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
+// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
+// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
+// `currency_invalid` when the currency is not the price's), 404
+// `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
 // `currency_unsupported`; 401; 409 `resource_conflict`/`merchant_not_ready` (live key

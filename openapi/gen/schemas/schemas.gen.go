@@ -764,9 +764,8 @@ type ChargeRefunded struct {
 // ChargeRefundedReason Why the merchant refunded.
 type ChargeRefundedReason string
 
-// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-// subscriptions can be created.
+// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+// which starts a subscription when the buyer pays.
 type CheckoutMode string
 
 // CheckoutSession A hosted checkout session.
@@ -780,9 +779,8 @@ type CheckoutSession struct {
 	// CancellationReason Why the session was canceled (`customer_canceled`), or null.
 	CancellationReason *CheckoutSessionCancellationReason `json:"cancellation_reason"`
 
-	// CheckoutMode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-	// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-	// subscriptions can be created.
+	// CheckoutMode `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+	// which starts a subscription when the buyer pays.
 	CheckoutMode CheckoutMode `json:"checkout_mode"`
 
 	// CheckoutUrl Hosted checkout page to redirect the buyer to (`{checkout_base}/c/<id>?cs=<client_secret>`).
@@ -860,6 +858,9 @@ type CheckoutSession struct {
 	// the API) or `canceled` (the buyer pressed Cancel on the hosted page).
 	Status CheckoutSessionStatus `json:"status"`
 
+	// Subscription The subscription (`sub_…`) a session in `subscription` mode started when the buyer paid it (or saved a method for its trial), or null.
+	Subscription *string `json:"subscription"`
+
 	// SuccessUrl Where the browser goes after paying, or null.
 	SuccessUrl *string `json:"success_url"`
 }
@@ -913,9 +914,8 @@ type CheckoutSessionCreate struct {
 	// Example: {"order_id":"1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// Mode `payment` for a one-off payment of `amount`. `subscription` is refused when a session
-	// is created (400 `invalid_request`/`mode_unsupported`, `param` `mode`) until
-	// subscriptions can be created.
+	// Mode `payment` for a one-off payment of `amount`; `subscription` for a recurring price,
+	// which starts a subscription when the buyer pays.
 	Mode *CheckoutMode `json:"mode,omitempty"`
 
 	// Reference Your order id, echoed on receipts, the payment and webhooks.
