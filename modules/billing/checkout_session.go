@@ -25,8 +25,7 @@ func (s *Service) ConfirmForCheckout(ctx context.Context, scope core.Scope, subI
 	if err != nil {
 		return nil, err
 	}
-	switch sub.Status() {
-	case StatusActive, StatusTrialing:
+	if st := sub.Status(); st == StatusActive || st == StatusTrialing {
 		return sub, nil
 	}
 	snap := sub.Snapshot()
