@@ -20,6 +20,10 @@ func TestCheckoutSubscriptionMode(t *testing.T) {
 
 	harness.Rule(t, "4.1", "subscription mode takes exactly one line with an active recurring price; each refusal names its param", func(t *testing.T) {
 		t.Parallel()
+		// A merchant of its own: the rule counts the sessions it has, and the rules beside it
+		// create sessions concurrently.
+		m := newMerchant(t, true)
+		p := csSubscriptionFixture(t, m)
 		withAmount := csSubBody(p.recurring, 1)
 		withAmount["amount"] = 1200
 		twoLines := csSubBody(p.recurring, 1)
