@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -84,20 +85,10 @@ func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, 
 	// Each confirmation is a setup of its own (a declined card is followed by another), so the
 	// key is new each time; a crash after the setup leaves a method saved at the processor
 	// that Kassa never charges.
-	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: piID,
-		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
-		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: piID + ":" + core.RandomBase62(12)}, now)
+	res, err := setupForFirstPayment(ctx, saver, scope, piID, piID, c, in,
+		"This card needs authentication, which saving it for a trial does not offer yet; use another card.", now)
 	if err != nil {
 		return nil, err
-	}
-	switch res.Outcome {
-	case ports.OutcomeSucceeded:
-	case ports.OutcomeRequiresAction:
-		// Authenticating a card while saving it is not offered on this path yet.
-		return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
-			Message: "This card needs authentication, which saving it for a trial does not offer yet; use another card."}
-	default:
-		return nil, &DeclineError{DeclineCode: res.DeclineCode, Message: res.FailureMessage, Param: payments.DeclineParam(res.DeclineCode)}
 	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -127,4 +118,27 @@ func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, 
 		return nil, err
 	}
 	return &FirstPayment{Subscription: out}, nil
+}
+
+// setupForFirstPayment saves the method of a subscription's first payment piID at the
+// processor (no money moves; called outside any transaction) under a new idempotency key per
+// confirmation, since a declined card is followed by another. A method the processor refuses
+// answers a DeclineError; one that needs authentication answers one with authMessage, as
+// authenticating while saving is not offered on these paths yet.
+func setupForFirstPayment(ctx context.Context, saver ports.MethodSaver, scope core.Scope, reference, piID string, c *Customer,
+	in MethodInput, authMessage string, now time.Time) (ports.SetupResult, error) {
+	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: reference,
+		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
+		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: piID + ":" + core.RandomBase62(12)}, now)
+	if err != nil {
+		return res, err
+	}
+	switch res.Outcome {
+	case ports.OutcomeSucceeded:
+		return res, nil
+	case ports.OutcomeRequiresAction:
+		return res, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired, Message: authMessage}
+	default:
+		return res, &DeclineError{DeclineCode: res.DeclineCode, Message: res.FailureMessage, Param: payments.DeclineParam(res.DeclineCode)}
+	}
 }

@@ -154,19 +154,10 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		return nil, ErrProcessorUnavailable
 	}
 	piID := sub.PaymentIntent()
-	res, err := saver.SetupPaymentMethod(ctx, ports.SetupRequest{Scope: scope, Reference: *inv,
-		Customer: ports.SetupCustomer{ID: c.ID(), Name: c.Name(), Email: c.Email(), ProcessorRef: c.ProcessorRef()},
-		Method:   in.Method, Card: in.Card, SEPA: in.SEPA, IdempotencyKey: piID + ":" + core.RandomBase62(12)}, now)
+	res, err := setupForFirstPayment(ctx, saver, scope, *inv, piID, c, in,
+		"This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page.", now)
 	if err != nil {
 		return nil, err
-	}
-	switch res.Outcome {
-	case ports.OutcomeSucceeded:
-	case ports.OutcomeRequiresAction:
-		return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
-			Message: "This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page."}
-	default:
-		return nil, &DeclineError{DeclineCode: res.DeclineCode, Message: res.FailureMessage, Param: payments.DeclineParam(res.DeclineCode)}
 	}
 	var ref string
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
