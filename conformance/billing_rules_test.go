@@ -122,6 +122,46 @@ func TestBillingRulesPeriods(t *testing.T) {
 	})
 }
 
+func TestBillingRulesSmallProration(t *testing.T) {
+	t.Parallel()
+
+	// Regression: the change was refused with 400 amount_below_minimum at param total_amount,
+	// a field the request does not have, so an upgrade near a period end was impossible.
+	harness.Rule(t, "D14", "an always_invoice change whose net proration is below the minimum charge is made and bills nothing; the renewal charges the new amount (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
+		s := subCreate(t, m, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard(payCardOK)).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("first payment failed")
+		}
+		s = subGet(t, m, s.Id)
+		// One hour of the week left. Quantity 1 → 2: credit 1000 × 3600/604800 = 5.95 → 6,
+		// charge 2000 × 3600/604800 = 11.90 → 12, net 6: below 250.
+		clockAdvance(t, o.Test, s.CurrentPeriodEnd-s.Created-3600)
+		r := subUpdate(t, m, s.Id, map[string]any{"quantity": 2})
+		if r.Status != http.StatusOK {
+			t.Fatalf("small upgrade: %d %s", r.Status, r.Body)
+		}
+		up := catDecode[api.Subscription](t, r)
+		if up.Quantity != 2 || up.Amount != 2000 || *up.LatestInvoice != *s.LatestInvoice || up.Status != wire.SubscriptionStatusActive {
+			t.Fatalf("after the small upgrade %+v", up)
+		}
+		if n := len(evtList(t, o.Test, "invoice.finalized", 10).Data); n != 1 {
+			t.Fatalf("invoice.finalized: %d, want the first invoice's only", n)
+		}
+		clockAdvance(t, o.Test, 3600)
+		got := subGet(t, m, s.Id)
+		if inv := subInvoice(t, o, *got.LatestInvoice); *got.LatestInvoice == *s.LatestInvoice || inv.Status != "paid" || inv.TotalAmount != 2000 {
+			t.Fatalf("renewal invoice %+v", inv)
+		}
+	})
+}
+
 func TestBillingRulesTransitions(t *testing.T) {
 	t.Parallel()
 

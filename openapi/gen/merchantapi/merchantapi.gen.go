@@ -1521,6 +1521,8 @@ type ClientInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on. It cannot change the interval, since the restarted period is billed
@@ -1588,6 +1590,8 @@ type ClientInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on. It cannot change the interval, since the restarted period is billed
@@ -3010,6 +3014,8 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on. It cannot change the interval, since the restarted period is billed
@@ -3089,6 +3095,8 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on. It cannot change the interval, since the restarted period is billed
@@ -5869,6 +5877,8 @@ type ClientWithResponsesInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on. It cannot change the interval, since the restarted period is billed
@@ -5936,6 +5946,8 @@ type ClientWithResponsesInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on. It cannot change the interval, since the restarted period is billed
@@ -11925,6 +11937,8 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on. It cannot change the interval, since the restarted period is billed
@@ -12000,6 +12014,8 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on. It cannot change the interval, since the restarted period is billed
