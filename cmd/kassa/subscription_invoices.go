@@ -58,7 +58,7 @@ type subscriptionPayments struct{ bill *billing.Service }
 
 var _ invoicing.SubscriptionPayments = (*subscriptionPayments)(nil)
 
-func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, _ *payments.Payment, at time.Time) ([]core.Event, error) {
+func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, _ *payments.Payment, savedMethod string, at time.Time) ([]core.Event, error) {
 	sub := inv.Subscription()
 	if h.bill == nil || sub == nil {
 		return nil, nil
@@ -67,7 +67,22 @@ func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx i
 	if !ok {
 		return nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
 	}
-	return h.bill.InvoicePaid(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
+	return h.bill.InvoicePaid(ctx, btx, inv.Scope(), *sub, inv.ID(), savedMethod, at)
+}
+
+var _ invoicing.SubscriptionMethods = (*subscriptionPayments)(nil)
+
+// SaveInvoiceMethod saves, through billing, the method a subscription's invoice is paid with
+// on its hosted page (billing's setup; no transaction is open here).
+func (h *subscriptionPayments) SaveInvoiceMethod(ctx context.Context, scope core.Scope, sub, invoiceID string, in invoicing.PayInput, now time.Time) (*invoicing.SavedMethod, error) {
+	if h.bill == nil {
+		return nil, nil
+	}
+	pm, err := h.bill.SaveInvoiceMethod(ctx, scope, sub, invoiceID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA}, now)
+	if err != nil || pm == nil {
+		return nil, err
+	}
+	return &invoicing.SavedMethod{ID: pm.ID(), ProcessorRef: pm.ProcessorRef()}, nil
 }
 
 func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, declineCode string, at time.Time) (string, *time.Time, []core.Event, error) {

@@ -75,8 +75,10 @@ func (s *Subscription) FirstInvoicePaid(invoiceID string, dm *DefaultMethod, at 
 // subID, that it was paid (Subscription.InvoicePaid): the first invoice makes the
 // subscription active, with the customer's default method (the one the first payment was
 // made with) as its own; a renewal's ends its collection; either with
-// customer.subscription.updated.
-func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID string, at time.Time) ([]core.Event, error) {
+// customer.subscription.updated. savedMethod, when not "", is the method the customer saved
+// paying the invoice on its hosted page: it becomes the subscription's default, whatever the
+// invoice (the first, or one in collection after a failed renewal).
+func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID, savedMethod string, at time.Time) ([]core.Event, error) {
 	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
 	if errors.Is(err, ErrSubscriptionMissing) {
 		return nil, nil // an invoice whose subscription is gone pays alone
@@ -85,7 +87,13 @@ func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subI
 		return nil, err
 	}
 	var dm *DefaultMethod
-	if sub.s.Status == StatusIncomplete {
+	if savedMethod != "" {
+		pm, err := tx.PaymentMethods().Get(ctx, scope, savedMethod)
+		if err != nil {
+			return nil, err
+		}
+		dm = &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}
+	} else if sub.s.Status == StatusIncomplete {
 		c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
 		if err != nil {
 			return nil, customerNotFound(err)

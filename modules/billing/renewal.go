@@ -98,16 +98,26 @@ func (s *Subscription) ChargeDue(now time.Time) (invoiceID string, at time.Time,
 }
 
 // InvoicePaid applies the paid invoice invoiceID at: the first invoice makes an incomplete
-// subscription active with dm as its default; the invoice being collected ends its
-// collection, and a past-due or unpaid subscription is active again. An unpaid one resumes
+// subscription active with dm as its default; any other invoice makes dm (when not nil, the
+// method saved paying it on its hosted page) the default of a subscription not ended; the
+// invoice being collected ends its collection, and a past-due or unpaid subscription is
+// active again. An unpaid one resumes
 // at the next period boundary after the payment, without billing the periods it missed.
 func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.Time) (Change, error) {
 	at = at.UTC().Truncate(time.Second)
 	if s.s.Status == StatusIncomplete {
 		return s.FirstInvoicePaid(invoiceID, dm, at), nil
 	}
-	if s.s.Collection.Invoice != invoiceID || s.s.Status.ended() {
+	if s.s.Status.ended() {
 		return Change{}, nil
+	}
+	var ch Change
+	if dm != nil && (s.s.DefaultMethod == nil || s.s.DefaultMethod.ID != dm.ID) {
+		s.s.DefaultMethod, s.s.Updated = dm, at
+		ch.Updated = true
+	}
+	if s.s.Collection.Invoice != invoiceID {
+		return ch, nil
 	}
 	if s.s.Status == StatusUnpaid {
 		_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)

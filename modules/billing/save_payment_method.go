@@ -116,3 +116,48 @@ func RecordSavedMethod(ctx context.Context, tx Tx, scope core.Scope, customerID 
 	}
 	return c, pm, nil
 }
+
+// SaveInvoiceMethod saves the method the customer pays invoice invoiceID of subscription
+// subID with on the invoice's hosted page (what Stripe calls save_default_payment_method
+// on_subscription): the processor's setup runs with no transaction open, then the method is
+// recorded for the subscription's customer in one unit of work (the customer's default only
+// when they have none). It becomes the subscription's default later, in the unit of work that
+// records the invoice paid (InvoicePaid). A crash between the two leaves a method saved and
+// recorded that nothing uses yet. It answers nil, and no error, when nothing was saved: the
+// processor refused the method or wants authentication (the charge then uses the method as
+// typed), no processor saves methods in the environment, or the subscription is gone.
+func (s *Service) SaveInvoiceMethod(ctx context.Context, scope core.Scope, subID, invoiceID string, in MethodInput, now time.Time) (*PaymentMethod, error) {
+	saver, ok := s.savers[scope.Env]
+	if !ok {
+		return nil, nil
+	}
+	sub, err := s.store.Subscription(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.Customer(ctx, scope, sub.Customer())
+	if err != nil {
+		return nil, err
+	}
+	res, err := setupForFirstPayment(ctx, saver, scope, invoiceID, invoiceID, c, in, "", now)
+	var de *DeclineError
+	if errors.As(err, &de) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pm *PaymentMethod
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		_, pm, err = RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
+			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, false, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pm, nil
+}

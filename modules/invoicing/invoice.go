@@ -99,6 +99,10 @@ type ChargeState struct {
 	Attempts   int                      // attempts made (the last attempt's number)
 	Pending    *payments.CustomerAction // a charge waiting for 3-D Secure
 	Processing string                   // the id of a processing payment, or ""
+	// SavedMethod is the method (billing's pm_…) the customer saved for the current charge on
+	// the hosted page: it becomes the subscription's default when that charge pays the
+	// invoice. Each new charge sets it ("" for an automatic charge or a one-off invoice).
+	SavedMethod string
 }
 
 // Snapshot is the invoice's full state, for storage.
@@ -285,7 +289,7 @@ func (i *Invoice) Payable() bool { return i.status == StatusOpen || i.status == 
 
 // startCharge checks that a new attempt may start and marks it in flight; it returns the
 // attempt's number.
-func (i *Invoice) startCharge(kind payments.AttemptKind, now time.Time) (int, error) {
+func (i *Invoice) startCharge(kind payments.AttemptKind, savedMethod string, now time.Time) (int, error) {
 	if !i.Payable() {
 		return 0, ErrNotOpen
 	}
@@ -297,6 +301,7 @@ func (i *Invoice) startCharge(kind payments.AttemptKind, now time.Time) (int, er
 	}
 	if kind == payments.AttemptCharge {
 		i.charge.Pending = nil // a new charge abandons one left waiting for 3-D Secure
+		i.charge.SavedMethod = savedMethod
 	}
 	i.charge.Attempts++
 	i.charge.Charging = payments.AttemptKey(i.id, i.charge.Attempts)

@@ -91,7 +91,7 @@ func TestTransitions(t *testing.T) {
 		if err := inv.Void(t0); !errors.Is(err, ErrNotOpen) {
 			t.Fatalf("void twice: %v", err)
 		}
-		if _, err := inv.startCharge(payments.AttemptCharge, t0); !errors.Is(err, ErrNotOpen) {
+		if _, err := inv.startCharge(payments.AttemptCharge, "", t0); !errors.Is(err, ErrNotOpen) {
 			t.Fatalf("pay void: %v", err)
 		}
 	})
@@ -103,7 +103,7 @@ func TestTransitions(t *testing.T) {
 		if err := inv.MarkUncollectible(t0); !errors.Is(err, ErrNotOpen) {
 			t.Fatalf("mark twice: %v", err)
 		}
-		if n, err := inv.startCharge(payments.AttemptCharge, t0); err != nil || n != 1 {
+		if n, err := inv.startCharge(payments.AttemptCharge, "", t0); err != nil || n != 1 {
 			t.Fatalf("pay uncollectible: %d %v", n, err)
 		}
 		if err := inv.Void(t0); !errors.Is(err, ErrPaymentInProgress) {
@@ -118,17 +118,17 @@ func TestTransitions(t *testing.T) {
 	})
 	t.Run("one charge in flight at a time, attempts numbered", func(t *testing.T) {
 		inv := open(t)
-		if n, _ := inv.startCharge(payments.AttemptCharge, t0); n != 1 {
+		if n, _ := inv.startCharge(payments.AttemptCharge, "", t0); n != 1 {
 			t.Fatal(n)
 		}
-		if _, err := inv.startCharge(payments.AttemptCharge, t0); !errors.Is(err, payments.ErrChargeInProgress) {
+		if _, err := inv.startCharge(payments.AttemptCharge, "", t0); !errors.Is(err, payments.ErrChargeInProgress) {
 			t.Fatalf("second: %v", err)
 		}
 		if err := inv.stopCharge("other:1"); err == nil {
 			t.Fatal("stopping another attempt must fail")
 		}
 		_ = inv.stopCharge(payments.AttemptKey(inv.ID(), 1))
-		if n, _ := inv.startCharge(payments.AttemptCharge, t0); n != 2 || inv.AttemptCount() != 2 {
+		if n, _ := inv.startCharge(payments.AttemptCharge, "", t0); n != 2 || inv.AttemptCount() != 2 {
 			t.Fatal(n)
 		}
 	})

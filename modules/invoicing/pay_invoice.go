@@ -3,6 +3,7 @@ package invoicing
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -72,8 +73,39 @@ func (s *Service) Pay(ctx context.Context, token string, in PayInput) (*PayResul
 	if err := payments.ValidateMethod(in.Method, in.Card, in.SEPA, inv.Currency(), "invoices", now); err != nil {
 		return nil, err
 	}
-	return s.charge(ctx, payments.ChargeRequest{Kind: Kind.Name, Scope: inv.Scope(), PayableID: inv.ID(), Now: now,
-		Method: in.Method, Source: payments.Source{Card: in.Card, SEPA: in.SEPA}})
+	req := payments.ChargeRequest{Kind: Kind.Name, Scope: inv.Scope(), PayableID: inv.ID(), Now: now,
+		Method: in.Method, Source: payments.Source{Card: in.Card, SEPA: in.SEPA}}
+	if sub := inv.Subscription(); sub != nil && s.methods != nil {
+		// A subscription's invoice saves the method first (the processor is called with no
+		// transaction open); the charge then uses the saved method, and the unit of work that
+		// records the invoice paid makes it the subscription's default. A method the processor
+		// does not save (refused, or one that needs authentication) is charged as typed, so the
+		// decline or the 3-D Secure challenge goes through the charge as before, and nothing
+		// becomes the default.
+		saved, err := s.methods.SaveInvoiceMethod(ctx, inv.Scope(), *sub, inv.ID(), in, now)
+		if err != nil {
+			return nil, err
+		}
+		if saved != nil {
+			req.Source = payments.Source{PaymentMethodRef: saved.ProcessorRef}
+			req.SavedMethod = saved.ID
+		}
+	}
+	return s.charge(ctx, req)
+}
+
+// SavedMethod is a payment method saved for a subscription's invoice: its id (pm_…) and its
+// reference at the processor.
+type SavedMethod struct {
+	ID, ProcessorRef string
+}
+
+// SubscriptionMethods saves, for the customer of subscription sub, the method its invoice is
+// paid with on the hosted page: the processor's setup, with no transaction open, then the
+// method recorded in a unit of work of its own. It answers nil, and no error, when the
+// processor does not save it (refused, or needs authentication).
+type SubscriptionMethods interface {
+	SaveInvoiceMethod(ctx context.Context, scope core.Scope, sub, invoiceID string, in PayInput, now time.Time) (*SavedMethod, error)
 }
 
 // ResolveAction answers the invoice's charge waiting for 3-D Secure.

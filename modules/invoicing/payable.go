@@ -60,7 +60,7 @@ func (Payables) BeginCharge(ctx context.Context, tx Tx, p payments.Payable, star
 	if err != nil {
 		return 0, err
 	}
-	n, err := inv.startCharge(start.Kind, start.Now)
+	n, err := inv.startCharge(start.Kind, start.SavedMethod, start.Now)
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,9 @@ type Deps struct {
 	Charger   *payments.Charger
 	// CheckoutBaseURL is the checkout origin; the hosted page is {CheckoutBaseURL}/i/{token}.
 	CheckoutBaseURL string
+	// Methods, when not nil, saves the method a subscription's invoice is paid with on its
+	// hosted page (nil: nothing is saved).
+	Methods SubscriptionMethods
 }
 
 // Service is the invoices' use cases.
@@ -31,6 +34,7 @@ type Service struct {
 	merchants Merchants
 	charger   *payments.Charger
 	base      string
+	methods   SubscriptionMethods
 }
 
 // NewService checks that every dependency is given.
@@ -39,7 +43,7 @@ func NewService(d Deps) (*Service, error) {
 		return nil, errors.New("invoicing: every dependency is required")
 	}
 	return &Service{store: d.Store, uow: d.UoW, clocks: d.Clocks, prices: d.Prices, merchants: d.Merchants,
-		charger: d.Charger, base: strings.TrimRight(d.CheckoutBaseURL, "/")}, nil
+		charger: d.Charger, base: strings.TrimRight(d.CheckoutBaseURL, "/"), methods: d.Methods}, nil
 }
 
 // HostedURL is the invoice's page for its customer, or nil for a draft.

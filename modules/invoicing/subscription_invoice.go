@@ -88,9 +88,11 @@ func (s *Service) VoidOpenIn(ctx context.Context, tx Tx, scope core.Scope, id st
 
 // SubscriptionPayments is told, inside the unit of work that pays a subscription's invoice
 // (the charge protocol's outcome or settlement), that it was paid: billing makes the
-// subscription active there, so the payment and the subscription's change commit together.
+// subscription active there, and savedMethod (the method saved on the hosted page for the
+// charge that paid it, "" for none) its default, so the payment and the subscription's change
+// commit together.
 type SubscriptionPayments interface {
-	SubscriptionInvoicePaid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, at time.Time) ([]core.Event, error)
+	SubscriptionInvoicePaid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, savedMethod string, at time.Time) ([]core.Event, error)
 	// SubscriptionChargeFailed is told that an automatic (off-session) charge of the invoice
 	// failed with declineCode: it answers the dunning stage and next attempt the invoice
 	// shows ("" stage: no dunning).
@@ -102,7 +104,9 @@ func (ow Payables) paid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.
 	if inv.subscription == nil || ow.subs == nil {
 		return nil, nil
 	}
-	return ow.subs.SubscriptionInvoicePaid(ctx, tx, inv, pay, at)
+	saved := inv.charge.SavedMethod
+	inv.charge.SavedMethod = ""
+	return ow.subs.SubscriptionInvoicePaid(ctx, tx, inv, pay, saved, at)
 }
 
 // failed runs the subscription side of a failed automatic charge and sets the invoice's

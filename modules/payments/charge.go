@@ -129,6 +129,9 @@ type ChargeRequest struct {
 	Answer *ActionAnswer
 	Method ports.PaymentMethodKind
 	Source Source
+	// SavedMethod is the owner's id of a method the payer saved for this charge (a billing
+	// pm_…): payments only hands it to the owner's BeginCharge, which may record it.
+	SavedMethod string
 }
 
 // ActionAnswer is the customer's answer to a kept CustomerAction.
@@ -217,7 +220,7 @@ func (c *Charger) begin(ctx context.Context, k Kind, req ChargeRequest) (*Charge
 		if err != nil {
 			return err
 		}
-		start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, Now: req.Now}
+		start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, SavedMethod: req.SavedMethod, Now: req.Now}
 		if req.Answer != nil {
 			start = ChargeStart{Kind: AttemptAction, Now: req.Now}
 			if act = k.bound.keptAction(p); act != nil {

@@ -95,6 +95,8 @@ type ChargeStart struct {
 	Kind       AttemptKind
 	Method     ports.PaymentMethodKind
 	OffSession bool
+	// SavedMethod is ChargeRequest.SavedMethod ("" for an action's answer).
+	SavedMethod string
 	// Now is the scope's time of the charge.
 	Now time.Time
 }
