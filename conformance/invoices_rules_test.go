@@ -1,10 +1,11 @@
 package conformance
 
 import (
+	"context"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
@@ -80,9 +81,6 @@ func TestSubscriptionsRulesFirstInvoiceHostedPage(t *testing.T) {
 	harness.Rule(t, "D14", "paying a subscription's first invoice on its hosted page makes it active with that card as default_payment_method, and the renewal charges it (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
-		if os.Getenv("KASSA_AUDIT_KNOWN_BUGS") == "" {
-			t.Skip("known bug, not fixed yet: the hosted invoice page saves no payment method, so default_payment_method stays null and the first renewal fails as a hard decline (set KASSA_AUDIT_KNOWN_BUGS=1 to run)")
-		}
 		o := newDashOwner(t)
 		clockFreeze(t, o.Test)
 		s := subPlain(t, o)
@@ -100,6 +98,92 @@ func TestSubscriptionsRulesFirstInvoiceHostedPage(t *testing.T) {
 		clockAdvance(t, o.Test, got.CurrentPeriodEnd-s.Created)
 		if r := subGet(t, o.Merchant, s.Id); r.Status != wire.SubscriptionStatusActive || subInvoice(t, o, *r.LatestInvoice).Status != "paid" {
 			t.Fatalf("after the renewal %+v", r)
+		}
+	})
+}
+
+func TestSubscriptionsRulesHostedPageSavesMethod(t *testing.T) {
+	t.Parallel()
+
+	harness.Rule(t, "D14", "a past_due subscription paid on its hosted page with another card keeps that card as default_payment_method, and the next renewal charges it (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		// 4000000000000341 saves, then declines every charge: the renewal at the trial's end fails.
+		s := subTrialPaid(t, o, "4000000000000341")
+		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+		due := subGet(t, o.Merchant, s.Id)
+		if due.Status != wire.SubscriptionStatusPastDue {
+			t.Fatalf("after the failed renewal: %s", due.Status)
+		}
+		inv := subInvoice(t, o, *due.LatestInvoice)
+		if code, _, _ := hostedPost(t, "/i/"+*inv.PublicToken+"/pay", cardForm(payCardEEA)); code != http.StatusSeeOther {
+			t.Fatalf("paying the hosted invoice: %d", code)
+		}
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusActive || got.DefaultPaymentMethod == nil || got.DefaultPaymentMethod.Last4 != "0016" {
+			t.Fatalf("after paying: %s, default %+v, want the card that paid", got.Status, got.DefaultPaymentMethod)
+		}
+		clockAdvance(t, o.Test, got.CurrentPeriodEnd-*s.TrialEnd)
+		r := subGet(t, o.Merchant, s.Id)
+		next := subInvoice(t, o, *r.LatestInvoice)
+		if r.Status != wire.SubscriptionStatusActive || next.Id == inv.Id || next.Status != "paid" {
+			t.Fatalf("after the next renewal: %s, invoice %s %s", r.Status, next.Id, next.Status)
+		}
+		if p := subPaymentOf(t, o, next); p.Card == nil || p.Card.Last4 != "0016" {
+			t.Fatalf("the renewal was charged to %+v, want the card saved on the hosted page", p.Card)
+		}
+	})
+
+	harness.Rule(t, "D14", "a subscription's first invoice paid on its hosted page by SEPA debit makes the bank account default_payment_method once the debit settles (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		if code, _, _ := hostedPost(t, "/i/"+*inv.PublicToken+"/pay", pgSEPAForm(payIBANOK)); code != http.StatusSeeOther {
+			t.Fatalf("paying the first invoice by SEPA debit on its page: %d", code)
+		}
+		clockAdvance(t, o.Test, 3*day) // the debit settles
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusActive || subInvoice(t, o, inv.Id).Status != "paid" {
+			t.Fatalf("after the settlement: %s", got.Status)
+		}
+		if dm := got.DefaultPaymentMethod; dm == nil || string(dm.Type) != "sepa_debit" || dm.Last4 != "3000" {
+			t.Fatalf("default_payment_method %+v, want the bank account that paid", dm)
+		}
+	})
+
+	harness.Rule(t, "8", "paying a one-off invoice on its hosted page saves no payment method, even for the e-mail of a customer with a subscription", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		email := "ada-" + strings.ToLower(o.ID[4:12]) + "@example.com"
+		body := subBody(subPrice(t, o.Merchant, 900, nil).Id)
+		body["customer_email"] = email
+		s := subCreate(t, o.Merchant, body)
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard(payCardOK)).JSON200; v == nil || v.SubscriptionStatus != "active" {
+			t.Fatal("the first payment failed")
+		}
+		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
+		if code, _, _ := hostedPost(t, "/i/"+*inv.PublicToken+"/pay", cardForm(payCardEEA)); code != http.StatusSeeOther {
+			t.Fatalf("paying the one-off invoice: %d", code)
+		}
+		if got := subInvoice(t, o, inv.Id); got.Status != "paid" {
+			t.Fatalf("one-off invoice %s", got.Status)
+		}
+		d, err := o.Client.GetCustomerWithResponse(context.Background(), dashTest, s.Customer)
+		if err != nil || d.JSON200 == nil {
+			t.Fatalf("customer: %v", err)
+		}
+		if pms := d.JSON200.PaymentMethods; len(pms) != 1 || pms[0].Last4 != "4242" {
+			t.Fatalf("saved methods %+v, want only the subscription's card", pms)
+		}
+		if dm := subGet(t, o.Merchant, s.Id).DefaultPaymentMethod; dm == nil || dm.Last4 != "4242" {
+			t.Fatalf("default_payment_method %+v", dm)
 		}
 	})
 }
