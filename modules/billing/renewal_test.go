@@ -133,3 +133,31 @@ func TestDunningSubjects(t *testing.T) {
 		t.Fatal("a hard decline announces a retry")
 	}
 }
+
+func TestInvoicePaidWithASavedMethodMakesItTheDefault(t *testing.T) {
+	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 1, 0)
+	s := active(start, end)
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := s.ChargeFailed("in_2", "expired_card", end); d.Stage == "" {
+		t.Fatal("the failed renewal left no dunning stage")
+	}
+	// Paid on the hosted page with another card: active, the card is the default.
+	ch, err := s.InvoicePaid("in_2", &billing.DefaultMethod{ID: "pm_2"}, end.Add(time.Hour))
+	if err != nil || !ch.Updated || s.Status() != billing.StatusActive || s.DefaultMethodID() != "pm_2" || s.Collecting() != "" {
+		t.Fatalf("paid %+v %v: %s %s", ch, err, s.Status(), s.DefaultMethodID())
+	}
+	// Another invoice paid with the same method changes nothing; with a new one, the default.
+	if ch, _ := s.InvoicePaid("in_1", &billing.DefaultMethod{ID: "pm_2"}, end.Add(2*time.Hour)); ch.Updated {
+		t.Fatal("the same default again is a change")
+	}
+	if ch, _ := s.InvoicePaid("in_1", &billing.DefaultMethod{ID: "pm_3"}, end.Add(2*time.Hour)); !ch.Updated || s.DefaultMethodID() != "pm_3" {
+		t.Fatalf("a new default %+v %s", ch, s.DefaultMethodID())
+	}
+	// Without a saved method an old invoice changes nothing.
+	if ch, _ := s.InvoicePaid("in_1", nil, end.Add(3*time.Hour)); ch.Updated || s.DefaultMethodID() != "pm_3" {
+		t.Fatalf("no method %+v %s", ch, s.DefaultMethodID())
+	}
+}
