@@ -408,6 +408,9 @@ func TestSubscriptionsDunning(t *testing.T) {
 			*after.LatestInvoice != inv.Id {
 			t.Fatalf("after the recovery %+v (paid at %d)", after, paidAt)
 		}
+		if dm := after.DefaultPaymentMethod; dm == nil || dm.Last4 != "4242" {
+			t.Fatalf("default_payment_method %+v, want the card paid with through the browser API", dm)
+		}
 		if evs := subEvents(t, o.Merchant, s.Id); evs[len(evs)-1] != "customer.subscription.updated" {
 			t.Fatalf("events %v", evs)
 		}
@@ -438,6 +441,9 @@ func TestSubscriptionsDunning(t *testing.T) {
 		after := subGet(t, o.Merchant, s.Id)
 		if after.Status != wire.SubscriptionStatusActive || after.CurrentPeriodEnd != subNextMonth(*s.TrialEnd) {
 			t.Fatalf("after paying %+v", after)
+		}
+		if dm := after.DefaultPaymentMethod; dm == nil || dm.Last4 != "4242" {
+			t.Fatalf("default_payment_method %+v, want the card paid with through the browser API", dm)
 		}
 		clockAdvance(t, o.Test, 3*day)
 		if paid := subInvoice(t, o, inv.Id); paid.Status != "paid" || paid.AttemptCount != 2 || paid.NextPaymentAttempt != nil {
