@@ -187,7 +187,7 @@ func TestLookupByPrimaryKeyInEveryTable(t *testing.T) {
 				name, typ, _ := strings.Cut(c, ":")
 				lit := "'1'"
 				switch {
-				case strings.HasPrefix(typ, "timestamp"):
+				case strings.HasPrefix(typ, "timestamp"), typ == "date":
 					lit = "'epoch'"
 				case typ == "uuid":
 					lit = "'00000000-0000-4000-8000-000000000000'"

@@ -472,7 +472,7 @@ func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeO
 		return err
 	}
 	if o.Payment != nil {
-		if err := tx.Payments().Insert(ctx, o.Payment); err != nil {
+		if err := insertPayment(ctx, tx, o.Payment); err != nil {
 			return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
 		}
 		if o.Payment.Payment.Status() == StatusSucceeded {
