@@ -219,3 +219,43 @@ func TestPaymentVolumeDaysEqualThePaymentsUnderARandomMix(t *testing.T) {
 		t.Fatalf("the mix did not cover every kind of write: %+v", kinds)
 	}
 }
+
+// Migration 00055 backfills the daily totals of the payments made before it: the same rows
+// the payment writes keep (a refunded payment with its refund, a processing one not at all).
+func TestPaymentVolumeDaysMigrationBackfillsThePayments(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	scope := pgtest.Merchant(t, db)
+	svc := paymentsOn(db, fixedClocks{payNow})
+	mustPay(t, svc, createSession(t, svc, scope), visaUS)
+	b := mustPay(t, svc, createSession(t, svc, scope), visaUS).Payment()
+	mustPay(t, svc, createSession(t, svc, scope), ibanSettles) // processing: not counted
+	rf := refunderOn(t, db, sandbox.NewWithJournal(postgres.NewSandboxJournal(db)), core.SystemClock{})
+	half := int64(1000)
+	if _, err := rf.Refund(ctx, payments.RefundRequest{Scope: scope, PaymentID: b.ID(), Amount: &half, Reason: payments.ReasonDuplicate}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []string {
+		var rows []string
+		if err := db.Select(&rows, `SELECT environment || ' ' || day || ' ' || currency || ' ' || gross || '/' || refunded || '/' ||
+			fees || '/' || payments FROM payment_volume_days WHERE merchant_id = $1 ORDER BY 1`, scope.MerchantID); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	kept := read()
+	if len(kept) != 1 || !strings.HasPrefix(kept[0], "test 2026-05-01 EUR 5000/1000/") || !strings.HasSuffix(kept[0], "/2") {
+		t.Fatalf("kept by the writes: %v", kept)
+	}
+	if err := postgres.MigrateTo(ctx, db, 54); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.MigrateUp(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); fmt.Sprint(got) != fmt.Sprint(kept) {
+		t.Fatalf("backfilled %v, kept by the writes %v", got, kept)
+	}
+	checkVolumeDays(t, db, scope, "the backfill")
+}
