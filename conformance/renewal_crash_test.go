@@ -236,7 +236,8 @@ func TestSubscriptionRenewalCrashSteps(t *testing.T) {
 			pending := idemSendPath(first.BaseURL, "/v1/test_helpers/clock/advance", o.TestKey, idemKey(), body)
 			phaseWaitPaused(t, db)
 			phaseKill(t, first, db, pause, c.table)
-			if r, ok := <-pending; ok {
+			// The receipt is sent after the advance: only there may the advance have answered.
+			if r, ok := <-pending; ok && c.table != "mail_outbox" {
 				t.Fatalf("the killed server answered the advance: %d %s", r.Status, r.Body)
 			}
 			var left struct {
