@@ -192,9 +192,13 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 		if err != nil {
 			return subscriptionNotFound(err)
 		}
-		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		// A charge already due (a proration invoice whose charge a crash cut off before it
+		// began: the retried change finds the plan changed) is made after this commits.
+		_, owed, err := s.applyDue(ctx, tx, sub, now)
+		if err != nil {
 			return err
 		}
+		due = owed
 		ch, err := sub.Apply(patch, now)
 		if err != nil {
 			return err
