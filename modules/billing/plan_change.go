@@ -269,7 +269,7 @@ func (s *Subscription) prorationInvoiceInput(customer *Customer, pr Proration, a
 		s.s.PriceID, s.s.Quantity, at.Format("2 Jan 2006"),
 		core.FormatAmount(pr.Charge, s.s.Currency), core.FormatAmount(pr.Credit, s.s.Currency))
 	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
-		Description: desc, PriceID: s.s.PriceID, Quantity: 1, UnitAmount: pr.Net}
+		Lines: []InvoiceLine{{Description: desc, PriceID: s.s.PriceID, Quantity: 1, UnitAmount: pr.Net}}}
 }
 
 // collectProration records the proration invoice invoiceID made at as the latest invoice and
