@@ -35,9 +35,14 @@ func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope c
 	if err != nil {
 		return "", nil, err
 	}
+	lines := make([]invoicing.SubscriptionLine, 0, len(in.Lines))
+	for _, l := range in.Lines {
+		lines = append(lines, invoicing.SubscriptionLine{Description: l.Description, PriceID: l.PriceID, ProductID: l.ProductID,
+			Quantity: l.Quantity, UnitAmount: l.UnitAmount})
+	}
 	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, prefix, invoicing.SubscriptionInvoice{
 		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
-		Description: in.Description, PriceID: in.PriceID, ProductID: in.ProductID, Quantity: in.Quantity, UnitAmount: in.UnitAmount}, now)
+		Lines: lines}, now)
 	if err != nil {
 		return "", nil, err
 	}

@@ -11,18 +11,24 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// InvoiceInput is the content of a subscription's invoice: one line, the price times the
-// quantity.
+// InvoiceInput is the content of a subscription's invoice: its lines, in order (the period's
+// line, and on a renewal the proration lines kept for it).
 type InvoiceInput struct {
 	Subscription  string
 	CustomerName  string
 	CustomerEmail string
 	Currency      core.Currency
-	Description   string
-	PriceID       string
-	ProductID     string
-	Quantity      int64
-	UnitAmount    int64
+	Lines         []InvoiceLine
+}
+
+// InvoiceLine is one line of a subscription's invoice: quantity × unit amount (a credit has a
+// negative unit amount), naming the price it bills.
+type InvoiceLine struct {
+	Description string
+	PriceID     string
+	ProductID   string
+	Quantity    int64
+	UnitAmount  int64
 }
 
 // Invoicer writes a subscription's invoices inside billing's units of work (invoicing, wired
@@ -40,7 +46,7 @@ type Invoicer interface {
 func (s *Subscription) invoiceInput(customer *Customer) InvoiceInput {
 	desc := fmt.Sprintf("Subscription %s, %s to %s", s.s.PriceID, s.s.PeriodStart.Format("2 Jan 2006"), s.s.PeriodEnd.Format("2 Jan 2006"))
 	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
-		Description: desc, PriceID: s.s.PriceID, Quantity: s.s.Quantity, UnitAmount: s.s.UnitAmount}
+		Lines: []InvoiceLine{{Description: desc, PriceID: s.s.PriceID, Quantity: s.s.Quantity, UnitAmount: s.s.UnitAmount}}}
 }
 
 // attachFirstInvoice names the subscription's first invoice and mints its first payment (pi_…)

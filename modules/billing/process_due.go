@@ -94,11 +94,12 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	if err != nil {
 		return customerNotFound(err)
 	}
-	next := RehydrateSubscription(sub.Snapshot())
-	if err := next.StartRenewal("pending"); err != nil {
+	// The invoice's content: a change scheduled for the period end is made first, and the
+	// proration lines kept for this renewal are billed beside the period (plan_schedule.go).
+	in, updated, err := sub.renewalInvoice(c)
+	if err != nil {
 		return err
 	}
-	in := next.invoiceInput(c)
 	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return err
 	}
-	return tx.Outbox().Add(ctx, evs...)
+	return tx.Outbox().Add(ctx, append(evs, changeEvents(updated, sub, at)...)...)
 }
 
 // charge makes the due off-session charge c through the charge protocol, with no transaction

@@ -72,7 +72,8 @@ func (s *Subscription) RenewalDue(now time.Time) bool {
 }
 
 // StartRenewal records the renewal invoice invoiceID made at the period end: the period
-// advances (counted from the anchor), the invoice is the latest and is charged at once.
+// advances (counted from the anchor), the invoice is the latest and is charged at once, and
+// the proration lines kept for it are consumed (the invoice carries them).
 func (s *Subscription) StartRenewal(invoiceID string) error {
 	at := s.s.PeriodEnd
 	_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)
@@ -82,6 +83,7 @@ func (s *Subscription) StartRenewal(invoiceID string) error {
 	id := invoiceID
 	s.s.PeriodStart, s.s.PeriodEnd, s.s.LatestInvoice, s.s.Updated = start, end, &id, at
 	s.s.Collection = Collection{Invoice: invoiceID, RenewedAt: &at, NextCharge: &at}
+	s.s.PendingLines = nil
 	return nil
 }
 

@@ -71,7 +71,7 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 			// Without a trial the first period is billed now: its invoice is open, numbered,
 			// and paid through the first payment the customer's browser confirms.
 			in := sub.invoiceInput(c)
-			in.ProductID = p.ProductID
+			in.Lines[0].ProductID = p.ProductID
 			invID, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, sub.s.Created)
 			if err != nil {
 				return err

@@ -9,18 +9,23 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// SubscriptionInvoice is the content of a subscription's invoice: one locked line, the price
-// times the quantity.
+// SubscriptionInvoice is the content of a subscription's invoice: its locked lines, in order.
 type SubscriptionInvoice struct {
 	Subscription  string
 	CustomerName  string
 	CustomerEmail string
 	Currency      core.Currency
-	Description   string
-	PriceID       string
-	ProductID     string
-	Quantity      int64
-	UnitAmount    int64
+	Lines         []SubscriptionLine
+}
+
+// SubscriptionLine is one line of a subscription's invoice: quantity × unit amount of a price
+// (a proration credit has a negative unit amount).
+type SubscriptionLine struct {
+	Description string
+	PriceID     string
+	ProductID   string
+	Quantity    int64
+	UnitAmount  int64
 }
 
 // Prefix is the merchant's invoice number prefix (its setting, or DefaultPrefix of its
@@ -41,14 +46,18 @@ func (s *Service) Prefix(ctx context.Context, merchantID string) (string, error)
 // the number commits or rolls back with the caller's change), mints the public token and is
 // open, due at once (it is charged automatically). It answers invoice.finalized.
 func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
-	price, product := in.PriceID, in.ProductID
-	line := Line{Description: in.Description, Quantity: in.Quantity, UnitAmount: in.UnitAmount, PriceID: &price, Locked: true,
-		Currency: in.Currency}
-	if product != "" {
-		line.ProductID = &product
+	lines := make([]Line, 0, len(in.Lines))
+	for _, l := range in.Lines {
+		price, product := l.PriceID, l.ProductID
+		line := Line{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount, PriceID: &price, Locked: true,
+			Currency: in.Currency}
+		if product != "" {
+			line.ProductID = &product
+		}
+		lines = append(lines, line)
 	}
 	inv := NewDraft(scope, Draft{Currency: in.Currency, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail,
-		Lines: []Line{line}, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
+		Lines: lines, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
 	sub := in.Subscription
 	inv.subscription = &sub
 	if err := inv.CheckSendable(); err != nil {

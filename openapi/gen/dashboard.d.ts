@@ -3276,6 +3276,11 @@ export interface components {
             object: "subscription";
             /** @description The pause of a paused subscription (no invoices are made while it holds); null when it is not paused. */
             pause_collection: components["schemas"]["SubscriptionPauseCollection"] | null;
+            /**
+             * @description The plan change scheduled for the end of the current period (an update with
+             *     `effective` `period_end`); null when none is scheduled.
+             */
+            pending_update: components["schemas"]["SubscriptionPendingUpdate"] | null;
             /** @description The price, prefix `price_`. */
             price_id: string;
             /**
@@ -3339,6 +3344,27 @@ export interface components {
              * @enum {string}
              */
             type: "card" | "sepa_debit";
+        };
+        /** @description A plan change scheduled for the end of the current period. */
+        SubscriptionPendingUpdate: {
+            /**
+             * Format: int64
+             * @description The new amount (unit amount × quantity), billed from the renewal on.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description When the change is made (Unix seconds): the end of the current period, with the
+             *     renewal. A renewal that waits (a paused or past-due subscription) makes it then.
+             */
+            effective_at: number;
+            /** @description The price the subscription moves to. */
+            price_id: string;
+            /**
+             * Format: int64
+             * @description The quantity it moves to.
+             */
+            quantity: number;
         };
         /**
          * @description `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment

@@ -1788,6 +1788,9 @@ type SubscriptionPauseCollection = externalRef0.SubscriptionPauseCollection
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
 type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
 
+// SubscriptionPendingUpdate A plan change scheduled for the end of the current period.
+type SubscriptionPendingUpdate = externalRef0.SubscriptionPendingUpdate
+
 // SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
 // within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
 // way), `unpaid` (retries exhausted, frozen), `canceled`.

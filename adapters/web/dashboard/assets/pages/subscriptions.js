@@ -78,6 +78,8 @@ export async function detail(ctx) {
       ['Customer', h('a', { href: `${ctx.base}/customers/${d.customer.id}`, 'data-customer': d.customer.id }, `${d.customer.name} <${d.customer.email}>`)],
       ['Amount', `${money(s.amount, s.currency)} (quantity ${s.quantity})`],
       ['Price', h('code', null, s.price_id)],
+      ['Scheduled change', s.pending_update ? [money(s.pending_update.amount, s.currency), ' (', h('code', null, s.pending_update.price_id),
+        ` × ${s.pending_update.quantity}) from `, when(s.pending_update.effective_at)] : null],
       ['Current period', [when(s.current_period_start), ' – ', when(s.current_period_end)]],
       ['Trial ends', s.trial_end ? when(s.trial_end) : 'No trial'],
       ['Default payment method', pmText],
