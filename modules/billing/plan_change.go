@@ -184,6 +184,10 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil, err
 		}
 	}
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	if err != nil {
+		return nil, err
+	}
 	var out *Subscription
 	var due *dueCharge
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -192,7 +196,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 		if err != nil {
 			return subscriptionNotFound(err)
 		}
-		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now, prefixes); err != nil {
 			return err
 		}
 		ch, err := sub.Apply(patch, now)

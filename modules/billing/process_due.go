@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -12,6 +13,12 @@ import (
 
 // dueBatch is how many subscriptions one unit of work of the sweep claims.
 const dueBatch = 100
+
+// chargeWorkers is how many of a batch's off-session charges are made at once. Each charge is
+// its own protocol (attempt recorded, processor called with no transaction open, outcome
+// applied) and takes a connection only inside its two units of work, so a batch's renewals
+// wait on round trips and commits together instead of one after another.
+const chargeWorkers = 8
 
 // dueCharge is an off-session charge of a subscription's invoice the sweep makes after the
 // unit of work that found it due commits.
@@ -28,14 +35,19 @@ type dueCharge struct {
 // and writes it with its events. It reports whether anything changed, and the charge to make
 // once the unit of work commits: a renewal makes its invoice here (invoice.finalized) and is
 // charged in the next round, so the invoice is recorded before the processor is called.
-func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time) (bool, *dueCharge, error) {
+// prefixes gives the merchants' invoice number prefixes a renewal needs.
+func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time, prefixes *invoicePrefixes) (bool, *dueCharge, error) {
 	at, ok := sub.DueAt()
 	if !ok || at.After(until) {
 		return false, nil, nil
 	}
 	if s.invoices != nil && s.charger != nil {
 		if sub.RenewalDue(until) {
-			return true, nil, s.renew(ctx, tx, sub)
+			prefix, err := prefixes.of(ctx, sub.Scope().MerchantID)
+			if err != nil {
+				return false, nil, err
+			}
+			return true, nil, s.renew(ctx, tx, sub, prefix)
 		}
 		if inv, chargeAt, ok := sub.ChargeDue(until); ok {
 			c := &dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: chargeAt}
@@ -82,14 +94,10 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 
 // renew makes the invoice of the period that ends now (the trial's end, or a renewal),
 // finalised and numbered (invoice.finalized), and records it on the subscription as the
-// invoice to charge: the period advances.
-func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
+// invoice to charge: the period advances. prefix is the merchant's invoice number prefix.
+func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription, prefix string) error {
 	scope := sub.Scope()
 	at := sub.s.PeriodEnd
-	prefix, err := s.invoices.Prefix(ctx, scope.MerchantID)
-	if err != nil {
-		return err
-	}
 	c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
 	if err != nil {
 		return customerNotFound(err)
@@ -132,6 +140,41 @@ func (s *Service) charge(ctx context.Context, c dueCharge) error {
 	return err
 }
 
+// chargeAll makes the charges cs (in due order) and returns the errors of those that failed.
+// Charges due at the same instant are made together, chargeWorkers at a time; those due
+// later wait until every earlier one is done, so a scope's charges still happen in time
+// order.
+func (s *Service) chargeAll(ctx context.Context, cs []dueCharge) []error {
+	var (
+		failed []error
+		mu     sync.Mutex
+	)
+	for len(cs) > 0 {
+		n := 1
+		for n < len(cs) && cs[n].at.Equal(cs[0].at) {
+			n++
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, chargeWorkers)
+		for _, c := range cs[:n] {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if err := s.charge(ctx, c); err != nil {
+					mu.Lock()
+					failed = append(failed, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		cs = cs[n:]
+	}
+	return failed
+}
+
 // The invoice's refusals of a new charge (invoicing's errors, by code).
 const (
 	codeInvoiceNotOpen           = "invoice_not_open"
@@ -150,6 +193,39 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 		}
 		return tx.Subscriptions().Save(ctx, sub)
 	})
+}
+
+// invoicePrefixes are the merchants' invoice number prefixes read so far (invoicing's Prefix,
+// a read outside any unit of work on a connection of its own).
+type invoicePrefixes struct {
+	s     *Service
+	known map[string]string
+}
+
+// prefixesOf returns the prefixes, with scope's read now (nil: none yet), before the unit of
+// work that renews: a sweep of one scope then takes no second connection inside its unit of
+// work. An unscoped sweep reads each merchant's once, when its first renewal needs it.
+func (s *Service) prefixesOf(ctx context.Context, scope *core.Scope) (*invoicePrefixes, error) {
+	p := &invoicePrefixes{s: s, known: map[string]string{}}
+	if scope != nil && s.invoices != nil {
+		if _, err := p.of(ctx, scope.MerchantID); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// of is the prefix of merchantID, read on first use.
+func (p *invoicePrefixes) of(ctx context.Context, merchantID string) (string, error) {
+	if v, ok := p.known[merchantID]; ok {
+		return v, nil
+	}
+	v, err := p.s.invoices.Prefix(ctx, merchantID)
+	if err != nil {
+		return "", err
+	}
+	p.known[merchantID] = v
+	return v, nil
 }
 
 // voidLatest voids the subscription's latest invoice if it is still open.
@@ -173,6 +249,10 @@ func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at t
 // with a scope, only that scope (the test clock advance).
 func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.Time) (int, error) {
 	total := 0
+	prefixes, err := s.prefixesOf(ctx, scope)
+	if err != nil {
+		return 0, err
+	}
 	for {
 		claimed, changed := 0, 0
 		var charges []dueCharge
@@ -184,7 +264,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			}
 			claimed = len(subs)
 			for _, sub := range subs {
-				ok, c, err := s.applyDue(ctx, tx, sub, until)
+				ok, c, err := s.applyDue(ctx, tx, sub, until, prefixes)
 				if err != nil {
 					return err
 				}
@@ -201,12 +281,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			return total, err
 		}
 		// The charges found due, each with no transaction open.
-		var failed []error
-		for _, c := range charges {
-			if err := s.charge(ctx, c); err != nil {
-				failed = append(failed, err)
-			}
-		}
+		failed := s.chargeAll(ctx, charges)
 		total += changed - len(failed)
 		// A subscription takes one change per round, in due order, so a second change of the
 		// same subscription (a trial's notice, then its cancellation) comes in a later round;
