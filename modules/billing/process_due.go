@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -13,12 +12,6 @@ import (
 
 // dueBatch is how many subscriptions one unit of work of the sweep claims.
 const dueBatch = 100
-
-// chargeWorkers is how many of a batch's off-session charges are made at once. Each charge is
-// its own protocol (attempt recorded, processor called with no transaction open, outcome
-// applied) and takes a connection only inside its two units of work, so a batch's renewals
-// wait on round trips and commits together instead of one after another.
-const chargeWorkers = 8
 
 // dueCharge is an off-session charge of a subscription's invoice the sweep makes after the
 // unit of work that found it due commits.
@@ -120,15 +113,25 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription, prefix st
 	return tx.Outbox().Add(ctx, evs...)
 }
 
-// charge makes the due off-session charge c through the charge protocol, with no transaction
-// open: the attempt is recorded before the processor is called and the outcome applied after
-// (invoicing's payable owner tells billing, in its unit of work), so a crash in between is
-// resolved by the charge-attempt sweep and repeats no charge. A debit that is processing
-// (SEPA) is not charged again while it settles; an invoice no longer open (paid or voided
-// meanwhile) ends the collection.
+// chargeRequest is the due off-session charge c as the charge protocol takes it: made with
+// no transaction open, the attempt recorded before the processor is called and the outcome
+// applied after (invoicing's payable owner tells billing, in its unit of work), so a crash in
+// between is resolved by the charge-attempt sweep and repeats no charge.
+func (s *Service) chargeRequest(c dueCharge) payments.ChargeRequest {
+	return payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
+		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}}
+}
+
+// charge makes the due off-session charge c alone (Charger.Charge).
 func (s *Service) charge(ctx context.Context, c dueCharge) error {
-	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
-		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}})
+	r, err := s.charger.Charge(ctx, s.chargeRequest(c))
+	return s.charged(ctx, c, r, err)
+}
+
+// charged applies to the subscription what the charge c came to, when the outcome does not
+// tell it already: a debit that is processing (SEPA) is not charged again while it settles;
+// an invoice no longer open (paid or voided meanwhile) ends the collection.
+func (s *Service) charged(ctx context.Context, c dueCharge, r *payments.Charged, err error) error {
 	var ce *core.Error
 	switch {
 	case err == nil && r.Outcome == ports.OutcomeProcessing,
@@ -141,35 +144,26 @@ func (s *Service) charge(ctx context.Context, c dueCharge) error {
 }
 
 // chargeAll makes the charges cs (in due order) and returns the errors of those that failed.
-// Charges due at the same instant are made together, chargeWorkers at a time; those due
-// later wait until every earlier one is done, so a scope's charges still happen in time
-// order.
+// The charges due at the same instant are made together (payments.Charger.ChargeMany: each
+// attempt recorded before its call, the calls concurrent, the outcomes applied in one unit
+// of work); those due later wait until every earlier one is done, so a scope's charges still
+// happen in time order.
 func (s *Service) chargeAll(ctx context.Context, cs []dueCharge) []error {
-	var (
-		failed []error
-		mu     sync.Mutex
-	)
+	var failed []error
 	for len(cs) > 0 {
 		n := 1
 		for n < len(cs) && cs[n].at.Equal(cs[0].at) {
 			n++
 		}
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, chargeWorkers)
-		for _, c := range cs[:n] {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if err := s.charge(ctx, c); err != nil {
-					mu.Lock()
-					failed = append(failed, err)
-					mu.Unlock()
-				}
-			}()
+		reqs := make([]payments.ChargeRequest, n)
+		for i, c := range cs[:n] {
+			reqs[i] = s.chargeRequest(c)
 		}
-		wg.Wait()
+		for i, r := range s.charger.ChargeMany(ctx, reqs) {
+			if err := s.charged(ctx, cs[i], r.Charged, r.Err); err != nil {
+				failed = append(failed, err)
+			}
+		}
 		cs = cs[n:]
 	}
 	return failed
