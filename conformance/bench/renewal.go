@@ -85,9 +85,10 @@ func benchRenewals(ctx context.Context, t *harness.Target, n int) (renewalResult
 	to := strconv.FormatInt(due.Add(time.Hour).Unix(), 10)
 	start = time.Now()
 	wall := start.Add(-time.Second) // the sandbox journal's rows of the run are written after this
-	// renewalAdvancers clocks are advanced at a time: each advance holds database connections
-	// for its due work, and a hundred at once starve the server's pool (requests then wait
-	// past its write timeout).
+	// renewalAdvancers clocks are advanced at a time: an advance with an Idempotency-Key holds
+	// a connection of the server's key-lock pool (8 connections) while it waits for its due
+	// work (up to the clock wait, 15 s), so a hundred at once queue for that pool and the
+	// last ones wait past the server's write timeout (docs/performance.md).
 	adv := make(chan struct{}, renewalAdvancers)
 	for i := range ms {
 		wg.Add(1)
