@@ -204,6 +204,10 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil, err
 		}
 	}
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	if err != nil {
+		return nil, err
+	}
 	var out *Subscription
 	var due *dueCharge
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -214,7 +218,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 		}
 		// A charge already due (a proration invoice whose charge a crash cut off before it
 		// began: the retried change finds the plan changed) is made after this commits.
-		_, owed, err := s.applyDue(ctx, tx, sub, now)
+		_, owed, err := s.applyDue(ctx, tx, sub, now, prefixes)
 		if err != nil {
 			return err
 		}

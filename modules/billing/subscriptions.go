@@ -121,6 +121,10 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 	if err != nil {
 		return nil, err
 	}
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	if err != nil {
+		return nil, err
+	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		sub, err := tx.Subscriptions().Lock(ctx, scope, id)
@@ -129,7 +133,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		// A change due before now (an expiry, a period-end cancellation the sweep has not run
 		// yet) is applied first, as it happened.
-		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now, prefixes); err != nil {
 			return err
 		}
 		ch, err := fn(sub, now)
