@@ -163,8 +163,9 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // invoice of one line (the charge less the credit) is made, finalised (invoice.finalized) and
 // recorded as the invoice the subscription collects, in the same unit of work; it is then
 // charged off-session with the default method through the renewal's charge path with no
-// transaction open, and a failure goes into dunning as a renewal's would. A net credit (or
-// nothing to pay) makes no invoice and no charge, and the credit is not kept: there is no
+// transaction open, and a failure goes into dunning as a renewal's would. A net credit, a
+// net charge below the minimum charge (core.MinAmount, which no invoice may be finalised
+// under) or nothing to pay makes no invoice and no charge, and the credit is not kept: there is no
 // customer balance to carry it. While trialing nothing is billed.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
 	if err := checkPlanChange(c); err != nil {
@@ -251,7 +252,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil
 		}
 		var evs []core.Event
-		if behavior == ProrateAlwaysInvoice && pr.Net > 0 {
+		if behavior == ProrateAlwaysInvoice && pr.Net >= core.MinAmount {
 			if sub.s.Collection.Invoice != "" {
 				return ErrCollectionPending
 			}

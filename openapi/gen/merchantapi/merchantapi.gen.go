@@ -1524,6 +1524,8 @@ type ClientInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -1615,6 +1617,8 @@ type ClientInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -3082,6 +3086,8 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -3185,6 +3191,8 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -6056,6 +6064,8 @@ type ClientWithResponsesInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -6147,6 +6157,8 @@ type ClientWithResponsesInterface interface {
 	//   dunning as a renewal's does, and the response shows the subscription after the
 	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
+	//   net charge below the minimum charge (250 minor units) is not billed either: the
+	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -12334,6 +12346,8 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
@@ -12433,6 +12447,8 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     dunning as a renewal's does, and the response shows the subscription after the
 //     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
 //     credit is not kept: there is no customer balance to carry it to a later invoice. A
+//     net charge below the minimum charge (250 minor units) is not billed either: the
+//     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
