@@ -20,6 +20,11 @@ import (
 // active subscription's cancellations, the short trial's notice, list limits and an
 // uncollectible invoice paid.
 
+func init() {
+	sectionTitles["3.4"] = "subscription states"
+	sectionTitles["D14"] = "subscriptions (merchant API)"
+}
+
 // clockTo moves the merchant's frozen test clock to the Unix time at (later than now).
 func advanceClockTo(t *testing.T, c *api.ClientWithResponses, now, at int64) int64 {
 	t.Helper()
