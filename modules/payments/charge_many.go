@@ -13,6 +13,11 @@ import (
 // ManyWorkers is how many of ChargeMany's charges begin and call the processor at once.
 const ManyWorkers = 8
 
+// ManyApplied is how many outcomes one unit of work of ChargeMany applies at most: enough
+// that the merchant's balances are locked once for many charges, few enough that the unit of
+// work stays short (each outcome is about twenty statements).
+const ManyApplied = 20
+
 // ChargeResult is the answer of one request of ChargeMany: what Charge would have answered.
 type ChargeResult struct {
 	Charged *Charged
@@ -26,21 +31,15 @@ type ChargeResult struct {
 //  1. Each charge begins on its own (Charge's step 1, its own unit of work: the attempt is
 //     recorded and committed before its processor call) and calls the processor with no
 //     transaction open, ManyWorkers at a time.
-//  2. The outcomes of the calls that answered are applied together in one unit of work of the
-//     owner, payables in id order (the protocol's lock order for each: payable, attempt,
-//     payment), and the payments' ledger postings last, so that the merchant's balances are
-//     locked and changed once for the batch instead of once per charge.
-//  3. A batch whose unit of work fails is applied charge by charge (Charge's step 5: each
+//  2. The outcomes of the calls that answered are applied together, ManyApplied to a unit of
+//     work of the owner, payables in id order (the protocol's lock order for each: payable,
+//     attempt, payment), and the payments' ledger postings last, so that the merchant's
+//     balances are locked once per unit of work instead of once per charge.
+//  3. A unit of work that fails is applied charge by charge (Charge's step 5: each
 //     attempt applied exactly once), and so is everything else Charge does after a call: a
 //     failed call, a charge in flight waited for.
 func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []ChargeResult {
 	out := make([]ChargeResult, len(reqs))
-	type called struct {
-		i    int
-		a    *ChargeAttempt
-		res  ports.ChargeResult
-		card *ports.CardInfo
-	}
 	var (
 		mu    sync.Mutex
 		calls []called
@@ -90,6 +89,29 @@ func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []Charge
 			cmp.Compare(x.a.reference, y.a.reference))
 	})
 	k, _ := c.kinds.of(reqs[calls[0].i].Kind)
+	for len(calls) > 0 {
+		n := min(len(calls), ManyApplied)
+		for j, r := range c.applyMany(ctx, k, calls[:n]) {
+			out[calls[j].i] = r
+		}
+		calls = calls[n:]
+	}
+	return out
+}
+
+// called is a charge of ChargeMany whose processor call answered.
+type called struct {
+	i    int // its request
+	a    *ChargeAttempt
+	res  ports.ChargeResult
+	card *ports.CardInfo
+}
+
+// applyMany applies the outcomes of calls in one unit of work of k's owner, payables in the
+// order of calls and the payments' ledger postings last; if that fails, one by one (each
+// attempt is applied once whoever applies it).
+func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []ChargeResult {
+	out := make([]ChargeResult, len(calls))
 	pres := make([]*prepared, len(calls))
 	batch := true
 	for j, cl := range calls {
@@ -123,15 +145,14 @@ func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []Charge
 			return nil
 		})
 		if err == nil {
-			for j, cl := range calls {
-				out[cl.i].Charged = applied[j]
+			for j := range calls {
+				out[j].Charged = applied[j]
 			}
 			return out
 		}
 	}
-	// One by one: each attempt is applied once whoever applies it.
-	for _, cl := range calls {
-		out[cl.i].Charged, out[cl.i].Err = c.apply(ctx, k, cl.a, cl.res, cl.card)
+	for j, cl := range calls {
+		out[j].Charged, out[j].Err = c.apply(ctx, k, cl.a, cl.res, cl.card)
 	}
 	return out
 }
