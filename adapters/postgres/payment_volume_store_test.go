@@ -259,3 +259,26 @@ func TestPaymentVolumeDaysMigrationBackfillsThePayments(t *testing.T) {
 	}
 	checkVolumeDays(t, db, scope, "the backfill")
 }
+
+// The summary's window splits into whole UTC days and the partial ones around them.
+func TestVolumeDaysSplitsTheWindow(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct{ from, to, first, last string }{
+		{"2026-11-01T10:00:01Z", "2026-11-27T10:00:01Z", "2026-11-02T00:00:00Z", "2026-11-27T00:00:00Z"},
+		{"2026-11-01T00:00:00Z", "2026-11-27T00:00:00Z", "2026-11-01T00:00:00Z", "2026-11-27T00:00:00Z"},           // whole days only
+		{"2026-11-26T10:00:01Z", "2026-11-27T10:00:01Z", "2026-11-27T10:00:01Z", "2026-11-27T10:00:01Z"},           // no whole day
+		{"2026-11-27T01:00:00+02:00", "2026-11-28T01:00:00+02:00", "2026-11-27T23:00:00Z", "2026-11-27T23:00:00Z"}, // UTC days
+		{"2026-11-26T03:00:00+02:00", "2026-11-28T03:00:00+02:00", "2026-11-27T00:00:00Z", "2026-11-28T00:00:00Z"},
+	} {
+		first, last := postgres.VolumeDays(at(c.from), at(c.to))
+		if !first.Equal(at(c.first)) || !last.Equal(at(c.last)) {
+			t.Errorf("%s – %s: %s – %s, want %s – %s", c.from, c.to, first, last, c.first, c.last)
+		}
+	}
+}
