@@ -123,6 +123,33 @@ func TestSubscriptionsFirstInvoice(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D14", "a SEPA first payment reads processing while the debit settles, takes no other confirmation, and succeeds with the subscription active once settled (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		resp := subConfirm(t, secret, id, paySEPA("DE89370400440532013000"))
+		if v := resp.JSON200; v == nil || v.Status != capi.BuyerPaymentIntentStatusProcessing || v.SubscriptionStatus != "incomplete" || v.Amount != 900 {
+			t.Fatalf("confirm: %d %s", resp.StatusCode(), resp.Body)
+		}
+		v, err := payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
+		if err != nil || v.JSON200 == nil || v.JSON200.Status != capi.BuyerPaymentIntentStatusProcessing {
+			t.Fatalf("view while settling %v %s", err, v.Body)
+		}
+		r := subConfirm(t, secret, id, payCard("4242424242424242"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		clockAdvance(t, o.Test, 120)
+		v, err = payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
+		if err != nil || v.JSON200 == nil || v.JSON200.Status != capi.BuyerPaymentIntentStatusSucceeded || v.JSON200.SubscriptionStatus != "active" {
+			t.Fatalf("view once settled %v %s", err, v.Body)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "paid" {
+			t.Fatalf("invoice once settled: %s", inv.Status)
+		}
+	})
+
 	harness.Rule(t, "D14", "an incomplete subscription expires after 23 hours and its open invoice is voided with invoice.voided (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)

@@ -52,6 +52,14 @@ func (b billingInvoices) VoidOpenInvoice(ctx context.Context, tx billing.Tx, sco
 	return b.svc.VoidOpenIn(ctx, itx, scope, id, at)
 }
 
+func (b billingInvoices) InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error) {
+	inv, err := b.svc.Get(ctx, scope, id)
+	if err != nil {
+		return false, err
+	}
+	return inv.Processing(), nil
+}
+
 // subscriptionPayments tells billing, in the unit of work that pays a subscription's invoice,
 // that it was paid.
 type subscriptionPayments struct{ bill *billing.Service }

@@ -34,6 +34,9 @@ type Invoicer interface {
 	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in InvoiceInput, now time.Time) (string, []core.Event, error)
 	// VoidOpenInvoice voids the invoice in tx if it is still open, with invoice.voided.
 	VoidOpenInvoice(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error)
+	// InvoiceProcessing reports whether a payment of the invoice is in flight (a SEPA debit
+	// that has not settled yet); a read of its own, outside any unit of work.
+	InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error)
 }
 
 // invoiceInput is the invoice of the subscription's current period.
@@ -147,11 +150,16 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 	if inv == nil {
 		return nil, ErrPaymentIntentState
 	}
-	if s.charger == nil {
+	if s.charger == nil || s.invoices == nil {
 		return nil, ErrProcessorUnavailable
 	}
 	if _, ok := s.charger.Processor(scope.Env); !ok {
 		return nil, ErrProcessorUnavailable
+	}
+	if processing, err := s.invoices.InvoiceProcessing(ctx, scope, *inv); err != nil {
+		return nil, err
+	} else if processing {
+		return nil, ErrPaymentIntentState // a debit of it is settling: nothing to confirm
 	}
 	piID := sub.PaymentIntent()
 	res, err := setupForFirstPayment(ctx, saver, scope, *inv, piID, c, in,
@@ -201,5 +209,5 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 	if err != nil {
 		return nil, subscriptionNotFound(err)
 	}
-	return &FirstPayment{Subscription: out, Amount: out.Amount()}, nil
+	return s.firstPayment(ctx, out)
 }

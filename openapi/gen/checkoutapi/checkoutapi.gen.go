@@ -178,6 +178,7 @@ func (e BuyerPaymentIntentPaymentMethodType) Valid() bool {
 // Defines values for BuyerPaymentIntentStatus.
 const (
 	BuyerPaymentIntentStatusCanceled              BuyerPaymentIntentStatus = "canceled"
+	BuyerPaymentIntentStatusProcessing            BuyerPaymentIntentStatus = "processing"
 	BuyerPaymentIntentStatusRequiresPaymentMethod BuyerPaymentIntentStatus = "requires_payment_method"
 	BuyerPaymentIntentStatusSucceeded             BuyerPaymentIntentStatus = "succeeded"
 )
@@ -186,6 +187,8 @@ const (
 func (e BuyerPaymentIntentStatus) Valid() bool {
 	switch e {
 	case BuyerPaymentIntentStatusCanceled:
+		return true
+	case BuyerPaymentIntentStatusProcessing:
 		return true
 	case BuyerPaymentIntentStatusRequiresPaymentMethod:
 		return true
@@ -476,8 +479,11 @@ type BuyerPaymentIntent struct {
 	// RecurringAmount What every period costs, in minor units.
 	RecurringAmount int64 `json:"recurring_amount"`
 
-	// Status `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
-	// when the subscription expired or was cancelled first.
+	// Status `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+	// of the first invoice settles (the subscription stays `incomplete` and the payment
+	// takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
+	// again if the debit fails); `succeeded` once confirmed; `canceled` when the
+	// subscription expired or was cancelled first.
 	Status BuyerPaymentIntentStatus `json:"status"`
 
 	// SubscriptionStatus The subscription's status.
@@ -496,8 +502,11 @@ type BuyerPaymentIntentObject string
 // BuyerPaymentIntentPaymentMethodType The method.
 type BuyerPaymentIntentPaymentMethodType string
 
-// BuyerPaymentIntentStatus `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
-// when the subscription expired or was cancelled first.
+// BuyerPaymentIntentStatus `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+// of the first invoice settles (the subscription stays `incomplete` and the payment
+// takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
+// again if the debit fails); `succeeded` once confirmed; `canceled` when the
+// subscription expired or was cancelled first.
 type BuyerPaymentIntentStatus string
 
 // BuyerSession What the buyer may see of a checkout session.
@@ -1080,14 +1089,16 @@ type ClientInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -1111,14 +1122,16 @@ type ClientInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -1514,14 +1527,16 @@ func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, 
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -1557,14 +1572,16 @@ func (c *Client) ConfirmBuyerPaymentIntentWithBody(ctx context.Context, id Payme
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -2250,14 +2267,16 @@ type ClientWithResponsesInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -2281,14 +2300,16 @@ type ClientWithResponsesInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -4046,14 +4067,16 @@ func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Cont
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -4085,14 +4108,16 @@ func (c *ClientWithResponses) ConfirmBuyerPaymentIntentWithBodyWithResponse(ctx 
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
