@@ -199,6 +199,30 @@ func (e BuyerPaymentIntentStatus) Valid() bool {
 	}
 }
 
+// Defines values for BuyerRecurringTermsInterval.
+const (
+	BuyerRecurringTermsIntervalDay   BuyerRecurringTermsInterval = "day"
+	BuyerRecurringTermsIntervalMonth BuyerRecurringTermsInterval = "month"
+	BuyerRecurringTermsIntervalWeek  BuyerRecurringTermsInterval = "week"
+	BuyerRecurringTermsIntervalYear  BuyerRecurringTermsInterval = "year"
+)
+
+// Valid indicates whether the value is a known member of the BuyerRecurringTermsInterval enum.
+func (e BuyerRecurringTermsInterval) Valid() bool {
+	switch e {
+	case BuyerRecurringTermsIntervalDay:
+		return true
+	case BuyerRecurringTermsIntervalMonth:
+		return true
+	case BuyerRecurringTermsIntervalWeek:
+		return true
+	case BuyerRecurringTermsIntervalYear:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BuyerSessionMode.
 const (
 	BuyerSessionModeLive BuyerSessionMode = "live"
@@ -509,6 +533,27 @@ type BuyerPaymentIntentPaymentMethodType string
 // subscription expired or was cancelled first.
 type BuyerPaymentIntentStatus string
 
+// BuyerRecurringTerms The recurring terms of a subscription-mode session, as the hosted page words them
+// ("7-day free trial, then 9.00 EUR every month"). Only in the read of a
+// subscription-mode session; absent for a one-off payment and from the confirm and
+// cancel answers.
+type BuyerRecurringTerms struct {
+	// Amount What every period costs, in minor units of `currency`.
+	Amount int64 `json:"amount"`
+
+	// Interval The unit of the billing period.
+	Interval BuyerRecurringTermsInterval `json:"interval"`
+
+	// IntervalCount How many `interval`s one period lasts (1 or more).
+	IntervalCount int `json:"interval_count"`
+
+	// TrialPeriodDays Free days before the first charge; 0 without a trial.
+	TrialPeriodDays int `json:"trial_period_days"`
+}
+
+// BuyerRecurringTermsInterval The unit of the billing period.
+type BuyerRecurringTermsInterval string
+
 // BuyerSession What the buyer may see of a checkout session.
 type BuyerSession struct {
 	// Amount Total in minor units of `currency`.
@@ -552,6 +597,12 @@ type BuyerSession struct {
 
 	// PaymentMethodTypes The methods that can pay this session (`sepa_debit` only for EUR).
 	PaymentMethodTypes []BuyerSessionPaymentMethodTypes `json:"payment_method_types"`
+
+	// Recurring The recurring terms of a subscription-mode session, as the hosted page words them
+	// ("7-day free trial, then 9.00 EUR every month"). Only in the read of a
+	// subscription-mode session; absent for a one-off payment and from the confirm and
+	// cancel answers.
+	Recurring *BuyerRecurringTerms `json:"recurring,omitempty"`
 
 	// Status `open` while it can be paid; a confirm or cancel answer shows `complete` or
 	// `canceled`.
@@ -840,7 +891,9 @@ type ClientInterface interface {
 	//
 	// Returns what the buyer may see of an open session: amount, currency, description,
 	// line items, customer, the merchant's name, the environment, the return URLs, and a
-	// pending 3-D Secure action if one waits.
+	// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+	// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+	// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1152,7 +1205,9 @@ type ClientInterface interface {
 //
 // Returns what the buyer may see of an open session: amount, currency, description,
 // line items, customer, the merchant's name, the environment, the return URLs, and a
-// pending 3-D Secure action if one waits.
+// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 // session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -2008,7 +2063,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns what the buyer may see of an open session: amount, currency, description,
 	// line items, customer, the merchant's name, the environment, the return URLs, and a
-	// pending 3-D Secure action if one waits.
+	// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+	// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+	// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -3726,7 +3783,9 @@ func (r ConfirmBuyerPaymentIntentResponse) ContentType() string {
 //
 // Returns what the buyer may see of an open session: amount, currency, description,
 // line items, customer, the merchant's name, the environment, the return URLs, and a
-// pending 3-D Secure action if one waits.
+// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 // session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.

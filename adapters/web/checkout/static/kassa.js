@@ -19,7 +19,9 @@
  *     decline leaves the session open: the buyer may try again.
  *   Kassa.resolveAction({session, clientSecret, approve})   → Promise (answer a 3-D Secure step)
  *   Kassa.cancel({session, clientSecret})                    → Promise ({redirect_url, session})
- *   Kassa.retrieve({session, clientSecret})                  → Promise (the public view of the session)
+ *   Kassa.retrieve({session, clientSecret})                  → Promise (the public view of the session;
+ *       a subscription-mode session adds recurring: {amount, interval, interval_count,
+ *       trial_period_days}, the terms to show: "7-day free trial, then 9.00 EUR every month")
  *   Kassa.checkoutUrl({session, clientSecret, embed})        → the hosted page (/c/… or /embed/…)
  *   Kassa.challengeUrl({session, clientSecret})              → the hosted 3-D Secure page
  *   Kassa.origin                                             → the checkout origin in use
