@@ -793,8 +793,9 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -816,7 +817,8 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -844,8 +846,9 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -867,7 +870,8 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -1970,8 +1974,9 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -1993,7 +1998,8 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -2033,8 +2039,9 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -2056,7 +2063,8 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5117,8 +5125,9 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5140,7 +5149,8 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5168,8 +5178,9 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5191,7 +5202,8 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -10965,8 +10977,9 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -10988,7 +11001,8 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -11024,8 +11038,9 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -11047,7 +11062,8 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
