@@ -475,6 +475,39 @@ func TestSubscriptionsDunning(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D14", "a SEPA debit the customer makes on the hosted invoice page that fails counts in attempt_count but is no dunning attempt: stage, retry schedule and dunning e-mails stay (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		invID := *got.LatestInvoice
+		next := end + 3*day
+		inv := subWantDunning(t, o, invID, "notice", 1, &next)
+		body := `{"payment_method":"sepa_debit","sepa_debit":{"iban":"` + payIBANFailsLater + `","account_holder":"Ada Lovelace"}}`
+		r := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"status":"processing"`) {
+			t.Fatalf("hosted SEPA payment: %d %s", r.Status, r.Body)
+		}
+		clockAdvance(t, o.Test, 3600) // the debit fails at settlement
+		subWantDunning(t, o, invID, "notice", 2, &next)
+		if n := len(evtList(t, o.Test, "invoice.payment_failed", 10).Data); n != 2 {
+			t.Fatalf("invoice.payment_failed: %d, want 2 (the renewal and the customer's debit)", n)
+		}
+		dunningMails(t, o, "Payment failed", 1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusPastDue {
+			t.Fatalf("after the customer's failed debit: %s", st)
+		}
+		// The automatic retry keeps its time and is the second dunning attempt.
+		clockAdvance(t, o.Test, next-end-3600)
+		week := end + 7*day
+		subWantDunning(t, o, invID, "warning", 3, &week)
+		dunningMails(t, o, "Second reminder", 1)
+	})
+
 	harness.Rule(t, "D14", "a hard decline (expired card) is not retried: stage final at once with its e-mail, unpaid at +14 d unless paid (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)

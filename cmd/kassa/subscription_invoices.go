@@ -90,3 +90,16 @@ func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx 
 	d, evs, err := h.bill.ChargeFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), declineCode, at)
 	return d.Stage, d.NextAttempt, evs, err
 }
+
+func (h *subscriptionPayments) SubscriptionCustomerAttemptFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, at time.Time) (string, *time.Time, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return "", nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return "", nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	d, err := h.bill.CustomerAttemptFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
+	return d.Stage, d.NextAttempt, err
+}

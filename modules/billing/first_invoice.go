@@ -138,6 +138,25 @@ func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, sub
 	return d, changeEvents(ch, sub, at), nil
 }
 
+// CustomerAttemptFailed is told, in tx, that the customer's own payment of invoiceID on its
+// hosted page failed (a SEPA debit, at settlement). It is no dunning attempt: no stage, no
+// e-mail, the schedule of automatic retries stays; a retry that fell due while the debit
+// settled is made now. The invoice counts the attempt in attempt_count.
+func (s *Service) CustomerAttemptFailed(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID string, at time.Time) (Dunning, error) {
+	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return Dunning{}, nil
+	}
+	if err != nil {
+		return Dunning{}, err
+	}
+	d := sub.CustomerAttemptFailed(invoiceID, at)
+	if d.Stage == "" {
+		return d, nil
+	}
+	return d, tx.Subscriptions().Save(ctx, sub)
+}
+
 // confirmFirstCharge confirms the first payment of a subscription without a trial: the
 // method is saved by the processor (no money moves, no transaction open) and recorded as the
 // customer's default, then the first invoice is charged with it through the charge protocol

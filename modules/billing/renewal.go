@@ -152,6 +152,26 @@ func (s *Subscription) ChargeFailed(invoiceID, declineCode string, at time.Time)
 	return ch, Dunning{Stage: stage, NextAttempt: &next}
 }
 
+// CustomerAttemptFailed is a failed payment the customer made of invoiceID on its hosted page:
+// not a dunning attempt, so the failures, the stage and the retry schedule stay. Only a retry
+// that fell due while the customer's debit settled (and so waited for it) is scheduled again,
+// at its time or now if that has passed; the answer is then the stage and that retry, else a
+// zero Dunning (nothing changed).
+func (s *Subscription) CustomerAttemptFailed(invoiceID string, at time.Time) Dunning {
+	c := &s.s.Collection
+	if c.Invoice != invoiceID || c.RenewedAt == nil || c.NextCharge != nil || c.UnpaidAt != nil ||
+		s.s.Status != StatusPastDue || c.Failures < 1 || c.Failures > len(RetrySchedule) {
+		return Dunning{}
+	}
+	at = at.UTC().Truncate(time.Second)
+	next := c.RenewedAt.Add(RetrySchedule[c.Failures-1])
+	if next.Before(at) {
+		next = at
+	}
+	c.NextCharge, s.s.Updated = &next, at
+	return Dunning{Stage: []string{StageNotice, StageWarning, StageFinal}[c.Failures-1], NextAttempt: &next}
+}
+
 // Collecting is the invoice being collected, "" when none.
 func (s *Subscription) Collecting() string { return s.s.Collection.Invoice }
 
