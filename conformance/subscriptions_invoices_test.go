@@ -508,6 +508,45 @@ func TestSubscriptionsDunning(t *testing.T) {
 		dunningMails(t, o, "Second reminder", 1)
 	})
 
+	harness.Rule(t, "D14", "a weekly past_due subscription whose period ended in dunning, paid on its hosted page, resumes at the next boundary after the payment without billing the missed weeks (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalWeek, TrialPeriodDays: ptr(3)})
+		s := subCreate(t, o.Merchant, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4000000000000341")).JSON200; v == nil || v.SubscriptionStatus != "trialing" {
+			t.Fatal("trial confirmation failed")
+		}
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusPastDue || got.CurrentPeriodEnd != end+7*day {
+			t.Fatalf("after the failed trial-end charge %+v", got)
+		}
+		clockAdvance(t, o.Test, 10*day) // past the week's end, two retries failed
+		paidAt := end + 10*day
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123"}}`
+		if ok := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil); ok.Status != 200 {
+			t.Fatalf("hosted payment: %d %s", ok.Status, ok.Body)
+		}
+		after := subGet(t, o.Merchant, s.Id)
+		if after.Status != wire.SubscriptionStatusActive || after.CurrentPeriodStart != end+7*day || after.CurrentPeriodEnd != end+14*day ||
+			*after.LatestInvoice != inv.Id {
+			t.Fatalf("after paying at %d: %+v", paidAt, after)
+		}
+		clockAdvance(t, o.Test, after.CurrentPeriodEnd-paidAt-1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice != inv.Id {
+			t.Fatal("a missed week was billed")
+		}
+		clockAdvance(t, o.Test, 1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice == inv.Id || g.CurrentPeriodStart != after.CurrentPeriodEnd {
+			t.Fatalf("no renewal at the next boundary: %+v", g)
+		}
+	})
+
 	harness.Rule(t, "D14", "a hard decline (expired card) is not retried: stage final at once with its e-mail, unpaid at +14 d unless paid (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)

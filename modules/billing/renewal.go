@@ -99,8 +99,10 @@ func (s *Subscription) ChargeDue(now time.Time) (invoiceID string, at time.Time,
 
 // InvoicePaid applies the paid invoice invoiceID at: the first invoice makes an incomplete
 // subscription active with dm as its default; the invoice being collected ends its
-// collection, and a past-due or unpaid subscription is active again. An unpaid one resumes
-// at the next period boundary after the payment, without billing the periods it missed.
+// collection, and a past-due or unpaid subscription is active again. An unpaid one, or a
+// past-due one whose period ended while it was collected (a daily or weekly price outlasts
+// its period in dunning), resumes at the next period boundary after the payment, without
+// billing the periods it missed.
 func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.Time) (Change, error) {
 	at = at.UTC().Truncate(time.Second)
 	if s.s.Status == StatusIncomplete {
@@ -109,7 +111,7 @@ func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.
 	if s.s.Collection.Invoice != invoiceID || s.s.Status.ended() {
 		return Change{}, nil
 	}
-	if s.s.Status == StatusUnpaid {
+	if s.s.Status == StatusUnpaid || (s.s.Status == StatusPastDue && !s.s.PeriodEnd.After(at)) {
 		_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)
 		if err != nil {
 			return Change{}, err

@@ -171,3 +171,28 @@ func TestCustomerAttemptKeepsTheDunningSchedule(t *testing.T) {
 		t.Fatalf("a hard decline rescheduled: %+v", d)
 	}
 }
+
+// A weekly subscription whose period ends while it is past due resumes, once paid, at the
+// next boundary after the payment: the weeks it missed are not billed.
+func TestPastDueWeeklyPaidLateResumesWithoutCatchUp(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 0, 7)
+	snap := active(start, end).Snapshot()
+	snap.Interval = billing.IntervalWeek
+	s := billing.RehydrateSubscription(snap)
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	s.ChargeFailed("in_2", "generic_decline", end) // renewal: period end+0 … end+7d
+	paid := end.AddDate(0, 0, 10)
+	if _, err := s.InvoicePaid("in_2", nil, paid); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Snapshot()
+	if s.Status() != billing.StatusActive || !got.PeriodStart.Equal(end.AddDate(0, 0, 7)) || !got.PeriodEnd.Equal(end.AddDate(0, 0, 14)) {
+		t.Fatalf("after paying late: %s %v – %v", s.Status(), got.PeriodStart, got.PeriodEnd)
+	}
+	if s.RenewalDue(paid) {
+		t.Fatal("a missed week is billed")
+	}
+}
