@@ -180,10 +180,13 @@ func (st *InvoiceStore) ByToken(ctx context.Context, t string) (*invoicing.Invoi
 }
 
 // List pages scope's invoices newest first (page.go), optionally of one status.
-func (st *InvoiceStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status *invoicing.Status) (core.Page[*invoicing.Invoice], error) {
+func (st *InvoiceStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, f invoicing.ListFilter) (core.Page[*invoicing.Invoice], error) {
 	pq := pageQuery{table: "invoices", columns: invoiceColumns, scope: scope, q: q, unknownCursor: invoicing.ErrUnknownCursor}
-	if status != nil {
-		pq.filter = append(pq.filter, cond{"status = ?", string(*status)})
+	if f.Status != nil {
+		pq.filter = append(pq.filter, cond{"status = ?", string(*f.Status)})
+	}
+	if f.Subscription != "" {
+		pq.filter = append(pq.filter, cond{"subscription_id = ?", f.Subscription})
 	}
 	rows, hasMore, err := pageBySeq[invoiceRow](ctx, st.db, pq)
 	if err != nil {

@@ -6,5 +6,10 @@
 ALTER TABLE invoices ADD COLUMN processing_off_session boolean NOT NULL DEFAULT false;
 UPDATE invoices SET processing_off_session = true WHERE processing <> '' AND subscription_id IS NOT NULL;
 
+-- A subscription's invoices, newest first (the dashboard's subscription detail pages them).
+CREATE INDEX invoices_subscription ON invoices (merchant_id, environment, subscription_id, seq DESC)
+    WHERE subscription_id IS NOT NULL;
+
 -- +goose Down
+DROP INDEX invoices_subscription;
 ALTER TABLE invoices DROP COLUMN processing_off_session;

@@ -1,6 +1,6 @@
 // @ts-check
 // Subscriptions: the list with a status filter (applied by its Filter button only) and, per
-// subscription, its period, trial, default payment method, latest invoice and events, with the
+// subscription, its period, trial, default payment method, invoices (paged) and events, with the
 // cancel form (pages/subscription_cancel.js). The server decides everything.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
@@ -69,6 +69,7 @@ export async function detail(ctx) {
   const ended = s.status === 'canceled' || s.status === 'incomplete_expired';
   const panel = h('section', { class: 'panel', 'aria-labelledby': 'sub-cancel' });
   if (!ended) render(html`<${CancelForm} ctx=${ctx} sub=${s} />`, panel);
+  const invoices = await subscriptionInvoices(ctx, s.id);
   return h('div', null,
     back,
     pageHead(`Subscription ${money(s.amount, s.currency)}`),
@@ -88,15 +89,25 @@ export async function detail(ctx) {
     ]),
     ended ? null : panel,
     h('h2', null, 'Invoices'),
-    table([
-      { label: 'Number', cell: (i) => h('a', { href: `${ctx.base}/invoices/${i.id}`, 'data-invoice': i.id }, i.number || 'Draft') },
-      { label: 'Total', num: true, cell: (i) => money(i.total_amount, i.currency) },
-      { label: 'Status', cell: (i) => badge(i.status) },
-      { label: 'Created', cell: (i) => when(i.created) },
-    ], d.invoices, 'No invoices yet.', 'Invoices'),
+    invoices,
     h('h2', null, 'Events'),
     table([
       { label: 'Event', cell: (e) => h('code', null, e.type) },
       { label: 'Date', cell: (e) => when(e.created, '—', true) },
     ], d.events, 'No events.', 'Events'));
+}
+
+// subscriptionInvoices is the table of the subscription's invoices, newest first, ten a page
+// (the page's starting_after / ending_before move through them).
+/** @param {import('../types').Ctx} ctx @param {string} id */
+async function subscriptionInvoices(ctx, id) {
+  const page = await get(`${ctx.base}/invoices${query({ subscription: id, limit: 10, starting_after: ctx.query.get('starting_after') || '', ending_before: ctx.query.get('ending_before') || '' })}`);
+  return h('div', null,
+    table([
+      { label: 'Number', cell: (i) => h('a', { href: `${ctx.base}/invoices/${i.id}`, 'data-invoice': i.id }, i.number || 'Draft') },
+      { label: 'Total', num: true, cell: (i) => money(i.total_amount, i.currency) },
+      { label: 'Status', cell: (i) => badge(i.status) },
+      { label: 'Created', cell: (i) => when(i.created) },
+    ], page.data, 'No invoices yet.', 'Invoices'),
+    pager(ctx, page));
 }
