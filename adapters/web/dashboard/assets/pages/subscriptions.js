@@ -5,9 +5,9 @@
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
-import { facts, field, notice, pager, table } from '../ui.js';
+import { facts, notice, pager, table } from '../ui.js';
 import { html, render } from '../preact.js';
-import { missing, pageHead } from './common.js';
+import { missing, pageHead, statusFilter } from './common.js';
 import { CancelForm } from './subscription_cancel.js';
 
 const statuses = ['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'unpaid', 'canceled'];
@@ -24,29 +24,13 @@ export function subscriptionColumns(base) {
 }
 
 /** @param {import('../types').Ctx} ctx */
-function statusFilter(ctx, current) {
-  const select = h('select', { name: 'status' }, h('option', { value: '' }, 'All'),
-    statuses.map((s) => h('option', { value: s, selected: current === s }, s.replaceAll('_', ' '))));
-  const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
-    field({ label: 'Status', name: 'status', control: select }),
-    h('button', { type: 'submit', class: 'button' }, 'Filter'));
-  // Only the Filter button (or Enter) applies the filter: choosing an option with the arrow
-  // keys must not load another page (WCAG 3.2.2 On Input).
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    ctx.navigate(ctx.href({ status: select.value, starting_after: null, ending_before: null }));
-  });
-  return form;
-}
-
-/** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Subscriptions');
   const status = ctx.query.get('status') || '';
   const page = await get(`${ctx.base}/subscriptions${query({ status, limit: 20, starting_after: ctx.query.get('starting_after') || '', ending_before: ctx.query.get('ending_before') || '' })}`);
   return h('div', null,
     pageHead('Subscriptions'),
-    statusFilter(ctx, status),
+    statusFilter(ctx, statuses, status),
     table(subscriptionColumns(ctx.base), page.data,
       status ? `No ${status.replaceAll('_', ' ')} subscriptions.` : 'No subscriptions yet. Create one with POST /v1/subscriptions or a subscription checkout.', 'Subscriptions'),
     pager(ctx, page));
