@@ -53,9 +53,22 @@ func TestCheckoutSubscriptionMode(t *testing.T) {
 		if ids, _ := csListIDs(t, m.Test, api.ListCheckoutSessionsParams{}); len(ids) != 0 {
 			t.Fatalf("refused requests created sessions %v", ids)
 		}
-		// Payment mode keeps line items display only, with or without a catalog price.
-		item := map[string]any{"name": "Plan", "price_id": p.recurring}
-		csWantOK(t, csPost(t, m.TestKey, csWith("mode", "payment", "line_items", []map[string]any{item})))
+	})
+
+	harness.Rule(t, "4.1", "a recurring price in a payment-mode line is refused with price_recurring at its line's price_id; one-time and unknown prices stay display lines", func(t *testing.T) {
+		t.Parallel()
+		m := newMerchant(t, true)
+		p := csSubscriptionFixture(t, m)
+		lines := []map[string]any{{"name": "Notebook", "price_id": p.oneTime}, {"name": "Plan", "price_id": p.recurring}}
+		r := csPost(t, m.TestKey, csWith("mode", "payment", "line_items", lines))
+		csWantErr(t, r, 400, "invalid_request", "price_recurring", "line_items.1.price_id")
+		r = csPost(t, m.TestKey, csWith("line_items", lines[1:]))
+		csWantErr(t, r, 400, "invalid_request", "price_recurring", "line_items.0.price_id")
+		if ids, _ := csListIDs(t, m.Test, api.ListCheckoutSessionsParams{}); len(ids) != 0 {
+			t.Fatalf("refused requests created sessions %v", ids)
+		}
+		unknown := map[string]any{"name": "Gift", "price_id": "price_" + core.RandomBase62(24)}
+		csWantOK(t, csPost(t, m.TestKey, csWith("mode", "payment", "line_items", []map[string]any{lines[0], unknown})))
 	})
 
 	harness.Rule(t, "4.1", "a subscription session's amount is the price's unit_amount times the quantity; subscription is null until paid", func(t *testing.T) {
@@ -197,6 +210,40 @@ func TestCheckoutSubscriptionPage(t *testing.T) {
 		pgWant(t, p, 200, "Pay 9.00 €", "then 9.00 € every 3 months")
 		if strings.Contains(p.Body, "free trial") {
 			t.Fatal("a price without a trial shows a trial")
+		}
+	})
+}
+
+// The browser API's read of a subscription-mode session carries the recurring terms the
+// hosted page words ("7-day free trial, then 9.00 € every month"); a one-off session has none.
+func TestCheckoutSubscriptionBrowserTerms(t *testing.T) {
+	t.Parallel()
+	payNeedsCheckout(t)
+	m := newMerchant(t, true)
+
+	harness.Rule(t, "D14", "the browser API's session read gives a subscription session's recurring terms: amount, interval, interval_count and trial days", func(t *testing.T) {
+		t.Parallel()
+		s, _ := subCheckoutSession(t, m, 7)
+		r := payView(t, s.Id, s.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring == nil {
+			t.Fatalf("view: %d %s", r.StatusCode(), r.Body)
+		}
+		if got := *r.JSON200.Recurring; got.Amount != 900 || got.Interval != "month" || got.IntervalCount != 1 || got.TrialPeriodDays != 7 {
+			t.Fatalf("terms with a trial: %+v", got)
+		}
+		price := subPrice(t, m, 900, &api.RecurringParams{Interval: wire.RecurringIntervalWeek, IntervalCount: ptr(2)})
+		q := csWantOK(t, csPost(t, m.TestKey, csSubBody(price.Id, 3)))
+		r = payView(t, q.Id, q.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring == nil {
+			t.Fatalf("view: %d %s", r.StatusCode(), r.Body)
+		}
+		if got := *r.JSON200.Recurring; got.Amount != 2700 || got.Interval != "week" || got.IntervalCount != 2 || got.TrialPeriodDays != 0 {
+			t.Fatalf("terms without a trial: %+v", got)
+		}
+		one := csWantOK(t, csPost(t, m.TestKey, csWith()))
+		r = payView(t, one.Id, one.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring != nil || strings.Contains(string(r.Body), `"recurring"`) {
+			t.Fatalf("a one-off session's view: %d %s", r.StatusCode(), r.Body)
 		}
 	})
 }

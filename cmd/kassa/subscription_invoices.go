@@ -57,6 +57,14 @@ func (b billingInvoices) VoidOpenInvoice(ctx context.Context, tx billing.Tx, sco
 	return b.svc.VoidOpenIn(ctx, itx, scope, id, at)
 }
 
+func (b billingInvoices) InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error) {
+	inv, err := b.svc.Get(ctx, scope, id)
+	if err != nil {
+		return false, err
+	}
+	return inv.Processing(), nil
+}
+
 // subscriptionPayments tells billing, in the unit of work that pays a subscription's invoice,
 // that it was paid.
 type subscriptionPayments struct{ bill *billing.Service }
@@ -86,4 +94,17 @@ func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx 
 	}
 	d, evs, err := h.bill.ChargeFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), declineCode, at)
 	return d.Stage, d.NextAttempt, evs, err
+}
+
+func (h *subscriptionPayments) SubscriptionCustomerAttemptFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, at time.Time) (string, *time.Time, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return "", nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return "", nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	d, err := h.bill.CustomerAttemptFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
+	return d.Stage, d.NextAttempt, err
 }

@@ -101,8 +101,10 @@ func (s *Subscription) ChargeDue(now time.Time) (invoiceID string, at time.Time,
 
 // InvoicePaid applies the paid invoice invoiceID at: the first invoice makes an incomplete
 // subscription active with dm as its default; the invoice being collected ends its
-// collection, and a past-due or unpaid subscription is active again. An unpaid one resumes
-// at the next period boundary after the payment, without billing the periods it missed.
+// collection, and a past-due or unpaid subscription is active again. An unpaid one, or a
+// past-due one whose period ended while it was collected (a daily or weekly price outlasts
+// its period in dunning), resumes at the next period boundary after the payment, without
+// billing the periods it missed.
 func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.Time) (Change, error) {
 	at = at.UTC().Truncate(time.Second)
 	if s.s.Status == StatusIncomplete {
@@ -111,7 +113,7 @@ func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.
 	if s.s.Collection.Invoice != invoiceID || s.s.Status.ended() {
 		return Change{}, nil
 	}
-	if s.s.Status == StatusUnpaid {
+	if s.s.Status == StatusUnpaid || (s.s.Status == StatusPastDue && !s.s.PeriodEnd.After(at)) {
 		_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)
 		if err != nil {
 			return Change{}, err
@@ -152,6 +154,26 @@ func (s *Subscription) ChargeFailed(invoiceID, declineCode string, at time.Time)
 	c.NextCharge = &next
 	stage := []string{StageNotice, StageWarning, StageFinal}[c.Failures-1]
 	return ch, Dunning{Stage: stage, NextAttempt: &next}
+}
+
+// CustomerAttemptFailed is a failed payment the customer made of invoiceID on its hosted page:
+// not a dunning attempt, so the failures, the stage and the retry schedule stay. Only a retry
+// that fell due while the customer's debit settled (and so waited for it) is scheduled again,
+// at its time or now if that has passed; the answer is then the stage and that retry, else a
+// zero Dunning (nothing changed).
+func (s *Subscription) CustomerAttemptFailed(invoiceID string, at time.Time) Dunning {
+	c := &s.s.Collection
+	if c.Invoice != invoiceID || c.RenewedAt == nil || c.NextCharge != nil || c.UnpaidAt != nil ||
+		s.s.Status != StatusPastDue || c.Failures < 1 || c.Failures > len(RetrySchedule) {
+		return Dunning{}
+	}
+	at = at.UTC().Truncate(time.Second)
+	next := c.RenewedAt.Add(RetrySchedule[c.Failures-1])
+	if next.Before(at) {
+		next = at
+	}
+	c.NextCharge, s.s.Updated = &next, at
+	return Dunning{Stage: []string{StageNotice, StageWarning, StageFinal}[c.Failures-1], NextAttempt: &next}
 }
 
 // Collecting is the invoice being collected, "" when none.

@@ -99,6 +99,9 @@ type ChargeState struct {
 	Attempts   int                      // attempts made (the last attempt's number)
 	Pending    *payments.CustomerAction // a charge waiting for 3-D Secure
 	Processing string                   // the id of a processing payment, or ""
+	// ProcessingOffSession: the processing payment was charged off-session (a renewal or its
+	// automatic retry), not by the customer on the hosted page.
+	ProcessingOffSession bool
 }
 
 // Snapshot is the invoice's full state, for storage.
@@ -317,7 +320,7 @@ func (i *Invoice) markPaid(pay *payments.Payment, at time.Time) {
 	id := pay.ID()
 	i.status, i.paymentID, i.paidAt, i.updated = StatusPaid, &id, &at, at
 	i.amountPaid = pay.Amount()
-	i.charge.Pending, i.charge.Processing = nil, ""
+	i.charge.Pending, i.charge.Processing, i.charge.ProcessingOffSession = nil, "", false
 	i.nextAttempt = nil
 }
 

@@ -104,6 +104,11 @@ type SubscriptionPayments interface {
 	// failed with declineCode: it answers the dunning stage and next attempt the invoice
 	// shows ("" stage: no dunning).
 	SubscriptionChargeFailed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) (stage string, next *time.Time, evs []core.Event, err error)
+	// SubscriptionCustomerAttemptFailed is told that a payment the customer made of the
+	// invoice on its hosted page failed (a SEPA debit, at settlement). It is no dunning
+	// attempt: the stage and schedule stay, and it answers the retry it rescheduled ("" stage:
+	// nothing changed).
+	SubscriptionCustomerAttemptFailed(ctx context.Context, tx Tx, inv *Invoice, at time.Time) (stage string, next *time.Time, err error)
 }
 
 // paid runs the subscription side of a paid invoice, if the invoice bills a subscription.
@@ -126,4 +131,19 @@ func (ow Payables) failed(ctx context.Context, tx Tx, inv *Invoice, declineCode 
 	}
 	inv.dunningStage, inv.nextAttempt = &stage, next
 	return evs, nil
+}
+
+// customerFailed runs the subscription side of a failed payment the customer made on the
+// hosted page: the dunning is unchanged unless a retry that waited for the debit is
+// rescheduled.
+func (ow Payables) customerFailed(ctx context.Context, tx Tx, inv *Invoice, at time.Time) ([]core.Event, error) {
+	if inv.subscription == nil || ow.subs == nil {
+		return nil, nil
+	}
+	stage, next, err := ow.subs.SubscriptionCustomerAttemptFailed(ctx, tx, inv, at)
+	if err != nil || stage == "" {
+		return nil, err
+	}
+	inv.dunningStage, inv.nextAttempt = &stage, next
+	return nil, nil
 }

@@ -729,7 +729,9 @@ export interface paths {
         };
         /**
          * List invoices
-         * @description The environment's invoices, newest first, optionally of one `status`.
+         * @description The environment's invoices, newest first, optionally of one `status` and of one
+         *     `subscription` (a subscription's invoices: its first invoice, renewals and
+         *     prorations; an id of another merchant lists none).
          *
          *     **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
          *     `rate_limited`; 5xx.
@@ -3307,7 +3309,10 @@ export interface components {
             customer: components["schemas"]["Customer"];
             /** @description Events about the subscription, newest first (at most 100). */
             events: components["schemas"]["Event"][];
-            /** @description The subscription's latest invoice, when it has one. */
+            /**
+             * @description The subscription's newest invoices, newest first (at most 10); the list of
+             *     invoices with `subscription` pages through all of them.
+             */
             invoices: components["schemas"]["Invoice"][];
             subscription: components["schemas"]["Subscription"];
         };
@@ -5017,6 +5022,8 @@ export interface operations {
             query?: {
                 /** @description Only invoices in this state. */
                 status?: "draft" | "open" | "paid" | "void" | "uncollectible";
+                /** @description Only the invoices of this subscription (`sub_…`). */
+                subscription?: string;
                 /** @description Maximum number of objects to return, 1 to 100. Default 10. */
                 limit?: components["parameters"]["Limit"];
                 /**

@@ -1772,7 +1772,8 @@ type SubscriptionDetail struct {
 	// Events Events about the subscription, newest first (at most 100).
 	Events []Event `json:"events"`
 
-	// Invoices The subscription's latest invoice, when it has one.
+	// Invoices The subscription's newest invoices, newest first (at most 10); the list of
+	// invoices with `subscription` pages through all of them.
 	Invoices []Invoice `json:"invoices"`
 
 	// Subscription A customer's recurring purchase of a price.
@@ -2262,6 +2263,9 @@ type SubmitDisputeEvidenceParams struct {
 type ListInvoicesParams struct {
 	// Status Only invoices in this state.
 	Status *ListInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Subscription Only the invoices of this subscription (`sub_…`).
+	Subscription *string `form:"subscription,omitempty" json:"subscription,omitempty"`
 
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -3120,7 +3124,9 @@ type ClientInterface interface {
 
 	// ListInvoices List invoices
 	//
-	// The environment's invoices, newest first, optionally of one `status`.
+	// The environment's invoices, newest first, optionally of one `status` and of one
+	// `subscription` (a subscription's invoices: its first invoice, renewals and
+	// prorations; an id of another merchant lists none).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 	// `rate_limited`; 5xx.
@@ -4561,7 +4567,9 @@ func (c *Client) SubmitDisputeEvidence(ctx context.Context, env Env, id ObjectId
 
 // ListInvoices List invoices
 //
-// The environment's invoices, newest first, optionally of one `status`.
+// The environment's invoices, newest first, optionally of one `status` and of one
+// `subscription` (a subscription's invoices: its first invoice, renewals and
+// prorations; an id of another merchant lists none).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 // `rate_limited`; 5xx.
@@ -7181,6 +7189,18 @@ func NewListInvoicesRequest(server string, env Env, params *ListInvoicesParams) 
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Subscription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscription", *params.Subscription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9969,7 +9989,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListInvoicesWithResponse List invoices
 	//
-	// The environment's invoices, newest first, optionally of one `status`.
+	// The environment's invoices, newest first, optionally of one `status` and of one
+	// `subscription` (a subscription's invoices: its first invoice, renewals and
+	// prorations; an id of another merchant lists none).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 	// `rate_limited`; 5xx.
@@ -21359,7 +21381,9 @@ func (c *ClientWithResponses) SubmitDisputeEvidenceWithResponse(ctx context.Cont
 
 // ListInvoicesWithResponse List invoices
 //
-// The environment's invoices, newest first, optionally of one `status`.
+// The environment's invoices, newest first, optionally of one `status` and of one
+// `subscription` (a subscription's invoices: its first invoice, renewals and
+// prorations; an id of another merchant lists none).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 // `rate_limited`; 5xx.
@@ -36249,6 +36273,19 @@ func (siw *ServerInterfaceWrapper) ListInvoices(w http.ResponseWriter, r *http.R
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "subscription" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "subscription", r.URL.Query(), &params.Subscription, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "subscription"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscription", Err: err})
 		}
 		return
 	}

@@ -796,8 +796,9 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -819,7 +820,8 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -847,8 +849,9 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -870,7 +873,8 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -2046,8 +2050,9 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -2069,7 +2074,8 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -2109,8 +2115,9 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -2132,7 +2139,8 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5312,8 +5320,9 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5335,7 +5344,8 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5363,8 +5373,9 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog without
-	// fetching the price.
+	// display only and their `price_id` links receipts and analytics to the catalog. The
+	// price is looked up only to refuse a recurring one (sell it with `mode`
+	// `subscription`); a price the catalog does not know is kept as given.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5386,7 +5397,8 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's), 404
+	// `currency_invalid` when the currency is not the price's; in `payment` mode
+	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -11386,8 +11398,9 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -11409,7 +11422,8 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -11445,8 +11459,9 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog without
-// fetching the price.
+// display only and their `price_id` links receipts and analytics to the catalog. The
+// price is looked up only to refuse a recurring one (sell it with `mode`
+// `subscription`); a price the catalog does not know is kept as given.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -11468,7 +11483,8 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's), 404
+// `currency_invalid` when the currency is not the price's; in `payment` mode
+// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
