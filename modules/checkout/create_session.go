@@ -63,8 +63,6 @@ func (svc *Service) create(ctx context.Context, scope core.Scope, in CreateInput
 		if err := svc.priceSubscription(ctx, scope, &f); err != nil {
 			return nil, err
 		}
-	} else if err := svc.refuseRecurringLines(ctx, scope, f.lineItems); err != nil {
-		return nil, err
 	}
 	now, err := svc.clocks.Now(ctx, scope)
 	if err != nil {
@@ -107,30 +105,6 @@ func (svc *Service) priceSubscription(ctx context.Context, scope core.Scope, f *
 		return err
 	}
 	f.amount = amount
-	return nil
-}
-
-// refuseRecurringLines refuses a payment-mode line whose price_id is a recurring price: the
-// session would charge once what the catalog sells as a subscription (400 price_recurring, as
-// for an invoice line). Lines stay display only otherwise: a price the catalog does not know
-// is kept as given, and nothing else of the price is used.
-func (svc *Service) refuseRecurringLines(ctx context.Context, scope core.Scope, items []LineItem) error {
-	for i, it := range items {
-		if it.PriceID == nil {
-			continue
-		}
-		p, err := svc.prices.LookupPrice(ctx, scope, *it.PriceID)
-		if isNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if p.Recurring {
-			return ErrPriceRecurring.At(fmt.Sprintf("line_items.%d.price_id", i)).
-				Msg("Price '%s' is recurring; sell it with mode 'subscription', not as a line of a one-off payment.", p.ID)
-		}
-	}
 	return nil
 }
 

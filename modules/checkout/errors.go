@@ -22,9 +22,6 @@ var (
 	// a session would charge once and start no subscription.
 	ErrSubscriptionModeUnavailable = core.NewError(core.TypeInvalidRequest, "mode_unsupported", "mode",
 		"Subscription checkout is not available yet: this release cannot create subscriptions. Use mode 'payment' for a one-off payment.")
-	// ErrPriceRecurring: a payment-mode session names a recurring price in a line.
-	ErrPriceRecurring = core.NewError(core.TypeInvalidRequest, "price_recurring", "",
-		"A recurring price cannot be a line of a one-off payment.")
 	// ErrPriceNotRecurring: a subscription session names a one-time price.
 	ErrPriceNotRecurring = core.NewError(core.TypeInvalidRequest, "price_not_recurring", "",
 		"A subscription checkout needs a recurring price.")

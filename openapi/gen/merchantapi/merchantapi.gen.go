@@ -796,9 +796,8 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog. The
-	// price is looked up only to refuse a recurring one (sell it with `mode`
-	// `subscription`); a price the catalog does not know is kept as given.
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -820,8 +819,7 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's; in `payment` mode
-	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+	// `currency_invalid` when the currency is not the price's), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -849,9 +847,8 @@ type ClientInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog. The
-	// price is looked up only to refuse a recurring one (sell it with `mode`
-	// `subscription`); a price the catalog does not know is kept as given.
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -873,8 +870,7 @@ type ClientInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's; in `payment` mode
-	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+	// `currency_invalid` when the currency is not the price's), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -2050,9 +2046,8 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog. The
-// price is looked up only to refuse a recurring one (sell it with `mode`
-// `subscription`); a price the catalog does not know is kept as given.
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -2074,8 +2069,7 @@ func (c *Client) ListCheckoutSessions(ctx context.Context, params *ListCheckoutS
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's; in `payment` mode
-// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+// `currency_invalid` when the currency is not the price's), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -2115,9 +2109,8 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog. The
-// price is looked up only to refuse a recurring one (sell it with `mode`
-// `subscription`); a price the catalog does not know is kept as given.
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -2139,8 +2132,7 @@ func (c *Client) CreateCheckoutSessionWithBody(ctx context.Context, params *Crea
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's; in `payment` mode
-// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+// `currency_invalid` when the currency is not the price's), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5320,9 +5312,8 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog. The
-	// price is looked up only to refuse a recurring one (sell it with `mode`
-	// `subscription`); a price the catalog does not know is kept as given.
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5344,8 +5335,7 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's; in `payment` mode
-	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+	// `currency_invalid` when the currency is not the price's), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -5373,9 +5363,8 @@ type ClientWithResponsesInterface interface {
 	// created and the `checkout.session.completed` event fires once.
 	//
 	// The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-	// display only and their `price_id` links receipts and analytics to the catalog. The
-	// price is looked up only to refuse a recurring one (sell it with `mode`
-	// `subscription`); a price the catalog does not know is kept as given.
+	// display only and their `price_id` links receipts and analytics to the catalog without
+	// fetching the price.
 	//
 	// `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 	// `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -5397,8 +5386,7 @@ type ClientWithResponsesInterface interface {
 	// in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 	// for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 	// `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-	// `currency_invalid` when the currency is not the price's; in `payment` mode
-	// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+	// `currency_invalid` when the currency is not the price's), 404
 	// `price_not_found` (`param` `line_items.0.price_id`), 400
 	// `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 	// `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -11398,9 +11386,8 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog. The
-// price is looked up only to refuse a recurring one (sell it with `mode`
-// `subscription`); a price the catalog does not know is kept as given.
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -11422,8 +11409,7 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's; in `payment` mode
-// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+// `currency_invalid` when the currency is not the price's), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
@@ -11459,9 +11445,8 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // created and the `checkout.session.completed` event fires once.
 //
 // The amount charged is `amount` (`mode` `payment`, the default); `line_items` are
-// display only and their `price_id` links receipts and analytics to the catalog. The
-// price is looked up only to refuse a recurring one (sell it with `mode`
-// `subscription`); a price the catalog does not know is kept as given.
+// display only and their `price_id` links receipts and analytics to the catalog without
+// fetching the price.
 //
 // `mode` `subscription` sells a recurring price: `amount` is omitted (it is the price's
 // `unit_amount` times `line_items[0].quantity`), `line_items` holds exactly one line whose
@@ -11483,8 +11468,7 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // in `subscription` mode `amount_invalid` when `amount` is given, `parameter_missing`
 // for `line_items.0.price_id`, `line_items_invalid` for more than one line,
 // `price_not_recurring` and `price_inactive` with `param` `line_items.0.price_id`,
-// `currency_invalid` when the currency is not the price's; in `payment` mode
-// `price_recurring` with `param` `line_items.<n>.price_id` for a recurring price), 404
+// `currency_invalid` when the currency is not the price's), 404
 // `price_not_found` (`param` `line_items.0.price_id`), 400
 // `amount_too_small`/`amount_below_minimum` (below 250 minor units), 400
 // `amount_too_large`/`amount_above_maximum` (above 99,999,999), 400
