@@ -27,7 +27,7 @@ var _ billing.MRRStore = (*MRRStore)(nil)
 const MRRDaysSQL = `SELECT s.day, a.currency, a.amount FROM mrr_snapshots s
 	LEFT JOIN mrr_snapshot_amounts a ON a.merchant_id = s.merchant_id AND a.environment = s.environment AND a.day = s.day
 	WHERE s.merchant_id = $1 AND s.environment = $2 AND s.day BETWEEN $3::date AND $4::date
-	ORDER BY s.day, a.currency`
+	ORDER BY s.day`
 
 // MRRDays reads the scope's recorded days from..to, oldest first.
 func (st *MRRStore) MRRDays(ctx context.Context, scope core.Scope, from, to time.Time) ([]billing.MRRDay, error) {
@@ -54,11 +54,14 @@ func (st *MRRStore) MRRDays(ctx context.Context, scope core.Scope, from, to time
 	return out, nil
 }
 
+// MRRNextSQL reads a scope's next snapshot time if it is due by $3 (exported for the planner
+// test; one mark per scope, so max is that mark or NULL).
+const MRRNextSQL = `SELECT max(next_at) FROM mrr_snapshot_marks WHERE merchant_id = $1 AND environment = $2 AND next_at <= $3`
+
 // NextMRR is the scope's next snapshot time at or before until.
 func (st *MRRStore) NextMRR(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
 	var at sql.NullTime
-	if err := st.db.GetContext(ctx, &at, `SELECT max(next_at) FROM mrr_snapshot_marks
-		WHERE merchant_id = $1 AND environment = $2 AND next_at <= $3`, scope.MerchantID, string(scope.Env), until); err != nil {
+	if err := st.db.GetContext(ctx, &at, MRRNextSQL, scope.MerchantID, string(scope.Env), until); err != nil {
 		return time.Time{}, false, fmt.Errorf("mrr_snapshot_marks: next: %w", err)
 	}
 	return at.Time.UTC(), at.Valid, nil
