@@ -9,6 +9,7 @@ import { facts, field, notice, pager, table } from '../ui.js';
 import { html, render } from '../preact.js';
 import { missing, pageHead } from './common.js';
 import { CancelForm } from './subscription_cancel.js';
+import { PauseForm } from './subscription_pause.js';
 
 const statuses = ['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'unpaid', 'canceled'];
 
@@ -69,6 +70,10 @@ export async function detail(ctx) {
   const ended = s.status === 'canceled' || s.status === 'incomplete_expired';
   const panel = h('section', { class: 'panel', 'aria-labelledby': 'sub-cancel' });
   if (!ended) render(html`<${CancelForm} ctx=${ctx} sub=${s} />`, panel);
+  // Pausing: the statuses that can pause, or a paused one (pages/subscription_pause.js).
+  const pausable = s.pause_collection || ['active', 'trialing', 'past_due'].includes(s.status);
+  const pausePanel = h('section', { class: 'panel', 'aria-labelledby': 'sub-pause', id: 'sub-pause-panel' });
+  if (pausable) render(html`<${PauseForm} ctx=${ctx} sub=${s} />`, pausePanel);
   return h('div', null,
     back,
     pageHead(`Subscription ${money(s.amount, s.currency)}`),
@@ -86,6 +91,7 @@ export async function detail(ctx) {
       ['Id', h('code', null, s.id)],
       ['Created', when(s.created)],
     ]),
+    pausable ? pausePanel : null,
     ended ? null : panel,
     h('h2', null, 'Invoices'),
     table([
