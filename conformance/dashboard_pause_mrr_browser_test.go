@@ -13,7 +13,7 @@ import (
 
 // dpSetDate sets a date input's value and tells its form, as picking a day does.
 func dpSetDate(sel, day string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector(`+dpJS(sel)+`); i.value = `+dpJS(day)+`;
+	return chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector(` + dpJS(sel) + `); i.value = ` + dpJS(day) + `;
 		i.dispatchEvent(new Event('input', { bubbles: true })); })()`)
 }
 

@@ -116,7 +116,7 @@ func (r mrrRepo) Record(ctx context.Context, scope core.Scope, day, takenAt time
 	}
 	for _, m := range mrr {
 		if err := r.q.exec(ctx, write{what: "mrr_snapshot_amounts: insert " + d, one: true,
-			sql: `INSERT INTO mrr_snapshot_amounts (merchant_id, environment, day, currency, amount) VALUES ($1, $2, $3::date, $4, $5)`,
+			sql:  `INSERT INTO mrr_snapshot_amounts (merchant_id, environment, day, currency, amount) VALUES ($1, $2, $3::date, $4, $5)`,
 			args: []any{scope.MerchantID, string(scope.Env), d, string(m.Currency()), m.Amount()}}); err != nil {
 			return err
 		}
