@@ -137,7 +137,7 @@ func TestDashboardMRR(t *testing.T) {
 		}
 	})
 
-	harness.Rule(t, "DBILL", "MRR history: a test clock advance records the recurring revenue at each midnight it passes, in time order with pauses; days before the first midnight after the first subscription have no data (null)", func(t *testing.T) {
+	harness.Rule(t, "DBILL", "MRR history: a test clock advance records the recurring revenue at each midnight it passes, in time order with pauses, per merchant and environment; days before the first midnight after the first subscription have no data (null)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
@@ -157,7 +157,7 @@ func TestDashboardMRR(t *testing.T) {
 		}
 		clockAdvance(t, o.Test, 2*86400)
 		h := dbMRRHistory(t, o)
-		end := created.Truncate(24 * time.Hour).AddDate(0, 0, 5)
+		end := created.Truncate(24*time.Hour).AddDate(0, 0, 5)
 		if h.Days != 90 || !h.EndDate.Time.Equal(end) || !h.StartDate.Time.Equal(end.AddDate(0, 0, -89)) || len(h.Currencies) != 1 {
 			t.Fatalf("history %+v, want 90 days ending %s in EUR", h, end)
 		}
@@ -177,6 +177,13 @@ func TestDashboardMRR(t *testing.T) {
 				t.Fatalf("%s has %d before the history starts", d.Date, *d.Amount)
 			}
 		}
+		// Per merchant and environment: live and another merchant have no history.
+		live, err := o.Client.GetMrrHistoryWithResponse(ctx, dashLive)
+		if err != nil || live.JSON200 == nil || len(live.JSON200.Currencies) != 0 || live.JSON200.Environment != "live" {
+			t.Fatalf("live history: %v %s", err, live.Body)
+		}
+		if h := dbMRRHistory(t, newDashOwner(t)); len(h.Currencies) != 0 {
+			t.Fatalf("another merchant's history %+v", h)
+		}
 	})
 }
-
