@@ -299,6 +299,14 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 
+// MarkRecurring inserts the scope's MRR snapshot mark unless it has one.
+func (r subscriptionRepo) MarkRecurring(ctx context.Context, scope core.Scope, next time.Time) error {
+	return r.q.exec(ctx, write{what: "mrr_snapshot_marks: insert",
+		sql: `INSERT INTO mrr_snapshot_marks (merchant_id, environment, next_at) VALUES ($1, $2, $3)
+			ON CONFLICT (merchant_id, environment) DO NOTHING`,
+		args: []any{scope.MerchantID, string(scope.Env), next}})
+}
+
 // Lock reads the subscription FOR UPDATE.
 func (r subscriptionRepo) Lock(ctx context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
 	s, err := getSubscription(ctx, r.q, scope, id, true)

@@ -82,6 +82,10 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 		if err := tx.Subscriptions().Insert(ctx, sub); err != nil {
 			return err
 		}
+		// The scope's recurring revenue is recorded daily from the next midnight on.
+		if err := tx.Subscriptions().MarkRecurring(ctx, scope, NextMidnight(now)); err != nil {
+			return err
+		}
 		out = sub
 		return tx.Outbox().Add(ctx, append([]core.Event{subscriptionEvent(EventSubscriptionCreated, sub, now)}, invEvents...)...)
 	})

@@ -508,6 +508,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/billing_summary/mrr_history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Monthly recurring revenue over the last 90 days
+         * @description The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+         *     environment's clock (the test clock in test mode), per currency. Kassa records it once
+         *     a day at that midnight, from the first midnight after the environment's first
+         *     subscription on; a day before that, or one the server was not running at, has
+         *     `amount` `null` (no data, not zero). A test clock advance records every midnight it
+         *     passes, in time order with the renewals.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["getMrrHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/checkout_sessions": {
         parameters: {
             query?: never;
@@ -1407,6 +1437,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/subscriptions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a subscription's billing
+         * @description Pauses the subscription exactly as the merchant API's pause does and returns it with
+         *     `pause_collection`: while paused it makes no invoices, its status and period anchor
+         *     stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+         *     seconds, in the future, at most five years ahead) billing resumes by itself then;
+         *     without it, when the unpause endpoint is called. Pausing a paused subscription again
+         *     replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+         *     commit together.
+         *
+         *     **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+         *     future or too far ahead, `parameter_invalid` for one not an integer, `param`
+         *     `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+         *     `csrf_token_invalid`; 404 `subscription_not_found`; 409
+         *     `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+         *     `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+         *     `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["pauseDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/subscriptions/{id}/resume": {
         parameters: {
             query?: never;
@@ -1433,6 +1502,38 @@ export interface paths {
          *     `idempotency_error`; 429 `rate_limited`; 5xx.
          */
         post: operations["resumeDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/subscriptions/{id}/unpause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused subscription's billing
+         * @description Ends the pause exactly as the merchant API's resume (`POST
+         *     /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+         *     period, without billing the paused periods, and `pause_collection` becomes `null`.
+         *     (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     `subscription_not_found`; 409 `subscription_not_paused`,
+         *     `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["unpauseDashboardSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2721,6 +2822,44 @@ export interface components {
             /** @description Upper-case ISO 4217 code. */
             currency: string;
         };
+        /** @description The monthly recurring revenue per currency at 00:00 UTC of each day of the environment's clock. */
+        MrrHistory: {
+            /** @description One series per currency with recurring revenue on a recorded day of the range, sorted by code; empty without any. */
+            currencies: components["schemas"]["MrrHistoryCurrency"][];
+            /** @description How many days the series cover (the entries of each currency's `days`). */
+            days: number;
+            /**
+             * Format: date
+             * @description Today (UTC) by the environment's clock, the last day.
+             */
+            end_date: string;
+            environment: components["schemas"]["DashboardEnvironment"];
+            /** @enum {string} */
+            object: "mrr_history";
+            /**
+             * Format: date
+             * @description The first day (UTC), `days` − 1 days before `end_date`.
+             */
+            start_date: string;
+        };
+        MrrHistoryCurrency: {
+            /** @description Upper-case ISO 4217 code. */
+            currency: string;
+            /** @description One entry per day, oldest first. */
+            days: components["schemas"]["MrrHistoryDay"][];
+        };
+        MrrHistoryDay: {
+            /**
+             * Format: int64
+             * @description The monthly recurring revenue at the day's 00:00 UTC in minor units; `null` when that day was not recorded (no data), 0 when it was and the currency had none.
+             */
+            amount: number | null;
+            /**
+             * Format: date
+             * @description The UTC day.
+             */
+            date: string;
+        };
         Overview: {
             environment: components["schemas"]["DashboardEnvironment"];
             /**
@@ -3325,6 +3464,14 @@ export interface components {
             object: components["schemas"]["ListObject"];
             /** @description The path of this list, `/v1/subscriptions`. */
             url: string;
+        };
+        /** @description How to pause. */
+        SubscriptionPause: {
+            /**
+             * Format: int64
+             * @description When to resume by itself (Unix seconds, in the future, at most five years ahead); absent, the pause lasts until the resume endpoint ends it.
+             */
+            resumes_at?: number;
         };
         /** @description A paused subscription's pause. */
         SubscriptionPauseCollection: {
@@ -4721,6 +4868,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BillingSummary"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMrrHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MrrHistory"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6217,6 +6393,68 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    pauseDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "resumes_at": 1800000000
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionPause"];
+            };
+        };
+        responses: {
+            /** @description The paused subscription. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     resumeDashboardSubscription: {
         parameters: {
             query?: never;
@@ -6251,6 +6489,59 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The subscription, renewing again. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unpauseDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, billing again. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

@@ -9,6 +9,7 @@ import { facts, notice, pager, table } from '../ui.js';
 import { html, render } from '../preact.js';
 import { missing, pageHead, statusFilter } from './common.js';
 import { CancelForm } from './subscription_cancel.js';
+import { PauseForm } from './subscription_pause.js';
 
 const statuses = ['incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'unpaid', 'canceled'];
 
@@ -54,6 +55,10 @@ export async function detail(ctx) {
   const panel = h('section', { class: 'panel', 'aria-labelledby': 'sub-cancel' });
   if (!ended) render(html`<${CancelForm} ctx=${ctx} sub=${s} />`, panel);
   const invoices = await subscriptionInvoices(ctx, s.id);
+  // Pausing: the statuses that can pause, or a paused one (pages/subscription_pause.js).
+  const pausable = s.pause_collection || ['active', 'trialing', 'past_due'].includes(s.status);
+  const pausePanel = h('section', { class: 'panel', 'aria-labelledby': 'sub-pause', id: 'sub-pause-panel' });
+  if (pausable) render(html`<${PauseForm} ctx=${ctx} sub=${s} />`, pausePanel);
   return h('div', null,
     back,
     pageHead(`Subscription ${money(s.amount, s.currency)}`),
@@ -73,6 +78,7 @@ export async function detail(ctx) {
       ['Id', h('code', null, s.id)],
       ['Created', when(s.created)],
     ]),
+    pausable ? pausePanel : null,
     ended ? null : panel,
     h('h2', null, 'Invoices'),
     invoices,
