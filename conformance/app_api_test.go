@@ -378,6 +378,53 @@ func TestAppAPI(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D11", "analytics summary: the last N×24 hours to the second; a refund counts with the payment it refunds, whenever it is made", func(t *testing.T) {
+		t.Parallel()
+		o := newDashOwner(t)
+		old := dashPay(t, o.Merchant, 4000, "eur", payCardOK)
+		clockAdvance(t, o.Test, 3*24*3600) // the old payment is now three days old
+		fresh := dashPay(t, o.Merchant, 1000, "eur", payCardOK)
+		clockAdvance(t, o.Test, 5*24*3600) // eight days, and five
+		refundOK(t, o, old.Payment.Id, ptr(int64(1500)))
+		i := appInstall(t, o.Merchant)
+		c := appClient(t, i.TestToken)
+		summary := func(days int) *appapi.AnalyticsSummary {
+			t.Helper()
+			r, err := c.GetAnalyticsSummaryWithResponse(ctx, &appapi.GetAnalyticsSummaryParams{Days: &days})
+			if err != nil || r.JSON200 == nil {
+				t.Fatalf("days=%d: %v %s", days, err, r.Body)
+			}
+			return r.JSON200
+		}
+		// Each payment is N×24 hours old plus the few seconds the test took: a window of N days
+		// leaves it out, one of N+1 days holds it. The refund, made today, counts in the window
+		// that holds the payment it refunds, and in no other.
+		for _, c := range []struct {
+			days               int
+			gross, refunded, n int64
+		}{{5, 0, 0, 0}, {6, 1000, 0, 1}, {8, 1000, 0, 1}, {9, 5000, 1500, 2}, {365, 5000, 1500, 2}} {
+			s := summary(c.days)
+			if c.n == 0 {
+				if len(s.Currencies) != 0 {
+					t.Fatalf("days=%d: %+v", c.days, s.Currencies)
+				}
+				continue
+			}
+			if len(s.Currencies) != 1 {
+				t.Fatalf("days=%d: %+v", c.days, s.Currencies)
+			}
+			eur := s.Currencies[0]
+			fees := fresh.Payment.Fee.ServiceFeeChargeCurrency
+			if c.n == 2 {
+				fees += old.Payment.Fee.ServiceFeeChargeCurrency
+			}
+			if eur.GrossVolume.Amount != c.gross || eur.Refunded.Amount != c.refunded || eur.PaymentCount != c.n ||
+				eur.Fees.Amount != fees || eur.NetVolume.Amount != c.gross-c.refunded-fees {
+				t.Fatalf("days=%d: %+v, want gross %d, refunded %d, %d payments", c.days, eur, c.gross, c.refunded, c.n)
+			}
+		}
+	})
+
 	harness.Rule(t, "D17", "rate limits apply per installation and environment: 429 rate_limit_error with Retry-After", func(t *testing.T) {
 		t.Parallel()
 		m := newMerchant(t, false)

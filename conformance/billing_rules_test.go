@@ -26,7 +26,7 @@ func init() {
 }
 
 // clockTo moves the merchant's frozen test clock to the Unix time at (later than now).
-func clockTo(t *testing.T, c *api.ClientWithResponses, now, at int64) int64 {
+func advanceClockTo(t *testing.T, c *api.ClientWithResponses, now, at int64) int64 {
 	t.Helper()
 	if at <= now {
 		t.Fatalf("clockTo %d: not after %d", at, now)
@@ -39,7 +39,7 @@ func clockTo(t *testing.T, c *api.ClientWithResponses, now, at int64) int64 {
 }
 
 // utc is the Unix time of a UTC date and hour.
-func utc(y int, m time.Month, d, h int) int64 {
+func utcUnix(y int, m time.Month, d, h int) int64 {
 	return time.Date(y, m, d, h, 0, 0, 0, time.UTC).Unix()
 }
 
@@ -64,16 +64,16 @@ func TestBillingRulesPeriods(t *testing.T) {
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
 		now := clockFreeze(t, o.Test)
-		now = clockTo(t, o.Test, now, utc(2027, time.January, 31, 10))
+		now = advanceClockTo(t, o.Test, now, utcUnix(2027, time.January, 31, 10))
 		s := subActiveAt(t, o, 1000)
-		if s.Created != now || s.CurrentPeriodStart != now || s.CurrentPeriodEnd != utc(2027, time.February, 28, 10) {
+		if s.Created != now || s.CurrentPeriodStart != now || s.CurrentPeriodEnd != utcUnix(2027, time.February, 28, 10) {
 			t.Fatalf("first period %d–%d, want 31 Jan–28 Feb 2027 10:00", s.CurrentPeriodStart, s.CurrentPeriodEnd)
 		}
 		for _, want := range [][2]int64{
-			{utc(2027, time.February, 28, 10), utc(2027, time.March, 31, 10)},
-			{utc(2027, time.March, 31, 10), utc(2027, time.April, 30, 10)},
+			{utcUnix(2027, time.February, 28, 10), utcUnix(2027, time.March, 31, 10)},
+			{utcUnix(2027, time.March, 31, 10), utcUnix(2027, time.April, 30, 10)},
 		} {
-			now = clockTo(t, o.Test, now, want[0])
+			now = advanceClockTo(t, o.Test, now, want[0])
 			got := subGet(t, o.Merchant, s.Id)
 			if got.Status != wire.SubscriptionStatusActive || got.CurrentPeriodStart != want[0] || got.CurrentPeriodEnd != want[1] {
 				t.Fatalf("period %d–%d, want %d–%d (%s)", got.CurrentPeriodStart, got.CurrentPeriodEnd, want[0], want[1], got.Status)
@@ -90,14 +90,14 @@ func TestBillingRulesPeriods(t *testing.T) {
 		o := newDashOwner(t)
 		m := o.Merchant
 		now := clockFreeze(t, o.Test)
-		now = clockTo(t, o.Test, now, utc(2028, time.January, 31, 12))
+		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.January, 31, 12))
 		s := subActiveAt(t, o, 1000)
-		if s.CurrentPeriodEnd != utc(2028, time.February, 29, 12) {
+		if s.CurrentPeriodEnd != utcUnix(2028, time.February, 29, 12) {
 			t.Fatalf("first period ends %d, want 29 Feb 2028 12:00", s.CurrentPeriodEnd)
 		}
 		// The first period is 31 Jan–29 Feb, 29 days. 10 Feb 12:00: 19 of 29 days remain. Credit 1000 × 19/29 = 655.17 → 655,
 		// charge 3000 × 19/29 = 1965.52 → 1966, net 1311.
-		now = clockTo(t, o.Test, now, utc(2028, time.February, 10, 12))
+		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 10, 12))
 		up := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 3}))
 		if up.Quantity != 3 || up.Amount != 3000 || up.LatestInvoice == nil || *up.LatestInvoice == *s.LatestInvoice ||
 			up.CurrentPeriodStart != s.CurrentPeriodStart || up.CurrentPeriodEnd != s.CurrentPeriodEnd {
@@ -109,15 +109,15 @@ func TestBillingRulesPeriods(t *testing.T) {
 		}
 		// 20 Feb 12:00: 9 of 29 days remain. Credit 3000 × 9/29 = 931.03 → 931, charge
 		// 2000 × 9/29 = 620.69 → 621: a net credit of 310, so no invoice and no charge.
-		now = clockTo(t, o.Test, now, utc(2028, time.February, 20, 12))
+		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 20, 12))
 		down := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}))
 		if down.Quantity != 2 || down.Amount != 2000 || *down.LatestInvoice != inv.Id {
 			t.Fatalf("after the downgrade %+v", down)
 		}
 		// The renewal on 29 Feb charges the new amount; the next period re-anchors to the 31st.
-		clockTo(t, o.Test, now, utc(2028, time.February, 29, 12))
+		advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 29, 12))
 		got := subGet(t, m, s.Id)
-		if got.CurrentPeriodStart != utc(2028, time.February, 29, 12) || got.CurrentPeriodEnd != utc(2028, time.March, 31, 12) ||
+		if got.CurrentPeriodStart != utcUnix(2028, time.February, 29, 12) || got.CurrentPeriodEnd != utcUnix(2028, time.March, 31, 12) ||
 			got.Status != wire.SubscriptionStatusActive {
 			t.Fatalf("after the renewal %+v", got)
 		}

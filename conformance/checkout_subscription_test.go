@@ -201,6 +201,40 @@ func TestCheckoutSubscriptionPage(t *testing.T) {
 	})
 }
 
+// The browser API's read of a subscription-mode session carries the recurring terms the
+// hosted page words ("7-day free trial, then 9.00 € every month"); a one-off session has none.
+func TestCheckoutSubscriptionBrowserTerms(t *testing.T) {
+	t.Parallel()
+	payNeedsCheckout(t)
+	m := newMerchant(t, true)
+
+	harness.Rule(t, "D14", "the browser API's session read gives a subscription session's recurring terms: amount, interval, interval_count and trial days", func(t *testing.T) {
+		t.Parallel()
+		s, _ := subCheckoutSession(t, m, 7)
+		r := payView(t, s.Id, s.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring == nil {
+			t.Fatalf("view: %d %s", r.StatusCode(), r.Body)
+		}
+		if got := *r.JSON200.Recurring; got.Amount != 900 || got.Interval != "month" || got.IntervalCount != 1 || got.TrialPeriodDays != 7 {
+			t.Fatalf("terms with a trial: %+v", got)
+		}
+		price := subPrice(t, m, 900, &api.RecurringParams{Interval: wire.RecurringIntervalWeek, IntervalCount: ptr(2)})
+		q := csWantOK(t, csPost(t, m.TestKey, csSubBody(price.Id, 3)))
+		r = payView(t, q.Id, q.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring == nil {
+			t.Fatalf("view: %d %s", r.StatusCode(), r.Body)
+		}
+		if got := *r.JSON200.Recurring; got.Amount != 2700 || got.Interval != "week" || got.IntervalCount != 2 || got.TrialPeriodDays != 0 {
+			t.Fatalf("terms without a trial: %+v", got)
+		}
+		one := csWantOK(t, csPost(t, m.TestKey, csWith()))
+		r = payView(t, one.Id, one.ClientSecret)
+		if r.JSON200 == nil || r.JSON200.Recurring != nil || strings.Contains(string(r.Body), `"recurring"`) {
+			t.Fatalf("a one-off session's view: %d %s", r.StatusCode(), r.Body)
+		}
+	})
+}
+
 func TestCheckoutSubscriptionDeclineLimit(t *testing.T) {
 	t.Parallel()
 	payNeedsCheckout(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
@@ -219,6 +220,13 @@ func TestDashboardPagesCatalog(t *testing.T) {
 		dpGo(t, ctx, "/test/catalog")
 		dpWait(t, ctx, "the product in the list", dpHas("table tbody", "Page beans"))
 		harness.Page(t, ctx, "dashboard-catalog")
+
+		// The filter acts on its button only: arrowing through its options loads nothing.
+		dpDo(t, ctx, "arrow through the filter's options", chromedp.Focus(chromedp.CSS(`select[name="active"]`), chromedp.NodeVisible),
+			chromedp.KeyEvent(kb.ArrowDown+kb.ArrowDown))
+		dpWait(t, ctx, "still the unfiltered list", `location.search === "" && `+dpHas("table tbody", "Page beans"))
+		dpDo(t, ctx, "filter active", chromedp.SetValue(chromedp.CSS(`select[name="active"]`), "true"), dpClick(`form[role="search"] button[type="submit"]`))
+		dpWait(t, ctx, "only active products", `location.search === "?active=true" && !document.querySelector("table tbody a[href*='`+productID+`']")`)
 	})
 }
 

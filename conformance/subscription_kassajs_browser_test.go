@@ -185,3 +185,44 @@ func TestSubscriptionKassaJSHelpersBrowser(t *testing.T) {
 		}
 	})
 }
+
+// A subscription without a trial whose first payment is a SEPA debit: kassa.js answers
+// processing, and the docs' example page shows the customer that the bank payment is on its
+// way instead of the form, until the debit settles. The page passes axe in that state.
+func TestSubscriptionKassaJSProcessingBrowser(t *testing.T) {
+	t.Parallel()
+	harness.Rule(t, "D14", "browser: a SEPA first payment reads processing through kassa.js and the docs' example page says the bank payment is on its way (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		page := subscriptionExamplePage(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		_, secret := subPI(t, s)
+		html := strings.NewReplacer("http://127.0.0.1:8081", target.CheckoutURL, "SUBSCRIPTION_CLIENT_SECRET", secret).Replace(page)
+
+		ctx := harness.NewBrowser(t)
+		dpDo(t, ctx, "open the merchant's page", chromedp.Navigate(subShopPage(t, html)))
+		dpWait(t, ctx, "the first payment read through kassa.js", dpHas("#summary", "9.00 EUR today")+
+			` && !document.getElementById("pay").hidden`)
+		script := `Kassa.confirmPaymentIntent({clientSecret: ` + dpJS(secret) + `, sepa_debit: {iban: "DE89370400440532013000",
+  account_holder: "Ada Lovelace"}}).then((r) => r.status + ":" + r.subscription_status, (e) => "error:" + e.status + ":" + e.code)`
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](script, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != "processing:incomplete" {
+			t.Fatalf("kassa.js confirm with a SEPA debit: %s", got)
+		}
+		dpDo(t, ctx, "reload the merchant's page", chromedp.Reload())
+		dpWait(t, ctx, "the processing message", dpHas("#result", "being processed")+` && document.getElementById("pay").hidden`)
+		harness.Page(t, ctx, "subscription-kassajs-processing")
+
+		clockAdvance(t, o.Test, 120)
+		dpDo(t, ctx, "reload the merchant's page", chromedp.Reload())
+		dpWait(t, ctx, "the subscription started", dpHas("#result", "Subscription started")+` && document.getElementById("pay").hidden`)
+		if got := subGet(t, o.Merchant, s.Id); got.Status != wire.SubscriptionStatusActive {
+			t.Fatalf("after the settlement: %s", got.Status)
+		}
+	})
+}

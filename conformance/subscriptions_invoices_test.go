@@ -123,6 +123,33 @@ func TestSubscriptionsFirstInvoice(t *testing.T) {
 		}
 	})
 
+	harness.Rule(t, "D14", "a SEPA first payment reads processing while the debit settles, takes no other confirmation, and succeeds with the subscription active once settled (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		resp := subConfirm(t, secret, id, paySEPA("DE89370400440532013000"))
+		if v := resp.JSON200; v == nil || v.Status != capi.BuyerPaymentIntentStatusProcessing || v.SubscriptionStatus != "incomplete" || v.Amount != 900 {
+			t.Fatalf("confirm: %d %s", resp.StatusCode(), resp.Body)
+		}
+		v, err := payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
+		if err != nil || v.JSON200 == nil || v.JSON200.Status != capi.BuyerPaymentIntentStatusProcessing {
+			t.Fatalf("view while settling %v %s", err, v.Body)
+		}
+		r := subConfirm(t, secret, id, payCard("4242424242424242"))
+		wantErr(t, r, r.HTTPResponse, r.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		clockAdvance(t, o.Test, 120)
+		v, err = payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
+		if err != nil || v.JSON200 == nil || v.JSON200.Status != capi.BuyerPaymentIntentStatusSucceeded || v.JSON200.SubscriptionStatus != "active" {
+			t.Fatalf("view once settled %v %s", err, v.Body)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "paid" {
+			t.Fatalf("invoice once settled: %s", inv.Status)
+		}
+	})
+
 	harness.Rule(t, "D14", "an incomplete subscription expires after 23 hours and its open invoice is voided with invoice.voided (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
@@ -451,6 +478,78 @@ func TestSubscriptionsDunning(t *testing.T) {
 		}
 		if n := len(evtList(t, o.Test, "invoice.payment_failed", 10).Data); n != 1 {
 			t.Fatalf("invoice.payment_failed: %d, want 1", n)
+		}
+	})
+
+	harness.Rule(t, "D14", "a SEPA debit the customer makes on the hosted invoice page that fails counts in attempt_count but is no dunning attempt: stage, retry schedule and dunning e-mails stay (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		s := subTrialPaid(t, o, "4000000000000341")
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		invID := *got.LatestInvoice
+		next := end + 3*day
+		inv := subWantDunning(t, o, invID, "notice", 1, &next)
+		body := `{"payment_method":"sepa_debit","sepa_debit":{"iban":"` + payIBANFailsLater + `","account_holder":"Ada Lovelace"}}`
+		r := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"status":"processing"`) {
+			t.Fatalf("hosted SEPA payment: %d %s", r.Status, r.Body)
+		}
+		clockAdvance(t, o.Test, 3600) // the debit fails at settlement
+		subWantDunning(t, o, invID, "notice", 2, &next)
+		if n := len(evtList(t, o.Test, "invoice.payment_failed", 10).Data); n != 2 {
+			t.Fatalf("invoice.payment_failed: %d, want 2 (the renewal and the customer's debit)", n)
+		}
+		dunningMails(t, o, "Payment failed", 1)
+		if st := subGet(t, o.Merchant, s.Id).Status; st != wire.SubscriptionStatusPastDue {
+			t.Fatalf("after the customer's failed debit: %s", st)
+		}
+		// The automatic retry keeps its time and is the second dunning attempt.
+		clockAdvance(t, o.Test, next-end-3600)
+		week := end + 7*day
+		subWantDunning(t, o, invID, "warning", 3, &week)
+		dunningMails(t, o, "Second reminder", 1)
+	})
+
+	harness.Rule(t, "D14", "a weekly past_due subscription whose period ended in dunning, paid on its hosted page, resumes at the next boundary after the payment without billing the missed weeks (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalWeek, TrialPeriodDays: ptr(3)})
+		s := subCreate(t, o.Merchant, subBody(pr.Id))
+		id, secret := subPI(t, s)
+		if v := subConfirm(t, secret, id, payCard("4000000000000341")).JSON200; v == nil || v.SubscriptionStatus != "trialing" {
+			t.Fatal("trial confirmation failed")
+		}
+		end := *s.TrialEnd
+		clockAdvance(t, o.Test, end-s.Created)
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusPastDue || got.CurrentPeriodEnd != end+7*day {
+			t.Fatalf("after the failed trial-end charge %+v", got)
+		}
+		clockAdvance(t, o.Test, 10*day) // past the week's end, two retries failed
+		paidAt := end + 10*day
+		inv := subInvoice(t, o, *got.LatestInvoice)
+		body := `{"payment_method":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2034,"cvc":"123"}}`
+		if ok := rawAt(t, target.CheckoutURL, http.MethodPost, "/api/v1/invoices/"+*inv.PublicToken+"/confirm", "", body, nil); ok.Status != 200 {
+			t.Fatalf("hosted payment: %d %s", ok.Status, ok.Body)
+		}
+		after := subGet(t, o.Merchant, s.Id)
+		if after.Status != wire.SubscriptionStatusActive || after.CurrentPeriodStart != end+7*day || after.CurrentPeriodEnd != end+14*day ||
+			*after.LatestInvoice != inv.Id {
+			t.Fatalf("after paying at %d: %+v", paidAt, after)
+		}
+		clockAdvance(t, o.Test, after.CurrentPeriodEnd-paidAt-1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice != inv.Id {
+			t.Fatal("a missed week was billed")
+		}
+		clockAdvance(t, o.Test, 1)
+		if g := subGet(t, o.Merchant, s.Id); *g.LatestInvoice == inv.Id || g.CurrentPeriodStart != after.CurrentPeriodEnd {
+			t.Fatalf("no renewal at the next boundary: %+v", g)
 		}
 	})
 

@@ -48,8 +48,6 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		catWantErr(t, subUpdate(t, m, s.Id, none("quantity", 0)), http.StatusBadRequest, "invalid_request", "quantity_invalid", "quantity")
 		catWantErr(t, subUpdate(t, m, s.Id, none("quantity", 10001)), http.StatusBadRequest, "invalid_request", "quantity_invalid", "quantity")
 		catWantErr(t, subUpdate(t, m, s.Id, none("price_id", big.Id, "quantity", 2)), http.StatusBadRequest, "amount_too_large", "amount_above_maximum", "quantity")
-		// create_prorations is not built: refused before anything moves.
-		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2, "proration_behavior": "create_prorations"}), http.StatusBadRequest, "invalid_request", "proration_behavior_unsupported", "proration_behavior")
 		if got := subGet(t, m, s.Id); got.Quantity != 1 || got.PriceId != s.PriceId || got.Amount != 900 {
 			t.Fatalf("a refused change moved the plan: %+v", got)
 		}

@@ -205,9 +205,10 @@ func AppReadScope(typ EventType) (scope string, ok bool) {
 		return "invoices:read", true
 	case ObjectSubscription:
 		return "subscriptions:read", true
-	case ObjectPayout:
-		return "payouts:read", true
-	case ObjectWebhookEndpoint: // a merchant's test event, never an app event
+	case ObjectPayout, ObjectWebhookEndpoint:
+		// Never app events: the app catalog is the interface's list, which has no payout
+		// event, and a webhook endpoint's event is a merchant's test event. The payouts:read
+		// scope reads the App API's payouts, not events.
 	}
 	return "", false
 }

@@ -69,7 +69,9 @@ func TestAppReadScope(t *testing.T) {
 			t.Errorf("%s: scope %s, want %s", typ, got, w)
 		}
 	}
-	if _, ok := AppReadScope(EventChargeRefunded); ok {
-		t.Error("charge.refunded is not an app event")
+	for _, typ := range []EventType{EventChargeRefunded, EventPayoutCreated, EventPayoutPaid} {
+		if _, ok := AppReadScope(typ); ok {
+			t.Errorf("%s is not an app event", typ)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"strconv"
+	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -46,6 +47,47 @@ type Dunning struct {
 	// HardDecline is a decline that retrying cannot cure (lost, stolen or expired card): the
 	// customer is asked for another method at once and no retry is announced.
 	HardDecline bool
+}
+
+// dunningWording is what a stage's e-mail says; {merchant}, {number} and {next} (the next
+// attempt's date) are filled in. withNext is added to the intro when a next attempt is
+// announced (and the date is then listed); hardIntro replaces the intro after a hard decline;
+// an empty action or button keeps the default ("Pay invoice").
+type dunningWording struct {
+	subject, headline, intro string
+	withNext, hardIntro      string
+	action, button           string
+}
+
+var dunningWordings = map[DunningStage]dunningWording{
+	DunningNotice: {
+		subject:  "Payment failed for your {merchant} subscription",
+		headline: "Your payment to {merchant} did not go through",
+		intro:    "We could not charge your payment method for invoice {number}.",
+		withNext: " We will try again on {next}; to avoid an interruption, pay now or update your payment method.",
+	},
+	DunningWarning: {
+		subject:  "Second reminder: payment due for your {merchant} subscription",
+		headline: "Your payment to {merchant} failed again",
+		intro:    "We tried again to charge invoice {number} and it was declined.",
+		withNext: " The next attempt is on {next}.",
+	},
+	DunningFinal: {
+		subject:  "Final notice: payment due for your {merchant} subscription",
+		headline: "Final notice: invoice {number} is still unpaid",
+		intro:    "Your payment method was declined again. Unless the invoice is paid, your subscription will be suspended.",
+		withNext: " We will make one last attempt on {next}.",
+		hardIntro: "Your card can no longer be charged (it was reported lost or stolen, or it has expired). " +
+			"Please pay with another card or bank account now, or your subscription will be suspended.",
+		action: "Pay the invoice online with another card or bank account:",
+	},
+	DunningExhausted: {
+		subject:  "Your {merchant} subscription is suspended",
+		headline: "Your subscription is suspended",
+		intro:    "We could not collect invoice {number} after several attempts, so your subscription is suspended. Paying the invoice resumes it.",
+		action:   "Pay the invoice online to resume your subscription:",
+		button:   "Pay and resume",
+	},
 }
 
 type dunningView struct {
@@ -123,43 +165,25 @@ func RenderDunning(d Dunning) (RenderedMail, error) {
 	if d.NextAttempt != nil && !d.HardDecline {
 		next = mailDate(*d.NextAttempt)
 	}
-	var subject string
-	switch d.Stage {
-	case DunningNotice:
-		subject = "Payment failed for your " + merchant + " subscription"
-		v.Headline = "Your payment to " + merchant + " did not go through"
-		v.Intro = "We could not charge your payment method for invoice " + v.Number + "."
-		if next != "" {
-			v.Intro += " We will try again on " + next + "; to avoid an interruption, pay now or update your payment method."
-		}
-		v.Next = next
-	case DunningWarning:
-		subject = "Second reminder: payment due for your " + merchant + " subscription"
-		v.Headline = "Your payment to " + merchant + " failed again"
-		v.Intro = "We tried again to charge invoice " + v.Number + " and it was declined."
-		if next != "" {
-			v.Intro += " The next attempt is on " + next + "."
-		}
-		v.Next = next
-	case DunningFinal:
-		subject = "Final notice: payment due for your " + merchant + " subscription"
-		v.Headline = "Final notice: invoice " + v.Number + " is still unpaid"
-		v.Intro = "Your payment method was declined again. Unless the invoice is paid, your subscription will be suspended."
-		if d.HardDecline {
-			v.Intro = "Your card can no longer be charged (it was reported lost or stolen, or it has expired). Please pay with another card or bank account now, or your subscription will be suspended."
-		} else if next != "" {
-			v.Intro += " We will make one last attempt on " + next + "."
-			v.Next = next
-		}
-		v.Action = "Pay the invoice online with another card or bank account:"
-	case DunningExhausted:
-		subject = "Your " + merchant + " subscription is suspended"
-		v.Headline = "Your subscription is suspended"
-		v.Intro = "We could not collect invoice " + v.Number + " after several attempts, so your subscription is suspended. Paying the invoice resumes it."
-		v.Action = "Pay the invoice online to resume your subscription:"
-		v.Button = "Pay and resume"
-	default:
+	w, ok := dunningWordings[d.Stage]
+	if !ok {
 		return bad("stage %q is not notice, warning, final or exhausted", d.Stage)
+	}
+	fill := strings.NewReplacer("{merchant}", merchant, "{number}", v.Number, "{next}", next).Replace
+	subject := fill(w.subject)
+	v.Headline, v.Intro = fill(w.headline), fill(w.intro)
+	switch {
+	case d.HardDecline && w.hardIntro != "":
+		v.Intro = w.hardIntro
+	case next != "" && w.withNext != "":
+		v.Intro += fill(w.withNext)
+		v.Next = next
+	}
+	if w.action != "" {
+		v.Action = w.action
+	}
+	if w.button != "" {
+		v.Button = w.button
 	}
 	var text, html bytes.Buffer
 	if err := dunningTextTmpl.Execute(&text, v); err != nil {

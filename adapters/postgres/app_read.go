@@ -123,20 +123,49 @@ func (r *AppReader) Products(ctx context.Context, scope core.Scope, limit int, o
 	return page, more, nil
 }
 
-// AppVolumesSQL is Volumes' statement ($1 merchant, $2 environment, [$3, $4) the window):
-// an index-only scan of payments_volume (migration 00051), whose predicate, the captured
-// statuses (payments.CapturedStatuses; the planner test checks they are the same), it states
-// as written there (exported for the planner test).
+// AppVolumesSQL is Volumes' statement ($1 merchant, $2 environment, [$3, $4) the window,
+// [$5, $6) its whole UTC days, $3 ≤ $5 ≤ $6 ≤ $4): the whole days' rows of
+// payment_volume_days (migration 00055; at most one per day and currency), and the payments
+// of the window's partial days before and after them, [$3, $5) and [$6, $4), from
+// payments_volume (migration 00051), whose predicate, the captured statuses
+// (payments.CapturedStatuses; the planner test checks they are the same), they state as
+// written there. Exported for the planner test.
 const AppVolumesSQL = `SELECT currency,
-		sum(amount)::bigint AS gross, sum(amount_refunded)::bigint AS refunded,
-		sum(fee_service_charge_currency)::bigint AS fees, count(*) AS n
-	FROM payments
-	WHERE merchant_id = $1 AND environment = $2 AND created >= $3 AND created < $4
-		AND status IN ('succeeded', 'partially_refunded', 'refunded', 'disputed')
-	GROUP BY currency ORDER BY currency`
+		sum(gross)::bigint AS gross, sum(refunded)::bigint AS refunded,
+		sum(fees)::bigint AS fees, sum(n)::bigint AS n
+	FROM (
+		SELECT currency, gross, refunded, fees, payments AS n FROM payment_volume_days
+		WHERE merchant_id = $1 AND environment = $2 AND day >= ($5::timestamptz AT TIME ZONE 'UTC')::date
+			AND day < ($6::timestamptz AT TIME ZONE 'UTC')::date
+		UNION ALL
+		SELECT currency, amount, amount_refunded, fee_service_charge_currency, 1 FROM payments
+		WHERE merchant_id = $1 AND environment = $2 AND created >= $3 AND created < $5
+			AND status IN ('succeeded', 'partially_refunded', 'refunded', 'disputed')
+		UNION ALL
+		SELECT currency, amount, amount_refunded, fee_service_charge_currency, 1 FROM payments
+		WHERE merchant_id = $1 AND environment = $2 AND created >= $6 AND created < $4
+			AND status IN ('succeeded', 'partially_refunded', 'refunded', 'disputed')
+	) v
+	GROUP BY currency HAVING sum(n) > 0 ORDER BY currency`
 
-// Volumes implements apps.VolumeReader in one scan of the window's payments (in
-// payments_volume, which holds every column it reads).
+// VolumeDays splits the window [from, to) into its whole UTC days [first, last) and the
+// partial days around them, [from, first) and [last, to); a window within one day has no
+// whole day (first = last = to).
+func VolumeDays(from, to time.Time) (first, last time.Time) {
+	from, to = from.UTC(), to.UTC()
+	first = from.Truncate(24 * time.Hour)
+	if first.Before(from) {
+		first = first.Add(24 * time.Hour)
+	}
+	last = to.Truncate(24 * time.Hour)
+	if !first.Before(last) {
+		return to, to
+	}
+	return first, last
+}
+
+// Volumes implements apps.VolumeReader: the whole days of the window from the daily totals,
+// its partial first and last days from their payments (AppVolumesSQL).
 func (r *AppReader) Volumes(ctx context.Context, scope core.Scope, from, to time.Time) ([]apps.Volume, error) {
 	var rows []struct {
 		Currency string `db:"currency"`
@@ -145,7 +174,9 @@ func (r *AppReader) Volumes(ctx context.Context, scope core.Scope, from, to time
 		Fees     int64  `db:"fees"`
 		Count    int64  `db:"n"`
 	}
-	if err := sqlx.SelectContext(ctx, r.db, &rows, AppVolumesSQL, scope.MerchantID, string(scope.Env), from, to); err != nil {
+	first, last := VolumeDays(from, to)
+	if err := sqlx.SelectContext(ctx, r.db, &rows, AppVolumesSQL, scope.MerchantID, string(scope.Env), from, to,
+		first, last); err != nil {
 		return nil, fmt.Errorf("app api: volumes: %w", err)
 	}
 	out := make([]apps.Volume, 0, len(rows))

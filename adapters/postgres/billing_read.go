@@ -50,33 +50,42 @@ func (st *BillingReads) Customers(ctx context.Context, scope core.Scope, q core.
 }
 
 // RecurringGroupsSQL is RecurringGroups' statement for one status (exported for the planner
-// test): the status is an index condition of the status list index.
-const RecurringGroupsSQL = `SELECT status, currency, interval, interval_count, count(*) AS n,
+// test): the status is an index condition of the status list index. A paused subscription
+// (pause_collection set) is a group of its own: it counts, but adds no recurring revenue.
+const RecurringGroupsSQL = `SELECT status, currency, interval, interval_count, paused, count(*) AS n,
 	sum(unit_amount * quantity)::bigint AS amount
-	FROM (SELECT status, currency, interval, interval_count, unit_amount, quantity FROM subscriptions
+	FROM (SELECT status, currency, interval, interval_count, pause_collection IS NOT NULL AS paused, unit_amount, quantity
+		FROM subscriptions
 		WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` + ListPredicate + ` ORDER BY seq DESC) s
-	GROUP BY status, currency, interval, interval_count`
+	GROUP BY status, currency, interval, interval_count, paused`
 
-// RecurringGroups sums the scope's active and past-due subscriptions per status, currency and
-// cycle.
+// RecurringGroups sums the scope's active and past-due subscriptions per status, currency,
+// cycle and pause.
 func (st *BillingReads) RecurringGroups(ctx context.Context, scope core.Scope) ([]billing.RecurringGroup, error) {
+	return recurringGroups(ctx, st.db, scope)
+}
+
+// recurringGroups runs RecurringGroupsSQL for each counted status on q (the database, or the
+// MRR sweep's transaction).
+func recurringGroups(ctx context.Context, q sqlx.QueryerContext, scope core.Scope) ([]billing.RecurringGroup, error) {
 	type groupRow struct {
 		Status        string `db:"status"`
 		Currency      string `db:"currency"`
 		Interval      string `db:"interval"`
 		IntervalCount int    `db:"interval_count"`
+		Paused        bool   `db:"paused"`
 		N             int64  `db:"n"`
 		Amount        int64  `db:"amount"`
 	}
 	var out []billing.RecurringGroup
 	for _, status := range []billing.Status{billing.StatusActive, billing.StatusPastDue} {
 		var rows []groupRow
-		if err := st.db.SelectContext(ctx, &rows, RecurringGroupsSQL, scope.MerchantID, string(scope.Env), string(status)); err != nil {
+		if err := sqlx.SelectContext(ctx, q, &rows, RecurringGroupsSQL, scope.MerchantID, string(scope.Env), string(status)); err != nil {
 			return nil, fmt.Errorf("subscriptions: recurring groups: %w", err)
 		}
 		for _, r := range rows {
 			out = append(out, billing.RecurringGroup{Status: billing.Status(r.Status), Currency: core.Currency(r.Currency),
-				Interval: r.Interval, IntervalCount: r.IntervalCount, Count: r.N, Amount: r.Amount})
+				Interval: r.Interval, IntervalCount: r.IntervalCount, Paused: r.Paused, Count: r.N, Amount: r.Amount})
 		}
 	}
 	return out, nil

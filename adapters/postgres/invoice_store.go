@@ -26,7 +26,7 @@ var _ invoicing.Store = (*InvoiceStore)(nil)
 const invoiceColumns = `seq, id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 	lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
 	updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, subscription_id,
-	dunning_stage, next_payment_attempt, saved_method`
+	dunning_stage, next_payment_attempt, processing_off_session, saved_method`
 
 type invoiceRow struct {
 	Seq           int64      `db:"seq"`
@@ -61,6 +61,7 @@ type invoiceRow struct {
 	Subscription  *string    `db:"subscription_id"`
 	DunningStage  *string    `db:"dunning_stage"`
 	NextAttempt   *time.Time `db:"next_payment_attempt"`
+	ProcessingOff bool       `db:"processing_off_session"`
 }
 
 // lineJSON is a line as stored.
@@ -87,7 +88,8 @@ func (r *invoiceRow) invoice() (*invoicing.Invoice, error) {
 		PaymentID: r.PaymentID, Created: r.Created.UTC(), Updated: r.Updated.UTC(), FinalizedAt: utcp(r.FinalizedAt),
 		PaidAt: utcp(r.PaidAt), VoidedAt: utcp(r.VoidedAt), Uncollectible: utcp(r.Uncollectible), Subscription: r.Subscription,
 		DunningStage: r.DunningStage, NextPaymentAttempt: utcp(r.NextAttempt),
-		Charge: invoicing.ChargeState{Charging: r.Charging, Attempts: r.Attempts, Processing: r.Processing, SavedMethod: r.SavedMethod}}
+		Charge: invoicing.ChargeState{Charging: r.Charging, Attempts: r.Attempts, Processing: r.Processing,
+			ProcessingOffSession: r.ProcessingOff, SavedMethod: r.SavedMethod}}
 	for _, l := range ls {
 		s.Lines = append(s.Lines, invoicing.Line{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount,
 			VATRate: invoicing.Rate(l.VATRate), PriceID: l.PriceID, ProductID: l.ProductID, Locked: l.Locked, Currency: core.Currency(l.Currency)})
@@ -141,7 +143,7 @@ func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
 	return []any{string(s.Status), s.Number, string(s.Currency), s.CustomerName, s.CustomerEmail, string(lines), s.DaysUntilDue,
 		s.Memo, string(md), s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
 		s.FinalizedAt, s.PaidAt, s.VoidedAt, s.Uncollectible, s.Charge.Charging, s.Charge.Attempts, pending,
-		s.Charge.Processing, s.DunningStage, s.NextPaymentAttempt, s.Charge.SavedMethod}, nil
+		s.Charge.Processing, s.DunningStage, s.NextPaymentAttempt, s.Charge.ProcessingOffSession, s.Charge.SavedMethod}, nil
 }
 
 func getInvoice(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*invoicing.Invoice, error) {
@@ -179,10 +181,13 @@ func (st *InvoiceStore) ByToken(ctx context.Context, t string) (*invoicing.Invoi
 }
 
 // List pages scope's invoices newest first (page.go), optionally of one status.
-func (st *InvoiceStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, status *invoicing.Status) (core.Page[*invoicing.Invoice], error) {
+func (st *InvoiceStore) List(ctx context.Context, scope core.Scope, q core.ListQuery, f invoicing.ListFilter) (core.Page[*invoicing.Invoice], error) {
 	pq := pageQuery{table: "invoices", columns: invoiceColumns, scope: scope, q: q, unknownCursor: invoicing.ErrUnknownCursor}
-	if status != nil {
-		pq.filter = append(pq.filter, cond{"status = ?", string(*status)})
+	if f.Status != nil {
+		pq.filter = append(pq.filter, cond{"status = ?", string(*f.Status)})
+	}
+	if f.Subscription != "" {
+		pq.filter = append(pq.filter, cond{"subscription_id = ?", f.Subscription})
 	}
 	rows, hasMore, err := pageBySeq[invoiceRow](ctx, st.db, pq)
 	if err != nil {
@@ -221,9 +226,9 @@ func (r invoiceRepo) Insert(ctx context.Context, inv *invoicing.Invoice) error {
 		sql: `INSERT INTO invoices (id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 			lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
 			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, dunning_stage,
-			next_payment_attempt, saved_method, subscription_id)
+			next_payment_attempt, processing_off_session, saved_method, subscription_id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-			$23, $24, $25, $26, $27, $28, $29, $30, $31)`,
+			$23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`,
 		args: append(append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...), inv.Subscription())})
 }
 
@@ -239,7 +244,7 @@ func (r invoiceRepo) Save(ctx context.Context, inv *invoicing.Invoice) error {
 			due_date = $15, amount_paid = $16, payment_id = $17, created = $18, updated = $19, finalized_at = $20,
 			paid_at = $21, voided_at = $22, uncollectible_at = $23, charging = $24, attempts = $25,
 			pending_action = $26, processing = $27, dunning_stage = $28, next_payment_attempt = $29,
-			saved_method = $30
+			processing_off_session = $30, saved_method = $31
 			WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...)})
 }

@@ -187,7 +187,7 @@ func TestLookupByPrimaryKeyInEveryTable(t *testing.T) {
 				name, typ, _ := strings.Cut(c, ":")
 				lit := "'1'"
 				switch {
-				case strings.HasPrefix(typ, "timestamp"):
+				case strings.HasPrefix(typ, "timestamp"), typ == "date":
 					lit = "'epoch'"
 				case typ == "uuid":
 					lit = "'00000000-0000-4000-8000-000000000000'"
@@ -310,6 +310,9 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			{"customer by e-mail", `SELECT * FROM customers WHERE merchant_id = $1 AND environment = $2 AND email_key = $3`,
 				"customers_email", []any{m, "test", "ada@example.com"}, "", true},
 			{"recurring revenue groups", postgres.RecurringGroupsSQL, "subscriptions_list_status", []any{m, "test", "active"}, "", true},
+			{"MRR history days", postgres.MRRDaysSQL, "mrr_snapshots_pkey", []any{m, "test", "2026-08-30", "2026-11-27"}, "", true},
+			{"next MRR snapshot", postgres.MRRNextSQL, "mrr_snapshot_marks_pkey", []any{m, "test", time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)},
+				"(next_at <= '2026-11-27 00:00:00+00'::timestamp with time zone)", true},
 			{"invoices of a customer's e-mail", postgres.InvoicesByEmailSQL, "invoices_customer_email", []any{m, "test", "ada@example.com", 20}, "", true},
 			{"payments of a customer's e-mail", postgres.PaymentsByEmailSQL, "payments_customer_email", []any{m, "test", "ada@example.com", 20}, "", true},
 		}

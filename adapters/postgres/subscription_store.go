@@ -19,7 +19,7 @@ import (
 const subscriptionColumns = `id, merchant_id, environment, status, customer_id, price_id, quantity, currency, unit_amount,
 	interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret,
 	default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, payment_intent,
-	trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection`
+	trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection, pending_update, pending_lines`
 
 type subscriptionRow struct {
 	ID                string     `db:"id"`
@@ -55,6 +55,8 @@ type subscriptionRow struct {
 	Failures          int        `db:"failures"`
 	UnpaidAt          *time.Time `db:"unpaid_at"`
 	PauseCollection   []byte     `db:"pause_collection"`
+	PendingUpdate     []byte     `db:"pending_update"`
+	PendingLines      []byte     `db:"pending_lines"`
 }
 
 // defaultMethodJSON is a subscription's default method as stored.
@@ -65,6 +67,23 @@ type defaultMethodJSON struct {
 	Last4    string `json:"last4"`
 	ExpMonth int    `json:"exp_month"`
 	ExpYear  int    `json:"exp_year"`
+}
+
+// pendingUpdateJSON is a subscription's scheduled plan change as stored.
+type pendingUpdateJSON struct {
+	PriceID       string `json:"price_id"`
+	UnitAmount    int64  `json:"unit_amount"`
+	Quantity      int64  `json:"quantity"`
+	Interval      string `json:"interval"`
+	IntervalCount int    `json:"interval_count"`
+}
+
+// pendingLineJSON is a proration line kept for the next renewal invoice, as stored.
+type pendingLineJSON struct {
+	Description string `json:"description"`
+	PriceID     string `json:"price_id"`
+	Quantity    int64  `json:"quantity"`
+	UnitAmount  int64  `json:"unit_amount"`
 }
 
 // pauseJSON is a subscription's pause as stored.
@@ -103,6 +122,24 @@ func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
 		}
 		s.Pause = &billing.PauseCollection{ResumesAt: utcp(p.ResumesAt)}
 	}
+	if len(r.PendingUpdate) > 0 {
+		var u pendingUpdateJSON
+		if err := json.Unmarshal(r.PendingUpdate, &u); err != nil {
+			return nil, fmt.Errorf("subscriptions: %s: pending_update: %w", r.ID, err)
+		}
+		s.PendingUpdate = &billing.PendingUpdate{PriceID: u.PriceID, UnitAmount: u.UnitAmount, Quantity: u.Quantity,
+			Interval: u.Interval, IntervalCount: u.IntervalCount}
+	}
+	if len(r.PendingLines) > 0 {
+		var lines []pendingLineJSON
+		if err := json.Unmarshal(r.PendingLines, &lines); err != nil {
+			return nil, fmt.Errorf("subscriptions: %s: pending_lines: %w", r.ID, err)
+		}
+		for _, l := range lines {
+			s.PendingLines = append(s.PendingLines, billing.InvoiceLine{Description: l.Description, PriceID: l.PriceID,
+				Quantity: l.Quantity, UnitAmount: l.UnitAmount})
+		}
+	}
 	return billing.RehydrateSubscription(s), nil
 }
 
@@ -140,10 +177,29 @@ func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
 		v := string(b)
 		pause = &v
 	}
+	var pending *string // JSON text
+	if u := s.PendingUpdate; u != nil {
+		b, err := json.Marshal(pendingUpdateJSON{PriceID: u.PriceID, UnitAmount: u.UnitAmount, Quantity: u.Quantity,
+			Interval: u.Interval, IntervalCount: u.IntervalCount})
+		if err != nil {
+			return nil, err
+		}
+		v := string(b)
+		pending = &v
+	}
+	lines := make([]pendingLineJSON, 0, len(s.PendingLines))
+	for _, l := range s.PendingLines {
+		lines = append(lines, pendingLineJSON{Description: l.Description, PriceID: l.PriceID, Quantity: l.Quantity, UnitAmount: l.UnitAmount})
+	}
+	linesJSON, err := json.Marshal(lines)
+	if err != nil {
+		return nil, err
+	}
 	return []any{string(s.Status), s.Customer, s.PriceID, s.Quantity, string(s.Currency), s.UnitAmount, s.Interval,
 		s.IntervalCount, s.Anchor, s.PeriodStart, s.PeriodEnd, s.TrialStart, s.TrialEnd, s.LatestInvoice, s.ClientSecret, dm,
 		s.CancelAtPeriodEnd, s.CanceledAt, s.EndedAt, string(md), s.Created, s.Updated, due, pi, s.TrialNotified,
-		s.Collection.Invoice, s.Collection.RenewedAt, s.Collection.NextCharge, s.Collection.Failures, s.Collection.UnpaidAt, pause}, nil
+		s.Collection.Invoice, s.Collection.RenewedAt, s.Collection.NextCharge, s.Collection.Failures, s.Collection.UnpaidAt, pause,
+		pending, string(linesJSON)}, nil
 }
 
 func getSubscription(ctx context.Context, q sqlx.QueryerContext, scope core.Scope, id string, lock bool) (*billing.Subscription, error) {
@@ -236,10 +292,19 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
 			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
 			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
-			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection)
+			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection,
+			pending_update, pending_lines)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
+			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
+}
+
+// MarkRecurring inserts the scope's MRR snapshot mark unless it has one.
+func (r subscriptionRepo) MarkRecurring(ctx context.Context, scope core.Scope, next time.Time) error {
+	return r.q.exec(ctx, write{what: "mrr_snapshot_marks: insert",
+		sql: `INSERT INTO mrr_snapshot_marks (merchant_id, environment, next_at) VALUES ($1, $2, $3)
+			ON CONFLICT (merchant_id, environment) DO NOTHING`,
+		args: []any{scope.MerchantID, string(scope.Env), next}})
 }
 
 // Lock reads the subscription FOR UPDATE.
@@ -260,7 +325,8 @@ func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) e
 			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
 			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
 			due_at = $26, payment_intent = $27, trial_notified = $28, open_invoice = $29, renewed_at = $30,
-			next_charge = $31, failures = $32, unpaid_at = $33, pause_collection = $34 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+			next_charge = $31, failures = $32, unpaid_at = $33, pause_collection = $34,
+			pending_update = $35, pending_lines = $36 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 

@@ -69,6 +69,9 @@ func (t *Tx) Payments() payments.PaymentRepository { return paymentRepo(*t) }
 // Disputes is payments' dispute repository on this transaction.
 func (t *Tx) Disputes() payments.DisputeRepository { return disputeRepo(*t) }
 
+// Volumes is payments' daily volume totals on this transaction.
+func (t *Tx) Volumes() payments.VolumeRepository { return volumeRepo(*t) }
+
 // ChargeAttempts is payments' charge attempt repository on this transaction.
 func (t *Tx) ChargeAttempts() payments.AttemptRepository { return attemptRepo(*t) }
 

@@ -23,6 +23,10 @@ func Subscription(sub *billing.Subscription) api.Subscription {
 	if p := sub.Paused(); p != nil {
 		out.PauseCollection = &api.SubscriptionPauseCollection{ResumesAt: unixp(p.ResumesAt)}
 	}
+	if u := sub.Scheduled(); u != nil {
+		out.PendingUpdate = &api.SubscriptionPendingUpdate{PriceId: u.PriceID, Quantity: u.Quantity,
+			Amount: u.UnitAmount * u.Quantity, EffectiveAt: u.EffectiveAt.Unix()}
+	}
 	return out
 }
 

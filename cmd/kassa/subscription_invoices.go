@@ -35,9 +35,14 @@ func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope c
 	if err != nil {
 		return "", nil, err
 	}
+	lines := make([]invoicing.SubscriptionLine, 0, len(in.Lines))
+	for _, l := range in.Lines {
+		lines = append(lines, invoicing.SubscriptionLine{Description: l.Description, PriceID: l.PriceID, ProductID: l.ProductID,
+			Quantity: l.Quantity, UnitAmount: l.UnitAmount})
+	}
 	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, prefix, invoicing.SubscriptionInvoice{
 		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
-		Description: in.Description, PriceID: in.PriceID, ProductID: in.ProductID, Quantity: in.Quantity, UnitAmount: in.UnitAmount}, now)
+		Lines: lines}, now)
 	if err != nil {
 		return "", nil, err
 	}
@@ -50,6 +55,14 @@ func (b billingInvoices) VoidOpenInvoice(ctx context.Context, tx billing.Tx, sco
 		return nil, err
 	}
 	return b.svc.VoidOpenIn(ctx, itx, scope, id, at)
+}
+
+func (b billingInvoices) InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error) {
+	inv, err := b.svc.Get(ctx, scope, id)
+	if err != nil {
+		return false, err
+	}
+	return inv.Processing(), nil
 }
 
 // subscriptionPayments tells billing, in the unit of work that pays a subscription's invoice,
@@ -96,4 +109,17 @@ func (h *subscriptionPayments) SubscriptionChargeFailed(ctx context.Context, tx 
 	}
 	d, evs, err := h.bill.ChargeFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), declineCode, at)
 	return d.Stage, d.NextAttempt, evs, err
+}
+
+func (h *subscriptionPayments) SubscriptionCustomerAttemptFailed(ctx context.Context, tx invoicing.Tx, inv *invoicing.Invoice, at time.Time) (string, *time.Time, error) {
+	sub := inv.Subscription()
+	if h.bill == nil || sub == nil {
+		return "", nil, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return "", nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	d, err := h.bill.CustomerAttemptFailed(ctx, btx, inv.Scope(), *sub, inv.ID(), at)
+	return d.Stage, d.NextAttempt, err
 }

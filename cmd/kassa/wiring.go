@@ -37,6 +37,7 @@ type app struct {
 	checkout  *checkout.Service
 	invoices  *invoicing.Service
 	billing   *billing.Service
+	mrr       *billing.MRRHistory
 	testclock *testclock.Service
 	due       *scheduler.Registry
 	payments  *payments.Sweeper
@@ -218,7 +219,16 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 		panic(err)
 	}
 	due.Register("daily payouts", po)
+	// The daily MRR snapshot, at 00:00 UTC of each environment's clock; registered after the
+	// subscription sweeps, so a renewal or resumption due at the same midnight comes first.
+	mrr, err := billing.NewMRRHistory(billing.MRRDeps{UoW: postgres.Bind(uow, func(tx *postgres.Tx) billing.MRRTx { return tx }),
+		Store: postgres.NewMRRStore(db), Clocks: tc, Wall: clock})
+	if err != nil {
+		panic(err)
+	}
+	due.Register("daily MRR snapshots", mrr)
 	return &app{
+		mrr:       mrr,
 		ledger:    balances,
 		payouts:   po,
 		db:        db,
@@ -251,6 +261,7 @@ var (
 	_ scheduler.NextDuer = (*billing.Service)(nil)
 	_ scheduler.NextDuer = (*ledger.Releaser)(nil)
 	_ scheduler.NextDuer = (*payouts.Service)(nil)
+	_ scheduler.NextDuer = (*billing.MRRHistory)(nil)
 )
 
 // catalogPrices lets checkout look prices up in the catalog (checkout → catalog is a natural

@@ -49,6 +49,7 @@ func run() error {
 		appN      = flag.Int("app-payments", appPayments, "payments of the App API scenarios' merchant (written in SQL before they run)")
 		renewals  = flag.Int("renewals", 10_000, "subscriptions of the renewal run (a multiple of 100; BENCH=renewal)")
 		renewBig  = flag.Bool("renewals-large", false, "also run the renewal run with 100,000 subscriptions")
+		renewYear = flag.Bool("renewals-year", false, "also renew 1,000 subscriptions of one merchant a year long in one keyed test clock advance")
 		analyze   = flag.Bool("analyze", true, "run ANALYZE after each warm-up: the steady state autovacuum keeps; -analyze=false measures a never-analysed database")
 	)
 	flag.Parse()
@@ -346,6 +347,14 @@ func run() error {
 			rs = append(rs, r)
 		}
 		reportRenewals(os.Stdout, rs)
+		if *renewYear {
+			fmt.Fprintf(os.Stderr, "bench: renewal year of %d subscriptions …\n", yearSubscriptions)
+			if y, err := benchRenewalYear(ctx, t); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: renewal year skipped: %v\n", err)
+			} else {
+				reportRenewalYear(os.Stdout, y)
+			}
+		}
 	}
 	if appSeed != nil {
 		fmt.Fprintf(os.Stdout, "App API scenarios: %d payments of the installing merchant, written (INSERT … SELECT, VACUUM ANALYZE) in %.1f s before the timed part.\n",

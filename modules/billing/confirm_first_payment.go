@@ -15,6 +15,9 @@ type FirstPayment struct {
 	Subscription *Subscription
 	// Amount is what confirming charges now: 0 for a trial, which only saves the method.
 	Amount int64
+	// Processing: the first invoice's payment is in flight (a SEPA debit settling); the
+	// subscription stays incomplete until it settles.
+	Processing bool
 }
 
 // openFirstPayment reads the subscription of first payment piID and checks the client
@@ -40,9 +43,23 @@ func (s *Service) FirstPaymentView(ctx context.Context, piID, secret string) (*F
 	if err != nil {
 		return nil, err
 	}
+	return s.firstPayment(ctx, sub)
+}
+
+// firstPayment is the first payment of sub as its customer's browser sees it: what confirming
+// charges (nothing with a trial) and, while the subscription is incomplete, whether a debit of
+// its first invoice is settling.
+func (s *Service) firstPayment(ctx context.Context, sub *Subscription) (*FirstPayment, error) {
 	fp := &FirstPayment{Subscription: sub}
 	if sub.s.TrialEnd == nil {
 		fp.Amount = sub.Amount() // charged when confirmed
+	}
+	if inv := sub.s.LatestInvoice; inv != nil && sub.s.Status == StatusIncomplete && s.invoices != nil {
+		processing, err := s.invoices.InvoiceProcessing(ctx, sub.Scope(), *inv)
+		if err != nil {
+			return nil, err
+		}
+		fp.Processing = processing
 	}
 	return fp, nil
 }

@@ -16,15 +16,17 @@ type CustomerFilter struct {
 }
 
 // RecurringGroup is what the recurring revenue needs of the scope's active and past-due
-// subscriptions: per status, currency and billing cycle, how many there are and the sum of
-// their amounts per period.
+// subscriptions: per status, currency, billing cycle and pause, how many there are and the sum
+// of their amounts per period.
 type RecurringGroup struct {
 	Status        Status
 	Currency      core.Currency
 	Interval      string
 	IntervalCount int
-	Count         int64
-	Amount        int64
+	// Paused groups subscriptions with pause_collection set: counted, but no revenue.
+	Paused bool
+	Count  int64
+	Amount int64
 }
 
 // Reads are the dashboard's read queries over billing's tables, outside a unit of work.
@@ -32,8 +34,8 @@ type Reads interface {
 	// Customers pages the scope's customers newest first; a cursor that is not a customer of
 	// the scope is ErrUnknownCursor.
 	Customers(ctx context.Context, scope core.Scope, q core.ListQuery, f CustomerFilter) (core.Page[*Customer], error)
-	// RecurringGroups sums the scope's active and past_due subscriptions by status, currency
-	// and cycle.
+	// RecurringGroups sums the scope's active and past_due subscriptions by status, currency,
+	// cycle and pause.
 	RecurringGroups(ctx context.Context, scope core.Scope) ([]RecurringGroup, error)
 }
 
@@ -126,7 +128,8 @@ func monthlyFactor(interval string, count int) (num, den int64, ok bool) {
 
 // SummarizeRecurring counts active and past_due subscriptions and brings each group's amount
 // to a month (a yearly amount ÷ 12, a weekly one × 52 ÷ 12, a daily one × 365 ÷ 12, each ÷ the
-// interval count), summing exactly per currency and rounding half-up once at the end.
+// interval count), summing exactly per currency and rounding half-up once at the end. A paused
+// subscription is counted under its status but adds no revenue: it makes no invoices.
 func SummarizeRecurring(gs []RecurringGroup) (BillingSummary, error) {
 	var out BillingSummary
 	sums := map[core.Currency]*big.Rat{}
@@ -137,6 +140,9 @@ func SummarizeRecurring(gs []RecurringGroup) (BillingSummary, error) {
 		case StatusPastDue:
 			out.PastDueCount += g.Count
 		default:
+			continue
+		}
+		if g.Paused {
 			continue
 		}
 		num, den, ok := monthlyFactor(g.Interval, g.IntervalCount)

@@ -44,3 +44,21 @@ func TestSummarizeRecurringRefusesAnUnknownCycle(t *testing.T) {
 		t.Fatal("an unknown interval was summed")
 	}
 }
+
+func TestSummarizeRecurringCountsPausedButAddsNoRevenue(t *testing.T) {
+	gs := []RecurringGroup{
+		{Status: StatusActive, Currency: "EUR", Interval: IntervalMonth, IntervalCount: 1, Count: 1, Amount: 900},
+		{Status: StatusActive, Currency: "EUR", Interval: IntervalMonth, IntervalCount: 1, Paused: true, Count: 2, Amount: 5000},
+		{Status: StatusPastDue, Currency: "USD", Interval: IntervalMonth, IntervalCount: 1, Paused: true, Count: 1, Amount: 700},
+	}
+	got, err := SummarizeRecurring(gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ActiveCount != 3 || got.PastDueCount != 1 {
+		t.Fatalf("counts %d/%d, want 3/1", got.ActiveCount, got.PastDueCount)
+	}
+	if len(got.MRR) != 1 || got.MRR[0] != core.NewMoney(900, "EUR") {
+		t.Fatalf("mrr %v, want only EUR 900", got.MRR)
+	}
+}

@@ -11,18 +11,24 @@ import (
 	"github.com/kassa-pay/kassa/ports"
 )
 
-// InvoiceInput is the content of a subscription's invoice: one line, the price times the
-// quantity.
+// InvoiceInput is the content of a subscription's invoice: its lines, in order (the period's
+// line, and on a renewal the proration lines kept for it).
 type InvoiceInput struct {
 	Subscription  string
 	CustomerName  string
 	CustomerEmail string
 	Currency      core.Currency
-	Description   string
-	PriceID       string
-	ProductID     string
-	Quantity      int64
-	UnitAmount    int64
+	Lines         []InvoiceLine
+}
+
+// InvoiceLine is one line of a subscription's invoice: quantity × unit amount (a credit has a
+// negative unit amount), naming the price it bills.
+type InvoiceLine struct {
+	Description string
+	PriceID     string
+	ProductID   string
+	Quantity    int64
+	UnitAmount  int64
 }
 
 // Invoicer writes a subscription's invoices inside billing's units of work (invoicing, wired
@@ -34,13 +40,16 @@ type Invoicer interface {
 	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in InvoiceInput, now time.Time) (string, []core.Event, error)
 	// VoidOpenInvoice voids the invoice in tx if it is still open, with invoice.voided.
 	VoidOpenInvoice(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error)
+	// InvoiceProcessing reports whether a payment of the invoice is in flight (a SEPA debit
+	// that has not settled yet); a read of its own, outside any unit of work.
+	InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error)
 }
 
 // invoiceInput is the invoice of the subscription's current period.
 func (s *Subscription) invoiceInput(customer *Customer) InvoiceInput {
 	desc := fmt.Sprintf("Subscription %s, %s to %s", s.s.PriceID, s.s.PeriodStart.Format("2 Jan 2006"), s.s.PeriodEnd.Format("2 Jan 2006"))
 	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
-		Description: desc, PriceID: s.s.PriceID, Quantity: s.s.Quantity, UnitAmount: s.s.UnitAmount}
+		Lines: []InvoiceLine{{Description: desc, PriceID: s.s.PriceID, Quantity: s.s.Quantity, UnitAmount: s.s.UnitAmount}}}
 }
 
 // attachFirstInvoice names the subscription's first invoice and mints its first payment (pi_…)
@@ -143,6 +152,25 @@ func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, sub
 	return d, changeEvents(ch, sub, at), nil
 }
 
+// CustomerAttemptFailed is told, in tx, that the customer's own payment of invoiceID on its
+// hosted page failed (a SEPA debit, at settlement). It is no dunning attempt: no stage, no
+// e-mail, the schedule of automatic retries stays; a retry that fell due while the debit
+// settled is made now. The invoice counts the attempt in attempt_count.
+func (s *Service) CustomerAttemptFailed(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID string, at time.Time) (Dunning, error) {
+	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return Dunning{}, nil
+	}
+	if err != nil {
+		return Dunning{}, err
+	}
+	d := sub.CustomerAttemptFailed(invoiceID, at)
+	if d.Stage == "" {
+		return d, nil
+	}
+	return d, tx.Subscriptions().Save(ctx, sub)
+}
+
 // confirmFirstCharge confirms the first payment of a subscription without a trial: the
 // method is saved by the processor (no money moves, no transaction open) and recorded as the
 // customer's default, then the first invoice is charged with it through the charge protocol
@@ -155,11 +183,16 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 	if inv == nil {
 		return nil, ErrPaymentIntentState
 	}
-	if s.charger == nil {
+	if s.charger == nil || s.invoices == nil {
 		return nil, ErrProcessorUnavailable
 	}
 	if _, ok := s.charger.Processor(scope.Env); !ok {
 		return nil, ErrProcessorUnavailable
+	}
+	if processing, err := s.invoices.InvoiceProcessing(ctx, scope, *inv); err != nil {
+		return nil, err
+	} else if processing {
+		return nil, ErrPaymentIntentState // a debit of it is settling: nothing to confirm
 	}
 	piID := sub.PaymentIntent()
 	res, err := setupForFirstPayment(ctx, saver, scope, *inv, piID, c, in,
@@ -209,5 +242,5 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 	if err != nil {
 		return nil, subscriptionNotFound(err)
 	}
-	return &FirstPayment{Subscription: out, Amount: out.Amount()}, nil
+	return s.firstPayment(ctx, out)
 }

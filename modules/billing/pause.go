@@ -119,6 +119,8 @@ func (s *Subscription) processPause(at time.Time) (ch Change, handled bool, err 
 		return ch, true, err
 	}
 	if at.Equal(s.s.PeriodEnd) && !s.s.CancelAtPeriodEnd && s.s.Collection.Invoice == "" {
+		// A change scheduled for the period end is made at the boundary the pause lets pass.
+		s.TakeScheduledChange()
 		if err := s.skipPeriodsTo(at); err != nil {
 			return Change{}, true, err
 		}

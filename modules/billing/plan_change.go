@@ -29,9 +29,9 @@ var (
 	// ErrProrationBehavior: an unknown proration_behavior.
 	ErrProrationBehavior = core.NewError(core.TypeInvalidRequest, "proration_behavior_invalid", "proration_behavior",
 		"proration_behavior must be one of always_invoice, create_prorations, none.")
-	// ErrProrationUnsupported: a proration behaviour this server does not perform yet.
+	// ErrProrationUnsupported: a proration behaviour this change cannot be billed with.
 	ErrProrationUnsupported = core.NewError(core.TypeInvalidRequest, "proration_behavior_unsupported", "proration_behavior",
-		"proration_behavior create_prorations is not supported on this server yet; use always_invoice or none.")
+		"This change cannot be billed with this proration_behavior.")
 	// ErrCollectionPending: an invoice of the subscription is still being collected; a plan
 	// change billed now waits until it is paid.
 	ErrCollectionPending = core.NewError(core.TypeResourceConflict, "subscription_payment_pending", "",
@@ -43,11 +43,13 @@ var (
 )
 
 // PlanChange is the plan part of POST /v1/subscriptions/{id}: a new price and/or quantity
-// (nil keeps the current one) and how the change is billed ("" is always_invoice).
+// (nil keeps the current one), how the change is billed ("" is always_invoice, or none with
+// effective period_end) and when it takes effect ("" is now).
 type PlanChange struct {
 	PriceID           *string
 	Quantity          *int64
 	ProrationBehavior string
+	Effective         string
 }
 
 // Empty reports whether c changes nothing of the plan.
@@ -56,6 +58,9 @@ func (c PlanChange) Empty() bool { return c.PriceID == nil && c.Quantity == nil 
 func (c PlanChange) behavior() (string, error) {
 	switch c.ProrationBehavior {
 	case "":
+		if c.Effective == EffectivePeriodEnd {
+			return ProrateNone, nil
+		}
 		return ProrateAlwaysInvoice, nil
 	case ProrateAlwaysInvoice, ProrateCreate, ProrateNone:
 		return c.ProrationBehavior, nil
@@ -65,6 +70,18 @@ func (c PlanChange) behavior() (string, error) {
 
 // checkPlanChange checks the fields of c that need no catalog.
 func checkPlanChange(c PlanChange) error {
+	switch c.Effective {
+	case "", EffectiveNow:
+	case EffectivePeriodEnd:
+		if c.Empty() {
+			return ErrScheduledNothing
+		}
+		if c.ProrationBehavior != "" && c.ProrationBehavior != ProrateNone {
+			return ErrScheduledProration
+		}
+	default:
+		return ErrEffective
+	}
 	if c.PriceID != nil && *c.PriceID == "" {
 		return core.MissingField("price_id")
 	}
@@ -135,16 +152,21 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // /v1/subscriptions/{id} with price_id and/or quantity): the fields are checked, then the new
 // price, then the change is made in one unit of work with customer.subscription.updated.
 //
+// effective period_end keeps the change as the subscription's pending_update, made with the
+// renewal at the period end (scheduleChange); nothing is prorated. A change made now replaces
+// a scheduled one.
+//
 // proration_behavior none bills nothing: the new amount is charged from the next renewal (it
-// cannot change the interval, whose restarted period is billed now). always_invoice bills the
-// net proration now: an invoice of one line (the charge less the credit) is made, finalised
-// (invoice.finalized) and recorded as the invoice the subscription collects, in the same unit
-// of work; it is then charged off-session with the default method through the renewal's
-// charge path with no transaction open, and a failure goes into dunning as a renewal's would.
-// A net credit, or a net charge below the minimum charge (core.MinAmount, which no invoice may
-// be finalised under), makes no invoice and no charge, and the difference is not kept: there
-// is no customer balance to carry it. While trialing nothing is billed. create_prorations
-// is not built yet.
+// cannot change the interval, whose restarted period is billed now). create_prorations keeps
+// the credit and the charge as two lines of the next renewal invoice, in the same unit of work
+// (the renewal consumes them in its own). always_invoice bills the net proration now: an
+// invoice of one line (the charge less the credit) is made, finalised (invoice.finalized) and
+// recorded as the invoice the subscription collects, in the same unit of work; it is then
+// charged off-session with the default method through the renewal's charge path with no
+// transaction open, and a failure goes into dunning as a renewal's would. A net credit, a
+// net charge below the minimum charge (core.MinAmount, which no invoice may be finalised
+// under) or nothing to pay makes no invoice and no charge, and the credit is not kept: there is no
+// customer balance to carry it. While trialing nothing is billed.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
 	if err := checkPlanChange(c); err != nil {
 		return nil, err
@@ -167,10 +189,8 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 	if c.Quantity != nil {
 		qty = *c.Quantity
 	}
-	if behavior == ProrateCreate {
-		// Lines on the next renewal invoice need storage that is not built yet: refused
-		// before anything moves.
-		return nil, ErrProrationUnsupported
+	if c.Effective == EffectivePeriodEnd {
+		return s.scheduleChange(ctx, scope, id, p, qty, patch)
 	}
 	if behavior == ProrateAlwaysInvoice && (s.invoices == nil || s.charger == nil) {
 		return nil, ErrProrationUnsupported.Msg("This server cannot invoice a proration now; use proration_behavior none.")
@@ -185,6 +205,10 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil, err
 		}
 	}
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	if err != nil {
+		return nil, err
+	}
 	var out *Subscription
 	var due *dueCharge
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -193,21 +217,36 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 		if err != nil {
 			return subscriptionNotFound(err)
 		}
-		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		// A charge already due (a proration invoice whose charge a crash cut off before it
+		// began: the retried change finds the plan changed) is made after this commits.
+		_, owed, err := s.applyDue(ctx, tx, sub, now, prefixes)
+		if err != nil {
 			return err
 		}
+		due = owed
 		ch, err := sub.Apply(patch, now)
 		if err != nil {
 			return err
 		}
+		oldPrice, oldQty := sub.s.PriceID, sub.s.Quantity
 		pc, pr, err := sub.ChangePlan(p, qty, now)
 		if err != nil {
 			return err
 		}
-		if pr.Restart && behavior == ProrateNone {
-			return ErrProrationUnsupported.Msg("A change of interval restarts the period and is billed now; proration_behavior none cannot change the interval.")
+		if pr.Restart && behavior != ProrateAlwaysInvoice {
+			return ErrProrationUnsupported.Msg("A change of interval restarts the period and is billed now; use proration_behavior always_invoice, or effective period_end.")
 		}
-		ch.Updated = ch.Updated || pc.Updated
+		if behavior == ProrateCreate {
+			if err := sub.keepProration(pr, oldPrice, oldQty, now); err != nil {
+				return err
+			}
+		}
+		// A plan change made now replaces a change scheduled for the period end.
+		dropped := sub.dropScheduledChange()
+		if err := sub.checkNextInvoice(); err != nil {
+			return err
+		}
+		ch.Updated = ch.Updated || pc.Updated || dropped
 		out = sub
 		if !ch.Updated {
 			return nil
@@ -263,6 +302,23 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 	return out, nil
 }
 
+// scheduleChange keeps the change to price p (nil: the same) and quantity (0: the same) as the
+// subscription's pending_update, with the rest of the update, in one unit of work with
+// customer.subscription.updated.
+func (s *Service) scheduleChange(ctx context.Context, scope core.Scope, id string, p *Price, qty int64, patch Patch) (*Subscription, error) {
+	return s.change(ctx, scope, id, func(sub *Subscription, now time.Time) (Change, error) {
+		ch, err := sub.Apply(patch, now)
+		if err != nil {
+			return Change{}, err
+		}
+		sc, err := sub.ScheduleChange(p, qty, now)
+		if err != nil {
+			return Change{}, err
+		}
+		return Change{Updated: ch.Updated || sc.Updated}, nil
+	})
+}
+
 // prorationInvoiceInput is the invoice of a plan change billed now: one line of the net
 // proration, naming the credit and the charge it nets.
 func (s *Subscription) prorationInvoiceInput(customer *Customer, pr Proration, at time.Time) InvoiceInput {
@@ -270,7 +326,7 @@ func (s *Subscription) prorationInvoiceInput(customer *Customer, pr Proration, a
 		s.s.PriceID, s.s.Quantity, at.Format("2 Jan 2006"),
 		core.FormatAmount(pr.Charge, s.s.Currency), core.FormatAmount(pr.Credit, s.s.Currency))
 	return InvoiceInput{Subscription: s.s.ID, CustomerName: customer.Name(), CustomerEmail: customer.Email(), Currency: s.s.Currency,
-		Description: desc, PriceID: s.s.PriceID, Quantity: 1, UnitAmount: pr.Net}
+		Lines: []InvoiceLine{{Description: desc, PriceID: s.s.PriceID, Quantity: 1, UnitAmount: pr.Net}}}
 }
 
 // collectProration records the proration invoice invoiceID made at as the latest invoice and

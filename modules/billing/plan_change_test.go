@@ -91,8 +91,8 @@ func TestChangePlanRules(t *testing.T) {
 }
 
 // The use case: the fields and the price are checked before anything moves; none changes a
-// trialing subscription's plan with customer.subscription.updated; create_prorations is
-// refused; a server with no invoicing cannot bill a proration now.
+// trialing subscription's plan with customer.subscription.updated; a server with no invoicing
+// cannot bill a proration now.
 func TestChangeSubscriptionPlanUseCase(t *testing.T) {
 	now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
 	svc, f := newTrialService(t, &now)
@@ -110,7 +110,7 @@ func TestChangeSubscriptionPlanUseCase(t *testing.T) {
 	if _, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{PriceID: &missing, ProrationBehavior: "none"}, billing.Patch{}); !errors.As(err, &ce) || ce.Code != "price_not_found" || ce.Param != "price_id" {
 		t.Fatalf("unknown price: %v", err)
 	}
-	for _, b := range []string{"create_prorations", "always_invoice", ""} {
+	for _, b := range []string{"always_invoice", ""} {
 		if _, err := svc.ChangeSubscriptionPlan(ctx, scope, sub.ID(), billing.PlanChange{Quantity: i64(2), ProrationBehavior: b}, billing.Patch{}); !errors.Is(err, billing.ErrProrationUnsupported) {
 			t.Fatalf("%q: %v", b, err)
 		}

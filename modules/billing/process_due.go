@@ -28,14 +28,19 @@ type dueCharge struct {
 // and writes it with its events. It reports whether anything changed, and the charge to make
 // once the unit of work commits: a renewal makes its invoice here (invoice.finalized) and is
 // charged in the next round, so the invoice is recorded before the processor is called.
-func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time) (bool, *dueCharge, error) {
+// prefixes gives the merchants' invoice number prefixes a renewal needs.
+func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time, prefixes *invoicePrefixes) (bool, *dueCharge, error) {
 	at, ok := sub.DueAt()
 	if !ok || at.After(until) {
 		return false, nil, nil
 	}
 	if s.invoices != nil && s.charger != nil {
 		if sub.RenewalDue(until) {
-			return true, nil, s.renew(ctx, tx, sub)
+			prefix, err := prefixes.of(ctx, sub.Scope().MerchantID)
+			if err != nil {
+				return false, nil, err
+			}
+			return true, nil, s.renew(ctx, tx, sub, prefix)
 		}
 		if inv, chargeAt, ok := sub.ChargeDue(until); ok {
 			c := &dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: chargeAt}
@@ -82,23 +87,20 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 
 // renew makes the invoice of the period that ends now (the trial's end, or a renewal),
 // finalised and numbered (invoice.finalized), and records it on the subscription as the
-// invoice to charge: the period advances.
-func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
+// invoice to charge: the period advances. prefix is the merchant's invoice number prefix.
+func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription, prefix string) error {
 	scope := sub.Scope()
 	at := sub.s.PeriodEnd
-	prefix, err := s.invoices.Prefix(ctx, scope.MerchantID)
-	if err != nil {
-		return err
-	}
 	c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
 	if err != nil {
 		return customerNotFound(err)
 	}
-	next := RehydrateSubscription(sub.Snapshot())
-	if err := next.StartRenewal("pending"); err != nil {
+	// The invoice's content: a change scheduled for the period end is made first, and the
+	// proration lines kept for this renewal are billed beside the period (plan_schedule.go).
+	in, updated, err := sub.renewalInvoice(c)
+	if err != nil {
 		return err
 	}
-	in := next.invoiceInput(c)
 	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
 	if err != nil {
 		return err
@@ -109,18 +111,28 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return err
 	}
-	return tx.Outbox().Add(ctx, evs...)
+	return tx.Outbox().Add(ctx, append(evs, changeEvents(updated, sub, at)...)...)
 }
 
-// charge makes the due off-session charge c through the charge protocol, with no transaction
-// open: the attempt is recorded before the processor is called and the outcome applied after
-// (invoicing's payable owner tells billing, in its unit of work), so a crash in between is
-// resolved by the charge-attempt sweep and repeats no charge. A debit that is processing
-// (SEPA) is not charged again while it settles; an invoice no longer open (paid or voided
-// meanwhile) ends the collection.
+// chargeRequest is the due off-session charge c as the charge protocol takes it: made with
+// no transaction open, the attempt recorded before the processor is called and the outcome
+// applied after (invoicing's payable owner tells billing, in its unit of work), so a crash in
+// between is resolved by the charge-attempt sweep and repeats no charge.
+func (s *Service) chargeRequest(c dueCharge) payments.ChargeRequest {
+	return payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
+		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}}
+}
+
+// charge makes the due off-session charge c alone (Charger.Charge).
 func (s *Service) charge(ctx context.Context, c dueCharge) error {
-	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: c.scope, PayableID: c.invoice, Now: c.at,
-		Method: c.method, Source: payments.Source{PaymentMethodRef: c.ref, OffSession: true}})
+	r, err := s.charger.Charge(ctx, s.chargeRequest(c))
+	return s.charged(ctx, c, r, err)
+}
+
+// charged applies to the subscription what the charge c came to, when the outcome does not
+// tell it already: a debit that is processing (SEPA) is not charged again while it settles;
+// an invoice no longer open (paid or voided meanwhile) ends the collection.
+func (s *Service) charged(ctx context.Context, c dueCharge, r *payments.Charged, err error) error {
 	var ce *core.Error
 	switch {
 	case err == nil && r.Outcome == ports.OutcomeProcessing,
@@ -130,6 +142,32 @@ func (s *Service) charge(ctx context.Context, c dueCharge) error {
 		return s.collectionChange(ctx, c, func(sub *Subscription) bool { return sub.DropCollection(c.invoice, c.at) })
 	}
 	return err
+}
+
+// chargeAll makes the charges cs (in due order) and returns the errors of those that failed.
+// The charges due at the same instant are made together (payments.Charger.ChargeMany: each
+// attempt recorded before its call, the calls concurrent, the outcomes applied in one unit
+// of work); those due later wait until every earlier one is done, so a scope's charges still
+// happen in time order.
+func (s *Service) chargeAll(ctx context.Context, cs []dueCharge) []error {
+	var failed []error
+	for len(cs) > 0 {
+		n := 1
+		for n < len(cs) && cs[n].at.Equal(cs[0].at) {
+			n++
+		}
+		reqs := make([]payments.ChargeRequest, n)
+		for i, c := range cs[:n] {
+			reqs[i] = s.chargeRequest(c)
+		}
+		for i, r := range s.charger.ChargeMany(ctx, reqs) {
+			if err := s.charged(ctx, cs[i], r.Charged, r.Err); err != nil {
+				failed = append(failed, err)
+			}
+		}
+		cs = cs[n:]
+	}
+	return failed
 }
 
 // The invoice's refusals of a new charge (invoicing's errors, by code).
@@ -150,6 +188,39 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 		}
 		return tx.Subscriptions().Save(ctx, sub)
 	})
+}
+
+// invoicePrefixes are the merchants' invoice number prefixes read so far (invoicing's Prefix,
+// a read outside any unit of work on a connection of its own).
+type invoicePrefixes struct {
+	s     *Service
+	known map[string]string
+}
+
+// prefixesOf returns the prefixes, with scope's read now (nil: none yet), before the unit of
+// work that renews: a sweep of one scope then takes no second connection inside its unit of
+// work. An unscoped sweep reads each merchant's once, when its first renewal needs it.
+func (s *Service) prefixesOf(ctx context.Context, scope *core.Scope) (*invoicePrefixes, error) {
+	p := &invoicePrefixes{s: s, known: map[string]string{}}
+	if scope != nil && s.invoices != nil {
+		if _, err := p.of(ctx, scope.MerchantID); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// of is the prefix of merchantID, read on first use.
+func (p *invoicePrefixes) of(ctx context.Context, merchantID string) (string, error) {
+	if v, ok := p.known[merchantID]; ok {
+		return v, nil
+	}
+	v, err := p.s.invoices.Prefix(ctx, merchantID)
+	if err != nil {
+		return "", err
+	}
+	p.known[merchantID] = v
+	return v, nil
 }
 
 // voidLatest voids the subscription's latest invoice if it is still open.
@@ -173,6 +244,10 @@ func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at t
 // with a scope, only that scope (the test clock advance).
 func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.Time) (int, error) {
 	total := 0
+	prefixes, err := s.prefixesOf(ctx, scope)
+	if err != nil {
+		return 0, err
+	}
 	for {
 		claimed, changed := 0, 0
 		var charges []dueCharge
@@ -184,7 +259,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			}
 			claimed = len(subs)
 			for _, sub := range subs {
-				ok, c, err := s.applyDue(ctx, tx, sub, until)
+				ok, c, err := s.applyDue(ctx, tx, sub, until, prefixes)
 				if err != nil {
 					return err
 				}
@@ -201,12 +276,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			return total, err
 		}
 		// The charges found due, each with no transaction open.
-		var failed []error
-		for _, c := range charges {
-			if err := s.charge(ctx, c); err != nil {
-				failed = append(failed, err)
-			}
-		}
+		failed := s.chargeAll(ctx, charges)
 		total += changed - len(failed)
 		// A subscription takes one change per round, in due order, so a second change of the
 		// same subscription (a trial's notice, then its cancellation) comes in a later round;

@@ -72,7 +72,8 @@ func (s *Subscription) RenewalDue(now time.Time) bool {
 }
 
 // StartRenewal records the renewal invoice invoiceID made at the period end: the period
-// advances (counted from the anchor), the invoice is the latest and is charged at once.
+// advances (counted from the anchor), the invoice is the latest and is charged at once, and
+// the proration lines kept for it are consumed (the invoice carries them).
 func (s *Subscription) StartRenewal(invoiceID string) error {
 	at := s.s.PeriodEnd
 	_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)
@@ -82,6 +83,7 @@ func (s *Subscription) StartRenewal(invoiceID string) error {
 	id := invoiceID
 	s.s.PeriodStart, s.s.PeriodEnd, s.s.LatestInvoice, s.s.Updated = start, end, &id, at
 	s.s.Collection = Collection{Invoice: invoiceID, RenewedAt: &at, NextCharge: &at}
+	s.s.PendingLines = nil
 	return nil
 }
 
@@ -101,8 +103,9 @@ func (s *Subscription) ChargeDue(now time.Time) (invoiceID string, at time.Time,
 // subscription active with dm as its default; any other invoice makes dm (when not nil, the
 // method saved paying it on its hosted page) the default of a subscription not ended; the
 // invoice being collected ends its collection, and a past-due or unpaid subscription is
-// active again. An unpaid one resumes
-// at the next period boundary after the payment, without billing the periods it missed.
+// active again. An unpaid one, or a past-due one whose period ended while it was collected
+// (a daily or weekly price outlasts its period in dunning), resumes at the next period
+// boundary after the payment, without billing the periods it missed.
 func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.Time) (Change, error) {
 	at = at.UTC().Truncate(time.Second)
 	if s.s.Status == StatusIncomplete {
@@ -119,7 +122,7 @@ func (s *Subscription) InvoicePaid(invoiceID string, dm *DefaultMethod, at time.
 	if s.s.Collection.Invoice != invoiceID {
 		return ch, nil
 	}
-	if s.s.Status == StatusUnpaid {
+	if s.s.Status == StatusUnpaid || (s.s.Status == StatusPastDue && !s.s.PeriodEnd.After(at)) {
 		_, start, end, err := Cycle{Anchor: s.s.Anchor, Interval: s.s.Interval, Count: s.s.IntervalCount}.PeriodAt(at)
 		if err != nil {
 			return Change{}, err
@@ -160,6 +163,26 @@ func (s *Subscription) ChargeFailed(invoiceID, declineCode string, at time.Time)
 	c.NextCharge = &next
 	stage := []string{StageNotice, StageWarning, StageFinal}[c.Failures-1]
 	return ch, Dunning{Stage: stage, NextAttempt: &next}
+}
+
+// CustomerAttemptFailed is a failed payment the customer made of invoiceID on its hosted page:
+// not a dunning attempt, so the failures, the stage and the retry schedule stay. Only a retry
+// that fell due while the customer's debit settled (and so waited for it) is scheduled again,
+// at its time or now if that has passed; the answer is then the stage and that retry, else a
+// zero Dunning (nothing changed).
+func (s *Subscription) CustomerAttemptFailed(invoiceID string, at time.Time) Dunning {
+	c := &s.s.Collection
+	if c.Invoice != invoiceID || c.RenewedAt == nil || c.NextCharge != nil || c.UnpaidAt != nil ||
+		s.s.Status != StatusPastDue || c.Failures < 1 || c.Failures > len(RetrySchedule) {
+		return Dunning{}
+	}
+	at = at.UTC().Truncate(time.Second)
+	next := c.RenewedAt.Add(RetrySchedule[c.Failures-1])
+	if next.Before(at) {
+		next = at
+	}
+	c.NextCharge, s.s.Updated = &next, at
+	return Dunning{Stage: []string{StageNotice, StageWarning, StageFinal}[c.Failures-1], NextAttempt: &next}
 }
 
 // Collecting is the invoice being collected, "" when none.

@@ -134,6 +134,69 @@ func TestDunningSubjects(t *testing.T) {
 	}
 }
 
+// A failed debit the customer made on the hosted page is no dunning attempt: the schedule
+// stays while the retry is still ahead; a retry that fell due while the debit settled (and
+// waited for it) is made at once; after a hard decline nothing is rescheduled.
+func TestCustomerAttemptKeepsTheDunningSchedule(t *testing.T) {
+	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 1, 0)
+	day := 24 * time.Hour
+	s := active(start, end)
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	s.ChargeFailed("in_2", "generic_decline", end)
+	if d := s.CustomerAttemptFailed("in_2", end.Add(day)); d.Stage != "" {
+		t.Fatalf("retry still scheduled, yet changed: %+v", d)
+	}
+	if inv, at, ok := s.ChargeDue(end.Add(3 * day)); !ok || inv != "in_2" || !at.Equal(end.Add(3*day)) {
+		t.Fatalf("retry moved: %v %v %v", inv, at, ok)
+	}
+	// The retry falls due while the customer's debit settles: it waits, then runs at once.
+	if !s.AwaitSettlement("in_2") {
+		t.Fatal("the retry did not wait for the debit")
+	}
+	failed := end.Add(3*day + time.Hour)
+	d := s.CustomerAttemptFailed("in_2", failed)
+	if d.Stage != billing.StageNotice || d.NextAttempt == nil || !d.NextAttempt.Equal(failed) || s.Status() != billing.StatusPastDue {
+		t.Fatalf("after the customer's failed debit: %+v %s", d, s.Status())
+	}
+	// After a hard decline the customer's failure schedules nothing.
+	h := active(start, end)
+	if err := h.StartRenewal("in_3"); err != nil {
+		t.Fatal(err)
+	}
+	h.ChargeFailed("in_3", "expired_card", end)
+	if d := h.CustomerAttemptFailed("in_3", end.Add(day)); d.Stage != "" {
+		t.Fatalf("a hard decline rescheduled: %+v", d)
+	}
+}
+
+// A weekly subscription whose period ends while it is past due resumes, once paid, at the
+// next boundary after the payment: the weeks it missed are not billed.
+func TestPastDueWeeklyPaidLateResumesWithoutCatchUp(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 0, 7)
+	snap := active(start, end).Snapshot()
+	snap.Interval = billing.IntervalWeek
+	s := billing.RehydrateSubscription(snap)
+	if err := s.StartRenewal("in_2"); err != nil {
+		t.Fatal(err)
+	}
+	s.ChargeFailed("in_2", "generic_decline", end) // renewal: period end+0 … end+7d
+	paid := end.AddDate(0, 0, 10)
+	if _, err := s.InvoicePaid("in_2", nil, paid); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Snapshot()
+	if s.Status() != billing.StatusActive || !got.PeriodStart.Equal(end.AddDate(0, 0, 7)) || !got.PeriodEnd.Equal(end.AddDate(0, 0, 14)) {
+		t.Fatalf("after paying late: %s %v – %v", s.Status(), got.PeriodStart, got.PeriodEnd)
+	}
+	if s.RenewalDue(paid) {
+		t.Fatal("a missed week is billed")
+	}
+}
+
 func TestInvoicePaidWithASavedMethodMakesItTheDefault(t *testing.T) {
 	start := time.Date(2027, 1, 10, 9, 0, 0, 0, time.UTC)
 	end := start.AddDate(0, 1, 0)

@@ -29,6 +29,9 @@ type SubscriptionRepository interface {
 	// first, skipping rows another unit of work holds (SKIP LOCKED). With scope nil it covers
 	// live scopes and test scopes whose clock is not frozen.
 	ClaimDue(ctx context.Context, scope *core.Scope, until time.Time, limit int) ([]*Subscription, error)
+	// MarkRecurring marks the scope for the daily MRR snapshot (MRRHistory), the first at
+	// next, unless it is marked already.
+	MarkRecurring(ctx context.Context, scope core.Scope, next time.Time) error
 }
 
 // SubscriptionFilter narrows a list of subscriptions (D14): each field set must match.

@@ -104,6 +104,10 @@ type SubscriptionSnapshot struct {
 	Collection Collection
 	// Pause is the subscription's paused collection, nil when it is not paused (pause.go).
 	Pause *PauseCollection
+	// PendingUpdate is the plan change scheduled for the period end, nil when none
+	// (plan_schedule.go); PendingLines the proration lines kept for the next renewal invoice.
+	PendingUpdate *PendingUpdate
+	PendingLines  []InvoiceLine
 }
 
 // checkCreate checks the request fields that need no catalog, in the order of the table.
@@ -225,6 +229,11 @@ func cloneSnapshot(s SubscriptionSnapshot) SubscriptionSnapshot {
 	if s.Pause != nil {
 		s.Pause = &PauseCollection{ResumesAt: copyTime(s.Pause.ResumesAt)}
 	}
+	if s.PendingUpdate != nil {
+		u := *s.PendingUpdate
+		s.PendingUpdate = &u
+	}
+	s.PendingLines = append([]InvoiceLine(nil), s.PendingLines...)
 	return s
 }
 
@@ -279,8 +288,10 @@ func (s *Subscription) Cancel(atPeriodEnd bool, now time.Time) (Change, error) {
 	return Change{Deleted: true}, nil
 }
 
+// end ends the subscription at now; a scheduled change and kept proration lines end with it.
 func (s *Subscription) end(now time.Time) {
 	s.s.Status, s.s.CancelAtPeriodEnd, s.s.Updated = StatusCanceled, false, now
+	s.s.PendingUpdate, s.s.PendingLines = nil, nil
 	if s.s.CanceledAt == nil {
 		s.s.CanceledAt = &now
 	}

@@ -71,7 +71,7 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 			// Without a trial the first period is billed now: its invoice is open, numbered,
 			// and paid through the first payment the customer's browser confirms.
 			in := sub.invoiceInput(c)
-			in.ProductID = p.ProductID
+			in.Lines[0].ProductID = p.ProductID
 			invID, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, sub.s.Created)
 			if err != nil {
 				return err
@@ -80,6 +80,10 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 			invEvents = evs
 		}
 		if err := tx.Subscriptions().Insert(ctx, sub); err != nil {
+			return err
+		}
+		// The scope's recurring revenue is recorded daily from the next midnight on.
+		if err := tx.Subscriptions().MarkRecurring(ctx, scope, NextMidnight(now)); err != nil {
 			return err
 		}
 		out = sub
@@ -121,6 +125,10 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 	if err != nil {
 		return nil, err
 	}
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	if err != nil {
+		return nil, err
+	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		sub, err := tx.Subscriptions().Lock(ctx, scope, id)
@@ -129,7 +137,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		// A change due before now (an expiry, a period-end cancellation the sweep has not run
 		// yet) is applied first, as it happened.
-		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now, prefixes); err != nil {
 			return err
 		}
 		ch, err := fn(sub, now)

@@ -99,6 +99,9 @@ type ChargeState struct {
 	Attempts   int                      // attempts made (the last attempt's number)
 	Pending    *payments.CustomerAction // a charge waiting for 3-D Secure
 	Processing string                   // the id of a processing payment, or ""
+	// ProcessingOffSession: the processing payment was charged off-session (a renewal or its
+	// automatic retry), not by the customer on the hosted page.
+	ProcessingOffSession bool
 	// SavedMethod is the method (billing's pm_…) the customer saved for the current charge on
 	// the hosted page: it becomes the subscription's default when that charge pays the
 	// invoice. Each new charge sets it ("" for an automatic charge or a one-off invoice).
@@ -322,7 +325,7 @@ func (i *Invoice) markPaid(pay *payments.Payment, at time.Time) {
 	id := pay.ID()
 	i.status, i.paymentID, i.paidAt, i.updated = StatusPaid, &id, &at, at
 	i.amountPaid = pay.Amount()
-	i.charge.Pending, i.charge.Processing = nil, ""
+	i.charge.Pending, i.charge.Processing, i.charge.ProcessingOffSession = nil, "", false
 	i.nextAttempt = nil
 }
 

@@ -104,6 +104,7 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 	case ports.OutcomeProcessing:
 		inv.charge.Pending = nil
 		inv.charge.Processing = o.Payment.Payment.ID()
+		inv.charge.ProcessingOffSession = a.OffSession()
 		inv.updated = now
 	case ports.OutcomeFailed:
 		inv.updated = now
@@ -157,8 +158,10 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 	if iid := pay.InvoiceID(); iid == nil || *iid != inv.ID() {
 		return nil, fmt.Errorf("invoicing: invoice %s: the payment belongs to another invoice", inv.ID())
 	}
+	offSession := false // a debit the customer made on the hosted page, unless the invoice says otherwise
 	if inv.charge.Processing == pay.ID() {
-		inv.charge.Processing = ""
+		offSession = inv.charge.ProcessingOffSession
+		inv.charge.Processing, inv.charge.ProcessingOffSession = "", false
 	}
 	var evs []core.Event
 	switch pay.Status() {
@@ -180,12 +183,19 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 		}
 	case payments.StatusFailed:
 		inv.updated = at
-		// A subscription's debit that failed at settlement is a failed attempt of its dunning.
+		// A subscription's automatic debit that failed at settlement is a failed attempt of its
+		// dunning; one the customer made on the hosted page is not (the schedule stays).
 		code := ports.DeclineGenericDecline
 		if c := pay.FailureCode(); c != nil && *c != "" {
 			code = *c
 		}
-		more, err := ow.failed(ctx, tx, inv, code, at)
+		var more []core.Event
+		var err error
+		if offSession {
+			more, err = ow.failed(ctx, tx, inv, code, at)
+		} else {
+			more, err = ow.customerFailed(ctx, tx, inv, at)
+		}
 		if err != nil {
 			return nil, err
 		}

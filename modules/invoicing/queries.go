@@ -14,12 +14,12 @@ func (s *Service) Get(ctx context.Context, scope core.Scope, id string) (*Invoic
 }
 
 // List pages the scope's invoices, newest first, optionally of one status.
-func (s *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, status *Status) (core.Page[*Invoice], error) {
+func (s *Service) List(ctx context.Context, scope core.Scope, q core.ListQuery, f ListFilter) (core.Page[*Invoice], error) {
 	q, err := q.Normalize()
 	if err != nil {
 		return core.Page[*Invoice]{}, err
 	}
-	p, err := s.store.List(ctx, scope, q, status)
+	p, err := s.store.List(ctx, scope, q, f)
 	if errors.Is(err, ErrUnknownCursor) {
 		return p, q.UnknownCursor()
 	}

@@ -37,9 +37,15 @@ type Store interface {
 	Get(ctx context.Context, scope core.Scope, id string) (*Invoice, error)
 	// ByToken reads the sent invoice with public token t, of any scope; ErrNotFound.
 	ByToken(ctx context.Context, token string) (*Invoice, error)
-	// List pages the scope's invoices newest first, optionally of one status; a cursor that is
-	// not an invoice of the scope is ErrUnknownCursor.
-	List(ctx context.Context, scope core.Scope, q core.ListQuery, status *Status) (core.Page[*Invoice], error)
+	// List pages the scope's invoices newest first, those f selects; a cursor that is not an
+	// invoice of the scope is ErrUnknownCursor.
+	List(ctx context.Context, scope core.Scope, q core.ListQuery, f ListFilter) (core.Page[*Invoice], error)
+}
+
+// ListFilter selects the invoices of a list: nil or "" selects all.
+type ListFilter struct {
+	Status       *Status
+	Subscription string // the subscription's invoices (sub_…)
 }
 
 // PriceInfo is what a catalog line needs of a price.

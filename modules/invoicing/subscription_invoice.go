@@ -9,18 +9,23 @@ import (
 	"github.com/kassa-pay/kassa/modules/payments"
 )
 
-// SubscriptionInvoice is the content of a subscription's invoice: one locked line, the price
-// times the quantity.
+// SubscriptionInvoice is the content of a subscription's invoice: its locked lines, in order.
 type SubscriptionInvoice struct {
 	Subscription  string
 	CustomerName  string
 	CustomerEmail string
 	Currency      core.Currency
-	Description   string
-	PriceID       string
-	ProductID     string
-	Quantity      int64
-	UnitAmount    int64
+	Lines         []SubscriptionLine
+}
+
+// SubscriptionLine is one line of a subscription's invoice: quantity × unit amount of a price
+// (a proration credit has a negative unit amount).
+type SubscriptionLine struct {
+	Description string
+	PriceID     string
+	ProductID   string
+	Quantity    int64
+	UnitAmount  int64
 }
 
 // Prefix is the merchant's invoice number prefix (its setting, or DefaultPrefix of its
@@ -41,14 +46,18 @@ func (s *Service) Prefix(ctx context.Context, merchantID string) (string, error)
 // the number commits or rolls back with the caller's change), mints the public token and is
 // open, due at once (it is charged automatically). It answers invoice.finalized.
 func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
-	price, product := in.PriceID, in.ProductID
-	line := Line{Description: in.Description, Quantity: in.Quantity, UnitAmount: in.UnitAmount, PriceID: &price, Locked: true,
-		Currency: in.Currency}
-	if product != "" {
-		line.ProductID = &product
+	lines := make([]Line, 0, len(in.Lines))
+	for _, l := range in.Lines {
+		price, product := l.PriceID, l.ProductID
+		line := Line{Description: l.Description, Quantity: l.Quantity, UnitAmount: l.UnitAmount, PriceID: &price, Locked: true,
+			Currency: in.Currency}
+		if product != "" {
+			line.ProductID = &product
+		}
+		lines = append(lines, line)
 	}
 	inv := NewDraft(scope, Draft{Currency: in.Currency, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail,
-		Lines: []Line{line}, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
+		Lines: lines, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
 	sub := in.Subscription
 	inv.subscription = &sub
 	if err := inv.CheckSendable(); err != nil {
@@ -97,6 +106,11 @@ type SubscriptionPayments interface {
 	// failed with declineCode: it answers the dunning stage and next attempt the invoice
 	// shows ("" stage: no dunning).
 	SubscriptionChargeFailed(ctx context.Context, tx Tx, inv *Invoice, declineCode string, at time.Time) (stage string, next *time.Time, evs []core.Event, err error)
+	// SubscriptionCustomerAttemptFailed is told that a payment the customer made of the
+	// invoice on its hosted page failed (a SEPA debit, at settlement). It is no dunning
+	// attempt: the stage and schedule stay, and it answers the retry it rescheduled ("" stage:
+	// nothing changed).
+	SubscriptionCustomerAttemptFailed(ctx context.Context, tx Tx, inv *Invoice, at time.Time) (stage string, next *time.Time, err error)
 }
 
 // paid runs the subscription side of a paid invoice, if the invoice bills a subscription.
@@ -121,4 +135,19 @@ func (ow Payables) failed(ctx context.Context, tx Tx, inv *Invoice, declineCode 
 	}
 	inv.dunningStage, inv.nextAttempt = &stage, next
 	return evs, nil
+}
+
+// customerFailed runs the subscription side of a failed payment the customer made on the
+// hosted page: the dunning is unchanged unless a retry that waited for the debit is
+// rescheduled.
+func (ow Payables) customerFailed(ctx context.Context, tx Tx, inv *Invoice, at time.Time) ([]core.Event, error) {
+	if inv.subscription == nil || ow.subs == nil {
+		return nil, nil
+	}
+	stage, next, err := ow.subs.SubscriptionCustomerAttemptFailed(ctx, tx, inv, at)
+	if err != nil || stage == "" {
+		return nil, err
+	}
+	inv.dunningStage, inv.nextAttempt = &stage, next
+	return nil, nil
 }

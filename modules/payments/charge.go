@@ -174,7 +174,7 @@ type Charged struct {
 //     (an attempt no longer pending is left alone: someone applied it first); write the
 //     payment, the attempt, payment_intent.* and the receipt; then the owner's side
 //     (ApplyOutcome, or KeepCustomerAction for a charge waiting on the customer) and its
-//     events.
+//     events; last the payment's ledger posting (it locks the merchant's balances).
 //  6. Answer what was applied (Charged).
 func (c *Charger) Charge(ctx context.Context, req ChargeRequest) (*Charged, error) {
 	k, err := c.kinds.of(req.Kind)
@@ -420,46 +420,17 @@ func (c *Charger) apply(ctx context.Context, k Kind, a *ChargeAttempt, res ports
 	if err != nil {
 		return nil, err
 	}
-	key := a.IdempotencyKey()
 	var r *Charged
 	err = k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
-		r = nil // Do may run this again
-		p, err := o.lock(ctx, a.scope, a.reference)
-		if err != nil {
+		var err error
+		var post *Record
+		if r, post, err = c.applyIn(ctx, tx, o, k, a, pre); err != nil || post == nil {
 			return err
 		}
-		la, err := tx.ChargeAttempts().Lock(ctx, a.scope, a.reference, key)
-		if err != nil {
-			return err
-		}
-		r = &Charged{Payable: p, Attempt: la, Outcome: la.outcome}
-		if la.status != AttemptPending {
-			return nil // applied (or abandoned) already: exactly once
-		}
-		out, err := pre.build(k.spec, p, la)
-		if err != nil {
-			return err
-		}
-		if err := c.write(ctx, tx, la, out); err != nil {
-			return err
-		}
-		var evs []core.Event
-		if out.Result == ports.OutcomeRequiresAction {
-			err = o.keepAction(ctx, p, la, *out.CustomerAction)
-		} else {
-			evs, err = o.applyOutcome(ctx, p, la, out)
-		}
-		if err != nil {
-			return err
-		}
-		if err := tx.Outbox().Add(ctx, evs...); err != nil {
-			return err
-		}
-		r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
-		if out.Payment != nil {
-			r.Payment = out.Payment.Payment
-		}
-		return nil
+		// The ledger last: its balance rows are the merchant's, locked until the commit, so
+		// every other statement of the outcome has run before another charge of the same
+		// merchant must wait for them.
+		return postPayment(ctx, tx, post, post.Payment.Created())
 	})
 	if err != nil {
 		return nil, err
@@ -467,21 +438,63 @@ func (c *Charger) apply(ctx context.Context, k Kind, a *ChargeAttempt, res ports
 	return r, nil
 }
 
+// applyIn applies the prepared outcome pre of attempt a in the owner's unit of work tx: the
+// payable and the attempt locked (an attempt no longer pending is left alone), payments' side
+// written (write), then the owner's side and its events. post is the succeeded payment whose
+// ledger posting the caller makes before the unit of work ends (nil: none).
+func (c *Charger) applyIn(ctx context.Context, tx Tx, o owner, k Kind, a *ChargeAttempt, pre *prepared) (r *Charged, post *Record, err error) {
+	p, err := o.lock(ctx, a.scope, a.reference)
+	if err != nil {
+		return nil, nil, err
+	}
+	la, err := tx.ChargeAttempts().Lock(ctx, a.scope, a.reference, a.IdempotencyKey())
+	if err != nil {
+		return nil, nil, err
+	}
+	r = &Charged{Payable: p, Attempt: la, Outcome: la.outcome}
+	if la.status != AttemptPending {
+		return r, nil, nil // applied (or abandoned) already: exactly once
+	}
+	out, err := pre.build(k.spec, p, la)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.write(ctx, tx, la, out); err != nil {
+		return nil, nil, err
+	}
+	var evs []core.Event
+	if out.Result == ports.OutcomeRequiresAction {
+		err = o.keepAction(ctx, p, la, *out.CustomerAction)
+	} else {
+		evs, err = o.applyOutcome(ctx, p, la, out)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Outbox().Add(ctx, evs...); err != nil {
+		return nil, nil, err
+	}
+	r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
+	if out.Payment != nil {
+		r.Payment = out.Payment.Payment
+		if out.Payment.Payment.Status() == StatusSucceeded {
+			post = out.Payment
+		}
+	}
+	return r, post, nil
+}
+
 // write is payments' side of an applied outcome, in the owner's unit of work: the new payment
 // (its first write, so that a refused insert leaves nothing), the attempt marked applied, the
-// payment_intent.* events and the receipt.
+// payment_intent.* events and the receipt. The payment's ledger posting comes at the end of
+// the unit of work (apply).
 func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeOutcome) error {
 	if err := a.applied(o.Result, c.wall.Now()); err != nil {
 		return err
 	}
 	if o.Payment != nil {
-		if err := tx.Payments().Insert(ctx, o.Payment); err != nil {
+		if err := insertPayment(ctx, tx, o.Payment); err != nil {
 			return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
-		}
-		if o.Payment.Payment.Status() == StatusSucceeded {
-			if err := postPayment(ctx, tx, o.Payment, o.Payment.Payment.Created()); err != nil {
-				return err
-			}
 		}
 	}
 	if err := tx.ChargeAttempts().Save(ctx, a); err != nil {

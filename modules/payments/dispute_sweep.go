@@ -172,7 +172,7 @@ func (s *Disputes) ProcessDue(ctx context.Context, scope *core.Scope, until time
 				if err := rec.CloseDispute(d, s.decide(d), *at); err != nil {
 					return fmt.Errorf("payments: dispute %s: %w", d.ID(), err)
 				}
-				if err := tx.Payments().Save(ctx, rec); err != nil {
+				if err := savePayment(ctx, tx, rec); err != nil {
 					return err
 				}
 				if err := tx.Disputes().Save(ctx, d); err != nil {

@@ -233,7 +233,7 @@ type dueChange struct {
 // write persists the change in the unit of work tx: the payment (what it reports changed),
 // the dispute opened on it with its ledger postings, then its events, then its mail.
 func (c dueChange) write(ctx context.Context, tx Tx) error {
-	if err := tx.Payments().Save(ctx, c.record); err != nil {
+	if err := savePayment(ctx, tx, c.record); err != nil {
 		return err
 	}
 	if c.dispute != nil {
@@ -275,7 +275,7 @@ func (s *Sweeper) settleOwned(ctx context.Context, rec *Record, pl plan) (done b
 			return nil // held or changed: another sweep decides it
 		}
 		c := pl.change
-		if err := tx.Payments().Save(ctx, c.record); err != nil {
+		if err := savePayment(ctx, tx, c.record); err != nil {
 			return err
 		}
 		if c.record.Payment.Status() == StatusSucceeded { // settled: its funds enter the balance

@@ -268,7 +268,7 @@ func (rf *Refunder) apply(ctx context.Context, r *Refund, res ports.RefundResult
 		if err := lr.Succeed(res.ProcessorRef, o.FeeReversed); err != nil {
 			return err
 		}
-		if err := tx.Payments().Save(ctx, rec); err != nil {
+		if err := savePayment(ctx, tx, rec); err != nil {
 			return err
 		}
 		if err := tx.Refunds().Save(ctx, lr); err != nil {

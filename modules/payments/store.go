@@ -33,6 +33,12 @@ type Record struct {
 
 	due     DueFacts
 	changed RecordChanges
+	// counted is what the payment counted in its day's volume totals before its first state
+	// change (beforeStateChange); set is false until then.
+	counted struct {
+		was volumeFigures
+		set bool
+	}
 }
 
 // DueFacts are the facts of a payment that change after it was created.
@@ -100,6 +106,7 @@ func (r *Record) Changes() RecordChanges { return r.changed }
 // funds available FundsDelay later) or failed with the processor's code and message. A
 // payment that is not processing answers ErrPaymentNotProcessing and nothing changes.
 func (r *Record) Settle(succeeded bool, code, message string, at time.Time) error {
+	r.beforeStateChange()
 	if succeeded {
 		if err := r.Payment.Succeed(); err != nil {
 			return err
@@ -137,6 +144,7 @@ func (r *Record) OpenDispute() (*Dispute, error) {
 	if r.DisputeOpensAt == nil || r.due.DisputeID != "" {
 		return nil, ErrChargeNotDisputable
 	}
+	r.beforeStateChange()
 	d, err := OpenDisputeOn(r.Payment, r.DisputeReason, *r.DisputeOpensAt)
 	if err != nil {
 		return nil, err
@@ -157,6 +165,7 @@ func (r *Record) OpenDisputeAtRate(rate string, day time.Time) (*Dispute, error)
 	if err != nil {
 		return nil, err
 	}
+	r.beforeStateChange()
 	d, err := openDisputeOn(r.Payment, r.DisputeReason, *r.DisputeOpensAt, fee)
 	if err != nil {
 		return nil, err
@@ -173,6 +182,7 @@ func (r *Record) CloseDispute(d *Dispute, outcome DisputeStatus, at time.Time) e
 	if d.ID() != r.due.DisputeID {
 		return fmt.Errorf("payments: dispute %s is not the one opened on %s", d.ID(), r.Payment.ID())
 	}
+	r.beforeStateChange()
 	if err := d.Close(r.Payment, outcome, at); err != nil {
 		return err
 	}
@@ -212,6 +222,7 @@ type DueStore interface {
 // ApplyRefund applies a refund the processor made to the payment (Payment.ApplyRefund) and
 // reports its state changed.
 func (r *Record) ApplyRefund(amount int64) (RefundOutcome, error) {
+	r.beforeStateChange()
 	o, err := r.Payment.ApplyRefund(amount)
 	if err != nil {
 		return RefundOutcome{}, err

@@ -14,11 +14,13 @@ import (
 // (Charger.Charge) runs inside a unit of work of whoever owns the thing being paid, so that
 // owner's Tx embeds this one (checkout.Tx does; PayableOwner[T] requires it); the Postgres
 // adapter's one transaction type satisfies both. A payment that succeeds, and a refund,
-// post to the balance ledger in the same unit of work (ledger.Tx).
+// post to the balance ledger in the same unit of work (ledger.Tx). Every payment write moves
+// its day's volume totals in the same unit of work (insertPayment, savePayment).
 type Tx interface {
 	ledger.Tx
 	Payments() PaymentRepository
 	Disputes() DisputeRepository
+	Volumes() VolumeRepository
 	ChargeAttempts() AttemptRepository
 	Outbox() ports.Outbox
 	Mail() ports.MailQueue

@@ -508,6 +508,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/billing_summary/mrr_history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Monthly recurring revenue over the last 90 days
+         * @description The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+         *     environment's clock (the test clock in test mode), per currency. Kassa records it once
+         *     a day at that midnight, from the first midnight after the environment's first
+         *     subscription on; a day before that, or one the server was not running at, has
+         *     `amount` `null` (no data, not zero). A test clock advance records every midnight it
+         *     passes, in time order with the renewals.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["getMrrHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/checkout_sessions": {
         parameters: {
             query?: never;
@@ -729,7 +759,9 @@ export interface paths {
         };
         /**
          * List invoices
-         * @description The environment's invoices, newest first, optionally of one `status`.
+         * @description The environment's invoices, newest first, optionally of one `status` and of one
+         *     `subscription` (a subscription's invoices: its first invoice, renewals and
+         *     prorations; an id of another merchant lists none).
          *
          *     **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
          *     `rate_limited`; 5xx.
@@ -1405,6 +1437,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/subscriptions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a subscription's billing
+         * @description Pauses the subscription exactly as the merchant API's pause does and returns it with
+         *     `pause_collection`: while paused it makes no invoices, its status and period anchor
+         *     stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+         *     seconds, in the future, at most five years ahead) billing resumes by itself then;
+         *     without it, when the unpause endpoint is called. Pausing a paused subscription again
+         *     replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+         *     commit together.
+         *
+         *     **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+         *     future or too far ahead, `parameter_invalid` for one not an integer, `param`
+         *     `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+         *     `csrf_token_invalid`; 404 `subscription_not_found`; 409
+         *     `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+         *     `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+         *     `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["pauseDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/subscriptions/{id}/resume": {
         parameters: {
             query?: never;
@@ -1431,6 +1502,38 @@ export interface paths {
          *     `idempotency_error`; 429 `rate_limited`; 5xx.
          */
         post: operations["resumeDashboardSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{env}/subscriptions/{id}/unpause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused subscription's billing
+         * @description Ends the pause exactly as the merchant API's resume (`POST
+         *     /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+         *     period, without billing the paused periods, and `pause_collection` becomes `null`.
+         *     (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+         *
+         *     **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     `subscription_not_found`; 409 `subscription_not_paused`,
+         *     `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["unpauseDashboardSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2719,6 +2822,44 @@ export interface components {
             /** @description Upper-case ISO 4217 code. */
             currency: string;
         };
+        /** @description The monthly recurring revenue per currency at 00:00 UTC of each day of the environment's clock. */
+        MrrHistory: {
+            /** @description One series per currency with recurring revenue on a recorded day of the range, sorted by code; empty without any. */
+            currencies: components["schemas"]["MrrHistoryCurrency"][];
+            /** @description How many days the series cover (the entries of each currency's `days`). */
+            days: number;
+            /**
+             * Format: date
+             * @description Today (UTC) by the environment's clock, the last day.
+             */
+            end_date: string;
+            environment: components["schemas"]["DashboardEnvironment"];
+            /** @enum {string} */
+            object: "mrr_history";
+            /**
+             * Format: date
+             * @description The first day (UTC), `days` − 1 days before `end_date`.
+             */
+            start_date: string;
+        };
+        MrrHistoryCurrency: {
+            /** @description Upper-case ISO 4217 code. */
+            currency: string;
+            /** @description One entry per day, oldest first. */
+            days: components["schemas"]["MrrHistoryDay"][];
+        };
+        MrrHistoryDay: {
+            /**
+             * Format: int64
+             * @description The monthly recurring revenue at the day's 00:00 UTC in minor units; `null` when that day was not recorded (no data), 0 when it was and the currency had none.
+             */
+            amount: number | null;
+            /**
+             * Format: date
+             * @description The UTC day.
+             */
+            date: string;
+        };
         Overview: {
             environment: components["schemas"]["DashboardEnvironment"];
             /**
@@ -3276,6 +3417,11 @@ export interface components {
             object: "subscription";
             /** @description The pause of a paused subscription (no invoices are made while it holds); null when it is not paused. */
             pause_collection: components["schemas"]["SubscriptionPauseCollection"] | null;
+            /**
+             * @description The plan change scheduled for the end of the current period (an update with
+             *     `effective` `period_end`); null when none is scheduled.
+             */
+            pending_update: components["schemas"]["SubscriptionPendingUpdate"] | null;
             /** @description The price, prefix `price_`. */
             price_id: string;
             /**
@@ -3302,7 +3448,10 @@ export interface components {
             customer: components["schemas"]["Customer"];
             /** @description Events about the subscription, newest first (at most 100). */
             events: components["schemas"]["Event"][];
-            /** @description The subscription's latest invoice, when it has one. */
+            /**
+             * @description The subscription's newest invoices, newest first (at most 10); the list of
+             *     invoices with `subscription` pages through all of them.
+             */
             invoices: components["schemas"]["Invoice"][];
             subscription: components["schemas"]["Subscription"];
         };
@@ -3315,6 +3464,14 @@ export interface components {
             object: components["schemas"]["ListObject"];
             /** @description The path of this list, `/v1/subscriptions`. */
             url: string;
+        };
+        /** @description How to pause. */
+        SubscriptionPause: {
+            /**
+             * Format: int64
+             * @description When to resume by itself (Unix seconds, in the future, at most five years ahead); absent, the pause lasts until the resume endpoint ends it.
+             */
+            resumes_at?: number;
         };
         /** @description A paused subscription's pause. */
         SubscriptionPauseCollection: {
@@ -3339,6 +3496,27 @@ export interface components {
              * @enum {string}
              */
             type: "card" | "sepa_debit";
+        };
+        /** @description A plan change scheduled for the end of the current period. */
+        SubscriptionPendingUpdate: {
+            /**
+             * Format: int64
+             * @description The new amount (unit amount × quantity), billed from the renewal on.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description When the change is made (Unix seconds): the end of the current period, with the
+             *     renewal. A renewal that waits (a paused or past-due subscription) makes it then.
+             */
+            effective_at: number;
+            /** @description The price the subscription moves to. */
+            price_id: string;
+            /**
+             * Format: int64
+             * @description The quantity it moves to.
+             */
+            quantity: number;
         };
         /**
          * @description `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
@@ -4699,6 +4877,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getMrrHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MrrHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCheckoutSessions: {
         parameters: {
             query?: {
@@ -4991,6 +5198,8 @@ export interface operations {
             query?: {
                 /** @description Only invoices in this state. */
                 status?: "draft" | "open" | "paid" | "void" | "uncollectible";
+                /** @description Only the invoices of this subscription (`sub_…`). */
+                subscription?: string;
                 /** @description Maximum number of objects to return, 1 to 100. Default 10. */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -6184,6 +6393,68 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    pauseDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "resumes_at": 1800000000
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionPause"];
+            };
+        };
+        responses: {
+            /** @description The paused subscription. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     resumeDashboardSubscription: {
         parameters: {
             query?: never;
@@ -6218,6 +6489,59 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The subscription, renewing again. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unpauseDashboardSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, billing again. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

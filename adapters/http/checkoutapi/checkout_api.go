@@ -145,7 +145,12 @@ func (a *checkoutAPI) GetBuyerSession(ctx context.Context, r capi.GetBuyerSessio
 	if err != nil {
 		return nil, err
 	}
-	return capi.GetBuyerSession200JSONResponse{Body: presentBuyerSession(v.Session, v.MerchantName, v.Pending)}, nil
+	out := presentBuyerSession(v.Session, v.MerchantName, v.Pending)
+	if t := v.Recurring; t != nil {
+		out.Recurring = &capi.BuyerRecurringTerms{Amount: v.Session.Amount(), Interval: capi.BuyerRecurringTermsInterval(t.Interval),
+			IntervalCount: t.IntervalCount, TrialPeriodDays: t.TrialDays}
+	}
+	return capi.GetBuyerSession200JSONResponse{Body: out}, nil
 }
 
 func (a *checkoutAPI) ConfirmBuyerSession(ctx context.Context, r capi.ConfirmBuyerSessionRequestObject) (capi.ConfirmBuyerSessionResponseObject, error) {

@@ -29,6 +29,9 @@ func presentPaymentIntent(fp *billing.FirstPayment) capi.BuyerPaymentIntent {
 	switch s.Status {
 	case billing.StatusIncomplete:
 		out.Status = capi.BuyerPaymentIntentStatusRequiresPaymentMethod
+		if fp.Processing {
+			out.Status = capi.BuyerPaymentIntentStatusProcessing
+		}
 	case billing.StatusIncompleteExpired:
 		out.Status = capi.BuyerPaymentIntentStatusCanceled
 	case billing.StatusCanceled:

@@ -39,14 +39,16 @@ type DashboardDeps struct {
 	Billing         *billing.Service
 	BillingQueries  *billing.Queries
 	CustomerHistory CustomerHistory
-	Events          *events.Service
-	Payments        *payments.Queries
-	Refunds         *payments.Refunder // nil: refunds answer 500
-	Disputes        *payments.Disputes // nil: disputes answer 500 (and payments show none)
-	Webhooks        *webhooks.Service  // nil: the overview counts no endpoints
-	Apps            *apps.Service
-	AppHooks        *webhooks.AppService // nil: the Apps page shows no deliveries
-	Mailbox         ports.Mailbox        // nil: the test mailbox answers an empty list
+	// MRRHistory serves the overview's MRR chart (nil: it answers 500).
+	MRRHistory *billing.MRRHistory
+	Events     *events.Service
+	Payments   *payments.Queries
+	Refunds    *payments.Refunder // nil: refunds answer 500
+	Disputes   *payments.Disputes // nil: disputes answer 500 (and payments show none)
+	Webhooks   *webhooks.Service  // nil: the overview counts no endpoints
+	Apps       *apps.Service
+	AppHooks   *webhooks.AppService // nil: the Apps page shows no deliveries
+	Mailbox    ports.Mailbox        // nil: the test mailbox answers an empty list
 	// Settings are the merchant's invoicing settings (the invoice number prefix).
 	Settings *invoicing.SettingsService
 	Ledger   *ledger.Service // nil: the balance answers 500 and payments show no ledger entries

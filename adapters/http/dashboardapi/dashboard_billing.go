@@ -124,7 +124,11 @@ func (a *dashboardAPI) ListDashboardSubscriptions(ctx context.Context, r dash.Li
 	return dash.ListDashboardSubscriptions200JSONResponse{Body: out}, nil
 }
 
-// GetDashboardSubscription answers a subscription with its customer, latest invoice and events.
+// subscriptionInvoicesShown is how many of its newest invoices a subscription's detail
+// carries; the invoice list with its subscription filter pages through the rest.
+const subscriptionInvoicesShown = 10
+
+// GetDashboardSubscription answers a subscription with its customer, newest invoices and events.
 func (a *dashboardAPI) GetDashboardSubscription(ctx context.Context, r dash.GetDashboardSubscriptionRequestObject) (dash.GetDashboardSubscriptionResponseObject, error) {
 	if err := a.billingReady(); err != nil {
 		return nil, err
@@ -140,15 +144,14 @@ func (a *dashboardAPI) GetDashboardSubscription(ctx context.Context, r dash.GetD
 	}
 	w := render.Subscription(sub)
 	out := dash.SubscriptionDetail{Subscription: w, Customer: customerOf(c), Invoices: []dash.Invoice{}, Events: []dash.Event{}}
-	if w.LatestInvoice != nil && a.d.Invoices != nil {
-		inv, err := a.d.Invoices.Get(ctx, scope, *w.LatestInvoice)
-		var ce *core.Error
-		switch {
-		case err == nil:
-			out.Invoices = append(out.Invoices, a.invoice(inv))
-		case errors.As(err, &ce) && ce.Type == core.TypeNotFound:
-		default:
+	if a.d.Invoices != nil {
+		page, err := a.d.Invoices.List(ctx, scope, core.ListQuery{Limit: subscriptionInvoicesShown},
+			invoicing.ListFilter{Subscription: sub.ID()})
+		if err != nil {
 			return nil, err
+		}
+		for _, inv := range page.Items {
+			out.Invoices = append(out.Invoices, a.invoice(inv))
 		}
 	}
 	about := []string{sub.ID()}

@@ -60,7 +60,11 @@ func (a *dashboardAPI) ListInvoices(ctx context.Context, r dash.ListInvoicesRequ
 	if p.EndingBefore != nil {
 		q.EndingBefore = *p.EndingBefore
 	}
-	page, err := a.d.Invoices.List(ctx, kit.CallerFrom(ctx).Scope, q, st)
+	f := invoicing.ListFilter{Status: st}
+	if p.Subscription != nil {
+		f.Subscription = *p.Subscription
+	}
+	page, err := a.d.Invoices.List(ctx, kit.CallerFrom(ctx).Scope, q, f)
 	if err != nil {
 		return nil, err
 	}

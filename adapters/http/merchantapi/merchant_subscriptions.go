@@ -58,9 +58,12 @@ func (m *merchantAPI) UpdateSubscription(ctx context.Context, r api.UpdateSubscr
 	if r.Body.ProrationBehavior != nil {
 		pc.ProrationBehavior = string(*r.Body.ProrationBehavior)
 	}
+	if r.Body.Effective != nil {
+		pc.Effective = string(*r.Body.Effective)
+	}
 	var s *billing.Subscription
 	var err error
-	if pc.Empty() {
+	if pc.Empty() && pc.Effective != billing.EffectivePeriodEnd {
 		s, err = m.billing.UpdateSubscription(ctx, kit.CallerFrom(ctx).Scope, r.Id, p)
 	} else {
 		s, err = m.billing.ChangeSubscriptionPlan(ctx, kit.CallerFrom(ctx).Scope, r.Id, pc, p)
@@ -81,4 +84,12 @@ func (m *merchantAPI) CancelSubscription(ctx context.Context, r api.CancelSubscr
 		return nil, err
 	}
 	return api.CancelSubscription200JSONResponse{Body: wire.Subscription(s)}, nil
+}
+
+func (m *merchantAPI) DeleteSubscriptionPendingUpdate(ctx context.Context, r api.DeleteSubscriptionPendingUpdateRequestObject) (api.DeleteSubscriptionPendingUpdateResponseObject, error) {
+	s, err := m.billing.CancelScheduledChange(ctx, kit.CallerFrom(ctx).Scope, r.Id)
+	if err != nil {
+		return nil, err
+	}
+	return api.DeleteSubscriptionPendingUpdate200JSONResponse{Body: wire.Subscription(s)}, nil
 }

@@ -180,6 +180,9 @@ func (r fakeSubs) Insert(_ context.Context, sub *billing.Subscription) error {
 	return nil
 }
 
+// MarkRecurring is a no-op: the fake keeps no MRR history.
+func (r fakeSubs) MarkRecurring(context.Context, core.Scope, time.Time) error { return nil }
+
 func (r fakeSubs) Lock(_ context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
 	return r.f.sub(scope, id)
 }

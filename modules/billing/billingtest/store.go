@@ -44,6 +44,7 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"subscriptions are per merchant and environment", subscriptionIsolation},
 		{"subscriptions listed newest first, filtered, with cursors", subscriptionList},
 		{"due subscriptions are claimed earliest first, once", subscriptionClaims},
+		{"kept proration lines are consumed with the renewal's save, never lost on a rollback", pendingLinesConsumed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -485,3 +486,63 @@ func subscriptionClaims(t *testing.T, h Harness) {
 }
 
 func ptrInt(v int) *int { return &v }
+
+// pendingLinesConsumed: the scheduled change and the kept proration lines survive the trip; a
+// renewal whose unit of work fails after taking them (a crash before commit) leaves them for
+// the retry, and the renewal that commits consumes them, so they are billed once.
+func pendingLinesConsumed(t *testing.T, h Harness) {
+	scope := h.NewScope(t)
+	sub := newSubscription(t, h, scope, "ada@example.com", monthly, t0)
+	lines := []billing.InvoiceLine{
+		{Description: "Unused time", PriceID: monthly.ID, Quantity: 1, UnitAmount: -600},
+		{Description: "Remaining time", PriceID: "price_2", Quantity: 1, UnitAmount: 1800},
+	}
+	update := &billing.PendingUpdate{PriceID: "price_2", UnitAmount: 1200, Quantity: 3, Interval: billing.IntervalYear, IntervalCount: 1}
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		s, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+		if err != nil {
+			return err
+		}
+		snap := s.Snapshot()
+		snap.Status, snap.PendingLines, snap.PendingUpdate = billing.StatusActive, lines, update
+		return tx.Subscriptions().Save(ctx, billing.RehydrateSubscription(snap))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := h.Store.Subscription(ctx, scope, sub.ID())
+	if gs := got.Snapshot(); len(gs.PendingLines) != 2 || gs.PendingLines[0] != lines[0] || gs.PendingLines[1] != lines[1] ||
+		gs.PendingUpdate == nil || *gs.PendingUpdate != *update {
+		t.Fatalf("read back %+v %+v", gs.PendingLines, gs.PendingUpdate)
+	}
+	renew := func(fail bool) error {
+		return h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+			s, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
+			if err != nil {
+				return err
+			}
+			if err := s.StartRenewal("in_1"); err != nil {
+				return err
+			}
+			if err := tx.Subscriptions().Save(ctx, s); err != nil {
+				return err
+			}
+			if fail {
+				return errBoom
+			}
+			return nil
+		})
+	}
+	if err := renew(true); !errors.Is(err, errBoom) {
+		t.Fatalf("failed renewal: %v", err)
+	}
+	if got, _ := h.Store.Subscription(ctx, scope, sub.ID()); len(got.PendingLines()) != 2 {
+		t.Fatalf("a rolled back renewal lost the lines: %+v", got.PendingLines())
+	}
+	if err := renew(false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.Store.Subscription(ctx, scope, sub.ID()); len(got.PendingLines()) != 0 || got.Collecting() != "in_1" {
+		t.Fatalf("after the renewal: %+v", got.PendingLines())
+	}
+}

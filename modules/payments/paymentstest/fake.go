@@ -29,6 +29,7 @@ type Fake struct {
 	disputes []*payments.Dispute
 	events   []core.Event
 	mail     []core.Mail
+	volumes  []payments.VolumeChange
 	ledger   *ledgertest.Memory
 	// failInserts makes the next n payment inserts fail, as a failed statement (or a crash
 	// before the commit) would: the unit of work rolls back.
@@ -51,15 +52,16 @@ type state struct {
 	disputes []*payments.Dispute
 	events   []core.Event
 	mail     []core.Mail
+	volumes  []payments.VolumeChange
 	ledger   ledgertest.Memory
 }
 
 func (f *Fake) save() state {
-	return state{slices.Clone(f.payments), slices.Clone(f.attempts), slices.Clone(f.disputes), slices.Clone(f.events), slices.Clone(f.mail), f.ledger.Save()}
+	return state{slices.Clone(f.payments), slices.Clone(f.attempts), slices.Clone(f.disputes), slices.Clone(f.events), slices.Clone(f.mail), slices.Clone(f.volumes), f.ledger.Save()}
 }
 
 func (f *Fake) restore(s state) {
-	f.payments, f.attempts, f.disputes, f.events, f.mail = s.payments, s.attempts, s.disputes, s.events, s.mail
+	f.payments, f.attempts, f.disputes, f.events, f.mail, f.volumes = s.payments, s.attempts, s.disputes, s.events, s.mail, s.volumes
 	f.ledger.Restore(s.ledger)
 }
 
@@ -94,6 +96,13 @@ func (f *Fake) FailPaymentInserts(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failInserts = n
+}
+
+// Volumes returns the daily volume changes added, in order.
+func (f *Fake) Volumes() []payments.VolumeChange {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.volumes)
 }
 
 // Events returns the events written, in order.
@@ -263,9 +272,17 @@ type fakeTx struct{ f *Fake }
 func (t fakeTx) Payments() payments.PaymentRepository       { return fakePayments(t) }
 func (t fakeTx) ChargeAttempts() payments.AttemptRepository { return fakeAttempts(t) }
 func (t fakeTx) Disputes() payments.DisputeRepository       { return fakeDisputes(t) }
+func (t fakeTx) Volumes() payments.VolumeRepository         { return fakeVolumes(t) }
 func (t fakeTx) Outbox() ports.Outbox                       { return fakeOutbox(t) }
 func (t fakeTx) Mail() ports.MailQueue                      { return fakeOutbox(t) }
 func (t fakeTx) Ledger() ledger.Repository                  { return t.f.ledger }
+
+type fakeVolumes struct{ f *Fake }
+
+func (r fakeVolumes) Add(_ context.Context, c payments.VolumeChange) error {
+	r.f.volumes = append(r.f.volumes, c)
+	return nil
+}
 
 type fakePayments struct{ f *Fake }
 

@@ -178,6 +178,7 @@ func (e BuyerPaymentIntentPaymentMethodType) Valid() bool {
 // Defines values for BuyerPaymentIntentStatus.
 const (
 	BuyerPaymentIntentStatusCanceled              BuyerPaymentIntentStatus = "canceled"
+	BuyerPaymentIntentStatusProcessing            BuyerPaymentIntentStatus = "processing"
 	BuyerPaymentIntentStatusRequiresPaymentMethod BuyerPaymentIntentStatus = "requires_payment_method"
 	BuyerPaymentIntentStatusSucceeded             BuyerPaymentIntentStatus = "succeeded"
 )
@@ -187,9 +188,35 @@ func (e BuyerPaymentIntentStatus) Valid() bool {
 	switch e {
 	case BuyerPaymentIntentStatusCanceled:
 		return true
+	case BuyerPaymentIntentStatusProcessing:
+		return true
 	case BuyerPaymentIntentStatusRequiresPaymentMethod:
 		return true
 	case BuyerPaymentIntentStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BuyerRecurringTermsInterval.
+const (
+	BuyerRecurringTermsIntervalDay   BuyerRecurringTermsInterval = "day"
+	BuyerRecurringTermsIntervalMonth BuyerRecurringTermsInterval = "month"
+	BuyerRecurringTermsIntervalWeek  BuyerRecurringTermsInterval = "week"
+	BuyerRecurringTermsIntervalYear  BuyerRecurringTermsInterval = "year"
+)
+
+// Valid indicates whether the value is a known member of the BuyerRecurringTermsInterval enum.
+func (e BuyerRecurringTermsInterval) Valid() bool {
+	switch e {
+	case BuyerRecurringTermsIntervalDay:
+		return true
+	case BuyerRecurringTermsIntervalMonth:
+		return true
+	case BuyerRecurringTermsIntervalWeek:
+		return true
+	case BuyerRecurringTermsIntervalYear:
 		return true
 	default:
 		return false
@@ -476,8 +503,11 @@ type BuyerPaymentIntent struct {
 	// RecurringAmount What every period costs, in minor units.
 	RecurringAmount int64 `json:"recurring_amount"`
 
-	// Status `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
-	// when the subscription expired or was cancelled first.
+	// Status `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+	// of the first invoice settles (the subscription stays `incomplete` and the payment
+	// takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
+	// again if the debit fails); `succeeded` once confirmed; `canceled` when the
+	// subscription expired or was cancelled first.
 	Status BuyerPaymentIntentStatus `json:"status"`
 
 	// SubscriptionStatus The subscription's status.
@@ -496,9 +526,33 @@ type BuyerPaymentIntentObject string
 // BuyerPaymentIntentPaymentMethodType The method.
 type BuyerPaymentIntentPaymentMethodType string
 
-// BuyerPaymentIntentStatus `requires_payment_method` until confirmed, `succeeded` once confirmed, `canceled`
-// when the subscription expired or was cancelled first.
+// BuyerPaymentIntentStatus `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+// of the first invoice settles (the subscription stays `incomplete` and the payment
+// takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
+// again if the debit fails); `succeeded` once confirmed; `canceled` when the
+// subscription expired or was cancelled first.
 type BuyerPaymentIntentStatus string
+
+// BuyerRecurringTerms The recurring terms of a subscription-mode session, as the hosted page words them
+// ("7-day free trial, then 9.00 EUR every month"). Only in the read of a
+// subscription-mode session; absent for a one-off payment and from the confirm and
+// cancel answers.
+type BuyerRecurringTerms struct {
+	// Amount What every period costs, in minor units of `currency`.
+	Amount int64 `json:"amount"`
+
+	// Interval The unit of the billing period.
+	Interval BuyerRecurringTermsInterval `json:"interval"`
+
+	// IntervalCount How many `interval`s one period lasts (1 or more).
+	IntervalCount int `json:"interval_count"`
+
+	// TrialPeriodDays Free days before the first charge; 0 without a trial.
+	TrialPeriodDays int `json:"trial_period_days"`
+}
+
+// BuyerRecurringTermsInterval The unit of the billing period.
+type BuyerRecurringTermsInterval string
 
 // BuyerSession What the buyer may see of a checkout session.
 type BuyerSession struct {
@@ -543,6 +597,12 @@ type BuyerSession struct {
 
 	// PaymentMethodTypes The methods that can pay this session (`sepa_debit` only for EUR).
 	PaymentMethodTypes []BuyerSessionPaymentMethodTypes `json:"payment_method_types"`
+
+	// Recurring The recurring terms of a subscription-mode session, as the hosted page words them
+	// ("7-day free trial, then 9.00 EUR every month"). Only in the read of a
+	// subscription-mode session; absent for a one-off payment and from the confirm and
+	// cancel answers.
+	Recurring *BuyerRecurringTerms `json:"recurring,omitempty"`
 
 	// Status `open` while it can be paid; a confirm or cancel answer shows `complete` or
 	// `canceled`.
@@ -831,7 +891,9 @@ type ClientInterface interface {
 	//
 	// Returns what the buyer may see of an open session: amount, currency, description,
 	// line items, customer, the merchant's name, the environment, the return URLs, and a
-	// pending 3-D Secure action if one waits.
+	// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+	// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+	// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1080,14 +1142,16 @@ type ClientInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -1111,14 +1175,16 @@ type ClientInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -1139,7 +1205,9 @@ type ClientInterface interface {
 //
 // Returns what the buyer may see of an open session: amount, currency, description,
 // line items, customer, the merchant's name, the environment, the return URLs, and a
-// pending 3-D Secure action if one waits.
+// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 // session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -1514,14 +1582,16 @@ func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, 
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -1557,14 +1627,16 @@ func (c *Client) ConfirmBuyerPaymentIntentWithBody(ctx context.Context, id Payme
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -1991,7 +2063,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns what the buyer may see of an open session: amount, currency, description,
 	// line items, customer, the merchant's name, the environment, the return URLs, and a
-	// pending 3-D Secure action if one waits.
+	// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+	// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+	// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 	//
 	// **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 	// session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -2250,14 +2324,16 @@ type ClientWithResponsesInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -2281,14 +2357,16 @@ type ClientWithResponsesInterface interface {
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
 	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path.
+	// Secure to be saved is declined with `authentication_required` on this path. Without a
+	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+	// `succeeded` and the subscription `active`); read the payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 	// `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 	// `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 	// `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-	// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+	// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 	// `processor_unavailable` (live: no processor configured); 5xx.
 	//
 	// Example error body:
@@ -3705,7 +3783,9 @@ func (r ConfirmBuyerPaymentIntentResponse) ContentType() string {
 //
 // Returns what the buyer may see of an open session: amount, currency, description,
 // line items, customer, the merchant's name, the environment, the return URLs, and a
-// pending 3-D Secure action if one waits.
+// pending 3-D Secure action if one waits. A subscription-mode session adds `recurring`,
+// the terms the buyer agrees to: `amount` every `interval_count` `interval`s after
+// `trial_period_days` free days ("7-day free trial, then 9.00 EUR every month").
 //
 // **Errors:** 401 `client_secret_missing`; 422 `session_expired` (wrong secret, or the
 // session is complete, expired or canceled); 429 `rate_limited` (wait `Retry-After`); 5xx.
@@ -4046,14 +4126,16 @@ func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Cont
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:
@@ -4085,14 +4167,16 @@ func (c *ClientWithResponses) ConfirmBuyerPaymentIntentWithBodyWithResponse(ctx 
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
 // `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path.
+// Secure to be saved is declined with `authentication_required` on this path. Without a
+// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
+// `succeeded` and the subscription `active`); read the payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
 // `iban_invalid`, `payment_method_invalid`, `parameter_unknown`, …); 401
 // `client_secret_missing`; 402 `card_error` / `card_declined` with `decline_code`; 422
 // `invalid_state` / `payment_intent_unexpected_state` when the payment is already
-// confirmed or expired (or the secret is wrong); 429 `rate_limited`; 503
+// confirmed, processing or expired (or the secret is wrong); 429 `rate_limited`; 503
 // `processor_unavailable` (live: no processor configured); 5xx.
 //
 // Example error body:

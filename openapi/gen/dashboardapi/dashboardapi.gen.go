@@ -378,6 +378,21 @@ func (e DeclinedChargePaymentMethod) Valid() bool {
 	}
 }
 
+// Defines values for MrrHistoryObject.
+const (
+	MrrHistoryObjectMrrHistory MrrHistoryObject = "mrr_history"
+)
+
+// Valid indicates whether the value is a known member of the MrrHistoryObject enum.
+func (e MrrHistoryObject) Valid() bool {
+	switch e {
+	case MrrHistoryObjectMrrHistory:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentStatusFilter.
 const (
 	PaymentStatusFilterDisputed          PaymentStatusFilter = "disputed"
@@ -1470,6 +1485,46 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// MrrHistory The monthly recurring revenue per currency at 00:00 UTC of each day of the environment's clock.
+type MrrHistory struct {
+	// Currencies One series per currency with recurring revenue on a recorded day of the range, sorted by code; empty without any.
+	Currencies []MrrHistoryCurrency `json:"currencies"`
+
+	// Days How many days the series cover (the entries of each currency's `days`).
+	Days int `json:"days"`
+
+	// EndDate Today (UTC) by the environment's clock, the last day.
+	EndDate openapi_types.Date `json:"end_date"`
+
+	// Environment A merchant environment.
+	Environment DashboardEnvironment `json:"environment"`
+	Object      MrrHistoryObject     `json:"object"`
+
+	// StartDate The first day (UTC), `days` − 1 days before `end_date`.
+	StartDate openapi_types.Date `json:"start_date"`
+}
+
+// MrrHistoryObject defines model for MrrHistory.Object.
+type MrrHistoryObject string
+
+// MrrHistoryCurrency defines model for MrrHistoryCurrency.
+type MrrHistoryCurrency struct {
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// Days One entry per day, oldest first.
+	Days []MrrHistoryDay `json:"days"`
+}
+
+// MrrHistoryDay defines model for MrrHistoryDay.
+type MrrHistoryDay struct {
+	// Amount The monthly recurring revenue at the day's 00:00 UTC in minor units; `null` when that day was not recorded (no data), 0 when it was and the currency had none.
+	Amount *int64 `json:"amount"`
+
+	// Date The UTC day.
+	Date openapi_types.Date `json:"date"`
+}
+
 // Overview defines model for Overview.
 type Overview struct {
 	// Environment A merchant environment.
@@ -1772,7 +1827,8 @@ type SubscriptionDetail struct {
 	// Events Events about the subscription, newest first (at most 100).
 	Events []Event `json:"events"`
 
-	// Invoices The subscription's latest invoice, when it has one.
+	// Invoices The subscription's newest invoices, newest first (at most 10); the list of
+	// invoices with `subscription` pages through all of them.
 	Invoices []Invoice `json:"invoices"`
 
 	// Subscription A customer's recurring purchase of a price.
@@ -1782,11 +1838,17 @@ type SubscriptionDetail struct {
 // SubscriptionList A page of subscriptions.
 type SubscriptionList = externalRef0.SubscriptionList
 
+// SubscriptionPause How to pause.
+type SubscriptionPause = externalRef0.SubscriptionPause
+
 // SubscriptionPauseCollection A paused subscription's pause.
 type SubscriptionPauseCollection = externalRef0.SubscriptionPauseCollection
 
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
 type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
+
+// SubscriptionPendingUpdate A plan change scheduled for the end of the current period.
+type SubscriptionPendingUpdate = externalRef0.SubscriptionPendingUpdate
 
 // SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
 // within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
@@ -2260,6 +2322,9 @@ type ListInvoicesParams struct {
 	// Status Only invoices in this state.
 	Status *ListInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Subscription Only the invoices of this subscription (`sub_…`).
+	Subscription *string `form:"subscription,omitempty" json:"subscription,omitempty"`
+
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -2510,8 +2575,46 @@ type CancelDashboardSubscriptionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PauseDashboardSubscriptionParams defines parameters for PauseDashboardSubscription.
+type PauseDashboardSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ResumeDashboardSubscriptionParams defines parameters for ResumeDashboardSubscription.
 type ResumeDashboardSubscriptionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UnpauseDashboardSubscriptionParams defines parameters for UnpauseDashboardSubscription.
+type UnpauseDashboardSubscriptionParams struct {
 	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
 	// first request with a key is executed and its status and body are stored for 24 hours
 	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
@@ -2575,6 +2678,9 @@ type CreatePriceJSONRequestBody = DashboardPriceCreate
 
 // CancelDashboardSubscriptionJSONRequestBody defines body for CancelDashboardSubscription for application/json ContentType.
 type CancelDashboardSubscriptionJSONRequestBody = SubscriptionCancel
+
+// PauseDashboardSubscriptionJSONRequestBody defines body for PauseDashboardSubscription for application/json ContentType.
+type PauseDashboardSubscriptionJSONRequestBody = SubscriptionPause
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
@@ -3001,6 +3107,20 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
 	GetBillingSummary(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMrrHistory Monthly recurring revenue over the last 90 days
+	//
+	// The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+	// environment's clock (the test clock in test mode), per currency. Kassa records it once
+	// a day at that midnight, from the first midnight after the environment's first
+	// subscription on; a day before that, or one the server was not running at, has
+	// `amount` `null` (no data, not zero). A test clock advance records every midnight it
+	// passes, in time order with the renewals.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/billing_summary/mrr_history (the `GetMrrHistory` operationId).
+	GetMrrHistory(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCheckoutSessions List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -3117,7 +3237,9 @@ type ClientInterface interface {
 
 	// ListInvoices List invoices
 	//
-	// The environment's invoices, newest first, optionally of one `status`.
+	// The environment's invoices, newest first, optionally of one `status` and of one
+	// `subscription` (a subscription's invoices: its first invoice, renewals and
+	// prorations; an id of another merchant lists none).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 	// `rate_limited`; 5xx.
@@ -3549,6 +3671,52 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
 	CancelDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PauseDashboardSubscriptionWithBody Pause a subscription's billing
+	//
+	// Pauses the subscription exactly as the merchant API's pause does and returns it with
+	// `pause_collection`: while paused it makes no invoices, its status and period anchor
+	// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+	// seconds, in the future, at most five years ahead) billing resumes by itself then;
+	// without it, when the unpause endpoint is called. Pausing a paused subscription again
+	// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+	// commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+	// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+	// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+	// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+	PauseDashboardSubscriptionWithBody(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseDashboardSubscription Pause a subscription's billing
+	//
+	// Pauses the subscription exactly as the merchant API's pause does and returns it with
+	// `pause_collection`: while paused it makes no invoices, its status and period anchor
+	// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+	// seconds, in the future, at most five years ahead) billing resumes by itself then;
+	// without it, when the unpause endpoint is called. Pausing a paused subscription again
+	// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+	// commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+	// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+	// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+	// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+	PauseDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, body PauseDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeDashboardSubscription Resume a pending cancellation
 	//
 	// Takes back a cancellation at the period end (the merchant API's update with
@@ -3562,6 +3730,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
 	ResumeDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnpauseDashboardSubscription Resume a paused subscription's billing
+	//
+	// Ends the pause exactly as the merchant API's resume (`POST
+	// /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+	// period, without billing the paused periods, and `pause_collection` becomes `null`.
+	// (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `subscription_not_found`; 409 `subscription_not_paused`,
+	// `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/unpause (the `UnpauseDashboardSubscription` operationId).
+	UnpauseDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *UnpauseDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookDelivery A delivery with every attempt
 	//
@@ -4362,6 +4544,30 @@ func (c *Client) GetBillingSummary(ctx context.Context, env Env, reqEditors ...R
 	return c.Client.Do(req)
 }
 
+// GetMrrHistory Monthly recurring revenue over the last 90 days
+//
+// The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+// environment's clock (the test clock in test mode), per currency. Kassa records it once
+// a day at that midnight, from the first midnight after the environment's first
+// subscription on; a day before that, or one the server was not running at, has
+// `amount` `null` (no data, not zero). A test clock advance records every midnight it
+// passes, in time order with the renewals.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/billing_summary/mrr_history (the `GetMrrHistory` operationId).
+func (c *Client) GetMrrHistory(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMrrHistoryRequest(c.Server, env)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCheckoutSessions List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -4558,7 +4764,9 @@ func (c *Client) SubmitDisputeEvidence(ctx context.Context, env Env, id ObjectId
 
 // ListInvoices List invoices
 //
-// The environment's invoices, newest first, optionally of one `status`.
+// The environment's invoices, newest first, optionally of one `status` and of one
+// `subscription` (a subscription's invoices: its first invoice, renewals and
+// prorations; an id of another merchant lists none).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 // `rate_limited`; 5xx.
@@ -5320,6 +5528,72 @@ func (c *Client) CancelDashboardSubscription(ctx context.Context, env Env, id Ob
 	return c.Client.Do(req)
 }
 
+// PauseDashboardSubscriptionWithBody Pause a subscription's billing
+//
+// Pauses the subscription exactly as the merchant API's pause does and returns it with
+// `pause_collection`: while paused it makes no invoices, its status and period anchor
+// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+// seconds, in the future, at most five years ahead) billing resumes by itself then;
+// without it, when the unpause endpoint is called. Pausing a paused subscription again
+// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+// commit together.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+func (c *Client) PauseDashboardSubscriptionWithBody(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseDashboardSubscriptionRequestWithBody(c.Server, env, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseDashboardSubscription Pause a subscription's billing
+//
+// Pauses the subscription exactly as the merchant API's pause does and returns it with
+// `pause_collection`: while paused it makes no invoices, its status and period anchor
+// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+// seconds, in the future, at most five years ahead) billing resumes by itself then;
+// without it, when the unpause endpoint is called. Pausing a paused subscription again
+// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+// commit together.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+func (c *Client) PauseDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, body PauseDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseDashboardSubscriptionRequest(c.Server, env, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResumeDashboardSubscription Resume a pending cancellation
 //
 // Takes back a cancellation at the period end (the merchant API's update with
@@ -5334,6 +5608,30 @@ func (c *Client) CancelDashboardSubscription(ctx context.Context, env Env, id Ob
 // Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
 func (c *Client) ResumeDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeDashboardSubscriptionRequest(c.Server, env, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnpauseDashboardSubscription Resume a paused subscription's billing
+//
+// Ends the pause exactly as the merchant API's resume (`POST
+// /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+// period, without billing the paused periods, and `pause_collection` becomes `null`.
+// (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `subscription_not_found`; 409 `subscription_not_paused`,
+// `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/unpause (the `UnpauseDashboardSubscription` operationId).
+func (c *Client) UnpauseDashboardSubscription(ctx context.Context, env Env, id ObjectId, params *UnpauseDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnpauseDashboardSubscriptionRequest(c.Server, env, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6649,6 +6947,40 @@ func NewGetBillingSummaryRequest(server string, env Env) (*http.Request, error) 
 	return req, nil
 }
 
+// NewGetMrrHistoryRequest constructs an http.Request for the GetMrrHistory method
+func NewGetMrrHistoryRequest(server string, env Env) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/billing_summary/mrr_history", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCheckoutSessionsRequest constructs an http.Request for the ListCheckoutSessions method
 func NewListCheckoutSessionsRequest(server string, env Env, params *ListCheckoutSessionsParams) (*http.Request, error) {
 	var err error
@@ -7178,6 +7510,18 @@ func NewListInvoicesRequest(server string, env Env, params *ListInvoicesParams) 
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Subscription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscription", *params.Subscription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8804,6 +9148,75 @@ func NewCancelDashboardSubscriptionRequestWithBody(server string, env Env, id Ob
 	return req, nil
 }
 
+// NewPauseDashboardSubscriptionRequest calls the generic PauseDashboardSubscription builder with application/json body
+func NewPauseDashboardSubscriptionRequest(server string, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, body PauseDashboardSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseDashboardSubscriptionRequestWithBody(server, env, id, params, "application/json", bodyReader)
+}
+
+// NewPauseDashboardSubscriptionRequestWithBody constructs an http.Request for the PauseDashboardSubscription method, with any body, and a specified content type
+func NewPauseDashboardSubscriptionRequestWithBody(server string, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewResumeDashboardSubscriptionRequest constructs an http.Request for the ResumeDashboardSubscription method
 func NewResumeDashboardSubscriptionRequest(server string, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams) (*http.Request, error) {
 	var err error
@@ -8828,6 +9241,62 @@ func NewResumeDashboardSubscriptionRequest(server string, env Env, id ObjectId, 
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUnpauseDashboardSubscriptionRequest constructs an http.Request for the UnpauseDashboardSubscription method
+func NewUnpauseDashboardSubscriptionRequest(server string, env Env, id ObjectId, params *UnpauseDashboardSubscriptionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/subscriptions/%s/unpause", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9838,6 +10307,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/{env}/billing_summary (the `GetBillingSummary` operationId).
 	GetBillingSummaryWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetBillingSummaryResponse, error)
 
+	// GetMrrHistoryWithResponse Monthly recurring revenue over the last 90 days
+	//
+	// The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+	// environment's clock (the test clock in test mode), per currency. Kassa records it once
+	// a day at that midnight, from the first midnight after the environment's first
+	// subscription on; a day before that, or one the server was not running at, has
+	// `amount` `null` (no data, not zero). A test clock advance records every midnight it
+	// passes, in time order with the renewals.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/billing_summary/mrr_history (the `GetMrrHistory` operationId).
+	GetMrrHistoryWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetMrrHistoryResponse, error)
+
 	// ListCheckoutSessionsWithResponse List checkout sessions
 	//
 	// The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -9966,7 +10451,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListInvoicesWithResponse List invoices
 	//
-	// The environment's invoices, newest first, optionally of one `status`.
+	// The environment's invoices, newest first, optionally of one `status` and of one
+	// `subscription` (a subscription's invoices: its first invoice, renewals and
+	// prorations; an id of another merchant lists none).
 	//
 	// **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 	// `rate_limited`; 5xx.
@@ -10440,6 +10927,52 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/cancel (the `CancelDashboardSubscription` operationId).
 	CancelDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *CancelDashboardSubscriptionParams, body CancelDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelDashboardSubscriptionResponse, error)
 
+	// PauseDashboardSubscriptionWithBodyWithResponse Pause a subscription's billing
+	//
+	// Pauses the subscription exactly as the merchant API's pause does and returns it with
+	// `pause_collection`: while paused it makes no invoices, its status and period anchor
+	// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+	// seconds, in the future, at most five years ahead) billing resumes by itself then;
+	// without it, when the unpause endpoint is called. Pausing a paused subscription again
+	// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+	// commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+	// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+	// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+	// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+	PauseDashboardSubscriptionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseDashboardSubscriptionResponse, error)
+
+	// PauseDashboardSubscriptionWithResponse Pause a subscription's billing
+	//
+	// Pauses the subscription exactly as the merchant API's pause does and returns it with
+	// `pause_collection`: while paused it makes no invoices, its status and period anchor
+	// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+	// seconds, in the future, at most five years ahead) billing resumes by itself then;
+	// without it, when the unpause endpoint is called. Pausing a paused subscription again
+	// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+	// commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+	// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+	// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+	// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+	// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+	// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+	// `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+	PauseDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, body PauseDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseDashboardSubscriptionResponse, error)
+
 	// ResumeDashboardSubscriptionWithResponse Resume a pending cancellation
 	//
 	// Takes back a cancellation at the period end (the merchant API's update with
@@ -10455,6 +10988,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/resume (the `ResumeDashboardSubscription` operationId).
 	ResumeDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *ResumeDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*ResumeDashboardSubscriptionResponse, error)
+
+	// UnpauseDashboardSubscriptionWithResponse Resume a paused subscription's billing
+	//
+	// Ends the pause exactly as the merchant API's resume (`POST
+	// /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+	// period, without billing the paused periods, and `pause_collection` becomes `null`.
+	// (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+	//
+	// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `subscription_not_found`; 409 `subscription_not_paused`,
+	// `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/subscriptions/{id}/unpause (the `UnpauseDashboardSubscription` operationId).
+	UnpauseDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *UnpauseDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*UnpauseDashboardSubscriptionResponse, error)
 
 	// GetWebhookDeliveryWithResponse A delivery with every attempt
 	//
@@ -13373,6 +13922,127 @@ func (r GetBillingSummaryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetBillingSummaryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMrrHistoryResponse200Headers the declared response headers of an HTTP 200 response for GetMrrHistory
+type GetMrrHistoryResponse200Headers struct {
+	RequestId *string
+}
+
+// GetMrrHistoryResponse400Headers the declared response headers of an HTTP 400 response for GetMrrHistory
+type GetMrrHistoryResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// GetMrrHistoryResponse401Headers the declared response headers of an HTTP 401 response for GetMrrHistory
+type GetMrrHistoryResponse401Headers struct {
+	RequestId *string
+}
+
+// GetMrrHistoryResponse429Headers the declared response headers of an HTTP 429 response for GetMrrHistory
+type GetMrrHistoryResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// GetMrrHistoryResponse500Headers the declared response headers of an HTTP 500 response for GetMrrHistory
+type GetMrrHistoryResponse500Headers struct {
+	RequestId *string
+}
+
+// GetMrrHistoryResponse503Headers the declared response headers of an HTTP 503 response for GetMrrHistory
+type GetMrrHistoryResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type GetMrrHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MrrHistory
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMrrHistoryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetMrrHistoryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMrrHistoryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMrrHistoryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetMrrHistoryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMrrHistoryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON200() *MrrHistory {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMrrHistoryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMrrHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMrrHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMrrHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMrrHistoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18541,6 +19211,171 @@ func (r CancelDashboardSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// PauseDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// PauseDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// PauseDashboardSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse403Headers struct {
+	RequestId *string
+}
+
+// PauseDashboardSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseDashboardSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// PauseDashboardSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// PauseDashboardSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// PauseDashboardSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for PauseDashboardSubscription
+type PauseDashboardSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type PauseDashboardSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PauseDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PauseDashboardSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PauseDashboardSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PauseDashboardSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PauseDashboardSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PauseDashboardSubscriptionResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseDashboardSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PauseDashboardSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PauseDashboardSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PauseDashboardSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseDashboardSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseDashboardSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseDashboardSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseDashboardSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeDashboardSubscription
 type ResumeDashboardSubscriptionResponse200Headers struct {
 	RequestId *string
@@ -18700,6 +19535,171 @@ func (r ResumeDashboardSubscriptionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeDashboardSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UnpauseDashboardSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse200Headers struct {
+	RequestId *string
+}
+
+// UnpauseDashboardSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UnpauseDashboardSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse401Headers struct {
+	RequestId *string
+}
+
+// UnpauseDashboardSubscriptionResponse403Headers the declared response headers of an HTTP 403 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse403Headers struct {
+	RequestId *string
+}
+
+// UnpauseDashboardSubscriptionResponse404Headers the declared response headers of an HTTP 404 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UnpauseDashboardSubscriptionResponse409Headers the declared response headers of an HTTP 409 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// UnpauseDashboardSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// UnpauseDashboardSubscriptionResponse500Headers the declared response headers of an HTTP 500 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse500Headers struct {
+	RequestId *string
+}
+
+// UnpauseDashboardSubscriptionResponse503Headers the declared response headers of an HTTP 503 response for UnpauseDashboardSubscription
+type UnpauseDashboardSubscriptionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type UnpauseDashboardSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UnpauseDashboardSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UnpauseDashboardSubscriptionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UnpauseDashboardSubscriptionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UnpauseDashboardSubscriptionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UnpauseDashboardSubscriptionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UnpauseDashboardSubscriptionResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UnpauseDashboardSubscriptionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UnpauseDashboardSubscriptionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UnpauseDashboardSubscriptionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UnpauseDashboardSubscriptionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UnpauseDashboardSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnpauseDashboardSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnpauseDashboardSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnpauseDashboardSubscriptionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21180,6 +22180,28 @@ func (c *ClientWithResponses) GetBillingSummaryWithResponse(ctx context.Context,
 	return ParseGetBillingSummaryResponse(rsp)
 }
 
+// GetMrrHistoryWithResponse Monthly recurring revenue over the last 90 days
+//
+// The monthly recurring revenue at 00:00 UTC of each of the last 90 days of the
+// environment's clock (the test clock in test mode), per currency. Kassa records it once
+// a day at that midnight, from the first midnight after the environment's first
+// subscription on; a day before that, or one the server was not running at, has
+// `amount` `null` (no data, not zero). A test clock advance records every midnight it
+// passes, in time order with the renewals.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/billing_summary/mrr_history (the `GetMrrHistory` operationId).
+func (c *ClientWithResponses) GetMrrHistoryWithResponse(ctx context.Context, env Env, reqEditors ...RequestEditorFn) (*GetMrrHistoryResponse, error) {
+	rsp, err := c.GetMrrHistory(ctx, env, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMrrHistoryResponse(rsp)
+}
+
 // ListCheckoutSessionsWithResponse List checkout sessions
 //
 // The environment's checkout sessions, newest first, in the merchant API's shape (due
@@ -21356,7 +22378,9 @@ func (c *ClientWithResponses) SubmitDisputeEvidenceWithResponse(ctx context.Cont
 
 // ListInvoicesWithResponse List invoices
 //
-// The environment's invoices, newest first, optionally of one `status`.
+// The environment's invoices, newest first, optionally of one `status` and of one
+// `subscription` (a subscription's invoices: its first invoice, renewals and
+// prorations; an id of another merchant lists none).
 //
 // **Errors:** 400 (`status_invalid`, `limit_invalid`, cursors); 401 `session_required`; 429
 // `rate_limited`; 5xx.
@@ -22028,6 +23052,64 @@ func (c *ClientWithResponses) CancelDashboardSubscriptionWithResponse(ctx contex
 	return ParseCancelDashboardSubscriptionResponse(rsp)
 }
 
+// PauseDashboardSubscriptionWithBodyWithResponse Pause a subscription's billing
+//
+// Pauses the subscription exactly as the merchant API's pause does and returns it with
+// `pause_collection`: while paused it makes no invoices, its status and period anchor
+// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+// seconds, in the future, at most five years ahead) billing resumes by itself then;
+// without it, when the unpause endpoint is called. Pausing a paused subscription again
+// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+// commit together.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+func (c *ClientWithResponses) PauseDashboardSubscriptionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseDashboardSubscriptionResponse, error) {
+	rsp, err := c.PauseDashboardSubscriptionWithBody(ctx, env, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseDashboardSubscriptionResponse(rsp)
+}
+
+// PauseDashboardSubscriptionWithResponse Pause a subscription's billing
+//
+// Pauses the subscription exactly as the merchant API's pause does and returns it with
+// `pause_collection`: while paused it makes no invoices, its status and period anchor
+// stay, and it adds nothing to the monthly recurring revenue. With `resumes_at` (Unix
+// seconds, in the future, at most five years ahead) billing resumes by itself then;
+// without it, when the unpause endpoint is called. Pausing a paused subscription again
+// replaces `resumes_at`. With an `Idempotency-Key` the change and the stored answer
+// commit together.
+//
+// **Errors:** 400 `invalid_request` (`resumes_at_invalid` for a `resumes_at` not in the
+// future or too far ahead, `parameter_invalid` for one not an integer, `param`
+// `resumes_at`; `parameter_unknown`); 401 `session_required`; 403
+// `csrf_token_invalid`; 404 `subscription_not_found`; 409
+// `subscription_already_canceled` (a `canceled` or `incomplete_expired` subscription),
+// `subscription_not_pausable` (an `incomplete` or `unpaid` one) and
+// `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/pause (the `PauseDashboardSubscription` operationId).
+func (c *ClientWithResponses) PauseDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *PauseDashboardSubscriptionParams, body PauseDashboardSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseDashboardSubscriptionResponse, error) {
+	rsp, err := c.PauseDashboardSubscription(ctx, env, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseDashboardSubscriptionResponse(rsp)
+}
+
 // ResumeDashboardSubscriptionWithResponse Resume a pending cancellation
 //
 // Takes back a cancellation at the period end (the merchant API's update with
@@ -22048,6 +23130,28 @@ func (c *ClientWithResponses) ResumeDashboardSubscriptionWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseResumeDashboardSubscriptionResponse(rsp)
+}
+
+// UnpauseDashboardSubscriptionWithResponse Resume a paused subscription's billing
+//
+// Ends the pause exactly as the merchant API's resume (`POST
+// /v1/subscriptions/{id}/resume`) does: billing continues at the end of the current
+// period, without billing the paused periods, and `pause_collection` becomes `null`.
+// (This dashboard's `…/resume` takes back a pending cancellation.) No body.
+//
+// **Errors:** 400 `env_invalid`; 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `subscription_not_found`; 409 `subscription_not_paused`,
+// `subscription_already_canceled` and `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/subscriptions/{id}/unpause (the `UnpauseDashboardSubscription` operationId).
+func (c *ClientWithResponses) UnpauseDashboardSubscriptionWithResponse(ctx context.Context, env Env, id ObjectId, params *UnpauseDashboardSubscriptionParams, reqEditors ...RequestEditorFn) (*UnpauseDashboardSubscriptionResponse, error) {
+	rsp, err := c.UnpauseDashboardSubscription(ctx, env, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnpauseDashboardSubscriptionResponse(rsp)
 }
 
 // GetWebhookDeliveryWithResponse A delivery with every attempt
@@ -25645,6 +26749,151 @@ func ParseGetBillingSummaryResponse(rsp *http.Response) (*GetBillingSummaryRespo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetBillingSummaryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMrrHistoryResponse parses an HTTP response from a GetMrrHistoryWithResponse call
+func ParseGetMrrHistoryResponse(rsp *http.Response) (*GetMrrHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMrrHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MrrHistory
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMrrHistoryResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetMrrHistoryResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetMrrHistoryResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMrrHistoryResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetMrrHistoryResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMrrHistoryResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32222,6 +33471,216 @@ func ParseCancelDashboardSubscriptionResponse(rsp *http.Response) (*CancelDashbo
 	return response, nil
 }
 
+// ParsePauseDashboardSubscriptionResponse parses an HTTP response from a PauseDashboardSubscriptionWithResponse call
+func ParsePauseDashboardSubscriptionResponse(rsp *http.Response) (*PauseDashboardSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseDashboardSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PauseDashboardSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PauseDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PauseDashboardSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PauseDashboardSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PauseDashboardSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PauseDashboardSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseDashboardSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PauseDashboardSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PauseDashboardSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResumeDashboardSubscriptionResponse parses an HTTP response from a ResumeDashboardSubscriptionWithResponse call
 func ParseResumeDashboardSubscriptionResponse(rsp *http.Response) (*ResumeDashboardSubscriptionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32412,6 +33871,216 @@ func ParseResumeDashboardSubscriptionResponse(rsp *http.Response) (*ResumeDashbo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ResumeDashboardSubscriptionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUnpauseDashboardSubscriptionResponse parses an HTTP response from a UnpauseDashboardSubscriptionWithResponse call
+func ParseUnpauseDashboardSubscriptionResponse(rsp *http.Response) (*UnpauseDashboardSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnpauseDashboardSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UnpauseDashboardSubscriptionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UnpauseDashboardSubscriptionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UnpauseDashboardSubscriptionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UnpauseDashboardSubscriptionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UnpauseDashboardSubscriptionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UnpauseDashboardSubscriptionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UnpauseDashboardSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UnpauseDashboardSubscriptionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UnpauseDashboardSubscriptionResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -34979,6 +36648,9 @@ type ServerInterface interface {
 	// GetBillingSummary Recurring revenue
 	// (GET /api/v1/{env}/billing_summary)
 	GetBillingSummary(w http.ResponseWriter, r *http.Request, env Env)
+	// GetMrrHistory Monthly recurring revenue over the last 90 days
+	// (GET /api/v1/{env}/billing_summary/mrr_history)
+	GetMrrHistory(w http.ResponseWriter, r *http.Request, env Env)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(w http.ResponseWriter, r *http.Request, env Env, params ListCheckoutSessionsParams)
@@ -35081,9 +36753,15 @@ type ServerInterface interface {
 	// CancelDashboardSubscription Cancel a subscription
 	// (POST /api/v1/{env}/subscriptions/{id}/cancel)
 	CancelDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CancelDashboardSubscriptionParams)
+	// PauseDashboardSubscription Pause a subscription's billing
+	// (POST /api/v1/{env}/subscriptions/{id}/pause)
+	PauseDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params PauseDashboardSubscriptionParams)
 	// ResumeDashboardSubscription Resume a pending cancellation
 	// (POST /api/v1/{env}/subscriptions/{id}/resume)
 	ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ResumeDashboardSubscriptionParams)
+	// UnpauseDashboardSubscription Resume a paused subscription's billing
+	// (POST /api/v1/{env}/subscriptions/{id}/unpause)
+	UnpauseDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params UnpauseDashboardSubscriptionParams)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
@@ -35818,6 +37496,32 @@ func (siw *ServerInterfaceWrapper) GetBillingSummary(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// GetMrrHistory operation middleware
+func (siw *ServerInterfaceWrapper) GetMrrHistory(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMrrHistory(w, r, env)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListCheckoutSessions operation middleware
 func (siw *ServerInterfaceWrapper) ListCheckoutSessions(w http.ResponseWriter, r *http.Request) {
 
@@ -36246,6 +37950,19 @@ func (siw *ServerInterfaceWrapper) ListInvoices(w http.ResponseWriter, r *http.R
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "subscription" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "subscription", r.URL.Query(), &params.Subscription, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "subscription"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscription", Err: err})
 		}
 		return
 	}
@@ -37617,6 +39334,65 @@ func (siw *ServerInterfaceWrapper) CancelDashboardSubscription(w http.ResponseWr
 	handler.ServeHTTP(w, r)
 }
 
+// PauseDashboardSubscription operation middleware
+func (siw *ServerInterfaceWrapper) PauseDashboardSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PauseDashboardSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseDashboardSubscription(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResumeDashboardSubscription operation middleware
 func (siw *ServerInterfaceWrapper) ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request) {
 
@@ -37667,6 +39443,65 @@ func (siw *ServerInterfaceWrapper) ResumeDashboardSubscription(w http.ResponseWr
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResumeDashboardSubscription(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UnpauseDashboardSubscription operation middleware
+func (siw *ServerInterfaceWrapper) UnpauseDashboardSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UnpauseDashboardSubscriptionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UnpauseDashboardSubscription(w, r, env, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -38261,6 +40096,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions", wrapper.ListBalanceTransactions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/balance_transactions/export", wrapper.ExportBalanceTransactions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/billing_summary", wrapper.GetBillingSummary)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/billing_summary/mrr_history", wrapper.GetMrrHistory)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers", wrapper.ListCustomers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers/{id}", wrapper.GetCustomer)
@@ -38295,7 +40131,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/subscriptions", wrapper.ListDashboardSubscriptions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}", wrapper.GetDashboardSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/cancel", wrapper.CancelDashboardSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/pause", wrapper.PauseDashboardSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/resume", wrapper.ResumeDashboardSubscription)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/subscriptions/{id}/unpause", wrapper.UnpauseDashboardSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}", wrapper.GetWebhookDelivery)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/webhook_deliveries/{id}/redeliver", wrapper.RedeliverWebhookDelivery)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/webhook_endpoints", wrapper.ListWebhookEndpoints)
@@ -41386,6 +43224,134 @@ func (response GetBillingSummary500JSONResponse) VisitGetBillingSummaryResponse(
 type GetBillingSummary503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response GetBillingSummary503JSONResponse) VisitGetBillingSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistoryRequestObject struct {
+	Env Env `json:"env"`
+}
+
+type GetMrrHistoryResponseObject interface {
+	VisitGetMrrHistoryResponse(w http.ResponseWriter) error
+}
+
+type GetMrrHistory200ResponseHeaders struct {
+	RequestId *string
+}
+
+type GetMrrHistory200JSONResponse struct {
+	Body    MrrHistory
+	Headers GetMrrHistory200ResponseHeaders
+}
+
+func (response GetMrrHistory200JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistory400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMrrHistory400JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistory401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response GetMrrHistory401JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistory429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetMrrHistory429JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistory500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response GetMrrHistory500JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMrrHistory503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetMrrHistory503JSONResponse) VisitGetMrrHistoryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -47231,6 +49197,194 @@ func (response CancelDashboardSubscription503JSONResponse) VisitCancelDashboardS
 	return err
 }
 
+type PauseDashboardSubscriptionRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params PauseDashboardSubscriptionParams
+	Body   *PauseDashboardSubscriptionJSONRequestBody
+}
+
+type PauseDashboardSubscriptionResponseObject interface {
+	VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type PauseDashboardSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type PauseDashboardSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers PauseDashboardSubscription200ResponseHeaders
+}
+
+func (response PauseDashboardSubscription200JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PauseDashboardSubscription400JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response PauseDashboardSubscription401JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response PauseDashboardSubscription403JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseDashboardSubscription404JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response PauseDashboardSubscription409JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PauseDashboardSubscription429JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response PauseDashboardSubscription500JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PauseDashboardSubscription503JSONResponse) VisitPauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResumeDashboardSubscriptionRequestObject struct {
 	Env    Env      `json:"env"`
 	Id     ObjectId `json:"id"`
@@ -47401,6 +49555,193 @@ func (response ResumeDashboardSubscription500JSONResponse) VisitResumeDashboardS
 type ResumeDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response ResumeDashboardSubscription503JSONResponse) VisitResumeDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscriptionRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params UnpauseDashboardSubscriptionParams
+}
+
+type UnpauseDashboardSubscriptionResponseObject interface {
+	VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type UnpauseDashboardSubscription200ResponseHeaders struct {
+	RequestId *string
+}
+
+type UnpauseDashboardSubscription200JSONResponse struct {
+	Body    Subscription
+	Headers UnpauseDashboardSubscription200ResponseHeaders
+}
+
+func (response UnpauseDashboardSubscription200JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnpauseDashboardSubscription400JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response UnpauseDashboardSubscription401JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response UnpauseDashboardSubscription403JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UnpauseDashboardSubscription404JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription409JSONResponse struct{ ConflictJSONResponse }
+
+func (response UnpauseDashboardSubscription409JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UnpauseDashboardSubscription429JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response UnpauseDashboardSubscription500JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnpauseDashboardSubscription503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response UnpauseDashboardSubscription503JSONResponse) VisitUnpauseDashboardSubscriptionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -49692,6 +52033,9 @@ type StrictServerInterface interface {
 	// GetBillingSummary Recurring revenue
 	// (GET /api/v1/{env}/billing_summary)
 	GetBillingSummary(ctx context.Context, request GetBillingSummaryRequestObject) (GetBillingSummaryResponseObject, error)
+	// GetMrrHistory Monthly recurring revenue over the last 90 days
+	// (GET /api/v1/{env}/billing_summary/mrr_history)
+	GetMrrHistory(ctx context.Context, request GetMrrHistoryRequestObject) (GetMrrHistoryResponseObject, error)
 	// ListCheckoutSessions List checkout sessions
 	// (GET /api/v1/{env}/checkout_sessions)
 	ListCheckoutSessions(ctx context.Context, request ListCheckoutSessionsRequestObject) (ListCheckoutSessionsResponseObject, error)
@@ -49794,9 +52138,15 @@ type StrictServerInterface interface {
 	// CancelDashboardSubscription Cancel a subscription
 	// (POST /api/v1/{env}/subscriptions/{id}/cancel)
 	CancelDashboardSubscription(ctx context.Context, request CancelDashboardSubscriptionRequestObject) (CancelDashboardSubscriptionResponseObject, error)
+	// PauseDashboardSubscription Pause a subscription's billing
+	// (POST /api/v1/{env}/subscriptions/{id}/pause)
+	PauseDashboardSubscription(ctx context.Context, request PauseDashboardSubscriptionRequestObject) (PauseDashboardSubscriptionResponseObject, error)
 	// ResumeDashboardSubscription Resume a pending cancellation
 	// (POST /api/v1/{env}/subscriptions/{id}/resume)
 	ResumeDashboardSubscription(ctx context.Context, request ResumeDashboardSubscriptionRequestObject) (ResumeDashboardSubscriptionResponseObject, error)
+	// UnpauseDashboardSubscription Resume a paused subscription's billing
+	// (POST /api/v1/{env}/subscriptions/{id}/unpause)
+	UnpauseDashboardSubscription(ctx context.Context, request UnpauseDashboardSubscriptionRequestObject) (UnpauseDashboardSubscriptionResponseObject, error)
 	// GetWebhookDelivery A delivery with every attempt
 	// (GET /api/v1/{env}/webhook_deliveries/{id})
 	GetWebhookDelivery(ctx context.Context, request GetWebhookDeliveryRequestObject) (GetWebhookDeliveryResponseObject, error)
@@ -50429,6 +52779,32 @@ func (sh *strictHandler) GetBillingSummary(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetBillingSummaryResponseObject); ok {
 		if err := validResponse.VisitGetBillingSummaryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMrrHistory operation middleware
+func (sh *strictHandler) GetMrrHistory(w http.ResponseWriter, r *http.Request, env Env) {
+	var request GetMrrHistoryRequestObject
+
+	request.Env = env
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMrrHistory(ctx, request.(GetMrrHistoryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMrrHistory")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMrrHistoryResponseObject); ok {
+		if err := validResponse.VisitGetMrrHistoryResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -51412,6 +53788,44 @@ func (sh *strictHandler) CancelDashboardSubscription(w http.ResponseWriter, r *h
 	}
 }
 
+// PauseDashboardSubscription operation middleware
+func (sh *strictHandler) PauseDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params PauseDashboardSubscriptionParams) {
+	var request PauseDashboardSubscriptionRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	var body PauseDashboardSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseDashboardSubscription(ctx, request.(PauseDashboardSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseDashboardSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseDashboardSubscriptionResponseObject); ok {
+		if err := validResponse.VisitPauseDashboardSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResumeDashboardSubscription operation middleware
 func (sh *strictHandler) ResumeDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ResumeDashboardSubscriptionParams) {
 	var request ResumeDashboardSubscriptionRequestObject
@@ -51433,6 +53847,34 @@ func (sh *strictHandler) ResumeDashboardSubscription(w http.ResponseWriter, r *h
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResumeDashboardSubscriptionResponseObject); ok {
 		if err := validResponse.VisitResumeDashboardSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UnpauseDashboardSubscription operation middleware
+func (sh *strictHandler) UnpauseDashboardSubscription(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params UnpauseDashboardSubscriptionParams) {
+	var request UnpauseDashboardSubscriptionRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UnpauseDashboardSubscription(ctx, request.(UnpauseDashboardSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnpauseDashboardSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UnpauseDashboardSubscriptionResponseObject); ok {
+		if err := validResponse.VisitUnpauseDashboardSubscriptionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

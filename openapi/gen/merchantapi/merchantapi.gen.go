@@ -235,6 +235,9 @@ type SubscriptionPauseCollection = externalRef0.SubscriptionPauseCollection
 // SubscriptionPaymentMethod The saved payment method renewals are charged to. Never the number.
 type SubscriptionPaymentMethod = externalRef0.SubscriptionPaymentMethod
 
+// SubscriptionPendingUpdate A plan change scheduled for the end of the current period.
+type SubscriptionPendingUpdate = externalRef0.SubscriptionPendingUpdate
+
 // SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
 // within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
 // way), `unpaid` (retries exhausted, frozen), `canceled`.
@@ -1524,14 +1527,34 @@ type ClientInterface interface {
 	//   net charge below the minimum charge (250 minor units) is not billed either: the
 	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
+	//   invoice, beside the line of the period that starts; the renewal takes them in the
+	//   same transaction that makes its invoice, so they are billed once. Several changes
+	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
+	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+	//   A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
-	//   next renewal on. It cannot change the interval, since the restarted period is billed
-	//   now.
-	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
-	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//   next renewal on.
 	//
-	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-	// its plan (409 `subscription_incomplete`).
+	// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+	// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+	// for the period end instead. While trialing, a plan change bills nothing. An
+	// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+	//
+	// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+	// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+	// `effective_at` = `current_period_end`) and made at the period end in the same
+	// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+	// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+	// `none`. A new scheduled change replaces the one before; one back to the current plan
+	// clears it; a plan change made now clears it too. Delete it with
+	// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+	// (the subscription ends, the change is dropped; resuming the cancellation before then
+	// keeps it); cancelling now drops it; while paused it is made at the first period end
+	// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+	// `customer.subscription.updated`.
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 	// since a plan change billed now charges the payment method after its change commits.
@@ -1547,7 +1570,11 @@ type ClientInterface interface {
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 	// `quantity_invalid` with `param` `quantity`;
-	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+	// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+	// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+	// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+	// `period_end` without `price_id` or `quantity`; 400
 	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -1593,14 +1620,34 @@ type ClientInterface interface {
 	//   net charge below the minimum charge (250 minor units) is not billed either: the
 	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
+	//   invoice, beside the line of the period that starts; the renewal takes them in the
+	//   same transaction that makes its invoice, so they are billed once. Several changes
+	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
+	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+	//   A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
-	//   next renewal on. It cannot change the interval, since the restarted period is billed
-	//   now.
-	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
-	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//   next renewal on.
 	//
-	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-	// its plan (409 `subscription_incomplete`).
+	// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+	// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+	// for the period end instead. While trialing, a plan change bills nothing. An
+	// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+	//
+	// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+	// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+	// `effective_at` = `current_period_end`) and made at the period end in the same
+	// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+	// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+	// `none`. A new scheduled change replaces the one before; one back to the current plan
+	// clears it; a plan change made now clears it too. Delete it with
+	// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+	// (the subscription ends, the change is dropped; resuming the cancellation before then
+	// keeps it); cancelling now drops it; while paused it is made at the first period end
+	// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+	// `customer.subscription.updated`.
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 	// since a plan change billed now charges the payment method after its change commits.
@@ -1616,7 +1663,11 @@ type ClientInterface interface {
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 	// `quantity_invalid` with `param` `quantity`;
-	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+	// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+	// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+	// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+	// `period_end` without `price_id` or `quantity`; 400
 	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -1767,6 +1818,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
 	PauseSubscription(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSubscriptionPendingUpdate Cancel a scheduled plan change
+	//
+	// Drops the plan change scheduled for the period end (`pending_update`) and returns the
+	// subscription with `pending_update` null, firing `customer.subscription.updated`. A
+	// subscription with nothing scheduled is returned unchanged and fires nothing, so a
+	// repeated call is harmless.
+	//
+	// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "not_found", "code": "subscription_not_found",
+	//   "message": "No such subscription.", "param": "id",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Corresponds with DELETE /v1/subscriptions/{id}/pending_update (the `DeleteSubscriptionPendingUpdate` operationId).
+	DeleteSubscriptionPendingUpdate(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeSubscription Resume a paused subscription
 	//
@@ -3017,14 +3089,34 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     net charge below the minimum charge (250 minor units) is not billed either: the
 //     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+//     ("Remaining time on …") are kept on the subscription and billed on the next renewal
+//     invoice, beside the line of the period that starts; the renewal takes them in the
+//     same transaction that makes its invoice, so they are billed once. Several changes
+//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+//     outside the amount limits (400 `renewal_amount_invalid` with `param`
+//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+//     A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
-//     next renewal on. It cannot change the interval, since the restarted period is billed
-//     now.
-//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
-//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//     next renewal on.
 //
-// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-// its plan (409 `subscription_incomplete`).
+// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+// for the period end instead. While trialing, a plan change bills nothing. An
+// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+//
+// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+// `effective_at` = `current_period_end`) and made at the period end in the same
+// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+// `none`. A new scheduled change replaces the one before; one back to the current plan
+// clears it; a plan change made now clears it too. Delete it with
+// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+// (the subscription ends, the change is dropped; resuming the cancellation before then
+// keeps it); cancelling now drops it; while paused it is made at the first period end
+// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+// `customer.subscription.updated`.
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 // since a plan change billed now charges the payment method after its change commits.
@@ -3040,7 +3132,11 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 // `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 // `quantity_invalid` with `param` `quantity`;
-// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+// `period_end` without `price_id` or `quantity`; 400
 // `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -3098,14 +3194,34 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     net charge below the minimum charge (250 minor units) is not billed either: the
 //     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+//     ("Remaining time on …") are kept on the subscription and billed on the next renewal
+//     invoice, beside the line of the period that starts; the renewal takes them in the
+//     same transaction that makes its invoice, so they are billed once. Several changes
+//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+//     outside the amount limits (400 `renewal_amount_invalid` with `param`
+//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+//     A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
-//     next renewal on. It cannot change the interval, since the restarted period is billed
-//     now.
-//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
-//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//     next renewal on.
 //
-// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-// its plan (409 `subscription_incomplete`).
+// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+// for the period end instead. While trialing, a plan change bills nothing. An
+// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+//
+// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+// `effective_at` = `current_period_end`) and made at the period end in the same
+// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+// `none`. A new scheduled change replaces the one before; one back to the current plan
+// clears it; a plan change made now clears it too. Delete it with
+// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+// (the subscription ends, the change is dropped; resuming the cancellation before then
+// keeps it); cancelling now drops it; while paused it is made at the first period end
+// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+// `customer.subscription.updated`.
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 // since a plan change billed now charges the payment method after its change commits.
@@ -3121,7 +3237,11 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 // `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 // `quantity_invalid` with `param` `quantity`;
-// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+// `period_end` without `price_id` or `quantity`; 400
 // `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -3323,6 +3443,39 @@ func (c *Client) PauseSubscriptionWithBody(ctx context.Context, id SubscriptionI
 // Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
 func (c *Client) PauseSubscription(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPauseSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSubscriptionPendingUpdate Cancel a scheduled plan change
+//
+// Drops the plan change scheduled for the period end (`pending_update`) and returns the
+// subscription with `pending_update` null, firing `customer.subscription.updated`. A
+// subscription with nothing scheduled is returned unchanged and fires nothing, so a
+// repeated call is harmless.
+//
+// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "not_found", "code": "subscription_not_found",
+//
+//	"message": "No such subscription.", "param": "id",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Corresponds with DELETE /v1/subscriptions/{id}/pending_update (the `DeleteSubscriptionPendingUpdate` operationId).
+func (c *Client) DeleteSubscriptionPendingUpdate(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSubscriptionPendingUpdateRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4917,6 +5070,40 @@ func NewPauseSubscriptionRequestWithBody(server string, id SubscriptionId, param
 	return req, nil
 }
 
+// NewDeleteSubscriptionPendingUpdateRequest constructs an http.Request for the DeleteSubscriptionPendingUpdate method
+func NewDeleteSubscriptionPendingUpdateRequest(server string, id SubscriptionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/pending_update", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewResumeSubscriptionRequest constructs an http.Request for the ResumeSubscription method
 func NewResumeSubscriptionRequest(server string, id SubscriptionId, params *ResumeSubscriptionParams) (*http.Request, error) {
 	var err error
@@ -5880,14 +6067,34 @@ type ClientWithResponsesInterface interface {
 	//   net charge below the minimum charge (250 minor units) is not billed either: the
 	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
+	//   invoice, beside the line of the period that starts; the renewal takes them in the
+	//   same transaction that makes its invoice, so they are billed once. Several changes
+	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
+	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+	//   A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
-	//   next renewal on. It cannot change the interval, since the restarted period is billed
-	//   now.
-	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
-	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//   next renewal on.
 	//
-	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-	// its plan (409 `subscription_incomplete`).
+	// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+	// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+	// for the period end instead. While trialing, a plan change bills nothing. An
+	// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+	//
+	// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+	// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+	// `effective_at` = `current_period_end`) and made at the period end in the same
+	// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+	// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+	// `none`. A new scheduled change replaces the one before; one back to the current plan
+	// clears it; a plan change made now clears it too. Delete it with
+	// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+	// (the subscription ends, the change is dropped; resuming the cancellation before then
+	// keeps it); cancelling now drops it; while paused it is made at the first period end
+	// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+	// `customer.subscription.updated`.
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 	// since a plan change billed now charges the payment method after its change commits.
@@ -5903,7 +6110,11 @@ type ClientWithResponsesInterface interface {
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 	// `quantity_invalid` with `param` `quantity`;
-	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+	// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+	// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+	// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+	// `period_end` without `price_id` or `quantity`; 400
 	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -5949,14 +6160,34 @@ type ClientWithResponsesInterface interface {
 	//   net charge below the minimum charge (250 minor units) is not billed either: the
 	//   change is made and nothing is charged for it. A
 	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
+	//   invoice, beside the line of the period that starts; the renewal takes them in the
+	//   same transaction that makes its invoice, so they are billed once. Several changes
+	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
+	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+	//   A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
-	//   next renewal on. It cannot change the interval, since the restarted period is billed
-	//   now.
-	// - `create_prorations` (lines on the next renewal invoice) is not supported by this
-	//   server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+	//   next renewal on.
 	//
-	// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-	// its plan (409 `subscription_incomplete`).
+	// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+	// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+	// for the period end instead. While trialing, a plan change bills nothing. An
+	// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+	//
+	// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+	// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+	// `effective_at` = `current_period_end`) and made at the period end in the same
+	// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+	// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+	// `none`. A new scheduled change replaces the one before; one back to the current plan
+	// clears it; a plan change made now clears it too. Delete it with
+	// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+	// (the subscription ends, the change is dropped; resuming the cancellation before then
+	// keeps it); cancelling now drops it; while paused it is made at the first period end
+	// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+	// `customer.subscription.updated`.
 	//
 	// **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 	// since a plan change billed now charges the payment method after its change commits.
@@ -5972,7 +6203,11 @@ type ClientWithResponsesInterface interface {
 	// `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 	// `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 	// `quantity_invalid` with `param` `quantity`;
-	// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+	// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+	// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+	// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+	// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+	// `period_end` without `price_id` or `quantity`; 400
 	// `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 	// `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 	// 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -6123,6 +6358,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/pause (the `PauseSubscription` operationId).
 	PauseSubscriptionWithResponse(ctx context.Context, id SubscriptionId, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// DeleteSubscriptionPendingUpdateWithResponse Cancel a scheduled plan change
+	//
+	// Drops the plan change scheduled for the period end (`pending_update`) and returns the
+	// subscription with `pending_update` null, firing `customer.subscription.updated`. A
+	// subscription with nothing scheduled is returned unchanged and fires nothing, so a
+	// repeated call is harmless.
+	//
+	// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+	// `incomplete_expired` subscription; 429; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "not_found", "code": "subscription_not_found",
+	//   "message": "No such subscription.", "param": "id",
+	//   "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/subscriptions/{id}/pending_update (the `DeleteSubscriptionPendingUpdate` operationId).
+	DeleteSubscriptionPendingUpdateWithResponse(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingUpdateResponse, error)
 
 	// ResumeSubscriptionWithResponse Resume a paused subscription
 	//
@@ -10391,6 +10649,157 @@ func (r PauseSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSubscriptionPendingUpdateResponse200Headers the declared response headers of an HTTP 200 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse200Headers struct {
+	RequestId *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse401Headers the declared response headers of an HTTP 401 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse401Headers struct {
+	RequestId *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse403Headers the declared response headers of an HTTP 403 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse403Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse404Headers the declared response headers of an HTTP 404 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse409Headers the declared response headers of an HTTP 409 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse429Headers the declared response headers of an HTTP 429 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// DeleteSubscriptionPendingUpdateResponse500Headers the declared response headers of an HTTP 500 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse500Headers struct {
+	RequestId *string
+}
+
+// DeleteSubscriptionPendingUpdateResponse503Headers the declared response headers of an HTTP 503 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type DeleteSubscriptionPendingUpdateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Subscription
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSubscriptionPendingUpdateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSubscriptionPendingUpdateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSubscriptionPendingUpdateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSubscriptionPendingUpdateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteSubscriptionPendingUpdateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSubscriptionPendingUpdateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteSubscriptionPendingUpdateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSubscriptionPendingUpdateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON200() *Subscription {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSubscriptionPendingUpdateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSubscriptionPendingUpdateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSubscriptionPendingUpdateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSubscriptionPendingUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeSubscription
 type ResumeSubscriptionResponse200Headers struct {
 	IdempotentReplayed *bool
@@ -11940,14 +12349,34 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     net charge below the minimum charge (250 minor units) is not billed either: the
 //     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+//     ("Remaining time on …") are kept on the subscription and billed on the next renewal
+//     invoice, beside the line of the period that starts; the renewal takes them in the
+//     same transaction that makes its invoice, so they are billed once. Several changes
+//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+//     outside the amount limits (400 `renewal_amount_invalid` with `param`
+//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+//     A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
-//     next renewal on. It cannot change the interval, since the restarted period is billed
-//     now.
-//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
-//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//     next renewal on.
 //
-// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-// its plan (409 `subscription_incomplete`).
+// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+// for the period end instead. While trialing, a plan change bills nothing. An
+// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+//
+// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+// `effective_at` = `current_period_end`) and made at the period end in the same
+// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+// `none`. A new scheduled change replaces the one before; one back to the current plan
+// clears it; a plan change made now clears it too. Delete it with
+// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+// (the subscription ends, the change is dropped; resuming the cancellation before then
+// keeps it); cancelling now drops it; while paused it is made at the first period end
+// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+// `customer.subscription.updated`.
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 // since a plan change billed now charges the payment method after its change commits.
@@ -11963,7 +12392,11 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 // `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 // `quantity_invalid` with `param` `quantity`;
-// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+// `period_end` without `price_id` or `quantity`; 400
 // `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -12017,14 +12450,34 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     net charge below the minimum charge (250 minor units) is not billed either: the
 //     change is made and nothing is charged for it. A
 //     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
+//     ("Remaining time on …") are kept on the subscription and billed on the next renewal
+//     invoice, beside the line of the period that starts; the renewal takes them in the
+//     same transaction that makes its invoice, so they are billed once. Several changes
+//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
+//     outside the amount limits (400 `renewal_amount_invalid` with `param`
+//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
+//     A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
-//     next renewal on. It cannot change the interval, since the restarted period is billed
-//     now.
-//   - `create_prorations` (lines on the next renewal invoice) is not supported by this
-//     server yet and answers 400 `proration_behavior_unsupported`, changing nothing.
+//     next renewal on.
 //
-// While trialing, a plan change bills nothing. An `incomplete` subscription cannot change
-// its plan (409 `subscription_incomplete`).
+// Neither `none` nor `create_prorations` can change the interval now, since the restarted
+// period is billed now (400 `proration_behavior_unsupported`); schedule such a change
+// for the period end instead. While trialing, a plan change bills nothing. An
+// `incomplete` subscription cannot change its plan (409 `subscription_incomplete`).
+//
+// **Scheduled changes:** with `effective` `period_end` the change is not made now: it is
+// kept as the subscription's `pending_update` (`price_id`, `quantity`, `amount`,
+// `effective_at` = `current_period_end`) and made at the period end in the same
+// transaction as the renewal, so the renewal invoice bills the new plan (a new interval
+// starts its cycle there). It is not prorated: `proration_behavior` may be left out or
+// `none`. A new scheduled change replaces the one before; one back to the current plan
+// clears it; a plan change made now clears it too. Delete it with
+// `DELETE /v1/subscriptions/{id}/pending_update`. A cancellation at the period end wins
+// (the subscription ends, the change is dropped; resuming the cancellation before then
+// keeps it); cancelling now drops it; while paused it is made at the first period end
+// the pause lets pass. Scheduling, replacing, deleting and making the change each fire
+// `customer.subscription.updated`.
 //
 // **Idempotency (phases):** this operation runs outside any one transaction, in phases,
 // since a plan change billed now charges the payment method after its change commits.
@@ -12040,7 +12493,11 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 // `incomplete` subscription, `parameter_unknown`; `price_not_recurring`, `price_inactive`,
 // `price_metered_unsupported` and `currency_mismatch` with `param` `price_id`;
 // `quantity_invalid` with `param` `quantity`;
-// `proration_behavior_unsupported` with `param` `proration_behavior`; 400
+// `proration_behavior_unsupported`, `proration_behavior_invalid` (also `effective`
+// `period_end` with `always_invoice` or `create_prorations`), `proration_lines_limit` and
+// `renewal_amount_invalid` with `param` `proration_behavior`; `effective_invalid` with
+// `param` `effective`; `parameter_missing` with `param` `price_id` for `effective`
+// `period_end` without `price_id` or `quantity`; 400
 // `amount_too_large`/`amount_above_maximum` with `param` `quantity`); 401; 404
 // `not_found`/`subscription_not_found`, and `price_not_found` with `param` `price_id`;
 // 409 `resource_conflict`/`subscription_already_canceled` for a `canceled` or
@@ -12230,6 +12687,37 @@ func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// DeleteSubscriptionPendingUpdateWithResponse Cancel a scheduled plan change
+//
+// Drops the plan change scheduled for the period end (`pending_update`) and returns the
+// subscription with `pending_update` null, firing `customer.subscription.updated`. A
+// subscription with nothing scheduled is returned unchanged and fires nothing, so a
+// repeated call is harmless.
+//
+// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
+// `incomplete_expired` subscription; 429; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "not_found", "code": "subscription_not_found",
+//
+//	"message": "No such subscription.", "param": "id",
+//	"request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/subscriptions/{id}/pending_update (the `DeleteSubscriptionPendingUpdate` operationId).
+func (c *ClientWithResponses) DeleteSubscriptionPendingUpdateWithResponse(ctx context.Context, id SubscriptionId, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingUpdateResponse, error) {
+	rsp, err := c.DeleteSubscriptionPendingUpdate(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSubscriptionPendingUpdateResponse(rsp)
 }
 
 // ResumeSubscriptionWithResponse Resume a paused subscription
@@ -17937,6 +18425,199 @@ func ParsePauseSubscriptionResponse(rsp *http.Response) (*PauseSubscriptionRespo
 	return response, nil
 }
 
+// ParseDeleteSubscriptionPendingUpdateResponse parses an HTTP response from a DeleteSubscriptionPendingUpdateWithResponse call
+func ParseDeleteSubscriptionPendingUpdateResponse(rsp *http.Response) (*DeleteSubscriptionPendingUpdateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSubscriptionPendingUpdateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Subscription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSubscriptionPendingUpdateResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSubscriptionPendingUpdateResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSubscriptionPendingUpdateResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSubscriptionPendingUpdateResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteSubscriptionPendingUpdateResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSubscriptionPendingUpdateResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteSubscriptionPendingUpdateResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSubscriptionPendingUpdateResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResumeSubscriptionResponse parses an HTTP response from a ResumeSubscriptionWithResponse call
 func ParseResumeSubscriptionResponse(rsp *http.Response) (*ResumeSubscriptionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18745,6 +19426,9 @@ type ServerInterface interface {
 	// PauseSubscription Pause a subscription
 	// (POST /v1/subscriptions/{id}/pause)
 	PauseSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params PauseSubscriptionParams)
+	// DeleteSubscriptionPendingUpdate Cancel a scheduled plan change
+	// (DELETE /v1/subscriptions/{id}/pending_update)
+	DeleteSubscriptionPendingUpdate(w http.ResponseWriter, r *http.Request, id SubscriptionId)
 	// ResumeSubscription Resume a paused subscription
 	// (POST /v1/subscriptions/{id}/resume)
 	ResumeSubscription(w http.ResponseWriter, r *http.Request, id SubscriptionId, params ResumeSubscriptionParams)
@@ -19871,6 +20555,32 @@ func (siw *ServerInterfaceWrapper) PauseSubscription(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteSubscriptionPendingUpdate operation middleware
+func (siw *ServerInterfaceWrapper) DeleteSubscriptionPendingUpdate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id SubscriptionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteSubscriptionPendingUpdate(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResumeSubscription operation middleware
 func (siw *ServerInterfaceWrapper) ResumeSubscription(w http.ResponseWriter, r *http.Request) {
 
@@ -20119,6 +20829,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}", wrapper.UpdateSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/cancel", wrapper.CancelSubscription)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/pause", wrapper.PauseSubscription)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/v1/subscriptions/{id}/pending_update", wrapper.DeleteSubscriptionPendingUpdate)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/subscriptions/{id}/resume", wrapper.ResumeSubscription)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/test_helpers/clock", wrapper.GetTestClock)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/test_helpers/clock/advance", wrapper.AdvanceTestClock)
@@ -25029,6 +25740,174 @@ func (response PauseSubscription503JSONResponse) VisitPauseSubscriptionResponse(
 	return err
 }
 
+type DeleteSubscriptionPendingUpdateRequestObject struct {
+	Id SubscriptionId `json:"id"`
+}
+
+type DeleteSubscriptionPendingUpdateResponseObject interface {
+	VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error
+}
+
+type DeleteSubscriptionPendingUpdate200ResponseHeaders struct {
+	RequestId *string
+}
+
+type DeleteSubscriptionPendingUpdate200JSONResponse struct {
+	Body    Subscription
+	Headers DeleteSubscriptionPendingUpdate200ResponseHeaders
+}
+
+func (response DeleteSubscriptionPendingUpdate200JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate401JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate403JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate404JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate409JSONResponse struct{ ConflictJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate409JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate429JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response DeleteSubscriptionPendingUpdate500JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate503JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResumeSubscriptionRequestObject struct {
 	Id     SubscriptionId `json:"id"`
 	Params ResumeSubscriptionParams
@@ -25747,6 +26626,9 @@ type StrictServerInterface interface {
 	// PauseSubscription Pause a subscription
 	// (POST /v1/subscriptions/{id}/pause)
 	PauseSubscription(ctx context.Context, request PauseSubscriptionRequestObject) (PauseSubscriptionResponseObject, error)
+	// DeleteSubscriptionPendingUpdate Cancel a scheduled plan change
+	// (DELETE /v1/subscriptions/{id}/pending_update)
+	DeleteSubscriptionPendingUpdate(ctx context.Context, request DeleteSubscriptionPendingUpdateRequestObject) (DeleteSubscriptionPendingUpdateResponseObject, error)
 	// ResumeSubscription Resume a paused subscription
 	// (POST /v1/subscriptions/{id}/resume)
 	ResumeSubscription(ctx context.Context, request ResumeSubscriptionRequestObject) (ResumeSubscriptionResponseObject, error)
@@ -26473,6 +27355,32 @@ func (sh *strictHandler) PauseSubscription(w http.ResponseWriter, r *http.Reques
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(PauseSubscriptionResponseObject); ok {
 		if err := validResponse.VisitPauseSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteSubscriptionPendingUpdate operation middleware
+func (sh *strictHandler) DeleteSubscriptionPendingUpdate(w http.ResponseWriter, r *http.Request, id SubscriptionId) {
+	var request DeleteSubscriptionPendingUpdateRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteSubscriptionPendingUpdate(ctx, request.(DeleteSubscriptionPendingUpdateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteSubscriptionPendingUpdate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteSubscriptionPendingUpdateResponseObject); ok {
+		if err := validResponse.VisitDeleteSubscriptionPendingUpdateResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -642,6 +642,24 @@ func (e SubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionUpdateEffective.
+const (
+	SubscriptionUpdateEffectiveNow       SubscriptionUpdateEffective = "now"
+	SubscriptionUpdateEffectivePeriodEnd SubscriptionUpdateEffective = "period_end"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionUpdateEffective enum.
+func (e SubscriptionUpdateEffective) Valid() bool {
+	switch e {
+	case SubscriptionUpdateEffectiveNow:
+		return true
+	case SubscriptionUpdateEffectivePeriodEnd:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionUpdateProrationBehavior.
 const (
 	SubscriptionUpdateProrationBehaviorAlwaysInvoice    SubscriptionUpdateProrationBehavior = "always_invoice"
@@ -2078,6 +2096,10 @@ type Subscription struct {
 	// PauseCollection The pause of a paused subscription (no invoices are made while it holds); null when it is not paused.
 	PauseCollection *SubscriptionPauseCollection `json:"pause_collection"`
 
+	// PendingUpdate The plan change scheduled for the end of the current period (an update with
+	// `effective` `period_end`); null when none is scheduled.
+	PendingUpdate *SubscriptionPendingUpdate `json:"pending_update"`
+
 	// PriceId The price, prefix `price_`.
 	PriceId string `json:"price_id"`
 
@@ -2176,6 +2198,22 @@ type SubscriptionPaymentMethod struct {
 // SubscriptionPaymentMethodType The method.
 type SubscriptionPaymentMethodType string
 
+// SubscriptionPendingUpdate A plan change scheduled for the end of the current period.
+type SubscriptionPendingUpdate struct {
+	// Amount The new amount (unit amount × quantity), billed from the renewal on.
+	Amount int64 `json:"amount"`
+
+	// EffectiveAt When the change is made (Unix seconds): the end of the current period, with the
+	// renewal. A renewal that waits (a paused or past-due subscription) makes it then.
+	EffectiveAt int64 `json:"effective_at"`
+
+	// PriceId The price the subscription moves to.
+	PriceId string `json:"price_id"`
+
+	// Quantity The quantity it moves to.
+	Quantity int64 `json:"quantity"`
+}
+
 // SubscriptionStatus `incomplete` (waiting for the first payment), `incomplete_expired` (no first payment
 // within 23 hours), `trialing`, `active`, `past_due` (a renewal failed, retries under
 // way), `unpaid` (retries exhausted, frozen), `canceled`.
@@ -2185,6 +2223,10 @@ type SubscriptionStatus string
 type SubscriptionUpdate struct {
 	// CancelAtPeriodEnd `false` resumes a pending cancellation; `true` cancels at the end of the current period.
 	CancelAtPeriodEnd *bool `json:"cancel_at_period_end,omitempty"`
+
+	// Effective When the plan change takes effect: `now`, or `period_end` (kept as
+	// `pending_update` and made with the renewal; not prorated).
+	Effective *SubscriptionUpdateEffective `json:"effective,omitempty"`
 
 	// Metadata Free-form key/value pairs for your own use, returned as sent and included in webhook
 	// payloads. At most 50 keys; keys are at most 40 characters, values are strings of at
@@ -2197,14 +2239,20 @@ type SubscriptionUpdate struct {
 	// PriceId The new recurring price (same currency as the subscription).
 	PriceId *string `json:"price_id,omitempty"`
 
-	// ProrationBehavior How a plan change is billed; see the operation.
+	// ProrationBehavior How a plan change is billed; see the operation. Default `always_invoice`, or `none`
+	// with `effective` `period_end`.
 	ProrationBehavior *SubscriptionUpdateProrationBehavior `json:"proration_behavior,omitempty"`
 
 	// Quantity The new quantity, 1–10,000.
 	Quantity *int64 `json:"quantity,omitempty"`
 }
 
-// SubscriptionUpdateProrationBehavior How a plan change is billed; see the operation.
+// SubscriptionUpdateEffective When the plan change takes effect: `now`, or `period_end` (kept as
+// `pending_update` and made with the renewal; not prorated).
+type SubscriptionUpdateEffective string
+
+// SubscriptionUpdateProrationBehavior How a plan change is billed; see the operation. Default `always_invoice`, or `none`
+// with `effective` `period_end`.
 type SubscriptionUpdateProrationBehavior string
 
 // TaxBehavior Whether `unit_amount` includes tax (`inclusive`), excludes it (`exclusive`) or is `unspecified` (default).

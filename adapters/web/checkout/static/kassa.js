@@ -19,7 +19,9 @@
  *     decline leaves the session open: the buyer may try again.
  *   Kassa.resolveAction({session, clientSecret, approve})   → Promise (answer a 3-D Secure step)
  *   Kassa.cancel({session, clientSecret})                    → Promise ({redirect_url, session})
- *   Kassa.retrieve({session, clientSecret})                  → Promise (the public view of the session)
+ *   Kassa.retrieve({session, clientSecret})                  → Promise (the public view of the session;
+ *       a subscription-mode session adds recurring: {amount, interval, interval_count,
+ *       trial_period_days}, the terms to show: "7-day free trial, then 9.00 EUR every month")
  *   Kassa.checkoutUrl({session, clientSecret, embed})        → the hosted page (/c/… or /embed/…)
  *   Kassa.challengeUrl({session, clientSecret})              → the hosted 3-D Secure page
  *   Kassa.origin                                             → the checkout origin in use
@@ -45,13 +47,17 @@
  * before _secret_ is the payment's id, so the secret is all the page needs.
  *
  *   Kassa.retrievePaymentIntent({clientSecret})              → Promise (the first payment:
- *       status, amount (charged now; 0 with a trial), recurring_amount, currency, trial_end,
+ *       status ("requires_payment_method" | "processing" | "succeeded" | "canceled"),
+ *       amount (charged now; 0 with a trial), recurring_amount, currency, trial_end,
  *       subscription_status, payment_method)
  *   Kassa.confirmPaymentIntent({clientSecret, card: {number, exp_month, exp_year, cvc, name}})
  *   Kassa.confirmPaymentIntent({clientSecret, sepa_debit: {iban, account_holder}})
  *     → Promise of the first payment, confirmed: {status: "succeeded", subscription_status:
  *       "trialing" | "active", payment_method: {type, brand, last4}, …}. With a trial nothing is
- *       charged: the card or bank account is saved for the renewals. Errors reject with a
+ *       charged: the card or bank account is saved for the renewals. Without a trial a SEPA
+ *       debit answers {status: "processing", subscription_status: "incomplete"} until it settles
+ *       (retrievePaymentIntent then reads "succeeded"): tell the customer the payment is on its
+ *       way, do not ask again; confirming meanwhile is refused (422). Errors reject with a
  *       KassaError as confirm's do (402 card_declined leaves the subscription incomplete, the
  *       customer may try another card; a card that asks for 3-D Secure is declined with
  *       decline_code authentication_required; 422 payment_intent_unexpected_state once it is

@@ -6,24 +6,7 @@ import { get, post, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, currencies, exponent, money, parseAmount, when } from '../format.js';
 import { busy, confirmAction, errorText, facts, field, flash, pager, showFormError, table } from '../ui.js';
-import { missing, pageHead } from './common.js';
-
-/** @param {import('../types').Ctx} ctx */
-function activeFilter(ctx, current) {
-  const select = h('select', { name: 'active' },
-    h('option', { value: '' }, 'All'),
-    h('option', { value: 'true', selected: current === 'true' }, 'Active'),
-    h('option', { value: 'false', selected: current === 'false' }, 'Archived'));
-  const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
-    field({ label: 'Show', name: 'active', control: select }),
-    h('button', { type: 'submit', class: 'button' }, 'Filter'));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    ctx.navigate(ctx.href({ active: select.value, starting_after: null, ending_before: null }));
-  });
-  select.addEventListener('change', () => form.requestSubmit());
-  return form;
-}
+import { filterForm, missing, pageHead } from './common.js';
 
 function archiveButton(label, what, run) {
   return h('button', {
@@ -80,7 +63,7 @@ export async function list(ctx) {
 
   return h('div', null,
     pageHead('Catalog'),
-    activeFilter(ctx, active),
+    filterForm(ctx, { name: 'active', label: 'Show', values: [['true', 'Active'], ['false', 'Archived']], current: active }),
     table([
       { label: 'Product', cell: (p) => h('a', { href: `${ctx.base}/catalog/${p.id}`, 'data-product': p.id }, p.name) },
       { label: 'Prices', cell: (p) => priceSummary(p) },

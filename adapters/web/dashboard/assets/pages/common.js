@@ -2,6 +2,43 @@
 // Pieces several pages share: payment rows, the list-page frame.
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
+import { field } from '../ui.js';
+
+// filterForm is a list page's filter: a GET form of one select whose Filter button (or
+// Enter) loads the first page of the chosen value under query parameter name. Choosing an
+// option does nothing by itself, so keyboard users can arrow through the options without
+// loading another page (WCAG 3.2.2 On Input). values are words (shown with "_" as spaces) or
+// [value, label] pairs; "All" (the empty value) comes first.
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {{name: string, label: string, values: Array<string | string[]>, current: string}} o
+ */
+export function filterForm(ctx, { name, label, values, current }) {
+  const select = h('select', { name },
+    h('option', { value: '' }, 'All'),
+    values.map((v) => {
+      const [value, text] = Array.isArray(v) ? v : [v, v.replaceAll('_', ' ')];
+      return h('option', { value, selected: value === current }, text);
+    }));
+  const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
+    field({ label, name, control: select }),
+    h('button', { type: 'submit', class: 'button' }, 'Filter'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ctx.navigate(ctx.href({ [name]: select.value, starting_after: null, ending_before: null }));
+  });
+  return form;
+}
+
+// statusFilter is the filter of a list by status.
+/**
+ * @param {import('../types').Ctx} ctx
+ * @param {Array<string | string[]>} values
+ * @param {string} current
+ */
+export function statusFilter(ctx, values, current) {
+  return filterForm(ctx, { name: 'status', label: 'Status', values, current });
+}
 
 // paymentMethod renders "Visa •••• 4242" or "SEPA debit".
 export function paymentMethod(p) {

@@ -9,25 +9,9 @@ import { badge, currencies, money, when } from '../format.js';
 import { busy, confirmAction, errorText, facts, field, flash, notice, pager, showFormError, table } from '../ui.js';
 import { html, render } from '../preact.js';
 import { InvoiceEditor } from './invoice_editor.js';
-import { missing, pageHead } from './common.js';
+import { missing, pageHead, statusFilter } from './common.js';
 
 const statuses = ['draft', 'open', 'paid', 'void', 'uncollectible'];
-
-/** @param {import('../types').Ctx} ctx */
-function statusFilter(ctx, current) {
-  const select = h('select', { name: 'status' }, h('option', { value: '' }, 'All'),
-    statuses.map((s) => h('option', { value: s, selected: current === s }, s)));
-  const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
-    field({ label: 'Status', name: 'status', control: select }),
-    h('button', { type: 'submit', class: 'button' }, 'Filter'));
-  // Only the Filter button (or Enter on it) applies the filter: choosing an option with the
-  // arrow keys must not load another page (WCAG 3.2.2 On Input).
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    ctx.navigate(ctx.href({ status: select.value, starting_after: null, ending_before: null }));
-  });
-  return form;
-}
 
 /** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
@@ -56,7 +40,7 @@ export async function list(ctx) {
 
   return h('div', null,
     pageHead('Invoices'),
-    statusFilter(ctx, status),
+    statusFilter(ctx, statuses, status),
     table([
       { label: 'Number', cell: (i) => h('a', { href: `${ctx.base}/invoices/${i.id}`, 'data-invoice': i.id }, i.number || 'Draft') },
       { label: 'Customer', cell: (i) => i.customer_name },

@@ -5,12 +5,13 @@ import { h } from '../dom.js';
 import { money } from '../format.js';
 import { table } from '../ui.js';
 import { pageHead, paymentColumns } from './common.js';
+import { mrrSection } from './mrr_chart.js';
 import { volumeSection } from './volume_chart.js';
 
 /** @param {import('../types').Ctx} ctx */
 export async function list(ctx) {
   ctx.title('Overview');
-  const [o, chart, bill] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx), get(`${ctx.base}/billing_summary`)]);
+  const [o, chart, bill, mrrChart] = await Promise.all([get(`${ctx.base}/overview`), volumeSection(ctx), get(`${ctx.base}/billing_summary`), mrrSection(ctx)]);
   const pay = o.payments || { count: 0, succeeded_count: 0, gross: [], disputed_count: 0, disputed: [] };
   const gross = pay.gross && pay.gross.length
     ? h('ul', { class: 'gross' }, pay.gross.map((g) => h('li', null, money(g.amount, g.currency))))
@@ -28,7 +29,7 @@ export async function list(ctx) {
       card('Open checkout sessions', o.open_sessions_count, 'open_sessions'),
       card('Webhook endpoints', o.webhook_endpoints_count, 'webhook_endpoints')),
     recurring(ctx, bill, card),
-    chart,
+    h('div', { class: 'charts' }, chart, mrrChart),
     h('h2', null, 'Recent payments'),
     table(paymentColumns(ctx.base), o.recent_payments || [],
       ctx.env === 'test'
@@ -38,7 +39,7 @@ export async function list(ctx) {
 }
 
 // recurring shows the monthly recurring revenue per currency (active and past-due
-// subscriptions, each brought to a month) and the active and past-due counts, linked to the
+// subscriptions that are not paused, each brought to a month) and the active and past-due counts, linked to the
 // subscriptions of that status.
 function recurring(ctx, bill, card) {
   const mrr = bill.mrr.length
@@ -51,7 +52,7 @@ function recurring(ctx, bill, card) {
       card('Monthly recurring revenue', mrr, 'mrr'),
       card('Active subscriptions', count(bill.active_count, 'active'), 'active_subscriptions'),
       card('Past due', count(bill.past_due_count, 'past_due'), 'past_due_subscriptions')),
-    h('p', { class: 'hint' }, 'Active and past-due subscriptions, each amount brought to a month: yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12, divided by the interval count.'));
+    h('p', { class: 'hint' }, 'Active and past-due subscriptions that are not paused, each amount brought to a month: yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12, divided by the interval count. Paused ones still count as active.'));
 }
 
 // disputedCard counts the disputed payments (not among the succeeded ones) with their amounts

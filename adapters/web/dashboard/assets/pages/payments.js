@@ -5,10 +5,10 @@
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
-import { facts, field, pager, table } from '../ui.js';
+import { facts, pager, table } from '../ui.js';
 import { html, render } from '../preact.js';
 import { RefundForm } from './refund_form.js';
-import { missing, pageHead, paymentColumns, paymentMethod } from './common.js';
+import { missing, pageHead, paymentColumns, paymentMethod, statusFilter } from './common.js';
 import { disputePanel } from './disputes.js';
 import { transactionColumns } from './balance.js';
 
@@ -50,26 +50,6 @@ async function recentDeclines(ctx) {
     h('h2', { id: 'declines-title' }, 'Recent declined charges'),
     table(declineColumns(), page.data, 'No declined charges.', 'Recent declined charges'),
     h('p', null, h('a', { href: ctx.href({ status: 'declined', starting_after: null, ending_before: null }) }, 'All declined charges →')));
-}
-
-// statusFilter is a GET form: the Filter button loads the first page of the chosen status.
-// Choosing an option does nothing by itself, so keyboard users can arrow through the options.
-// values are status words, or [value, label] pairs.
-export function statusFilter(ctx, values, current) {
-  const select = h('select', { name: 'status' },
-    h('option', { value: '' }, 'All'),
-    values.map((v) => {
-      const [value, label] = Array.isArray(v) ? v : [v, v.replaceAll('_', ' ')];
-      return h('option', { value, selected: value === current }, label);
-    }));
-  const form = h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter' },
-    field({ label: 'Status', name: 'status', control: select }),
-    h('button', { type: 'submit', class: 'button' }, 'Filter'));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    ctx.navigate(ctx.href({ status: select.value, starting_after: null, ending_before: null }));
-  });
-  return form;
 }
 
 /** @param {import('../types').Ctx} ctx */

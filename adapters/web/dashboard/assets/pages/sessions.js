@@ -4,8 +4,7 @@ import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
 import { pager, table } from '../ui.js';
-import { pageHead } from './common.js';
-import { statusFilter } from './payments.js';
+import { pageHead, statusFilter } from './common.js';
 
 const statuses = ['open', 'complete', 'expired', 'canceled'];
 

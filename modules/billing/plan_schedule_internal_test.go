@@ -1,0 +1,123 @@
+package billing
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kassa-pay/kassa/core"
+)
+
+func monthlySub(start time.Time, unit, qty int64) *Subscription {
+	return RehydrateSubscription(SubscriptionSnapshot{ID: "sub_1", Status: StatusActive, PriceID: "price_monthly", Quantity: qty,
+		UnitAmount: unit, Currency: "EUR", Interval: IntervalMonth, IntervalCount: 1, Anchor: start, PeriodStart: start,
+		PeriodEnd: start.AddDate(0, 1, 0), Created: start, Metadata: map[string]string{}})
+}
+
+var testCustomer = &Customer{s: CustomerSnapshot{ID: "cus_1", Name: "Ada", Email: "ada@example.com"}}
+
+// A change scheduled for the period end is shown with the period end, replaced by a newer
+// one, cleared by a change back to the current plan, and made at the boundary: the renewal
+// invoice bills the new plan.
+func TestScheduleChangeIsMadeAtTheBoundary(t *testing.T) {
+	start := time.Date(2028, 1, 31, 0, 0, 0, 0, time.UTC)
+	s := monthlySub(start, 900, 3)
+	s.s.PeriodEnd = time.Date(2028, 2, 29, 0, 0, 0, 0, time.UTC) // Jan 31 + a month, leap year
+	now := start.AddDate(0, 0, 5)
+	if ch, err := s.ScheduleChange(nil, 1, now); err != nil || !ch.Updated {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if ch, _ := s.ScheduleChange(nil, 1, now); ch.Updated {
+		t.Fatal("the same scheduled change again changed something")
+	}
+	sc := s.Scheduled()
+	if sc == nil || sc.Quantity != 1 || !sc.EffectiveAt.Equal(time.Date(2028, 2, 29, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("scheduled %+v", sc)
+	}
+	if ch, _ := s.ScheduleChange(nil, 3, now); !ch.Updated || s.Scheduled() != nil {
+		t.Fatal("a change back to the current plan did not clear the scheduled one")
+	}
+	yearly := &Price{ID: "price_yearly", Active: true, Recurring: true, Interval: IntervalYear, IntervalCount: 1, UnitAmount: 9000, Currency: "EUR"}
+	if _, err := s.ScheduleChange(yearly, 2, now); err != nil {
+		t.Fatal(err)
+	}
+	in, ch, err := s.renewalInvoice(testCustomer)
+	if err != nil || !ch.Updated {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	if len(in.Lines) != 1 || in.Lines[0].PriceID != "price_yearly" || in.Lines[0].Quantity != 2 || in.Lines[0].UnitAmount != 9000 {
+		t.Fatalf("lines %+v", in.Lines)
+	}
+	if err := s.StartRenewal("in_1"); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	boundary := time.Date(2028, 2, 29, 0, 0, 0, 0, time.UTC)
+	if snap.PendingUpdate != nil || !snap.Anchor.Equal(boundary) || !snap.PeriodEnd.Equal(time.Date(2029, 2, 28, 0, 0, 0, 0, time.UTC)) ||
+		snap.Interval != IntervalYear || s.Amount() != 18000 {
+		t.Fatalf("after renewal %+v", snap)
+	}
+}
+
+// create_prorations keeps the credit and the charge as two lines; the renewal invoice has
+// them beside the period line, and StartRenewal consumes them. 1 → 3 of 900 with 20 of 30
+// days left: −600 and +1800.
+func TestKeptProrationsGoOnTheRenewal(t *testing.T) {
+	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
+	s := monthlySub(start, 900, 1)
+	at := start.AddDate(0, 0, 10)
+	_, pr, err := s.ChangePlan(nil, 3, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.keepProration(pr, "price_monthly", 1, at); err != nil {
+		t.Fatal(err)
+	}
+	in, ch, err := s.renewalInvoice(testCustomer)
+	if err != nil || ch.Updated {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	var total int64
+	for _, l := range in.Lines {
+		total += l.Quantity * l.UnitAmount
+	}
+	if len(in.Lines) != 3 || in.Lines[1].UnitAmount != -600 || in.Lines[2].UnitAmount != 1800 || total != 2700+1200 {
+		t.Fatalf("lines %+v", in.Lines)
+	}
+	if err := s.StartRenewal("in_1"); err != nil || len(s.PendingLines()) != 0 {
+		t.Fatalf("not consumed: %v %+v", err, s.PendingLines())
+	}
+}
+
+// Kept credits may not bring the next renewal invoice below the minimum charge: 10 → 1 of
+// 900 on the first day leaves about −8100 against a 900 period.
+func TestKeptProrationsKeepTheRenewalChargeable(t *testing.T) {
+	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
+	s := monthlySub(start, 900, 10)
+	at := start.Add(time.Hour)
+	_, pr, err := s.ChangePlan(nil, 1, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.keepProration(pr, "price_monthly", 10, at); err != nil {
+		t.Fatal(err)
+	}
+	var ce *core.Error
+	if err := s.checkNextInvoice(); !errors.As(err, &ce) || ce.Code != "renewal_amount_invalid" || ce.Param != "proration_behavior" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// Ending the subscription drops what was waiting for a renewal that will not come.
+func TestEndDropsScheduledChangeAndKeptLines(t *testing.T) {
+	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
+	s := monthlySub(start, 900, 1)
+	s.s.PendingUpdate = &PendingUpdate{PriceID: "price_monthly", UnitAmount: 900, Quantity: 2, Interval: IntervalMonth, IntervalCount: 1}
+	s.s.PendingLines = []InvoiceLine{{Description: "x", Quantity: 1, UnitAmount: 100}}
+	if _, err := s.Cancel(false, start.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if s.Scheduled() != nil || len(s.PendingLines()) != 0 {
+		t.Fatal("kept after the end")
+	}
+}
