@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 GO           ?= go
-TEST_TIMEOUT ?= 20m
+TEST_TIMEOUT ?= 30m
 # golangci-lint at a pinned version, built by `go run` (not a dependency of go.mod). Go keeps
 # the built binary in its build cache: the first run on a cold cache compiles it (about 3
 # CPU-minutes with the modules downloaded), later runs start in about 2 s, so a bin/ copy would

@@ -209,10 +209,11 @@ func TestConfirmationStatements(t *testing.T) {
 	want := []string{"EXECUTE SELECT", "BEGIN", "SELECT set_config", "SELECT", "UPDATE checkout_sessions",
 		"INSERT INTO charge_attempts", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
 		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments",
-		"SELECT b.merchant_id", "INSERT INTO balance_transactions", "INSERT INTO ledger_releases", "INSERT INTO ledger_postings",
-		"UPDATE ledger_balances", "UPDATE charge_attempts",
+		"INSERT INTO payment_volume_days", "UPDATE charge_attempts",
 		"WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions",
-		"WITH written AS (INSERT INTO events", "COMMIT"}
+		"WITH written AS (INSERT INTO events",
+		"SELECT b.merchant_id", "INSERT INTO balance_transactions", "INSERT INTO ledger_releases", "INSERT INTO ledger_postings",
+		"UPDATE ledger_balances", "COMMIT"}
 	if len(sent) != len(want) {
 		t.Fatalf("%d statements, want %d", len(sent), len(want))
 	}

@@ -1826,7 +1826,7 @@ type ClientInterface interface {
 	// subscription with nothing scheduled is returned unchanged and fires nothing, so a
 	// repeated call is harmless.
 	//
-	// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+	// **Errors:** 400 `invalid_request`/`id_invalid` for a malformed id; 401; 404 `not_found`/`subscription_not_found`; 409
 	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription; 429; 5xx.
 	//
@@ -3460,7 +3460,7 @@ func (c *Client) PauseSubscription(ctx context.Context, id SubscriptionId, param
 // subscription with nothing scheduled is returned unchanged and fires nothing, so a
 // repeated call is harmless.
 //
-// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+// **Errors:** 400 `invalid_request`/`id_invalid` for a malformed id; 401; 404 `not_found`/`subscription_not_found`; 409
 // `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription; 429; 5xx.
 //
@@ -6366,7 +6366,7 @@ type ClientWithResponsesInterface interface {
 	// subscription with nothing scheduled is returned unchanged and fires nothing, so a
 	// repeated call is harmless.
 	//
-	// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+	// **Errors:** 400 `invalid_request`/`id_invalid` for a malformed id; 401; 404 `not_found`/`subscription_not_found`; 409
 	// `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 	// `incomplete_expired` subscription; 429; 5xx.
 	//
@@ -10654,6 +10654,12 @@ type DeleteSubscriptionPendingUpdateResponse200Headers struct {
 	RequestId *string
 }
 
+// DeleteSubscriptionPendingUpdateResponse400Headers the declared response headers of an HTTP 400 response for DeleteSubscriptionPendingUpdate
+type DeleteSubscriptionPendingUpdateResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
 // DeleteSubscriptionPendingUpdateResponse401Headers the declared response headers of an HTTP 401 response for DeleteSubscriptionPendingUpdate
 type DeleteSubscriptionPendingUpdateResponse401Headers struct {
 	RequestId *string
@@ -10699,6 +10705,8 @@ type DeleteSubscriptionPendingUpdateResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Subscription
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -10715,6 +10723,8 @@ type DeleteSubscriptionPendingUpdateResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteSubscriptionPendingUpdateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteSubscriptionPendingUpdateResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteSubscriptionPendingUpdateResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -10734,6 +10744,11 @@ type DeleteSubscriptionPendingUpdateResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeleteSubscriptionPendingUpdateResponse) GetJSON200() *Subscription {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSubscriptionPendingUpdateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -12696,7 +12711,7 @@ func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context,
 // subscription with nothing scheduled is returned unchanged and fires nothing, so a
 // repeated call is harmless.
 //
-// **Errors:** 401; 404 `not_found`/`subscription_not_found`; 409
+// **Errors:** 400 `invalid_request`/`id_invalid` for a malformed id; 401; 404 `not_found`/`subscription_not_found`; 409
 // `resource_conflict`/`subscription_already_canceled` for a `canceled` or
 // `incomplete_expired` subscription; 429; 5xx.
 //
@@ -18446,6 +18461,13 @@ func ParseDeleteSubscriptionPendingUpdateResponse(rsp *http.Response) (*DeleteSu
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18508,6 +18530,23 @@ func ParseDeleteSubscriptionPendingUpdateResponse(rsp *http.Response) (*DeleteSu
 			headers.RequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteSubscriptionPendingUpdateResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeleteSubscriptionPendingUpdateResponse401Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
@@ -25768,6 +25807,26 @@ func (response DeleteSubscriptionPendingUpdate200JSONResponse) VisitDeleteSubscr
 		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSubscriptionPendingUpdate400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteSubscriptionPendingUpdate400JSONResponse) VisitDeleteSubscriptionPendingUpdateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
