@@ -199,15 +199,15 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 	if err != nil {
 		return nil, err
 	}
-	prefix := ""
-	if behavior == ProrateAlwaysInvoice {
-		if prefix, err = s.invoices.Prefix(ctx, scope.MerchantID); err != nil {
-			return nil, err
-		}
-	}
-	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
+	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first, or the proration, numbers its invoice
 	if err != nil {
 		return nil, err
+	}
+	prefix := ""
+	if behavior == ProrateAlwaysInvoice {
+		if prefix, err = prefixes.of(ctx, scope.MerchantID); err != nil { // read above: no second query
+			return nil, err
+		}
 	}
 	var out *Subscription
 	var due *dueCharge
