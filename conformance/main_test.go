@@ -9,11 +9,14 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/conformance/harness"
 	"github.com/kassa-pay/kassa/openapi"
 )
@@ -23,9 +26,27 @@ var (
 	transport *harness.ValidatingTransport
 )
 
+// TestMain runs the suite through pgtest.Main, which drops the migrated template database
+// that the servers started on databases of their own (Target.Lone) are copied from.
+//
+// The cases run suiteParallel at a time unless -parallel is given: most of a case's time is
+// spent waiting (on the server, on a restarted server, on a test clock's due work), so the
+// default of one case per CPU leaves the machine idle while the slowest cases wait.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	flag.Parse()
+	parallelGiven := false
+	flag.Visit(func(f *flag.Flag) { parallelGiven = parallelGiven || f.Name == "test.parallel" })
+	if !parallelGiven {
+		if err := flag.Set("test.parallel", strconv.Itoa(suiteParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(pgtest.Main(func() int { return run(m) }))
 }
+
+// suiteParallel is how many cases run at once by default.
+const suiteParallel = 4
 
 func run(m *testing.M) int {
 	ctx := context.Background()

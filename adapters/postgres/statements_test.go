@@ -50,7 +50,7 @@ func (l *statementLog) count() int {
 func countedDB(t *testing.T) (*sqlx.DB, *statementLog) {
 	t.Helper()
 	ctx := context.Background()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	url, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,6 @@ func countedDB(t *testing.T) (*sqlx.DB, *statementLog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { plain.Close(); drop() })
-	if _, err := postgres.MigrateUp(ctx, plain); err != nil {
-		t.Fatal(err)
-	}
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"

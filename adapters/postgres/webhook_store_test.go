@@ -629,7 +629,7 @@ func TestWebhookEndpointLimit(t *testing.T) {
 func TestWebhookWakeByNotify(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	url, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,9 +640,6 @@ func TestWebhookWakeByNotify(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(4)
-	if _, err := postgres.MigrateUp(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	e := newWhEnvOn(t, db)
 	e.clock = &moveClock{t: time.Now().UTC().Add(-time.Hour)} // any fixed wall time works
 	got := make(chan string, 4)

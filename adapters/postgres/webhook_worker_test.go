@@ -72,7 +72,7 @@ func (c speedClock) Now() time.Time {
 func TestWebhookWorkerProcessesShareTheWorkUnderRetries(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	url, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	url, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +92,6 @@ func TestWebhookWorkerProcessesShareTheWorkUnderRetries(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(3)
-	if _, err := postgres.MigrateUp(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	e := newWhEnvOn(t, db)
 
 	// Every event's first attempt fails with 500; its retry (5 s of schedule) succeeds.

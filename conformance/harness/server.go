@@ -61,7 +61,8 @@ func (t *Target) Sibling(ctx context.Context, name string, opt Options) (*Target
 // cases that run its other commands (kassa listen).
 func (t *Target) Binary() string { return t.bin }
 
-// Lone starts one more `kassa serve` of the same binary on a fresh database of its own, for
+// Lone starts one more `kassa serve` of the same binary on a fresh, migrated database of its
+// own (a copy of the test process's template: the caller's TestMain runs through pgtest.Main), for
 // cases whose background work (webhook deliveries, sweeps) must not be shared with the suite's
 // server, e.g. to see what survives the death of the only process. Stop or Kill end the
 // process; drop removes the database and is called once every server started on it (with
@@ -70,7 +71,7 @@ func (t *Target) Lone(ctx context.Context, name string, opt Options) (s *Target,
 	if !t.CanLaunchSiblings() {
 		return nil, nil, fmt.Errorf("harness: an external target cannot launch servers")
 	}
-	dbURL, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	dbURL, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,7 +91,7 @@ func (t *Target) LoneVia(ctx context.Context, name string, opt Options, via func
 	if !t.CanLaunchSiblings() {
 		return nil, nil, fmt.Errorf("harness: an external target cannot launch servers")
 	}
-	dbURL, drop, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL())
+	dbURL, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
 	if err != nil {
 		return nil, nil, err
 	}
