@@ -177,19 +177,17 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 //	11 the session, FOR UPDATE
 //	12 the attempt, FOR UPDATE
 //	13 the payment's INSERT
-//	14 the day's volume, an upsert
-//	15 the attempt's UPDATE (applied)
-//	16 the session's UPDATE (complete)
-//	17 the outcome's events (payment_intent.succeeded, checkout.session.completed), queued for
-//	   the fan-out in the same statement
-//	18 the receipt in mail_outbox
-//	19 the ledger last: its balance rows, FOR UPDATE in sorted order (they exist after the
-//	   first payment of the currency; before it, an INSERT … ON CONFLICT DO NOTHING and the
-//	   lock again)
-//	20 the ledger: the balance transaction's INSERT
-//	21 the ledger: the release queue's INSERT (card funds are pending for two days)
-//	22 the ledger: the postings' INSERT
-//	23 the ledger: the balance rows' UPDATE, each row once
+//	14 the ledger: its balance rows, FOR UPDATE in sorted order (they exist after the first
+//	   payment of the currency; before it, an INSERT … ON CONFLICT DO NOTHING and the lock again)
+//	15 the ledger: the balance transaction's INSERT
+//	16 the ledger: the release queue's INSERT (card funds are pending for two days)
+//	17 the ledger: the postings' INSERT
+//	18 the ledger: the balance rows' UPDATE, each row once
+//	19 the attempt's UPDATE (applied)
+//	20 payment_intent.succeeded, queued for the fan-out in the same statement
+//	21 the receipt in mail_outbox
+//	22 the session's UPDATE (complete)
+//	23 checkout.session.completed, queued likewise
 //	24 COMMIT
 //
 // (7 with the optimistic units and the write-behind buffer this replaced; docs/performance.md.)
@@ -212,7 +210,8 @@ func TestConfirmationStatements(t *testing.T) {
 		"INSERT INTO charge_attempts", "COMMIT", "WITH ins AS ( INSERT INTO sandbox_charges",
 		"BEGIN", "SELECT set_config", "SELECT", "SELECT", "INSERT INTO payments",
 		"INSERT INTO payment_volume_days", "UPDATE charge_attempts",
-		"UPDATE checkout_sessions", "WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox",
+		"WITH written AS (INSERT INTO events", "INSERT INTO mail_outbox", "UPDATE checkout_sessions",
+		"WITH written AS (INSERT INTO events",
 		"SELECT b.merchant_id", "INSERT INTO balance_transactions", "INSERT INTO ledger_releases", "INSERT INTO ledger_postings",
 		"UPDATE ledger_balances", "COMMIT"}
 	if len(sent) != len(want) {

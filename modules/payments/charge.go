@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -424,11 +423,14 @@ func (c *Charger) apply(ctx context.Context, k Kind, a *ChargeAttempt, res ports
 	var r *Charged
 	err = k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
 		var err error
-		var rows appliedRows
-		if r, rows, err = c.applyIn(ctx, tx, o, k, a, pre); err != nil {
+		var post *Record
+		if r, post, err = c.applyIn(ctx, tx, o, k, a, pre); err != nil || post == nil {
 			return err
 		}
-		return writeApplied(ctx, tx, rows)
+		// The ledger last: its balance rows are the merchant's, locked until the commit, so
+		// every other statement of the outcome has run before another charge of the same
+		// merchant must wait for them.
+		return postPayment(ctx, tx, post, post.Payment.Created())
 	})
 	if err != nil {
 		return nil, err
@@ -438,27 +440,27 @@ func (c *Charger) apply(ctx context.Context, k Kind, a *ChargeAttempt, res ports
 
 // applyIn applies the prepared outcome pre of attempt a in the owner's unit of work tx: the
 // payable and the attempt locked (an attempt no longer pending is left alone), payments' side
-// written (write), then the owner's side. rows are the outcome's events, mails and ledger
-// posting, which the caller writes before the unit of work ends (writeApplied).
-func (c *Charger) applyIn(ctx context.Context, tx Tx, o owner, k Kind, a *ChargeAttempt, pre *prepared) (r *Charged, rows appliedRows, err error) {
+// written (write), then the owner's side and its events. post is the succeeded payment whose
+// ledger posting the caller makes before the unit of work ends (nil: none).
+func (c *Charger) applyIn(ctx context.Context, tx Tx, o owner, k Kind, a *ChargeAttempt, pre *prepared) (r *Charged, post *Record, err error) {
 	p, err := o.lock(ctx, a.scope, a.reference)
 	if err != nil {
-		return nil, rows, err
+		return nil, nil, err
 	}
 	la, err := tx.ChargeAttempts().Lock(ctx, a.scope, a.reference, a.IdempotencyKey())
 	if err != nil {
-		return nil, rows, err
+		return nil, nil, err
 	}
 	r = &Charged{Payable: p, Attempt: la, Outcome: la.outcome}
 	if la.status != AttemptPending {
-		return r, rows, nil // applied (or abandoned) already: exactly once
+		return r, nil, nil // applied (or abandoned) already: exactly once
 	}
 	out, err := pre.build(k.spec, p, la)
 	if err != nil {
-		return nil, rows, err
+		return nil, nil, err
 	}
 	if err := c.write(ctx, tx, la, out); err != nil {
-		return nil, rows, err
+		return nil, nil, err
 	}
 	var evs []core.Event
 	if out.Result == ports.OutcomeRequiresAction {
@@ -467,59 +469,25 @@ func (c *Charger) applyIn(ctx context.Context, tx Tx, o owner, k Kind, a *Charge
 		evs, err = o.applyOutcome(ctx, p, la, out)
 	}
 	if err != nil {
-		return nil, rows, err
+		return nil, nil, err
 	}
-	rows = appliedRows{events: append(slices.Clone(out.Events), evs...), mails: out.Mail}
+	if err := tx.Outbox().Add(ctx, evs...); err != nil {
+		return nil, nil, err
+	}
 	r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
 	if out.Payment != nil {
 		r.Payment = out.Payment.Payment
 		if out.Payment.Payment.Status() == StatusSucceeded {
-			rows.post = out.Payment
+			post = out.Payment
 		}
 	}
-	return r, rows, nil
-}
-
-// appliedRows are the rows of an applied outcome written at the end of its unit of work
-// (writeApplied): its events (payments' payment_intent.* first, then the owner's), its mails
-// (the receipt), and the succeeded payment whose ledger posting comes last (nil: none).
-type appliedRows struct {
-	events []core.Event
-	mails  []core.Mail
-	post   *Record
-}
-
-// writeApplied writes the rows of the outcomes applied in the unit of work tx, in their order:
-// the events with one insert, the mails with one, then the payments' ledger postings. The
-// ledger last: its balance rows are the merchant's, locked until the commit, so every other
-// statement of the outcomes has run before another charge of the same merchant must wait for
-// them, and they are locked once for all the outcomes.
-func writeApplied(ctx context.Context, tx Tx, rows ...appliedRows) error {
-	var evs []core.Event
-	var mails []core.Mail
-	for _, r := range rows {
-		evs, mails = append(evs, r.events...), append(mails, r.mails...)
-	}
-	if err := tx.Outbox().Add(ctx, evs...); err != nil {
-		return err
-	}
-	if err := tx.Mail().Enqueue(ctx, mails...); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if r.post != nil {
-			if err := postPayment(ctx, tx, r.post, r.post.Payment.Created()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return r, post, nil
 }
 
 // write is payments' side of an applied outcome, in the owner's unit of work: the new payment
-// (its first write, so that a refused insert leaves nothing) and the attempt marked applied.
-// Its events, receipt and ledger posting are written at the end of the unit of work
-// (writeApplied).
+// (its first write, so that a refused insert leaves nothing), the attempt marked applied, the
+// payment_intent.* events and the receipt. The payment's ledger posting comes at the end of
+// the unit of work (apply).
 func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeOutcome) error {
 	if err := a.applied(o.Result, c.wall.Now()); err != nil {
 		return err
@@ -532,7 +500,10 @@ func (c *Charger) write(ctx context.Context, tx Tx, a *ChargeAttempt, o *ChargeO
 	if err := tx.ChargeAttempts().Save(ctx, a); err != nil {
 		return fmt.Errorf("payments: apply %s: %w", a.IdempotencyKey(), err)
 	}
-	return nil
+	if err := tx.Outbox().Add(ctx, o.Events...); err != nil {
+		return err
+	}
+	return tx.Mail().Enqueue(ctx, o.Mail...)
 }
 
 // abandon records, in one unit of work of the owner, that the processor never received

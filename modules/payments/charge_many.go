@@ -125,17 +125,24 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 	if batch {
 		applied := make([]*Charged, len(calls))
 		err := k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
-			rows := make([]appliedRows, len(calls))
+			var posts []*Record
 			for j, cl := range calls {
-				r, w, err := c.applyIn(ctx, tx, o, k, cl.a, pres[j])
+				r, post, err := c.applyIn(ctx, tx, o, k, cl.a, pres[j])
 				if err != nil {
 					return err
 				}
-				applied[j], rows[j] = r, w
+				applied[j] = r
+				if post != nil {
+					posts = append(posts, post)
+				}
 			}
-			// The outcomes' events and receipts with one insert each, and the ledger last, as
-			// for one charge: the merchant's balances are locked once.
-			return writeApplied(ctx, tx, rows...)
+			// The ledger last, as for one charge: the merchant's balances are locked once.
+			for _, p := range posts {
+				if err := postPayment(ctx, tx, p, p.Payment.Created()); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err == nil {
 			for j := range calls {
