@@ -90,8 +90,10 @@ func (s *Service) firstPayment(ctx context.Context, sub *Subscription) (*FirstPa
 // saved by the processor with no transaction open (nothing is charged), then, in one unit of
 // work, recorded as the customer's default and the subscription's, and the subscription is
 // trialing (customer.subscription.updated). A refusal is a *DeclineError (402) and the
-// subscription stays incomplete. A payment already confirmed, expired or unknown, or a wrong
-// secret, is 422 payment_intent_unexpected_state.
+// subscription stays incomplete. A card whose saving asks for 3-D Secure is kept as the
+// subscription's pending setup and answered with its Action (ResolveFirstPayment goes on).
+// A payment already confirmed, expired or unknown, or a wrong secret, is 422
+// payment_intent_unexpected_state.
 func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, in MethodInput) (*FirstPayment, error) {
 	sub, err := s.openFirstPayment(ctx, piID, secret)
 	if err != nil {
