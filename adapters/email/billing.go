@@ -47,6 +47,10 @@ type Dunning struct {
 	// HardDecline is a decline that retrying cannot cure (lost, stolen or expired card): the
 	// customer is asked for another method at once and no retry is announced.
 	HardDecline bool
+	// AuthenticationRequired: the customer's bank wants them to confirm the payment (3-D
+	// Secure), which it cannot ask while they are away: the e-mail asks them to confirm it on
+	// the invoice page rather than to use another method.
+	AuthenticationRequired bool
 }
 
 // dunningWording is what a stage's e-mail says; {merchant}, {number} and {next} (the next
@@ -173,6 +177,14 @@ func RenderDunning(d Dunning) (RenderedMail, error) {
 	subject := fill(w.subject)
 	v.Headline, v.Intro = fill(w.headline), fill(w.intro)
 	switch {
+	case d.AuthenticationRequired && d.Stage != DunningExhausted:
+		v.Intro = "Your bank asks you to confirm the payment of invoice " + v.Number + " (3-D Secure), which it cannot do " +
+			"while you are away, so we could not charge your card. Please confirm the payment on the invoice page."
+		if next != "" {
+			v.Intro += " Otherwise we will try again on " + next + "."
+			v.Next = next
+		}
+		w.action, w.button = "Confirm the payment online (your bank will ask you to approve it):", "Confirm payment"
 	case d.HardDecline && w.hardIntro != "":
 		v.Intro = w.hardIntro
 	case next != "" && w.withNext != "":

@@ -165,3 +165,31 @@ func TestTrialEndingMailArrives(t *testing.T) {
 		t.Errorf("PriceEvery = %q", got)
 	}
 }
+
+// A renewal the customer's bank wants authenticated (authentication_required) asks the
+// customer to confirm the payment on the invoice page, not to use another card, and still
+// announces the next attempt.
+func TestDunningMailAsksToConfirmAuthentication(t *testing.T) {
+	next := time.Date(2026, 4, 4, 9, 0, 0, 0, time.UTC)
+	url := "https://checkout.kassa.example/i/tok"
+	for _, stage := range []email.DunningStage{email.DunningNotice, email.DunningWarning, email.DunningFinal} {
+		out, err := email.RenderDunning(email.Dunning{Stage: stage, MerchantName: "Acme", InvoiceNumber: "ACME-INV-2026-0042",
+			AmountDue: 900, Currency: "eur", URL: url, NextAttempt: &next, AuthenticationRequired: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{out.Text, out.HTML} {
+			for _, w := range []string{"confirm the payment", "3-D Secure", "Confirm the payment online", "4 April 2026", url} {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s: lacks %q", stage, w)
+				}
+			}
+			if strings.Contains(body, "another card") {
+				t.Errorf("%s: asks for another card", stage)
+			}
+		}
+		if !strings.Contains(out.HTML, ">Confirm payment</a>") {
+			t.Errorf("%s: the button does not say Confirm payment", stage)
+		}
+	}
+}

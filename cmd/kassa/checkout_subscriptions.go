@@ -23,14 +23,38 @@ func (c *checkoutSubscriptions) Start(ctx context.Context, in checkout.Subscript
 	return sub.ID(), nil
 }
 
-func (c *checkoutSubscriptions) ConfirmFirst(ctx context.Context, scope core.Scope, subID string, in checkout.ConfirmInput) (checkout.SubscriptionStatus, error) {
-	sub, err := c.bill.ConfirmForCheckout(ctx, scope, subID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA})
+func (c *checkoutSubscriptions) ConfirmFirst(ctx context.Context, scope core.Scope, subID string, in checkout.ConfirmInput) (checkout.FirstPayment, error) {
+	fp, err := c.bill.ConfirmForCheckout(ctx, scope, subID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA})
+	return checkoutFirstPayment(fp, err)
+}
+
+func (c *checkoutSubscriptions) ResolveFirst(ctx context.Context, scope core.Scope, subID string, approve bool) (checkout.FirstPayment, error) {
+	fp, err := c.bill.ResolveForCheckout(ctx, scope, subID, approve)
+	if errors.Is(err, billing.ErrNoPendingAction) {
+		return checkout.FirstPayment{}, checkout.ErrNoPendingAction
+	}
+	return checkoutFirstPayment(fp, err)
+}
+
+func (c *checkoutSubscriptions) PendingFirst(ctx context.Context, scope core.Scope, subID string) (*checkout.PendingAction, error) {
+	a, err := c.bill.PendingForCheckout(ctx, scope, subID)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	return &checkout.PendingAction{Kind: a.Kind, RedirectURL: a.RedirectURL}, nil
+}
+
+// checkoutFirstPayment is billing's answer about a first payment in checkout's words.
+func checkoutFirstPayment(fp *billing.FirstPayment, err error) (checkout.FirstPayment, error) {
 	var d *billing.DeclineError
 	if errors.As(err, &d) {
-		return "", &checkout.DeclineError{DeclineCode: d.DeclineCode, Message: d.Message, Param: d.Param}
+		return checkout.FirstPayment{}, &checkout.DeclineError{DeclineCode: d.DeclineCode, Message: d.Message, Param: d.Param}
 	}
 	if err != nil {
-		return "", err
+		return checkout.FirstPayment{}, err
 	}
-	return checkout.SubscriptionStatus(sub.Status()), nil
+	if a := fp.Action; a != nil {
+		return checkout.FirstPayment{Action: &checkout.PendingAction{Kind: a.Kind, RedirectURL: a.RedirectURL}}, nil
+	}
+	return checkout.FirstPayment{Status: checkout.SubscriptionStatus(fp.Subscription.Status())}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,6 +66,14 @@ func (b billingInvoices) InvoiceProcessing(ctx context.Context, scope core.Scope
 	return inv.Processing(), nil
 }
 
+func (b billingInvoices) InvoiceAwaitsAction(ctx context.Context, scope core.Scope, id string) (bool, error) {
+	inv, err := b.svc.Get(ctx, scope, id)
+	if err != nil {
+		return false, err
+	}
+	return inv.AwaitsAction(), nil
+}
+
 // subscriptionPayments tells billing, in the unit of work that pays a subscription's invoice,
 // that it was paid.
 type subscriptionPayments struct{ bill *billing.Service }
@@ -86,12 +95,36 @@ func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx i
 var _ invoicing.SubscriptionMethods = (*subscriptionPayments)(nil)
 
 // SaveInvoiceMethod saves, through billing, the method a subscription's invoice is paid with
-// on its hosted page (billing's setup; no transaction is open here).
+// on its hosted page (billing's setup; no transaction is open here). A setup that asks for
+// 3-D Secure answers its action.
 func (h *subscriptionPayments) SaveInvoiceMethod(ctx context.Context, scope core.Scope, sub, invoiceID string, in invoicing.PayInput, now time.Time) (*invoicing.SavedMethod, error) {
 	if h.bill == nil {
 		return nil, nil
 	}
-	pm, err := h.bill.SaveInvoiceMethod(ctx, scope, sub, invoiceID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA}, now)
+	pm, act, err := h.bill.SaveInvoiceMethod(ctx, scope, sub, invoiceID, billing.MethodInput{Method: in.Method, Card: in.Card, SEPA: in.SEPA}, now)
+	if err != nil {
+		return nil, err
+	}
+	if act != nil {
+		return &invoicing.SavedMethod{Action: act}, nil
+	}
+	if pm == nil {
+		return nil, nil
+	}
+	return &invoicing.SavedMethod{ID: pm.ID(), ProcessorRef: pm.ProcessorRef()}, nil
+}
+
+// CompleteInvoiceSetup answers, through billing, the setup of the invoice's method that waits
+// for 3-D Secure (the processor is called with no transaction open).
+func (h *subscriptionPayments) CompleteInvoiceSetup(ctx context.Context, scope core.Scope, sub, invoiceID string, approve bool, now time.Time) (*invoicing.SavedMethod, error) {
+	if h.bill == nil {
+		return nil, nil
+	}
+	pm, err := h.bill.CompleteInvoiceSetup(ctx, scope, sub, invoiceID, approve, now)
+	var d *billing.DeclineError
+	if errors.As(err, &d) {
+		return nil, &invoicing.DeclineError{DeclineCode: d.DeclineCode, Message: d.Message, Param: d.Param}
+	}
 	if err != nil || pm == nil {
 		return nil, err
 	}

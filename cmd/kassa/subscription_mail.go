@@ -18,7 +18,7 @@ import (
 type dunningComposer struct{ invoices *invoicing.Service }
 
 func (c dunningComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Message, error) {
-	id, stage, hard, ok := billing.ParseDunningSubject(m.SubjectID)
+	id, stage, hard, auth, ok := billing.ParseDunningMail(m.SubjectID)
 	if m.Kind != billing.MailDunning || !ok {
 		return ports.Message{}, ports.Permanent(fmt.Errorf("kassa: %q %q is not a dunning e-mail", m.Kind, m.SubjectID))
 	}
@@ -35,7 +35,8 @@ func (c dunningComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Me
 		return ports.Message{}, ports.Permanent(fmt.Errorf("kassa: dunning e-mail: %s was never sent", inv.ID()))
 	}
 	d := email.Dunning{Stage: email.DunningStage(stage), CustomerName: inv.CustomerName(), MerchantName: h.Merchant.Name,
-		InvoiceNumber: *inv.Number(), AmountDue: inv.Total() - inv.AmountPaid(), Currency: inv.Currency(), URL: *u, HardDecline: hard}
+		InvoiceNumber: *inv.Number(), AmountDue: inv.Total() - inv.AmountPaid(), Currency: inv.Currency(), URL: *u, HardDecline: hard,
+		AuthenticationRequired: auth}
 	if next, ok := billing.NextAttemptAfter(stage, hard, *inv.IssueDate()); ok {
 		d.NextAttempt = &next
 	}

@@ -43,6 +43,9 @@ type Invoicer interface {
 	// InvoiceProcessing reports whether a payment of the invoice is in flight (a SEPA debit
 	// that has not settled yet); a read of its own, outside any unit of work.
 	InvoiceProcessing(ctx context.Context, scope core.Scope, id string) (bool, error)
+	// InvoiceAwaitsAction reports whether a charge of the invoice waits for the customer's
+	// 3-D Secure answer; a read of its own, outside any unit of work.
+	InvoiceAwaitsAction(ctx context.Context, scope core.Scope, id string) (bool, error)
 }
 
 // invoiceInput is the invoice of the subscription's current period.
@@ -144,8 +147,13 @@ func (s *Service) ChargeFailed(ctx context.Context, tx Tx, scope core.Scope, sub
 		return Dunning{}, nil, err
 	}
 	// Every failure e-mails the customer the hosted link and the amount due.
-	hard := HardDecline(declineCode) && d.Stage == StageFinal
-	if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailDunning, Scope: scope, SubjectID: DunningSubject(invoiceID, d.Stage, hard),
+	// A hard decline asks for another method; authentication_required asks the customer to
+	// confirm the payment on the hosted page (the retries go on: it is no hard decline).
+	subject := DunningSubject(invoiceID, d.Stage, HardDecline(declineCode) && d.Stage == StageFinal)
+	if declineCode == ports.DeclineAuthenticationRequired {
+		subject = DunningAuthSubject(invoiceID, d.Stage)
+	}
+	if err := tx.Mail().Enqueue(ctx, core.Mail{Kind: MailDunning, Scope: scope, SubjectID: subject,
 		Created: at}); err != nil {
 		return Dunning{}, nil, err
 	}
@@ -176,7 +184,9 @@ func (s *Service) CustomerAttemptFailed(ctx context.Context, tx Tx, scope core.S
 // customer's default, then the first invoice is charged with it through the charge protocol
 // (the invoice is the payable); its owner makes the subscription active in the unit of work
 // that pays the invoice. A refusal is a *DeclineError (402): the invoice stays open and the
-// subscription incomplete, and the customer may try again until it expires.
+// subscription incomplete, and the customer may try again until it expires. A method whose
+// setup asks for 3-D Secure is kept as a pending setup and the answer carries the action
+// (ResolveFirstPayment goes on from there).
 func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *Customer, saver ports.MethodSaver, in MethodInput, now time.Time) (*FirstPayment, error) {
 	scope := sub.Scope()
 	inv := sub.s.LatestInvoice
@@ -194,14 +204,32 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 	} else if processing {
 		return nil, ErrPaymentIntentState // a debit of it is settling: nothing to confirm
 	}
-	piID := sub.PaymentIntent()
-	res, err := setupForFirstPayment(ctx, saver, scope, *inv, piID, c, in,
-		"This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page.", now)
+	res, act, err := s.setupMethod(ctx, saver, scope, sub.ID(), *inv, sub.PaymentIntent(), c, in, now)
 	if err != nil {
 		return nil, err
 	}
+	if act != nil {
+		return &FirstPayment{Subscription: sub, Amount: sub.Amount(), Action: act}, nil
+	}
+	return s.recordAndChargeFirst(ctx, sub, in.Method, func(ctx context.Context, tx Tx) (*PaymentMethod, error) {
+		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
+			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, true, now)
+		return pm, err
+	}, now)
+}
+
+// recordAndChargeFirst records the saved method of a first payment without a trial (record,
+// in one unit of work with the subscription checked) and then, with that unit of work
+// committed, charges the first invoice with it.
+func (s *Service) recordAndChargeFirst(ctx context.Context, sub *Subscription, method ports.PaymentMethodKind,
+	record func(ctx context.Context, tx Tx) (*PaymentMethod, error), now time.Time) (*FirstPayment, error) {
+	scope := sub.Scope()
+	inv := sub.s.LatestInvoice
+	if inv == nil || s.charger == nil {
+		return nil, ErrPaymentIntentState
+	}
 	var ref string
-	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		locked, err := tx.Subscriptions().Lock(ctx, scope, sub.ID())
 		if err != nil {
 			return subscriptionNotFound(err)
@@ -209,8 +237,7 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		if err := locked.CheckConfirmable(now); err != nil {
 			return err
 		}
-		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
-			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, true, now)
+		pm, err := record(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -221,7 +248,29 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		return nil, err
 	}
 	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: scope, PayableID: *inv, Now: now,
-		Method: in.Method, Source: payments.Source{PaymentMethodRef: ref}})
+		Method: method, Source: payments.Source{PaymentMethodRef: ref}})
+	return s.firstChargeAnswer(ctx, sub, r, err)
+}
+
+// resolveFirstCharge answers the first invoice's charge that waits for 3-D Secure through the
+// charge protocol (the invoice keeps it).
+func (s *Service) resolveFirstCharge(ctx context.Context, sub *Subscription, approve bool, now time.Time) (*FirstPayment, error) {
+	inv := sub.s.LatestInvoice
+	if inv == nil || sub.s.TrialEnd != nil || s.charger == nil {
+		return nil, ErrNoPendingAction
+	}
+	r, err := s.charger.Charge(ctx, payments.ChargeRequest{Kind: s.invoiceKind, Scope: sub.Scope(), PayableID: *inv, Now: now,
+		Answer: &payments.ActionAnswer{Approve: approve}})
+	if errors.Is(err, payments.ErrNoCustomerAction) {
+		return nil, ErrNoPendingAction
+	}
+	return s.firstChargeAnswer(ctx, sub, r, err)
+}
+
+// firstChargeAnswer turns a charge of the first invoice into the first payment's answer: a
+// decline is a *DeclineError, a charge waiting for 3-D Secure answers its action, anything
+// else the first payment as it now is.
+func (s *Service) firstChargeAnswer(ctx context.Context, sub *Subscription, r *payments.Charged, err error) (*FirstPayment, error) {
 	if err != nil {
 		var ce *core.Error
 		if errors.As(err, &ce) && ce.Type == core.TypeInvalidState {
@@ -233,14 +282,18 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		if d := r.Decline; d != nil {
 			return nil, &DeclineError{DeclineCode: d.Code, Message: d.Message, Param: d.Param}
 		}
-		if r.Action != nil {
-			return nil, &DeclineError{DeclineCode: ports.DeclineAuthenticationRequired,
-				Message: "This card needs authentication, which this payment does not offer yet; use another card or pay the invoice on its page."}
-		}
 	}
-	out, err := s.store.Subscription(ctx, scope, sub.ID())
+	out, err := s.store.Subscription(ctx, sub.Scope(), sub.ID())
 	if err != nil {
 		return nil, subscriptionNotFound(err)
 	}
-	return s.firstPayment(ctx, out)
+	fp, err := s.firstPayment(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	if r.Applied && r.Action != nil {
+		act := *r.Action
+		fp.Action = &act
+	}
+	return fp, nil
 }

@@ -28,13 +28,28 @@ func DunningSubject(invoiceID, stage string, hard bool) string {
 	return s
 }
 
-// ParseDunningSubject reads a DunningSubject.
+// DunningAuthSubject is the subject of the dunning e-mail of invoiceID at stage after a
+// charge the customer's bank wants them to authenticate (authentication_required):
+// "in_…/notice/auth". The e-mail asks them to confirm the payment on the hosted page.
+func DunningAuthSubject(invoiceID, stage string) string { return invoiceID + "/" + stage + "/auth" }
+
+// ParseDunningSubject reads a DunningSubject or a DunningAuthSubject.
 func ParseDunningSubject(subject string) (invoiceID, stage string, hard, ok bool) {
+	invoiceID, stage, hard, _, ok = ParseDunningMail(subject)
+	return invoiceID, stage, hard, ok
+}
+
+// ParseDunningMail reads a DunningSubject or a DunningAuthSubject: auth is set for the latter.
+func ParseDunningMail(subject string) (invoiceID, stage string, hard, auth, ok bool) {
 	parts := strings.Split(subject, "/")
-	if len(parts) < 2 || len(parts) > 3 || (len(parts) == 3 && parts[2] != "hard") {
-		return "", "", false, false
+	if len(parts) < 2 || len(parts) > 3 || (len(parts) == 3 && parts[2] != "hard" && parts[2] != "auth") {
+		return "", "", false, false, false
 	}
-	return parts[0], parts[1], len(parts) == 3, true
+	tail := ""
+	if len(parts) == 3 {
+		tail = parts[2]
+	}
+	return parts[0], parts[1], tail == "hard", tail == "auth", true
 }
 
 // NextAttemptAfter is when the attempt after a failure at stage is made, counted from the

@@ -123,32 +123,34 @@ func RecordSavedMethod(ctx context.Context, tx Tx, scope core.Scope, customerID 
 // recorded for the subscription's customer in one unit of work (the customer's default only
 // when they have none). It becomes the subscription's default later, in the unit of work that
 // records the invoice paid (InvoicePaid). A crash between the two leaves a method saved and
-// recorded that nothing uses yet. It answers nil, and no error, when nothing was saved: the
-// processor refused the method or wants authentication (the charge then uses the method as
-// typed), no processor saves methods in the environment, or the subscription is gone.
-func (s *Service) SaveInvoiceMethod(ctx context.Context, scope core.Scope, subID, invoiceID string, in MethodInput, now time.Time) (*PaymentMethod, error) {
+// recorded that nothing uses yet. A setup that asks for 3-D Secure is kept as the
+// subscription's pending setup and its action answered (nothing is charged until the
+// customer answers it: CompleteInvoiceSetup). It answers nil, and no error, when nothing was
+// saved: the processor refused the method (the charge then uses the method as typed, and
+// declines it), no processor saves methods in the environment, or the subscription is gone.
+func (s *Service) SaveInvoiceMethod(ctx context.Context, scope core.Scope, subID, invoiceID string, in MethodInput, now time.Time) (*PaymentMethod, *ports.ChargeAction, error) {
 	saver, ok := s.savers[scope.Env]
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	sub, err := s.store.Subscription(ctx, scope, subID)
 	if errors.Is(err, ErrSubscriptionMissing) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := s.Customer(ctx, scope, sub.Customer())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := setupForFirstPayment(ctx, saver, scope, invoiceID, invoiceID, c, in, "", now)
+	res, act, err := s.setupMethod(ctx, saver, scope, subID, invoiceID, invoiceID, c, in, now)
 	var de *DeclineError
 	if errors.As(err, &de) {
-		return nil, nil
+		return nil, nil, nil
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || act != nil {
+		return nil, act, err
 	}
 	var pm *PaymentMethod
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -156,6 +158,42 @@ func (s *Service) SaveInvoiceMethod(ctx context.Context, scope core.Scope, subID
 			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, false, now)
 		return err
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return pm, nil, nil
+}
+
+// CompleteInvoiceSetup answers, with the customer's 3-D Secure answer on the hosted page of
+// invoice invoiceID of subscription subID, the setup that waits for it (SaveInvoiceMethod).
+// Approved, the method is recorded for the subscription's customer (their default only when
+// they have none) in the unit of work that deletes the pending setup, and answered: the
+// invoice is then charged with it, and it becomes the subscription's default when that charge
+// pays the invoice. Refused: a *DeclineError (authentication_failed). No setup of this invoice
+// waiting: nil, and no error.
+func (s *Service) CompleteInvoiceSetup(ctx context.Context, scope core.Scope, subID, invoiceID string, approve bool, now time.Time) (*PaymentMethod, error) {
+	sub, err := s.store.Subscription(ctx, scope, subID)
+	if errors.Is(err, ErrSubscriptionMissing) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, res, err := s.completeSetup(ctx, scope, subID, &invoiceID, approve, now)
+	if errors.Is(err, ErrNoPendingSetup) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pm *PaymentMethod
+	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
+		pm, err = finishSetup(ctx, tx, p, sub.Customer(), res, false, now)
+		return err
+	})
+	if errors.Is(err, ErrNoPendingSetup) {
+		return nil, nil // answered by a concurrent request
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ type Tx interface {
 	Customers() CustomerRepository
 	PaymentMethods() PaymentMethodRepository
 	Subscriptions() SubscriptionRepository
+	PendingSetups() PendingSetupRepository
 }
 
 // SubscriptionRepository keeps subscriptions inside a unit of work.
@@ -81,6 +82,8 @@ type Store interface {
 	// Subscriptions pages the scope's subscriptions newest first; a cursor that is not a
 	// subscription of the scope is ErrUnknownCursor.
 	Subscriptions(ctx context.Context, scope core.Scope, q core.ListQuery, f SubscriptionFilter) (core.Page[*Subscription], error)
+	// PendingSetup reads the subscription's setup waiting for 3-D Secure; ErrNoPendingSetup.
+	PendingSetup(ctx context.Context, scope core.Scope, subscriptionID string) (PendingSetup, error)
 	// NextDue is the earliest due time of the scope's subscriptions at or before until.
 	NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
 }

@@ -15,13 +15,20 @@ import (
 // recorded (payment_intent.payment_failed, decline_code authentication_failed), the pending
 // charge is forgotten, the session stays open and *DeclineError is returned. A session
 // without a pending charge answers ErrNoPendingAction; the secret and state checks are
-// Confirm's.
+// Confirm's. A subscription-mode session's step is its first payment's, billing's
+// (Subscriptions.ResolveFirst): approved, the session completes as in Confirm.
 func (svc *Service) ResolveAction(ctx context.Context, sessionID, clientSecret string, approve bool) (*ConfirmResult, error) {
 	b, err := svc.buyerSession(ctx, sessionID, clientSecret)
 	if err != nil {
 		return nil, err
 	}
 	s := b.session
+	if s.Mode() == ModeSubscription {
+		if _, err := svc.processorFor(s.Scope(), b.merchant); err != nil {
+			return nil, err
+		}
+		return svc.resolveSubscription(b, approve)
+	}
 	if s.buyer.Pending == nil && s.buyer.Charging == "" {
 		return nil, ErrNoPendingAction
 	}

@@ -35,6 +35,13 @@ func (svc *Service) BuyerView(ctx context.Context, sessionID, clientSecret strin
 		a := p.Action
 		v.Pending = &a
 	}
+	if sub := s.Subscription(); sub != nil && svc.subs != nil {
+		a, err := svc.subs.PendingFirst(b.ctx, s.Scope(), *sub)
+		if err != nil {
+			return nil, err
+		}
+		v.Pending = a
+	}
 	return v, nil
 }
 

@@ -23,6 +23,13 @@ type SubscriptionStart struct {
 // period was charged) or "trialing" (the method was saved, nothing charged).
 type SubscriptionStatus string
 
+// FirstPayment is what a subscription's first payment came to: its status, or the 3-D
+// Secure step it waits for (Action; the subscription is still incomplete).
+type FirstPayment struct {
+	Status SubscriptionStatus
+	Action *PendingAction
+}
+
 // Subscriptions is billing, as a subscription-mode session needs it (the composition root
 // adapts billing to it, so that checkout does not depend on billing).
 type Subscriptions interface {
@@ -33,8 +40,15 @@ type Subscriptions interface {
 	// trial the method is saved (nothing is charged) and the subscription is trialing;
 	// without, the first invoice is charged through the charge protocol (the invoice is the
 	// payable) and the subscription is active. Either way the method becomes the default. A
-	// refusal is a *DeclineError. A first payment already confirmed answers its status.
-	ConfirmFirst(ctx context.Context, scope core.Scope, subscriptionID string, in ConfirmInput) (SubscriptionStatus, error)
+	// refusal is a *DeclineError. A first payment already confirmed answers its status. A
+	// method that asks for 3-D Secure answers the Action the buyer must answer (ResolveFirst).
+	ConfirmFirst(ctx context.Context, scope core.Scope, subscriptionID string, in ConfirmInput) (FirstPayment, error)
+	// ResolveFirst answers the 3-D Secure step the first payment waits for: approved, the
+	// method is saved (and the first invoice charged, which may ask for a step of its own);
+	// refused, a *DeclineError (authentication_failed). Nothing waiting: ErrNoPendingAction.
+	ResolveFirst(ctx context.Context, scope core.Scope, subscriptionID string, approve bool) (FirstPayment, error)
+	// PendingFirst is the 3-D Secure step the first payment waits for, nil when none.
+	PendingFirst(ctx context.Context, scope core.Scope, subscriptionID string) (*PendingAction, error)
 }
 
 // confirmSubscription pays a subscription-mode session. The first payment is billing's, not
@@ -90,7 +104,32 @@ func (svc *Service) confirmSubscription(b buyerRequest, in ConfirmInput) (*Confi
 	if s.buyer.Declines >= MaxDeclines {
 		return nil, ErrConfirmLimit // the card-testing guard holds for subscriptions too
 	}
-	if _, err := svc.subs.ConfirmFirst(ctx, s.Scope(), *subID, in); err != nil {
+	fp, err := svc.subs.ConfirmFirst(ctx, s.Scope(), *subID, in)
+	return svc.firstPaymentAnswer(b, fp, err)
+}
+
+// resolveSubscription answers the 3-D Secure step of a subscription-mode session's first
+// payment (billing's), then completes the session as confirmSubscription does.
+func (svc *Service) resolveSubscription(b buyerRequest, approve bool) (*ConfirmResult, error) {
+	s := b.session
+	if svc.subs == nil {
+		return nil, ErrSubscriptionModeUnavailable
+	}
+	subID := s.Subscription()
+	if subID == nil {
+		return nil, ErrNoPendingAction
+	}
+	fp, err := svc.subs.ResolveFirst(b.ctx, s.Scope(), *subID, approve)
+	return svc.firstPaymentAnswer(b, fp, err)
+}
+
+// firstPaymentAnswer turns what billing answered about the session's first payment into the
+// confirmation's answer: a decline is counted against the session's limit, a 3-D Secure step
+// keeps the session open, and a first payment made completes the session
+// (checkout.session.completed).
+func (svc *Service) firstPaymentAnswer(b buyerRequest, fp FirstPayment, err error) (*ConfirmResult, error) {
+	ctx, s := b.ctx, b.session
+	if err != nil {
 		var d *DeclineError
 		if errors.As(err, &d) {
 			if rerr := svc.countDecline(ctx, s); rerr != nil {
@@ -98,6 +137,9 @@ func (svc *Service) confirmSubscription(b buyerRequest, in ConfirmInput) (*Confi
 			}
 		}
 		return nil, err
+	}
+	if fp.Action != nil {
+		return &ConfirmResult{Status: ConfirmRequiresAction, Session: s, Action: fp.Action, Merchant: b.merchant}, nil
 	}
 	now, err := svc.clocks.Now(ctx, s.Scope())
 	if err != nil {

@@ -355,6 +355,7 @@ func (i *Invoice) Subscription() *string          { return i.subscription }
 func (i *Invoice) DunningStage() *string          { return i.dunningStage }
 func (i *Invoice) NextPaymentAttempt() *time.Time { return i.nextAttempt }
 func (i *Invoice) Processing() bool               { return i.charge.Processing != "" }
+func (i *Invoice) AwaitsAction() bool             { return i.charge.Pending != nil }
 
 // Totals are the invoice's sums.
 func (i *Invoice) Totals() Totals { return TotalsOf(i.lines) }

@@ -79,12 +79,15 @@ func (s *Service) Pay(ctx context.Context, token string, in PayInput) (*PayResul
 		// A subscription's invoice saves the method first (the processor is called with no
 		// transaction open); the charge then uses the saved method, and the unit of work that
 		// records the invoice paid makes it the subscription's default. A method the processor
-		// does not save (refused, or one that needs authentication) is charged as typed, so the
-		// decline or the 3-D Secure challenge goes through the charge as before, and nothing
-		// becomes the default.
+		// refuses is charged as typed, so the decline goes through the charge as before, and
+		// nothing becomes the default. One whose saving asks for 3-D Secure charges nothing yet:
+		// the customer answers the challenge first (ResolveAction).
 		saved, err := s.methods.SaveInvoiceMethod(ctx, inv.Scope(), *sub, inv.ID(), in, now)
 		if err != nil {
 			return nil, err
+		}
+		if saved != nil && saved.Action != nil {
+			return &PayResult{Status: PayRequiresAction, Invoice: inv, Action: saved.Action}, nil
 		}
 		if saved != nil {
 			req.Source = payments.Source{PaymentMethodRef: saved.ProcessorRef}
@@ -95,20 +98,26 @@ func (s *Service) Pay(ctx context.Context, token string, in PayInput) (*PayResul
 }
 
 // SavedMethod is a payment method saved for a subscription's invoice: its id (pm_…) and its
-// reference at the processor.
+// reference at the processor; or, when its saving waits for 3-D Secure, only Action.
 type SavedMethod struct {
 	ID, ProcessorRef string
+	Action           *ports.ChargeAction
 }
 
 // SubscriptionMethods saves, for the customer of subscription sub, the method its invoice is
 // paid with on the hosted page: the processor's setup, with no transaction open, then the
 // method recorded in a unit of work of its own. It answers nil, and no error, when the
-// processor does not save it (refused, or needs authentication).
+// processor refuses it, and a SavedMethod with only Action when saving it asks for 3-D Secure;
+// CompleteInvoiceSetup then answers that step (nil, and no error, when no setup of the
+// invoice waits; a refused challenge is a *DeclineError).
 type SubscriptionMethods interface {
 	SaveInvoiceMethod(ctx context.Context, scope core.Scope, sub, invoiceID string, in PayInput, now time.Time) (*SavedMethod, error)
+	CompleteInvoiceSetup(ctx context.Context, scope core.Scope, sub, invoiceID string, approve bool, now time.Time) (*SavedMethod, error)
 }
 
-// ResolveAction answers the invoice's charge waiting for 3-D Secure.
+// ResolveAction answers what the invoice waits for: the 3-D Secure step of saving the method
+// of a subscription's invoice (then, approved, the invoice is charged with the saved method,
+// as Pay does after a setup that needed nothing), or its charge waiting for 3-D Secure.
 func (s *Service) ResolveAction(ctx context.Context, token string, approve bool) (*PayResult, error) {
 	h, err := s.Hosted(ctx, token)
 	if err != nil {
@@ -118,6 +127,16 @@ func (s *Service) ResolveAction(ctx context.Context, token string, approve bool)
 	now, err := s.clocks.Now(ctx, inv.Scope())
 	if err != nil {
 		return nil, err
+	}
+	if sub := inv.Subscription(); sub != nil && s.methods != nil && inv.Payable() {
+		saved, err := s.methods.CompleteInvoiceSetup(ctx, inv.Scope(), *sub, inv.ID(), approve, now)
+		if err != nil {
+			return nil, err
+		}
+		if saved != nil {
+			return s.charge(ctx, payments.ChargeRequest{Kind: Kind.Name, Scope: inv.Scope(), PayableID: inv.ID(), Now: now,
+				Method: ports.MethodCard, Source: payments.Source{PaymentMethodRef: saved.ProcessorRef}, SavedMethod: saved.ID})
+		}
 	}
 	return s.charge(ctx, payments.ChargeRequest{Kind: Kind.Name, Scope: inv.Scope(), PayableID: inv.ID(), Now: now,
 		Answer: &payments.ActionAnswer{Approve: approve}})

@@ -32,6 +32,14 @@ func presentPaymentIntent(fp *billing.FirstPayment) capi.BuyerPaymentIntent {
 		if fp.Processing {
 			out.Status = capi.BuyerPaymentIntentStatusProcessing
 		}
+		if a := fp.Action; a != nil && !fp.Processing {
+			out.Status = capi.BuyerPaymentIntentStatusRequiresAction
+			out.NextAction = &capi.NextAction{Type: capi.NextActionType(a.Kind)}
+			if a.RedirectURL != "" {
+				u := a.RedirectURL
+				out.NextAction.RedirectUrl = &u
+			}
+		}
 	case billing.StatusIncompleteExpired:
 		out.Status = capi.BuyerPaymentIntentStatusCanceled
 	case billing.StatusCanceled:
@@ -81,4 +89,15 @@ func (a *checkoutAPI) ConfirmBuyerPaymentIntent(ctx context.Context, r capi.Conf
 		return nil, err
 	}
 	return capi.ConfirmBuyerPaymentIntent200JSONResponse{Body: presentPaymentIntent(fp)}, nil
+}
+
+func (a *checkoutAPI) ResolveBuyerPaymentIntentAction(ctx context.Context, r capi.ResolveBuyerPaymentIntentActionRequestObject) (capi.ResolveBuyerPaymentIntentActionResponseObject, error) {
+	if a.billing == nil {
+		return nil, billing.ErrPaymentIntentState
+	}
+	fp, err := a.billing.ResolveFirstPayment(ctx, r.Id, paymentIntentSecret(ctx, r.Id), r.Body.Approve)
+	if err != nil {
+		return nil, err
+	}
+	return capi.ResolveBuyerPaymentIntentAction200JSONResponse{Body: presentPaymentIntent(fp)}, nil
 }

@@ -22,11 +22,13 @@ type Fake struct {
 	pay       *paymentstest.Fake // payments' repositories, the outbox and the mail queue
 	seqs      map[string]int     // insertion order of methods and subscriptions (Postgres: seq)
 	subs      map[string]billing.SubscriptionSnapshot
+	setups    map[string]billing.PendingSetup // by scope and subscription (setupKey)
 }
 
 // NewFake returns an empty fake.
 func NewFake() *Fake {
-	return &Fake{pay: paymentstest.NewFake(), customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}, subs: map[string]billing.SubscriptionSnapshot{}}
+	return &Fake{pay: paymentstest.NewFake(), customers: map[string]billing.CustomerSnapshot{}, methods: map[string]billing.MethodSnapshot{}, seqs: map[string]int{}, subs: map[string]billing.SubscriptionSnapshot{},
+		setups: map[string]billing.PendingSetup{}}
 }
 
 var (
@@ -39,10 +41,10 @@ var (
 func (f *Fake) Do(ctx context.Context, fn func(ctx context.Context, tx billing.Tx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cs, ms, ss := clone(f.customers), clone(f.methods), clone(f.subs)
+	cs, ms, ss, ps := clone(f.customers), clone(f.methods), clone(f.subs), clone(f.setups)
 	err := f.pay.Hold(func(ptx payments.Tx) error { return fn(ports.WithinTransaction(ctx), fakeTx{Tx: ptx, f: f}) })
 	if err != nil {
-		f.customers, f.methods, f.subs = cs, ms, ss
+		f.customers, f.methods, f.subs, f.setups = cs, ms, ss, ps
 	}
 	return err
 }
@@ -66,6 +68,42 @@ type fakeTx struct {
 func (t fakeTx) Customers() billing.CustomerRepository           { return fakeCustomers(t) }
 func (t fakeTx) PaymentMethods() billing.PaymentMethodRepository { return fakeMethods(t) }
 func (t fakeTx) Subscriptions() billing.SubscriptionRepository   { return fakeSubs(t) }
+func (t fakeTx) PendingSetups() billing.PendingSetupRepository   { return fakeSetups(t) }
+
+type fakeSetups fakeTx
+
+func setupKey(scope core.Scope, sub string) string {
+	return scope.MerchantID + "\x00" + string(scope.Env) + "\x00" + sub
+}
+
+func (r fakeSetups) Put(_ context.Context, p billing.PendingSetup) error {
+	r.f.setups[setupKey(p.Scope, p.Subscription)] = p
+	return nil
+}
+
+func (r fakeSetups) Lock(_ context.Context, scope core.Scope, sub string) (billing.PendingSetup, error) {
+	p, ok := r.f.setups[setupKey(scope, sub)]
+	if !ok {
+		return billing.PendingSetup{}, billing.ErrNoPendingSetup
+	}
+	return p, nil
+}
+
+func (r fakeSetups) Delete(_ context.Context, scope core.Scope, sub string) error {
+	delete(r.f.setups, setupKey(scope, sub))
+	return nil
+}
+
+// PendingSetup implements billing.Store.
+func (f *Fake) PendingSetup(_ context.Context, scope core.Scope, sub string) (billing.PendingSetup, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.setups[setupKey(scope, sub)]
+	if !ok {
+		return billing.PendingSetup{}, billing.ErrNoPendingSetup
+	}
+	return p, nil
+}
 
 type fakeCustomers fakeTx
 

@@ -179,6 +179,7 @@ func (e BuyerPaymentIntentPaymentMethodType) Valid() bool {
 const (
 	BuyerPaymentIntentStatusCanceled              BuyerPaymentIntentStatus = "canceled"
 	BuyerPaymentIntentStatusProcessing            BuyerPaymentIntentStatus = "processing"
+	BuyerPaymentIntentStatusRequiresAction        BuyerPaymentIntentStatus = "requires_action"
 	BuyerPaymentIntentStatusRequiresPaymentMethod BuyerPaymentIntentStatus = "requires_payment_method"
 	BuyerPaymentIntentStatusSucceeded             BuyerPaymentIntentStatus = "succeeded"
 )
@@ -189,6 +190,8 @@ func (e BuyerPaymentIntentStatus) Valid() bool {
 	case BuyerPaymentIntentStatusCanceled:
 		return true
 	case BuyerPaymentIntentStatusProcessing:
+		return true
+	case BuyerPaymentIntentStatusRequiresAction:
 		return true
 	case BuyerPaymentIntentStatusRequiresPaymentMethod:
 		return true
@@ -485,6 +488,11 @@ type BuyerPaymentIntent struct {
 	// Mode The environment.
 	Mode BuyerPaymentIntentMode `json:"mode"`
 
+	// NextAction What the buyer must do before the pending charge can go on, or null. `three_d_secure`:
+	// show the challenge (`redirect_url` is a live issuer's page; null in the sandbox, whose
+	// simulated challenge the hosted page shows itself), then `POST …/action`.
+	NextAction *NextAction `json:"next_action"`
+
 	// Object Always `payment_intent`.
 	Object BuyerPaymentIntentObject `json:"object"`
 
@@ -503,7 +511,8 @@ type BuyerPaymentIntent struct {
 	// RecurringAmount What every period costs, in minor units.
 	RecurringAmount int64 `json:"recurring_amount"`
 
-	// Status `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+	// Status `requires_payment_method` until confirmed; `requires_action` while the card the
+	// customer gave waits for 3-D Secure (see `next_action`); `processing` while a SEPA Direct Debit
 	// of the first invoice settles (the subscription stays `incomplete` and the payment
 	// takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
 	// again if the debit fails); `succeeded` once confirmed; `canceled` when the
@@ -526,7 +535,8 @@ type BuyerPaymentIntentObject string
 // BuyerPaymentIntentPaymentMethodType The method.
 type BuyerPaymentIntentPaymentMethodType string
 
-// BuyerPaymentIntentStatus `requires_payment_method` until confirmed; `processing` while a SEPA Direct Debit
+// BuyerPaymentIntentStatus `requires_payment_method` until confirmed; `requires_action` while the card the
+// customer gave waits for 3-D Secure (see `next_action`); `processing` while a SEPA Direct Debit
 // of the first invoice settles (the subscription stays `incomplete` and the payment
 // takes no other confirmation; it becomes `succeeded`, or `requires_payment_method`
 // again if the debit fails); `succeeded` once confirmed; `canceled` when the
@@ -810,6 +820,9 @@ type ConfirmBuyerSessionJSONRequestBody = ConfirmRequest
 // ConfirmBuyerInvoiceJSONRequestBody defines body for ConfirmBuyerInvoice for application/json ContentType.
 type ConfirmBuyerInvoiceJSONRequestBody = ConfirmRequest
 
+// ResolveBuyerPaymentIntentActionJSONRequestBody defines body for ResolveBuyerPaymentIntentAction for application/json ContentType.
+type ResolveBuyerPaymentIntentActionJSONRequestBody = ActionRequest
+
 // ConfirmBuyerPaymentIntentJSONRequestBody defines body for ConfirmBuyerPaymentIntent for application/json ContentType.
 type ConfirmBuyerPaymentIntentJSONRequestBody = ConfirmRequest
 
@@ -1069,6 +1082,11 @@ type ClientInterface interface {
 	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	// `requires_action` (3-D Secure) is answered on the hosted invoice page
+	// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+	// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+	// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+	// it (the charge may ask for a challenge of its own).
 	//
 	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -1086,6 +1104,11 @@ type ClientInterface interface {
 	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	// `requires_action` (3-D Secure) is answered on the hosted invoice page
+	// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+	// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+	// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+	// it (the charge may ask for a challenge of its own).
 	//
 	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -1134,6 +1157,64 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
 	GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ResolveBuyerPaymentIntentActionWithBody Answer a first payment's 3-D Secure challenge
+	//
+	// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+	// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+	// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+	// confirm. Approved, the card is saved and becomes the subscription's
+	// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+	// `incomplete` for another try.
+	//
+	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+	// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+	// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "no_action_pending",
+	//   "message": "No payment of this subscription is waiting for authentication.",
+	//   "param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+	ResolveBuyerPaymentIntentActionWithBody(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResolveBuyerPaymentIntentAction Answer a first payment's 3-D Secure challenge
+	//
+	// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+	// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+	// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+	// confirm. Approved, the card is saved and becomes the subscription's
+	// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+	// `incomplete` for another try.
+	//
+	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+	// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+	// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "no_action_pending",
+	//   "message": "No payment of this subscription is waiting for authentication.",
+	//   "param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+	ResolveBuyerPaymentIntentAction(ctx context.Context, id PaymentIntentId, body ResolveBuyerPaymentIntentActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ConfirmBuyerPaymentIntentWithBody Confirm a subscription's first payment
 	//
 	// Confirms the first payment with the card or bank account the customer entered, with the
@@ -1141,10 +1222,12 @@ type ClientInterface interface {
 	// charged: the payment method is saved for the renewals, becomes the subscription's
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
-	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path. Without a
-	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-	// `succeeded` and the subscription `active`); read the payment to follow it.
+	// `incomplete` for another try until 23 hours after its creation. A card that asks for
+	// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+	// the challenge, then `POST …/action` (which saves the card, and charges the first
+	// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+	// until the debit settles (then `succeeded` and the subscription `active`); read the
+	// payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -1174,10 +1257,12 @@ type ClientInterface interface {
 	// charged: the payment method is saved for the renewals, becomes the subscription's
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
-	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path. Without a
-	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-	// `succeeded` and the subscription `active`); read the payment to follow it.
+	// `incomplete` for another try until 23 hours after its creation. A card that asks for
+	// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+	// the challenge, then `POST …/action` (which saves the card, and charges the first
+	// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+	// until the debit settles (then `succeeded` and the subscription `active`); read the
+	// payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -1465,6 +1550,11 @@ func (c *Client) GetBuyerInvoice(ctx context.Context, token InvoiceToken, reqEdi
 // of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 // void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 // (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+// `requires_action` (3-D Secure) is answered on the hosted invoice page
+// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+// it (the charge may ask for a challenge of its own).
 //
 // **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 // `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -1492,6 +1582,11 @@ func (c *Client) ConfirmBuyerInvoiceWithBody(ctx context.Context, token InvoiceT
 // of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 // void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 // (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+// `requires_action` (3-D Secure) is answered on the hosted invoice page
+// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+// it (the charge may ask for a challenge of its own).
 //
 // **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 // `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -1574,6 +1669,88 @@ func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, 
 	return c.Client.Do(req)
 }
 
+// ResolveBuyerPaymentIntentActionWithBody Answer a first payment's 3-D Secure challenge
+//
+// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+// confirm. Approved, the card is saved and becomes the subscription's
+// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+// `incomplete` for another try.
+//
+// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "no_action_pending",
+//
+//	"message": "No payment of this subscription is waiting for authentication.",
+//	"param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+func (c *Client) ResolveBuyerPaymentIntentActionWithBody(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResolveBuyerPaymentIntentActionRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResolveBuyerPaymentIntentAction Answer a first payment's 3-D Secure challenge
+//
+// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+// confirm. Approved, the card is saved and becomes the subscription's
+// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+// `incomplete` for another try.
+//
+// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "no_action_pending",
+//
+//	"message": "No payment of this subscription is waiting for authentication.",
+//	"param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+func (c *Client) ResolveBuyerPaymentIntentAction(ctx context.Context, id PaymentIntentId, body ResolveBuyerPaymentIntentActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResolveBuyerPaymentIntentActionRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ConfirmBuyerPaymentIntentWithBody Confirm a subscription's first payment
 //
 // Confirms the first payment with the card or bank account the customer entered, with the
@@ -1581,10 +1758,12 @@ func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, 
 // charged: the payment method is saved for the renewals, becomes the subscription's
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
-// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path. Without a
-// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-// `succeeded` and the subscription `active`); read the payment to follow it.
+// `incomplete` for another try until 23 hours after its creation. A card that asks for
+// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+// the challenge, then `POST …/action` (which saves the card, and charges the first
+// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+// until the debit settles (then `succeeded` and the subscription `active`); read the
+// payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -1626,10 +1805,12 @@ func (c *Client) ConfirmBuyerPaymentIntentWithBody(ctx context.Context, id Payme
 // charged: the payment method is saved for the renewals, becomes the subscription's
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
-// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path. Without a
-// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-// `succeeded` and the subscription `active`); read the payment to follow it.
+// `incomplete` for another try until 23 hours after its creation. A card that asks for
+// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+// the challenge, then `POST …/action` (which saves the card, and charges the first
+// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+// until the debit settles (then `succeeded` and the subscription `active`); read the
+// payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -1968,6 +2149,53 @@ func NewGetBuyerPaymentIntentRequest(server string, id PaymentIntentId) (*http.R
 	return req, nil
 }
 
+// NewResolveBuyerPaymentIntentActionRequest calls the generic ResolveBuyerPaymentIntentAction builder with application/json body
+func NewResolveBuyerPaymentIntentActionRequest(server string, id PaymentIntentId, body ResolveBuyerPaymentIntentActionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResolveBuyerPaymentIntentActionRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewResolveBuyerPaymentIntentActionRequestWithBody constructs an http.Request for the ResolveBuyerPaymentIntentAction method, with any body, and a specified content type
+func NewResolveBuyerPaymentIntentActionRequestWithBody(server string, id PaymentIntentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payment_intents/%s/action", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewConfirmBuyerPaymentIntentRequest calls the generic ConfirmBuyerPaymentIntent builder with application/json body
 func NewConfirmBuyerPaymentIntentRequest(server string, id PaymentIntentId, body ConfirmBuyerPaymentIntentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2247,6 +2475,11 @@ type ClientWithResponsesInterface interface {
 	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	// `requires_action` (3-D Secure) is answered on the hosted invoice page
+	// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+	// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+	// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+	// it (the charge may ask for a challenge of its own).
 	//
 	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -2264,6 +2497,11 @@ type ClientWithResponsesInterface interface {
 	// of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 	// void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 	// (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+	// `requires_action` (3-D Secure) is answered on the hosted invoice page
+	// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+	// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+	// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+	// it (the charge may ask for a challenge of its own).
 	//
 	// **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 	// `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -2316,6 +2554,64 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/payment_intents/{id} (the `GetBuyerPaymentIntent` operationId).
 	GetBuyerPaymentIntentWithResponse(ctx context.Context, id PaymentIntentId, reqEditors ...RequestEditorFn) (*GetBuyerPaymentIntentResponse, error)
 
+	// ResolveBuyerPaymentIntentActionWithBodyWithResponse Answer a first payment's 3-D Secure challenge
+	//
+	// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+	// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+	// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+	// confirm. Approved, the card is saved and becomes the subscription's
+	// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+	// `incomplete` for another try.
+	//
+	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+	// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+	// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "no_action_pending",
+	//   "message": "No payment of this subscription is waiting for authentication.",
+	//   "param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+	ResolveBuyerPaymentIntentActionWithBodyWithResponse(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResolveBuyerPaymentIntentActionResponse, error)
+
+	// ResolveBuyerPaymentIntentActionWithResponse Answer a first payment's 3-D Secure challenge
+	//
+	// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+	// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+	// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+	// confirm. Approved, the card is saved and becomes the subscription's
+	// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+	// `incomplete` for another try.
+	//
+	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+	// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+	// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+	//
+	// Example error body:
+	// ```json
+	// {"error": {"type": "invalid_state", "code": "no_action_pending",
+	//   "message": "No payment of this subscription is waiting for authentication.",
+	//   "param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+	// ```
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+	ResolveBuyerPaymentIntentActionWithResponse(ctx context.Context, id PaymentIntentId, body ResolveBuyerPaymentIntentActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ResolveBuyerPaymentIntentActionResponse, error)
+
 	// ConfirmBuyerPaymentIntentWithBodyWithResponse Confirm a subscription's first payment
 	//
 	// Confirms the first payment with the card or bank account the customer entered, with the
@@ -2323,10 +2619,12 @@ type ClientWithResponsesInterface interface {
 	// charged: the payment method is saved for the renewals, becomes the subscription's
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
-	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path. Without a
-	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-	// `succeeded` and the subscription `active`); read the payment to follow it.
+	// `incomplete` for another try until 23 hours after its creation. A card that asks for
+	// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+	// the challenge, then `POST …/action` (which saves the card, and charges the first
+	// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+	// until the debit settles (then `succeeded` and the subscription `active`); read the
+	// payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -2356,10 +2654,12 @@ type ClientWithResponsesInterface interface {
 	// charged: the payment method is saved for the renewals, becomes the subscription's
 	// `default_payment_method`, and the subscription is `trialing`
 	// (`customer.subscription.updated`). A decline is 402 and the subscription stays
-	// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-	// Secure to be saved is declined with `authentication_required` on this path. Without a
-	// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-	// `succeeded` and the subscription `active`); read the payment to follow it.
+	// `incomplete` for another try until 23 hours after its creation. A card that asks for
+	// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+	// the challenge, then `POST …/action` (which saves the card, and charges the first
+	// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+	// until the debit settles (then `succeeded` and the subscription `active`); read the
+	// payment to follow it.
 	//
 	// **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 	// `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -3598,6 +3898,187 @@ func (r GetBuyerPaymentIntentResponse) ContentType() string {
 	return ""
 }
 
+// ResolveBuyerPaymentIntentActionResponse200Headers the declared response headers of an HTTP 200 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse200Headers struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse400Headers the declared response headers of an HTTP 400 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse401Headers the declared response headers of an HTTP 401 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse401Headers struct {
+	RequestId *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse402Headers the declared response headers of an HTTP 402 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse402Headers struct {
+	RequestId *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse413Headers the declared response headers of an HTTP 413 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse413Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse415Headers the declared response headers of an HTTP 415 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse415Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse422Headers the declared response headers of an HTTP 422 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse422Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse429Headers the declared response headers of an HTTP 429 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ResolveBuyerPaymentIntentActionResponse500Headers the declared response headers of an HTTP 500 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse500Headers struct {
+	RequestId *string
+}
+
+// ResolveBuyerPaymentIntentActionResponse503Headers the declared response headers of an HTTP 503 response for ResolveBuyerPaymentIntentAction
+type ResolveBuyerPaymentIntentActionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ResolveBuyerPaymentIntentActionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BuyerPaymentIntent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *CardDeclined
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResolveBuyerPaymentIntentActionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResolveBuyerPaymentIntentActionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResolveBuyerPaymentIntentActionResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *ResolveBuyerPaymentIntentActionResponse402Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ResolveBuyerPaymentIntentActionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ResolveBuyerPaymentIntentActionResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResolveBuyerPaymentIntentActionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResolveBuyerPaymentIntentActionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResolveBuyerPaymentIntentActionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResolveBuyerPaymentIntentActionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON200() *BuyerPaymentIntent {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON402() *CardDeclined {
+	return r.JSON402
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResolveBuyerPaymentIntentActionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResolveBuyerPaymentIntentActionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResolveBuyerPaymentIntentActionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResolveBuyerPaymentIntentActionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResolveBuyerPaymentIntentActionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ConfirmBuyerPaymentIntentResponse200Headers the declared response headers of an HTTP 200 response for ConfirmBuyerPaymentIntent
 type ConfirmBuyerPaymentIntentResponse200Headers struct {
 	CacheControl *string
@@ -4021,6 +4502,11 @@ func (c *ClientWithResponses) GetBuyerInvoiceWithResponse(ctx context.Context, t
 // of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 // void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 // (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+// `requires_action` (3-D Secure) is answered on the hosted invoice page
+// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+// it (the charge may ask for a challenge of its own).
 //
 // **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 // `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -4044,6 +4530,11 @@ func (c *ClientWithResponses) ConfirmBuyerInvoiceWithBodyWithResponse(ctx contex
 // of a session's confirm. An `open` or `uncollectible` invoice takes a payment; a paid or
 // void one does not (422 `invoice_not_open`), nor one whose debit is still being settled
 // (422 `invoice_payment_in_progress`). A decline is 402 and the invoice stays open.
+// `requires_action` (3-D Secure) is answered on the hosted invoice page
+// (`{checkout_base}/i/{token}`). Paying a subscription's invoice saves the card first: a
+// card whose saving asks for 3-D Secure answers `requires_action` before anything is
+// charged; the challenge on the hosted page saves it, and the invoice is then charged with
+// it (the charge may ask for a challenge of its own).
 //
 // **Errors:** 400 naming the field (as the session's confirm); 402 `card_declined` with
 // `decline_code`; 404 `invoice_not_found`; 422 `invoice_not_open`,
@@ -4118,6 +4609,80 @@ func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Cont
 	return ParseGetBuyerPaymentIntentResponse(rsp)
 }
 
+// ResolveBuyerPaymentIntentActionWithBodyWithResponse Answer a first payment's 3-D Secure challenge
+//
+// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+// confirm. Approved, the card is saved and becomes the subscription's
+// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+// `incomplete` for another try.
+//
+// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "no_action_pending",
+//
+//	"message": "No payment of this subscription is waiting for authentication.",
+//	"param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+func (c *ClientWithResponses) ResolveBuyerPaymentIntentActionWithBodyWithResponse(ctx context.Context, id PaymentIntentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResolveBuyerPaymentIntentActionResponse, error) {
+	rsp, err := c.ResolveBuyerPaymentIntentActionWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResolveBuyerPaymentIntentActionResponse(rsp)
+}
+
+// ResolveBuyerPaymentIntentActionWithResponse Answer a first payment's 3-D Secure challenge
+//
+// Reports the customer's answer to the 3-D Secure challenge the first payment waits for
+// (`status` `requires_action`; in the sandbox, the simulated challenge's "Complete" is
+// `approve: true`, "Fail" is `approve: false`), authorised by the client secret like the
+// confirm. Approved, the card is saved and becomes the subscription's
+// `default_payment_method`: with a trial the subscription is `trialing`; without, the
+// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
+// (the answer is then `requires_action` again; answer it the same way). Refused: 402
+// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
+// `incomplete` for another try.
+//
+// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
+// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
+// for the customer) or `payment_intent_unexpected_state` (confirmed, expired, or a wrong
+// secret); 429 `rate_limited`; 503 `processor_unavailable`; 5xx.
+//
+// Example error body:
+// ```json
+// {"error": {"type": "invalid_state", "code": "no_action_pending",
+//
+//	"message": "No payment of this subscription is waiting for authentication.",
+//	"param": null, "request_id": "req_4fT2bq9XcV1mN8kLp0Qr7sZa"}}
+//
+// ```
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payment_intents/{id}/action (the `ResolveBuyerPaymentIntentAction` operationId).
+func (c *ClientWithResponses) ResolveBuyerPaymentIntentActionWithResponse(ctx context.Context, id PaymentIntentId, body ResolveBuyerPaymentIntentActionJSONRequestBody, reqEditors ...RequestEditorFn) (*ResolveBuyerPaymentIntentActionResponse, error) {
+	rsp, err := c.ResolveBuyerPaymentIntentAction(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResolveBuyerPaymentIntentActionResponse(rsp)
+}
+
 // ConfirmBuyerPaymentIntentWithBodyWithResponse Confirm a subscription's first payment
 //
 // Confirms the first payment with the card or bank account the customer entered, with the
@@ -4125,10 +4690,12 @@ func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Cont
 // charged: the payment method is saved for the renewals, becomes the subscription's
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
-// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path. Without a
-// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-// `succeeded` and the subscription `active`); read the payment to follow it.
+// `incomplete` for another try until 23 hours after its creation. A card that asks for
+// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+// the challenge, then `POST …/action` (which saves the card, and charges the first
+// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+// until the debit settles (then `succeeded` and the subscription `active`); read the
+// payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -4166,10 +4733,12 @@ func (c *ClientWithResponses) ConfirmBuyerPaymentIntentWithBodyWithResponse(ctx 
 // charged: the payment method is saved for the renewals, becomes the subscription's
 // `default_payment_method`, and the subscription is `trialing`
 // (`customer.subscription.updated`). A decline is 402 and the subscription stays
-// `incomplete` for another try until 23 hours after its creation. A card that needs 3-D
-// Secure to be saved is declined with `authentication_required` on this path. Without a
-// trial, a SEPA Direct Debit answers `processing` until the debit settles (then
-// `succeeded` and the subscription `active`); read the payment to follow it.
+// `incomplete` for another try until 23 hours after its creation. A card that asks for
+// 3-D Secure answers `status` `requires_action` with `next_action`: the customer passes
+// the challenge, then `POST …/action` (which saves the card, and charges the first
+// invoice without a trial). Without a trial, a SEPA Direct Debit answers `processing`
+// until the debit settles (then `succeeded` and the subscription `active`); read the
+// payment to follow it.
 //
 // **Errors:** 400 `invalid_request` naming the field (as the session's confirm:
 // `number_invalid` with param `card.number`, `exp_month_invalid`, `cvc_invalid`,
@@ -5793,6 +6362,247 @@ func ParseGetBuyerPaymentIntentResponse(rsp *http.Response) (*GetBuyerPaymentInt
 	return response, nil
 }
 
+// ParseResolveBuyerPaymentIntentActionResponse parses an HTTP response from a ResolveBuyerPaymentIntentActionWithResponse call
+func ParseResolveBuyerPaymentIntentActionResponse(rsp *http.Response) (*ResolveBuyerPaymentIntentActionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResolveBuyerPaymentIntentActionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BuyerPaymentIntent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest CardDeclined
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResolveBuyerPaymentIntentActionResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResolveBuyerPaymentIntentActionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResolveBuyerPaymentIntentActionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers ResolveBuyerPaymentIntentActionResponse402Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 413:
+		var headers ResolveBuyerPaymentIntentActionResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ResolveBuyerPaymentIntentActionResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResolveBuyerPaymentIntentActionResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResolveBuyerPaymentIntentActionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResolveBuyerPaymentIntentActionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResolveBuyerPaymentIntentActionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseConfirmBuyerPaymentIntentResponse parses an HTTP response from a ConfirmBuyerPaymentIntentWithResponse call
 func ParseConfirmBuyerPaymentIntentResponse(rsp *http.Response) (*ConfirmBuyerPaymentIntentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6060,6 +6870,9 @@ type ServerInterface interface {
 	// GetBuyerPaymentIntent Read a subscription's first payment
 	// (GET /api/v1/payment_intents/{id})
 	GetBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId)
+	// ResolveBuyerPaymentIntentAction Answer a first payment's 3-D Secure challenge
+	// (POST /api/v1/payment_intents/{id}/action)
+	ResolveBuyerPaymentIntentAction(w http.ResponseWriter, r *http.Request, id PaymentIntentId)
 	// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
 	// (POST /api/v1/payment_intents/{id}/confirm)
 	ConfirmBuyerPaymentIntent(w http.ResponseWriter, r *http.Request, id PaymentIntentId)
@@ -6270,6 +7083,32 @@ func (siw *ServerInterfaceWrapper) GetBuyerPaymentIntent(w http.ResponseWriter, 
 	handler.ServeHTTP(w, r)
 }
 
+// ResolveBuyerPaymentIntentAction operation middleware
+func (siw *ServerInterfaceWrapper) ResolveBuyerPaymentIntentAction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id PaymentIntentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResolveBuyerPaymentIntentAction(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ConfirmBuyerPaymentIntent operation middleware
 func (siw *ServerInterfaceWrapper) ConfirmBuyerPaymentIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -6424,6 +7263,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/invoices/{token}/confirm", wrapper.ConfirmBuyerInvoice)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/openapi.json", wrapper.GetCheckoutSpec)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/payment_intents/{id}", wrapper.GetBuyerPaymentIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/payment_intents/{id}/action", wrapper.ResolveBuyerPaymentIntentAction)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/payment_intents/{id}/confirm", wrapper.ConfirmBuyerPaymentIntent)
 
 	return m
@@ -7930,6 +8770,220 @@ func (response GetBuyerPaymentIntent503JSONResponse) VisitGetBuyerPaymentIntentR
 	return err
 }
 
+type ResolveBuyerPaymentIntentActionRequestObject struct {
+	Id   PaymentIntentId `json:"id"`
+	Body *ResolveBuyerPaymentIntentActionJSONRequestBody
+}
+
+type ResolveBuyerPaymentIntentActionResponseObject interface {
+	VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error
+}
+
+type ResolveBuyerPaymentIntentAction200ResponseHeaders struct {
+	CacheControl *string
+	RequestId    *string
+}
+
+type ResolveBuyerPaymentIntentAction200JSONResponse struct {
+	Body    BuyerPaymentIntent
+	Headers ResolveBuyerPaymentIntentAction200ResponseHeaders
+}
+
+func (response ResolveBuyerPaymentIntentAction200JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction400JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction401JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction402JSONResponse struct{ CardDeclinedJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction402JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction413JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ResolveBuyerPaymentIntentAction415JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ResolveBuyerPaymentIntentAction422JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction429JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ResolveBuyerPaymentIntentAction500JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveBuyerPaymentIntentAction503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ResolveBuyerPaymentIntentAction503JSONResponse) VisitResolveBuyerPaymentIntentActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ConfirmBuyerPaymentIntentRequestObject struct {
 	Id   PaymentIntentId `json:"id"`
 	Body *ConfirmBuyerPaymentIntentJSONRequestBody
@@ -8170,6 +9224,9 @@ type StrictServerInterface interface {
 	// GetBuyerPaymentIntent Read a subscription's first payment
 	// (GET /api/v1/payment_intents/{id})
 	GetBuyerPaymentIntent(ctx context.Context, request GetBuyerPaymentIntentRequestObject) (GetBuyerPaymentIntentResponseObject, error)
+	// ResolveBuyerPaymentIntentAction Answer a first payment's 3-D Secure challenge
+	// (POST /api/v1/payment_intents/{id}/action)
+	ResolveBuyerPaymentIntentAction(ctx context.Context, request ResolveBuyerPaymentIntentActionRequestObject) (ResolveBuyerPaymentIntentActionResponseObject, error)
 	// ConfirmBuyerPaymentIntent Confirm a subscription's first payment
 	// (POST /api/v1/payment_intents/{id}/confirm)
 	ConfirmBuyerPaymentIntent(ctx context.Context, request ConfirmBuyerPaymentIntentRequestObject) (ConfirmBuyerPaymentIntentResponseObject, error)
@@ -8434,6 +9491,39 @@ func (sh *strictHandler) GetBuyerPaymentIntent(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetBuyerPaymentIntentResponseObject); ok {
 		if err := validResponse.VisitGetBuyerPaymentIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResolveBuyerPaymentIntentAction operation middleware
+func (sh *strictHandler) ResolveBuyerPaymentIntentAction(w http.ResponseWriter, r *http.Request, id PaymentIntentId) {
+	var request ResolveBuyerPaymentIntentActionRequestObject
+
+	request.Id = id
+
+	var body ResolveBuyerPaymentIntentActionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResolveBuyerPaymentIntentAction(ctx, request.(ResolveBuyerPaymentIntentActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResolveBuyerPaymentIntentAction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResolveBuyerPaymentIntentActionResponseObject); ok {
+		if err := validResponse.VisitResolveBuyerPaymentIntentActionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

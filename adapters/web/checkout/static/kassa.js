@@ -47,9 +47,9 @@
  * before _secret_ is the payment's id, so the secret is all the page needs.
  *
  *   Kassa.retrievePaymentIntent({clientSecret})              → Promise (the first payment:
- *       status ("requires_payment_method" | "processing" | "succeeded" | "canceled"),
- *       amount (charged now; 0 with a trial), recurring_amount, currency, trial_end,
- *       subscription_status, payment_method)
+ *       status ("requires_payment_method" | "requires_action" | "processing" | "succeeded" |
+ *       "canceled"), amount (charged now; 0 with a trial), recurring_amount, currency,
+ *       trial_end, subscription_status, payment_method, next_action)
  *   Kassa.confirmPaymentIntent({clientSecret, card: {number, exp_month, exp_year, cvc, name}})
  *   Kassa.confirmPaymentIntent({clientSecret, sepa_debit: {iban, account_holder}})
  *     → Promise of the first payment, confirmed: {status: "succeeded", subscription_status:
@@ -57,11 +57,18 @@
  *       charged: the card or bank account is saved for the renewals. Without a trial a SEPA
  *       debit answers {status: "processing", subscription_status: "incomplete"} until it settles
  *       (retrievePaymentIntent then reads "succeeded"): tell the customer the payment is on its
- *       way, do not ask again; confirming meanwhile is refused (422). Errors reject with a
- *       KassaError as confirm's do (402 card_declined leaves the subscription incomplete, the
- *       customer may try another card; a card that asks for 3-D Secure is declined with
- *       decline_code authentication_required; 422 payment_intent_unexpected_state once it is
- *       confirmed or expired).
+ *       way, do not ask again; confirming meanwhile is refused (422). A card that asks for 3-D
+ *       Secure answers {status: "requires_action", next_action: {type: "three_d_secure",
+ *       redirect_url}} as a session's confirm does: send the customer to
+ *       next_action.redirect_url when one is given (a live issuer's page); in the sandbox
+ *       (redirect_url null) show the simulated challenge's two choices and report the answer
+ *       with resolvePaymentIntentAction. Errors reject with a KassaError as confirm's do (402
+ *       card_declined leaves the subscription incomplete, the customer may try another card;
+ *       422 payment_intent_unexpected_state once it is confirmed or expired).
+ *   Kassa.resolvePaymentIntentAction({clientSecret, approve}) → Promise of the first payment as
+ *       confirmPaymentIntent answers it: approved, the card is saved (and, without a trial, the
+ *       first invoice charged, which may answer "requires_action" once more); refused, a
+ *       KassaError 402 card_declined with decline_code authentication_failed.
  */
 (function (global) {
   "use strict";
@@ -174,6 +181,9 @@
     confirmPaymentIntent: function (o) {
       var body = method(o);
       return body ? paymentIntentCall("POST", o, "/confirm", body) : noMethod();
+    },
+    resolvePaymentIntentAction: function (o) {
+      return paymentIntentCall("POST", o, "/action", { approve: !!(o && o.approve) });
     }
   };
 })(window);
