@@ -25,37 +25,6 @@ func init() {
 	sectionTitles["D14"] = "subscriptions (merchant API)"
 }
 
-// clockTo moves the merchant's frozen test clock to the Unix time at (later than now).
-func advanceClockTo(t *testing.T, c *api.ClientWithResponses, now, at int64) int64 {
-	t.Helper()
-	if at <= now {
-		t.Fatalf("clockTo %d: not after %d", at, now)
-	}
-	clk := clockAdvance(t, c, at-now)
-	if clk.Now != at {
-		t.Fatalf("clock at %d, want %d", clk.Now, at)
-	}
-	return at
-}
-
-// utc is the Unix time of a UTC date and hour.
-func utcUnix(y int, m time.Month, d, h int) int64 {
-	return time.Date(y, m, d, h, 0, 0, 0, time.UTC).Unix()
-}
-
-// subActiveAt creates a monthly subscription of unitAmount on m at the frozen clock's time
-// and pays its first invoice with the 4242 card.
-func subActiveAt(t *testing.T, o *DashOwner, unitAmount int64) api.Subscription {
-	t.Helper()
-	pr := subPrice(t, o.Merchant, unitAmount, nil)
-	s := subCreate(t, o.Merchant, subBody(pr.Id))
-	id, secret := subPI(t, s)
-	if v := subConfirm(t, secret, id, payCard(payCardOK)).JSON200; v == nil || v.SubscriptionStatus != "active" {
-		t.Fatal("first payment failed")
-	}
-	return subGet(t, o.Merchant, s.Id)
-}
-
 func TestBillingRulesPeriods(t *testing.T) {
 	t.Parallel()
 
@@ -63,8 +32,8 @@ func TestBillingRulesPeriods(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
-		now := clockFreeze(t, o.Test)
-		now = advanceClockTo(t, o.Test, now, utcUnix(2027, time.January, 31, 10))
+		clockFreeze(t, o.Test)
+		now := clockTo(t, o.Test, utcUnix(2027, time.January, 31, 10))
 		s := subActiveAt(t, o, 1000)
 		if s.Created != now || s.CurrentPeriodStart != now || s.CurrentPeriodEnd != utcUnix(2027, time.February, 28, 10) {
 			t.Fatalf("first period %d–%d, want 31 Jan–28 Feb 2027 10:00", s.CurrentPeriodStart, s.CurrentPeriodEnd)
@@ -73,7 +42,7 @@ func TestBillingRulesPeriods(t *testing.T) {
 			{utcUnix(2027, time.February, 28, 10), utcUnix(2027, time.March, 31, 10)},
 			{utcUnix(2027, time.March, 31, 10), utcUnix(2027, time.April, 30, 10)},
 		} {
-			now = advanceClockTo(t, o.Test, now, want[0])
+			clockTo(t, o.Test, want[0])
 			got := subGet(t, o.Merchant, s.Id)
 			if got.Status != wire.SubscriptionStatusActive || got.CurrentPeriodStart != want[0] || got.CurrentPeriodEnd != want[1] {
 				t.Fatalf("period %d–%d, want %d–%d (%s)", got.CurrentPeriodStart, got.CurrentPeriodEnd, want[0], want[1], got.Status)
@@ -89,15 +58,15 @@ func TestBillingRulesPeriods(t *testing.T) {
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
 		m := o.Merchant
-		now := clockFreeze(t, o.Test)
-		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.January, 31, 12))
+		clockFreeze(t, o.Test)
+		clockTo(t, o.Test, utcUnix(2028, time.January, 31, 12))
 		s := subActiveAt(t, o, 1000)
 		if s.CurrentPeriodEnd != utcUnix(2028, time.February, 29, 12) {
 			t.Fatalf("first period ends %d, want 29 Feb 2028 12:00", s.CurrentPeriodEnd)
 		}
 		// The first period is 31 Jan–29 Feb, 29 days. 10 Feb 12:00: 19 of 29 days remain. Credit 1000 × 19/29 = 655.17 → 655,
 		// charge 3000 × 19/29 = 1965.52 → 1966, net 1311.
-		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 10, 12))
+		clockTo(t, o.Test, utcUnix(2028, time.February, 10, 12))
 		up := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 3}))
 		if up.Quantity != 3 || up.Amount != 3000 || up.LatestInvoice == nil || *up.LatestInvoice == *s.LatestInvoice ||
 			up.CurrentPeriodStart != s.CurrentPeriodStart || up.CurrentPeriodEnd != s.CurrentPeriodEnd {
@@ -109,13 +78,13 @@ func TestBillingRulesPeriods(t *testing.T) {
 		}
 		// 20 Feb 12:00: 9 of 29 days remain. Credit 3000 × 9/29 = 931.03 → 931, charge
 		// 2000 × 9/29 = 620.69 → 621: a net credit of 310, so no invoice and no charge.
-		now = advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 20, 12))
+		clockTo(t, o.Test, utcUnix(2028, time.February, 20, 12))
 		down := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}))
 		if down.Quantity != 2 || down.Amount != 2000 || *down.LatestInvoice != inv.Id {
 			t.Fatalf("after the downgrade %+v", down)
 		}
 		// The renewal on 29 Feb charges the new amount; the next period re-anchors to the 31st.
-		advanceClockTo(t, o.Test, now, utcUnix(2028, time.February, 29, 12))
+		clockTo(t, o.Test, utcUnix(2028, time.February, 29, 12))
 		got := subGet(t, m, s.Id)
 		if got.CurrentPeriodStart != utcUnix(2028, time.February, 29, 12) || got.CurrentPeriodEnd != utcUnix(2028, time.March, 31, 12) ||
 			got.Status != wire.SubscriptionStatusActive {
@@ -139,12 +108,7 @@ func TestBillingRulesSmallProration(t *testing.T) {
 		m := o.Merchant
 		clockFreeze(t, o.Test)
 		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
-		s := subCreate(t, m, subBody(pr.Id))
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard(payCardOK)).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("first payment failed")
-		}
-		s = subGet(t, m, s.Id)
+		s := subPaidWith(t, m, subBody(pr.Id))
 		// One hour of the week left. Quantity 1 → 2: credit 1000 × 3600/604800 = 5.95 → 6,
 		// charge 2000 × 3600/604800 = 11.90 → 12, net 6: below 250.
 		clockAdvance(t, o.Test, s.CurrentPeriodEnd-s.Created-3600)

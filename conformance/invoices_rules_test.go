@@ -163,11 +163,7 @@ func TestSubscriptionsRulesHostedPageSavesMethod(t *testing.T) {
 		email := "ada-" + strings.ToLower(o.ID[4:12]) + "@example.com"
 		body := subBody(subPrice(t, o.Merchant, 900, nil).Id)
 		body["customer_email"] = email
-		s := subCreate(t, o.Merchant, body)
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard(payCardOK)).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("the first payment failed")
-		}
+		s := subPaidWith(t, o.Merchant, body)
 		inv := sendInvoice(t, o, newDraft(t, o, freeLine("Work", 1, 1000, "0")).Id)
 		if code, _, _ := hostedPost(t, "/i/"+*inv.PublicToken+"/pay", cardForm(payCardEEA)); code != http.StatusSeeOther {
 			t.Fatalf("paying the one-off invoice: %d", code)

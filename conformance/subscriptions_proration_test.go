@@ -11,12 +11,6 @@ import (
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
-// subUpdate sends POST /v1/subscriptions/{id} with body.
-func subUpdate(t *testing.T, m *Merchant, id string, body map[string]any) Raw {
-	t.Helper()
-	return catPost(t, m.TestKey, "/v1/subscriptions/"+id, body)
-}
-
 func TestSubscriptionsPlanChange(t *testing.T) {
 	t.Parallel()
 
@@ -61,25 +55,20 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		o := newDashOwner(t)
 		m := o.Merchant
 		clockFreeze(t, o.Test)
-		s := subPlain(t, o)
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("first payment failed")
-		}
-		active := subGet(t, m, s.Id)
+		active := subActiveAt(t, o, 900)
 		clockAdvance(t, o.Test, 10*86400)
-		got := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 3, "proration_behavior": "none"}))
+		got := catDecode[api.Subscription](t, subUpdate(t, m, active.Id, map[string]any{"quantity": 3, "proration_behavior": "none"}))
 		// 900 × 3 = 2700 from now on; the period and the latest invoice stay.
 		if got.Quantity != 3 || got.Amount != 2700 || got.CurrentPeriodStart != active.CurrentPeriodStart ||
 			got.CurrentPeriodEnd != active.CurrentPeriodEnd || *got.LatestInvoice != *active.LatestInvoice {
 			t.Fatalf("after the change %+v", got)
 		}
-		subWantEvents(t, m, s.Id, "customer.subscription.created", "customer.subscription.updated", "customer.subscription.updated")
+		subWantEvents(t, m, active.Id, "customer.subscription.created", "customer.subscription.updated", "customer.subscription.updated")
 		// The same change again changes nothing and fires nothing.
-		subUpdate(t, m, s.Id, map[string]any{"quantity": 3, "proration_behavior": "none"})
-		subWantEvents(t, m, s.Id, "customer.subscription.created", "customer.subscription.updated", "customer.subscription.updated")
+		subUpdate(t, m, active.Id, map[string]any{"quantity": 3, "proration_behavior": "none"})
+		subWantEvents(t, m, active.Id, "customer.subscription.created", "customer.subscription.updated", "customer.subscription.updated")
 		clockAdvance(t, o.Test, active.CurrentPeriodEnd-active.Created-10*86400)
-		renewed := subGet(t, m, s.Id)
+		renewed := subGet(t, m, active.Id)
 		if renewed.LatestInvoice == nil || *renewed.LatestInvoice == *active.LatestInvoice {
 			t.Fatalf("not renewed: %+v", renewed)
 		}
@@ -95,25 +84,20 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		m := o.Merchant
 		clockFreeze(t, o.Test)
 		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
-		s := subCreate(t, m, subBody(pr.Id))
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("first payment failed")
-		}
-		active := subGet(t, m, s.Id)
+		active := subPaidWith(t, m, subBody(pr.Id))
 		if active.CurrentPeriodEnd-active.CurrentPeriodStart != 7*86400 {
 			t.Fatalf("weekly period %+v", active)
 		}
 		// One day in, six of seven days remain. Quantity 1 → 2 of 1000:
 		// credit 1000 × 6/7 = 857.14 → 857, charge 2000 × 6/7 = 1714.29 → 1714, net 857.
 		clockAdvance(t, o.Test, 86400)
-		got := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 2}))
+		got := catDecode[api.Subscription](t, subUpdate(t, m, active.Id, map[string]any{"quantity": 2}))
 		if got.Quantity != 2 || got.Amount != 2000 || got.Status != wire.SubscriptionStatusActive ||
 			got.CurrentPeriodEnd != active.CurrentPeriodEnd || got.LatestInvoice == nil || *got.LatestInvoice == *active.LatestInvoice {
 			t.Fatalf("after the upgrade %+v", got)
 		}
 		inv := subInvoice(t, o, *got.LatestInvoice)
-		if inv.Status != "paid" || inv.TotalAmount != 857 || inv.Subscription == nil || *inv.Subscription != s.Id {
+		if inv.Status != "paid" || inv.TotalAmount != 857 || inv.Subscription == nil || *inv.Subscription != active.Id {
 			t.Fatalf("proration invoice %+v", inv)
 		}
 		if p := subPaymentOf(t, o, inv); p.Amount != 857 || p.InvoiceId == nil || *p.InvoiceId != inv.Id {
@@ -125,7 +109,7 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		// Two days in, five remain. Quantity 2 → 1: credit 2000 × 5/7 = 1428.57 → 1429,
 		// charge 1000 × 5/7 = 714.29 → 714: a net credit of 715, no invoice, no charge.
 		clockAdvance(t, o.Test, 86400)
-		down := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 1, "proration_behavior": "always_invoice"}))
+		down := catDecode[api.Subscription](t, subUpdate(t, m, active.Id, map[string]any{"quantity": 1, "proration_behavior": "always_invoice"}))
 		if down.Quantity != 1 || down.Amount != 1000 || *down.LatestInvoice != inv.Id {
 			t.Fatalf("after the downgrade %+v", down)
 		}
@@ -138,11 +122,7 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		m := o.Merchant
 		clockFreeze(t, o.Test)
 		pr := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
-		s := subCreate(t, m, subBody(pr.Id))
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("first payment failed")
-		}
+		s := subPaidWith(t, m, subBody(pr.Id))
 		clockAdvance(t, o.Test, 86400)
 		key := map[string]string{"Idempotency-Key": "upgrade-" + m.ID}
 		body := rawJSON(t, map[string]any{"quantity": 2})
@@ -166,11 +146,7 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		clockFreeze(t, o.Test)
 		weekly := subPrice(t, m, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
 		yearly := subPrice(t, m, 10000, &api.RecurringParams{Interval: wire.RecurringIntervalYear})
-		s := subCreate(t, m, subBody(weekly.Id))
-		id, secret := subPI(t, s)
-		if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-			t.Fatal("first payment failed")
-		}
+		s := subPaidWith(t, m, subBody(weekly.Id))
 		// One day in: credit 1000 × 6/7 = 857.14 → 857; charge the yearly 10000 in full; net 9143.
 		// none cannot change the interval.
 		now := clockAdvance(t, o.Test, 86400).Now

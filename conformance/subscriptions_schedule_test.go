@@ -1,42 +1,13 @@
 package conformance
 
 import (
-	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
-
-// clockTo moves the merchant's test clock to the instant at.
-func clockTo(t *testing.T, c *api.ClientWithResponses, at time.Time) api.TestClock {
-	t.Helper()
-	to := at.Unix()
-	resp, err := c.AdvanceTestClockWithResponse(context.Background(), nil, api.TestClockAdvance{To: &to})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.JSON200 == nil {
-		t.Fatalf("advance clock to %s: %d %s", at, resp.StatusCode(), resp.Body)
-	}
-	return *resp.JSON200
-}
-
-// subPaid creates a subscription of price priceID (quantity qty) and pays its first invoice.
-func subPaid(t *testing.T, m *Merchant, priceID string, qty int64) api.Subscription {
-	t.Helper()
-	b := subBody(priceID)
-	b["quantity"] = qty
-	s := subCreate(t, m, b)
-	id, secret := subPI(t, s)
-	if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-		t.Fatal("first payment failed")
-	}
-	return subGet(t, m, s.Id)
-}
 
 // subDeletePending sends DELETE /v1/subscriptions/{id}/pending_update with key.
 func subDeletePending(t *testing.T, key, id string) Raw {
@@ -65,8 +36,6 @@ func sameInts(a, b []int64) bool {
 	return true
 }
 
-func utc(y int, mo time.Month, d int) time.Time { return time.Date(y, mo, d, 0, 0, 0, 0, time.UTC) }
-
 func TestSubscriptionsKeptProrations(t *testing.T) {
 	t.Parallel()
 
@@ -75,22 +44,22 @@ func TestSubscriptionsKeptProrations(t *testing.T) {
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
 		m := o.Merchant
-		clockTo(t, o.Test, utc(2028, 1, 31))
+		clockTo(t, o.Test, utcUnix(2028, 1, 31, 0))
 		pr := subPrice(t, m, 900, nil)
 		s := subPaid(t, m, pr.Id, 1)
-		if s.CurrentPeriodEnd != utc(2028, 2, 29).Unix() {
+		if s.CurrentPeriodEnd != utcUnix(2028, 2, 29, 0) {
 			t.Fatalf("Jan 31 + a month in 2028 is Feb 29: %+v", s)
 		}
 		// Feb 10: 19 of 29 days left. Quantity 1 → 3 of 900: credit 900 × 19/29 = 589.66 → 590,
 		// charge 2700 × 19/29 = 1768.97 → 1769. Nothing is invoiced now.
-		clockTo(t, o.Test, utc(2028, 2, 10))
+		clockTo(t, o.Test, utcUnix(2028, 2, 10, 0))
 		up := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 3, "proration_behavior": "create_prorations"}))
 		if up.Quantity != 3 || up.Amount != 2700 || *up.LatestInvoice != *s.LatestInvoice || up.CurrentPeriodEnd != s.CurrentPeriodEnd {
 			t.Fatalf("after the upgrade %+v", up)
 		}
 		subWantEvents(t, m, s.Id, "customer.subscription.created", "customer.subscription.updated", "customer.subscription.updated")
 		// Feb 29: the renewal invoice has the period (3 × 900) and both kept lines: 3879.
-		clockTo(t, o.Test, utc(2028, 2, 29))
+		clockTo(t, o.Test, utcUnix(2028, 2, 29, 0))
 		r1 := subGet(t, m, s.Id)
 		inv := subInvoice(t, o, *r1.LatestInvoice)
 		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{2700, -590, 1769}) || inv.TotalAmount != 3879 {
@@ -101,18 +70,18 @@ func TestSubscriptionsKeptProrations(t *testing.T) {
 		}
 		// Mar 10: the period Feb 29 → Mar 31 (re-anchored to the 31st) has 21 of 31 days left.
 		// Quantity 3 → 2: credit 2700 × 21/31 = 1829.03 → 1829, charge 1800 × 21/31 = 1219.35 → 1219.
-		clockTo(t, o.Test, utc(2028, 3, 10))
-		if r1.CurrentPeriodEnd != utc(2028, 3, 31).Unix() {
+		clockTo(t, o.Test, utcUnix(2028, 3, 10, 0))
+		if r1.CurrentPeriodEnd != utcUnix(2028, 3, 31, 0) {
 			t.Fatalf("period after Feb 29: %+v", r1)
 		}
 		subUpdate(t, m, s.Id, map[string]any{"quantity": 2, "proration_behavior": "create_prorations"})
-		clockTo(t, o.Test, utc(2028, 3, 31))
+		clockTo(t, o.Test, utcUnix(2028, 3, 31, 0))
 		inv = subInvoice(t, o, *subGet(t, m, s.Id).LatestInvoice)
 		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{1800, -1829, 1219}) || inv.TotalAmount != 1190 {
 			t.Fatalf("second renewal %s %v total %d", inv.Status, invoiceLines(inv), inv.TotalAmount)
 		}
 		// The lines were billed once: the next renewal is the period alone.
-		clockTo(t, o.Test, utc(2028, 4, 30))
+		clockTo(t, o.Test, utcUnix(2028, 4, 30, 0))
 		inv = subInvoice(t, o, *subGet(t, m, s.Id).LatestInvoice)
 		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{1800}) {
 			t.Fatalf("third renewal %s %v", inv.Status, invoiceLines(inv))

@@ -14,7 +14,7 @@ import (
 )
 
 // InvoiceSettingsStore reads merchants' invoicing settings (invoice_settings, migration
-// 00049) outside any transaction; Tx.InvoiceSettings writes them.
+// 00049) outside any transaction; Tx.InvoiceSettings reads and writes them on a unit of work's.
 type InvoiceSettingsStore struct{ db handle }
 
 // NewInvoiceSettingsStore returns the settings reader over db.
@@ -73,4 +73,18 @@ func (r invoiceSettingsRepo) SetInvoicePrefix(ctx context.Context, merchantID, p
 		sql: `INSERT INTO invoice_settings (merchant_id, invoice_prefix, updated) VALUES ($1, $2, $3)
 			ON CONFLICT (merchant_id) DO UPDATE SET invoice_prefix = EXCLUDED.invoice_prefix, updated = EXCLUDED.updated`,
 		args: []any{merchantID, prefix, now.UTC()}})
+}
+
+// invoiceSettingsChosenSQL reads a merchant's name and chosen prefix (” when it chose none).
+const invoiceSettingsChosenSQL = `SELECT m.name, COALESCE(s.invoice_prefix, '') FROM merchants m
+	LEFT JOIN invoice_settings s ON s.merchant_id = m.id WHERE m.id = $1`
+
+// ChosenPrefix reads, on the transaction, the merchant's chosen prefix ("" when it chose none)
+// and its name.
+func (r invoiceSettingsRepo) ChosenPrefix(ctx context.Context, merchantID string) (string, string, error) {
+	var prefix, name string
+	if err := r.q.QueryRowxContext(ctx, invoiceSettingsChosenSQL, merchantID).Scan(&name, &prefix); err != nil {
+		return "", "", fmt.Errorf("invoice_settings: chosen prefix of %s: %w", merchantID, r.q.a.note(err))
+	}
+	return prefix, name, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/kassa-pay/kassa/modules/invoicing"
 )
 
-// A merchant's prefix is written in a unit of work, read back by its merchant only, replaced by
-// a later choice; the database refuses a prefix outside the rule; the last number of a scope
+// A merchant's prefix is written in a unit of work, read back by its merchant only (outside a
+// transaction, and on one with the merchant's name), replaced by a later choice; the database refuses a prefix outside the rule; the last number of a scope
 // and year is 0 until one is taken.
 func TestInvoiceSettingsStore(t *testing.T) {
 	t.Parallel()
@@ -41,6 +41,24 @@ func TestInvoiceSettingsStore(t *testing.T) {
 	}
 	if p, _, err := st.InvoicePrefix(ctx, b.MerchantID); err != nil || p != "" {
 		t.Fatalf("another merchant sees %q (%v)", p, err)
+	}
+	// On a unit of work's transaction: the chosen prefix ("" for none) with the merchant's name.
+	chosen := func(merchant string) (string, string, error) {
+		var p, name string
+		err := uow.Do(ctx, func(ctx context.Context, tx invoicing.SettingsTx) (err error) {
+			p, name, err = tx.InvoiceSettings().ChosenPrefix(ctx, merchant)
+			return err
+		})
+		return p, name, err
+	}
+	if p, name, err := chosen(a.MerchantID); err != nil || p != "SHOP24" || name != "Test merchant" {
+		t.Fatalf("chosen prefix in a unit of work: %q %q %v", p, name, err)
+	}
+	if p, name, err := chosen(b.MerchantID); err != nil || p != "" || name != "Test merchant" {
+		t.Fatalf("no chosen prefix: %q %q %v", p, name, err)
+	}
+	if _, _, err := chosen("acct_unknown"); err == nil {
+		t.Fatal("an unknown merchant has a prefix")
 	}
 	if err := set(b.MerchantID, "ab", t0); err == nil {
 		t.Fatal("the database kept a lower-case prefix")

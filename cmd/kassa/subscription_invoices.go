@@ -27,11 +27,7 @@ func invoicingTxOf(tx billing.Tx) (invoicing.Tx, error) {
 	return itx, nil
 }
 
-func (b billingInvoices) Prefix(ctx context.Context, merchantID string) (string, error) {
-	return b.svc.Prefix(ctx, merchantID)
-}
-
-func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope core.Scope, prefix string, in billing.InvoiceInput, now time.Time) (string, []core.Event, error) {
+func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope core.Scope, in billing.InvoiceInput, now time.Time) (string, []core.Event, error) {
 	itx, err := invoicingTxOf(tx)
 	if err != nil {
 		return "", nil, err
@@ -41,7 +37,7 @@ func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope c
 		lines = append(lines, invoicing.SubscriptionLine{Description: l.Description, PriceID: l.PriceID, ProductID: l.ProductID,
 			Quantity: l.Quantity, UnitAmount: l.UnitAmount})
 	}
-	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, prefix, invoicing.SubscriptionInvoice{
+	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, invoicing.SubscriptionInvoice{
 		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
 		Lines: lines}, now)
 	if err != nil {

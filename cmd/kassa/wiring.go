@@ -140,7 +140,7 @@ func wire(db *sqlx.DB, checkoutURL string, fees payments.FeeComputer, clocks clo
 	due.Register("checkout session expiry", co)
 	inv, err := invoicing.NewService(invoicing.Deps{Store: postgres.NewInvoiceStore(db), UoW: invoicingTx, Clocks: tc,
 		Prices: invoicePrices{catalogPrices{cat}}, Charger: charger, CheckoutBaseURL: checkoutURL, Methods: subPayments,
-		Merchants: invoiceMerchants{identityMerchants{ident}, postgres.NewInvoiceSettingsStore(db)}})
+		Merchants: identityMerchants{ident}})
 	if err != nil {
 		panic(err) // every argument is given here
 	}

@@ -34,10 +34,9 @@ type InvoiceLine struct {
 // Invoicer writes a subscription's invoices inside billing's units of work (invoicing, wired
 // in the composition root): numbered and open, or voided.
 type Invoicer interface {
-	// Prefix is the merchant's invoice number prefix, read before the unit of work.
-	Prefix(ctx context.Context, merchantID string) (string, error)
-	// OpenInvoice writes the finalised invoice in tx and answers its id and invoice.finalized.
-	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in InvoiceInput, now time.Time) (string, []core.Event, error)
+	// OpenInvoice writes the finalised invoice in tx, numbered with the merchant's prefix read
+	// in tx too (no second connection), and answers its id and invoice.finalized.
+	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, in InvoiceInput, now time.Time) (string, []core.Event, error)
 	// VoidOpenInvoice voids the invoice in tx if it is still open, with invoice.voided.
 	VoidOpenInvoice(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error)
 	// InvoiceProcessing reports whether a payment of the invoice is in flight (a SEPA debit

@@ -199,16 +199,6 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 	if err != nil {
 		return nil, err
 	}
-	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first, or the proration, numbers its invoice
-	if err != nil {
-		return nil, err
-	}
-	prefix := ""
-	if behavior == ProrateAlwaysInvoice {
-		if prefix, err = prefixes.of(ctx, scope.MerchantID); err != nil { // read above: no second query
-			return nil, err
-		}
-	}
 	var out *Subscription
 	var due *dueCharge
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
@@ -219,7 +209,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 		}
 		// A charge already due (a proration invoice whose charge a crash cut off before it
 		// began: the retried change finds the plan changed) is made after this commits.
-		_, owed, err := s.applyDue(ctx, tx, sub, now, prefixes)
+		_, owed, err := s.applyDue(ctx, tx, sub, now)
 		if err != nil {
 			return err
 		}
@@ -262,7 +252,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 				return customerNotFound(err)
 			}
 			in := sub.prorationInvoiceInput(cust, pr, at)
-			invID, invEvs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
+			invID, invEvs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, at)
 			if err != nil {
 				return err
 			}

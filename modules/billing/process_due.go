@@ -28,19 +28,14 @@ type dueCharge struct {
 // and writes it with its events. It reports whether anything changed, and the charge to make
 // once the unit of work commits: a renewal makes its invoice here (invoice.finalized) and is
 // charged in the next round, so the invoice is recorded before the processor is called.
-// prefixes gives the merchants' invoice number prefixes a renewal needs.
-func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time, prefixes *invoicePrefixes) (bool, *dueCharge, error) {
+func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until time.Time) (bool, *dueCharge, error) {
 	at, ok := sub.DueAt()
 	if !ok || at.After(until) {
 		return false, nil, nil
 	}
 	if s.invoices != nil && s.charger != nil {
 		if sub.RenewalDue(until) {
-			prefix, err := prefixes.of(ctx, sub.Scope().MerchantID)
-			if err != nil {
-				return false, nil, err
-			}
-			return true, nil, s.renew(ctx, tx, sub, prefix)
+			return true, nil, s.renew(ctx, tx, sub)
 		}
 		if inv, chargeAt, ok := sub.ChargeDue(until); ok {
 			c := &dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: chargeAt}
@@ -87,8 +82,8 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 
 // renew makes the invoice of the period that ends now (the trial's end, or a renewal),
 // finalised and numbered (invoice.finalized), and records it on the subscription as the
-// invoice to charge: the period advances. prefix is the merchant's invoice number prefix.
-func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription, prefix string) error {
+// invoice to charge: the period advances.
+func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	scope := sub.Scope()
 	at := sub.s.PeriodEnd
 	c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
@@ -101,7 +96,7 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription, prefix st
 	if err != nil {
 		return err
 	}
-	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
+	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, at)
 	if err != nil {
 		return err
 	}
@@ -190,39 +185,6 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 	})
 }
 
-// invoicePrefixes are the merchants' invoice number prefixes read so far (invoicing's Prefix,
-// a read outside any unit of work on a connection of its own).
-type invoicePrefixes struct {
-	s     *Service
-	known map[string]string
-}
-
-// prefixesOf returns the prefixes, with scope's read now (nil: none yet), before the unit of
-// work that renews: a sweep of one scope then takes no second connection inside its unit of
-// work. An unscoped sweep reads each merchant's once, when its first renewal needs it.
-func (s *Service) prefixesOf(ctx context.Context, scope *core.Scope) (*invoicePrefixes, error) {
-	p := &invoicePrefixes{s: s, known: map[string]string{}}
-	if scope != nil && s.invoices != nil {
-		if _, err := p.of(ctx, scope.MerchantID); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-// of is the prefix of merchantID, read on first use.
-func (p *invoicePrefixes) of(ctx context.Context, merchantID string) (string, error) {
-	if v, ok := p.known[merchantID]; ok {
-		return v, nil
-	}
-	v, err := p.s.invoices.Prefix(ctx, merchantID)
-	if err != nil {
-		return "", err
-	}
-	p.known[merchantID] = v
-	return v, nil
-}
-
 // voidLatest voids the subscription's latest invoice if it is still open.
 func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at time.Time) ([]core.Event, error) {
 	inv := sub.LatestInvoice()
@@ -244,10 +206,6 @@ func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at t
 // with a scope, only that scope (the test clock advance).
 func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.Time) (int, error) {
 	total := 0
-	prefixes, err := s.prefixesOf(ctx, scope)
-	if err != nil {
-		return 0, err
-	}
 	for {
 		claimed, changed := 0, 0
 		var charges []dueCharge
@@ -259,7 +217,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 			}
 			claimed = len(subs)
 			for _, sub := range subs {
-				ok, c, err := s.applyDue(ctx, tx, sub, until, prefixes)
+				ok, c, err := s.applyDue(ctx, tx, sub, until)
 				if err != nil {
 					return err
 				}

@@ -49,12 +49,6 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 	if err != nil {
 		return nil, err
 	}
-	prefix := ""
-	if s.invoices != nil {
-		if prefix, err = s.invoices.Prefix(ctx, scope.MerchantID); err != nil {
-			return nil, err
-		}
-	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		out = nil
@@ -72,7 +66,7 @@ func (s *Service) CreateSubscription(ctx context.Context, caller core.Caller, in
 			// and paid through the first payment the customer's browser confirms.
 			in := sub.invoiceInput(c)
 			in.Lines[0].ProductID = p.ProductID
-			invID, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, sub.s.Created)
+			invID, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, sub.s.Created)
 			if err != nil {
 				return err
 			}
@@ -125,10 +119,6 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 	if err != nil {
 		return nil, err
 	}
-	prefixes, err := s.prefixesOf(ctx, &scope) // a renewal due first numbers its invoice
-	if err != nil {
-		return nil, err
-	}
 	var out *Subscription
 	err = s.uow.Do(ctx, func(ctx context.Context, tx Tx) error {
 		sub, err := tx.Subscriptions().Lock(ctx, scope, id)
@@ -137,7 +127,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		// A change due before now (an expiry, a period-end cancellation the sweep has not run
 		// yet) is applied first, as it happened.
-		if _, _, err := s.applyDue(ctx, tx, sub, now, prefixes); err != nil {
+		if _, _, err := s.applyDue(ctx, tx, sub, now); err != nil {
 			return err
 		}
 		ch, err := fn(sub, now)

@@ -15,20 +15,16 @@ const MailInvoiceSent core.MailKind = "invoice_sent"
 // unit of work. The number is taken last, so a refused send consumes none, and a send that
 // rolls back gives its number back: numbers are gap-free.
 func (s *Service) Send(ctx context.Context, scope core.Scope, id string) (*Invoice, error) {
-	m, err := s.merchants.InvoiceMerchant(ctx, scope.MerchantID)
-	if err != nil {
-		return nil, err
-	}
-	prefix := m.InvoicePrefix
-	if prefix == "" {
-		prefix = DefaultPrefix(m.Name)
-	}
 	now, err := s.clocks.Now(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
 	return s.change(ctx, scope, id, func(ctx context.Context, tx Tx, inv *Invoice) ([]core.Event, error) {
 		if err := inv.CheckSendable(); err != nil {
+			return nil, err
+		}
+		prefix, err := numberPrefix(ctx, tx, scope.MerchantID)
+		if err != nil {
 			return nil, err
 		}
 		n, err := tx.Invoices().NextNumber(ctx, scope, now.Year())

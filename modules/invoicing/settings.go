@@ -40,9 +40,13 @@ type SettingsReader interface {
 	LastNumber(ctx context.Context, scope core.Scope, year int) (int64, error)
 }
 
-// SettingsRepository writes a merchant's settings on the transaction of a unit of work.
+// SettingsRepository reads and writes a merchant's settings on the transaction of a unit of
+// work.
 type SettingsRepository interface {
 	SetInvoicePrefix(ctx context.Context, merchantID, prefix string, now time.Time) error
+	// ChosenPrefix reads the merchant's chosen prefix ("" when it chose none) and its name,
+	// which the default prefix is made from.
+	ChosenPrefix(ctx context.Context, merchantID string) (prefix, merchantName string, err error)
 }
 
 // SettingsTx is what the settings' unit of work writes through.

@@ -8,10 +8,11 @@ import (
 )
 
 // Tx is what invoicing needs inside a unit of work: payments' repositories (an invoice is a
-// payable: the charge protocol runs in invoicing's units of work), the outbox, the mail queue
-// and the invoices.
+// payable: the charge protocol runs in invoicing's units of work), the outbox, the mail queue,
+// the invoices and the merchants' settings (an invoice is numbered with the prefix read there).
 type Tx interface {
 	payments.Tx
+	SettingsTx
 	Invoices() InvoiceRepository
 }
 
@@ -68,8 +69,6 @@ type PriceLookup interface {
 // Merchant is what invoices show of their merchant.
 type Merchant struct {
 	Name string
-	// InvoicePrefix is the merchant's number prefix ("" takes DefaultPrefix of Name).
-	InvoicePrefix string
 }
 
 // Merchants reads a merchant.

@@ -28,24 +28,22 @@ type SubscriptionLine struct {
 	UnitAmount  int64
 }
 
-// Prefix is the merchant's invoice number prefix (its setting, or DefaultPrefix of its
-// name). It reads outside any unit of work: call it before the one that numbers an invoice.
-func (s *Service) Prefix(ctx context.Context, merchantID string) (string, error) {
-	m, err := s.merchants.InvoiceMerchant(ctx, merchantID)
-	if err != nil {
-		return "", err
+// numberPrefix is the merchant's invoice number prefix, read on the unit of work's own
+// transaction: its setting, or DefaultPrefix of its name.
+func numberPrefix(ctx context.Context, tx SettingsTx, merchantID string) (string, error) {
+	prefix, name, err := tx.InvoiceSettings().ChosenPrefix(ctx, merchantID)
+	if err != nil || prefix != "" {
+		return prefix, err
 	}
-	if m.InvoicePrefix != "" {
-		return m.InvoicePrefix, nil
-	}
-	return DefaultPrefix(m.Name), nil
+	return DefaultPrefix(name), nil
 }
 
 // OpenSubscriptionInvoice writes, inside the caller's unit of work tx, the subscription's
 // invoice finalised at now: it takes the next number of the scope and year of now (gap-free:
 // the number commits or rolls back with the caller's change), mints the public token and is
-// open, due at once (it is charged automatically). It answers invoice.finalized.
-func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, prefix string, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
+// open, due at once (it is charged automatically). The merchant's number prefix is read in tx
+// too, so the caller's unit of work takes no second connection. It answers invoice.finalized.
+func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
 	lines := make([]Line, 0, len(in.Lines))
 	for _, l := range in.Lines {
 		price, product := l.PriceID, l.ProductID
@@ -61,6 +59,10 @@ func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core
 	sub := in.Subscription
 	inv.subscription = &sub
 	if err := inv.CheckSendable(); err != nil {
+		return nil, nil, err
+	}
+	prefix, err := numberPrefix(ctx, tx, scope.MerchantID)
+	if err != nil {
 		return nil, nil, err
 	}
 	n, err := tx.Invoices().NextNumber(ctx, scope, now.Year())

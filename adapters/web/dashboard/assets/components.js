@@ -1,10 +1,12 @@
 // @ts-check
 // Preact pieces the stateful forms share, with the markup and behaviour of ui.js's field() and
 // showFormError(): a labelled control with its hint and its error below, described by both; an
-// error on the whole form on top, announced and focused.
-import { html, useEffect, useMemo, useRef } from './preact.js';
+// error on the whole form on top, announced and focused; and the state of a form that posts one
+// intent with an Idempotency-Key.
+import { newKey } from './api.js';
+import { html, useEffect, useMemo, useRef, useState } from './preact.js';
 import { id as newID } from './dom.js';
-import { errorText } from './ui.js';
+import { errorText, flash } from './ui.js';
 
 /**
  * @typedef {{ field: string | null, message: string }} FormError
@@ -58,4 +60,38 @@ export function FormMessage({ message }) {
   const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   useEffect(() => { if (box.current) box.current.focus(); }, [message]);
   return html`<div class="notice notice-error form-message" role="alert" tabindex="-1" ref=${box}>${message}</div>`;
+}
+
+/**
+ * useIntent is the state of a form whose every submit is one intent sent with an
+ * Idempotency-Key (a subscription's cancel and pause forms): a double click or a retry after a
+ * lost answer changes things once. run(send, done) calls send with the intent's key; on success
+ * the key is new, the page reloads and done is flashed; a refusal (below 500) changed nothing,
+ * so the next try is a new request with a new key; an error shows where formError puts it
+ * among fields.
+ * @param {import('./types').Ctx} ctx
+ * @param {string[]} fields the names of the form's fields
+ */
+export function useIntent(ctx, fields) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(/** @type {FormError | null} */ (null));
+  const key = useRef(newKey());
+
+  /** @param {(key: string) => Promise<any>} send @param {string} done */
+  async function run(send, done) {
+    setError(null);
+    setBusy(true);
+    try {
+      await send(key.current);
+      key.current = newKey();
+      await ctx.reload();
+      flash('ok', done);
+    } catch (err) {
+      if (err.status && err.status < 500) key.current = newKey();
+      setError(formError(err, fields, undefined));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, run };
 }

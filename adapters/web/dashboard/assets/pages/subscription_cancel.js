@@ -3,49 +3,29 @@
 // period (the default) or now, and resume a pending cancellation. One Idempotency-Key per
 // intent, so a double click or a retry after a lost answer changes the subscription once; a
 // new key after each answer.
-import { newKey, postOnce } from '../api.js';
-import { html, useRef, useState } from '../preact.js';
-import { flash } from '../ui.js';
-import { FormMessage, formError } from '../components.js';
+import { postOnce } from '../api.js';
+import { html, useState } from '../preact.js';
+import { FormMessage, useIntent } from '../components.js';
 
 /**
  * @param {{ ctx: import('../types').Ctx, sub: import('../types').Schemas['Subscription'] }} props
  */
 export function CancelForm({ ctx, sub }) {
   const [when, setWhen] = useState(sub.cancel_at_period_end ? 'now' : 'period_end');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(/** @type {import('../components.js').FormError | null} */ (null));
-  const key = useRef(newKey());
+  const { busy, error, run } = useIntent(ctx, []);
   const path = /** @type {const} */ (`${ctx.base}/subscriptions/${encodeURIComponent(sub.id)}`);
   const pending = sub.cancel_at_period_end;
-
-  /** @param {() => Promise<any>} fn @param {string} done */
-  async function run(fn, done) {
-    setError(null);
-    setBusy(true);
-    try {
-      await fn();
-      key.current = newKey();
-      await ctx.reload();
-      flash('ok', done);
-    } catch (err) {
-      if (err.status && err.status < 500) key.current = newKey();
-      setError(formError(err, [], undefined));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   /** @param {SubmitEvent} ev */
   function submit(ev) {
     ev.preventDefault();
     const atPeriodEnd = when === 'period_end';
-    run(() => postOnce(`${path}/cancel`, { at_period_end: atPeriodEnd }, key.current),
+    run((key) => postOnce(`${path}/cancel`, { at_period_end: atPeriodEnd }, key),
       atPeriodEnd ? 'The subscription ends at the end of its period.' : 'The subscription is canceled.');
   }
 
   function resume() {
-    run(() => postOnce(`${path}/resume`, undefined, key.current), 'The subscription renews again.');
+    run((key) => postOnce(`${path}/resume`, undefined, key), 'The subscription renews again.');
   }
 
   const choice = (/** @type {string} */ value, /** @type {string} */ label, /** @type {string} */ hint) => html`<div class="choice">

@@ -2,10 +2,9 @@
 // The pause form of a subscription's page, a Preact component: pause its billing, until a day
 // or until resumed, and resume it. The server decides everything (which statuses can pause,
 // that the day is in the future); one Idempotency-Key per intent, a new one after each answer.
-import { newKey, postOnce } from '../api.js';
-import { html, useRef, useState } from '../preact.js';
-import { flash } from '../ui.js';
-import { Field, FormMessage, formError } from '../components.js';
+import { postOnce } from '../api.js';
+import { html, useState } from '../preact.js';
+import { Field, FormMessage, useIntent } from '../components.js';
 
 const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
 
@@ -14,39 +13,20 @@ const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', time
  */
 export function PauseForm({ ctx, sub }) {
   const [day, setDay] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(/** @type {import('../components.js').FormError | null} */ (null));
-  const key = useRef(newKey());
+  const { busy, error, run } = useIntent(ctx, ['resumes_at']);
   const path = /** @type {const} */ (`${ctx.base}/subscriptions/${encodeURIComponent(sub.id)}`);
   const paused = sub.pause_collection;
-
-  /** @param {() => Promise<any>} fn @param {string} done */
-  async function run(fn, done) {
-    setError(null);
-    setBusy(true);
-    try {
-      await fn();
-      key.current = newKey();
-      await ctx.reload();
-      flash('ok', done);
-    } catch (err) {
-      if (err.status && err.status < 500) key.current = newKey();
-      setError(formError(err, ['resumes_at'], undefined));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   /** @param {SubmitEvent} ev */
   function submit(ev) {
     ev.preventDefault();
     if (paused) {
-      run(() => postOnce(`${path}/unpause`, undefined, key.current), 'Billing resumes at the end of the current period.');
+      run((key) => postOnce(`${path}/unpause`, undefined, key), 'Billing resumes at the end of the current period.');
       return;
     }
     // The chosen day at 00:00 UTC, the time the period dates on this page are read in.
     const body = day ? { resumes_at: Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) } : {};
-    run(() => postOnce(`${path}/pause`, body, key.current),
+    run((key) => postOnce(`${path}/pause`, body, key),
       day ? `Billing is paused until ${dayFormat.format(new Date(`${day}T00:00:00Z`))}.` : 'Billing is paused until you resume it.');
   }
 
