@@ -252,6 +252,16 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil
 		}
 		var evs []core.Event
+		if behavior == ProrateAlwaysInvoice && pr.Net != 0 && pr.Net < core.MinAmount {
+			// A net credit, or a charge below the minimum, goes to the customer's balance
+			// (balance.go), taken by the customer's next invoice in this currency.
+			if _, err := tx.Customers().Lock(ctx, scope, sub.Customer()); err != nil {
+				return customerNotFound(err)
+			}
+			if err := carryProration(ctx, tx, sub, pr.Net, now); err != nil {
+				return err
+			}
+		}
 		if behavior == ProrateAlwaysInvoice && pr.Net >= core.MinAmount {
 			if sub.s.Collection.Invoice != "" {
 				return ErrCollectionPending
@@ -262,19 +272,28 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 				return customerNotFound(err)
 			}
 			in := sub.prorationInvoiceInput(cust, pr, at)
+			if err := withBalance(ctx, tx, cust, &in); err != nil {
+				return err
+			}
 			invID, invEvs, err := s.invoices.OpenInvoice(ctx, tx, scope, prefix, in, at)
 			if err != nil {
 				return err
 			}
 			evs = invEvs
 			sub.collectProration(invID, at)
-			due = &dueCharge{scope: scope, sub: sub.ID(), invoice: invID, at: at}
-			if mid := sub.DefaultMethodID(); mid != "" {
+			paid, err := recordApplied(ctx, tx, sub, in, invID, at)
+			if err != nil {
+				return err
+			}
+			if paid.Updated {
+				// The customer's credit paid it: nothing to charge.
+				ch.Updated = true
+			} else if mid := sub.DefaultMethodID(); mid != "" {
 				pm, err := tx.PaymentMethods().Get(ctx, scope, mid)
 				if err != nil {
 					return err
 				}
-				due.method, due.ref = pm.Type(), pm.ProcessorRef()
+				due = &dueCharge{scope: scope, sub: sub.ID(), invoice: invID, at: at, method: pm.Type(), ref: pm.ProcessorRef()}
 			} else {
 				// No method to charge: the attempt fails as a lost card would.
 				due = nil
