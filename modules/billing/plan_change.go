@@ -163,10 +163,12 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // invoice of one line (the charge less the credit) is made, finalised (invoice.finalized) and
 // recorded as the invoice the subscription collects, in the same unit of work; it is then
 // charged off-session with the default method through the renewal's charge path with no
-// transaction open, and a failure goes into dunning as a renewal's would. A net credit, a
-// net charge below the minimum charge (core.MinAmount, which no invoice may be finalised
-// under) or nothing to pay makes no invoice and no charge, and the credit is not kept: there is no
-// customer balance to carry it. While trialing nothing is billed.
+// transaction open, and a failure goes into dunning as a renewal's would. The customer's
+// balance in the currency is applied to that invoice (ApplyBalance); a credit that covers it
+// pays it with no charge, in the same unit of work. A net credit (a downgrade), or a net
+// charge below the minimum charge (core.MinAmount, which no invoice may be finalised under),
+// makes no invoice and no charge: it goes to the customer's balance in the same unit of work,
+// for the next invoice to take. While trialing nothing is billed.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
 	if err := checkPlanChange(c); err != nil {
 		return nil, err
