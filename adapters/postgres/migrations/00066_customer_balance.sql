@@ -17,6 +17,8 @@ CREATE TABLE customer_balance_transactions (
 );
 CREATE INDEX customer_balance_transactions_customer
     ON customer_balance_transactions (customer_id, currency, merchant_id, environment);
+-- As every tenant table: the planner keeps no statistics of merchant_id.
+ALTER TABLE customer_balance_transactions ALTER COLUMN merchant_id SET STATISTICS 0;
 
 -- The customer's balance before and after a subscription's invoice took from it; the amount
 -- due is the total + starting_balance − ending_balance.
