@@ -101,7 +101,7 @@ func TestBillingRulesSmallProration(t *testing.T) {
 
 	// Regression: the change was refused with 400 amount_below_minimum at param total_amount,
 	// a field the request does not have, so an upgrade near a period end was impossible.
-	harness.Rule(t, "D14", "an always_invoice change whose net proration is below the minimum charge is made and bills nothing; the renewal charges the new amount (test clock)", func(t *testing.T) {
+	harness.Rule(t, "D14", "an always_invoice change whose net proration is below the minimum charge is made and invoices nothing now; the net charge is carried on the customer's balance and the renewal charges the new amount with it (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
@@ -125,7 +125,8 @@ func TestBillingRulesSmallProration(t *testing.T) {
 		}
 		clockAdvance(t, o.Test, 3600)
 		got := subGet(t, m, s.Id)
-		if inv := subInvoice(t, o, *got.LatestInvoice); *got.LatestInvoice == *s.LatestInvoice || inv.Status != "paid" || inv.TotalAmount != 2000 {
+		if inv := subInvoice(t, o, *got.LatestInvoice); *got.LatestInvoice == *s.LatestInvoice || inv.Status != "paid" || inv.TotalAmount != 2000 ||
+			inv.StartingBalance != 6 || inv.EndingBalance != 0 || inv.AmountPaid != 2006 {
 			t.Fatalf("renewal invoice %+v", inv)
 		}
 	})

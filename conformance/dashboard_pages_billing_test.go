@@ -61,12 +61,13 @@ func TestDashboardPagesBilling(t *testing.T) {
 			t.Fatalf("after cancel now: %s", got.Status)
 		}
 
-		// The customer: its subscriptions and saved card.
+		// The customer: its subscriptions, saved card and balance (none).
 		dpGo(t, ctx, "/test/customers")
 		dpWait(t, ctx, "the customers", `document.querySelector('a[data-customer="`+s.Customer+`"]')`)
 		harness.Page(t, ctx, "dashboard-customers")
 		dpDo(t, ctx, "open the customer", dpClick(`a[data-customer="`+s.Customer+`"]`))
-		dpWait(t, ctx, "the customer's page", `document.querySelector('a[data-subscription="`+s.Id+`"]') && `+dpHas("main", "Visa •••• 4242"))
+		dpWait(t, ctx, "the customer's page", `document.querySelector('a[data-subscription="`+s.Id+`"]') && `+dpHas("main", "Visa •••• 4242")+
+			` && `+dpHas("[data-balance]", "None"))
 		harness.Page(t, ctx, "dashboard-customer")
 	})
 }

@@ -77,7 +77,7 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		}
 	})
 
-	harness.Rule(t, "D14", "always_invoice (the default) invoices the net proration by the second, rounded half-up, and charges it off-session now; a net credit makes no invoice (test clock)", func(t *testing.T) {
+	harness.Rule(t, "D14", "always_invoice (the default) invoices the net proration by the second, rounded half-up, and charges it off-session now; a net credit makes no invoice and goes to the customer's balance (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
@@ -112,6 +112,9 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		down := catDecode[api.Subscription](t, subUpdate(t, m, active.Id, map[string]any{"quantity": 1, "proration_behavior": "always_invoice"}))
 		if down.Quantity != 1 || down.Amount != 1000 || *down.LatestInvoice != inv.Id {
 			t.Fatalf("after the downgrade %+v", down)
+		}
+		if b := balOf(t, o, s.Customer); b["EUR"] != -715 {
+			t.Fatalf("balance after the downgrade %v, want EUR -715", b)
 		}
 	})
 

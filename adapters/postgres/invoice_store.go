@@ -26,7 +26,7 @@ var _ invoicing.Store = (*InvoiceStore)(nil)
 const invoiceColumns = `seq, id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 	lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
 	updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, subscription_id,
-	dunning_stage, next_payment_attempt, processing_off_session, saved_method`
+	dunning_stage, next_payment_attempt, processing_off_session, saved_method, starting_balance, ending_balance`
 
 type invoiceRow struct {
 	Seq           int64      `db:"seq"`
@@ -62,6 +62,8 @@ type invoiceRow struct {
 	DunningStage  *string    `db:"dunning_stage"`
 	NextAttempt   *time.Time `db:"next_payment_attempt"`
 	ProcessingOff bool       `db:"processing_off_session"`
+	StartBalance  int64      `db:"starting_balance"`
+	EndBalance    int64      `db:"ending_balance"`
 }
 
 // lineJSON is a line as stored.
@@ -88,6 +90,7 @@ func (r *invoiceRow) invoice() (*invoicing.Invoice, error) {
 		PaymentID: r.PaymentID, Created: r.Created.UTC(), Updated: r.Updated.UTC(), FinalizedAt: utcp(r.FinalizedAt),
 		PaidAt: utcp(r.PaidAt), VoidedAt: utcp(r.VoidedAt), Uncollectible: utcp(r.Uncollectible), Subscription: r.Subscription,
 		DunningStage: r.DunningStage, NextPaymentAttempt: utcp(r.NextAttempt),
+		StartingBalance: r.StartBalance, EndingBalance: r.EndBalance,
 		Charge: invoicing.ChargeState{Charging: r.Charging, Attempts: r.Attempts, Processing: r.Processing,
 			ProcessingOffSession: r.ProcessingOff, SavedMethod: r.SavedMethod}}
 	for _, l := range ls {
@@ -226,10 +229,11 @@ func (r invoiceRepo) Insert(ctx context.Context, inv *invoicing.Invoice) error {
 		sql: `INSERT INTO invoices (id, merchant_id, environment, status, number, currency, customer_name, customer_email,
 			lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
 			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, dunning_stage,
-			next_payment_attempt, processing_off_session, saved_method, subscription_id)
+			next_payment_attempt, processing_off_session, saved_method, subscription_id, starting_balance, ending_balance)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-			$23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`,
-		args: append(append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...), inv.Subscription())})
+			$23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
+		args: append(append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...), inv.Subscription(),
+			inv.StartingBalance(), inv.EndingBalance())})
 }
 
 // Save writes the invoice's state in one UPDATE of its row.

@@ -279,6 +279,12 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			{"customer's saved methods listed", `SELECT * FROM customer_payment_methods WHERE merchant_id = $1 AND environment = $2
 				AND customer_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC`, "customer_payment_methods_list",
 				[]any{m, "test", "cus_1"}, "", true},
+			{"customer's balance in a currency", `SELECT COALESCE(SUM(amount), 0)::bigint FROM customer_balance_transactions
+				WHERE customer_id = $1 AND currency = $2 AND merchant_id = $3 AND environment = $4`,
+				"customer_balance_transactions_customer", []any{"cus_1", "EUR", m, "test"}, "", true},
+			{"customer's balances", `SELECT currency, SUM(amount)::bigint AS balance FROM customer_balance_transactions
+				WHERE customer_id = $1 AND merchant_id = $2 AND environment = $3 GROUP BY currency ORDER BY currency`,
+				"customer_balance_transactions_customer", []any{"cus_1", m, "test"}, "", true},
 			{"subscriptions listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
 				` ORDER BY seq DESC LIMIT 11`, "subscriptions_list", []any{m, "test"}, "", true},
 			{"subscriptions of a status listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` +

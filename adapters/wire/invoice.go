@@ -12,7 +12,8 @@ func Invoice(inv *invoicing.Invoice, hostedURL *string) api.Invoice {
 	out := api.Invoice{Id: inv.ID(), Object: "invoice", Number: inv.Number(), Status: api.InvoiceStatus(inv.Status()),
 		Currency: string(inv.Currency()), CustomerName: inv.CustomerName(), CustomerEmail: inv.CustomerEmail(),
 		LineItems: make([]api.InvoiceLineItem, 0, len(inv.Lines())), Subtotal: t.Subtotal, VatAmount: t.VAT,
-		TotalAmount: t.Total, AmountDue: inv.AmountDue(), AmountPaid: inv.AmountPaid(), DaysUntilDue: inv.DaysUntilDue(),
+		TotalAmount: t.Total, StartingBalance: inv.StartingBalance(), EndingBalance: inv.EndingBalance(),
+		AmountDue: inv.AmountDue(), AmountPaid: inv.AmountPaid(), DaysUntilDue: inv.DaysUntilDue(),
 		Memo: inv.Memo(), PublicToken: inv.PublicToken(), HostedInvoiceUrl: hostedURL, AttemptCount: inv.AttemptCount(),
 		PaymentId: inv.PaymentID(), Metadata: inv.Metadata(), Created: inv.Created().Unix(), Subscription: inv.Subscription()}
 	if st := inv.DunningStage(); st != nil {

@@ -39,7 +39,7 @@ func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope c
 	}
 	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, invoicing.SubscriptionInvoice{
 		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
-		Lines: lines}, now)
+		Lines: lines, StartingBalance: in.StartingBalance, EndingBalance: in.EndingBalance}, now)
 	if err != nil {
 		return "", nil, err
 	}

@@ -89,6 +89,11 @@ func (q *Queries) Customer(ctx context.Context, scope core.Scope, id string) (*C
 	return c, ms, nil
 }
 
+// Balances is the customer's balance per currency it has had one in (negative: credit).
+func (q *Queries) Balances(ctx context.Context, scope core.Scope, id string) (map[core.Currency]int64, error) {
+	return q.store.CustomerBalances(ctx, scope, id)
+}
+
 // Summary counts the active and past-due subscriptions and their monthly recurring revenue
 // (SummarizeRecurring).
 func (q *Queries) Summary(ctx context.Context, scope core.Scope) (BillingSummary, error) {

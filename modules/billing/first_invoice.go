@@ -19,7 +19,22 @@ type InvoiceInput struct {
 	CustomerEmail string
 	Currency      core.Currency
 	Lines         []InvoiceLine
+	// StartingBalance and EndingBalance are the customer's balance in the invoice's currency
+	// before and after the invoice (ApplyBalance); amount due = total + starting − ending.
+	StartingBalance, EndingBalance int64
 }
+
+// Total is the sum of the lines (a subscription's lines carry no VAT).
+func (in InvoiceInput) Total() int64 {
+	var t int64
+	for _, l := range in.Lines {
+		t += l.Quantity * l.UnitAmount
+	}
+	return t
+}
+
+// AmountDue is what the invoice leaves to charge: its total with the balance applied.
+func (in InvoiceInput) AmountDue() int64 { return in.Total() + in.StartingBalance - in.EndingBalance }
 
 // InvoiceLine is one line of a subscription's invoice: quantity × unit amount (a credit has a
 // negative unit amount), naming the price it bills.

@@ -163,10 +163,12 @@ func (s *Subscription) ChangePlan(p *Price, quantity int64, now time.Time) (Chan
 // invoice of one line (the charge less the credit) is made, finalised (invoice.finalized) and
 // recorded as the invoice the subscription collects, in the same unit of work; it is then
 // charged off-session with the default method through the renewal's charge path with no
-// transaction open, and a failure goes into dunning as a renewal's would. A net credit, a
-// net charge below the minimum charge (core.MinAmount, which no invoice may be finalised
-// under) or nothing to pay makes no invoice and no charge, and the credit is not kept: there is no
-// customer balance to carry it. While trialing nothing is billed.
+// transaction open, and a failure goes into dunning as a renewal's would. The customer's
+// balance in the currency is applied to that invoice (ApplyBalance); a credit that covers it
+// pays it with no charge, in the same unit of work. A net credit (a downgrade), or a net
+// charge below the minimum charge (core.MinAmount, which no invoice may be finalised under),
+// makes no invoice and no charge: it goes to the customer's balance in the same unit of work,
+// for the next invoice to take. While trialing nothing is billed.
 func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, id string, c PlanChange, patch Patch) (*Subscription, error) {
 	if err := checkPlanChange(c); err != nil {
 		return nil, err
@@ -242,6 +244,16 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			return nil
 		}
 		var evs []core.Event
+		if behavior == ProrateAlwaysInvoice && pr.Net != 0 && pr.Net < core.MinAmount {
+			// A net credit, or a charge below the minimum, goes to the customer's balance
+			// (balance.go), taken by the customer's next invoice in this currency.
+			if _, err := tx.Customers().Lock(ctx, scope, sub.Customer()); err != nil {
+				return customerNotFound(err)
+			}
+			if err := carryProration(ctx, tx, sub, pr.Net, now); err != nil {
+				return err
+			}
+		}
 		if behavior == ProrateAlwaysInvoice && pr.Net >= core.MinAmount {
 			if sub.s.Collection.Invoice != "" {
 				return ErrCollectionPending
@@ -252,19 +264,28 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 				return customerNotFound(err)
 			}
 			in := sub.prorationInvoiceInput(cust, pr, at)
+			if err := withBalance(ctx, tx, cust, &in); err != nil {
+				return err
+			}
 			invID, invEvs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, at)
 			if err != nil {
 				return err
 			}
 			evs = invEvs
 			sub.collectProration(invID, at)
-			due = &dueCharge{scope: scope, sub: sub.ID(), invoice: invID, at: at}
-			if mid := sub.DefaultMethodID(); mid != "" {
+			paid, err := recordApplied(ctx, tx, sub, in, invID, at)
+			if err != nil {
+				return err
+			}
+			if paid.Updated {
+				// The customer's credit paid it: nothing to charge.
+				ch.Updated = true
+			} else if mid := sub.DefaultMethodID(); mid != "" {
 				pm, err := tx.PaymentMethods().Get(ctx, scope, mid)
 				if err != nil {
 					return err
 				}
-				due.method, due.ref = pm.Type(), pm.ProcessorRef()
+				due = &dueCharge{scope: scope, sub: sub.ID(), invoice: invID, at: at, method: pm.Type(), ref: pm.ProcessorRef()}
 			} else {
 				// No method to charge: the attempt fails as a lost card would.
 				due = nil

@@ -96,6 +96,10 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	if err != nil {
 		return err
 	}
+	// The customer's balance is applied to it (balance.go): a credit covering it pays it.
+	if err := withBalance(ctx, tx, c, &in); err != nil {
+		return err
+	}
 	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, at)
 	if err != nil {
 		return err
@@ -103,6 +107,11 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	if err := sub.StartRenewal(id); err != nil {
 		return err
 	}
+	paid, err := recordApplied(ctx, tx, sub, in, id, at)
+	if err != nil {
+		return err
+	}
+	updated.Updated = updated.Updated || paid.Updated
 	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
 		return err
 	}

@@ -53,6 +53,11 @@ type CustomerRepository interface {
 	Lock(ctx context.Context, scope core.Scope, id string) (*Customer, error)
 	// Save writes the customer's state in one UPDATE that must change its one row.
 	Save(ctx context.Context, c *Customer) error
+	// Balance is the sum of the customer's balance transactions in currency (0 without any).
+	// The caller holds the customer's lock, so the balance cannot change under it.
+	Balance(ctx context.Context, scope core.Scope, customerID string, currency core.Currency) (int64, error)
+	// AddBalanceTransaction writes a change of the customer's balance.
+	AddBalanceTransaction(ctx context.Context, t *BalanceTransaction) error
 }
 
 // PaymentMethodRepository keeps saved payment methods inside a unit of work.
@@ -72,6 +77,9 @@ type Store interface {
 	Customer(ctx context.Context, scope core.Scope, id string) (*Customer, error)
 	// PaymentMethod reads method id of scope; ErrMethodNotFound.
 	PaymentMethod(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+	// CustomerBalances is the customer's balance per currency, for each currency it has
+	// balance transactions in.
+	CustomerBalances(ctx context.Context, scope core.Scope, customerID string) (map[core.Currency]int64, error)
 	// CustomerMethods lists the customer's saved methods, newest first.
 	CustomerMethods(ctx context.Context, scope core.Scope, customerID string) ([]*PaymentMethod, error)
 	// SubscriptionByPaymentIntent reads the subscription whose first payment is piID, of any

@@ -89,6 +89,9 @@ type Invoice struct {
 	dunningStage  *string
 	nextAttempt   *time.Time
 	charge        ChargeState
+	// startingBalance and endingBalance: the customer's balance before and after a
+	// subscription's invoice took what it could of it (0 and 0 for a one-off invoice).
+	startingBalance, endingBalance int64
 }
 
 // ChargeState is the invoice's side of the charge protocol: the attempt in flight, the number
@@ -139,6 +142,9 @@ type Snapshot struct {
 	DunningStage       *string
 	NextPaymentAttempt *time.Time
 	Charge             ChargeState
+	// StartingBalance and EndingBalance: the customer's balance before and after the invoice
+	// (a subscription's); AmountDue is the total + StartingBalance − EndingBalance.
+	StartingBalance, EndingBalance int64
 }
 
 // Snapshot returns a copy of the full state.
@@ -149,7 +155,8 @@ func (i *Invoice) Snapshot() Snapshot {
 		IssueDate: i.issueDate, DueDate: i.dueDate, AmountPaid: i.amountPaid, PaymentID: i.paymentID,
 		Created: i.created, Updated: i.updated, FinalizedAt: i.finalizedAt, PaidAt: i.paidAt, VoidedAt: i.voidedAt,
 		Uncollectible: i.uncollectible, Subscription: i.subscription,
-		DunningStage: i.dunningStage, NextPaymentAttempt: i.nextAttempt, Charge: i.charge}
+		DunningStage: i.dunningStage, NextPaymentAttempt: i.nextAttempt, Charge: i.charge,
+		StartingBalance: i.startingBalance, EndingBalance: i.endingBalance}
 }
 
 // Rehydrate rebuilds an invoice from storage, without re-validating.
@@ -163,7 +170,8 @@ func Rehydrate(s Snapshot) *Invoice {
 		issueDate: s.IssueDate, dueDate: s.DueDate, amountPaid: s.AmountPaid, paymentID: s.PaymentID,
 		created: s.Created, updated: s.Updated, finalizedAt: s.FinalizedAt, paidAt: s.PaidAt, voidedAt: s.VoidedAt,
 		uncollectible: s.Uncollectible, subscription: s.Subscription,
-		dunningStage: s.DunningStage, nextAttempt: s.NextPaymentAttempt, charge: s.Charge}
+		dunningStage: s.DunningStage, nextAttempt: s.NextPaymentAttempt, charge: s.Charge,
+		startingBalance: s.StartingBalance, endingBalance: s.EndingBalance}
 }
 
 // Draft is the validated content of a draft: what create and update set.
@@ -363,15 +371,28 @@ func (i *Invoice) Totals() Totals { return TotalsOf(i.lines) }
 // Total is the sum including VAT.
 func (i *Invoice) Total() int64 { return i.Totals().Total }
 
-// AmountDue is what is left to pay: the total of a draft, open or uncollectible invoice, 0
-// once paid or void.
+// AmountDue is what is left to pay: the total of a draft, open or uncollectible invoice with
+// the customer's balance it took (total + starting balance − ending balance), 0 once paid or
+// void.
 func (i *Invoice) AmountDue() int64 {
 	switch i.status {
 	case StatusPaid, StatusVoid:
 		return 0
 	case StatusDraft, StatusOpen, StatusUncollectible:
 	}
-	return i.Total() - i.amountPaid
+	return i.Total() + i.startingBalance - i.endingBalance - i.amountPaid
+}
+
+// StartingBalance is the customer's balance before the invoice took from it (negative:
+// credit); EndingBalance is what was left after.
+func (i *Invoice) StartingBalance() int64 { return i.startingBalance }
+func (i *Invoice) EndingBalance() int64   { return i.endingBalance }
+
+// paidByBalance records an open invoice whose amount due the customer's balance covered
+// whole: paid at, with no payment and nothing paid.
+func (i *Invoice) paidByBalance(at time.Time) {
+	i.status, i.paidAt, i.updated = StatusPaid, &at, at
+	i.nextAttempt = nil
 }
 
 // Payable (payments.Payable): the amount charged is what is due.

@@ -133,3 +133,25 @@ func TestTransitions(t *testing.T) {
 		}
 	})
 }
+
+// The amount due takes the customer's balance: total + starting − ending; a covered invoice is
+// paid with nothing paid and no payment.
+func TestAmountDueTakesTheBalance(t *testing.T) {
+	inv := open(t) // 1000 + 19 % VAT = 1190
+	inv.startingBalance, inv.endingBalance = -857, -107
+	if inv.AmountDue() != 440 || inv.Amount() != 440 {
+		t.Fatalf("amount due %d, want 1190 − 750 = 440", inv.AmountDue())
+	}
+	inv.startingBalance, inv.endingBalance = -1500, -310
+	if inv.AmountDue() != 0 {
+		t.Fatalf("covered: amount due %d", inv.AmountDue())
+	}
+	inv.paidByBalance(t0)
+	if inv.Status() != StatusPaid || inv.AmountPaid() != 0 || inv.PaymentID() != nil || inv.AmountDue() != 0 {
+		t.Fatalf("paid by the balance: %s paid %d payment %v", inv.Status(), inv.AmountPaid(), inv.PaymentID())
+	}
+	back := Rehydrate(inv.Snapshot())
+	if back.StartingBalance() != -1500 || back.EndingBalance() != -310 {
+		t.Fatalf("snapshot lost the balance: %d %d", back.StartingBalance(), back.EndingBalance())
+	}
+}

@@ -3,6 +3,7 @@ package invoicing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -16,6 +17,9 @@ type SubscriptionInvoice struct {
 	CustomerEmail string
 	Currency      core.Currency
 	Lines         []SubscriptionLine
+	// StartingBalance and EndingBalance: the customer's balance in the currency before and
+	// after the invoice took from it; the amount due is total + starting − ending, at least 0.
+	StartingBalance, EndingBalance int64
 }
 
 // SubscriptionLine is one line of a subscription's invoice: quantity × unit amount of a price
@@ -43,6 +47,9 @@ func numberPrefix(ctx context.Context, tx SettingsTx, merchantID string) (string
 // the number commits or rolls back with the caller's change), mints the public token and is
 // open, due at once (it is charged automatically). The merchant's number prefix is read in tx
 // too, so the caller's unit of work takes no second connection. It answers invoice.finalized.
+// The amount due is the total with the customer's balance taken (in's starting and ending
+// balance); when that leaves nothing, the invoice is paid at once with no payment
+// (invoice.payment_succeeded, invoice.paid after invoice.finalized).
 func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
 	lines := make([]Line, 0, len(in.Lines))
 	for _, l := range in.Lines {
@@ -58,8 +65,12 @@ func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core
 		Lines: lines, DaysUntilDue: 0, Metadata: map[string]string{}}, now)
 	sub := in.Subscription
 	inv.subscription = &sub
+	inv.startingBalance, inv.endingBalance = in.StartingBalance, in.EndingBalance
 	if err := inv.CheckSendable(); err != nil {
 		return nil, nil, err
+	}
+	if due := inv.AmountDue(); due < 0 || due > core.MaxAmount {
+		return nil, nil, fmt.Errorf("invoicing: subscription invoice due %d outside 0–%d after its balance", due, core.MaxAmount)
 	}
 	prefix, err := numberPrefix(ctx, tx, scope.MerchantID)
 	if err != nil {
@@ -72,10 +83,16 @@ func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core
 	if err := inv.Finalize(prefix, n, core.NewSecretPart(), now); err != nil {
 		return nil, nil, err
 	}
+	evs := []core.Event{event(s.base, EventFinalized, inv, now)}
+	if inv.AmountDue() == 0 {
+		// The customer's credit pays it whole: paid at once, with no charge and no payment.
+		inv.paidByBalance(now)
+		evs = append(evs, event(s.base, EventPaymentSucceeded, inv, now), event(s.base, EventPaid, inv, now))
+	}
 	if err := tx.Invoices().Insert(ctx, inv); err != nil {
 		return nil, nil, err
 	}
-	return inv, []core.Event{event(s.base, EventFinalized, inv, now)}, nil
+	return inv, evs, nil
 }
 
 // VoidOpenIn voids the scope's invoice id inside the caller's unit of work tx, dated at, with

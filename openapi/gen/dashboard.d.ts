@@ -2167,6 +2167,15 @@ export interface components {
             object: "customer";
         };
         CustomerDetail: {
+            /**
+             * @description The customer's balance per currency (upper-case ISO 4217 code → minor units), for
+             *     each currency it has had a balance in: negative is credit the customer holds (a
+             *     downgrade's proration), positive is owed (a plan change's charge below the minimum).
+             *     The next subscription invoice in that currency takes it. Empty until the first.
+             */
+            balances: {
+                [key: string]: number;
+            };
             customer: components["schemas"]["Customer"];
             /** @description Invoices made out to the customer's e-mail address, newest first (at most 20). */
             invoices: components["schemas"]["Invoice"][];
@@ -2616,7 +2625,9 @@ export interface components {
         Invoice: {
             /**
              * Format: int64
-             * @description What is left to pay: the total until paid; 0 when paid or void.
+             * @description What is left to pay: total_amount + starting_balance − ending_balance until paid; 0
+             *     when paid or void. An invoice whose amount due the customer's credit made 0 is
+             *     `paid` when it is made, with no payment (`payment_id` null, `amount_paid` 0).
              */
             amount_due: number;
             /**
@@ -2652,6 +2663,13 @@ export interface components {
              * @enum {string|null}
              */
             dunning_stage: "notice" | "warning" | "final" | "exhausted" | null;
+            /**
+             * Format: int64
+             * @description The customer's balance after the invoice took from it: what is left for the next
+             *     invoice. A credit is taken as far as it pays the invoice whole or leaves at least the
+             *     minimum charge (250 minor units) to pay. 0 for a one-off invoice.
+             */
+            ending_balance: number;
             /** @description `{checkout_base}/i/{public_token}`, or null for a draft. */
             hosted_invoice_url: string | null;
             /** @description Identifier, prefix `in_`. */
@@ -2682,6 +2700,13 @@ export interface components {
             payment_id: string | null;
             /** @description The random token (≥ 192 bits) of the hosted page, or null for a draft. */
             public_token: string | null;
+            /**
+             * Format: int64
+             * @description A subscription's invoice: the customer's balance in the invoice's currency before the
+             *     invoice took from it (negative is credit the customer holds, e.g. from a downgrade;
+             *     positive is owed and added). 0 for a one-off invoice.
+             */
+            starting_balance: number;
             /**
              * @description `draft` → `open` (sent) → `paid`, `void` or `uncollectible` (which can still be paid or voided).
              * @enum {string}

@@ -79,9 +79,16 @@ func (a *dashboardAPI) GetCustomer(ctx context.Context, r dash.GetCustomerReques
 	if err != nil {
 		return nil, err
 	}
-	out := dash.CustomerDetail{Customer: customerOf(c), Subscriptions: make([]dash.Subscription, 0, len(subs.Items)),
+	bals, err := a.d.BillingQueries.Balances(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	out := dash.CustomerDetail{Customer: customerOf(c), Balances: make(map[string]int64, len(bals)), Subscriptions: make([]dash.Subscription, 0, len(subs.Items)),
 		PaymentMethods: make([]dash.CustomerPaymentMethod, 0, len(methods)), Invoices: make([]dash.Invoice, 0, len(invs)),
 		Payments: make([]dash.Payment, 0, len(pays))}
+	for cur, b := range bals {
+		out.Balances[string(cur)] = b
+	}
 	for _, s := range subs.Items {
 		out.Subscriptions = append(out.Subscriptions, render.Subscription(s))
 	}

@@ -23,6 +23,7 @@ type Fake struct {
 	seqs      map[string]int     // insertion order of methods and subscriptions (Postgres: seq)
 	subs      map[string]billing.SubscriptionSnapshot
 	setups    map[string]billing.PendingSetup // by scope and subscription (setupKey)
+	balance   []billing.BalanceTransaction // the customers' balance transactions, in order
 }
 
 // NewFake returns an empty fake.
@@ -41,10 +42,10 @@ var (
 func (f *Fake) Do(ctx context.Context, fn func(ctx context.Context, tx billing.Tx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cs, ms, ss, ps := clone(f.customers), clone(f.methods), clone(f.subs), clone(f.setups)
+	cs, ms, ss, ps, bs := clone(f.customers), clone(f.methods), clone(f.subs), clone(f.setups), f.balance[:len(f.balance):len(f.balance)]
 	err := f.pay.Hold(func(ptx payments.Tx) error { return fn(ports.WithinTransaction(ctx), fakeTx{Tx: ptx, f: f}) })
 	if err != nil {
-		f.customers, f.methods, f.subs, f.setups = cs, ms, ss, ps
+		f.customers, f.methods, f.subs, f.setups, f.balance = cs, ms, ss, ps, bs
 	}
 	return err
 }
@@ -134,6 +135,32 @@ func (r fakeCustomers) Save(_ context.Context, c *billing.Customer) error {
 	}
 	r.f.customers[s.ID] = s
 	return nil
+}
+
+func (r fakeCustomers) Balance(_ context.Context, scope core.Scope, id string, currency core.Currency) (int64, error) {
+	return r.f.balanceOf(scope, id)[currency], nil
+}
+
+func (r fakeCustomers) AddBalanceTransaction(_ context.Context, t *billing.BalanceTransaction) error {
+	r.f.balance = append(r.f.balance, *t)
+	return nil
+}
+
+func (f *Fake) balanceOf(scope core.Scope, id string) map[core.Currency]int64 {
+	out := map[core.Currency]int64{}
+	for _, t := range f.balance {
+		if t.Scope == scope && t.Customer == id {
+			out[t.Currency] += t.Amount
+		}
+	}
+	return out
+}
+
+// CustomerBalances implements billing.Store.
+func (f *Fake) CustomerBalances(_ context.Context, scope core.Scope, id string) (map[core.Currency]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.balanceOf(scope, id), nil
 }
 
 type fakeMethods fakeTx

@@ -977,6 +977,12 @@ type CustomerObject string
 
 // CustomerDetail defines model for CustomerDetail.
 type CustomerDetail struct {
+	// Balances The customer's balance per currency (upper-case ISO 4217 code → minor units), for
+	// each currency it has had a balance in: negative is credit the customer holds (a
+	// downgrade's proration), positive is owed (a plan change's charge below the minimum).
+	// The next subscription invoice in that currency takes it. Empty until the first.
+	Balances map[string]int64 `json:"balances"`
+
 	// Customer A payer of subscriptions, one per e-mail address in an environment.
 	Customer Customer `json:"customer"`
 

@@ -1522,11 +1522,14 @@ type ClientInterface interface {
 	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
 	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 	//   dunning as a renewal's does, and the response shows the subscription after the
-	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
-	//   net charge below the minimum charge (250 minor units) is not billed either: the
-	//   change is made and nothing is charged for it. A
-	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	//   attempt. The invoice takes the customer's balance in its currency first
+	//   (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+	//   charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+	//   customer's balance, which the customer's next subscription invoice in that currency
+	//   takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+	//   either: it is added to the customer's balance and billed with the next invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`
+	//   to a change that makes an invoice.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
@@ -1615,11 +1618,14 @@ type ClientInterface interface {
 	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
 	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 	//   dunning as a renewal's does, and the response shows the subscription after the
-	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
-	//   net charge below the minimum charge (250 minor units) is not billed either: the
-	//   change is made and nothing is charged for it. A
-	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	//   attempt. The invoice takes the customer's balance in its currency first
+	//   (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+	//   charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+	//   customer's balance, which the customer's next subscription invoice in that currency
+	//   takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+	//   either: it is added to the customer's balance and billed with the next invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`
+	//   to a change that makes an invoice.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
@@ -3084,11 +3090,14 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     (`invoice.finalized`) and charged off-session with the subscription's default payment
 //     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 //     dunning as a renewal's does, and the response shows the subscription after the
-//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-//     credit is not kept: there is no customer balance to carry it to a later invoice. A
-//     net charge below the minimum charge (250 minor units) is not billed either: the
-//     change is made and nothing is charged for it. A
-//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//     attempt. The invoice takes the customer's balance in its currency first
+//     (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+//     charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+//     customer's balance, which the customer's next subscription invoice in that currency
+//     takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+//     either: it is added to the customer's balance and billed with the next invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`
+//     to a change that makes an invoice.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
@@ -3189,11 +3198,14 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     (`invoice.finalized`) and charged off-session with the subscription's default payment
 //     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 //     dunning as a renewal's does, and the response shows the subscription after the
-//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-//     credit is not kept: there is no customer balance to carry it to a later invoice. A
-//     net charge below the minimum charge (250 minor units) is not billed either: the
-//     change is made and nothing is charged for it. A
-//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//     attempt. The invoice takes the customer's balance in its currency first
+//     (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+//     charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+//     customer's balance, which the customer's next subscription invoice in that currency
+//     takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+//     either: it is added to the customer's balance and billed with the next invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`
+//     to a change that makes an invoice.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
@@ -6062,11 +6074,14 @@ type ClientWithResponsesInterface interface {
 	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
 	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 	//   dunning as a renewal's does, and the response shows the subscription after the
-	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
-	//   net charge below the minimum charge (250 minor units) is not billed either: the
-	//   change is made and nothing is charged for it. A
-	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	//   attempt. The invoice takes the customer's balance in its currency first
+	//   (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+	//   charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+	//   customer's balance, which the customer's next subscription invoice in that currency
+	//   takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+	//   either: it is added to the customer's balance and billed with the next invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`
+	//   to a change that makes an invoice.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
@@ -6155,11 +6170,14 @@ type ClientWithResponsesInterface interface {
 	//   (`invoice.finalized`) and charged off-session with the subscription's default payment
 	//   method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 	//   dunning as a renewal's does, and the response shows the subscription after the
-	//   attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-	//   credit is not kept: there is no customer balance to carry it to a later invoice. A
-	//   net charge below the minimum charge (250 minor units) is not billed either: the
-	//   change is made and nothing is charged for it. A
-	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+	//   attempt. The invoice takes the customer's balance in its currency first
+	//   (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+	//   charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+	//   customer's balance, which the customer's next subscription invoice in that currency
+	//   takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+	//   either: it is added to the customer's balance and billed with the next invoice. A
+	//   subscription still collecting an invoice answers 409 `subscription_payment_pending`
+	//   to a change that makes an invoice.
 	// - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
@@ -12359,11 +12377,14 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     (`invoice.finalized`) and charged off-session with the subscription's default payment
 //     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 //     dunning as a renewal's does, and the response shows the subscription after the
-//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-//     credit is not kept: there is no customer balance to carry it to a later invoice. A
-//     net charge below the minimum charge (250 minor units) is not billed either: the
-//     change is made and nothing is charged for it. A
-//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//     attempt. The invoice takes the customer's balance in its currency first
+//     (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+//     charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+//     customer's balance, which the customer's next subscription invoice in that currency
+//     takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+//     either: it is added to the customer's balance and billed with the next invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`
+//     to a change that makes an invoice.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
@@ -12460,11 +12481,14 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     (`invoice.finalized`) and charged off-session with the subscription's default payment
 //     method (`invoice.payment_succeeded`, `invoice.paid`); a failed charge goes into
 //     dunning as a renewal's does, and the response shows the subscription after the
-//     attempt. A net credit, or nothing to pay, makes no invoice and no charge, and the
-//     credit is not kept: there is no customer balance to carry it to a later invoice. A
-//     net charge below the minimum charge (250 minor units) is not billed either: the
-//     change is made and nothing is charged for it. A
-//     subscription still collecting an invoice answers 409 `subscription_payment_pending`.
+//     attempt. The invoice takes the customer's balance in its currency first
+//     (`starting_balance`, `ending_balance`); a credit that covers it pays it with no
+//     charge. A net credit (a downgrade) makes no invoice and no charge: it goes to the
+//     customer's balance, which the customer's next subscription invoice in that currency
+//     takes. A net charge below the minimum charge (250 minor units) is not invoiced alone
+//     either: it is added to the customer's balance and billed with the next invoice. A
+//     subscription still collecting an invoice answers 409 `subscription_payment_pending`
+//     to a change that makes an invoice.
 //   - `create_prorations`: the credit (a negative line, "Unused time on …") and the charge
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the

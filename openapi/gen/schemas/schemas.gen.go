@@ -1202,7 +1202,9 @@ type EventList struct {
 // sum of quantity × unit_amount, `total_amount` their sum. `number`, `public_token`,
 // `hosted_invoice_url`, `issue_date` and `due_date` are null until the invoice is sent.
 type Invoice struct {
-	// AmountDue What is left to pay: the total until paid; 0 when paid or void.
+	// AmountDue What is left to pay: total_amount + starting_balance − ending_balance until paid; 0
+	// when paid or void. An invoice whose amount due the customer's credit made 0 is
+	// `paid` when it is made, with no payment (`payment_id` null, `amount_paid` 0).
 	AmountDue int64 `json:"amount_due"`
 
 	// AmountPaid What was paid.
@@ -1234,6 +1236,11 @@ type Invoice struct {
 	// after a lost, stolen or expired card), `exhausted` (the last retry, 14 days after:
 	// the subscription is unpaid). Null until an automatic charge fails.
 	DunningStage *InvoiceDunningStage `json:"dunning_stage"`
+
+	// EndingBalance The customer's balance after the invoice took from it: what is left for the next
+	// invoice. A credit is taken as far as it pays the invoice whole or leaves at least the
+	// minimum charge (250 minor units) to pay. 0 for a one-off invoice.
+	EndingBalance int64 `json:"ending_balance"`
 
 	// HostedInvoiceUrl `{checkout_base}/i/{public_token}`, or null for a draft.
 	HostedInvoiceUrl *string `json:"hosted_invoice_url"`
@@ -1272,6 +1279,11 @@ type Invoice struct {
 
 	// PublicToken The random token (≥ 192 bits) of the hosted page, or null for a draft.
 	PublicToken *string `json:"public_token"`
+
+	// StartingBalance A subscription's invoice: the customer's balance in the invoice's currency before the
+	// invoice took from it (negative is credit the customer holds, e.g. from a downgrade;
+	// positive is owed and added). 0 for a one-off invoice.
+	StartingBalance int64 `json:"starting_balance"`
 
 	// Status `draft` → `open` (sent) → `paid`, `void` or `uncollectible` (which can still be paid or voided).
 	Status InvoiceStatus `json:"status"`

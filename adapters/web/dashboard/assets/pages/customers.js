@@ -47,6 +47,17 @@ export function methodText(m) {
   return `${brand} •••• ${m.last4}, expires ${String(m.exp_month).padStart(2, '0')}/${m.exp_year}`;
 }
 
+/**
+ * The customer's balance per currency: a credit (negative) the next invoices take, or an amount
+ * owed (positive) they add.
+ * @param {Record<string, number>} balances
+ */
+function balanceText(balances) {
+  const parts = Object.keys(balances).sort().filter((cur) => balances[cur] !== 0)
+    .map((cur) => balances[cur] < 0 ? `${money(-balances[cur], cur)} credit` : `${money(balances[cur], cur)} owed`);
+  return h('span', { 'data-balance': '' }, parts.length ? parts.join(', ') : 'None');
+}
+
 /** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Customer');
@@ -62,7 +73,8 @@ export async function detail(ctx) {
   return h('div', null,
     back,
     pageHead(c.name),
-    facts([['E-mail', c.email], ['Id', h('code', null, c.id)], ['Created', when(c.created)]]),
+    facts([['E-mail', c.email], ['Id', h('code', null, c.id)], ['Created', when(c.created)],
+      ['Balance', balanceText(d.balances)]]),
     h('h2', null, 'Subscriptions'),
     table(subscriptionColumns(ctx.base), d.subscriptions, 'No subscriptions.', 'Subscriptions'),
     h('h2', null, 'Saved payment methods'),

@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/kassa-pay/kassa/core"
+	"github.com/kassa-pay/kassa/modules/billing"
+)
+
+// Balance sums the customer's balance transactions in currency; the caller holds the
+// customer's row lock (billing.CustomerRepository).
+func (r customerRepo) Balance(ctx context.Context, scope core.Scope, customerID string, currency core.Currency) (int64, error) {
+	var sum int64
+	err := sqlx.GetContext(ctx, r.q, &sum, `SELECT COALESCE(SUM(amount), 0)::bigint FROM customer_balance_transactions
+		WHERE customer_id = $1 AND currency = $2 AND merchant_id = $3 AND environment = $4`,
+		customerID, string(currency), scope.MerchantID, string(scope.Env))
+	if err != nil {
+		return 0, fmt.Errorf("customer_balance_transactions: sum %s: %w", customerID, r.q.a.note(err))
+	}
+	return sum, nil
+}
+
+// AddBalanceTransaction inserts one change of a customer's balance.
+func (r customerRepo) AddBalanceTransaction(ctx context.Context, t *billing.BalanceTransaction) error {
+	return r.q.exec(ctx, write{what: "customer_balance_transactions: insert " + t.ID, one: true,
+		sql: `INSERT INTO customer_balance_transactions (id, merchant_id, environment, customer_id, currency, amount, reason,
+			subscription_id, invoice_id, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		args: []any{t.ID, t.Scope.MerchantID, string(t.Scope.Env), t.Customer, string(t.Currency), t.Amount, t.Reason,
+			t.Subscription, t.Invoice, t.Created}})
+}
+
+// CustomerBalances is the customer's balance per currency it has transactions in.
+func (st *BillingStore) CustomerBalances(ctx context.Context, scope core.Scope, customerID string) (map[core.Currency]int64, error) {
+	var rows []struct {
+		Currency string `db:"currency"`
+		Balance  int64  `db:"balance"`
+	}
+	err := st.db.SelectContext(ctx, &rows, `SELECT currency, SUM(amount)::bigint AS balance FROM customer_balance_transactions
+		WHERE customer_id = $1 AND merchant_id = $2 AND environment = $3 GROUP BY currency ORDER BY currency`,
+		customerID, scope.MerchantID, string(scope.Env))
+	if err != nil {
+		return nil, fmt.Errorf("customer_balance_transactions: balances %s: %w", customerID, err)
+	}
+	out := make(map[core.Currency]int64, len(rows))
+	for _, r := range rows {
+		out[core.Currency(r.Currency)] = r.Balance
+	}
+	return out, nil
+}
