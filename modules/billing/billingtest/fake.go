@@ -23,7 +23,7 @@ type Fake struct {
 	seqs      map[string]int     // insertion order of methods and subscriptions (Postgres: seq)
 	subs      map[string]billing.SubscriptionSnapshot
 	setups    map[string]billing.PendingSetup // by scope and subscription (setupKey)
-	balance   []billing.BalanceTransaction // the customers' balance transactions, in order
+	balance   []billing.BalanceTransaction    // the customers' balance transactions, in order
 }
 
 // NewFake returns an empty fake.
