@@ -113,7 +113,7 @@ func TestSubscriptionsPlanChange(t *testing.T) {
 		if down.Quantity != 1 || down.Amount != 1000 || *down.LatestInvoice != inv.Id {
 			t.Fatalf("after the downgrade %+v", down)
 		}
-		if b := balOf(t, o, s.Customer); b["EUR"] != -715 {
+		if b := balOf(t, o, active.Customer); b["EUR"] != -715 {
 			t.Fatalf("balance after the downgrade %v, want EUR -715", b)
 		}
 	})
