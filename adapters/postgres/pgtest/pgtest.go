@@ -149,7 +149,7 @@ func migratedTemplate(ctx context.Context, adminURL string) (string, error) {
 		drop()
 		return "", err
 	}
-	defer admin.Close()
+	defer func() { _ = admin.Close() }()
 	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false"); err != nil {
 		drop()
 		return "", fmt.Errorf("pgtest: close the template to connections: %w", err)
