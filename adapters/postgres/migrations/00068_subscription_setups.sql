@@ -14,6 +14,9 @@ CREATE TABLE subscription_setups (
     created         timestamptz NOT NULL,
     PRIMARY KEY (merchant_id, environment, subscription_id)
 );
+-- Like every tenant column: no planner statistics, so a plan never depends on one merchant's
+-- share of the rows.
+ALTER TABLE subscription_setups ALTER COLUMN merchant_id SET STATISTICS 0;
 
 -- +goose Down
 DROP TABLE subscription_setups;
