@@ -41,32 +41,38 @@ func CreateDatabase(ctx context.Context, adminURL string) (string, func(), error
 // createDatabase creates a database with a random name, a copy of the database template when
 // it is not "" (a name createDatabase made), else empty.
 func createDatabase(ctx context.Context, adminURL, template string) (string, func(), error) {
-	admin, err := sql.Open("postgres", adminURL)
-	if err != nil {
-		return "", nil, err
-	}
 	name := "kassa_t_" + strings.ToLower(core.RandomBase62(12))
 	create := "CREATE DATABASE " + name
 	if template != "" {
 		create = "CREATE DATABASE " + name + " TEMPLATE " + template
 	}
-	if _, err := admin.ExecContext(ctx, create); err != nil {
-		_ = admin.Close()
+	if err := adminExec(ctx, adminURL, create); err != nil {
 		return "", nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
 	u, err := url.Parse(adminURL)
 	if err != nil {
-		_ = admin.Close()
 		return "", nil, err
 	}
 	u.Path = "/" + name
 	drop := func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _ = admin.ExecContext(dctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		_ = admin.Close()
+		_ = adminExec(dctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	}
 	return u.String(), drop, nil
+}
+
+// adminExec runs stmt on the server of adminURL on a connection of its own, closed at once: a
+// test's database holds no connection of the server's while the test runs (their number is
+// the server's max_connections, shared by every test process).
+func adminExec(ctx context.Context, adminURL, stmt string) error {
+	admin, err := sql.Open("postgres", adminURL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = admin.Close() }()
+	_, err = admin.ExecContext(ctx, stmt)
+	return err
 }
 
 // The test process's migrated template: a database migrated once, of which every migrated
@@ -144,13 +150,7 @@ func migratedTemplate(ctx context.Context, adminURL string) (string, error) {
 		return "", err
 	}
 	name := strings.TrimPrefix(parsed.Path, "/")
-	admin, err := sql.Open("postgres", adminURL)
-	if err != nil {
-		drop()
-		return "", err
-	}
-	defer func() { _ = admin.Close() }()
-	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false"); err != nil {
+	if err := adminExec(ctx, adminURL, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false"); err != nil {
 		drop()
 		return "", fmt.Errorf("pgtest: close the template to connections: %w", err)
 	}
