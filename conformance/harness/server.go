@@ -49,7 +49,7 @@ func (t *Target) Sibling(ctx context.Context, name string, opt Options) (*Target
 		return nil, fmt.Errorf("harness: an external target cannot launch siblings")
 	}
 	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
-	s, err := Launch(ctx, t.bin, t.DatabaseURL, logPath, opt)
+	s, err := Launch(ctx, t.bin, t.DatabaseURL, logPath, opt.smallPool())
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (t *Target) Lone(ctx context.Context, name string, opt Options) (s *Target,
 		return nil, nil, err
 	}
 	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
-	if s, err = Launch(ctx, t.bin, dbURL, logPath, opt); err != nil {
+	if s, err = Launch(ctx, t.bin, dbURL, logPath, opt.smallPool()); err != nil {
 		drop()
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func (t *Target) LoneVia(ctx context.Context, name string, opt Options, via func
 		return nil, nil, err
 	}
 	logPath := filepath.Join(ModuleRoot(), "out", "conformance-server-"+safeName(name)+".log")
-	if s, err = Launch(ctx, t.bin, served, logPath, opt); err != nil {
+	if s, err = Launch(ctx, t.bin, served, logPath, opt.smallPool()); err != nil {
 		drop()
 		return nil, nil, err
 	}
@@ -129,6 +129,24 @@ func (t *Target) Kill() {
 // Options tune a server the harness starts.
 type Options struct {
 	Env map[string]string // extra KASSA_* settings
+}
+
+// extraServerConns is the database pool of a server a case starts beside the suite's
+// (Sibling, Lone, LoneVia) unless the case sets KASSA_DB_MAX_CONNS: several such servers run
+// at once with the suite's own and the other packages' test databases, on a PostgreSQL whose
+// max_connections is often the default 100.
+const extraServerConns = "10"
+
+// smallPool is opt with KASSA_DB_MAX_CONNS set to extraServerConns when opt does not set it.
+func (opt Options) smallPool() Options {
+	if _, ok := opt.Env["KASSA_DB_MAX_CONNS"]; ok {
+		return opt
+	}
+	env := map[string]string{"KASSA_DB_MAX_CONNS": extraServerConns}
+	for k, v := range opt.Env {
+		env[k] = v
+	}
+	return Options{Env: env}
 }
 
 // Start returns the external target when KASSA_BASE_URL is set (KASSA_CHECKOUT_URL and
