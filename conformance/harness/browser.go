@@ -89,6 +89,14 @@ func startBrowser() {
 // test is skipped, unless KASSA_REQUIRE_BROWSER=1 (as under `make test`), where it fails.
 func NewBrowser(t testing.TB) context.Context {
 	t.Helper()
+	return NewBrowserWithin(t, browserTestTimeout)
+}
+
+// NewBrowserWithin is NewBrowser with a deadline of limit, for a page whose check takes longer
+// than an ordinary page's by its nature: axe over a whole API reference takes 20–30 s on a quiet
+// 2-core machine and three to four times that beside the suite's parallel cases.
+func NewBrowserWithin(t testing.TB, limit time.Duration) context.Context {
+	t.Helper()
 	browserOnce.Do(startBrowser)
 	if browserErr != nil {
 		if os.Getenv("KASSA_REQUIRE_BROWSER") == "1" {
@@ -105,7 +113,7 @@ func NewBrowser(t testing.TB) context.Context {
 		<-browserSlots
 		t.Fatalf("browser test: open a tab: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(tab, browserTestTimeout)
+	ctx, cancel := context.WithTimeout(tab, limit)
 	t.Cleanup(func() {
 		cancel()
 		cancelTab()
