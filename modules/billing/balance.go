@@ -17,6 +17,8 @@ const (
 	// BalanceAppliedToInvoice: the balance an invoice took (its starting minus its ending
 	// balance, negated).
 	BalanceAppliedToInvoice = "applied_to_invoice"
+	// BalanceAdjustment: a change the merchant made by hand (AdjustBalance).
+	BalanceAdjustment = "adjustment"
 )
 
 // BalanceTransaction is one change of a customer's balance in one currency (cbtxn_…). The
@@ -29,8 +31,9 @@ type BalanceTransaction struct {
 	Currency     core.Currency
 	Amount       int64
 	Reason       string
-	Subscription string
+	Subscription string // "" for an adjustment
 	Invoice      string // "" when no invoice is involved
+	Description  string // the merchant's note of an adjustment; "" otherwise
 	Created      time.Time
 }
 

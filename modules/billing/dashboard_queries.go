@@ -34,6 +34,9 @@ type Reads interface {
 	// Customers pages the scope's customers newest first; a cursor that is not a customer of
 	// the scope is ErrUnknownCursor.
 	Customers(ctx context.Context, scope core.Scope, q core.ListQuery, f CustomerFilter) (core.Page[*Customer], error)
+	// BalanceTransactions pages customer id's balance transactions newest first; a cursor
+	// that is not one of them is ErrUnknownCursor.
+	BalanceTransactions(ctx context.Context, scope core.Scope, id string, q core.ListQuery) (core.Page[*BalanceTransaction], error)
 	// RecurringGroups sums the scope's active and past_due subscriptions by status, currency,
 	// cycle and pause.
 	RecurringGroups(ctx context.Context, scope core.Scope) ([]RecurringGroup, error)

@@ -623,6 +623,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{env}/customers/{id}/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a customer's balance transactions
+         * @description Every change of the customer's balance, newest first: credits of downgrades, small
+         *     plan-change charges carried to the next invoice, what invoices took, and the merchant's
+         *     adjustments. The balance in a currency is the sum of its transactions. Paged with
+         *     `limit`, `starting_after` and `ending_before` as every list. Another merchant's or the
+         *     other environment's customer is not found.
+         *
+         *     **Errors:** 400 (`env_invalid`, `limit_invalid`, cursors with their `param`); 401
+         *     `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+         */
+        get: operations["listCustomerBalanceTransactions"];
+        put?: never;
+        /**
+         * Adjust a customer's balance
+         * @description Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+         *     `amount` credits the customer (the next subscription invoices in that currency take
+         *     it before anything is charged), a positive one is owed by the customer (the next
+         *     subscription invoice in that currency adds it). The change is written under the
+         *     customer's lock, so it never interleaves with an invoice taking the balance. Answers
+         *     the transaction with `ending_balance`, the customer's balance in that currency after
+         *     it. With an `Idempotency-Key` the change and the stored answer commit together.
+         *
+         *     **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+         *     number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+         *     description longer than 350 characters, param `description`; `parameter_missing` for
+         *     `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+         *     `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+         *     `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+         */
+        post: operations["createCustomerBalanceTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{env}/declined_charges": {
         parameters: {
             query?: never;
@@ -2165,6 +2214,66 @@ export interface components {
             name: string;
             /** @enum {string} */
             object: "customer";
+        };
+        CustomerBalanceAdjustment: {
+            /**
+             * Format: int64
+             * @description Minor units, not zero: negative credits the customer, positive is owed by the
+             *     customer.
+             */
+            amount: number;
+            /** @description ISO 4217 code, any case (answered upper-case). */
+            currency: string;
+            /** @description A note for the merchant's records, at most 350 characters. */
+            description?: string;
+        };
+        /** @description One change of a customer's balance in one currency (`cbtxn_…`). */
+        CustomerBalanceTransaction: {
+            /**
+             * Format: int64
+             * @description Minor units; negative credits the customer, positive is owed.
+             */
+            amount: number;
+            /**
+             * Format: int64
+             * @description Unix seconds (the environment's clock).
+             */
+            created: number;
+            /** @description Upper-case ISO 4217 code. */
+            currency: string;
+            /** @description The customer (`cus_…`). */
+            customer: string;
+            /** @description The merchant's note of an adjustment, or null. */
+            description: string | null;
+            /**
+             * Format: int64
+             * @description In the answer to an adjustment only, the customer's balance in this currency after it.
+             */
+            ending_balance?: number;
+            /** @description Identifier, prefix `cbtxn_`. */
+            id: string;
+            /** @description The invoice (`in_…`) that took the balance, or null. */
+            invoice: string | null;
+            /** @enum {string} */
+            object: "customer_balance_transaction";
+            /** @description The subscription (`sub_…`) whose change or invoice it was, or null. */
+            subscription: string | null;
+            /**
+             * @description Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
+             *     invoice took credit or added what was owed), `proration_credit` (a downgrade's
+             *     credit), `proration_too_small` (a plan change's charge below the minimum, carried
+             *     to the next invoice).
+             * @enum {string}
+             */
+            type: "adjustment" | "applied_to_invoice" | "proration_credit" | "proration_too_small";
+        };
+        CustomerBalanceTransactionList: {
+            /** @description The customer's balance transactions, newest first. */
+            data: components["schemas"]["CustomerBalanceTransaction"][];
+            has_more: boolean;
+            object: components["schemas"]["ListObject"];
+            /** @description The path of this list. */
+            url: string;
         };
         CustomerDetail: {
             /**
@@ -5046,6 +5155,115 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionRequired"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCustomerBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of objects to return, 1 to 100. Default 10. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor for the next page: the id of the last object of the previous page. Objects
+                 *     created before it are returned. Do not combine with `ending_before`.
+                 */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Cursor for the previous page: the id of the first object of the current page. Objects
+                 *     created after it are returned. Do not combine with `starting_after`.
+                 */
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the customer's balance transactions. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalanceTransactionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCustomerBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+                 *     first request with a key is executed and its status and body are stored for 24 hours
+                 *     of real time (a sandbox test clock, however far it is advanced, never expires a key);
+                 *     a later request with the same key and the same JSON body (key order and whitespace do
+                 *     not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+                 *     without executing again. The same key with a different body gives 409
+                 *     `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+                 *     still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+                 *     is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+                 *     not stored, so retrying them executes the request (an operation that runs in phases
+                 *     resumes from its last finished phase). Each operation's description says which of the
+                 *     two shapes it uses: one transaction, or phases. Keys are scoped to the
+                 *     merchant, environment, method and path. A malformed key gives 400
+                 *     `invalid_request`/`idempotency_key_invalid`.
+                 * @example order-1042-attempt
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant environment to act on. */
+                env: components["parameters"]["Env"];
+                /** @description The object's id. */
+                id: components["parameters"]["ObjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": -500,
+                 *       "currency": "EUR",
+                 *       "description": "Goodwill credit for the outage"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CustomerBalanceAdjustment"];
+            };
+        };
+        responses: {
+            /** @description The adjustment, with the balance after it. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalanceTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["CSRFInvalid"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

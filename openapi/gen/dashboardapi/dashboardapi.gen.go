@@ -237,6 +237,45 @@ func (e CustomerObject) Valid() bool {
 	}
 }
 
+// Defines values for CustomerBalanceTransactionObject.
+const (
+	CustomerBalanceTransactionObjectCustomerBalanceTransaction CustomerBalanceTransactionObject = "customer_balance_transaction"
+)
+
+// Valid indicates whether the value is a known member of the CustomerBalanceTransactionObject enum.
+func (e CustomerBalanceTransactionObject) Valid() bool {
+	switch e {
+	case CustomerBalanceTransactionObjectCustomerBalanceTransaction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerBalanceTransactionType.
+const (
+	CustomerBalanceTransactionTypeAdjustment        CustomerBalanceTransactionType = "adjustment"
+	CustomerBalanceTransactionTypeAppliedToInvoice  CustomerBalanceTransactionType = "applied_to_invoice"
+	CustomerBalanceTransactionTypeProrationCredit   CustomerBalanceTransactionType = "proration_credit"
+	CustomerBalanceTransactionTypeProrationTooSmall CustomerBalanceTransactionType = "proration_too_small"
+)
+
+// Valid indicates whether the value is a known member of the CustomerBalanceTransactionType enum.
+func (e CustomerBalanceTransactionType) Valid() bool {
+	switch e {
+	case CustomerBalanceTransactionTypeAdjustment:
+		return true
+	case CustomerBalanceTransactionTypeAppliedToInvoice:
+		return true
+	case CustomerBalanceTransactionTypeProrationCredit:
+		return true
+	case CustomerBalanceTransactionTypeProrationTooSmall:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerPaymentMethodType.
 const (
 	CustomerPaymentMethodTypeCard      CustomerPaymentMethodType = "card"
@@ -974,6 +1013,78 @@ type Customer struct {
 
 // CustomerObject defines model for Customer.Object.
 type CustomerObject string
+
+// CustomerBalanceAdjustment defines model for CustomerBalanceAdjustment.
+type CustomerBalanceAdjustment struct {
+	// Amount Minor units, not zero: negative credits the customer, positive is owed by the
+	// customer.
+	Amount int64 `json:"amount"`
+
+	// Currency ISO 4217 code, any case (answered upper-case).
+	Currency string `json:"currency"`
+
+	// Description A note for the merchant's records, at most 350 characters.
+	Description *string `json:"description,omitempty"`
+}
+
+// CustomerBalanceTransaction One change of a customer's balance in one currency (`cbtxn_…`).
+type CustomerBalanceTransaction struct {
+	// Amount Minor units; negative credits the customer, positive is owed.
+	Amount int64 `json:"amount"`
+
+	// Created Unix seconds (the environment's clock).
+	Created int64 `json:"created"`
+
+	// Currency Upper-case ISO 4217 code.
+	Currency string `json:"currency"`
+
+	// Customer The customer (`cus_…`).
+	Customer string `json:"customer"`
+
+	// Description The merchant's note of an adjustment, or null.
+	Description *string `json:"description"`
+
+	// EndingBalance In the answer to an adjustment only, the customer's balance in this currency after it.
+	EndingBalance *int64 `json:"ending_balance,omitempty"`
+
+	// Id Identifier, prefix `cbtxn_`.
+	Id string `json:"id"`
+
+	// Invoice The invoice (`in_…`) that took the balance, or null.
+	Invoice *string                          `json:"invoice"`
+	Object  CustomerBalanceTransactionObject `json:"object"`
+
+	// Subscription The subscription (`sub_…`) whose change or invoice it was, or null.
+	Subscription *string `json:"subscription"`
+
+	// Type Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
+	// invoice took credit or added what was owed), `proration_credit` (a downgrade's
+	// credit), `proration_too_small` (a plan change's charge below the minimum, carried
+	// to the next invoice).
+	Type CustomerBalanceTransactionType `json:"type"`
+}
+
+// CustomerBalanceTransactionObject defines model for CustomerBalanceTransaction.Object.
+type CustomerBalanceTransactionObject string
+
+// CustomerBalanceTransactionType Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
+// invoice took credit or added what was owed), `proration_credit` (a downgrade's
+// credit), `proration_too_small` (a plan change's charge below the minimum, carried
+// to the next invoice).
+type CustomerBalanceTransactionType string
+
+// CustomerBalanceTransactionList defines model for CustomerBalanceTransactionList.
+type CustomerBalanceTransactionList struct {
+	// Data The customer's balance transactions, newest first.
+	Data    []CustomerBalanceTransaction `json:"data"`
+	HasMore bool                         `json:"has_more"`
+
+	// Object Always `list`.
+	Object ListObject `json:"object"`
+
+	// Url The path of this list.
+	Url string `json:"url"`
+}
 
 // CustomerDetail defines model for CustomerDetail.
 type CustomerDetail struct {
@@ -2285,6 +2396,39 @@ type ListCustomersParams struct {
 	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
 }
 
+// ListCustomerBalanceTransactionsParams defines parameters for ListCustomerBalanceTransactions.
+type ListCustomerBalanceTransactionsParams struct {
+	// Limit Maximum number of objects to return, 1 to 100. Default 10.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor for the next page: the id of the last object of the previous page. Objects
+	// created before it are returned. Do not combine with `ending_before`.
+	StartingAfter *StartingAfter `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// EndingBefore Cursor for the previous page: the id of the first object of the current page. Objects
+	// created after it are returned. Do not combine with `starting_after`.
+	EndingBefore *EndingBefore `form:"ending_before,omitempty" json:"ending_before,omitempty"`
+}
+
+// CreateCustomerBalanceTransactionParams defines parameters for CreateCustomerBalanceTransaction.
+type CreateCustomerBalanceTransactionParams struct {
+	// IdempotencyKey Optional key (1–255 printable ASCII characters) that makes a POST safe to retry. The
+	// first request with a key is executed and its status and body are stored for 24 hours
+	// of real time (a sandbox test clock, however far it is advanced, never expires a key);
+	// a later request with the same key and the same JSON body (key order and whitespace do
+	// not matter) gets the stored response back verbatim, with `Idempotent-Replayed: true`,
+	// without executing again. The same key with a different body gives 409
+	// `idempotency_error`/`idempotency_key_reused`; the same key while the first request is
+	// still running gives 409 `idempotency_error`/`idempotency_key_in_use`; a completed key
+	// is replayed however many requests repeat it at once. 401, 429 and 5xx responses are
+	// not stored, so retrying them executes the request (an operation that runs in phases
+	// resumes from its last finished phase). Each operation's description says which of the
+	// two shapes it uses: one transaction, or phases. Keys are scoped to the
+	// merchant, environment, method and path. A malformed key gives 400
+	// `invalid_request`/`idempotency_key_invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListDeclinedChargesParams defines parameters for ListDeclinedCharges.
 type ListDeclinedChargesParams struct {
 	// Limit Maximum number of objects to return, 1 to 100. Default 10.
@@ -2663,6 +2807,9 @@ type AdvanceDashboardTestClockJSONRequestBody = TestClockAdvance
 
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = ApiKeyCreate
+
+// CreateCustomerBalanceTransactionJSONRequestBody defines body for CreateCustomerBalanceTransaction for application/json ContentType.
+type CreateCustomerBalanceTransactionJSONRequestBody = CustomerBalanceAdjustment
 
 // SubmitDisputeEvidenceJSONRequestBody defines body for SubmitDisputeEvidence for application/json ContentType.
 type SubmitDisputeEvidenceJSONRequestBody = DisputeEvidence
@@ -3161,6 +3308,64 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
 	GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCustomerBalanceTransactions List a customer's balance transactions
+	//
+	// Every change of the customer's balance, newest first: credits of downgrades, small
+	// plan-change charges carried to the next invoice, what invoices took, and the merchant's
+	// adjustments. The balance in a currency is the sum of its transactions. Paged with
+	// `limit`, `starting_after` and `ending_before` as every list. Another merchant's or the
+	// other environment's customer is not found.
+	//
+	// **Errors:** 400 (`env_invalid`, `limit_invalid`, cursors with their `param`); 401
+	// `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Corresponds with GET /api/v1/{env}/customers/{id}/balance_transactions (the `ListCustomerBalanceTransactions` operationId).
+	ListCustomerBalanceTransactions(ctx context.Context, env Env, id ObjectId, params *ListCustomerBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCustomerBalanceTransactionWithBody Adjust a customer's balance
+	//
+	// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+	// `amount` credits the customer (the next subscription invoices in that currency take
+	// it before anything is charged), a positive one is owed by the customer (the next
+	// subscription invoice in that currency adds it). The change is written under the
+	// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+	// the transaction with `ending_balance`, the customer's balance in that currency after
+	// it. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+	// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+	// description longer than 350 characters, param `description`; `parameter_missing` for
+	// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+	// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+	CreateCustomerBalanceTransactionWithBody(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCustomerBalanceTransaction Adjust a customer's balance
+	//
+	// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+	// `amount` credits the customer (the next subscription invoices in that currency take
+	// it before anything is charged), a positive one is owed by the customer (the next
+	// subscription invoice in that currency adds it). The change is written under the
+	// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+	// the transaction with `ending_balance`, the customer's balance in that currency after
+	// it. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+	// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+	// description longer than 350 characters, param `description`; `parameter_missing` for
+	// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+	// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+	CreateCustomerBalanceTransaction(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, body CreateCustomerBalanceTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDeclinedCharges List declined charges
 	//
@@ -4629,6 +4834,94 @@ func (c *Client) ListCustomers(ctx context.Context, env Env, params *ListCustome
 // Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
 func (c *Client) GetCustomer(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCustomerRequest(c.Server, env, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomerBalanceTransactions List a customer's balance transactions
+//
+// Every change of the customer's balance, newest first: credits of downgrades, small
+// plan-change charges carried to the next invoice, what invoices took, and the merchant's
+// adjustments. The balance in a currency is the sum of its transactions. Paged with
+// `limit`, `starting_after` and `ending_before` as every list. Another merchant's or the
+// other environment's customer is not found.
+//
+// **Errors:** 400 (`env_invalid`, `limit_invalid`, cursors with their `param`); 401
+// `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+//
+// Corresponds with GET /api/v1/{env}/customers/{id}/balance_transactions (the `ListCustomerBalanceTransactions` operationId).
+func (c *Client) ListCustomerBalanceTransactions(ctx context.Context, env Env, id ObjectId, params *ListCustomerBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomerBalanceTransactionsRequest(c.Server, env, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCustomerBalanceTransactionWithBody Adjust a customer's balance
+//
+// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+// `amount` credits the customer (the next subscription invoices in that currency take
+// it before anything is charged), a positive one is owed by the customer (the next
+// subscription invoice in that currency adds it). The change is written under the
+// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+// the transaction with `ending_balance`, the customer's balance in that currency after
+// it. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+// description longer than 350 characters, param `description`; `parameter_missing` for
+// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+func (c *Client) CreateCustomerBalanceTransactionWithBody(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCustomerBalanceTransactionRequestWithBody(c.Server, env, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCustomerBalanceTransaction Adjust a customer's balance
+//
+// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+// `amount` credits the customer (the next subscription invoices in that currency take
+// it before anything is charged), a positive one is owed by the customer (the next
+// subscription invoice in that currency adds it). The change is written under the
+// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+// the transaction with `ending_balance`, the customer's balance in that currency after
+// it. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+// description longer than 350 characters, param `description`; `parameter_missing` for
+// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+func (c *Client) CreateCustomerBalanceTransaction(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, body CreateCustomerBalanceTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCustomerBalanceTransactionRequest(c.Server, env, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7217,6 +7510,167 @@ func NewGetCustomerRequest(server string, env Env, id ObjectId) (*http.Request, 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCustomerBalanceTransactionsRequest constructs an http.Request for the ListCustomerBalanceTransactions method
+func NewListCustomerBalanceTransactionsRequest(server string, env Env, id ObjectId, params *ListCustomerBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/customers/%s/balance_transactions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndingBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ending_before", *params.EndingBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateCustomerBalanceTransactionRequest calls the generic CreateCustomerBalanceTransaction builder with application/json body
+func NewCreateCustomerBalanceTransactionRequest(server string, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, body CreateCustomerBalanceTransactionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateCustomerBalanceTransactionRequestWithBody(server, env, id, params, "application/json", bodyReader)
+}
+
+// NewCreateCustomerBalanceTransactionRequestWithBody constructs an http.Request for the CreateCustomerBalanceTransaction method, with any body, and a specified content type
+func NewCreateCustomerBalanceTransactionRequestWithBody(server string, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env", env, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/%s/customers/%s/balance_transactions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -10369,6 +10823,66 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/{env}/customers/{id} (the `GetCustomer` operationId).
 	GetCustomerWithResponse(ctx context.Context, env Env, id ObjectId, reqEditors ...RequestEditorFn) (*GetCustomerResponse, error)
+
+	// ListCustomerBalanceTransactionsWithResponse List a customer's balance transactions
+	//
+	// Every change of the customer's balance, newest first: credits of downgrades, small
+	// plan-change charges carried to the next invoice, what invoices took, and the merchant's
+	// adjustments. The balance in a currency is the sum of its transactions. Paged with
+	// `limit`, `starting_after` and `ending_before` as every list. Another merchant's or the
+	// other environment's customer is not found.
+	//
+	// **Errors:** 400 (`env_invalid`, `limit_invalid`, cursors with their `param`); 401
+	// `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/{env}/customers/{id}/balance_transactions (the `ListCustomerBalanceTransactions` operationId).
+	ListCustomerBalanceTransactionsWithResponse(ctx context.Context, env Env, id ObjectId, params *ListCustomerBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListCustomerBalanceTransactionsResponse, error)
+
+	// CreateCustomerBalanceTransactionWithBodyWithResponse Adjust a customer's balance
+	//
+	// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+	// `amount` credits the customer (the next subscription invoices in that currency take
+	// it before anything is charged), a positive one is owed by the customer (the next
+	// subscription invoice in that currency adds it). The change is written under the
+	// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+	// the transaction with `ending_balance`, the customer's balance in that currency after
+	// it. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+	// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+	// description longer than 350 characters, param `description`; `parameter_missing` for
+	// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+	// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+	CreateCustomerBalanceTransactionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCustomerBalanceTransactionResponse, error)
+
+	// CreateCustomerBalanceTransactionWithResponse Adjust a customer's balance
+	//
+	// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+	// `amount` credits the customer (the next subscription invoices in that currency take
+	// it before anything is charged), a positive one is owed by the customer (the next
+	// subscription invoice in that currency adds it). The change is written under the
+	// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+	// the transaction with `ending_balance`, the customer's balance in that currency after
+	// it. With an `Idempotency-Key` the change and the stored answer commit together.
+	//
+	// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+	// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+	// description longer than 350 characters, param `description`; `parameter_missing` for
+	// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+	// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+	// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+	CreateCustomerBalanceTransactionWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, body CreateCustomerBalanceTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCustomerBalanceTransactionResponse, error)
 
 	// ListDeclinedChargesWithResponse List declined charges
 	//
@@ -14427,6 +14941,307 @@ func (r GetCustomerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCustomerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomerBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse200Headers struct {
+	RequestId *string
+}
+
+// ListCustomerBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListCustomerBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse401Headers struct {
+	RequestId *string
+}
+
+// ListCustomerBalanceTransactionsResponse404Headers the declared response headers of an HTTP 404 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// ListCustomerBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// ListCustomerBalanceTransactionsResponse500Headers the declared response headers of an HTTP 500 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse500Headers struct {
+	RequestId *string
+}
+
+// ListCustomerBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ListCustomerBalanceTransactions
+type ListCustomerBalanceTransactionsResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type ListCustomerBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CustomerBalanceTransactionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomerBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCustomerBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCustomerBalanceTransactionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCustomerBalanceTransactionsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomerBalanceTransactionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCustomerBalanceTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCustomerBalanceTransactionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON200() *CustomerBalanceTransactionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCustomerBalanceTransactionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomerBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomerBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomerBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomerBalanceTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateCustomerBalanceTransactionResponse201Headers the declared response headers of an HTTP 201 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse201Headers struct {
+	RequestId *string
+}
+
+// CreateCustomerBalanceTransactionResponse400Headers the declared response headers of an HTTP 400 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse400Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateCustomerBalanceTransactionResponse401Headers the declared response headers of an HTTP 401 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse401Headers struct {
+	RequestId *string
+}
+
+// CreateCustomerBalanceTransactionResponse403Headers the declared response headers of an HTTP 403 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse403Headers struct {
+	RequestId *string
+}
+
+// CreateCustomerBalanceTransactionResponse404Headers the declared response headers of an HTTP 404 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse404Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateCustomerBalanceTransactionResponse409Headers the declared response headers of an HTTP 409 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse409Headers struct {
+	IdempotentReplayed *bool
+	RequestId          *string
+}
+
+// CreateCustomerBalanceTransactionResponse429Headers the declared response headers of an HTTP 429 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse429Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+// CreateCustomerBalanceTransactionResponse500Headers the declared response headers of an HTTP 500 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse500Headers struct {
+	RequestId *string
+}
+
+// CreateCustomerBalanceTransactionResponse503Headers the declared response headers of an HTTP 503 response for CreateCustomerBalanceTransaction
+type CreateCustomerBalanceTransactionResponse503Headers struct {
+	RequestId  *string
+	RetryAfter *int
+}
+
+type CreateCustomerBalanceTransactionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CustomerBalanceTransaction
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *SessionRequired
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CSRFInvalid
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateCustomerBalanceTransactionResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateCustomerBalanceTransactionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateCustomerBalanceTransactionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateCustomerBalanceTransactionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateCustomerBalanceTransactionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateCustomerBalanceTransactionResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateCustomerBalanceTransactionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateCustomerBalanceTransactionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateCustomerBalanceTransactionResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON201() *CustomerBalanceTransaction {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON401() *SessionRequired {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON403() *CSRFInvalid {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateCustomerBalanceTransactionResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateCustomerBalanceTransactionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateCustomerBalanceTransactionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateCustomerBalanceTransactionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateCustomerBalanceTransactionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22267,6 +23082,84 @@ func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, env E
 	return ParseGetCustomerResponse(rsp)
 }
 
+// ListCustomerBalanceTransactionsWithResponse List a customer's balance transactions
+//
+// Every change of the customer's balance, newest first: credits of downgrades, small
+// plan-change charges carried to the next invoice, what invoices took, and the merchant's
+// adjustments. The balance in a currency is the sum of its transactions. Paged with
+// `limit`, `starting_after` and `ending_before` as every list. Another merchant's or the
+// other environment's customer is not found.
+//
+// **Errors:** 400 (`env_invalid`, `limit_invalid`, cursors with their `param`); 401
+// `session_required`; 404 `customer_not_found`; 429 `rate_limited`; 5xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/{env}/customers/{id}/balance_transactions (the `ListCustomerBalanceTransactions` operationId).
+func (c *ClientWithResponses) ListCustomerBalanceTransactionsWithResponse(ctx context.Context, env Env, id ObjectId, params *ListCustomerBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListCustomerBalanceTransactionsResponse, error) {
+	rsp, err := c.ListCustomerBalanceTransactions(ctx, env, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomerBalanceTransactionsResponse(rsp)
+}
+
+// CreateCustomerBalanceTransactionWithBodyWithResponse Adjust a customer's balance
+//
+// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+// `amount` credits the customer (the next subscription invoices in that currency take
+// it before anything is charged), a positive one is owed by the customer (the next
+// subscription invoice in that currency adds it). The change is written under the
+// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+// the transaction with `ending_balance`, the customer's balance in that currency after
+// it. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+// description longer than 350 characters, param `description`; `parameter_missing` for
+// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+func (c *ClientWithResponses) CreateCustomerBalanceTransactionWithBodyWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCustomerBalanceTransactionResponse, error) {
+	rsp, err := c.CreateCustomerBalanceTransactionWithBody(ctx, env, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCustomerBalanceTransactionResponse(rsp)
+}
+
+// CreateCustomerBalanceTransactionWithResponse Adjust a customer's balance
+//
+// Changes the customer's balance in `currency` by hand (type `adjustment`): a negative
+// `amount` credits the customer (the next subscription invoices in that currency take
+// it before anything is charged), a positive one is owed by the customer (the next
+// subscription invoice in that currency adds it). The change is written under the
+// customer's lock, so it never interleaves with an invoice taking the balance. Answers
+// the transaction with `ending_balance`, the customer's balance in that currency after
+// it. With an `Idempotency-Key` the change and the stored answer commit together.
+//
+// **Errors:** 400 `invalid_request` (`amount_invalid` for an amount of zero, not a whole
+// number or beyond ±99,999,999 minor units, param `amount`; `description_invalid` for a
+// description longer than 350 characters, param `description`; `parameter_missing` for
+// `amount` or `currency`; `parameter_unknown`), 400 `currency_unsupported` (param
+// `currency`); 401 `session_required`; 403 `csrf_token_invalid`; 404
+// `customer_not_found`; 409 `idempotency_error`; 429 `rate_limited`; 5xx.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/{env}/customers/{id}/balance_transactions (the `CreateCustomerBalanceTransaction` operationId).
+func (c *ClientWithResponses) CreateCustomerBalanceTransactionWithResponse(ctx context.Context, env Env, id ObjectId, params *CreateCustomerBalanceTransactionParams, body CreateCustomerBalanceTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCustomerBalanceTransactionResponse, error) {
+	rsp, err := c.CreateCustomerBalanceTransaction(ctx, env, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCustomerBalanceTransactionResponse(rsp)
+}
+
 // ListDeclinedChargesWithResponse List declined charges
 //
 // Charges the processor declined, newest first: a card that was refused, a failed 3-D
@@ -27359,6 +28252,385 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCustomerResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomerBalanceTransactionsResponse parses an HTTP response from a ListCustomerBalanceTransactionsWithResponse call
+func ParseListCustomerBalanceTransactionsResponse(rsp *http.Response) (*ListCustomerBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomerBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CustomerBalanceTransactionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomerBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCustomerBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCustomerBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCustomerBalanceTransactionsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomerBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCustomerBalanceTransactionsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCustomerBalanceTransactionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateCustomerBalanceTransactionResponse parses an HTTP response from a CreateCustomerBalanceTransactionWithResponse call
+func ParseCreateCustomerBalanceTransactionResponse(rsp *http.Response) (*CreateCustomerBalanceTransactionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateCustomerBalanceTransactionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CustomerBalanceTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SessionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFInvalid
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateCustomerBalanceTransactionResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateCustomerBalanceTransactionResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateCustomerBalanceTransactionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateCustomerBalanceTransactionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateCustomerBalanceTransactionResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateCustomerBalanceTransactionResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateCustomerBalanceTransactionResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateCustomerBalanceTransactionResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateCustomerBalanceTransactionResponse503Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -36666,6 +37938,12 @@ type ServerInterface interface {
 	// GetCustomer Retrieve a customer
 	// (GET /api/v1/{env}/customers/{id})
 	GetCustomer(w http.ResponseWriter, r *http.Request, env Env, id ObjectId)
+	// ListCustomerBalanceTransactions List a customer's balance transactions
+	// (GET /api/v1/{env}/customers/{id}/balance_transactions)
+	ListCustomerBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ListCustomerBalanceTransactionsParams)
+	// CreateCustomerBalanceTransaction Adjust a customer's balance
+	// (POST /api/v1/{env}/customers/{id}/balance_transactions)
+	CreateCustomerBalanceTransaction(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateCustomerBalanceTransactionParams)
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(w http.ResponseWriter, r *http.Request, env Env, params ListDeclinedChargesParams)
@@ -37716,6 +38994,142 @@ func (siw *ServerInterfaceWrapper) GetCustomer(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCustomer(w, r, env, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListCustomerBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ListCustomerBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCustomerBalanceTransactionsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", r.URL.Query(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "starting_after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "starting_after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "ending_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "ending_before", r.URL.Query(), &params.EndingBefore, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "ending_before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "ending_before", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCustomerBalanceTransactions(w, r, env, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateCustomerBalanceTransaction operation middleware
+func (siw *ServerInterfaceWrapper) CreateCustomerBalanceTransaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env" -------------
+	var env Env
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env", r.PathValue("env"), &env, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id ObjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateCustomerBalanceTransactionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateCustomerBalanceTransaction(w, r, env, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -40106,6 +41520,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/checkout_sessions", wrapper.ListCheckoutSessions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers", wrapper.ListCustomers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers/{id}", wrapper.GetCustomer)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/customers/{id}/balance_transactions", wrapper.ListCustomerBalanceTransactions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/{env}/customers/{id}/balance_transactions", wrapper.CreateCustomerBalanceTransaction)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/declined_charges", wrapper.ListDeclinedCharges)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes", wrapper.ListDisputes)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/{env}/disputes/{id}", wrapper.GetDispute)
@@ -43765,6 +45181,344 @@ func (response GetCustomer500JSONResponse) VisitGetCustomerResponse(w http.Respo
 type GetCustomer503JSONResponse struct{ ServiceUnavailableJSONResponse }
 
 func (response GetCustomer503JSONResponse) VisitGetCustomerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactionsRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params ListCustomerBalanceTransactionsParams
+}
+
+type ListCustomerBalanceTransactionsResponseObject interface {
+	VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ListCustomerBalanceTransactions200ResponseHeaders struct {
+	RequestId *string
+}
+
+type ListCustomerBalanceTransactions200JSONResponse struct {
+	Body    CustomerBalanceTransactionList
+	Headers ListCustomerBalanceTransactions200ResponseHeaders
+}
+
+func (response ListCustomerBalanceTransactions200JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListCustomerBalanceTransactions400JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response ListCustomerBalanceTransactions401JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListCustomerBalanceTransactions404JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCustomerBalanceTransactions429JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response ListCustomerBalanceTransactions500JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCustomerBalanceTransactions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListCustomerBalanceTransactions503JSONResponse) VisitListCustomerBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransactionRequestObject struct {
+	Env    Env      `json:"env"`
+	Id     ObjectId `json:"id"`
+	Params CreateCustomerBalanceTransactionParams
+	Body   *CreateCustomerBalanceTransactionJSONRequestBody
+}
+
+type CreateCustomerBalanceTransactionResponseObject interface {
+	VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error
+}
+
+type CreateCustomerBalanceTransaction201ResponseHeaders struct {
+	RequestId *string
+}
+
+type CreateCustomerBalanceTransaction201JSONResponse struct {
+	Body    CustomerBalanceTransaction
+	Headers CreateCustomerBalanceTransaction201ResponseHeaders
+}
+
+func (response CreateCustomerBalanceTransaction201JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateCustomerBalanceTransaction400JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction401JSONResponse struct{ SessionRequiredJSONResponse }
+
+func (response CreateCustomerBalanceTransaction401JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction403JSONResponse struct{ CSRFInvalidJSONResponse }
+
+func (response CreateCustomerBalanceTransaction403JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateCustomerBalanceTransaction404JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateCustomerBalanceTransaction409JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateCustomerBalanceTransaction429JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction500JSONResponse struct {
+	InternalServerErrorJSONResponse
+}
+
+func (response CreateCustomerBalanceTransaction500JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RequestId != nil {
+		w.Header().Set("Request-Id", fmt.Sprint(*response.Headers.RequestId))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCustomerBalanceTransaction503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateCustomerBalanceTransaction503JSONResponse) VisitCreateCustomerBalanceTransactionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -52051,6 +53805,12 @@ type StrictServerInterface interface {
 	// GetCustomer Retrieve a customer
 	// (GET /api/v1/{env}/customers/{id})
 	GetCustomer(ctx context.Context, request GetCustomerRequestObject) (GetCustomerResponseObject, error)
+	// ListCustomerBalanceTransactions List a customer's balance transactions
+	// (GET /api/v1/{env}/customers/{id}/balance_transactions)
+	ListCustomerBalanceTransactions(ctx context.Context, request ListCustomerBalanceTransactionsRequestObject) (ListCustomerBalanceTransactionsResponseObject, error)
+	// CreateCustomerBalanceTransaction Adjust a customer's balance
+	// (POST /api/v1/{env}/customers/{id}/balance_transactions)
+	CreateCustomerBalanceTransaction(ctx context.Context, request CreateCustomerBalanceTransactionRequestObject) (CreateCustomerBalanceTransactionResponseObject, error)
 	// ListDeclinedCharges List declined charges
 	// (GET /api/v1/{env}/declined_charges)
 	ListDeclinedCharges(ctx context.Context, request ListDeclinedChargesRequestObject) (ListDeclinedChargesResponseObject, error)
@@ -52892,6 +54652,69 @@ func (sh *strictHandler) GetCustomer(w http.ResponseWriter, r *http.Request, env
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetCustomerResponseObject); ok {
 		if err := validResponse.VisitGetCustomerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListCustomerBalanceTransactions operation middleware
+func (sh *strictHandler) ListCustomerBalanceTransactions(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params ListCustomerBalanceTransactionsParams) {
+	var request ListCustomerBalanceTransactionsRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCustomerBalanceTransactions(ctx, request.(ListCustomerBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCustomerBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCustomerBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitListCustomerBalanceTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateCustomerBalanceTransaction operation middleware
+func (sh *strictHandler) CreateCustomerBalanceTransaction(w http.ResponseWriter, r *http.Request, env Env, id ObjectId, params CreateCustomerBalanceTransactionParams) {
+	var request CreateCustomerBalanceTransactionRequestObject
+
+	request.Env = env
+	request.Id = id
+	request.Params = params
+
+	var body CreateCustomerBalanceTransactionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateCustomerBalanceTransaction(ctx, request.(CreateCustomerBalanceTransactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateCustomerBalanceTransaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateCustomerBalanceTransactionResponseObject); ok {
+		if err := validResponse.VisitCreateCustomerBalanceTransactionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
