@@ -285,6 +285,9 @@ func TestSweepAndListPlansInEveryStatisticsState(t *testing.T) {
 			{"customer's balances", `SELECT currency, SUM(amount)::bigint AS balance FROM customer_balance_transactions
 				WHERE customer_id = $1 AND merchant_id = $2 AND environment = $3 GROUP BY currency ORDER BY currency`,
 				"customer_balance_transactions_customer", []any{"cus_1", m, "test"}, "", true},
+			{"customer's balance transactions listed", `SELECT * FROM customer_balance_transactions WHERE merchant_id = $1 AND environment = $2
+				AND customer_id = $3 AND ` + postgres.ListPredicate + ` ORDER BY seq DESC LIMIT 11`, "customer_balance_transactions_list",
+				[]any{m, "test", "cus_1"}, "", true},
 			{"subscriptions listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND ` + postgres.ListPredicate +
 				` ORDER BY seq DESC LIMIT 11`, "subscriptions_list", []any{m, "test"}, "", true},
 			{"subscriptions of a status listed", `SELECT * FROM subscriptions WHERE merchant_id = $1 AND environment = $2 AND status = $3 AND ` +
