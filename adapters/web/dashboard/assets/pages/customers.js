@@ -1,11 +1,14 @@
 // @ts-check
 // Customers: the list with an e-mail search (applied by its Search button only) and, per
 // customer, its subscriptions, saved payment methods (brand, last four and expiry), invoices
-// and payments. Read-only: the server decides everything.
+// and payments, its balance with the transactions that made it and a form to adjust it
+// (pages/customer_balance.js). The server decides everything.
 import { get, query } from '../api.js';
 import { h } from '../dom.js';
 import { badge, money, when } from '../format.js';
+import { html, render } from '../preact.js';
 import { facts, field, pager, table } from '../ui.js';
+import { BalanceForm } from './customer_balance.js';
 import { missing, pageHead, paymentColumns } from './common.js';
 import { subscriptionColumns } from './subscriptions.js';
 
@@ -58,6 +61,32 @@ function balanceText(balances) {
   return h('span', { 'data-balance': '' }, parts.length ? parts.join(', ') : 'None');
 }
 
+/** Why a customer's balance changed, in words. */
+const balanceTypes = {
+  adjustment: 'Adjustment',
+  applied_to_invoice: 'Applied to an invoice',
+  proration_credit: 'Credit of a plan change',
+  proration_too_small: 'Plan change charge carried to the next invoice',
+};
+
+/**
+ * The customer's balance transactions, newest first, ten a page (the page's starting_after /
+ * ending_before move through them).
+ * @param {import('../types').Ctx} ctx @param {string} id
+ */
+async function balanceTransactions(ctx, id) {
+  const page = await get(`${ctx.base}/customers/${encodeURIComponent(id)}/balance_transactions${query({ limit: 10, starting_after: ctx.query.get('starting_after') || '', ending_before: ctx.query.get('ending_before') || '' })}`);
+  return h('div', { id: 'balance-transactions' },
+    table([
+      { label: 'Date', cell: (t) => when(t.created) },
+      { label: 'Change', cell: (t) => balanceTypes[t.type] || t.type },
+      { label: 'Amount', num: true, cell: (t) => (t.amount < 0 ? `${money(-t.amount, t.currency)} credit` : `${money(t.amount, t.currency)} owed`) },
+      { label: 'Note', cell: (t) => t.description || '—' },
+      { label: 'Invoice', cell: (t) => (t.invoice ? h('a', { href: `${ctx.base}/invoices/${t.invoice}`, 'data-invoice': t.invoice }, 'View invoice') : '—') },
+    ], page.data, 'No balance changes yet.', 'Balance changes'),
+    pager(ctx, page));
+}
+
 /** @param {import('../types').Ctx} ctx */
 export async function detail(ctx) {
   ctx.title('Customer');
@@ -70,11 +99,20 @@ export async function detail(ctx) {
   }
   const c = d.customer;
   ctx.title(`Customer ${c.name}`);
+  const txns = await balanceTransactions(ctx, c.id);
+  // The form's currency starts at the newest subscription's, else a currency the customer
+  // has a balance in, else EUR.
+  const currency = (d.subscriptions[0] && d.subscriptions[0].currency) || Object.keys(d.balances).sort()[0] || 'EUR';
+  const panel = h('section', { class: 'panel', 'aria-labelledby': 'customer-adjust', id: 'customer-balance-panel' });
+  render(html`<${BalanceForm} ctx=${ctx} customer=${c} currency=${currency} />`, panel);
   return h('div', null,
     back,
     pageHead(c.name),
     facts([['E-mail', c.email], ['Id', h('code', null, c.id)], ['Created', when(c.created)],
       ['Balance', balanceText(d.balances)]]),
+    h('h2', null, 'Balance changes'),
+    txns,
+    panel,
     h('h2', null, 'Subscriptions'),
     table(subscriptionColumns(ctx.base), d.subscriptions, 'No subscriptions.', 'Subscriptions'),
     h('h2', null, 'Saved payment methods'),
