@@ -41,7 +41,12 @@ type Dunning struct {
 	MerchantName  string
 	InvoiceNumber string
 	AmountDue     int64 // minor units
-	Currency      core.Currency
+	// TookBalance: the invoice met the customer's balance. The e-mail then shows its Total and
+	// the AppliedBalance (credit taken, negative, or an amount owed added) before the amount
+	// due, which is Total + AppliedBalance − what was paid.
+	TookBalance           bool
+	Total, AppliedBalance int64
+	Currency              core.Currency
 	URL           string     // {checkout_base}/i/{public_token}
 	NextAttempt   *time.Time // the next automatic retry; nil: none (final, exhausted)
 	// HardDecline is a decline that retrying cannot cure (lost, stolen or expired card): the
@@ -96,6 +101,7 @@ var dunningWordings = map[DunningStage]dunningWording{
 
 type dunningView struct {
 	Customer, Merchant, Number, Amount, URL, Next string
+	Total, AppliedBalance                         string // set when the invoice met a balance
 	Headline, Intro, Action, Button               string
 }
 
@@ -106,6 +112,9 @@ const dunningText = `Hello{{if .Customer}} {{.Customer}}{{end}},
 {{.Intro}}
 
 Invoice: {{.Number}}
+{{- if .AppliedBalance}}
+Total: {{.Total}}
+Applied balance: {{.AppliedBalance}}{{end}}
 Amount due: {{.Amount}}
 {{- if .Next}}
 Next attempt: {{.Next}}{{end}}
@@ -126,6 +135,9 @@ const dunningHTML = `<!doctype html>
 <p style="margin: 0 0 16px;">{{.Intro}}</p>
 <table role="presentation" cellpadding="4" cellspacing="0" style="font-size: 14px; margin: 0 0 24px;">
 <tr><td style="color: #4f566b;">Invoice</td><td>{{.Number}}</td></tr>
+{{- if .AppliedBalance}}
+<tr><td style="color: #4f566b;">Total</td><td>{{.Total}}</td></tr>
+<tr><td style="color: #4f566b;">Applied balance</td><td>{{.AppliedBalance}}</td></tr>{{end}}
 <tr><td style="color: #4f566b;">Amount due</td><td><strong>{{.Amount}}</strong></td></tr>
 {{- if .Next}}
 <tr><td style="color: #4f566b;">Next attempt</td><td>{{.Next}}</td></tr>{{end}}
@@ -165,6 +177,9 @@ func RenderDunning(d Dunning) (RenderedMail, error) {
 	v := dunningView{Customer: oneLine(d.CustomerName), Merchant: merchant, Number: oneLine(d.InvoiceNumber),
 		Amount: core.FormatAmount(d.AmountDue, cur), URL: d.URL,
 		Action: "Pay the invoice online, with the same or another card or bank account:", Button: "Pay invoice"}
+	if d.TookBalance {
+		v.Total, v.AppliedBalance = core.FormatAmount(d.Total, cur), core.FormatAmount(d.AppliedBalance, cur)
+	}
 	next := ""
 	if d.NextAttempt != nil && !d.HardDecline {
 		next = mailDate(*d.NextAttempt)

@@ -193,3 +193,37 @@ func TestDunningMailAsksToConfirmAuthentication(t *testing.T) {
 		}
 	}
 }
+
+// A dunning e-mail of an invoice that met the customer's balance shows the total and the
+// applied balance before the amount due (10.00 − 7.50 = 2.50), in both parts, through the SMTP
+// server; one that met none shows neither.
+func TestDunningMailShowsTheAppliedBalance(t *testing.T) {
+	t.Parallel()
+	url := "https://pay.example/i/Vb7Qm2Xz9Lk4Tn1Rw8Hs5Pd3Fj6Gc0Ya2Ue7Io4K"
+	d := email.Dunning{Stage: email.DunningNotice, MerchantName: "Acme", InvoiceNumber: "ACME-INV-2026-0043", AmountDue: 250,
+		Currency: "EUR", URL: url, TookBalance: true, Total: 1000, AppliedBalance: -750}
+	m, err := email.DunningMessage(testScope, "ada@example.com", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text, html, _ := sendAndRead(t, m)
+	if !strings.Contains(strings.ReplaceAll(text, "\r\n", "\n"), "Total: 10.00 EUR\nApplied balance: -7.50 EUR\nAmount due: 2.50 EUR") {
+		t.Errorf("text part:\n%s", text)
+	}
+	for _, w := range []string{">Total<", "10.00 EUR", ">Applied balance<", "-7.50 EUR", "2.50 EUR"} {
+		if !strings.Contains(html, w) {
+			t.Errorf("html part lacks %q", w)
+		}
+	}
+	if i, j := strings.Index(html, "Applied balance"), strings.Index(html, "Amount due"); i < 0 || j < i {
+		t.Errorf("the applied balance is not before the amount due")
+	}
+	d.TookBalance, d.AmountDue = false, 1000
+	m, err = email.DunningMessage(testScope, "ada@example.com", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text, html, _ := sendAndRead(t, m); strings.Contains(text, "Applied balance") || strings.Contains(html, "Applied balance") {
+		t.Errorf("an invoice without a balance shows one:\n%s", text)
+	}
+}

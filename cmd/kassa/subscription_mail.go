@@ -35,8 +35,8 @@ func (c dunningComposer) ComposeMail(ctx context.Context, m core.Mail) (ports.Me
 		return ports.Message{}, ports.Permanent(fmt.Errorf("kassa: dunning e-mail: %s was never sent", inv.ID()))
 	}
 	d := email.Dunning{Stage: email.DunningStage(stage), CustomerName: inv.CustomerName(), MerchantName: h.Merchant.Name,
-		InvoiceNumber: *inv.Number(), AmountDue: inv.Total() - inv.AmountPaid(), Currency: inv.Currency(), URL: *u, HardDecline: hard,
-		AuthenticationRequired: auth}
+		InvoiceNumber: *inv.Number(), AmountDue: inv.Total() + inv.AppliedBalance() - inv.AmountPaid(), Currency: inv.Currency(), URL: *u,
+		HardDecline: hard, AuthenticationRequired: auth, TookBalance: inv.TookBalance(), Total: inv.Total(), AppliedBalance: inv.AppliedBalance()}
 	if next, ok := billing.NextAttemptAfter(stage, hard, *inv.IssueDate()); ok {
 		d.NextAttempt = &next
 	}

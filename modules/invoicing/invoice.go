@@ -388,6 +388,16 @@ func (i *Invoice) AmountDue() int64 {
 func (i *Invoice) StartingBalance() int64 { return i.startingBalance }
 func (i *Invoice) EndingBalance() int64   { return i.endingBalance }
 
+// TookBalance reports whether the invoice met a customer balance (its starting or ending
+// balance is not zero): its documents then show the applied balance between the total and
+// the amount due.
+func (i *Invoice) TookBalance() bool { return i.startingBalance != 0 || i.endingBalance != 0 }
+
+// AppliedBalance is what the customer's balance did to the invoice: negative when credit was
+// taken (it lowers the amount to pay), positive when an amount owed was added. The total plus
+// the applied balance is what the invoice asks to be paid (starting − ending balance).
+func (i *Invoice) AppliedBalance() int64 { return i.startingBalance - i.endingBalance }
+
 // paidByBalance records an open invoice whose amount due the customer's balance covered
 // whole: paid at, with no payment and nothing paid.
 func (i *Invoice) paidByBalance(at time.Time) {

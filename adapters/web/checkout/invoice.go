@@ -26,7 +26,11 @@ type invoiceView struct {
 	Customer, Email, Issued, Due          string
 	Lines                                 []invoiceLine
 	Subtotal, VAT, Total, AmountDue, Memo string
-	Notice                                string
+	// AppliedBalance is what the customer's balance did to the invoice (credit taken, shown
+	// negative, or an amount owed added), set when the invoice met a balance; AmountPaid is
+	// set once something was paid. Total + AppliedBalance − AmountPaid is AmountDue.
+	AppliedBalance, AmountPaid string
+	Notice                     string
 	Payable                               bool
 }
 
@@ -46,6 +50,12 @@ func invoicePage(h *invoicing.Hosted, token string) *page {
 		Customer: inv.CustomerName(), Email: inv.CustomerEmail(), Subtotal: FormatMoney(t.Subtotal, c),
 		VAT: FormatMoney(t.VAT, c), Total: FormatMoney(t.Total, c), AmountDue: FormatMoney(inv.AmountDue(), c),
 		Payable: inv.Payable() && !inv.Processing()}
+	if inv.TookBalance() {
+		v.AppliedBalance = signedMoney(inv.AppliedBalance(), c)
+	}
+	if p := inv.AmountPaid(); p > 0 && inv.Status() != invoicing.StatusVoid {
+		v.AmountPaid = FormatMoney(p, c)
+	}
 	if n := inv.Number(); n != nil {
 		v.Number = *n
 	}
@@ -88,6 +98,14 @@ func invoicePage(h *invoicing.Hosted, token string) *page {
 	return &page{template: "invoice", kind: pageTop, Title: title,
 		Base: "/i/" + token, Merchant: v.Merchant, Total: v.AmountDue, Test: inv.Scope().Env == core.EnvTest,
 		SEPA: c == "EUR", Errors: fieldErrors{}, Invoice: v}
+}
+
+// signedMoney is FormatMoney with a minus sign before the currency sign ("−€7.50").
+func signedMoney(amount int64, c core.Currency) string {
+	if amount < 0 {
+		return "−" + FormatMoney(-amount, c)
+	}
+	return FormatMoney(amount, c)
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

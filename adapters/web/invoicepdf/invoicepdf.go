@@ -75,17 +75,7 @@ func Render(h *invoicing.Hosted) ([]byte, error) {
 		w.y += lineH + 2
 	}
 	w.rule()
-	t := inv.Totals()
-	for _, row := range []struct {
-		label, value string
-		bold         bool
-	}{
-		{"Subtotal", money(t.Subtotal, c), false},
-		{"VAT", money(t.VAT, c), false},
-		{"Total", money(t.Total, c), true},
-		{"Amount paid", money(inv.AmountPaid(), c), false},
-		{"Amount due", money(inv.AmountDue(), c), true},
-	} {
+	for _, row := range totalRows(inv) {
 		font := "regular"
 		if row.bold {
 			font = "bold"
@@ -102,6 +92,29 @@ func Render(h *invoicing.Hosted) ([]byte, error) {
 		return nil, w.err
 	}
 	return pdf.GetBytesPdf(), nil
+}
+
+// totalRow is one line of the totals under the invoice's lines.
+type totalRow struct {
+	label, value string
+	bold         bool
+}
+
+// totalRows are the invoice's totals: subtotal, VAT, total, the applied balance when the
+// invoice met a customer balance (credit taken is negative, an amount owed added positive),
+// the amount paid and the amount due.
+func totalRows(inv *invoicing.Invoice) []totalRow {
+	t, c := inv.Totals(), inv.Currency()
+	rows := []totalRow{
+		{"Subtotal", money(t.Subtotal, c), false},
+		{"VAT", money(t.VAT, c), false},
+		{"Total", money(t.Total, c), true},
+	}
+	if inv.TookBalance() {
+		rows = append(rows, totalRow{"Applied balance", money(inv.AppliedBalance(), c), false})
+	}
+	return append(rows, totalRow{"Amount paid", money(inv.AmountPaid(), c), false},
+		totalRow{"Amount due", money(inv.AmountDue(), c), true})
 }
 
 func statusText(inv *invoicing.Invoice) string {
