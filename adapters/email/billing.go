@@ -47,8 +47,8 @@ type Dunning struct {
 	TookBalance           bool
 	Total, AppliedBalance int64
 	Currency              core.Currency
-	URL           string     // {checkout_base}/i/{public_token}
-	NextAttempt   *time.Time // the next automatic retry; nil: none (final, exhausted)
+	URL                   string     // {checkout_base}/i/{public_token}
+	NextAttempt           *time.Time // the next automatic retry; nil: none (final, exhausted)
 	// HardDecline is a decline that retrying cannot cure (lost, stolen or expired card): the
 	// customer is asked for another method at once and no retry is announced.
 	HardDecline bool

@@ -31,7 +31,7 @@ type invoiceView struct {
 	// set once something was paid. Total + AppliedBalance − AmountPaid is AmountDue.
 	AppliedBalance, AmountPaid string
 	Notice                     string
-	Payable                               bool
+	Payable                    bool
 }
 
 type invoiceLine struct {
