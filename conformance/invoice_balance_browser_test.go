@@ -35,7 +35,7 @@ func ibDunningMail(t *testing.T, o *DashOwner, number string) dash.MailboxMessag
 
 func TestInvoiceAppliedBalanceBrowser(t *testing.T) {
 	t.Parallel()
-	harness.Rule(t, "D14", "browser: an invoice that took the customer's credit shows the applied balance between the total and the amount due on its hosted page and in its dunning e-mail, and is paid for the amount due (test clock)", func(t *testing.T) {
+	harness.Rule(t, "D14", "browser: an invoice that took the customer's credit shows the applied balance between the total and the amount due on its hosted page, in its dunning e-mail and in the dashboard, and is paid for the amount due (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
@@ -73,5 +73,10 @@ func TestInvoiceAppliedBalanceBrowser(t *testing.T) {
 		if p := subInvoice(t, o, inv.Id); p.Status != "paid" || p.AmountPaid != 500 {
 			t.Fatalf("after paying %+v", p)
 		}
+		// The dashboard's invoice page shows it too.
+		dpSignIn(t, ctx, o)
+		dpGo(t, ctx, "/test/invoices/"+inv.Id)
+		dpWait(t, ctx, "the applied balance in the dashboard", dpHas("[data-applied-balance]", "4.00"))
+		harness.Page(t, ctx, "dashboard-invoice-applied-balance")
 	})
 }

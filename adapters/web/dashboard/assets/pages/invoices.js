@@ -116,6 +116,9 @@ function sent(ctx, inv, path, back) {
       ['Issued', when(inv.issue_date)],
       ['Due', when(inv.due_date)],
       ['Total', money(inv.total_amount, inv.currency)],
+      // What the customer's balance did (credit taken is negative), when the invoice met one.
+      ['Applied balance', inv.starting_balance || inv.ending_balance
+        ? h('span', { 'data-applied-balance': '' }, money(inv.starting_balance - inv.ending_balance, inv.currency)) : null],
       ['Amount due', money(inv.amount_due, inv.currency)],
       ['Amount paid', money(inv.amount_paid, inv.currency)],
       ['Payment', inv.payment_id ? h('a', { href: `${ctx.base}/payments/${inv.payment_id}` }, inv.payment_id) : null],
