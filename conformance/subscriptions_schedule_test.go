@@ -88,18 +88,90 @@ func TestSubscriptionsKeptProrations(t *testing.T) {
 		}
 	})
 
-	harness.Rule(t, "D14", "create_prorations is refused when the kept credit would bring the renewal below the minimum charge (renewal_amount_invalid) or when the interval changes (proration_behavior_unsupported)", func(t *testing.T) {
+	harness.Rule(t, "D14", "create_prorations whose kept credit exceeds the next renewal is made: the renewal bills the period alone, the kept credit goes to the customer's balance in the same transaction, the invoice takes it (paid with no charge) and the next renewal the rest (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)
 		m := o.Merchant
 		clockFreeze(t, o.Test)
-		pr := subPrice(t, m, 900, nil)
+		s := balWeekly(t, o, "grace@example.com", 3)
+		pays := balPayments(t, o)
+		// One day into the week, six of seven days remain. Quantity 3 → 1 of 1000 kept for the
+		// renewal: credit 3000 × 6/7 = 2571.43 → 2571, charge 1000 × 6/7 = 857.14 → 857, net
+		// −1714 against a 1000 period (it was refused with renewal_amount_invalid before).
+		clockAdvance(t, o.Test, 86400)
+		down := catDecode[api.Subscription](t, subUpdate(t, m, s.Id, map[string]any{"quantity": 1, "proration_behavior": "create_prorations"}))
+		if down.Quantity != 1 || down.Amount != 1000 || *down.LatestInvoice != *s.LatestInvoice {
+			t.Fatalf("after the downgrade %+v", down)
+		}
+		if b := balOf(t, o, s.Customer); b["EUR"] != 0 {
+			t.Fatalf("balance before the renewal %v, want nothing yet", b)
+		}
+		// Day 7: the renewal invoice is the period alone (1000); the kept net −1714 goes to the
+		// balance and the invoice takes 1000 of it: paid, no payment, −714 left.
+		_, id := balRenewed(t, o, s, 6*86400)
+		inv := subInvoice(t, o, id)
+		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{1000}) || inv.TotalAmount != 1000 || inv.StartingBalance != -1714 ||
+			inv.EndingBalance != -714 || inv.AmountPaid != 0 || inv.PaymentId != nil {
+			t.Fatalf("first renewal %+v lines %v", inv, invoiceLines(inv))
+		}
+		if n := balPayments(t, o); n != pays {
+			t.Fatalf("the renewal charged: %d payments, was %d", n, pays)
+		}
+		l := cbList(t, o, dashTest, s.Customer, nil)
+		if l.JSON200 == nil || len(l.JSON200.Data) != 2 {
+			t.Fatalf("balance transactions: %d %s", l.StatusCode(), l.Body)
+		}
+		if c, a := l.JSON200.Data[1], l.JSON200.Data[0]; c.Type != "proration_credit" || c.Amount != -1714 || c.Subscription == nil || *c.Subscription != s.Id ||
+			a.Type != "applied_to_invoice" || a.Amount != 1000 || a.Invoice == nil || *a.Invoice != id {
+			t.Fatalf("balance transactions %s", l.Body)
+		}
+		// Day 14: 1000 − 714 = 286 is charged, and the balance is 0.
+		_, id = balRenewed(t, o, s, 7*86400)
+		inv = subInvoice(t, o, id)
+		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{1000}) || inv.StartingBalance != -714 || inv.EndingBalance != 0 || inv.AmountPaid != 286 {
+			t.Fatalf("second renewal %+v", inv)
+		}
+		if b := balOf(t, o, s.Customer); b["EUR"] != 0 {
+			t.Fatalf("balance after the second renewal %v, want EUR 0", b)
+		}
+	})
+
+	harness.Rule(t, "D14", "create_prorations whose kept net leaves less than the minimum charge goes to the balance too: the renewal takes it as far as it leaves the minimum charge (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		s := balWeekly(t, o, "grace@example.com", 2)
+		// One day in, 2 → 1: credit 2000 × 6/7 = 1714.29 → 1714, charge 857, net −857: the
+		// renewal would be 143, below 250. It bills the period (1000), takes 750 of the 857 and
+		// charges 250; 107 stays.
+		clockAdvance(t, o.Test, 86400)
+		subUpdate(t, m, s.Id, map[string]any{"quantity": 1, "proration_behavior": "create_prorations"})
+		_, id := balRenewed(t, o, s, 6*86400)
+		inv := subInvoice(t, o, id)
+		if inv.Status != "paid" || !sameInts(invoiceLines(inv), []int64{1000}) || inv.StartingBalance != -857 || inv.EndingBalance != -107 || inv.AmountPaid != 250 {
+			t.Fatalf("renewal %+v lines %v", inv, invoiceLines(inv))
+		}
+		if b := balOf(t, o, s.Customer); b["EUR"] != -107 {
+			t.Fatalf("balance %v, want EUR -107", b)
+		}
+	})
+
+	harness.Rule(t, "D14", "create_prorations is refused when the kept charge would bring the renewal above the maximum amount (renewal_amount_invalid) or when the interval changes (proration_behavior_unsupported)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		m := o.Merchant
+		clockFreeze(t, o.Test)
+		pr := subPrice(t, m, 9_000_000, nil)
 		yearly := subPrice(t, m, 9000, &api.RecurringParams{Interval: wire.RecurringIntervalYear})
 		s := subPaid(t, m, pr.Id, 10)
-		// An hour in, 10 → 1 keeps a credit of about 9000 against a 900 period.
+		// An hour in, 10 → 11 of 90,000.00 a month keeps about 9,000,000 more against a
+		// 99,000,000 period: above 99,999,999.
 		clockAdvance(t, o.Test, 3600)
-		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 1, "proration_behavior": "create_prorations"}),
+		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"quantity": 11, "proration_behavior": "create_prorations"}),
 			http.StatusBadRequest, "invalid_request", "renewal_amount_invalid", "proration_behavior")
 		catWantErr(t, subUpdate(t, m, s.Id, map[string]any{"price_id": yearly.Id, "proration_behavior": "create_prorations"}),
 			http.StatusBadRequest, "invalid_request", "proration_behavior_unsupported", "proration_behavior")

@@ -35,10 +35,11 @@ var (
 	// ErrPendingLinesFull: too many proration lines are waiting for the next renewal invoice.
 	ErrPendingLinesFull = core.NewError(core.TypeInvalidRequest, "proration_lines_limit", "proration_behavior",
 		"This subscription already keeps the most proration lines its next invoice may carry; use always_invoice.")
-	// ErrRenewalBelowMinimum: the kept proration lines would bring the next renewal invoice
-	// below the minimum charge (or above the maximum).
-	ErrRenewalBelowMinimum = core.NewError(core.TypeInvalidRequest, "renewal_amount_invalid", "proration_behavior",
-		"The proration lines kept for the next renewal would bring its invoice outside the amount limits; use always_invoice.")
+	// ErrRenewalAboveMaximum: the kept proration lines would bring the next renewal invoice
+	// above the maximum amount. (A kept credit larger than the renewal is carried to the
+	// customer's balance by the renewal: renewalInvoice.)
+	ErrRenewalAboveMaximum = core.NewError(core.TypeInvalidRequest, "renewal_amount_invalid", "proration_behavior",
+		"The proration lines kept for the next renewal would bring its invoice above the maximum amount; use always_invoice.")
 )
 
 // PendingUpdate is a plan change scheduled for the end of the current period: the price (with
@@ -186,8 +187,9 @@ func (s *Subscription) keepProration(pr Proration, oldPrice string, oldQty int64
 }
 
 // checkNextInvoice checks that the next renewal invoice (the period line at the plan it will
-// bill, the scheduled one if any, and the kept proration lines) stays within the amount
-// limits, so the renewal can always be made.
+// bill, the scheduled one if any, and the kept proration lines) stays at most the maximum
+// amount, so the renewal can always be made. One below the minimum charge is made all the
+// same: the renewal carries the kept lines to the customer's balance (renewalInvoice).
 func (s *Subscription) checkNextInvoice() error {
 	if len(s.s.PendingLines) == 0 {
 		return nil
@@ -199,8 +201,8 @@ func (s *Subscription) checkNextInvoice() error {
 	for _, l := range s.s.PendingLines {
 		total += l.Quantity * l.UnitAmount
 	}
-	if core.CheckAmountIn(total, s.s.Currency, "proration_behavior") != nil {
-		return ErrRenewalBelowMinimum.Msg("The proration lines kept for the next renewal would make its invoice %s, outside the amount limits; use always_invoice.",
+	if total > core.MaxAmount {
+		return ErrRenewalAboveMaximum.Msg("The proration lines kept for the next renewal would make its invoice %s, above the maximum amount; use always_invoice.",
 			core.FormatAmount(total, s.s.Currency))
 	}
 	return nil
@@ -210,15 +212,29 @@ func (s *Subscription) checkNextInvoice() error {
 // scheduled for it is made first (updated: customer.subscription.updated), then the invoice
 // has the line of the period that starts, at the plan it now has, and the proration lines kept
 // for it, which StartRenewal consumes in the same unit of work.
-func (s *Subscription) renewalInvoice(customer *Customer) (InvoiceInput, Change, error) {
-	ch := Change{Updated: s.TakeScheduledChange()}
+//
+// Kept lines whose net credit would bring the invoice below the minimum charge (a large
+// create_prorations downgrade: the credit exceeds the renewal, or leaves less than can be
+// charged) are not put on the invoice: their net (negative) is answered as carried, for the
+// caller to add to the customer's balance in the same unit of work before the invoice takes
+// the balance. The invoice then bills the period alone and takes the credit as any invoice
+// does (ApplyBalance): paid from it when it covers the period, the rest kept.
+func (s *Subscription) renewalInvoice(customer *Customer) (in InvoiceInput, ch Change, carried int64, err error) {
+	ch = Change{Updated: s.TakeScheduledChange()}
 	next := RehydrateSubscription(s.Snapshot())
 	if err := next.StartRenewal("pending"); err != nil {
-		return InvoiceInput{}, Change{}, err
+		return InvoiceInput{}, Change{}, 0, err
 	}
-	in := next.invoiceInput(customer)
+	in = next.invoiceInput(customer)
+	var kept int64
+	for _, l := range s.s.PendingLines {
+		kept += l.Quantity * l.UnitAmount
+	}
+	if kept < 0 && in.Total()+kept < core.MinAmount {
+		return in, ch, kept, nil
+	}
 	in.Lines = append(in.Lines, s.s.PendingLines...)
-	return in, ch, nil
+	return in, ch, 0, nil
 }
 
 // CancelScheduledChange drops the subscription's pending_update, with

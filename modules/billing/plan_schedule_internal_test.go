@@ -41,8 +41,8 @@ func TestScheduleChangeIsMadeAtTheBoundary(t *testing.T) {
 	if _, err := s.ScheduleChange(yearly, 2, now); err != nil {
 		t.Fatal(err)
 	}
-	in, ch, err := s.renewalInvoice(testCustomer)
-	if err != nil || !ch.Updated {
+	in, ch, carried, err := s.renewalInvoice(testCustomer)
+	if err != nil || !ch.Updated || carried != 0 {
 		t.Fatalf("%+v %v", ch, err)
 	}
 	if len(in.Lines) != 1 || in.Lines[0].PriceID != "price_yearly" || in.Lines[0].Quantity != 2 || in.Lines[0].UnitAmount != 9000 {
@@ -73,8 +73,8 @@ func TestKeptProrationsGoOnTheRenewal(t *testing.T) {
 	if err := s.keepProration(pr, "price_monthly", 1, at); err != nil {
 		t.Fatal(err)
 	}
-	in, ch, err := s.renewalInvoice(testCustomer)
-	if err != nil || ch.Updated {
+	in, ch, carried, err := s.renewalInvoice(testCustomer)
+	if err != nil || ch.Updated || carried != 0 {
 		t.Fatalf("%+v %v", ch, err)
 	}
 	var total int64
@@ -89,13 +89,46 @@ func TestKeptProrationsGoOnTheRenewal(t *testing.T) {
 	}
 }
 
-// Kept credits may not bring the next renewal invoice below the minimum charge: 10 → 1 of
-// 900 on the first day leaves about −8100 against a 900 period.
-func TestKeptProrationsKeepTheRenewalChargeable(t *testing.T) {
+// A kept credit larger than the renewal is accepted, and the renewal carries the kept lines'
+// net to the customer's balance instead of billing them: 10 → 1 of 900 an hour into a 30-day
+// April keeps a credit of 9000 × 719/720 = 8987.5 → 8988 and a charge of 900 × 719/720 =
+// 898.75 → 899, net −8089 against a 900 period.
+func TestKeptCreditLargerThanTheRenewalIsCarried(t *testing.T) {
 	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
 	s := monthlySub(start, 900, 10)
 	at := start.Add(time.Hour)
 	_, pr, err := s.ChangePlan(nil, 1, at)
+	if err != nil || pr.Credit != 8988 || pr.Charge != 899 {
+		t.Fatalf("proration %+v %v", pr, err)
+	}
+	if err := s.keepProration(pr, "price_monthly", 10, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.checkNextInvoice(); err != nil {
+		t.Fatalf("a large kept credit is refused: %v", err)
+	}
+	in, _, carried, err := s.renewalInvoice(testCustomer)
+	if err != nil || carried != -8089 || len(in.Lines) != 1 || in.Total() != 900 {
+		t.Fatalf("carried %d, lines %+v, %v", carried, in.Lines, err)
+	}
+	// Kept lines that leave a chargeable renewal are billed on it as before: 10 → 9 keeps
+	// −8988 + 8089 = −899 against a 8100 period.
+	s = monthlySub(start, 900, 10)
+	_, pr, _ = s.ChangePlan(nil, 9, at)
+	if err := s.keepProration(pr, "price_monthly", 10, at); err != nil {
+		t.Fatal(err)
+	}
+	if in, _, carried, err := s.renewalInvoice(testCustomer); err != nil || carried != 0 || len(in.Lines) != 3 || in.Total() != 8100-899 {
+		t.Fatalf("carried %d, lines %+v, %v", carried, in.Lines, err)
+	}
+}
+
+// Kept charges may not bring the next renewal invoice above the maximum amount.
+func TestKeptProrationsKeepTheRenewalBelowTheMaximum(t *testing.T) {
+	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
+	s := monthlySub(start, 9_000_000, 10)
+	at := start.Add(time.Hour)
+	_, pr, err := s.ChangePlan(nil, 11, at)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,9 +92,17 @@ func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
 	}
 	// The invoice's content: a change scheduled for the period end is made first, and the
 	// proration lines kept for this renewal are billed beside the period (plan_schedule.go).
-	in, updated, err := sub.renewalInvoice(c)
+	in, updated, carried, err := sub.renewalInvoice(c)
 	if err != nil {
 		return err
+	}
+	if carried != 0 {
+		// Kept credit larger than the renewal leaves chargeable goes to the customer's
+		// balance, which the invoice takes below.
+		if err := tx.Customers().AddBalanceTransaction(ctx,
+			newBalanceTransaction(scope, sub.Customer(), in.Currency, carried, BalanceProrationCredit, sub.ID(), "", at)); err != nil {
+			return err
+		}
 	}
 	// The customer's balance is applied to it (balance.go): a credit covering it pays it.
 	if err := withBalance(ctx, tx, c, &in); err != nil {
