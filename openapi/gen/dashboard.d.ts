@@ -2279,8 +2279,9 @@ export interface components {
             /**
              * @description The customer's balance per currency (upper-case ISO 4217 code → minor units), for
              *     each currency it has had a balance in: negative is credit the customer holds (a
-             *     downgrade's proration), positive is owed (a plan change's charge below the minimum).
-             *     The next subscription invoice in that currency takes it. Empty until the first.
+             *     downgrade's proration, or a credit the merchant gave), positive is owed (a plan
+             *     change's charge below the minimum, or an amount the merchant added). The next
+             *     subscription invoice in that currency takes it. Empty until the first.
              */
             balances: {
                 [key: string]: number;

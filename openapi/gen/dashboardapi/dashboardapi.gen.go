@@ -1090,8 +1090,9 @@ type CustomerBalanceTransactionList struct {
 type CustomerDetail struct {
 	// Balances The customer's balance per currency (upper-case ISO 4217 code → minor units), for
 	// each currency it has had a balance in: negative is credit the customer holds (a
-	// downgrade's proration), positive is owed (a plan change's charge below the minimum).
-	// The next subscription invoice in that currency takes it. Empty until the first.
+	// downgrade's proration, or a credit the merchant gave), positive is owed (a plan
+	// change's charge below the minimum, or an amount the merchant added). The next
+	// subscription invoice in that currency takes it. Empty until the first.
 	Balances map[string]int64 `json:"balances"`
 
 	// Customer A payer of subscriptions, one per e-mail address in an environment.

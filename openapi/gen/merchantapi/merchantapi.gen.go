@@ -1534,10 +1534,12 @@ type ClientInterface interface {
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
 	//   same transaction that makes its invoice, so they are billed once. Several changes
-	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
-	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   keep several pairs (at most 50 lines). When their net credit would bring that
+	//   invoice below the minimum charge (a large downgrade early in a period), the renewal
+	//   moves it to the customer's balance instead, bills the period alone and takes the
+	//   balance as any invoice does. The kept lines may not bring that invoice above the
+	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -1630,10 +1632,12 @@ type ClientInterface interface {
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
 	//   same transaction that makes its invoice, so they are billed once. Several changes
-	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
-	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   keep several pairs (at most 50 lines). When their net credit would bring that
+	//   invoice below the minimum charge (a large downgrade early in a period), the renewal
+	//   moves it to the customer's balance instead, bills the period alone and takes the
+	//   balance as any invoice does. The kept lines may not bring that invoice above the
+	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -3102,10 +3106,12 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
 //     same transaction that makes its invoice, so they are billed once. Several changes
-//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-//     outside the amount limits (400 `renewal_amount_invalid` with `param`
-//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     keep several pairs (at most 50 lines). When their net credit would bring that
+//     invoice below the minimum charge (a large downgrade early in a period), the renewal
+//     moves it to the customer's balance instead, bills the period alone and takes the
+//     balance as any invoice does. The kept lines may not bring that invoice above the
+//     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -3210,10 +3216,12 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
 //     same transaction that makes its invoice, so they are billed once. Several changes
-//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-//     outside the amount limits (400 `renewal_amount_invalid` with `param`
-//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     keep several pairs (at most 50 lines). When their net credit would bring that
+//     invoice below the minimum charge (a large downgrade early in a period), the renewal
+//     moves it to the customer's balance instead, bills the period alone and takes the
+//     balance as any invoice does. The kept lines may not bring that invoice above the
+//     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -6086,10 +6094,12 @@ type ClientWithResponsesInterface interface {
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
 	//   same transaction that makes its invoice, so they are billed once. Several changes
-	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
-	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   keep several pairs (at most 50 lines). When their net credit would bring that
+	//   invoice below the minimum charge (a large downgrade early in a period), the renewal
+	//   moves it to the customer's balance instead, bills the period alone and takes the
+	//   balance as any invoice does. The kept lines may not bring that invoice above the
+	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -6182,10 +6192,12 @@ type ClientWithResponsesInterface interface {
 	//   ("Remaining time on …") are kept on the subscription and billed on the next renewal
 	//   invoice, beside the line of the period that starts; the renewal takes them in the
 	//   same transaction that makes its invoice, so they are billed once. Several changes
-	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
-	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   keep several pairs (at most 50 lines). When their net credit would bring that
+	//   invoice below the minimum charge (a large downgrade early in a period), the renewal
+	//   moves it to the customer's balance instead, bills the period alone and takes the
+	//   balance as any invoice does. The kept lines may not bring that invoice above the
+	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -12389,10 +12401,12 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
 //     same transaction that makes its invoice, so they are billed once. Several changes
-//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-//     outside the amount limits (400 `renewal_amount_invalid` with `param`
-//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     keep several pairs (at most 50 lines). When their net credit would bring that
+//     invoice below the minimum charge (a large downgrade early in a period), the renewal
+//     moves it to the customer's balance instead, bills the period alone and takes the
+//     balance as any invoice does. The kept lines may not bring that invoice above the
+//     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -12493,10 +12507,12 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     ("Remaining time on …") are kept on the subscription and billed on the next renewal
 //     invoice, beside the line of the period that starts; the renewal takes them in the
 //     same transaction that makes its invoice, so they are billed once. Several changes
-//     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
-//     outside the amount limits (400 `renewal_amount_invalid` with `param`
-//     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     keep several pairs (at most 50 lines). When their net credit would bring that
+//     invoice below the minimum charge (a large downgrade early in a period), the renewal
+//     moves it to the customer's balance instead, bills the period alone and takes the
+//     balance as any invoice does. The kept lines may not bring that invoice above the
+//     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
+//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
