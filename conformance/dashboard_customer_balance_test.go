@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kassa-pay/kassa/conformance/harness"
@@ -188,6 +189,41 @@ func TestDashboardCustomerBalance(t *testing.T) {
 		}
 		if l := cbList(t, o, dashTest, s.Customer, nil); l.JSON200 == nil || len(l.JSON200.Data) != 1 {
 			t.Fatalf("list: %d %s", l.StatusCode(), l.Body)
+		}
+	})
+
+	harness.Rule(t, "DBILL", "concurrent adjustments of one customer are made one after another under its lock: ten at once leave ten distinct balances after them and the exact sum", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := dbSub(t, o, dbEmail(o), 900, nil)
+		const n = 10
+		endings := make(chan int64, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				r, err := o.Client.CreateCustomerBalanceTransactionWithResponse(context.Background(), dashTest, s.Customer, nil,
+					dash.CustomerBalanceAdjustment{Amount: -100, Currency: "EUR"})
+				if err != nil || r.JSON201 == nil || r.JSON201.EndingBalance == nil {
+					t.Errorf("adjust: %v %s", err, r.Body)
+					return
+				}
+				endings <- *r.JSON201.EndingBalance
+			})
+		}
+		wg.Wait()
+		close(endings)
+		seen := map[int64]bool{}
+		for e := range endings {
+			seen[e] = true
+		}
+		for i := int64(1); i <= n; i++ {
+			if !seen[-100*i] {
+				t.Fatalf("balances after each %v, want each of -100 … -%d once", seen, 100*n)
+			}
+		}
+		if b := balOf(t, o, s.Customer); b["EUR"] != -100*n {
+			t.Fatalf("balance %v, want EUR %d", b, -100*n)
 		}
 	})
 
