@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
@@ -274,4 +275,123 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 			t.Fatalf("invoice events %v", evs)
 		}
 	})
+
+	harness.Rule(t, "D14", "a first payment's 3-D Secure challenge left waiting is void once the first invoice is paid with another card: answering it is 422 payment_intent_unexpected_state and saves and charges nothing", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		r := subConfirm(t, secret, id, payCard(payCard3DS))
+		subWantAction(t, "confirm", r.JSON200, r.Body)
+		// The customer pays the first invoice on its hosted page with another card instead.
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		p, err := payClient(t, "").ConfirmBuyerInvoiceWithResponse(context.Background(), *inv.PublicToken, payCard(payCardOK))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.JSON200 == nil || p.JSON200.Status != capi.InvoiceConfirmResultStatusSucceeded {
+			t.Fatalf("paying with another card: %d %s", p.StatusCode(), p.Body)
+		}
+		old := subAction(t, secret, id, true)
+		wantErr(t, old, old.HTTPResponse, old.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		subWantSavedNothing(t, o, s.Id, inv.Id, "4242")
+	})
+
+	harness.Rule(t, "D14", "a first payment's 3-D Secure challenge left waiting is void once the subscription is canceled: answering it is 422 payment_intent_unexpected_state and saves and charges nothing", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		id, secret := subPI(t, s)
+		r := subConfirm(t, secret, id, payCard(payCard3DS))
+		subWantAction(t, "confirm", r.JSON200, r.Body)
+		if c := catDecode[api.Subscription](t, catPost(t, o.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": false})); c.Status != wire.SubscriptionStatusCanceled {
+			t.Fatalf("cancel: %s", c.Status)
+		}
+		old := subAction(t, secret, id, true)
+		wantErr(t, old, old.HTTPResponse, old.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusCanceled || got.DefaultPaymentMethod != nil {
+			t.Fatalf("subscription %+v", got)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "void" || inv.AmountPaid != 0 || inv.PaymentId != nil {
+			t.Fatalf("invoice %+v", inv)
+		}
+		if n := len(evtList(t, o.Test, "payment_intent.succeeded", 10).Data); n != 0 {
+			t.Fatalf("%d payments", n)
+		}
+	})
+
+	harness.Rule(t, "D15", "on the hosted page of a renewal, a 3-D Secure challenge left waiting is void once the invoice is paid with another card, or once the subscription is canceled: answering it saves and charges nothing (test clock)", func(t *testing.T) {
+		t.Parallel()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		clockFreeze(t, o.Test)
+		// Two subscriptions whose renewal failed on the 3-D Secure card, each paid on its
+		// hosted page with that card again, whose saving waits for the challenge.
+		a, b := subTrial3DS(t, o), subTrial3DS(t, o)
+		clockAdvance(t, o.Test, *b.TrialEnd-a.Created)
+		waiting := func(s api.Subscription) (*dash.Invoice, string) {
+			t.Helper()
+			got := subGet(t, o.Merchant, s.Id)
+			if got.Status != wire.SubscriptionStatusPastDue || got.LatestInvoice == nil {
+				t.Fatalf("after the trial %+v", got)
+			}
+			inv := subInvoice(t, o, *got.LatestInvoice)
+			page := "/i/" + *inv.PublicToken
+			if code, _, h := hostedPost(t, page+"/pay", cardForm(payCard3DS)); code != http.StatusSeeOther || h.Get("Location") != page+"?step=3ds" {
+				t.Fatalf("pay: %d %v", code, h)
+			}
+			return inv, page
+		}
+		paidInv, paidPage := waiting(a)
+		voidInv, voidPage := waiting(b)
+		// The first is paid with another card, the second's subscription is canceled.
+		p, err := payClient(t, "").ConfirmBuyerInvoiceWithResponse(context.Background(), *paidInv.PublicToken, payCard(payCardOK))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.JSON200 == nil || p.JSON200.Status != capi.InvoiceConfirmResultStatusSucceeded {
+			t.Fatalf("paying with another card: %d %s", p.StatusCode(), p.Body)
+		}
+		catDecode[api.Subscription](t, catPost(t, o.TestKey, "/v1/subscriptions/"+b.Id+"/cancel", map[string]any{"at_period_end": false}))
+		// The old answers: the page shows the invoice paid or void and takes no payment (422
+		// with the page, or back to the page, which shows no challenge for a void invoice).
+		for page, status := range map[string]string{paidPage: "status-paid", voidPage: "status-void"} {
+			code, body, h := hostedPost(t, page+"/3ds", url.Values{"action": {"complete"}})
+			if loc := h.Get("Location"); code == http.StatusSeeOther && (loc == page || loc == page+"?step=3ds") {
+				code, body = hostedGet(t, loc)
+			} else if code != http.StatusUnprocessableEntity {
+				t.Fatalf("old answer on %s (%s): %d %v", page, status, code, h.Get("Location"))
+			}
+			if !strings.Contains(body, status) || strings.Contains(body, `id="card-form"`) || strings.Contains(body, `id="invoice-challenge-form"`) {
+				t.Fatalf("old answer on %s: %d %s", page, code, body)
+			}
+		}
+		subWantSavedNothing(t, o, a.Id, paidInv.Id, "4242")
+		if inv := subInvoice(t, o, voidInv.Id); inv.Status != "void" || inv.AmountPaid != 0 || inv.PaymentId != nil {
+			t.Fatalf("the canceled subscription's invoice %+v", inv)
+		}
+	})
+}
+
+// subWantSavedNothing fails unless subscription id's default card ends in last4 and its
+// invoice invoiceID was paid once, by that card: the only payment of the merchant.
+func subWantSavedNothing(t *testing.T, o *DashOwner, id, invoiceID, last4 string) {
+	t.Helper()
+	got := subGet(t, o.Merchant, id)
+	if got.Status != wire.SubscriptionStatusActive || got.DefaultPaymentMethod == nil || got.DefaultPaymentMethod.Last4 != last4 {
+		t.Fatalf("subscription %+v", got)
+	}
+	inv := subInvoice(t, o, invoiceID)
+	if inv.Status != "paid" || inv.AmountPaid != 900 {
+		t.Fatalf("invoice %+v", inv)
+	}
+	if pay := subPaymentOf(t, o, inv); pay.Amount != 900 {
+		t.Fatalf("payment %+v", pay)
+	}
+	if n := len(evtList(t, o.Test, "payment_intent.succeeded", 10).Data); n != 1 {
+		t.Fatalf("%d payments, want 1", n)
+	}
 }

@@ -13,7 +13,10 @@ import (
 // customer's 3-D Secure challenge: the processor answered the setup requires_action. The
 // customer's answer goes to the processor (CompleteAction with ProcessorRef, no transaction
 // open), and the method is recorded in the unit of work that deletes the pending setup; only
-// then is anything charged with it. One per subscription: a new setup replaces it.
+// then is anything charged with it. One per subscription: a new setup replaces it. It is
+// deleted too, in the unit of work of the event that makes it stale, so that an old answer
+// saves and charges nothing: another card recorded for the first payment, the invoice it is
+// for paid (by any method), the subscription ended (canceled, incomplete_expired).
 type PendingSetup struct {
 	Scope        core.Scope
 	Subscription string
@@ -139,4 +142,21 @@ func finishSetup(ctx context.Context, tx Tx, p PendingSetup, customerID string, 
 	_, pm, err := RecordSavedMethod(ctx, tx, p.Scope, customerID, Saved{Type: ports.MethodCard, ProcessorRef: res.PaymentMethodRef,
 		Card: res.Card}, res.CustomerRef, makeDefault, now)
 	return pm, err
+}
+
+// dropPendingSetup deletes, in tx, the pending setup of subscription subID, when one waits
+// and, with invoiceID given, it was made for that invoice. The caller holds the
+// subscription's lock (lock order: subscription, then its pending setup).
+func dropPendingSetup(ctx context.Context, tx Tx, scope core.Scope, subID string, invoiceID *string) error {
+	p, err := tx.PendingSetups().Lock(ctx, scope, subID)
+	if errors.Is(err, ErrNoPendingSetup) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if invoiceID != nil && p.Invoice != *invoiceID {
+		return nil
+	}
+	return tx.PendingSetups().Delete(ctx, scope, subID)
 }
