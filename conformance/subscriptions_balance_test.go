@@ -12,19 +12,13 @@ import (
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
-// balWeekly creates a weekly 10.00 € subscription of quantity qty for email, pays its first
-// invoice with a card and answers it (the clock is frozen by the caller).
+// balWeekly creates a weekly 10.00 € subscription of quantity qty for email and pays its
+// first invoice (subPaidWith; the clock is frozen by the caller).
 func balWeekly(t *testing.T, o *DashOwner, email string, qty int) api.Subscription {
 	t.Helper()
-	pr := subPrice(t, o.Merchant, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
-	body := subBody(pr.Id)
+	body := subBody(subPrice(t, o.Merchant, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek}).Id)
 	body["quantity"], body["customer_email"] = qty, email
-	s := subCreate(t, o.Merchant, body)
-	id, secret := subPI(t, s)
-	if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-		t.Fatal("first payment failed")
-	}
-	return subGet(t, o.Merchant, s.Id)
+	return subPaidWith(t, o.Merchant, body)
 }
 
 // balOf is the customer's balance per currency as the dashboard's customer detail shows it.
@@ -67,10 +61,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice downgrade's net credit goes to the customer's balance; the next renewal takes it as far as it leaves the minimum charge, then the rest (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 2)
 		clockAdvance(t, o.Test, day)
 		// One day in, six of seven days remain. Quantity 2 → 1 of 1000: credit 2000 × 6/7 =
@@ -121,10 +113,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "a renewal the customer's credit covers is paid when it is made, with no payment and no charge; the credit left goes to the next invoice (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		clockAdvance(t, o.Test, day)
 		// Quantity 3 → 1 one day in: credit 3000 × 6/7 = 2571.43 → 2571, charge 857: net −1714.
@@ -162,10 +152,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice upgrade's invoice takes the customer's credit: the amount due is the net proration less the credit (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		clockAdvance(t, o.Test, day)
 		subUpdate(t, m, s.Id, map[string]any{"quantity": 1}) // net −1714, as above
@@ -187,10 +175,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice net charge below the minimum charge is carried on the customer's balance and billed with the next renewal (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 1)
 		clockAdvance(t, o.Test, 6*day)
 		// Six days in, one of seven remains. Quantity 1 → 2: credit 1000 × 1/7 = 142.86 → 143,
@@ -219,10 +205,7 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "a customer's balance belongs to its merchant, environment and customer: another merchant's customer with the same e-mail and another customer are billed in full (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o, other := newDashOwner(t), newDashOwner(t)
-		clockFreeze(t, o.Test)
-		clockFreeze(t, other.Test)
+		o, other := subFrozenOwner(t), subFrozenOwner(t)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		bob := balWeekly(t, o, "bob@example.com", 1)
 		theirs := balWeekly(t, other, "grace@example.com", 1)
