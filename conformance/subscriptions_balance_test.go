@@ -234,4 +234,60 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 			t.Fatalf("another merchant's renewal %+v", inv)
 		}
 	})
+
+	harness.Rule(t, "D14", "a subscription that ends before the renewal its create_prorations lines were kept for puts their net credit on the customer's balance, canceled now or at the period end; kept lines that net to a charge are dropped (test clock)", func(t *testing.T) {
+		t.Parallel()
+		o := subFrozenOwner(t)
+		m := o.Merchant
+		now := balWeekly(t, o, "grace@example.com", 3)
+		atEnd := balWeekly(t, o, "ada@example.com", 3)
+		up := balWeekly(t, o, "bob@example.com", 1)
+		clockAdvance(t, o.Test, day)
+		// One day in, six of seven days remain. Quantity 3 → 2 of 1000: credit 3000 × 6/7 =
+		// 2571.43 → 2571, charge 2000 × 6/7 = 1714.29 → 1714, kept for the renewal: net −857.
+		// Quantity 1 → 2: credit 1000 × 6/7 → 857, charge 1714: net +857.
+		keep := func(s api.Subscription, qty int) {
+			t.Helper()
+			r := subUpdate(t, m, s.Id, map[string]any{"quantity": qty, "proration_behavior": "create_prorations"})
+			if r.Status != http.StatusOK {
+				t.Fatalf("create_prorations: %d %s", r.Status, r.Body)
+			}
+		}
+		keep(now, 2)
+		keep(atEnd, 2)
+		keep(up, 2)
+		pays := balPayments(t, o)
+		for _, s := range []api.Subscription{now, atEnd, up} {
+			if b := balOf(t, o, s.Customer); len(b) != 0 {
+				t.Fatalf("balance before the end %v", b)
+			}
+		}
+		cancel := func(s api.Subscription, atPeriodEnd bool) {
+			t.Helper()
+			catDecode[api.Subscription](t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": atPeriodEnd}))
+		}
+		cancel(now, false)
+		cancel(atEnd, true)
+		cancel(up, false)
+		if b := balOf(t, o, now.Customer); b["EUR"] != -857 {
+			t.Fatalf("balance after canceling now %v, want EUR -857", b)
+		}
+		if b := balOf(t, o, up.Customer); len(b) != 0 && b["EUR"] != 0 {
+			t.Fatalf("a kept net charge went to the balance: %v", b)
+		}
+		if b := balOf(t, o, atEnd.Customer); len(b) != 0 && b["EUR"] != 0 {
+			t.Fatalf("balance before the period end %v", b)
+		}
+		// Day 7: the period ends; the subscription ends with no renewal, its credit kept.
+		clockAdvance(t, o.Test, 6*day)
+		if got := subGet(t, m, atEnd.Id); got.Status != wire.SubscriptionStatusCanceled || *got.LatestInvoice != *atEnd.LatestInvoice {
+			t.Fatalf("at the period end %+v", got)
+		}
+		if b := balOf(t, o, atEnd.Customer); b["EUR"] != -857 {
+			t.Fatalf("balance after the period end %v, want EUR -857", b)
+		}
+		if n := balPayments(t, o); n != pays {
+			t.Fatalf("ending charged: %d payments, was %d", n, pays)
+		}
+	})
 }

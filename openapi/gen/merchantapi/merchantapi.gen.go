@@ -1537,7 +1537,9 @@ type ClientInterface interface {
 	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
 	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   A subscription that ends before its renewal puts the net credit of its kept lines
+	//   on the customer's balance (for the customer's next invoice in that currency); kept
+	//   lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -1633,7 +1635,9 @@ type ClientInterface interface {
 	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
 	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   A subscription that ends before its renewal puts the net credit of its kept lines
+	//   on the customer's balance (for the customer's next invoice in that currency); kept
+	//   lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -3105,7 +3109,9 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 //     outside the amount limits (400 `renewal_amount_invalid` with `param`
 //     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     A subscription that ends before its renewal puts the net credit of its kept lines
+//     on the customer's balance (for the customer's next invoice in that currency); kept
+//     lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -3213,7 +3219,9 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 //     outside the amount limits (400 `renewal_amount_invalid` with `param`
 //     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     A subscription that ends before its renewal puts the net credit of its kept lines
+//     on the customer's balance (for the customer's next invoice in that currency); kept
+//     lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -6089,7 +6097,9 @@ type ClientWithResponsesInterface interface {
 	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
 	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   A subscription that ends before its renewal puts the net credit of its kept lines
+	//   on the customer's balance (for the customer's next invoice in that currency); kept
+	//   lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -6185,7 +6195,9 @@ type ClientWithResponsesInterface interface {
 	//   keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 	//   outside the amount limits (400 `renewal_amount_invalid` with `param`
 	//   `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-	//   A subscription that ends before its renewal drops its kept lines.
+	//   A subscription that ends before its renewal puts the net credit of its kept lines
+	//   on the customer's balance (for the customer's next invoice in that currency); kept
+	//   lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -12392,7 +12404,9 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 //     outside the amount limits (400 `renewal_amount_invalid` with `param`
 //     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     A subscription that ends before its renewal puts the net credit of its kept lines
+//     on the customer's balance (for the customer's next invoice in that currency); kept
+//     lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -12496,7 +12510,9 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     keep several pairs (at most 50 lines). The kept lines may not bring that invoice
 //     outside the amount limits (400 `renewal_amount_invalid` with `param`
 //     `proration_behavior`: a large downgrade early in a period; use `always_invoice`).
-//     A subscription that ends before its renewal drops its kept lines.
+//     A subscription that ends before its renewal puts the net credit of its kept lines
+//     on the customer's balance (for the customer's next invoice in that currency); kept
+//     lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
