@@ -36,6 +36,9 @@ type PendingSetupRepository interface {
 	Lock(ctx context.Context, scope core.Scope, subscriptionID string) (PendingSetup, error)
 	// Delete removes the subscription's pending setup; none is not an error.
 	Delete(ctx context.Context, scope core.Scope, subscriptionID string) error
+	// DeleteForInvoice removes the subscription's pending setup if it was made for invoice
+	// invoiceID (one statement: a paid invoice asks for it every time); none is not an error.
+	DeleteForInvoice(ctx context.Context, scope core.Scope, subscriptionID, invoiceID string) error
 }
 
 // ErrNoPendingSetup: no setup of the subscription waits for 3-D Secure (store sentinel).
@@ -144,19 +147,11 @@ func finishSetup(ctx context.Context, tx Tx, p PendingSetup, customerID string, 
 	return pm, err
 }
 
-// dropPendingSetup deletes, in tx, the pending setup of subscription subID, when one waits
-// and, with invoiceID given, it was made for that invoice. The caller holds the
-// subscription's lock (lock order: subscription, then its pending setup).
+// dropPendingSetup deletes, in tx, the pending setup of subscription subID, if one waits
+// and, with invoiceID given, it was made for that invoice.
 func dropPendingSetup(ctx context.Context, tx Tx, scope core.Scope, subID string, invoiceID *string) error {
-	p, err := tx.PendingSetups().Lock(ctx, scope, subID)
-	if errors.Is(err, ErrNoPendingSetup) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if invoiceID != nil && p.Invoice != *invoiceID {
-		return nil
+	if invoiceID != nil {
+		return tx.PendingSetups().DeleteForInvoice(ctx, scope, subID, *invoiceID)
 	}
 	return tx.PendingSetups().Delete(ctx, scope, subID)
 }
