@@ -21,16 +21,8 @@ func TestSubscriptionThreeDSecureBrowser(t *testing.T) {
 
 	harness.Rule(t, "D15", "browser: a renewal declined authentication_required is paid on the hosted invoice page with the same card through its 3-D Secure challenges, by keyboard alone", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
-		clockFreeze(t, o.Test)
-		s := subTrial3DS(t, o)
-		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
-		got := subGet(t, o.Merchant, s.Id)
-		if got.Status != wire.SubscriptionStatusPastDue {
-			t.Fatalf("after the renewal: %s", got.Status)
-		}
-		inv := subInvoice(t, o, *got.LatestInvoice)
+		o := subFrozenOwner(t)
+		s, inv := subPastDue3DS(t, o)
 
 		ctx := harness.NewBrowser(t)
 		pgOpen(t, ctx, target.CheckoutURL+"/i/"+*inv.PublicToken, "#card-form")

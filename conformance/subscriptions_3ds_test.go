@@ -9,6 +9,7 @@ import (
 
 	"github.com/kassa-pay/kassa/conformance/harness"
 	capi "github.com/kassa-pay/kassa/openapi/gen/checkoutapi"
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
@@ -36,15 +37,22 @@ func subWantAction(t *testing.T, what string, v *capi.BuyerPaymentIntent, body [
 	}
 }
 
+// subWaiting3DS confirms subscription s's first payment with the 3-D Secure card: it waits
+// for the challenge. It answers the first payment's id and client secret.
+func subWaiting3DS(t *testing.T, s api.Subscription) (id, secret string) {
+	t.Helper()
+	id, secret = subPI(t, s)
+	r := subConfirm(t, secret, id, payCard(payCard3DS))
+	subWantAction(t, "confirm", r.JSON200, r.Body)
+	return id, secret
+}
+
 // subTrial3DS creates a subscription with a 14-day trial on a frozen clock and saves
 // 4000002760003184 for it through the challenge.
 func subTrial3DS(t *testing.T, o *DashOwner) api.Subscription {
 	t.Helper()
-	pr := subPrice(t, o.Merchant, 900, &api.RecurringParams{Interval: wire.RecurringIntervalMonth, TrialPeriodDays: ptr(14)})
-	s := subCreate(t, o.Merchant, subBody(pr.Id))
-	id, secret := subPI(t, s)
-	r := subConfirm(t, secret, id, payCard(payCard3DS))
-	subWantAction(t, "confirm", r.JSON200, r.Body)
+	s := subTrial(t, o.Merchant)
+	id, secret := subWaiting3DS(t, s)
 	if a := subAction(t, secret, id, true).JSON200; a == nil || a.SubscriptionStatus != "trialing" {
 		t.Fatal("the trial's challenge did not save the card")
 	}
@@ -54,15 +62,23 @@ func subTrial3DS(t *testing.T, o *DashOwner) api.Subscription {
 func TestSubscriptionsThreeDSecure(t *testing.T) {
 	t.Parallel()
 	const day = int64(86400)
+	// plainWaiting: a subscription without a trial whose first payment waits for the
+	// challenge of saving the 3-D Secure card.
+	plainWaiting := func(t *testing.T) (*DashOwner, api.Subscription, string, string) {
+		t.Helper()
+		payNeedsCheckout(t)
+		o := newDashOwner(t)
+		s := subPlain(t, o)
+		id, secret := subWaiting3DS(t, s)
+		return o, s, id, secret
+	}
 
 	harness.Rule(t, "D14", "saving a card that asks for 3-D Secure for a trial answers requires_action; the challenge saves it, makes it the default and the subscription trialing", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		m := newMerchant(t, true)
 		s := subTrial(t, m)
-		id, secret := subPI(t, s)
-		r := subConfirm(t, secret, id, payCard(payCard3DS))
-		subWantAction(t, "confirm", r.JSON200, r.Body)
+		id, secret := subWaiting3DS(t, s)
 		v, err := payClient(t, secret).GetBuyerPaymentIntentWithResponse(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -88,12 +104,7 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 
 	harness.Rule(t, "D14", "without a trial, a card that asks for 3-D Secure is saved through its challenge, then the first invoice's charge is challenged and paid: active, the card the default", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
-		s := subPlain(t, o)
-		id, secret := subPI(t, s)
-		r := subConfirm(t, secret, id, payCard(payCard3DS))
-		subWantAction(t, "confirm", r.JSON200, r.Body)
+		o, s, id, secret := plainWaiting(t)
 		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "open" || inv.AttemptCount != 0 {
 			t.Fatalf("charged before the challenge: %+v", inv)
 		}
@@ -120,9 +131,7 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 		payNeedsCheckout(t)
 		m := newMerchant(t, true)
 		s := subTrial(t, m)
-		id, secret := subPI(t, s)
-		r := subConfirm(t, secret, id, payCard(payCard3DS))
-		subWantAction(t, "confirm", r.JSON200, r.Body)
+		id, secret := subWaiting3DS(t, s)
 		f := subAction(t, secret, id, false)
 		wantErr(t, f, f.HTTPResponse, f.Body, http.StatusPaymentRequired, "card_error", "card_declined", "")
 		if !strings.Contains(string(f.Body), `"decline_code":"authentication_failed"`) {
@@ -193,18 +202,11 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 
 	harness.Rule(t, "D8", "a renewal of a saved card that asks for 3-D Secure declines authentication_required: invoice.payment_failed, retried on the schedule, and an e-mail asking the customer to confirm the payment on the hosted page (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
-		clockFreeze(t, o.Test)
-		s := subTrial3DS(t, o)
+		o := subFrozenOwner(t)
+		s, failed := subPastDue3DS(t, o)
 		end := *s.TrialEnd
-		clockAdvance(t, o.Test, end-s.Created)
-		got := subGet(t, o.Merchant, s.Id)
-		if got.Status != wire.SubscriptionStatusPastDue || got.LatestInvoice == nil {
-			t.Fatalf("after the trial-end charge %+v", got)
-		}
 		next := end + 3*day // not a hard decline: the schedule goes on
-		inv := subWantDunning(t, o, *got.LatestInvoice, "notice", 1, &next)
+		inv := subWantDunning(t, o, failed.Id, "notice", 1, &next)
 		p := evtList(t, o.Test, "invoice.payment_failed", 10).Data
 		if len(p) != 1 || p[0].Data.Object["id"] != inv.Id {
 			t.Fatalf("invoice.payment_failed: %d", len(p))
@@ -224,13 +226,8 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 
 	harness.Rule(t, "D15", "the customer pays a renewal that needs 3-D Secure on the hosted page: the card is saved through its challenge, the charge's challenge pays the invoice, the subscription is active with that card (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
-		clockFreeze(t, o.Test)
-		s := subTrial3DS(t, o)
-		clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
-		got := subGet(t, o.Merchant, s.Id)
-		inv := subInvoice(t, o, *got.LatestInvoice)
+		o := subFrozenOwner(t)
+		s, inv := subPastDue3DS(t, o)
 		token, page := *inv.PublicToken, "/i/"+*inv.PublicToken
 		// The browser API answers requires_action before anything is charged.
 		r, err := payClient(t, "").ConfirmBuyerInvoiceWithResponse(context.Background(), token, payCard(payCard3DS))
@@ -274,4 +271,116 @@ func TestSubscriptionsThreeDSecure(t *testing.T) {
 			t.Fatalf("invoice events %v", evs)
 		}
 	})
+
+	harness.Rule(t, "D14", "a first payment's 3-D Secure challenge left waiting lapses once the first invoice is paid with another card: answering it is 422 payment_intent_unexpected_state and saves and charges nothing", func(t *testing.T) {
+		t.Parallel()
+		o, s, id, secret := plainWaiting(t)
+		// The customer pays the first invoice on its hosted page with another card instead.
+		inv := subInvoice(t, o, *s.LatestInvoice)
+		p, err := payClient(t, "").ConfirmBuyerInvoiceWithResponse(context.Background(), *inv.PublicToken, payCard(payCardOK))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.JSON200 == nil || p.JSON200.Status != capi.InvoiceConfirmResultStatusSucceeded {
+			t.Fatalf("paying with another card: %d %s", p.StatusCode(), p.Body)
+		}
+		old := subAction(t, secret, id, true)
+		wantErr(t, old, old.HTTPResponse, old.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		subWantSavedNothing(t, o, s.Id, inv.Id, "4242")
+	})
+
+	harness.Rule(t, "D14", "a first payment's 3-D Secure challenge left waiting lapses once the subscription is canceled: answering it is 422 payment_intent_unexpected_state and saves and charges nothing", func(t *testing.T) {
+		t.Parallel()
+		o, s, id, secret := plainWaiting(t)
+		if c := catDecode[api.Subscription](t, catPost(t, o.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": false})); c.Status != wire.SubscriptionStatusCanceled {
+			t.Fatalf("cancel: %s", c.Status)
+		}
+		old := subAction(t, secret, id, true)
+		wantErr(t, old, old.HTTPResponse, old.Body, http.StatusUnprocessableEntity, "invalid_state", "payment_intent_unexpected_state", "")
+		got := subGet(t, o.Merchant, s.Id)
+		if got.Status != wire.SubscriptionStatusCanceled || got.DefaultPaymentMethod != nil {
+			t.Fatalf("subscription %+v", got)
+		}
+		if inv := subInvoice(t, o, *s.LatestInvoice); inv.Status != "void" || inv.AmountPaid != 0 || inv.PaymentId != nil {
+			t.Fatalf("invoice %+v", inv)
+		}
+		if n := len(evtList(t, o.Test, "payment_intent.succeeded", 10).Data); n != 0 {
+			t.Fatalf("%d payments", n)
+		}
+	})
+
+	// The hosted page of a renewal declined authentication_required, paid with the 3-D Secure
+	// card again: its saving waits for the challenge, and the old answer comes after end(o, s)
+	// settled the invoice. The page shows the invoice as it is (status: its class) and takes
+	// no payment: 422 with the page, or back to the page, which shows no challenge.
+	staleOnPage := func(t *testing.T, end func(o *DashOwner, s api.Subscription, inv *dash.Invoice), status string) (*DashOwner, api.Subscription, *dash.Invoice) {
+		t.Helper()
+		o := subFrozenOwner(t)
+		s, inv := subPastDue3DS(t, o)
+		page := "/i/" + *inv.PublicToken
+		if code, _, h := hostedPost(t, page+"/pay", cardForm(payCard3DS)); code != http.StatusSeeOther || h.Get("Location") != page+"?step=3ds" {
+			t.Fatalf("pay: %d %v", code, h)
+		}
+		end(o, s, inv)
+		code, body, h := hostedPost(t, page+"/3ds", url.Values{"action": {"complete"}})
+		if loc := h.Get("Location"); code == http.StatusSeeOther && (loc == page || loc == page+"?step=3ds") {
+			code, body = hostedGet(t, loc)
+		} else if code != http.StatusUnprocessableEntity {
+			t.Fatalf("old answer: %d %v", code, h.Get("Location"))
+		}
+		if !strings.Contains(body, status) || strings.Contains(body, `id="card-form"`) || strings.Contains(body, `id="invoice-challenge-form"`) {
+			t.Fatalf("old answer: %d %s", code, body)
+		}
+		return o, s, subInvoice(t, o, inv.Id)
+	}
+
+	harness.Rule(t, "D15", "on the hosted page of a renewal, a 3-D Secure challenge left waiting lapses once the invoice is paid with another card: answering it saves and charges nothing (test clock)", func(t *testing.T) {
+		t.Parallel()
+		o, s, inv := staleOnPage(t, func(o *DashOwner, _ api.Subscription, inv *dash.Invoice) {
+			p, err := payClient(t, "").ConfirmBuyerInvoiceWithResponse(context.Background(), *inv.PublicToken, payCard(payCardOK))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.JSON200 == nil || p.JSON200.Status != capi.InvoiceConfirmResultStatusSucceeded {
+				t.Fatalf("paying with another card: %d %s", p.StatusCode(), p.Body)
+			}
+		}, "status-paid")
+		subWantSavedNothing(t, o, s.Id, inv.Id, "4242")
+	})
+
+	harness.Rule(t, "D15", "on the hosted page of a renewal, a 3-D Secure challenge left waiting lapses once the subscription is canceled: answering it saves and charges nothing (test clock)", func(t *testing.T) {
+		t.Parallel()
+		o, s, inv := staleOnPage(t, func(o *DashOwner, s api.Subscription, _ *dash.Invoice) {
+			catDecode[api.Subscription](t, catPost(t, o.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": false}))
+		}, "status-void")
+		if inv.Status != "void" || inv.AmountPaid != 0 || inv.PaymentId != nil {
+			t.Fatalf("the canceled subscription's invoice %+v", inv)
+		}
+		if n := len(evtList(t, o.Test, "payment_intent.succeeded", 10).Data); n != 0 {
+			t.Fatalf("%d payments", n)
+		}
+		if got := subGet(t, o.Merchant, s.Id); got.Status != wire.SubscriptionStatusCanceled {
+			t.Fatalf("subscription %+v", got)
+		}
+	})
+}
+
+// subWantSavedNothing fails unless subscription id's default card ends in last4 and its
+// invoice invoiceID was paid once, by that card: the only payment of the merchant.
+func subWantSavedNothing(t *testing.T, o *DashOwner, id, invoiceID, last4 string) {
+	t.Helper()
+	got := subGet(t, o.Merchant, id)
+	if got.Status != wire.SubscriptionStatusActive || got.DefaultPaymentMethod == nil || got.DefaultPaymentMethod.Last4 != last4 {
+		t.Fatalf("subscription %+v", got)
+	}
+	inv := subInvoice(t, o, invoiceID)
+	if inv.Status != "paid" || inv.AmountPaid != 900 {
+		t.Fatalf("invoice %+v", inv)
+	}
+	if pay := subPaymentOf(t, o, inv); pay.Amount != 900 {
+		t.Fatalf("payment %+v", pay)
+	}
+	if n := len(evtList(t, o.Test, "payment_intent.succeeded", 10).Data); n != 1 {
+		t.Fatalf("%d payments, want 1", n)
+	}
 }

@@ -12,19 +12,13 @@ import (
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
-// balWeekly creates a weekly 10.00 € subscription of quantity qty for email, pays its first
-// invoice with a card and answers it (the clock is frozen by the caller).
+// balWeekly creates a weekly 10.00 € subscription of quantity qty for email and pays its
+// first invoice (subPaidWith; the clock is frozen by the caller).
 func balWeekly(t *testing.T, o *DashOwner, email string, qty int) api.Subscription {
 	t.Helper()
-	pr := subPrice(t, o.Merchant, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek})
-	body := subBody(pr.Id)
+	body := subBody(subPrice(t, o.Merchant, 1000, &api.RecurringParams{Interval: wire.RecurringIntervalWeek}).Id)
 	body["quantity"], body["customer_email"] = qty, email
-	s := subCreate(t, o.Merchant, body)
-	id, secret := subPI(t, s)
-	if v := subConfirm(t, secret, id, payCard("4242424242424242")).JSON200; v == nil || v.SubscriptionStatus != "active" {
-		t.Fatal("first payment failed")
-	}
-	return subGet(t, o.Merchant, s.Id)
+	return subPaidWith(t, o.Merchant, body)
 }
 
 // balOf is the customer's balance per currency as the dashboard's customer detail shows it.
@@ -67,10 +61,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice downgrade's net credit goes to the customer's balance; the next renewal takes it as far as it leaves the minimum charge, then the rest (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 2)
 		clockAdvance(t, o.Test, day)
 		// One day in, six of seven days remain. Quantity 2 → 1 of 1000: credit 2000 × 6/7 =
@@ -121,10 +113,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "a renewal the customer's credit covers is paid when it is made, with no payment and no charge; the credit left goes to the next invoice (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		clockAdvance(t, o.Test, day)
 		// Quantity 3 → 1 one day in: credit 3000 × 6/7 = 2571.43 → 2571, charge 857: net −1714.
@@ -162,10 +152,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice upgrade's invoice takes the customer's credit: the amount due is the net proration less the credit (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		clockAdvance(t, o.Test, day)
 		subUpdate(t, m, s.Id, map[string]any{"quantity": 1}) // net −1714, as above
@@ -187,10 +175,8 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "an always_invoice net charge below the minimum charge is carried on the customer's balance and billed with the next renewal (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o := newDashOwner(t)
+		o := subFrozenOwner(t)
 		m := o.Merchant
-		clockFreeze(t, o.Test)
 		s := balWeekly(t, o, "grace@example.com", 1)
 		clockAdvance(t, o.Test, 6*day)
 		// Six days in, one of seven remains. Quantity 1 → 2: credit 1000 × 1/7 = 142.86 → 143,
@@ -219,10 +205,7 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 
 	harness.Rule(t, "D14", "a customer's balance belongs to its merchant, environment and customer: another merchant's customer with the same e-mail and another customer are billed in full (test clock)", func(t *testing.T) {
 		t.Parallel()
-		payNeedsCheckout(t)
-		o, other := newDashOwner(t), newDashOwner(t)
-		clockFreeze(t, o.Test)
-		clockFreeze(t, other.Test)
+		o, other := subFrozenOwner(t), subFrozenOwner(t)
 		s := balWeekly(t, o, "grace@example.com", 3)
 		bob := balWeekly(t, o, "bob@example.com", 1)
 		theirs := balWeekly(t, other, "grace@example.com", 1)
@@ -249,6 +232,62 @@ func TestSubscriptionsCustomerBalance(t *testing.T) {
 		_, id = balRenewed(t, other, theirs, 6*day)
 		if inv := subInvoice(t, other, id); inv.StartingBalance != 0 || inv.AmountPaid != 1000 {
 			t.Fatalf("another merchant's renewal %+v", inv)
+		}
+	})
+
+	harness.Rule(t, "D14", "a subscription that ends before the renewal its create_prorations lines were kept for puts their net credit on the customer's balance, canceled now or at the period end; kept lines that net to a charge are dropped (test clock)", func(t *testing.T) {
+		t.Parallel()
+		o := subFrozenOwner(t)
+		m := o.Merchant
+		now := balWeekly(t, o, "grace@example.com", 3)
+		atEnd := balWeekly(t, o, "ada@example.com", 3)
+		up := balWeekly(t, o, "bob@example.com", 1)
+		clockAdvance(t, o.Test, day)
+		// One day in, six of seven days remain. Quantity 3 → 2 of 1000: credit 3000 × 6/7 =
+		// 2571.43 → 2571, charge 2000 × 6/7 = 1714.29 → 1714, kept for the renewal: net −857.
+		// Quantity 1 → 2: credit 1000 × 6/7 → 857, charge 1714: net +857.
+		keep := func(s api.Subscription, qty int) {
+			t.Helper()
+			r := subUpdate(t, m, s.Id, map[string]any{"quantity": qty, "proration_behavior": "create_prorations"})
+			if r.Status != http.StatusOK {
+				t.Fatalf("create_prorations: %d %s", r.Status, r.Body)
+			}
+		}
+		keep(now, 2)
+		keep(atEnd, 2)
+		keep(up, 2)
+		pays := balPayments(t, o)
+		for _, s := range []api.Subscription{now, atEnd, up} {
+			if b := balOf(t, o, s.Customer); len(b) != 0 {
+				t.Fatalf("balance before the end %v", b)
+			}
+		}
+		cancel := func(s api.Subscription, atPeriodEnd bool) {
+			t.Helper()
+			catDecode[api.Subscription](t, catPost(t, m.TestKey, "/v1/subscriptions/"+s.Id+"/cancel", map[string]any{"at_period_end": atPeriodEnd}))
+		}
+		cancel(now, false)
+		cancel(atEnd, true)
+		cancel(up, false)
+		if b := balOf(t, o, now.Customer); b["EUR"] != -857 {
+			t.Fatalf("balance after canceling now %v, want EUR -857", b)
+		}
+		if b := balOf(t, o, up.Customer); len(b) != 0 && b["EUR"] != 0 {
+			t.Fatalf("a kept net charge went to the balance: %v", b)
+		}
+		if b := balOf(t, o, atEnd.Customer); len(b) != 0 && b["EUR"] != 0 {
+			t.Fatalf("balance before the period end %v", b)
+		}
+		// Day 7: the period ends; the subscription ends with no renewal, its credit kept.
+		clockAdvance(t, o.Test, 6*day)
+		if got := subGet(t, m, atEnd.Id); got.Status != wire.SubscriptionStatusCanceled || *got.LatestInvoice != *atEnd.LatestInvoice {
+			t.Fatalf("at the period end %+v", got)
+		}
+		if b := balOf(t, o, atEnd.Customer); b["EUR"] != -857 {
+			t.Fatalf("balance after the period end %v, want EUR -857", b)
+		}
+		if n := balPayments(t, o); n != pays {
+			t.Fatalf("ending charged: %d payments, was %d", n, pays)
 		}
 	})
 }

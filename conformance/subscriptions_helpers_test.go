@@ -5,13 +5,26 @@ import (
 	"testing"
 	"time"
 
+	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
+	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
 // Helpers of the subscription rules that run on a frozen test clock (billing rules,
-// prorations, scheduled changes, invoice rules): dates as the API gives them (Unix seconds,
-// UTC), the clock moved to one of them, and a subscription made active by paying its first
-// invoice.
+// prorations, scheduled changes, invoice rules, the customer's balance, 3-D Secure): a
+// merchant on a frozen clock, dates as the API gives them (Unix seconds, UTC), the clock moved
+// to one of them, a subscription made active by paying its first invoice, and one past due
+// after its renewal asked for 3-D Secure.
+
+// subFrozenOwner is a new merchant, with its dashboard owner, whose test clock is frozen; the
+// case needs the checkout server (the customer's browser pays).
+func subFrozenOwner(t *testing.T) *DashOwner {
+	t.Helper()
+	payNeedsCheckout(t)
+	o := newDashOwner(t)
+	clockFreeze(t, o.Test)
+	return o
+}
 
 // utcUnix is the Unix time of a UTC date and hour.
 func utcUnix(y int, m time.Month, d, h int) int64 {
@@ -63,4 +76,19 @@ func subActiveAt(t *testing.T, o *DashOwner, unitAmount int64) api.Subscription 
 func subUpdate(t *testing.T, m *Merchant, id string, body map[string]any) Raw {
 	t.Helper()
 	return catPost(t, m.TestKey, "/v1/subscriptions/"+id, body)
+}
+
+// subPastDue3DS is a subscription of o's merchant (frozen clock) whose trial saved the 3-D
+// Secure card (subTrial3DS) and whose renewal at the trial end declined
+// authentication_required: the clock is moved there, the subscription is past due, and its
+// open invoice is answered.
+func subPastDue3DS(t *testing.T, o *DashOwner) (api.Subscription, *dash.Invoice) {
+	t.Helper()
+	s := subTrial3DS(t, o)
+	clockAdvance(t, o.Test, *s.TrialEnd-s.Created)
+	got := subGet(t, o.Merchant, s.Id)
+	if got.Status != wire.SubscriptionStatusPastDue || got.LatestInvoice == nil {
+		t.Fatalf("after the renewal at the trial end: %+v", got)
+	}
+	return got, subInvoice(t, o, *got.LatestInvoice)
 }

@@ -9,7 +9,8 @@ import (
 
 // Why a customer's balance changed (a balance transaction's reason).
 const (
-	// BalanceProrationCredit: the net credit of a plan change billed now (a downgrade).
+	// BalanceProrationCredit: the net credit of a plan change billed now (a downgrade), or
+	// of the proration lines a subscription kept for a renewal it will not make (it ended).
 	BalanceProrationCredit = "proration_credit"
 	// BalanceProrationTooSmall: the net charge of a plan change billed now, below the minimum
 	// charge: it is carried to the next invoice instead of being charged alone.
@@ -96,7 +97,8 @@ func recordApplied(ctx context.Context, tx Tx, sub *Subscription, in InvoiceInpu
 }
 
 // carryProration keeps the net proration of a plan change billed now that makes no invoice on
-// the customer's balance, in tx: a credit (a downgrade) or a charge below the minimum.
+// the customer's balance, in tx: a credit (a downgrade) or a charge below the minimum; or the
+// net credit of the lines an ended subscription kept. The caller holds the customer's lock.
 func carryProration(ctx context.Context, tx Tx, sub *Subscription, net int64, at time.Time) error {
 	reason := BalanceProrationCredit
 	if net > 0 {

@@ -103,13 +103,19 @@ func (s *Subscription) FirstInvoicePaid(invoiceID string, dm *DefaultMethod, at 
 // made with) as its own; a renewal's ends its collection; either with
 // customer.subscription.updated. savedMethod, when not "", is the method the customer saved
 // paying the invoice on its hosted page: it becomes the subscription's default, whatever the
-// invoice (the first, or one in collection after a failed renewal).
+// invoice (the first, or one in collection after a failed renewal). A setup waiting for 3-D
+// Secure to save a card for this invoice is deleted with it.
 func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID, savedMethod string, at time.Time) ([]core.Event, error) {
 	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
 	if errors.Is(err, ErrSubscriptionMissing) {
 		return nil, nil // an invoice whose subscription is gone pays alone
 	}
 	if err != nil {
+		return nil, err
+	}
+	// A challenge still waiting to save a card for this invoice is stale once it is paid: an
+	// old answer must neither save that card nor charge it.
+	if err := dropPendingSetup(ctx, tx, scope, subID, &invoiceID); err != nil {
 		return nil, err
 	}
 	var dm *DefaultMethod
@@ -200,7 +206,8 @@ func (s *Service) CustomerAttemptFailed(ctx context.Context, tx Tx, scope core.S
 // that pays the invoice. A refusal is a *DeclineError (402): the invoice stays open and the
 // subscription incomplete, and the customer may try again until it expires. A method whose
 // setup asks for 3-D Secure is kept as a pending setup and the answer carries the action
-// (ResolveFirstPayment goes on from there).
+// (ResolveFirstPayment goes on from there); a card saved without one deletes such a pending
+// setup of an earlier card in the unit of work that records it.
 func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *Customer, saver ports.MethodSaver, in MethodInput, now time.Time) (*FirstPayment, error) {
 	scope := sub.Scope()
 	inv := sub.s.LatestInvoice
@@ -226,6 +233,9 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		return &FirstPayment{Subscription: sub, Amount: sub.Amount(), Action: act}, nil
 	}
 	return s.recordAndChargeFirst(ctx, sub, in.Method, func(ctx context.Context, tx Tx) (*PaymentMethod, error) {
+		if err := dropPendingSetup(ctx, tx, scope, sub.ID(), nil); err != nil {
+			return nil, err // this card replaces one still waiting for 3-D Secure
+		}
 		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,
 			Card: res.Card, SEPA: res.SEPA}, res.CustomerRef, true, now)
 		return pm, err

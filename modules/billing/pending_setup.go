@@ -13,7 +13,10 @@ import (
 // customer's 3-D Secure challenge: the processor answered the setup requires_action. The
 // customer's answer goes to the processor (CompleteAction with ProcessorRef, no transaction
 // open), and the method is recorded in the unit of work that deletes the pending setup; only
-// then is anything charged with it. One per subscription: a new setup replaces it.
+// then is anything charged with it. One per subscription: a new setup replaces it. It is
+// deleted too, in the unit of work of the event that makes it stale, so that an old answer
+// saves and charges nothing: another card recorded for the first payment, the invoice it is
+// for paid (by any method), the subscription ended (canceled, incomplete_expired).
 type PendingSetup struct {
 	Scope        core.Scope
 	Subscription string
@@ -33,6 +36,9 @@ type PendingSetupRepository interface {
 	Lock(ctx context.Context, scope core.Scope, subscriptionID string) (PendingSetup, error)
 	// Delete removes the subscription's pending setup; none is not an error.
 	Delete(ctx context.Context, scope core.Scope, subscriptionID string) error
+	// DeleteForInvoice removes the subscription's pending setup if it was made for invoice
+	// invoiceID (one statement: a paid invoice asks for it every time); none is not an error.
+	DeleteForInvoice(ctx context.Context, scope core.Scope, subscriptionID, invoiceID string) error
 }
 
 // ErrNoPendingSetup: no setup of the subscription waits for 3-D Secure (store sentinel).
@@ -139,4 +145,13 @@ func finishSetup(ctx context.Context, tx Tx, p PendingSetup, customerID string, 
 	_, pm, err := RecordSavedMethod(ctx, tx, p.Scope, customerID, Saved{Type: ports.MethodCard, ProcessorRef: res.PaymentMethodRef,
 		Card: res.Card}, res.CustomerRef, makeDefault, now)
 	return pm, err
+}
+
+// dropPendingSetup deletes, in tx, the pending setup of subscription subID, if one waits
+// and, with invoiceID given, it was made for that invoice.
+func dropPendingSetup(ctx context.Context, tx Tx, scope core.Scope, subID string, invoiceID *string) error {
+	if invoiceID != nil {
+		return tx.PendingSetups().DeleteForInvoice(ctx, scope, subID, *invoiceID)
+	}
+	return tx.PendingSetups().Delete(ctx, scope, subID)
 }

@@ -154,3 +154,43 @@ func TestEndDropsScheduledChangeAndKeptLines(t *testing.T) {
 		t.Fatal("kept after the end")
 	}
 }
+
+// The kept lines of a subscription that ends, now or at its period end, net to a credit the
+// change answers (KeptCredit, for the customer's balance); lines that net to a charge answer
+// none, and every kept line ends with the subscription.
+func TestEndAnswersTheKeptCredit(t *testing.T) {
+	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
+	lines := func(amounts ...int64) []InvoiceLine {
+		var out []InvoiceLine
+		for _, a := range amounts {
+			out = append(out, InvoiceLine{Description: "x", Quantity: 1, UnitAmount: a})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		amounts []int64
+		want    int64
+	}{
+		{"a net charge is dropped", []int64{-600, 1800}, 0},
+		{"a net credit", []int64{-600, 1800, -1800, 400}, -200},
+		{"a credit alone", []int64{-1200, 400}, -800},
+		{"nothing kept", nil, 0},
+	} {
+		now := monthlySub(start, 900, 1)
+		now.s.PendingLines = lines(c.amounts...)
+		ch, err := now.Cancel(false, start.AddDate(0, 0, 20))
+		if err != nil || !ch.Deleted || ch.KeptCredit != c.want || len(now.PendingLines()) != 0 {
+			t.Fatalf("%s, canceled now: %+v %v", c.name, ch, err)
+		}
+		atEnd := monthlySub(start, 900, 1)
+		atEnd.s.PendingLines = lines(c.amounts...)
+		if _, err := atEnd.Cancel(true, start.AddDate(0, 0, 20)); err != nil {
+			t.Fatal(err)
+		}
+		ch, st, err := atEnd.ProcessDue(atEnd.s.PeriodEnd)
+		if err != nil || st != StatusCanceled || !ch.Deleted || ch.KeptCredit != c.want {
+			t.Fatalf("%s, canceled at the period end: %+v %s %v", c.name, ch, st, err)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 	}
 	if sub.Status() == StatusIncompleteExpired || ch.Deleted {
 		// An expired or ended subscription's open invoice is voided with it.
-		voided, err := s.voidLatest(ctx, tx, sub, at)
+		voided, err := s.clearEnded(ctx, tx, sub, ch, at)
 		if err != nil {
 			return false, nil, err
 		}
@@ -202,8 +202,22 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 	})
 }
 
-// voidLatest voids the subscription's latest invoice if it is still open.
-func (s *Service) voidLatest(ctx context.Context, tx Tx, sub *Subscription, at time.Time) ([]core.Event, error) {
+// clearEnded clears what a subscription that ends (ch) leaves behind, in its unit of work: a
+// setup waiting for 3-D Secure is deleted (an old answer saves no card for it), the net credit
+// of the proration lines it kept for a renewal that will not come goes to the customer's
+// balance (proration_credit), and its latest invoice is voided if it is still open.
+func (s *Service) clearEnded(ctx context.Context, tx Tx, sub *Subscription, ch Change, at time.Time) ([]core.Event, error) {
+	if err := dropPendingSetup(ctx, tx, sub.Scope(), sub.ID(), nil); err != nil {
+		return nil, err
+	}
+	if ch.KeptCredit < 0 {
+		if _, err := tx.Customers().Lock(ctx, sub.Scope(), sub.Customer()); err != nil {
+			return nil, customerNotFound(err)
+		}
+		if err := carryProration(ctx, tx, sub, ch.KeptCredit, at); err != nil {
+			return nil, err
+		}
+	}
 	inv := sub.LatestInvoice()
 	if inv == nil || s.invoices == nil {
 		return nil, nil

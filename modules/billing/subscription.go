@@ -267,7 +267,13 @@ type DefaultMethod struct {
 // Change is what a transition did, for its events: Updated (customer.subscription.updated),
 // Deleted (customer.subscription.deleted), TrialWillEnd (customer.subscription.trial_will_end);
 // none when nothing changed.
-type Change struct{ Updated, Deleted, TrialWillEnd bool }
+type Change struct {
+	Updated, Deleted, TrialWillEnd bool
+	// KeptCredit, with Deleted: the net credit (negative) of the proration lines kept for a
+	// renewal the ended subscription will not make; the unit of work that ends it puts it on
+	// the customer's balance (proration_credit). Kept lines that net to a charge are dropped.
+	KeptCredit int64
+}
 
 // Cancel cancels the subscription (D14). atPeriodEnd on a running subscription sets
 // cancel_at_period_end (unchanged when it is set already); otherwise, or for an incomplete
@@ -284,18 +290,24 @@ func (s *Subscription) Cancel(atPeriodEnd bool, now time.Time) (Change, error) {
 		s.s.CancelAtPeriodEnd, s.s.CanceledAt, s.s.Updated = true, &now, now
 		return Change{Updated: true}, nil
 	}
-	s.end(now)
-	return Change{Deleted: true}, nil
+	return Change{Deleted: true, KeptCredit: s.end(now)}, nil
 }
 
 // end ends the subscription at now; a scheduled change and kept proration lines end with it.
-func (s *Subscription) end(now time.Time) {
+// It answers the net credit of the kept lines (negative), or 0 when they net to a charge or
+// there are none.
+func (s *Subscription) end(now time.Time) int64 {
+	var net int64
+	for _, l := range s.s.PendingLines {
+		net += l.Quantity * l.UnitAmount
+	}
 	s.s.Status, s.s.CancelAtPeriodEnd, s.s.Updated = StatusCanceled, false, now
 	s.s.PendingUpdate, s.s.PendingLines = nil, nil
 	if s.s.CanceledAt == nil {
 		s.s.CanceledAt = &now
 	}
 	s.s.EndedAt = &now
+	return min(net, 0)
 }
 
 // Patch is the body of POST /v1/subscriptions/{id}: metadata ("" deletes a key) and
@@ -419,8 +431,7 @@ func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 		s.s.EndedAt = &at
 		return Change{Updated: true}, StatusIncompleteExpired, nil
 	case s.s.CancelAtPeriodEnd && at.Equal(s.s.PeriodEnd):
-		s.end(at)
-		return Change{Deleted: true}, StatusCanceled, nil
+		return Change{Deleted: true, KeptCredit: s.end(at)}, StatusCanceled, nil
 	case c.Invoice != "" && c.UnpaidAt != nil && !c.UnpaidAt.After(at) && (c.NextCharge == nil || c.UnpaidAt.Before(*c.NextCharge)):
 		s.s.Status, s.s.Updated = StatusUnpaid, at
 		s.s.Collection.UnpaidAt, s.s.Collection.NextCharge = nil, nil

@@ -143,7 +143,7 @@ func (s *Service) change(ctx context.Context, scope core.Scope, id string, fn fu
 		}
 		evs := changeEvents(ch, sub, now)
 		if ch.Deleted {
-			voided, err := s.voidLatest(ctx, tx, sub, now)
+			voided, err := s.clearEnded(ctx, tx, sub, ch, now)
 			if err != nil {
 				return err
 			}

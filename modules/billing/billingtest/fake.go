@@ -95,6 +95,13 @@ func (r fakeSetups) Delete(_ context.Context, scope core.Scope, sub string) erro
 	return nil
 }
 
+func (r fakeSetups) DeleteForInvoice(_ context.Context, scope core.Scope, sub, invoice string) error {
+	if p, ok := r.f.setups[setupKey(scope, sub)]; ok && p.Invoice == invoice {
+		delete(r.f.setups, setupKey(scope, sub))
+	}
+	return nil
+}
+
 // PendingSetup implements billing.Store.
 func (f *Fake) PendingSetup(_ context.Context, scope core.Scope, sub string) (billing.PendingSetup, error) {
 	f.mu.Lock()

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/billing"
 )
 
 // pendingSetups: a subscription's setup waiting for 3-D Secure round-trips, a second one
-// replaces the first, another scope sees none, a rolled back delete keeps it, and a delete
-// (also of none) leaves none.
+// replaces the first, another scope sees none, a delete for another invoice keeps it, a
+// rolled back delete keeps it, and a delete (also of none) leaves none.
 func pendingSetups(t *testing.T, h Harness) {
 	scope, other := h.NewScope(t), h.NewScope(t)
 	sub := newSubscription(t, h, scope, "ada@example.com", monthly, t0)
@@ -28,6 +29,29 @@ func pendingSetups(t *testing.T, h Harness) {
 	if got, err := h.Store.PendingSetup(ctx, scope, sub.ID()); err != nil || got != first {
 		t.Fatalf("read back %+v %v", got, err)
 	}
+	// Deleted for its invoice only (and only in its scope).
+	for _, c := range []struct {
+		scope   core.Scope
+		invoice string
+	}{{scope, "in_2"}, {scope, ""}, {other, "in_1"}} {
+		if err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+			return tx.PendingSetups().DeleteForInvoice(ctx, c.scope, sub.ID(), c.invoice)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := h.Store.PendingSetup(ctx, scope, sub.ID()); err != nil || got != first {
+		t.Fatalf("deleted for another invoice or scope: %+v %v", got, err)
+	}
+	if err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		return tx.PendingSetups().DeleteForInvoice(ctx, scope, sub.ID(), "in_1")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Store.PendingSetup(ctx, scope, sub.ID()); !errors.Is(err, billing.ErrNoPendingSetup) {
+		t.Fatalf("deleted for its invoice: %v", err)
+	}
+	put(first)
 	second := first
 	second.Invoice, second.ProcessorRef, second.Created = "", "ref_2", t0.Add(60e9)
 	put(second)

@@ -45,7 +45,7 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"subscriptions listed newest first, filtered, with cursors", subscriptionList},
 		{"due subscriptions are claimed earliest first, once", subscriptionClaims},
 		{"kept proration lines are consumed with the renewal's save, never lost on a rollback", pendingLinesConsumed},
-		{"a pending setup is one per subscription, replaced, locked, deleted, per scope", pendingSetups},
+		{"a pending setup is one per subscription, replaced, locked, deleted (also for its invoice only), per scope", pendingSetups},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

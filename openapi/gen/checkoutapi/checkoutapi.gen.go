@@ -1167,7 +1167,11 @@ type ClientInterface interface {
 	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
 	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-	// `incomplete` for another try.
+	// `incomplete` for another try. A challenge left unanswered lapses once another card is
+	// saved for the first payment, the first invoice is paid on its hosted page or the
+	// subscription ends: answered afterwards, it saves and charges nothing (422
+	// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+	// still `incomplete`).
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -1196,7 +1200,11 @@ type ClientInterface interface {
 	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
 	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-	// `incomplete` for another try.
+	// `incomplete` for another try. A challenge left unanswered lapses once another card is
+	// saved for the first payment, the first invoice is paid on its hosted page or the
+	// subscription ends: answered afterwards, it saves and charges nothing (422
+	// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+	// still `incomplete`).
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -1679,7 +1687,11 @@ func (c *Client) GetBuyerPaymentIntent(ctx context.Context, id PaymentIntentId, 
 // first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 // (the answer is then `requires_action` again; answer it the same way). Refused: 402
 // `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-// `incomplete` for another try.
+// `incomplete` for another try. A challenge left unanswered lapses once another card is
+// saved for the first payment, the first invoice is paid on its hosted page or the
+// subscription ends: answered afterwards, it saves and charges nothing (422
+// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+// still `incomplete`).
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -1720,7 +1732,11 @@ func (c *Client) ResolveBuyerPaymentIntentActionWithBody(ctx context.Context, id
 // first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 // (the answer is then `requires_action` again; answer it the same way). Refused: 402
 // `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-// `incomplete` for another try.
+// `incomplete` for another try. A challenge left unanswered lapses once another card is
+// saved for the first payment, the first invoice is paid on its hosted page or the
+// subscription ends: answered afterwards, it saves and charges nothing (422
+// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+// still `incomplete`).
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -2564,7 +2580,11 @@ type ClientWithResponsesInterface interface {
 	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
 	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-	// `incomplete` for another try.
+	// `incomplete` for another try. A challenge left unanswered lapses once another card is
+	// saved for the first payment, the first invoice is paid on its hosted page or the
+	// subscription ends: answered afterwards, it saves and charges nothing (422
+	// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+	// still `incomplete`).
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -2593,7 +2613,11 @@ type ClientWithResponsesInterface interface {
 	// first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 	// (the answer is then `requires_action` again; answer it the same way). Refused: 402
 	// `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-	// `incomplete` for another try.
+	// `incomplete` for another try. A challenge left unanswered lapses once another card is
+	// saved for the first payment, the first invoice is paid on its hosted page or the
+	// subscription ends: answered afterwards, it saves and charges nothing (422
+	// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+	// still `incomplete`).
 	//
 	// **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 	// (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -4619,7 +4643,11 @@ func (c *ClientWithResponses) GetBuyerPaymentIntentWithResponse(ctx context.Cont
 // first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 // (the answer is then `requires_action` again; answer it the same way). Refused: 402
 // `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-// `incomplete` for another try.
+// `incomplete` for another try. A challenge left unanswered lapses once another card is
+// saved for the first payment, the first invoice is paid on its hosted page or the
+// subscription ends: answered afterwards, it saves and charges nothing (422
+// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+// still `incomplete`).
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits
@@ -4656,7 +4684,11 @@ func (c *ClientWithResponses) ResolveBuyerPaymentIntentActionWithBodyWithRespons
 // first invoice is charged with the saved card, which may ask for 3-D Secure in its turn
 // (the answer is then `requires_action` again; answer it the same way). Refused: 402
 // `card_declined` with `decline_code` `authentication_failed`, and the subscription stays
-// `incomplete` for another try.
+// `incomplete` for another try. A challenge left unanswered lapses once another card is
+// saved for the first payment, the first invoice is paid on its hosted page or the
+// subscription ends: answered afterwards, it saves and charges nothing (422
+// `payment_intent_unexpected_state`, or `no_action_pending` while the subscription is
+// still `incomplete`).
 //
 // **Errors:** 400 `invalid_request`; 401 `client_secret_missing`; 402 `card_declined`
 // (`authentication_failed`); 422 `invalid_state` / `no_action_pending` (nothing waits

@@ -1539,7 +1539,9 @@ type ClientInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
+	//   its kept lines on the customer's balance (for the customer's next invoice in that
+	//   currency); kept lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -1637,7 +1639,9 @@ type ClientInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
+	//   its kept lines on the customer's balance (for the customer's next invoice in that
+	//   currency); kept lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -3111,7 +3115,9 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
+//     its kept lines on the customer's balance (for the customer's next invoice in that
+//     currency); kept lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -3221,7 +3227,9 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
+//     its kept lines on the customer's balance (for the customer's next invoice in that
+//     currency); kept lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -6099,7 +6107,9 @@ type ClientWithResponsesInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
+	//   its kept lines on the customer's balance (for the customer's next invoice in that
+	//   currency); kept lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -6197,7 +6207,9 @@ type ClientWithResponsesInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
+	//   its kept lines on the customer's balance (for the customer's next invoice in that
+	//   currency); kept lines that net to a charge are not billed.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -12406,7 +12418,9 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
+//     its kept lines on the customer's balance (for the customer's next invoice in that
+//     currency); kept lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -12512,7 +12526,9 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal drops its kept lines.
+//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
+//     its kept lines on the customer's balance (for the customer's next invoice in that
+//     currency); kept lines that net to a charge are not billed.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //

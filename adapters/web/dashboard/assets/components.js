@@ -64,34 +64,50 @@ export function FormMessage({ message }) {
 
 /**
  * useIntent is the state of a form whose every submit is one intent sent with an
- * Idempotency-Key (a subscription's cancel and pause forms): a double click or a retry after a
- * lost answer changes things once. run(send, done) calls send with the intent's key; on success
- * the key is new, the page reloads and done is flashed; a refusal (below 500) changed nothing,
- * so the next try is a new request with a new key; an error shows where formError puts it
- * among fields.
- * @param {import('./types').Ctx} ctx
+ * Idempotency-Key (a subscription's cancel and pause forms, a payment's refund form, the test
+ * clock's advance): a double click or a retry after a lost answer changes things once.
+ * run(send, done) calls send with the intent's key; on success the key is new, owner.reload()
+ * draws the page again and done (a message, or one made from send's answer) is flashed; a
+ * refusal (below 500) changed nothing, so the next try is a new request with a new key; an
+ * error shows where formError puts it among fields (a param-less one under fallback, when
+ * given). fail(err) shows a refusal found before anything was sent (the key stays); renew()
+ * starts a new intent: a new key and no error shown.
+ * @param {{ reload(): Promise<void> }} owner what draws the page again: a page's Ctx
  * @param {string[]} fields the names of the form's fields
+ * @param {string} [fallback] the field a param-less error belongs to
  */
-export function useIntent(ctx, fields) {
+export function useIntent(owner, fields, fallback) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(/** @type {FormError | null} */ (null));
   const key = useRef(newKey());
 
-  /** @param {(key: string) => Promise<any>} send @param {string} done */
+  /**
+   * @template T
+   * @param {(key: string) => Promise<T>} send
+   * @param {string | ((answer: T) => string)} done
+   */
   async function run(send, done) {
     setError(null);
     setBusy(true);
     try {
-      await send(key.current);
+      const answer = await send(key.current);
       key.current = newKey();
-      await ctx.reload();
-      flash('ok', done);
+      await owner.reload();
+      flash('ok', typeof done === 'function' ? done(answer) : done);
     } catch (err) {
       if (err.status && err.status < 500) key.current = newKey();
-      setError(formError(err, fields, undefined));
+      setError(formError(err, fields, fallback));
     } finally {
       setBusy(false);
     }
   }
-  return { busy, error, run };
+  /** @param {any} err a message or an API error */
+  function fail(err) {
+    setError(formError(err, fields, fallback));
+  }
+  function renew() {
+    key.current = newKey();
+    setError(null);
+  }
+  return { busy, error, run, fail, renew };
 }

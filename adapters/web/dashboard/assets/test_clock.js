@@ -3,11 +3,11 @@
 // test clock forward by an hour, a day, a week or 30 days (POST /api/v1/test/test_clock/advance,
 // the merchant API's advance). Everything due up to the new time happens first (expiries,
 // settlements, renewals, dunning), then the clock stays frozen at the target; the header and
-// the page are read again afterwards. One Idempotency-Key per opening of the dialog, so a
-// double submit moves the clock once.
-import { get, newKey, postOnce } from './api.js';
+// the page are read again afterwards. One Idempotency-Key per opening of the dialog (useIntent,
+// renewed when it opens), so a double submit moves the clock once.
+import { get, postOnce } from './api.js';
 import { html, render, useRef, useState } from './preact.js';
-import { errorText, flash } from './ui.js';
+import { useIntent } from './components.js';
 
 const steps = [
   { seconds: 3600, label: '1 hour' },
@@ -25,14 +25,11 @@ const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
 function AdvanceControl({ onAdvanced }) {
   const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));
   const opener = useRef(/** @type {HTMLButtonElement | null} */ (null));
-  const key = useRef('');
   const [seconds, setSeconds] = useState(86400);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, run, renew } = useIntent({ reload: onAdvanced }, []);
 
   function open() {
-    key.current = newKey();
-    setError('');
+    renew();
     if (dialog.current) {
       dialog.current.showModal();
       const checked = dialog.current.querySelector('input:checked');
@@ -44,12 +41,10 @@ function AdvanceControl({ onAdvanced }) {
   }
 
   /** @param {SubmitEvent} ev */
-  async function submit(ev) {
+  function submit(ev) {
     ev.preventDefault();
-    setBusy(true);
-    setError('');
-    try {
-      let c = await postOnce('/test/test_clock/advance', { seconds }, key.current);
+    run(async (key) => {
+      let c = await postOnce('/test/test_clock/advance', { seconds }, key);
       // 202: the due work goes on; wait for it (the header says so meanwhile).
       if (c.status === 'advancing') onAdvanced();
       while (c.status === 'advancing') {
@@ -57,15 +52,7 @@ function AdvanceControl({ onAdvanced }) {
         c = await get('/test/test_clock');
       }
       close();
-      await onAdvanced();
-      flash('ok', 'The test clock moved forward; everything due until then has happened.');
-    } catch (err) {
-      // A refused advance changed nothing: the next try is a new request.
-      if (err.status && err.status < 500) key.current = newKey();
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
+    }, 'The test clock moved forward; everything due until then has happened.');
   }
 
   return html`<span class="clock-control">
@@ -74,7 +61,7 @@ function AdvanceControl({ onAdvanced }) {
       <form class="stack" id="clock-advance-form" aria-busy=${busy ? 'true' : undefined} onSubmit=${submit}>
         <h2 id="clock-dialog-title">Advance the test clock</h2>
         <p>Everything due until then happens first, in time order: checkout sessions expire, payments settle, subscriptions renew and invoices are chased. Then the clock stays frozen at the new time; test data is dated by it. Live mode always runs on real time.</p>
-        ${error ? html`<div class="notice notice-error" role="alert">${error}</div>` : null}
+        ${error ? html`<div class="notice notice-error" role="alert">${error.message}</div>` : null}
         <fieldset>
           <legend>Move it forward by</legend>
           ${steps.map((s) => html`<label class="choice"><input type="radio" name="advance-by" value=${String(s.seconds)}

@@ -3,11 +3,10 @@
 // to refund, the reason at "requested by the customer". One Idempotency-Key per form, so a
 // double click or a retry after a lost answer makes one refund; a new key after each refund
 // made, and after a refusal (a refused refund changed nothing: the next try is a new request).
-import { newKey, postOnce } from '../api.js';
+import { postOnce } from '../api.js';
 import { exponent, money, parseAmount, plain } from '../format.js';
-import { html, useRef, useState } from '../preact.js';
-import { flash } from '../ui.js';
-import { Field, FormMessage, formError } from '../components.js';
+import { html, useState } from '../preact.js';
+import { Field, FormMessage, useIntent } from '../components.js';
 
 const reasons = [['requested_by_customer', 'Requested by the customer'], ['duplicate', 'Duplicate payment'], ['fraudulent', 'Fraudulent']];
 
@@ -17,32 +16,19 @@ const reasons = [['requested_by_customer', 'Requested by the customer'], ['dupli
 export function RefundForm({ ctx, payment: p, left }) {
   const [amount, setAmount] = useState(plain(left, exponent(p.currency)));
   const [reason, setReason] = useState('requested_by_customer');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(/** @type {import('../components.js').FormError | null} */ (null));
-  const key = useRef(newKey());
+  const { busy, error, run, fail } = useIntent(ctx, ['amount', 'reason'], 'amount');
 
   /** @param {SubmitEvent} ev */
-  async function submit(ev) {
+  function submit(ev) {
     ev.preventDefault();
-    setError(null);
     const a = parseAmount(amount, p.currency);
     if (a.error) {
-      setError(formError(a.error, ['amount', 'reason'], 'amount'));
+      fail(a.error);
       return;
     }
     const body = { amount: a.minor, reason: /** @type {'requested_by_customer' | 'duplicate' | 'fraudulent'} */ (reason) };
-    setBusy(true);
-    try {
-      const r = await postOnce(`${ctx.base}/payments/${encodeURIComponent(p.id)}/refunds`, body, key.current);
-      key.current = newKey();
-      await ctx.reload();
-      flash('ok', `Refunded ${money(r.amount, r.currency)}.`);
-    } catch (err) {
-      if (err.status && err.status < 500) key.current = newKey();
-      setError(formError(err, ['amount', 'reason'], 'amount'));
-    } finally {
-      setBusy(false);
-    }
+    run((key) => postOnce(`${ctx.base}/payments/${encodeURIComponent(p.id)}/refunds`, body, key),
+      (r) => `Refunded ${money(r.amount, r.currency)}.`);
   }
 
   return html`<form class="stack" id="refund-form" novalidate aria-labelledby="pay-refund" aria-busy=${busy ? 'true' : undefined} onSubmit=${submit}>
