@@ -156,4 +156,3 @@ func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 	s.log.add("EXECUTE " + s.query)
 	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
-
