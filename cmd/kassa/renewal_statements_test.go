@@ -16,9 +16,10 @@ import (
 
 // renewalBatchStatements renews n trialing subscriptions of one merchant, due at one instant,
 // through the sweep, and answers the statements of the unit of work that claims and renews
-// them (from its BEGIN to its COMMIT; the charges come after it), checking that it renewed
-// all n with numbers 1…n.
-func renewalBatchStatements(t *testing.T, n int) []string {
+// them (from its BEGIN to its COMMIT; the charges come after it), and the number of
+// statements of the whole sweep (the renewals, their charges and outcomes), checking that it
+// renewed all n with numbers 1…n and paid them.
+func renewalBatchStatements(t *testing.T, n int) ([]string, int) {
 	t.Helper()
 	db, log := pgtest.NewCounted(t)
 	scope := pgtest.Merchant(t, db)
@@ -89,7 +90,15 @@ func renewalBatchStatements(t *testing.T, n int) []string {
 		!strings.HasSuffix(numbers[n-1], fmt.Sprintf("-%d-%04d", year, n)) {
 		t.Fatalf("renewal invoice numbers %v, want %d numbered 1…%d", numbers, n, n)
 	}
-	return sent[:end+1]
+	var paid int
+	if err := db.Get(&paid, `SELECT count(*) FROM invoices WHERE merchant_id = $1 AND status = 'paid' AND finalized_at >= $2`,
+		scope.MerchantID, *sub.Snapshot().TrialEnd); err != nil {
+		t.Fatal(err)
+	}
+	if paid != n {
+		t.Fatalf("%d renewal invoices paid, want %d", paid, n)
+	}
+	return sent[:end+1], len(sent)
 }
 
 // Regression: one renewal batch of the sweep (a hundred subscriptions of one merchant, due at
@@ -99,11 +108,14 @@ func renewalBatchStatements(t *testing.T, n int) []string {
 // (billing.renewMany). It took about seven per renewal.
 func TestRenewalBatchStatementsAreBounded(t *testing.T) {
 	t.Parallel()
-	small, large := renewalBatchStatements(t, 10), renewalBatchStatements(t, 100)
+	small, all10 := renewalBatchStatements(t, 10)
+	large, all100 := renewalBatchStatements(t, 100)
 	for i, q := range large {
 		t.Logf("%2d %s", i+1, q)
 	}
 	t.Logf("a renewal batch: %d statements for 10 renewals, %d for 100", len(small), len(large))
+	t.Logf("the whole sweep (renewals, charges, outcomes): %d statements for 10 renewals, %d for 100: %.2f per renewal more",
+		all10, all100, float64(all100-all10)/90)
 	if len(large) != len(small) {
 		t.Errorf("a batch of 100 renewals took %d statements, a batch of 10 %d: the count grows with the batch", len(large), len(small))
 	}
