@@ -72,6 +72,29 @@ func (r customerRepo) LockMany(ctx context.Context, refs []billing.CustomerRef) 
 	return out, nil
 }
 
+// GetMany reads the methods in one statement.
+func (r methodRepo) GetMany(ctx context.Context, refs []billing.MethodRef) ([]*billing.PaymentMethod, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	mers, envs, ids := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, m := range refs {
+		mers[i], envs[i], ids[i] = m.Scope.MerchantID, string(m.Scope.Env), m.ID
+	}
+	var rows []methodRow
+	err := sqlx.SelectContext(ctx, r.q, &rows, `SELECT `+methodColumns+` FROM customer_payment_methods
+		WHERE (merchant_id, environment, id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+		pq.Array(mers), pq.Array(envs), pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("customer_payment_methods: get many: %w", r.q.a.note(err))
+	}
+	out := make([]*billing.PaymentMethod, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, row.method())
+	}
+	return out, nil
+}
+
 // Balances sums the balance transactions of each key in one statement, in the keys' order.
 func (r customerRepo) Balances(ctx context.Context, keys []billing.BalanceKey) ([]int64, error) {
 	if len(keys) == 0 {

@@ -93,6 +93,15 @@ type PaymentMethodRepository interface {
 	ByProcessorRef(ctx context.Context, scope core.Scope, ref string) (*PaymentMethod, error)
 	// Get reads method id of scope; ErrMethodNotFound.
 	Get(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+	// GetMany reads the methods refs name in one statement (a method's ref is its scope and
+	// id); one that is not there is missing from the answer, which is in no particular order.
+	GetMany(ctx context.Context, refs []MethodRef) ([]*PaymentMethod, error)
+}
+
+// MethodRef names a saved method of a scope.
+type MethodRef struct {
+	Scope core.Scope
+	ID    string
 }
 
 // Store reads customers and methods outside a unit of work.

@@ -425,3 +425,15 @@ func (r fakeSubs) SaveMany(ctx context.Context, subs []*billing.Subscription) er
 	}
 	return nil
 }
+
+func (r fakeMethods) GetMany(_ context.Context, refs []billing.MethodRef) ([]*billing.PaymentMethod, error) {
+	var out []*billing.PaymentMethod
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if m, err := r.f.method(ref.Scope, ref.ID); err == nil && !seen[ref.ID] {
+			seen[ref.ID] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

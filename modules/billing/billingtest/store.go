@@ -48,6 +48,7 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"a pending setup is one per subscription, replaced, locked, deleted, per scope", pendingSetups},
 		{"customers are locked many at once in id order, their balances read at once, per scope", lockManyCustomers},
 		{"subscriptions are saved many at once, each as Save would, or none", saveManySubscriptions},
+		{"saved methods are read many at once, per scope", getManyMethods},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -657,5 +658,39 @@ func saveManySubscriptions(t *testing.T, h Harness) {
 	}
 	if got, _ := h.Store.Subscription(ctx, b, other.ID()); got.Snapshot().DefaultMethod != nil {
 		t.Fatalf("another scope's subscription changed: %+v", got.Snapshot())
+	}
+}
+
+func getManyMethods(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	c, _ := findOrCreate(t, h, a, "Ada", "ada@example.com")
+	cb, _ := findOrCreate(t, h, b, "Bob", "bob@example.com")
+	m1 := saveMethod(t, h, a, c.ID(), "pm_ref_1", "1111", true)
+	m2 := saveMethod(t, h, a, c.ID(), "pm_ref_2", "2222", false)
+	mb := saveMethod(t, h, b, cb.ID(), "pm_ref_3", "3333", true)
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		got, err := tx.PaymentMethods().GetMany(ctx, []billing.MethodRef{{Scope: a, ID: m2.ID()}, {Scope: a, ID: m1.ID()},
+			{Scope: a, ID: mb.ID()}, {Scope: a, ID: "pm_nope"}})
+		if err != nil {
+			return err
+		}
+		last4 := map[string]string{}
+		for _, m := range got {
+			if m.Scope() != a {
+				return fmt.Errorf("method %s of scope %v", m.ID(), m.Scope())
+			}
+			last4[m.ID()] = m.Snapshot().Last4
+		}
+		if len(got) != 2 || last4[m1.ID()] != "1111" || last4[m2.ID()] != "2222" {
+			return fmt.Errorf("read %v, want %s and %s", last4, m1.ID(), m2.ID())
+		}
+		none, err := tx.PaymentMethods().GetMany(ctx, nil)
+		if err != nil || len(none) != 0 {
+			return fmt.Errorf("no refs: %v %v", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
