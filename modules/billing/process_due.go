@@ -84,7 +84,7 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 // renewMany makes the invoices of the periods that end now (a trial's end, or a renewal) of
 // the locked subs, each finalised and numbered (invoice.finalized), and records each on its
 // subscription as the invoice to charge: the periods advance. The statements, in tx, do not
-// grow with the batch (a renewal batch of one merchant, one currency, one year: six):
+// grow with the batch (a renewal batch of one merchant, one currency, one year: seven):
 //
 //  1. the customers, locked in one statement in id order (Customers().LockMany);
 //  2. their balances in the invoices' currencies, one statement (Customers().Balances);
