@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +169,161 @@ func TestInvoiceNumberingContendsOnlyPerCounter(t *testing.T) {
 		t.Error("a second send of the held counter did not wait for it")
 	}
 	close(release)
+}
+
+// NextNumbers reserves a block of numbers per merchant, environment and year in one
+// statement: the blocks follow the single takes and are followed by them, a rolled-back block
+// is given back whole, and blocks and single takes at once share no number and skip none.
+func TestInvoiceNumberBlocks(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	a, b := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	blocks := func(fail bool, bs ...invoicing.NumberBlock) []int64 {
+		t.Helper()
+		var first []int64
+		err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			var err error
+			if first, err = tx.Invoices().NextNumbers(ctx, bs); err != nil {
+				return err
+			}
+			if fail {
+				return errBoom
+			}
+			return nil
+		})
+		if fail != errors.Is(err, errBoom) || (!fail && err != nil) {
+			t.Fatalf("next numbers: %v", err)
+		}
+		return first
+	}
+	single := func(s core.Scope, year int) int64 {
+		t.Helper()
+		var n int64
+		if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			var err error
+			n, err = tx.Invoices().NextNumber(ctx, s, year)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	live := core.Scope{MerchantID: a.MerchantID, Env: core.EnvLive}
+	if got := blocks(false, invoicing.NumberBlock{Scope: a, Year: 2026, Count: 3}, invoicing.NumberBlock{Scope: b, Year: 2026, Count: 2},
+		invoicing.NumberBlock{Scope: a, Year: 2027, Count: 1}, invoicing.NumberBlock{Scope: live, Year: 2026, Count: 4}); fmt.Sprint(got) != "[1 1 1 1]" {
+		t.Fatalf("first blocks start at %v, want [1 1 1 1]", got)
+	}
+	if n := single(a, 2026); n != 4 {
+		t.Fatalf("after a block of 3: %d, want 4", n)
+	}
+	if got := blocks(true, invoicing.NumberBlock{Scope: a, Year: 2026, Count: 5}); fmt.Sprint(got) != "[5]" {
+		t.Fatalf("rolled-back block starts at %v", got)
+	}
+	if got := blocks(false, invoicing.NumberBlock{Scope: b, Year: 2026, Count: 2}, invoicing.NumberBlock{Scope: a, Year: 2026, Count: 2}); fmt.Sprint(got) != "[3 5]" {
+		t.Fatalf("after the rollback the blocks start at %v, want [3 5] (the rolled-back numbers given back)", got)
+	}
+	if n := single(a, 2026); n != 7 {
+		t.Fatalf("after the blocks: %d, want 7", n)
+	}
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		_, err := tx.Invoices().NextNumbers(ctx, []invoicing.NumberBlock{{Scope: a, Year: 2026, Count: 1}, {Scope: a, Year: 2026, Count: 1}})
+		return err
+	}); err == nil {
+		t.Fatal("a repeated scope and year was taken")
+	}
+	// Blocks of 3 and single takes of one counter at once: 10×3 + 10 numbers, each once.
+	var mu sync.Mutex
+	got := map[int64]int{}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ns []int64
+			if i%2 == 0 {
+				f := blocks(false, invoicing.NumberBlock{Scope: a, Year: 2030, Count: 3})[0]
+				ns = []int64{f, f + 1, f + 2}
+			} else {
+				ns = []int64{single(a, 2030)}
+			}
+			mu.Lock()
+			for _, n := range ns {
+				got[n]++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i := int64(1); i <= 40; i++ {
+		if got[i] != 1 {
+			t.Fatalf("number %d taken %d times: %v", i, got[i], got)
+		}
+	}
+	if len(got) != 40 {
+		t.Fatalf("%d numbers, want 40", len(got))
+	}
+}
+
+// InsertMany writes invoices as Insert does, in one statement: they read back the same.
+func TestInvoiceInsertMany(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	mk := func(n int64, start, end int64, memo *string) *invoicing.Invoice {
+		pid, prod := "price_1", "prod_1"
+		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+			Lines: []invoicing.Line{{Description: "Plan", Quantity: 2, UnitAmount: 900, PriceID: &pid, ProductID: &prod, Locked: true, Currency: "EUR"},
+				{Description: "Proration", Quantity: 1, UnitAmount: -100, PriceID: &pid, Locked: true, Currency: "EUR"}},
+			Memo: memo, Metadata: map[string]string{"k": "v"}}, now)
+		if err := inv.Finalize("ACME", n, core.NewSecretPart(), now); err != nil {
+			t.Fatal(err)
+		}
+		s := inv.Snapshot()
+		sub := "sub_" + core.NewSecretPart()
+		s.Subscription, s.StartingBalance, s.EndingBalance = &sub, start, end
+		return invoicing.Rehydrate(s)
+	}
+	memo := "thanks"
+	one, two, three := mk(1, 0, 0, nil), mk(2, -300, 0, &memo), mk(3, -5000, -3300, nil)
+	single := mk(4, 0, 0, nil)
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		if err := tx.Invoices().InsertMany(ctx, []*invoicing.Invoice{one, two, three}); err != nil {
+			return err
+		}
+		return tx.Invoices().Insert(ctx, single)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := postgres.NewInvoiceStore(db)
+	read := func(inv *invoicing.Invoice) invoicing.Snapshot {
+		got, err := st.Get(ctx, scope, inv.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Snapshot()
+	}
+	// The one inserted alone is the yardstick: what Insert makes of an invoice on a read.
+	if w, g := single.Snapshot(), read(single); !reflect.DeepEqual(w, g) {
+		t.Fatalf("Insert round trip differs:\n got %+v\nwant %+v", g, w)
+	}
+	for _, inv := range []*invoicing.Invoice{one, two, three} {
+		if w, g := inv.Snapshot(), read(inv); !reflect.DeepEqual(w, g) {
+			t.Fatalf("InsertMany round trip differs:\n got %+v\nwant %+v", g, w)
+		}
+	}
+	// A number the merchant has already is refused, and none of the batch is written.
+	four, dup := mk(5, 0, 0, nil), mk(1, 0, 0, nil)
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		return tx.Invoices().InsertMany(ctx, []*invoicing.Invoice{four, dup})
+	}); err == nil {
+		t.Fatal("a repeated number was written")
+	}
+	if _, err := st.Get(ctx, scope, four.ID()); !errors.Is(err, invoicing.ErrNotFound) {
+		t.Fatalf("a failed batch wrote part of itself: %v", err)
+	}
 }

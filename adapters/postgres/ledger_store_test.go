@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"sync"
 	"testing"
@@ -386,5 +387,77 @@ func TestLedgerInvariantsUnderARandomMix(t *testing.T) {
 		if b := balanceOf(t, e, scope, c); b.Pending != 0 {
 			t.Fatalf("%s pending %d after every release", c, b.Pending)
 		}
+	}
+}
+
+// PostPayments posts a batch of payments (ChargeMany's outcomes) as PostPayment posts each,
+// in statements that do not grow with the batch: one journal per scope and instant.
+func TestLedgerPostPaymentsInOneJournal(t *testing.T) {
+	t.Parallel()
+	db, log := countedDB(t)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) ledger.Tx { return tx })
+	store := postgres.NewLedgerStore(db)
+	svc, err := ledger.NewService(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &ledgerEnv{db: db, uow: uow, svc: svc}
+	ctx := context.Background()
+	a, b := pgtest.Merchant(t, db), pgtest.Merchant(t, db)
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	facts := func(scope core.Scope, prefix string, n int, at time.Time) []ledger.PaymentFacts {
+		out := make([]ledger.PaymentFacts, n)
+		for i := range out {
+			out[i] = ledger.PaymentFacts{Scope: scope, PaymentID: fmt.Sprintf("py_%s%d", prefix, i), Currency: "EUR", Amount: 1000,
+				Fee: 45, Succeeded: at, AvailableOn: at.Add(48 * time.Hour)}
+		}
+		return out
+	}
+	post := func(fs []ledger.PaymentFacts) int {
+		t.Helper()
+		before := log.Count()
+		if err := uow.Do(ctx, func(ctx context.Context, tx ledger.Tx) error {
+			ts, err := ledger.PostPayments(ctx, tx, fs)
+			if err == nil && len(ts) != len(fs) {
+				err = fmt.Errorf("%d transactions for %d payments", len(ts), len(fs))
+			}
+			for i := range ts {
+				if err == nil && (ts[i].Snapshot().SourceID != fs[i].PaymentID || ts[i].Snapshot().Net != 955) {
+					err = fmt.Errorf("transaction %d: %+v", i, ts[i].Snapshot())
+				}
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return len(log.Since(before))
+	}
+	post(facts(a, "w", 1, t0)) // the balance rows exist from here on
+	two, twenty := post(facts(a, "x", 2, t0)), post(facts(a, "y", 20, t0))
+	if two != twenty {
+		t.Errorf("20 payments took %d statements, 2 took %d", twenty, two)
+	}
+	t.Logf("a batch of payments of one scope and instant: %d statements (BEGIN and COMMIT included)", twenty)
+	// Several scopes and instants: each its journal, every balance as if posted one by one.
+	mixed := append(append(facts(b, "m", 3, t0), facts(a, "n", 2, t0.Add(time.Hour))...), facts(b, "o", 1, t0.Add(time.Hour))...)
+	post(mixed)
+	checkLedger(t, db, a, "batches of a")
+	checkLedger(t, db, b, "batches of b")
+	if got := balanceOf(t, e, a, "EUR"); got.Pending != 25*955 || got.Available != 0 {
+		t.Fatalf("a: %+v, want pending %d", got, 25*955)
+	}
+	if got := balanceOf(t, e, b, "EUR"); got.Pending != 4*955 || got.Available != 0 {
+		t.Fatalf("b: %+v, want pending %d", got, 4*955)
+	}
+	// A payment posted already fails the batch, which writes nothing.
+	err = uow.Do(ctx, func(ctx context.Context, tx ledger.Tx) error {
+		_, err := ledger.PostPayments(ctx, tx, append(facts(a, "p", 1, t0), facts(a, "x", 1, t0)...))
+		return err
+	})
+	if !errors.Is(err, ledger.ErrTransactionExists) {
+		t.Fatalf("a payment posted twice: %v", err)
+	}
+	if got := balanceOf(t, e, a, "EUR"); got.Pending != 25*955 {
+		t.Fatalf("a failed batch changed the balance: %+v", got)
 	}
 }

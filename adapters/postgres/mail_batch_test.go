@@ -74,7 +74,7 @@ func TestMailOutboxRecordsABatchInOneStatement(t *testing.T) {
 	stale := *jobs[3]
 	stale.Attempt = 0                            // an attempt that lost its claim
 	longErr := strings.Repeat("é", 300) + "\x00" // 600 bytes: cut inside a character
-	before := log.count()
+	before := log.Count()
 	if err := st.RecordMails(ctx, []mail.Result{
 		{Job: jobs[0], Outcome: mail.Outcome{Status: mail.Sent, At: now}},
 		{Job: jobs[1], Outcome: mail.Outcome{Status: mail.Pending, At: now, NextAttempt: now.Add(time.Hour), Error: "451 busy"}},
@@ -83,7 +83,7 @@ func TestMailOutboxRecordsABatchInOneStatement(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if sent := log.since(before); len(sent) != 1 {
+	if sent := log.Since(before); len(sent) != 1 {
 		t.Fatalf("%d statements: %q", len(sent), sent)
 	}
 	type row struct {
@@ -137,9 +137,9 @@ func TestMailboxSendBatch(t *testing.T) {
 	bad.To = "not an address"
 	ms := []ports.Message{mailMsg(a, 1), mailMsg(b, 2), bad, mailMsg(a, 3), mailMsg(live, 4)}
 	ctx := context.Background()
-	before := log.count()
+	before := log.Count()
 	errs := mb.SendBatch(ctx, ms)
-	if sent := log.since(before); len(sent) != 1 {
+	if sent := log.Since(before); len(sent) != 1 {
 		t.Fatalf("%d statements: %q", len(sent), sent)
 	}
 	for i, err := range errs {
@@ -199,12 +199,12 @@ func TestReceiptSourceReadsABatch(t *testing.T) {
 	idb := clonePayments(t, db, b, pb.ID(), 1)
 	keys := []payments.ReceiptKey{{Scope: a, PaymentID: ida[0]}, {Scope: b, PaymentID: idb[0]}, {Scope: a, PaymentID: ida[1]},
 		{Scope: b, PaymentID: ida[0]}, {Scope: a, PaymentID: "py_gone"}}
-	before := log.count()
+	before := log.Count()
 	got, err := postgres.NewReceiptSource(db).ReceiptRecords(context.Background(), keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sent := log.since(before); len(sent) != 1 {
+	if sent := log.Since(before); len(sent) != 1 {
 		t.Fatalf("%d statements: %q", len(sent), sent)
 	}
 	if len(got) != 3 {
@@ -264,14 +264,14 @@ func TestMailWorkerBatchStatementsAndThroughput(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids := clonePayments(t, db, scope, paid.ID(), n)
-		before := log.count()
+		before := log.Count()
 		start := time.Now()
 		made, err := w.RunOnce(context.Background())
 		elapsed := time.Since(start)
 		if err != nil || made != n {
 			t.Fatalf("%s: %d attempts, %v", name, made, err)
 		}
-		stmts := len(log.since(before))
+		stmts := len(log.Since(before))
 		if c := countRows(t, db, `SELECT count(DISTINCT headers->>'X-Kassa-Payment') FROM mailbox_messages
 			WHERE merchant_id = $1 AND environment = $2 AND headers->>'X-Kassa-Payment' = ANY($3)`,
 			scope.MerchantID, string(scope.Env), ids); c != n {

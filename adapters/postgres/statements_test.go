@@ -1,161 +1,17 @@
 package postgres_test
 
 import (
-	"context"
-	"database/sql"
-	"database/sql/driver"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
-	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 )
 
-// statementLog records every statement a database handle sends: each is one round trip
-// (with binary_parameters, as postgres.Open sets it, a parameterised statement is one).
-type statementLog struct {
-	mu   sync.Mutex
-	sent []string
-}
-
-func (l *statementLog) add(query string) {
-	q := strings.Join(strings.Fields(query), " ")
-	if len(q) > 60 {
-		q = q[:60] + "…"
-	}
-	l.mu.Lock()
-	l.sent = append(l.sent, q)
-	l.mu.Unlock()
-}
-
-// since returns the statements sent after the first n.
-func (l *statementLog) since(n int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.sent[n:]...)
-}
-
-func (l *statementLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.sent)
-}
-
-// countedDB returns a fresh migrated database opened through a driver that records every
-// statement in the returned log (BEGIN, COMMIT and ROLLBACK included).
-func countedDB(t *testing.T) (*sqlx.DB, *statementLog) {
-	t.Helper()
-	ctx := context.Background()
-	url, drop, err := pgtest.CreateMigratedDatabase(ctx, pgtest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := postgres.Open(ctx, url)
-	if err != nil {
-		drop()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { plain.Close(); drop() })
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	conn, err := pq.NewConnector(url + sep + "binary_parameters=yes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &statementLog{}
-	db := sqlx.NewDb(sql.OpenDB(countingConnector{Connector: conn, log: log}), "postgres")
-	db.SetMaxOpenConns(4)
-	t.Cleanup(func() { db.Close() })
-	return db, log
-}
-
-type countingConnector struct {
-	*pq.Connector
-	log *statementLog
-}
-
-func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	cn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return countingConn{inner: cn, log: c.log}, nil
-}
-
-// countingConn is lib/pq's connection, recording each statement it sends.
-type countingConn struct {
-	inner driver.Conn
-	log   *statementLog
-}
-
-func (c countingConn) Prepare(query string) (driver.Stmt, error) {
-	return c.PrepareContext(context.Background(), query)
-}
-func (c countingConn) Close() error              { return c.inner.Close() }
-func (c countingConn) Begin() (driver.Tx, error) { return nil, driver.ErrSkip } // BeginTx is used
-func (c countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	c.log.add("BEGIN")
-	tx, err := c.inner.(driver.ConnBeginTx).BeginTx(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return countingTx{inner: tx, log: c.log}, nil
-}
-func (c countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	c.log.add("PREPARE " + query)
-	st, err := c.inner.(driver.ConnPrepareContext).PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return countingStmt{Stmt: st, query: query, log: c.log}, nil
-}
-func (c countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	c.log.add(query)
-	return c.inner.(driver.ExecerContext).ExecContext(ctx, query, args)
-}
-func (c countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	c.log.add(query)
-	return c.inner.(driver.QueryerContext).QueryContext(ctx, query, args)
-}
-func (c countingConn) CheckNamedValue(nv *driver.NamedValue) error {
-	return c.inner.(driver.NamedValueChecker).CheckNamedValue(nv)
-}
-func (c countingConn) ResetSession(ctx context.Context) error {
-	return c.inner.(driver.SessionResetter).ResetSession(ctx)
-}
-func (c countingConn) IsValid() bool { return c.inner.(driver.Validator).IsValid() }
-func (c countingConn) Ping(ctx context.Context) error {
-	return c.inner.(driver.Pinger).Ping(ctx)
-}
-
-type countingTx struct {
-	inner driver.Tx
-	log   *statementLog
-}
-
-func (t countingTx) Commit() error   { t.log.add("COMMIT"); return t.inner.Commit() }
-func (t countingTx) Rollback() error { t.log.add("ROLLBACK"); return t.inner.Rollback() }
-
-type countingStmt struct {
-	driver.Stmt
-	query string
-	log   *statementLog
-}
-
-func (s countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.log.add("EXECUTE " + s.query)
-	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
-}
-func (s countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.log.add("EXECUTE " + s.query)
-	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
-}
+// countedDB returns a fresh migrated database whose every statement is recorded in the log
+// (pgtest.NewCounted).
+func countedDB(t *testing.T) (*sqlx.DB, *pgtest.StatementLog) { return pgtest.NewCounted(t) }
 
 // The statements of one card confirmation (Confirm: both units of work, the reads around
 // them and the sandbox's journal), logged so that a change of the count shows. Every
@@ -196,9 +52,9 @@ func TestConfirmationStatements(t *testing.T) {
 	s := createSession(t, svc, scope)
 	// A first payment warms the prepared statements of the hot reads up (once per connection).
 	mustPay(t, svc, createSession(t, svc, scope), visaDE)
-	before := log.count()
+	before := log.Count()
 	mustPay(t, svc, s, visaDE)
-	sent := log.since(before)
+	sent := log.Since(before)
 	for i, q := range sent {
 		t.Logf("%2d %s", i+1, q)
 	}

@@ -32,18 +32,42 @@ func (b billingInvoices) OpenInvoice(ctx context.Context, tx billing.Tx, scope c
 	if err != nil {
 		return "", nil, err
 	}
+	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, subscriptionInvoice(in), now)
+	if err != nil {
+		return "", nil, err
+	}
+	return inv.ID(), evs, nil
+}
+
+func (b billingInvoices) OpenInvoices(ctx context.Context, tx billing.Tx, reqs []billing.InvoiceRequest) ([]billing.OpenedInvoice, error) {
+	itx, err := invoicingTxOf(tx)
+	if err != nil {
+		return nil, err
+	}
+	ireqs := make([]invoicing.SubscriptionInvoiceRequest, len(reqs))
+	for i, r := range reqs {
+		ireqs[i] = invoicing.SubscriptionInvoiceRequest{Scope: r.Scope, In: subscriptionInvoice(r.In), Now: r.Now}
+	}
+	opened, err := b.svc.OpenSubscriptionInvoices(ctx, itx, ireqs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]billing.OpenedInvoice, len(opened))
+	for i, o := range opened {
+		out[i] = billing.OpenedInvoice{ID: o.Invoice.ID(), Events: o.Events}
+	}
+	return out, nil
+}
+
+// subscriptionInvoice is billing's invoice input as invoicing takes it.
+func subscriptionInvoice(in billing.InvoiceInput) invoicing.SubscriptionInvoice {
 	lines := make([]invoicing.SubscriptionLine, 0, len(in.Lines))
 	for _, l := range in.Lines {
 		lines = append(lines, invoicing.SubscriptionLine{Description: l.Description, PriceID: l.PriceID, ProductID: l.ProductID,
 			Quantity: l.Quantity, UnitAmount: l.UnitAmount})
 	}
-	inv, evs, err := b.svc.OpenSubscriptionInvoice(ctx, itx, scope, invoicing.SubscriptionInvoice{
-		Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail, Currency: in.Currency,
-		Lines: lines, StartingBalance: in.StartingBalance, EndingBalance: in.EndingBalance}, now)
-	if err != nil {
-		return "", nil, err
-	}
-	return inv.ID(), evs, nil
+	return invoicing.SubscriptionInvoice{Subscription: in.Subscription, CustomerName: in.CustomerName, CustomerEmail: in.CustomerEmail,
+		Currency: in.Currency, Lines: lines, StartingBalance: in.StartingBalance, EndingBalance: in.EndingBalance}
 }
 
 func (b billingInvoices) VoidOpenInvoice(ctx context.Context, tx billing.Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error) {

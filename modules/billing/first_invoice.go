@@ -52,6 +52,11 @@ type Invoicer interface {
 	// OpenInvoice writes the finalised invoice in tx, numbered with the merchant's prefix read
 	// in tx too (no second connection), and answers its id and invoice.finalized.
 	OpenInvoice(ctx context.Context, tx Tx, scope core.Scope, in InvoiceInput, now time.Time) (string, []core.Event, error)
+	// OpenInvoices is OpenInvoice for a batch (a renewal batch of the sweep) in a number of
+	// statements that does not grow with the batch: each merchant's prefix read once, the
+	// numbers of each scope and year reserved in one statement and handed out in the
+	// requests' order, the invoices written in one statement. One answer per request, in order.
+	OpenInvoices(ctx context.Context, tx Tx, reqs []InvoiceRequest) ([]OpenedInvoice, error)
 	// VoidOpenInvoice voids the invoice in tx if it is still open, with invoice.voided.
 	VoidOpenInvoice(ctx context.Context, tx Tx, scope core.Scope, id string, at time.Time) ([]core.Event, error)
 	// InvoiceProcessing reports whether a payment of the invoice is in flight (a SEPA debit
@@ -60,6 +65,19 @@ type Invoicer interface {
 	// InvoiceAwaitsAction reports whether a charge of the invoice waits for the customer's
 	// 3-D Secure answer; a read of its own, outside any unit of work.
 	InvoiceAwaitsAction(ctx context.Context, scope core.Scope, id string) (bool, error)
+}
+
+// InvoiceRequest is one invoice of Invoicer.OpenInvoices: In, of Scope, finalised at Now.
+type InvoiceRequest struct {
+	Scope core.Scope
+	In    InvoiceInput
+	Now   time.Time
+}
+
+// OpenedInvoice is the id and the events of an invoice Invoicer.OpenInvoices wrote.
+type OpenedInvoice struct {
+	ID     string
+	Events []core.Event
 }
 
 // invoiceInput is the invoice of the subscription's current period.

@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kassa-pay/kassa/core"
@@ -35,7 +36,7 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 	}
 	if s.invoices != nil && s.charger != nil {
 		if sub.RenewalDue(until) {
-			return true, nil, s.renew(ctx, tx, sub)
+			return true, nil, s.renewMany(ctx, tx, []*Subscription{sub})
 		}
 		if inv, chargeAt, ok := sub.ChargeDue(until); ok {
 			c := &dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: chargeAt}
@@ -80,50 +81,169 @@ func (s *Service) applyDue(ctx context.Context, tx Tx, sub *Subscription, until 
 	return true, nil, tx.Outbox().Add(ctx, evs...)
 }
 
-// renew makes the invoice of the period that ends now (the trial's end, or a renewal),
-// finalised and numbered (invoice.finalized), and records it on the subscription as the
-// invoice to charge: the period advances.
-func (s *Service) renew(ctx context.Context, tx Tx, sub *Subscription) error {
-	scope := sub.Scope()
-	at := sub.s.PeriodEnd
-	c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
-	if err != nil {
-		return customerNotFound(err)
+// renewMany makes the invoices of the periods that end now (a trial's end, or a renewal) of
+// the locked subs, each finalised and numbered (invoice.finalized), and records each on its
+// subscription as the invoice to charge: the periods advance. The statements, in tx, do not
+// grow with the batch (a renewal batch of one merchant, one currency, one year: seven):
+//
+//  1. the customers, locked in one statement in id order (Customers().LockMany);
+//  2. their balances in the invoices' currencies, one statement (Customers().Balances);
+//  3. each merchant's number prefix (one read per merchant), the numbers of each scope and
+//     year reserved in one statement, the invoices written in one (Invoicer.OpenInvoices);
+//  4. the subscriptions written in one UPDATE (Subscriptions().SaveMany);
+//  5. every event of the batch in one Outbox().Add.
+//
+// Per subscription, only the rare work: a customer balance an invoice takes is written
+// (recordApplied, one statement when it takes any). A change scheduled for the period end is
+// made in memory (renewalInvoice). Each invoice's content and its balance are computed in
+// the subscriptions' order, so two subscriptions of one customer see each other's balance.
+func (s *Service) renewMany(ctx context.Context, tx Tx, subs []*Subscription) error {
+	if len(subs) == 0 {
+		return nil
 	}
-	// The invoice's content: a change scheduled for the period end is made first, and the
-	// proration lines kept for this renewal are billed beside the period (plan_schedule.go).
-	in, updated, carried, err := sub.renewalInvoice(c)
-	if err != nil {
-		return err
-	}
-	if carried != 0 {
-		// Kept credit larger than the renewal leaves chargeable goes to the customer's
-		// balance, which the invoice takes below.
-		if err := tx.Customers().AddBalanceTransaction(ctx,
-			newBalanceTransaction(scope, sub.Customer(), in.Currency, carried, BalanceProrationCredit, sub.ID(), "", at)); err != nil {
-			return err
+	// 1. The customers.
+	var refs []CustomerRef
+	seen := map[CustomerRef]bool{}
+	for _, sub := range subs {
+		r := CustomerRef{Scope: sub.Scope(), ID: sub.Customer()}
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
 		}
 	}
-	// The customer's balance is applied to it (balance.go): a credit covering it pays it.
-	if err := withBalance(ctx, tx, c, &in); err != nil {
-		return err
-	}
-	id, evs, err := s.invoices.OpenInvoice(ctx, tx, scope, in, at)
+	locked, err := tx.Customers().LockMany(ctx, refs)
 	if err != nil {
 		return err
 	}
-	if err := sub.StartRenewal(id); err != nil {
-		return err
+	customers := make(map[CustomerRef]*Customer, len(locked))
+	for _, c := range locked {
+		customers[CustomerRef{Scope: c.Scope(), ID: c.ID()}] = c
 	}
-	paid, err := recordApplied(ctx, tx, sub, in, id, at)
+	// The invoices' content: a change scheduled for the period end is made first, and the
+	// proration lines kept for this renewal are billed beside the period (plan_schedule.go).
+	reqs := make([]InvoiceRequest, len(subs))
+	updated := make([]Change, len(subs))
+	var keys []BalanceKey
+	keyed := map[BalanceKey]bool{}
+	for i, sub := range subs {
+		c := customers[CustomerRef{Scope: sub.Scope(), ID: sub.Customer()}]
+		if c == nil {
+			return ErrCustomerNotFound
+		}
+		in, ch, carried, err := sub.renewalInvoice(c)
+		if err != nil {
+			return err
+		}
+		if carried != 0 {
+			// A kept credit larger than the renewal leaves chargeable goes to the customer's
+			// balance (rare: one statement), before the balances are read below, so this
+			// invoice takes it.
+			if err := tx.Customers().AddBalanceTransaction(ctx, newBalanceTransaction(sub.Scope(), sub.Customer(),
+				in.Currency, carried, BalanceProrationCredit, sub.ID(), "", sub.s.PeriodEnd)); err != nil {
+				return err
+			}
+		}
+		reqs[i], updated[i] = InvoiceRequest{Scope: sub.Scope(), In: in, Now: sub.s.PeriodEnd}, ch
+		k := BalanceKey{Scope: sub.Scope(), Customer: sub.Customer(), Currency: in.Currency}
+		if !keyed[k] {
+			keyed[k] = true
+			keys = append(keys, k)
+		}
+	}
+	// 2. The customers' balances are applied to the invoices (balance.go), in order: a credit
+	// covering an invoice pays it, and what it took is gone for the next of the customer.
+	sums, err := tx.Customers().Balances(ctx, keys)
 	if err != nil {
 		return err
 	}
-	updated.Updated = updated.Updated || paid.Updated
-	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
+	balance := make(map[BalanceKey]int64, len(keys))
+	for i, k := range keys {
+		balance[k] = sums[i]
+	}
+	for i := range reqs {
+		k := BalanceKey{Scope: reqs[i].Scope, Customer: subs[i].Customer(), Currency: reqs[i].In.Currency}
+		in := &reqs[i].In
+		in.StartingBalance, in.EndingBalance = balance[k], ApplyBalance(in.Total(), balance[k])
+		balance[k] = in.EndingBalance
+	}
+	// 3. The invoices, numbered.
+	opened, err := s.invoices.OpenInvoices(ctx, tx, reqs)
+	if err != nil {
 		return err
 	}
-	return tx.Outbox().Add(ctx, append(evs, changeEvents(updated, sub, at)...)...)
+	if len(opened) != len(subs) {
+		return fmt.Errorf("billing: %d invoices opened for %d renewals", len(opened), len(subs))
+	}
+	var evs []core.Event
+	for i, sub := range subs {
+		at := reqs[i].Now
+		if err := sub.StartRenewal(opened[i].ID); err != nil {
+			return err
+		}
+		// Per subscription, only when its invoice took a balance.
+		paid, err := recordApplied(ctx, tx, sub, reqs[i].In, opened[i].ID, at)
+		if err != nil {
+			return err
+		}
+		ch := updated[i]
+		ch.Updated = ch.Updated || paid.Updated
+		evs = append(evs, opened[i].Events...)
+		evs = append(evs, changeEvents(ch, sub, at)...)
+	}
+	// 4. The subscriptions.
+	if err := tx.Subscriptions().SaveMany(ctx, subs); err != nil {
+		return err
+	}
+	// 5. The events.
+	return tx.Outbox().Add(ctx, evs...)
+}
+
+// methodChargeDue reports whether what is due on sub by until is an off-session charge of
+// its saved default method (applyDue's charge, when the subscription has a method).
+func (s *Service) methodChargeDue(sub *Subscription, until time.Time) bool {
+	if s.invoices == nil || s.charger == nil || sub.RenewalDue(until) || sub.DefaultMethodID() == "" {
+		return false
+	}
+	_, _, ok := sub.ChargeDue(until)
+	return ok
+}
+
+// dueCharges are the charges due by until on subs (each methodChargeDue), their saved methods
+// read in one statement (PaymentMethods().GetMany), in the subs' order. A method that is not
+// there is ErrMethodNotFound, as applyDue's read answers.
+func (s *Service) dueCharges(ctx context.Context, tx Tx, subs []*Subscription, until time.Time) ([]dueCharge, error) {
+	var refs []MethodRef
+	seen := map[MethodRef]bool{}
+	for _, sub := range subs {
+		r := MethodRef{Scope: sub.Scope(), ID: sub.DefaultMethodID()}
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
+		}
+	}
+	pms, err := tx.PaymentMethods().GetMany(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	methods := make(map[MethodRef]*PaymentMethod, len(pms))
+	for _, pm := range pms {
+		methods[MethodRef{Scope: pm.Scope(), ID: pm.ID()}] = pm
+	}
+	out := make([]dueCharge, 0, len(subs))
+	for _, sub := range subs {
+		inv, at, _ := sub.ChargeDue(until)
+		pm := methods[MethodRef{Scope: sub.Scope(), ID: sub.DefaultMethodID()}]
+		if pm == nil {
+			return nil, ErrMethodNotFound
+		}
+		out = append(out, dueCharge{scope: sub.Scope(), sub: sub.ID(), invoice: inv, at: at, method: pm.Type(), ref: pm.ProcessorRef()})
+	}
+	return out, nil
+}
+
+// renewalDue reports whether what is due on sub by until is a renewal the sweep makes.
+func (s *Service) renewalDue(sub *Subscription, until time.Time) bool {
+	return s.invoices != nil && s.charger != nil && sub.RenewalDue(until)
 }
 
 // chargeRequest is the due off-session charge c as the charge protocol takes it: made with
@@ -247,8 +367,36 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 				return err
 			}
 			claimed = len(subs)
-			for _, sub := range subs {
-				ok, c, err := s.applyDue(ctx, tx, sub, until)
+			for i := 0; i < len(subs); {
+				// A run of renewals (in due order) is renewed together, in statements that do
+				// not grow with the run (renewMany); anything else is applied alone.
+				j := i
+				for j < len(subs) && s.renewalDue(subs[j], until) {
+					j++
+				}
+				if j > i {
+					if err := s.renewMany(ctx, tx, subs[i:j]); err != nil {
+						return err
+					}
+					changed += j - i
+					i = j
+					continue
+				}
+				// Likewise a run of charges due with a saved method: the methods in one read.
+				for j < len(subs) && s.methodChargeDue(subs[j], until) {
+					j++
+				}
+				if j > i {
+					cs, err := s.dueCharges(ctx, tx, subs[i:j], until)
+					if err != nil {
+						return err
+					}
+					charges = append(charges, cs...)
+					changed += j - i
+					i = j
+					continue
+				}
+				ok, c, err := s.applyDue(ctx, tx, subs[i], until)
 				if err != nil {
 					return err
 				}
@@ -258,6 +406,7 @@ func (s *Service) ProcessDue(ctx context.Context, scope *core.Scope, until time.
 				if c != nil {
 					charges = append(charges, *c)
 				}
+				i++
 			}
 			return nil
 		})

@@ -26,6 +26,10 @@ type SubscriptionRepository interface {
 	Lock(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
 	// Save writes the subscription's state (and its due time, DueAt) in one UPDATE of its row.
 	Save(ctx context.Context, s *Subscription) error
+	// SaveMany writes the state of each of subs (each once) in one UPDATE for all of them, as
+	// Save would one by one; a subscription that is not there is ErrSubscriptionMissing and
+	// the unit of work must end.
+	SaveMany(ctx context.Context, subs []*Subscription) error
 	// ClaimDue locks up to limit subscriptions due at or before until (DueAt), earliest due
 	// first, skipping rows another unit of work holds (SKIP LOCKED). With scope nil it covers
 	// live scopes and test scopes whose clock is not frozen.
@@ -51,13 +55,33 @@ type CustomerRepository interface {
 	FindOrInsert(ctx context.Context, c *Customer) (found *Customer, created bool, err error)
 	// Lock reads customer id of scope FOR UPDATE; an unknown one is ErrNotFound.
 	Lock(ctx context.Context, scope core.Scope, id string) (*Customer, error)
+	// LockMany reads the customers refs name FOR UPDATE in one statement, locked in id order
+	// (the order every other lock of several customers takes), and answers them in id order;
+	// one that is not there is missing from the answer.
+	LockMany(ctx context.Context, refs []CustomerRef) ([]*Customer, error)
 	// Save writes the customer's state in one UPDATE that must change its one row.
 	Save(ctx context.Context, c *Customer) error
 	// Balance is the sum of the customer's balance transactions in currency (0 without any).
 	// The caller holds the customer's lock, so the balance cannot change under it.
 	Balance(ctx context.Context, scope core.Scope, customerID string, currency core.Currency) (int64, error)
+	// Balances is Balance of each key, in one statement, in the keys' order (the caller holds
+	// the customers' locks).
+	Balances(ctx context.Context, keys []BalanceKey) ([]int64, error)
 	// AddBalanceTransaction writes a change of the customer's balance.
 	AddBalanceTransaction(ctx context.Context, t *BalanceTransaction) error
+}
+
+// CustomerRef names a customer of a scope.
+type CustomerRef struct {
+	Scope core.Scope
+	ID    string
+}
+
+// BalanceKey names a customer's balance in one currency.
+type BalanceKey struct {
+	Scope    core.Scope
+	Customer string
+	Currency core.Currency
 }
 
 // PaymentMethodRepository keeps saved payment methods inside a unit of work.
@@ -69,6 +93,15 @@ type PaymentMethodRepository interface {
 	ByProcessorRef(ctx context.Context, scope core.Scope, ref string) (*PaymentMethod, error)
 	// Get reads method id of scope; ErrMethodNotFound.
 	Get(ctx context.Context, scope core.Scope, id string) (*PaymentMethod, error)
+	// GetMany reads the methods refs name in one statement (a method's ref is its scope and
+	// id); one that is not there is missing from the answer, which is in no particular order.
+	GetMany(ctx context.Context, refs []MethodRef) ([]*PaymentMethod, error)
+}
+
+// MethodRef names a saved method of a scope.
+type MethodRef struct {
+	Scope core.Scope
+	ID    string
 }
 
 // Store reads customers and methods outside a unit of work.

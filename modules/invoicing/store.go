@@ -30,6 +30,21 @@ type InvoiceRepository interface {
 	// incremented (created at 1) and read back in one statement, and stays locked until the
 	// unit of work ends, so that numbers are gap-free and never shared.
 	NextNumber(ctx context.Context, scope core.Scope, year int) (int64, error)
+	// NextNumbers reserves, in one statement, Count consecutive numbers of each block's scope
+	// and year (each counter row incremented by Count, created at Count, and locked until the
+	// unit of work ends, in the order of merchant, environment and year), and answers the
+	// first number of each block, in the blocks' order. Each scope and year appears once.
+	// The numbers are gap-free as long as the unit of work uses them all or rolls back.
+	NextNumbers(ctx context.Context, blocks []NumberBlock) ([]int64, error)
+	// InsertMany writes new invoices in one statement.
+	InsertMany(ctx context.Context, invs []*Invoice) error
+}
+
+// NumberBlock asks for Count consecutive invoice numbers of a scope and year.
+type NumberBlock struct {
+	Scope core.Scope
+	Year  int
+	Count int
 }
 
 // Store reads invoices outside a unit of work.

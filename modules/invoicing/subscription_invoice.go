@@ -51,6 +51,117 @@ func numberPrefix(ctx context.Context, tx SettingsTx, merchantID string) (string
 // balance); when that leaves nothing, the invoice is paid at once with no payment
 // (invoice.payment_succeeded, invoice.paid after invoice.finalized).
 func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core.Scope, in SubscriptionInvoice, now time.Time) (*Invoice, []core.Event, error) {
+	inv, err := subscriptionDraft(scope, in, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix, err := numberPrefix(ctx, tx, scope.MerchantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := tx.Invoices().NextNumber(ctx, scope, now.Year())
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, err := s.openNumbered(inv, prefix, n, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Invoices().Insert(ctx, inv); err != nil {
+		return nil, nil, err
+	}
+	return inv, evs, nil
+}
+
+// SubscriptionInvoiceRequest is one invoice of OpenSubscriptionInvoices: in, of scope,
+// finalised at Now.
+type SubscriptionInvoiceRequest struct {
+	Scope core.Scope
+	In    SubscriptionInvoice
+	Now   time.Time
+}
+
+// OpenedInvoice is an invoice OpenSubscriptionInvoices wrote, with its events.
+type OpenedInvoice struct {
+	Invoice *Invoice
+	Events  []core.Event
+}
+
+// OpenSubscriptionInvoices is OpenSubscriptionInvoice for a batch of invoices (a renewal
+// batch of the subscription sweep), inside the caller's unit of work tx, with a number of
+// statements that does not grow with the batch: each merchant's prefix read once
+// (ChosenPrefix), the numbers of every scope and year reserved in one statement
+// (NextNumbers: each counter incremented by its count, numbers handed out in the requests'
+// order, gap-free since every reserved number is used or the unit of work rolls back), and
+// the invoices written in one statement (InsertMany). Every invoice is checked before any
+// number is taken. Answers one OpenedInvoice per request, in order.
+func (s *Service) OpenSubscriptionInvoices(ctx context.Context, tx Tx, reqs []SubscriptionInvoiceRequest) ([]OpenedInvoice, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	invs := make([]*Invoice, len(reqs))
+	prefixes := map[string]string{}
+	var merchants []string
+	type key struct {
+		scope core.Scope
+		year  int
+	}
+	block := map[key]int{} // index into blocks
+	var blocks []NumberBlock
+	for i, r := range reqs {
+		inv, err := subscriptionDraft(r.Scope, r.In, r.Now)
+		if err != nil {
+			return nil, err
+		}
+		invs[i] = inv
+		if _, ok := prefixes[r.Scope.MerchantID]; !ok {
+			prefixes[r.Scope.MerchantID] = ""
+			merchants = append(merchants, r.Scope.MerchantID)
+		}
+		k := key{r.Scope, r.Now.Year()}
+		b, ok := block[k]
+		if !ok {
+			b = len(blocks)
+			block[k] = b
+			blocks = append(blocks, NumberBlock{Scope: r.Scope, Year: k.year})
+		}
+		blocks[b].Count++
+	}
+	// One read per merchant of the batch.
+	for _, m := range merchants {
+		p, err := numberPrefix(ctx, tx, m)
+		if err != nil {
+			return nil, err
+		}
+		prefixes[m] = p
+	}
+	// One statement for every counter of the batch.
+	first, err := tx.Invoices().NextNumbers(ctx, blocks)
+	if err != nil {
+		return nil, err
+	}
+	next := make([]int64, len(blocks))
+	copy(next, first)
+	out := make([]OpenedInvoice, len(reqs))
+	for i, r := range reqs {
+		b := block[key{r.Scope, r.Now.Year()}]
+		evs, err := s.openNumbered(invs[i], prefixes[r.Scope.MerchantID], next[b], r.Now)
+		if err != nil {
+			return nil, err
+		}
+		next[b]++
+		out[i] = OpenedInvoice{Invoice: invs[i], Events: evs}
+	}
+	// One statement for every invoice of the batch.
+	if err := tx.Invoices().InsertMany(ctx, invs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// subscriptionDraft is the subscription's invoice in, of scope, checked to be sendable with
+// an amount due after its balance that can be charged (or is nothing).
+func subscriptionDraft(scope core.Scope, in SubscriptionInvoice, now time.Time) (*Invoice, error) {
 	lines := make([]Line, 0, len(in.Lines))
 	for _, l := range in.Lines {
 		price, product := l.PriceID, l.ProductID
@@ -67,21 +178,19 @@ func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core
 	inv.subscription = &sub
 	inv.startingBalance, inv.endingBalance = in.StartingBalance, in.EndingBalance
 	if err := inv.CheckSendable(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if due := inv.AmountDue(); due < 0 || due > core.MaxAmount {
-		return nil, nil, fmt.Errorf("invoicing: subscription invoice due %d outside 0–%d after its balance", due, core.MaxAmount)
+		return nil, fmt.Errorf("invoicing: subscription invoice due %d outside 0–%d after its balance", due, core.MaxAmount)
 	}
-	prefix, err := numberPrefix(ctx, tx, scope.MerchantID)
-	if err != nil {
-		return nil, nil, err
-	}
-	n, err := tx.Invoices().NextNumber(ctx, scope, now.Year())
-	if err != nil {
-		return nil, nil, err
-	}
+	return inv, nil
+}
+
+// openNumbered finalises inv with number n of prefix at now and answers its events: a
+// balance that leaves nothing due pays it at once.
+func (s *Service) openNumbered(inv *Invoice, prefix string, n int64, now time.Time) ([]core.Event, error) {
 	if err := inv.Finalize(prefix, n, core.NewSecretPart(), now); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	evs := []core.Event{event(s.base, EventFinalized, inv, now)}
 	if inv.AmountDue() == 0 {
@@ -89,10 +198,7 @@ func (s *Service) OpenSubscriptionInvoice(ctx context.Context, tx Tx, scope core
 		inv.paidByBalance(now)
 		evs = append(evs, event(s.base, EventPaymentSucceeded, inv, now), event(s.base, EventPaid, inv, now))
 	}
-	if err := tx.Invoices().Insert(ctx, inv); err != nil {
-		return nil, nil, err
-	}
-	return inv, evs, nil
+	return evs, nil
 }
 
 // VoidOpenIn voids the scope's invoice id inside the caller's unit of work tx, dated at, with

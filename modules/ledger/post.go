@@ -173,6 +173,50 @@ func PostPayment(ctx context.Context, tx Tx, p PaymentFacts) (*Transaction, erro
 	return t, post(ctx, tx, p.Scope, p.Succeeded, []*Transaction{t}, nil)
 }
 
+// PostPayments posts succeeded payments inside the caller's unit of work, as PostPayment does
+// each, in a number of statements that does not grow with the payments: the payments of one
+// scope that succeeded at one instant are one journal (their balances locked once, in sorted
+// order, changed once by the net; their transactions, releases and postings each one
+// multi-row INSERT). Journals are written in the order of their scope (the balances' lock
+// order), then of their instant. Answers the transactions in the payments' order.
+func PostPayments(ctx context.Context, tx Tx, ps []PaymentFacts) ([]*Transaction, error) {
+	type key struct {
+		scope core.Scope
+		at    time.Time
+	}
+	out := make([]*Transaction, len(ps))
+	groups := map[key][]*Transaction{}
+	var keys []key
+	for i, p := range ps {
+		if p.Amount <= 0 || p.Fee < 0 || p.Fee > p.Amount {
+			return nil, fmt.Errorf("ledger: payment %s: amount %d, fee %d", p.PaymentID, p.Amount, p.Fee)
+		}
+		t, err := NewTransaction(p.Scope, p.Currency, TypePayment, p.Amount, p.Fee, p.PaymentID, p.PaymentID, p.AvailableOn, p.Succeeded)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+		k := key{p.Scope, p.Succeeded.UTC()}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], t)
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.scope != b.scope {
+			return BalanceKey{Scope: a.scope}.Less(BalanceKey{Scope: b.scope})
+		}
+		return a.at.Before(b.at)
+	})
+	for _, k := range keys {
+		if err := post(ctx, tx, k.scope, k.at, groups[k], nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // RefundFacts is a succeeded refund as the ledger posts it.
 type RefundFacts struct {
 	Scope     core.Scope

@@ -136,13 +136,10 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 					posts = append(posts, post)
 				}
 			}
-			// The ledger last, as for one charge: the merchant's balances are locked once.
-			for _, p := range posts {
-				if err := postPayment(ctx, tx, p, p.Payment.Created()); err != nil {
-					return err
-				}
-			}
-			return nil
+			// The ledger last, as for one charge: the merchant's balances are locked once, and
+			// the payments posted together (one journal per scope and instant: five statements
+			// for the batch, not five per payment).
+			return postPayments(ctx, tx, posts)
 		})
 		if err == nil {
 			for j := range calls {

@@ -25,6 +25,30 @@ func postPayment(ctx context.Context, tx Tx, rec *Record, at time.Time) error {
 	return nil
 }
 
+// postPayments posts the succeeded payments of recs, each succeeded when it was created, to the
+// balance ledger in the unit of work tx, as postPayment does each, in a number of statements
+// that does not grow with recs (ledger.PostPayments: one journal per scope and instant).
+func postPayments(ctx context.Context, tx Tx, recs []*Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	facts := make([]ledger.PaymentFacts, len(recs))
+	for i, rec := range recs {
+		p := rec.Payment
+		at := p.Created()
+		avail := at.Add(FundsDelay)
+		if a := rec.AvailableAt(); a != nil {
+			avail = *a
+		}
+		facts[i] = ledger.PaymentFacts{Scope: p.Scope(), PaymentID: p.ID(), Currency: p.Currency(), Amount: p.Amount(),
+			Fee: p.Fee().ServiceFeeChargeCurrency, Succeeded: at, AvailableOn: avail}
+	}
+	if _, err := ledger.PostPayments(ctx, tx, facts); err != nil {
+		return fmt.Errorf("payments: post %d payments to the ledger: %w", len(recs), err)
+	}
+	return nil
+}
+
 // postRefund posts the succeeded refund r to the balance ledger in the unit of work tx: the
 // refund and the part of the fee it reverses.
 func postRefund(ctx context.Context, tx Tx, r *Refund, at time.Time) error {

@@ -2,6 +2,7 @@ package billingtest
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -388,4 +389,58 @@ func (f *Fake) SubscriptionByPaymentIntent(_ context.Context, piID string) (*bil
 		}
 	}
 	return nil, billing.ErrSubscriptionMissing
+}
+
+func (r fakeCustomers) LockMany(_ context.Context, refs []billing.CustomerRef) ([]*billing.Customer, error) {
+	var out []*billing.Customer
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		s, ok := r.f.customers[ref.ID]
+		if !ok || s.Scope != ref.Scope || seen[ref.ID] {
+			continue
+		}
+		seen[ref.ID] = true
+		out = append(out, billing.RehydrateCustomer(s))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out, nil
+}
+
+func (r fakeCustomers) Balances(_ context.Context, keys []billing.BalanceKey) ([]int64, error) {
+	out := make([]int64, len(keys))
+	for i, k := range keys {
+		out[i] = r.f.balanceOf(k.Scope, k.Customer)[k.Currency]
+	}
+	return out, nil
+}
+
+func (r fakeSubs) SaveMany(ctx context.Context, subs []*billing.Subscription) error {
+	seen := map[string]bool{}
+	for _, sub := range subs {
+		if seen[sub.ID()] {
+			return fmt.Errorf("billingtest: %s saved twice in one SaveMany", sub.ID())
+		}
+		seen[sub.ID()] = true
+		if old, ok := r.f.subs[sub.ID()]; !ok || old.Scope != sub.Scope() {
+			return billing.ErrSubscriptionMissing
+		}
+	}
+	for _, sub := range subs {
+		if err := r.Save(ctx, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r fakeMethods) GetMany(_ context.Context, refs []billing.MethodRef) ([]*billing.PaymentMethod, error) {
+	var out []*billing.PaymentMethod
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if m, err := r.f.method(ref.Scope, ref.ID); err == nil && !seen[ref.ID] {
+			seen[ref.ID] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

@@ -46,6 +46,9 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"due subscriptions are claimed earliest first, once", subscriptionClaims},
 		{"kept proration lines are consumed with the renewal's save, never lost on a rollback", pendingLinesConsumed},
 		{"a pending setup is one per subscription, replaced, locked, deleted (also for its invoice only), per scope", pendingSetups},
+		{"customers are locked many at once in id order, their balances read at once, per scope", lockManyCustomers},
+		{"subscriptions are saved many at once, each as Save would, or none", saveManySubscriptions},
+		{"saved methods are read many at once, per scope", getManyMethods},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -545,5 +548,149 @@ func pendingLinesConsumed(t *testing.T, h Harness) {
 	}
 	if got, _ := h.Store.Subscription(ctx, scope, sub.ID()); len(got.PendingLines()) != 0 || got.Collecting() != "in_1" {
 		t.Fatalf("after the renewal: %+v", got.PendingLines())
+	}
+}
+
+func lockManyCustomers(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	c1, _ := findOrCreate(t, h, a, "Ada", "ada@example.com")
+	c2, _ := findOrCreate(t, h, a, "Bob", "bob@example.com")
+	c3, _ := findOrCreate(t, h, b, "Cy", "cy@example.com")
+	bt := func(scope core.Scope, customer string, cur core.Currency, amount int64) *billing.BalanceTransaction {
+		return &billing.BalanceTransaction{ID: core.NewID("cbtxn_"), Scope: scope, Customer: customer, Currency: cur, Amount: amount,
+			Reason: billing.BalanceProrationCredit, Subscription: "sub_1", Created: t0}
+	}
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		for _, x := range []*billing.BalanceTransaction{bt(a, c1.ID(), "EUR", -500), bt(a, c1.ID(), "EUR", 200),
+			bt(a, c1.ID(), "USD", 100), bt(b, c3.ID(), "EUR", 999)} {
+			if err := tx.Customers().AddBalanceTransaction(ctx, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		got, err := tx.Customers().LockMany(ctx, []billing.CustomerRef{{Scope: a, ID: c2.ID()}, {Scope: a, ID: c1.ID()},
+			{Scope: a, ID: c3.ID()}, {Scope: a, ID: "cus_nope"}})
+		if err != nil {
+			return err
+		}
+		lo, hi := c1.ID(), c2.ID()
+		if hi < lo {
+			lo, hi = hi, lo
+		}
+		if len(got) != 2 || got[0].ID() != lo || got[1].ID() != hi || got[0].Scope() != a {
+			return fmt.Errorf("locked %v, want %s and %s of the scope, in id order", got, lo, hi)
+		}
+		if none, err := tx.Customers().LockMany(ctx, nil); err != nil || len(none) != 0 {
+			return fmt.Errorf("no refs: %v %v", none, err)
+		}
+		sums, err := tx.Customers().Balances(ctx, []billing.BalanceKey{{Scope: a, Customer: c1.ID(), Currency: "EUR"},
+			{Scope: a, Customer: c2.ID(), Currency: "EUR"}, {Scope: a, Customer: c1.ID(), Currency: "USD"},
+			{Scope: a, Customer: c3.ID(), Currency: "EUR"}, {Scope: b, Customer: c3.ID(), Currency: "EUR"}})
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(sums) != "[-300 0 100 0 999]" {
+			return fmt.Errorf("balances %v, want [-300 0 100 0 999]", sums)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func saveManySubscriptions(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	s1 := newSubscription(t, h, a, "ada@example.com", monthly, t0)
+	s2 := newSubscription(t, h, a, "bob@example.com", monthly, t0)
+	other := newSubscription(t, h, b, "cy@example.com", monthly, t0)
+	change := func(sub *billing.Subscription, last4 string) *billing.Subscription {
+		snap := sub.Snapshot()
+		snap.Status = billing.StatusActive
+		snap.DefaultMethod = &billing.DefaultMethod{ID: "pm_" + last4, Summary: billing.Summary{Type: ports.MethodCard, Brand: "visa", Last4: last4, ExpMonth: 12, ExpYear: 2030}}
+		snap.PendingLines = []billing.InvoiceLine{{Description: "Proration " + last4, PriceID: "price_1", Quantity: 1, UnitAmount: -100}}
+		next := t0.Add(time.Hour)
+		snap.Collection = billing.Collection{Invoice: "in_" + last4, RenewedAt: &t0, NextCharge: &next}
+		snap.Updated = next
+		return billing.RehydrateSubscription(snap)
+	}
+	// One that is not there (another scope's) writes none of the batch.
+	moved := other.Snapshot()
+	moved.Scope = a
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		return tx.Subscriptions().SaveMany(ctx, []*billing.Subscription{change(s1, "1111"), billing.RehydrateSubscription(moved)})
+	})
+	if !errors.Is(err, billing.ErrSubscriptionMissing) {
+		t.Fatalf("a batch with another scope's subscription: %v", err)
+	}
+	if got, _ := h.Store.Subscription(ctx, a, s1.ID()); got.Snapshot().Status != s1.Snapshot().Status || got.Snapshot().DefaultMethod != nil {
+		t.Fatalf("a failed batch wrote %+v", got.Snapshot())
+	}
+	err = h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		return tx.Subscriptions().SaveMany(ctx, []*billing.Subscription{change(s1, "1111"), change(s2, "2222")})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		sub   *billing.Subscription
+		last4 string
+	}{{s1, "1111"}, {s2, "2222"}} {
+		got, err := h.Store.Subscription(ctx, a, x.sub.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := got.Snapshot()
+		if gs.Status != billing.StatusActive || gs.DefaultMethod == nil || gs.DefaultMethod.Last4 != x.last4 ||
+			len(gs.PendingLines) != 1 || gs.PendingLines[0].Description != "Proration "+x.last4 || gs.PendingLines[0].UnitAmount != -100 ||
+			gs.Collection.Invoice != "in_"+x.last4 || gs.Collection.NextCharge == nil || !gs.Collection.NextCharge.Equal(t0.Add(time.Hour)) ||
+			!gs.Updated.Equal(t0.Add(time.Hour)) || gs.Metadata["k"] != "v" || !gs.PeriodEnd.Equal(x.sub.Snapshot().PeriodEnd) {
+			t.Fatalf("after SaveMany %+v", gs)
+		}
+		if due, ok := got.DueAt(); !ok || !due.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("due at %v %v after SaveMany, want the next charge", due, ok)
+		}
+	}
+	if got, _ := h.Store.Subscription(ctx, b, other.ID()); got.Snapshot().DefaultMethod != nil {
+		t.Fatalf("another scope's subscription changed: %+v", got.Snapshot())
+	}
+}
+
+func getManyMethods(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	c, _ := findOrCreate(t, h, a, "Ada", "ada@example.com")
+	cb, _ := findOrCreate(t, h, b, "Bob", "bob@example.com")
+	m1 := saveMethod(t, h, a, c.ID(), "pm_ref_1", "1111", true)
+	m2 := saveMethod(t, h, a, c.ID(), "pm_ref_2", "2222", false)
+	mb := saveMethod(t, h, b, cb.ID(), "pm_ref_3", "3333", true)
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		got, err := tx.PaymentMethods().GetMany(ctx, []billing.MethodRef{{Scope: a, ID: m2.ID()}, {Scope: a, ID: m1.ID()},
+			{Scope: a, ID: mb.ID()}, {Scope: a, ID: "pm_nope"}})
+		if err != nil {
+			return err
+		}
+		last4 := map[string]string{}
+		for _, m := range got {
+			if m.Scope() != a {
+				return fmt.Errorf("method %s of scope %v", m.ID(), m.Scope())
+			}
+			last4[m.ID()] = m.Snapshot().Last4
+		}
+		if len(got) != 2 || last4[m1.ID()] != "1111" || last4[m2.ID()] != "2222" {
+			return fmt.Errorf("read %v, want %s and %s", last4, m1.ID(), m2.ID())
+		}
+		none, err := tx.PaymentMethods().GetMany(ctx, nil)
+		if err != nil || len(none) != 0 {
+			return fmt.Errorf("no refs: %v %v", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
