@@ -150,7 +150,7 @@ func (r invoiceRepo) NextNumbers(ctx context.Context, blocks []invoicing.NumberB
 	if err != nil {
 		return nil, fmt.Errorf("invoice_number_counters: next many: %w", r.q.a.note(err))
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	first := make([]int64, n)
 	seen := 0
 	for rows.Next() {
@@ -216,8 +216,12 @@ func (r invoiceRepo) InsertMany(ctx context.Context, invs []*invoicing.Invoice) 
 	if err != nil {
 		return fmt.Errorf("invoices: insert %d: %w", len(invs), r.q.a.note(err))
 	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(invs)) {
-		return fmt.Errorf("invoices: insert %d: %d rows written (%v)", len(invs), n, err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("invoices: insert %d: %w", len(invs), err)
+	}
+	if n != int64(len(invs)) {
+		return fmt.Errorf("invoices: insert %d: %d rows written", len(invs), n)
 	}
 	return nil
 }

@@ -160,8 +160,8 @@ func (s *Service) renewMany(ctx context.Context, tx Tx, subs []*Subscription) er
 	for i, k := range keys {
 		balance[k] = sums[i]
 	}
-	for i := range reqs {
-		k := BalanceKey{Scope: reqs[i].Scope, Customer: subs[i].Customer(), Currency: reqs[i].In.Currency}
+	for i, sub := range subs {
+		k := BalanceKey{Scope: sub.Scope(), Customer: sub.Customer(), Currency: reqs[i].In.Currency}
 		in := &reqs[i].In
 		in.StartingBalance, in.EndingBalance = balance[k], ApplyBalance(in.Total(), balance[k])
 		balance[k] = in.EndingBalance

@@ -59,7 +59,7 @@ func NewCounted(t testing.TB) (*sqlx.DB, *StatementLog) {
 		drop()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { plain.Close(); drop() })
+	t.Cleanup(func() { _ = plain.Close(); drop() })
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"
@@ -71,7 +71,7 @@ func NewCounted(t testing.TB) (*sqlx.DB, *StatementLog) {
 	log := &StatementLog{}
 	db := sqlx.NewDb(sql.OpenDB(countingConnector{Connector: conn, log: log}), "postgres")
 	db.SetMaxOpenConns(4)
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	return db, log
 }
 

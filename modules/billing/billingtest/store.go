@@ -586,7 +586,7 @@ func lockManyCustomers(t *testing.T, h Harness) {
 			return fmt.Errorf("locked %v, want %s and %s of the scope, in id order", got, lo, hi)
 		}
 		if none, err := tx.Customers().LockMany(ctx, nil); err != nil || len(none) != 0 {
-			return fmt.Errorf("no refs: %v %v", none, err)
+			return fmt.Errorf("no refs: %v %w", none, err)
 		}
 		sums, err := tx.Customers().Balances(ctx, []billing.BalanceKey{{Scope: a, Customer: c1.ID(), Currency: "EUR"},
 			{Scope: a, Customer: c2.ID(), Currency: "EUR"}, {Scope: a, Customer: c1.ID(), Currency: "USD"},
@@ -686,7 +686,7 @@ func getManyMethods(t *testing.T, h Harness) {
 		}
 		none, err := tx.PaymentMethods().GetMany(ctx, nil)
 		if err != nil || len(none) != 0 {
-			return fmt.Errorf("no refs: %v %v", none, err)
+			return fmt.Errorf("no refs: %v %w", none, err)
 		}
 		return nil
 	})
