@@ -19,6 +19,14 @@ import (
 // card each, renewing every interval) by 30 days, and answers the statements the advance sent.
 func monthAdvanceStatements(t *testing.T, subs int, interval string) []string {
 	t.Helper()
+	return advanceStatements(t, subs, interval, 1, 30)
+}
+
+// advanceStatements sets up one merchant with subs subscriptions (a card each, renewing every
+// interval), advances its test clock warm days (the first snapshots, the first payments'
+// releases and payouts), and answers the statements of a further advance of days.
+func advanceStatements(t *testing.T, subs int, interval string, warm, days int64) []string {
+	t.Helper()
 	db, log := pgtest.NewCounted(t)
 	scope := pgtest.Merchant(t, db)
 	a := wire(db, "https://pay.example.test", nil, clockWiring{Wait: time.Minute})
@@ -46,12 +54,13 @@ func monthAdvanceStatements(t *testing.T, subs int, interval string) []string {
 			}
 		}
 	}
-	if _, err := a.testclock.Advance(ctx, scope, &day, nil); err != nil { // the first snapshots and releases
+	warmup := warm * day
+	if _, err := a.testclock.Advance(ctx, scope, &warmup, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := log.Count()
-	month := 30 * day
-	if _, err := a.testclock.Advance(ctx, scope, &month, nil); err != nil {
+	span := days * day
+	if _, err := a.testclock.Advance(ctx, scope, &span, nil); err != nil {
 		t.Fatal(err)
 	}
 	return log.Since(before)
@@ -85,5 +94,23 @@ func TestMonthAdvanceStatementsTable(t *testing.T) {
 	}{{0, "month"}, {3, "month"}, {1, "year"}} {
 		sent := monthAdvanceStatements(t, c.subs, c.interval)
 		t.Logf("%d subscriptions (%sly): %d statements for 30 days\n%s", c.subs, c.interval, len(sent), byText(sent))
+	}
+}
+
+// Regression: a test clock advance over days with no work but the daily MRR snapshot costs a
+// few rounds of the scheduler, however many days it spans: the snapshots of a run of idle days
+// are written at once (billing.MRRHistory.ProcessDue). It took about 21 statements a day.
+func TestIdleClockAdvanceStatementsAreBounded(t *testing.T) {
+	t.Parallel()
+	// One yearly subscription, its first payment released and paid out in the first 10 days:
+	// nothing but the snapshots falls due in the next 30 or 90.
+	month := advanceStatements(t, 1, "year", 10, 30)
+	quarter := advanceStatements(t, 1, "year", 10, 90)
+	t.Logf("an idle advance of one merchant: %d statements for 30 days, %d for 90\n%s", len(month), len(quarter), byText(quarter))
+	if len(quarter) != len(month) {
+		t.Errorf("an idle advance took %d statements for 90 days, %d for 30: the count grows with the days", len(quarter), len(month))
+	}
+	if len(quarter) > 40 {
+		t.Errorf("an idle advance of 90 days took %d statements, want at most 40", len(quarter))
 	}
 }
