@@ -110,7 +110,7 @@ func TestIdleClockAdvanceStatementsAreBounded(t *testing.T) {
 	if len(quarter) != len(month) {
 		t.Errorf("an idle advance took %d statements for 90 days, %d for 30: the count grows with the days", len(quarter), len(month))
 	}
-	if len(quarter) > 40 {
-		t.Errorf("an idle advance of 90 days took %d statements, want at most 40", len(quarter))
+	if len(quarter) > 32 {
+		t.Errorf("an idle advance of 90 days took %d statements, want at most 32", len(quarter))
 	}
 }
