@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/billing"
@@ -103,23 +104,26 @@ func (r mrrRepo) RecurringGroups(ctx context.Context, scope core.Scope) ([]billi
 	return gs, r.q.a.note(err)
 }
 
-// Record writes the day's snapshot and its amounts unless the day is recorded already.
-func (r mrrRepo) Record(ctx context.Context, scope core.Scope, day, takenAt time.Time, mrr []core.Money) error {
-	d := day.UTC().Format(time.DateOnly)
-	res, err := r.q.ExecContext(ctx, `INSERT INTO mrr_snapshots (merchant_id, environment, day, taken_at)
-		VALUES ($1, $2, $3::date, $4) ON CONFLICT DO NOTHING`, scope.MerchantID, string(scope.Env), d, takenAt)
-	if err != nil {
-		return fmt.Errorf("mrr_snapshots: insert %s: %w", d, err)
+// mrrRecordSQL writes the snapshots of the midnights $3..$4 not recorded yet and, for those
+// it wrote, their amounts ($6 currencies, $7 amounts; none for a day without revenue).
+const mrrRecordSQL = `WITH days AS (
+		INSERT INTO mrr_snapshots (merchant_id, environment, day, taken_at)
+		SELECT $1, $2, d::date, $5 FROM generate_series($3::date, $4::date, interval '1 day') d
+		ON CONFLICT DO NOTHING RETURNING day)
+	INSERT INTO mrr_snapshot_amounts (merchant_id, environment, day, currency, amount)
+	SELECT $1, $2, days.day, a.currency, a.amount FROM days CROSS JOIN unnest($6::text[], $7::bigint[]) a (currency, amount)`
+
+// Record writes the snapshot of every midnight from..to with its amounts, in one statement,
+// except the days recorded already: the first snapshot of a day stands.
+func (r mrrRepo) Record(ctx context.Context, scope core.Scope, from, to, takenAt time.Time, mrr []core.Money) error {
+	f, t := from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly)
+	curs, amounts := make([]string, len(mrr)), make([]int64, len(mrr))
+	for i, m := range mrr {
+		curs[i], amounts[i] = string(m.Currency()), m.Amount()
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err // recorded before: the first snapshot of a day stands
-	}
-	for _, m := range mrr {
-		if err := r.q.exec(ctx, write{what: "mrr_snapshot_amounts: insert " + d, one: true,
-			sql:  `INSERT INTO mrr_snapshot_amounts (merchant_id, environment, day, currency, amount) VALUES ($1, $2, $3::date, $4, $5)`,
-			args: []any{scope.MerchantID, string(scope.Env), d, string(m.Currency()), m.Amount()}}); err != nil {
-			return err
-		}
+	if _, err := r.q.ExecContext(ctx, mrrRecordSQL, scope.MerchantID, string(scope.Env), f, t, takenAt,
+		pq.Array(curs), pq.Array(amounts)); err != nil {
+		return fmt.Errorf("mrr_snapshots: insert %s..%s: %w", f, t, err)
 	}
 	return nil
 }

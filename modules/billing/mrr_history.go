@@ -47,9 +47,9 @@ type MRRRepository interface {
 	// RecurringGroups sums the scope's active and past_due subscriptions (Reads.RecurringGroups)
 	// in this unit of work.
 	RecurringGroups(ctx context.Context, scope core.Scope) ([]RecurringGroup, error)
-	// Record writes the scope's snapshot of day (its midnight) with its amounts; a day already
-	// recorded is left as it is.
-	Record(ctx context.Context, scope core.Scope, day, takenAt time.Time, mrr []core.Money) error
+	// Record writes the scope's snapshot of every midnight from..to (inclusive), each with the
+	// amounts mrr, in one statement; a day already recorded is left as it is.
+	Record(ctx context.Context, scope core.Scope, from, to, takenAt time.Time, mrr []core.Money) error
 	// Advance moves the scope's mark to next.
 	Advance(ctx context.Context, scope core.Scope, next time.Time) error
 }
@@ -100,9 +100,10 @@ func midnight(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 func NextMidnight(t time.Time) time.Time { return midnight(t).Add(24 * time.Hour) }
 
 // ProcessDue takes every snapshot due by until, one unit of work per batch of scopes. With a
-// scope (a test clock advance) every midnight up to until is taken: the scheduler calls with
-// an until before the next work of any other processor, so no subscription changes between
-// those midnights. Without one (the background loop, at the wall clock) a scope's snapshot
+// scope (a test clock advance) every midnight from the scope's mark up to until is taken at
+// once, all with the figure read once: the scheduler calls with an until before the next work
+// of any other processor, so no subscription changes between those midnights, and a run of
+// idle days costs the statements of one. Without one (the background loop, at the wall clock) a scope's snapshot
 // falls on the last midnight at or before until; midnights before it that were not taken in
 // time (the server was not running) are left without data rather than filled with today's
 // figure.
@@ -117,11 +118,11 @@ func (h *MRRHistory) ProcessDue(ctx context.Context, scope *core.Scope, until ti
 				return err
 			}
 			for _, m := range marks {
-				day := m.NextAt
+				from, to := m.NextAt, midnight(until)
 				if scope == nil {
-					day = midnight(until)
+					from = to
 				}
-				if err := h.snapshot(ctx, tx, m.Scope, day); err != nil {
+				if err := h.snapshot(ctx, tx, m.Scope, from, to); err != nil {
 					return err
 				}
 			}
@@ -135,9 +136,9 @@ func (h *MRRHistory) ProcessDue(ctx context.Context, scope *core.Scope, until ti
 	}
 }
 
-// snapshot records the scope's recurring revenue now as day's figure and moves its mark to
-// the next midnight.
-func (h *MRRHistory) snapshot(ctx context.Context, tx MRRTx, scope core.Scope, day time.Time) error {
+// snapshot records the scope's recurring revenue now as the figure of every midnight from..to
+// and moves its mark to the midnight after to.
+func (h *MRRHistory) snapshot(ctx context.Context, tx MRRTx, scope core.Scope, from, to time.Time) error {
 	gs, err := tx.MRR().RecurringGroups(ctx, scope)
 	if err != nil {
 		return err
@@ -146,10 +147,10 @@ func (h *MRRHistory) snapshot(ctx context.Context, tx MRRTx, scope core.Scope, d
 	if err != nil {
 		return err
 	}
-	if err := tx.MRR().Record(ctx, scope, day, h.d.Wall.Now(), sum.MRR); err != nil {
+	if err := tx.MRR().Record(ctx, scope, from, to, h.d.Wall.Now(), sum.MRR); err != nil {
 		return err
 	}
-	return tx.MRR().Advance(ctx, scope, day.Add(24*time.Hour))
+	return tx.MRR().Advance(ctx, scope, to.Add(24*time.Hour))
 }
 
 // NextDue is the scope's next snapshot at or before until.

@@ -76,7 +76,7 @@ const DuePrecision = time.Microsecond
 // on the scope's clock must implement NextDue. Each processor does its
 // work in bounded batches, each its own unit of work; nothing here holds a connection or a
 // transaction. When no NextDuer has work left, the processors without NextDue run up to until,
-// and the rounds go on if that made work for a NextDuer. A round that found work and did none (it is
+// and the rounds go on if they did any work (which may have made work for a NextDuer). A round that found work and did none (it is
 // held by a concurrent sweep, which is committing it) waits a little and looks again. The
 // first error stops the run and is returned; what already ran stays done. ctx bounds it.
 func (r *Registry) RunScope(ctx context.Context, scope core.Scope, until time.Time) error {
@@ -109,11 +109,12 @@ func (r *Registry) RunScope(ctx context.Context, scope core.Scope, until time.Ti
 			if final {
 				return nil
 			}
-			if _, err := runOthers(ctx, procs, scope, until); err != nil {
-				return err
+			n, err := runOthers(ctx, procs, scope, until)
+			if err != nil || n == 0 {
+				return err // nothing done: no work made for a NextDuer
 			}
 			final = true
-			continue // the rest may have made work that falls due by until
+			continue // the rest made work that may fall due by until
 		}
 		final = false
 		bound := until

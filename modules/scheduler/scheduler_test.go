@@ -167,3 +167,42 @@ func TestRunScopeInterleavesByNextDue(t *testing.T) {
 		t.Fatal("work after the horizon ran")
 	}
 }
+
+// asked is a NextDuer with nothing due that counts how often it is asked.
+type asked struct{ n int }
+
+func (a *asked) ProcessDue(context.Context, *core.Scope, time.Time) (int, error) { return 0, nil }
+func (a *asked) NextDue(context.Context, core.Scope, time.Time) (time.Time, bool, error) {
+	a.n++
+	return time.Time{}, false, nil
+}
+
+// doing is a processor without NextDue that does work on its first does calls.
+type doing struct{ does, calls int }
+
+func (d *doing) ProcessDue(context.Context, *core.Scope, time.Time) (int, error) {
+	d.calls++
+	if d.calls <= d.does {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// When no NextDuer has work, the processors without NextDue run up to the horizon; the
+// NextDuers are asked again only if those did work (which may have made some for them).
+func TestRunScopeAsksAgainOnlyAfterWorkAtTheEnd(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ does, asks, runs int }{{0, 1, 1}, {1, 2, 1}} {
+		r := NewRegistry()
+		nd, plain := &asked{}, &doing{does: c.does}
+		r.Register("plain", plain)
+		r.Register("next due", nd)
+		if err := r.RunScope(context.Background(), scope, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if nd.n != c.asks || plain.calls != c.runs {
+			t.Errorf("a plain processor doing work %d times: next due asked %d times, plain run %d; want %d and %d",
+				c.does, nd.n, plain.calls, c.asks, c.runs)
+		}
+	}
+}
