@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -121,6 +122,40 @@ func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending', $13, $14, $15)`,
 		args: []any{s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.PayableKind), s.Reference, s.Number, string(s.Kind),
 			s.Amount, string(s.Currency), string(s.Method), nullIfEmpty(s.ProcessorRef), s.Approve, s.OffSession, s.ChargedAt, s.StartedAt},
+	}, nil
+}
+
+// chargeAttemptsInsert records new pending attempts with one INSERT over unnest: the rows of
+// chargeAttemptInsert, one per element of the arrays, in the order of as.
+func chargeAttemptsInsert(as []*payments.ChargeAttempt) (write, error) {
+	n := len(as)
+	merchants, envs, keys, kinds, refs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	numbers, amounts := make([]int64, n), make([]int64, n)
+	attemptKinds, currencies, methods, procRefs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	approves, offSessions := make([]bool, n), make([]bool, n)
+	chargedAt, startedAt := make([]string, n), make([]string, n)
+	for i, a := range as {
+		if _, err := chargeAttemptInsert(a); err != nil { // the same checks as one insert
+			return write{}, err
+		}
+		s := a.Snapshot()
+		merchants[i], envs[i], keys[i], kinds[i], refs[i] = s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.PayableKind), s.Reference
+		numbers[i], amounts[i] = int64(s.Number), s.Amount
+		attemptKinds[i], currencies[i], methods[i], procRefs[i] = string(s.Kind), string(s.Currency), string(s.Method), s.ProcessorRef
+		approves[i], offSessions[i] = s.Approve, s.OffSession
+		chargedAt[i], startedAt[i] = s.ChargedAt.UTC().Format(time.RFC3339Nano), s.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return write{
+		what: fmt.Sprintf("charge_attempts: insert %d attempts", n),
+		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key, payable_kind,
+		reference, number, kind, amount, currency, method, processor_ref, approve, status, off_session, charged_at, started_at)
+		SELECT m, e, k, pk, r, nb, kd, am, cu, me, nullif(pr, ''), ap, 'pending', os, ca, sa
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[],
+			$9::text[], $10::text[], $11::text[], $12::boolean[], $13::boolean[], $14::timestamptz[], $15::timestamptz[])
+			AS v (m, e, k, pk, r, nb, kd, am, cu, me, pr, ap, os, ca, sa)`,
+		args: []any{pq.Array(merchants), pq.Array(envs), pq.Array(keys), pq.Array(kinds), pq.Array(refs), pq.Array(numbers),
+			pq.Array(attemptKinds), pq.Array(amounts), pq.Array(currencies), pq.Array(methods), pq.Array(procRefs),
+			pq.Array(approves), pq.Array(offSessions), pq.Array(chargedAt), pq.Array(startedAt)},
 	}, nil
 }
 

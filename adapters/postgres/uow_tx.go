@@ -279,6 +279,19 @@ func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) erro
 	return uniqueAs(r.q.exec(ctx, w), "charge_attempts_one_pending", payments.ErrChargeInProgress)
 }
 
+// InsertMany writes new pending attempts with one statement (chargeAttemptsInsert); a second
+// pending one of any payable is payments.ErrChargeInProgress, and none is written.
+func (r attemptRepo) InsertMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	if len(as) == 0 {
+		return nil
+	}
+	w, err := chargeAttemptsInsert(as)
+	if err != nil {
+		return err
+	}
+	return uniqueAs(r.q.exec(ctx, w), "charge_attempts_one_pending", payments.ErrChargeInProgress)
+}
+
 // Lock reads an attempt FOR UPDATE.
 func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
 	a, err := lockChargeAttempt(ctx, r.q, scope, reference, key)

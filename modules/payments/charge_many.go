@@ -28,26 +28,23 @@ type ChargeResult struct {
 // charges; a request of another kind, or a customer's answer, is made by Charge alone), with the same guarantees as Charge for each, and
 // answers each in the order of reqs:
 //
-//  1. Each charge begins on its own (Charge's step 1, its own unit of work: the attempt is
-//     recorded and committed before its processor call) and calls the processor with no
-//     transaction open, ManyWorkers at a time.
-//  2. The outcomes of the calls that answered are applied together, ManyApplied to a unit of
+//  1. The charges begin together (beginMany, one unit of work of the owner: the payables
+//     locked in id order, each checked and marked by its owner, their attempts recorded with
+//     one insert), committed before any processor call. If that unit of work fails, each
+//     charge begins on its own (Charge's step 1).
+//  2. Each begun charge calls the processor with no transaction open, ManyWorkers at a time.
+//  3. The outcomes of the calls that answered are applied together, ManyApplied to a unit of
 //     work of the owner, payables in id order (the protocol's lock order for each: payable,
 //     attempt, payment), and the payments' ledger postings last, so that the merchant's
 //     balances are locked once per unit of work instead of once per charge.
-//  3. A unit of work that fails is applied charge by charge (Charge's step 5: each
+//  4. A unit of work that fails is applied charge by charge (Charge's step 5: each
 //     attempt applied exactly once), and so is everything else Charge does after a call: a
 //     failed call, a charge in flight waited for.
 func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []ChargeResult {
 	out := make([]ChargeResult, len(reqs))
-	var (
-		mu    sync.Mutex
-		calls []called
-		wg    sync.WaitGroup
-	)
-	sem := make(chan struct{}, ManyWorkers)
+	var many []int // the requests that begin together
 	for i, req := range reqs {
-		k, err := c.kinds.of(req.Kind)
+		_, err := c.kinds.of(req.Kind)
 		if err == nil && (req.Answer != nil || len(reqs) == 1 || !req.Method.Valid() || req.Kind != reqs[0].Kind) {
 			out[i].Charged, out[i].Err = c.Charge(ctx, req) // one charge, or an answer: Charge itself
 			continue
@@ -56,19 +53,40 @@ func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []Charge
 			out[i].Err = err
 			continue
 		}
+		many = append(many, i)
+	}
+	if len(many) == 0 {
+		return out
+	}
+	k, _ := c.kinds.of(reqs[many[0]].Kind)
+	begun := c.beginMany(ctx, k, reqs, many) // nil: each begins on its own
+	var (
+		mu    sync.Mutex
+		calls []called
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, ManyWorkers)
+	for j, i := range many {
+		req := reqs[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a, _, err := c.begin(ctx, k, req)
-			if errors.Is(err, ErrChargeInProgress) {
-				out[i].Charged, out[i].Err = c.Charge(ctx, req) // waits for the charge in flight
-				return
-			}
-			if err != nil {
-				out[i].Err = err
-				return
+			var a *ChargeAttempt
+			if begun != nil {
+				a = begun[j]
+			} else {
+				var err error
+				a, _, err = c.begin(ctx, k, req)
+				if errors.Is(err, ErrChargeInProgress) {
+					out[i].Charged, out[i].Err = c.Charge(ctx, req) // waits for the charge in flight
+					return
+				}
+				if err != nil {
+					out[i].Err = err
+					return
+				}
 			}
 			res, callErr := c.call(ctx, a, req.Source)
 			if callErr != nil {
@@ -88,13 +106,59 @@ func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []Charge
 		return cmp.Or(cmp.Compare(x.a.scope.MerchantID, y.a.scope.MerchantID), cmp.Compare(x.a.scope.Env, y.a.scope.Env),
 			cmp.Compare(x.a.reference, y.a.reference))
 	})
-	k, _ := c.kinds.of(reqs[calls[0].i].Kind)
 	for len(calls) > 0 {
 		n := min(len(calls), ManyApplied)
 		for j, r := range c.applyMany(ctx, k, calls[:n]) {
 			out[calls[j].i] = r
 		}
 		calls = calls[n:]
+	}
+	return out
+}
+
+// beginMany is step 1 for the new charges reqs[i] of k, i in many, in one unit of work of
+// k's owner: each payable locked (in scope and id order, the lock order of the protocol),
+// checked and marked by the owner (BeginCharge), and the attempts recorded with one insert.
+// It answers the attempts in the order of many once the unit of work has committed, or nil
+// when it failed (a payable refused or with a charge in flight, a conflict): nothing of it is
+// written, and each charge then begins on its own.
+func (c *Charger) beginMany(ctx context.Context, k Kind, reqs []ChargeRequest, many []int) []*ChargeAttempt {
+	order := slices.Clone(many)
+	slices.SortFunc(order, func(x, y int) int {
+		a, b := reqs[x], reqs[y]
+		return cmp.Or(cmp.Compare(a.Scope.MerchantID, b.Scope.MerchantID), cmp.Compare(a.Scope.Env, b.Scope.Env),
+			cmp.Compare(a.PayableID, b.PayableID))
+	})
+	byReq := make(map[int]*ChargeAttempt, len(many))
+	err := k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
+		clear(byReq) // Do may run this again
+		as := make([]*ChargeAttempt, 0, len(order))
+		for _, i := range order {
+			req := reqs[i]
+			p, err := o.lock(ctx, req.Scope, req.PayableID)
+			if err != nil {
+				return err
+			}
+			start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, SavedMethod: req.SavedMethod, Now: req.Now}
+			n, err := o.begin(ctx, p, start)
+			if err != nil {
+				return err // a refusal too (committed or not): the charge begins on its own and answers it
+			}
+			a, err := newAttempt(k.spec.Name, p, n, start, c.wall.Now())
+			if err != nil {
+				return err
+			}
+			as = append(as, a)
+			byReq[i] = a
+		}
+		return tx.ChargeAttempts().InsertMany(ctx, as)
+	})
+	if err != nil {
+		return nil
+	}
+	out := make([]*ChargeAttempt, len(many))
+	for j, i := range many {
+		out[j] = byReq[i]
 	}
 	return out
 }

@@ -66,6 +66,9 @@ type AttemptRepository interface {
 	// Insert records a new pending attempt. A second pending attempt of the same payable is
 	// refused with ErrChargeInProgress, and nothing is written.
 	Insert(ctx context.Context, a *ChargeAttempt) error
+	// InsertMany records the new pending attempts as with one statement, all or none: a second
+	// pending attempt of any of their payables refuses them all with ErrChargeInProgress.
+	InsertMany(ctx context.Context, as []*ChargeAttempt) error
 	// Lock reads attempt key of the payable reference and locks it for the rest of the unit of
 	// work. An unknown attempt answers ErrAttemptNotFound.
 	Lock(ctx context.Context, scope core.Scope, reference, key string) (*ChargeAttempt, error)

@@ -433,6 +433,17 @@ func (r fakeAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error
 	return nil
 }
 
+func (r fakeAttempts) InsertMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	kept := len(r.f.attempts)
+	for _, a := range as {
+		if err := r.Insert(ctx, a); err != nil {
+			r.f.attempts = r.f.attempts[:kept] // all or none
+			return err
+		}
+	}
+	return nil
+}
+
 func (r fakeAttempts) find(scope core.Scope, reference, key string) int {
 	for k, e := range r.f.attempts {
 		if e.Scope == scope && e.Reference == reference && payments.AttemptKey(reference, e.Number) == key {

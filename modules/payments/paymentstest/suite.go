@@ -34,6 +34,7 @@ func RunTx(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}{
 		{"attempt round trip", attemptRoundTrip},
 		{"one pending attempt per payable and kind", onePendingAttempt},
+		{"attempts inserted together, all or none", insertManyAttempts},
 		{"unknown attempts and other scopes", unknownAttempts},
 		{"one payment per payable key and kind", paymentUniqueness},
 		{"failed unit of work writes nothing", rollback},
@@ -176,6 +177,43 @@ func onePendingAttempt(t *testing.T, h Harness) {
 	}
 	if err := insert(attempt(scope, kindA.Name, "in_one", 2)); err != nil {
 		t.Fatalf("after the first was resolved: %v", err)
+	}
+}
+
+// insertManyAttempts: InsertMany writes the rows Insert would, one per attempt; a second
+// pending attempt of any payable among them (stored before, or twice in the batch) refuses
+// them all with ErrChargeInProgress.
+func insertManyAttempts(t *testing.T, h Harness) {
+	ctx := context.Background()
+	scope := h.NewScope(t)
+	insertMany := func(as ...*payments.ChargeAttempt) error {
+		return do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.ChargeAttempts().InsertMany(ctx, as) })
+	}
+	if err := insertMany(); err != nil {
+		t.Fatalf("no attempts: %v", err)
+	}
+	as := []*payments.ChargeAttempt{attempt(scope, kindA.Name, "in_m1", 1), attempt(scope, kindA.Name, "in_m2", 3), attempt(scope, kindB.Name, "in_m5", 1)}
+	if err := insertMany(as...); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		got, err := h.Attempts.Pending(ctx, scope, a.PayableKind(), a.Reference())
+		if err != nil || got == nil || got.Snapshot() != a.Snapshot() {
+			t.Fatalf("pending %s: %+v %v, want %+v", a.IdempotencyKey(), got, err, a.Snapshot())
+		}
+	}
+	// in_m2 is still pending: a batch with it and a new payable writes nothing.
+	if err := insertMany(attempt(scope, kindA.Name, "in_m3", 1), attempt(scope, kindA.Name, "in_m2", 4)); !errors.Is(err, payments.ErrChargeInProgress) {
+		t.Fatalf("a batch with a payable in flight: %v", err)
+	}
+	// Two attempts of one payable in one batch: none.
+	if err := insertMany(attempt(scope, kindA.Name, "in_m4", 1), attempt(scope, kindA.Name, "in_m4", 2)); !errors.Is(err, payments.ErrChargeInProgress) {
+		t.Fatalf("a batch with one payable twice: %v", err)
+	}
+	for _, ref := range []string{"in_m3", "in_m4"} {
+		if got, err := h.Attempts.Pending(ctx, scope, kindA.Name, ref); err != nil || got != nil {
+			t.Fatalf("%s after a refused batch: %+v %v", ref, got, err)
+		}
 	}
 }
 
