@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/ports"
 )
 
@@ -14,8 +16,8 @@ import (
 const ManyWorkers = 8
 
 // ManyApplied is how many outcomes one unit of work of ChargeMany applies at most: enough
-// that the merchant's balances are locked once for many charges, few enough that the unit of
-// work stays short (each outcome is about twenty statements).
+// that the merchant's balances are locked once for many charges and payments' writes are
+// made for many at once (applyBatch), few enough that the unit of work stays short.
 const ManyApplied = 20
 
 // ChargeResult is the answer of one request of ChargeMany: what Charge would have answered.
@@ -34,9 +36,10 @@ type ChargeResult struct {
 //     charge begins on its own (Charge's step 1).
 //  2. Each begun charge calls the processor with no transaction open, ManyWorkers at a time.
 //  3. The outcomes of the calls that answered are applied together, ManyApplied to a unit of
-//     work of the owner, payables in id order (the protocol's lock order for each: payable,
-//     attempt, payment), and the payments' ledger postings last, so that the merchant's
-//     balances are locked once per unit of work instead of once per charge.
+//     work of the owner (applyBatch), payables in id order, then their attempts (the
+//     protocol's lock order: payables, attempts, payments), payments' writes made with one
+//     statement each for the unit of work, and the payments' ledger postings last, so that
+//     the merchant's balances are locked once per unit of work instead of once per charge.
 //  4. A unit of work that fails is applied charge by charge (Charge's step 5: each
 //     attempt applied exactly once), and so is everything else Charge does after a call: a
 //     failed call, a charge in flight waited for.
@@ -171,9 +174,8 @@ type called struct {
 	card *ports.CardInfo
 }
 
-// applyMany applies the outcomes of calls in one unit of work of k's owner, payables in the
-// order of calls and the payments' ledger postings last; if that fails, one by one (each
-// attempt is applied once whoever applies it).
+// applyMany applies the outcomes of calls in one unit of work of k's owner (applyBatch); if
+// that fails, one by one (each attempt is applied once whoever applies it).
 func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []ChargeResult {
 	out := make([]ChargeResult, len(calls))
 	pres := make([]*prepared, len(calls))
@@ -187,23 +189,11 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 		pres[j] = pre
 	}
 	if batch {
-		applied := make([]*Charged, len(calls))
+		var applied []*Charged
 		err := k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
-			var posts []*Record
-			for j, cl := range calls {
-				r, post, err := c.applyIn(ctx, tx, o, k, cl.a, pres[j])
-				if err != nil {
-					return err
-				}
-				applied[j] = r
-				if post != nil {
-					posts = append(posts, post)
-				}
-			}
-			// The ledger last, as for one charge: the merchant's balances are locked once, and
-			// the payments posted together (one journal per scope and instant: five statements
-			// for the batch, not five per payment).
-			return postPayments(ctx, tx, posts)
+			var err error
+			applied, err = c.applyBatch(ctx, tx, o, k, calls, pres)
+			return err
 		})
 		if err == nil {
 			for j := range calls {
@@ -216,4 +206,109 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 		out[j].Charged, out[j].Err = c.apply(ctx, k, cl.a, cl.res, cl.card)
 	}
 	return out
+}
+
+// applyBatch is applyIn for each of calls (their payables in the order of calls), with
+// payments' writes made for the whole unit of work at once: the attempts locked with one
+// statement (after every payable, the protocol's lock order: payables, attempts, payments),
+// an attempt no longer pending left alone; the payments inserted with one statement and
+// their days' volumes with one write per day and currency; the attempts updated with one;
+// then the owner's side of each outcome; the events of every outcome (each outcome's own,
+// then its owner's, in the order of calls) with one Outbox().Add, the receipts with one
+// Mail().Enqueue; the ledger last (postPayments).
+func (c *Charger) applyBatch(ctx context.Context, tx Tx, o owner, k Kind, calls []called, pres []*prepared) ([]*Charged, error) {
+	ps := make([]Payable, len(calls))
+	as := make([]*ChargeAttempt, len(calls))
+	for j, cl := range calls {
+		p, err := o.lock(ctx, cl.a.scope, cl.a.reference)
+		if err != nil {
+			return nil, err
+		}
+		ps[j], as[j] = p, cl.a
+	}
+	las, err := tx.ChargeAttempts().LockMany(ctx, as)
+	if err != nil {
+		return nil, err
+	}
+	if len(las) != len(calls) {
+		return nil, fmt.Errorf("payments: apply: %d attempts locked of %d", len(las), len(calls))
+	}
+	rs := make([]*Charged, len(calls))
+	outs := make([]*ChargeOutcome, len(calls))
+	var (
+		recs     []*Record
+		resolved []*ChargeAttempt
+		mails    []core.Mail
+	)
+	for j, la := range las {
+		rs[j] = &Charged{Payable: ps[j], Attempt: la, Outcome: la.outcome}
+		if la.status != AttemptPending {
+			continue // applied (or abandoned) already: exactly once
+		}
+		out, err := pres[j].build(k.spec, ps[j], la)
+		if err != nil {
+			return nil, err
+		}
+		if err := la.applied(out.Result, c.wall.Now()); err != nil {
+			return nil, err
+		}
+		outs[j] = out
+		resolved = append(resolved, la)
+		if out.Payment != nil {
+			recs = append(recs, out.Payment)
+		}
+		mails = append(mails, out.Mail...)
+	}
+	// payments' side (write, for every outcome): the payments first, so that a refused
+	// insert leaves nothing.
+	if err := insertPayments(ctx, tx, recs); err != nil {
+		return nil, fmt.Errorf("payments: apply %d outcomes: %w", len(recs), err)
+	}
+	if len(resolved) > 0 {
+		if err := tx.ChargeAttempts().SaveMany(ctx, resolved); err != nil {
+			return nil, fmt.Errorf("payments: apply %d outcomes: %w", len(resolved), err)
+		}
+	}
+	var (
+		evs   []core.Event
+		posts []*Record
+	)
+	for j, out := range outs {
+		if out == nil {
+			continue
+		}
+		evs = append(evs, out.Events...)
+		var more []core.Event
+		var err error
+		if out.Result == ports.OutcomeRequiresAction {
+			err = o.keepAction(ctx, ps[j], las[j], *out.CustomerAction)
+		} else {
+			more, err = o.applyOutcome(ctx, ps[j], las[j], out)
+		}
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, more...)
+		r := rs[j]
+		r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
+		if out.Payment != nil {
+			r.Payment = out.Payment.Payment
+			if out.Payment.Payment.Status() == StatusSucceeded {
+				posts = append(posts, out.Payment)
+			}
+		}
+	}
+	if err := tx.Outbox().Add(ctx, evs...); err != nil {
+		return nil, err
+	}
+	if err := tx.Mail().Enqueue(ctx, mails...); err != nil {
+		return nil, err
+	}
+	// The ledger last, as for one charge: the merchant's balances are locked once, and the
+	// payments posted together (one journal per scope and instant: five statements for the
+	// batch, not five per payment).
+	if err := postPayments(ctx, tx, posts); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }

@@ -39,8 +39,9 @@ func (u *unitsOfWork) seen() []int {
 }
 
 // ChargeMany begins its charges in one unit of work (every attempt recorded and committed
-// before the first processor call), and applies their outcomes in one more, the events of
-// each charge in the order of the payables.
+// before the first processor call), and applies their outcomes in one more: payments,
+// attempts, events and receipts written for all at once, the events of each charge in the
+// order of the payables, the day's volume moved once.
 func TestChargeManyBeginsAndAppliesTogether(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
@@ -85,6 +86,9 @@ func TestChargeManyBeginsAndAppliesTogether(t *testing.T) {
 	}
 	if m := w.fake.Mail(); len(m) != 3 {
 		t.Fatalf("%d receipts, want 3", len(m))
+	}
+	if v := w.fake.Volumes(); len(v) != 1 || v[0].Count != 3 || v[0].Gross != 3*4200 {
+		t.Fatalf("volume changes %+v, want one of 3 payments", v)
 	}
 }
 
