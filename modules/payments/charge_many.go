@@ -136,12 +136,16 @@ func (c *Charger) beginMany(ctx context.Context, k Kind, reqs []ChargeRequest, m
 	err := k.bound.do(ctx, func(ctx context.Context, tx Tx, o owner) error {
 		clear(byReq) // Do may run this again
 		as := make([]*ChargeAttempt, 0, len(order))
-		for _, i := range order {
-			req := reqs[i]
-			p, err := o.lock(ctx, req.Scope, req.PayableID)
-			if err != nil {
-				return err
-			}
+		refs := make([]PayableRef, len(order))
+		for j, i := range order {
+			refs[j] = PayableRef{Scope: reqs[i].Scope, ID: reqs[i].PayableID}
+		}
+		ps, err := o.lockMany(ctx, refs)
+		if err != nil {
+			return err
+		}
+		for j, i := range order {
+			req, p := reqs[i], ps[j]
 			start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, SavedMethod: req.SavedMethod, Now: req.Now}
 			n, err := o.begin(ctx, p, start)
 			if err != nil {
@@ -217,14 +221,14 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 // then its owner's, in the order of calls) with one Outbox().Add, the receipts with one
 // Mail().Enqueue; the ledger last (postPayments).
 func (c *Charger) applyBatch(ctx context.Context, tx Tx, o owner, k Kind, calls []called, pres []*prepared) ([]*Charged, error) {
-	ps := make([]Payable, len(calls))
+	refs := make([]PayableRef, len(calls))
 	as := make([]*ChargeAttempt, len(calls))
 	for j, cl := range calls {
-		p, err := o.lock(ctx, cl.a.scope, cl.a.reference)
-		if err != nil {
-			return nil, err
-		}
-		ps[j], as[j] = p, cl.a
+		refs[j], as[j] = PayableRef{Scope: cl.a.scope, ID: cl.a.reference}, cl.a
+	}
+	ps, err := o.lockMany(ctx, refs) // one statement when the owner is a PayableLocker
+	if err != nil {
+		return nil, err
 	}
 	las, err := tx.ChargeAttempts().LockMany(ctx, as)
 	if err != nil {

@@ -127,3 +127,65 @@ func TestChargeManyFallsBackOneByOne(t *testing.T) {
 		t.Fatalf("events %v", w.types())
 	}
 }
+
+// lockingOwner is the order owner with PayableLocker: it counts the batches it locked.
+type lockingOwner struct {
+	*orderOwner
+	mu      sync.Mutex
+	batches [][]payments.PayableRef
+}
+
+func (l *lockingOwner) LockPayables(_ context.Context, tx orderTx, refs []payments.PayableRef) ([]payments.Payable, error) {
+	l.mu.Lock()
+	l.batches = append(l.batches, slices.Clone(refs))
+	l.mu.Unlock()
+	out := make([]payments.Payable, len(refs))
+	for i, r := range refs {
+		o, err := tx.Orders().lock(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// An owner that locks many payables at once (PayableLocker) is asked once per unit of work of
+// ChargeMany, for the payables in scope and id order: once to begin, once to apply.
+func TestChargeManyLocksPayablesTogether(t *testing.T) {
+	t.Parallel()
+	w := newOrderWorld(t)
+	lo := &lockingOwner{orderOwner: w.owner}
+	kind, err := payments.BindKind[orderTx](orderKind, w.orders, lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.charger, err = payments.NewCharger(payments.ChargerDeps{
+		Fees:       payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
+		Processors: map[core.Environment]ports.Processor{core.EnvTest: w.proc},
+		Attempts:   w.fake, Wall: w.wall, Kinds: []payments.Kind{kind},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{w.newOrder(), w.newOrder(), w.newOrder()}
+	for i, r := range w.charger.ChargeMany(context.Background(), []payments.ChargeRequest{w.card(ids[0], cardOK), w.card(ids[1], cardOK), w.card(ids[2], cardOK)}) {
+		if r.Err != nil || r.Charged == nil || !r.Charged.Applied || r.Charged.Outcome != ports.OutcomeSucceeded {
+			t.Fatalf("charge %d: %+v %v", i, r.Charged, r.Err)
+		}
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	if len(lo.batches) != 2 {
+		t.Fatalf("%d batches locked, want 2", len(lo.batches))
+	}
+	for _, b := range lo.batches {
+		var got []string
+		for _, r := range b {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, sorted) {
+			t.Fatalf("locked %v, want %v", got, sorted)
+		}
+	}
+}
