@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/payments"
@@ -124,6 +125,69 @@ func chargeAttemptInsert(a *payments.ChargeAttempt) (write, error) {
 	}, nil
 }
 
+// chargeAttemptsInsert records new pending attempts with one INSERT over unnest: the rows of
+// chargeAttemptInsert, one per element of the arrays, in the order of as.
+func chargeAttemptsInsert(as []*payments.ChargeAttempt) (write, error) {
+	n := len(as)
+	merchants, envs, keys, kinds, refs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	numbers, amounts := make([]int64, n), make([]int64, n)
+	attemptKinds, currencies, methods, procRefs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	approves, offSessions := make([]bool, n), make([]bool, n)
+	chargedAt, startedAt := make([]string, n), make([]string, n)
+	for i, a := range as {
+		if _, err := chargeAttemptInsert(a); err != nil { // the same checks as one insert
+			return write{}, err
+		}
+		s := a.Snapshot()
+		merchants[i], envs[i], keys[i], kinds[i], refs[i] = s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey(), string(s.PayableKind), s.Reference
+		numbers[i], amounts[i] = int64(s.Number), s.Amount
+		attemptKinds[i], currencies[i], methods[i], procRefs[i] = string(s.Kind), string(s.Currency), string(s.Method), s.ProcessorRef
+		approves[i], offSessions[i] = s.Approve, s.OffSession
+		chargedAt[i], startedAt[i] = s.ChargedAt.UTC().Format(time.RFC3339Nano), s.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return write{
+		what: fmt.Sprintf("charge_attempts: insert %d attempts", n),
+		sql: `INSERT INTO charge_attempts (merchant_id, environment, idempotency_key, payable_kind,
+		reference, number, kind, amount, currency, method, processor_ref, approve, status, off_session, charged_at, started_at)
+		SELECT m, e, k, pk, r, nb, kd, am, cu, me, nullif(pr, ''), ap, 'pending', os, ca, sa
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[],
+			$9::text[], $10::text[], $11::text[], $12::boolean[], $13::boolean[], $14::timestamptz[], $15::timestamptz[])
+			AS v (m, e, k, pk, r, nb, kd, am, cu, me, pr, ap, os, ca, sa)`,
+		args: []any{pq.Array(merchants), pq.Array(envs), pq.Array(keys), pq.Array(kinds), pq.Array(refs), pq.Array(numbers),
+			pq.Array(attemptKinds), pq.Array(amounts), pq.Array(currencies), pq.Array(methods), pq.Array(procRefs),
+			pq.Array(approves), pq.Array(offSessions), pq.Array(chargedAt), pq.Array(startedAt)},
+	}, nil
+}
+
+// chargeAttemptsUpdate writes the resolutions of attempts (applied or abandoned) with one
+// UPDATE over unnest: the rows of chargeAttemptUpdate; only pending rows change, and the
+// repository's SaveMany fails when fewer than all did.
+func chargeAttemptsUpdate(as []*payments.ChargeAttempt) (write, error) {
+	n := len(as)
+	mers, envs, keys, statuses, outcomes, resolved := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seen := make(map[string]bool, n)
+	for i, a := range as {
+		if _, err := chargeAttemptUpdate(a); err != nil { // the same checks as one update
+			return write{}, err
+		}
+		s := a.Snapshot()
+		k := string(s.Scope.Env) + " " + s.Scope.MerchantID + " " + a.IdempotencyKey()
+		if seen[k] {
+			return write{}, fmt.Errorf("charge_attempts: update: %s twice", a.IdempotencyKey())
+		}
+		seen[k] = true
+		mers[i], envs[i], keys[i] = s.Scope.MerchantID, string(s.Scope.Env), a.IdempotencyKey()
+		statuses[i], outcomes[i], resolved[i] = string(s.Status), string(s.Outcome), s.ResolvedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return write{
+		what: fmt.Sprintf("charge_attempts: update %d attempts (pending)", n),
+		sql: `UPDATE charge_attempts a SET status = v.st, outcome = nullif(v.oc, ''), resolved_at = v.ra
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS v (m, e, k, st, oc, ra)
+		WHERE a.merchant_id = v.m AND a.environment = v.e AND a.idempotency_key = v.k AND a.status = 'pending'`,
+		args: []any{pq.Array(mers), pq.Array(envs), pq.Array(keys), pq.Array(statuses), pq.Array(outcomes), pq.Array(resolved)},
+	}, nil
+}
+
 // lockChargeAttempt reads the attempt key of the payable reference FOR UPDATE in the caller's
 // transaction.
 func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
@@ -132,6 +196,45 @@ func lockChargeAttempt(ctx context.Context, tx sqlx.QueryerContext, scope core.S
 		WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3 AND reference = $4 FOR UPDATE`,
 		scope.MerchantID, string(scope.Env), key, reference)
 	return chargeAttemptOf(&r, err, key)
+}
+
+// lockChargeAttempts reads the attempts of as FOR UPDATE in the caller's transaction with one
+// statement, locked in key order and answered in the order of as; one not stored is
+// payments.ErrAttemptNotFound.
+func lockChargeAttempts(ctx context.Context, tx sqlx.QueryerContext, as []*payments.ChargeAttempt) ([]*payments.ChargeAttempt, error) {
+	if len(as) == 0 {
+		return nil, nil
+	}
+	mers, envs, keys, refs := make([]string, len(as)), make([]string, len(as)), make([]string, len(as)), make([]string, len(as))
+	for i, a := range as {
+		mers[i], envs[i], keys[i], refs[i] = a.Scope().MerchantID, string(a.Scope().Env), a.IdempotencyKey(), a.Reference()
+	}
+	var rows []chargeAttemptRow
+	if err := sqlx.SelectContext(ctx, tx, &rows, `SELECT `+chargeAttemptColumns+` FROM charge_attempts
+		WHERE (merchant_id, environment, idempotency_key, reference) IN
+			(SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
+		ORDER BY merchant_id, environment, idempotency_key FOR UPDATE`,
+		pq.Array(mers), pq.Array(envs), pq.Array(keys), pq.Array(refs)); err != nil {
+		return nil, fmt.Errorf("charge_attempts: lock %d: %w", len(as), err)
+	}
+	type key struct {
+		scope core.Scope
+		key   string
+	}
+	byKey := make(map[key]*payments.ChargeAttempt, len(rows))
+	for i := range rows {
+		a := rows[i].attempt()
+		byKey[key{a.Scope(), a.IdempotencyKey()}] = a
+	}
+	out := make([]*payments.ChargeAttempt, len(as))
+	for i, a := range as {
+		got, ok := byKey[key{a.Scope(), a.IdempotencyKey()}]
+		if !ok {
+			return nil, fmt.Errorf("charge_attempts: %s: %w", a.IdempotencyKey(), payments.ErrAttemptNotFound)
+		}
+		out[i] = got
+	}
+	return out, nil
 }
 
 // chargeAttemptOf turns the result of a one-attempt query into the attempt.

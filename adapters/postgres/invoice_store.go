@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/invoicing"
@@ -217,6 +218,41 @@ func (t *Tx) Invoices() invoicing.InvoiceRepository { return invoiceRepo(*t) }
 func (r invoiceRepo) Lock(ctx context.Context, scope core.Scope, id string) (*invoicing.Invoice, error) {
 	inv, err := getInvoice(ctx, r.q, scope, id, true)
 	return inv, r.q.a.note(err)
+}
+
+// LockMany reads invoices FOR UPDATE in one statement, locked in the order of merchant,
+// environment and id, answered in the order of refs; an unknown one is invoicing.ErrNotFound.
+func (r invoiceRepo) LockMany(ctx context.Context, refs []payments.PayableRef) ([]*invoicing.Invoice, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	mers, envs, ids := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, ref := range refs {
+		mers[i], envs[i], ids[i] = ref.Scope.MerchantID, string(ref.Scope.Env), ref.ID
+	}
+	var rows []invoiceRow
+	if err := sqlx.SelectContext(ctx, r.q, &rows, `SELECT `+invoiceColumns+` FROM invoices
+		WHERE (merchant_id, environment, id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+		ORDER BY merchant_id, environment, id FOR UPDATE`, pq.Array(mers), pq.Array(envs), pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("invoices: lock many: %w", r.q.a.note(err))
+	}
+	byRef := make(map[payments.PayableRef]*invoicing.Invoice, len(rows))
+	for i := range rows {
+		inv, err := rows[i].invoice()
+		if err != nil {
+			return nil, err
+		}
+		byRef[payments.PayableRef{Scope: inv.Scope(), ID: inv.ID()}] = inv
+	}
+	out := make([]*invoicing.Invoice, len(refs))
+	for i, ref := range refs {
+		inv, ok := byRef[ref]
+		if !ok {
+			return nil, fmt.Errorf("invoices: %s: %w", ref.ID, invoicing.ErrNotFound)
+		}
+		out[i] = inv
+	}
+	return out, nil
 }
 
 // Insert writes a new invoice.

@@ -13,6 +13,7 @@ import (
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/invoicing"
+	"github.com/kassa-pay/kassa/modules/payments"
 )
 
 var errBoom = errors.New("boom")
@@ -325,5 +326,59 @@ func TestInvoiceInsertMany(t *testing.T) {
 	}
 	if _, err := st.Get(ctx, scope, four.ID()); !errors.Is(err, invoicing.ErrNotFound) {
 		t.Fatalf("a failed batch wrote part of itself: %v", err)
+	}
+}
+
+// LockMany reads what Lock reads, in the order asked (a charge batch's payables locked with
+// one statement); an unknown invoice, or one of another scope, is ErrNotFound.
+func TestInvoiceLockMany(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var invs []*invoicing.Invoice
+	for i := range 3 {
+		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+			Lines: []invoicing.Line{{Description: "A", Quantity: int64(i + 1), UnitAmount: 333, VATRate: 1900}}, Metadata: map[string]string{"k": "v"}}, now)
+		if err := inv.Finalize("ACME", int64(i+1), core.NewSecretPart(), now); err != nil {
+			t.Fatal(err)
+		}
+		invs = append(invs, inv)
+	}
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().InsertMany(ctx, invs) }); err != nil {
+		t.Fatal(err)
+	}
+	refs := []payments.PayableRef{{Scope: scope, ID: invs[2].ID()}, {Scope: scope, ID: invs[0].ID()}, {Scope: scope, ID: invs[1].ID()}}
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		got, err := tx.Invoices().LockMany(ctx, refs)
+		if err != nil {
+			return err
+		}
+		if len(got) != len(refs) {
+			t.Fatalf("%d invoices locked of %d", len(got), len(refs))
+		}
+		for i, ref := range refs {
+			one, err := tx.Invoices().Lock(ctx, scope, ref.ID)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got[i].Snapshot(), one.Snapshot()) {
+				t.Errorf("lock many %d:\n got %+v\nwant %+v", i, got[i].Snapshot(), one.Snapshot())
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []payments.PayableRef{{Scope: scope, ID: "in_unknown"}, {Scope: core.Scope{MerchantID: scope.MerchantID, Env: core.EnvLive}, ID: invs[0].ID()}} {
+		err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+			_, err := tx.Invoices().LockMany(ctx, []payments.PayableRef{refs[0], bad})
+			return err
+		})
+		if !errors.Is(err, invoicing.ErrNotFound) {
+			t.Fatalf("lock many with %+v: %v, want ErrNotFound", bad, err)
+		}
 	}
 }

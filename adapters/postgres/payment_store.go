@@ -143,32 +143,9 @@ func nullIfZero(n int) *int {
 // module, through the mail queue). A second payment of a session is refused by
 // payments_session, which the repository's Insert answers as payments.ErrPaymentExists.
 func paymentInsert(rec *payments.Record) (write, error) {
-	if rec == nil || rec.Payment == nil {
-		return write{}, errors.New("payments: insert: no payment")
-	}
-	if rec.PayableKey == "" || rec.Payment.PayableKind() == "" {
-		return write{}, errors.New("payments: insert: the payable kind and key are required")
-	}
-	p := rec.Payment.Snapshot()
-	md := p.Metadata
-	if md == nil {
-		md = map[string]string{}
-	}
-	metadata, err := jsonText(md)
+	args, err := paymentInsertArgs(rec)
 	if err != nil {
 		return write{}, err
-	}
-	var brand, last4, country, funding *string
-	if c := p.Card; c != nil {
-		brand, last4, country, funding = &c.Brand, &c.Last4, &c.Country, &c.Funding
-	}
-	prev := previousStatus(p)
-	var disputeReason *string
-	if rec.DisputeOpensAt != nil {
-		if rec.DisputeReason == "" {
-			return write{}, errors.New("payments: insert: a dispute notice needs a reason")
-		}
-		disputeReason = &rec.DisputeReason
 	}
 	insert := `INSERT INTO payments (
 		id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
@@ -180,7 +157,51 @@ func paymentInsert(rec *payments.Record) (write, error) {
 		payable_kind, payable_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40)`
-	args := []any{p.ID, p.Scope.MerchantID, string(p.Scope.Env), p.SessionID, p.InvoiceID, p.Amount, p.AmountRefunded,
+	return write{what: "payments: insert " + rec.Payment.ID(), sql: insert, args: args}, nil
+}
+
+// paymentInsertColumns are the columns paymentInsert writes, in the order of its arguments
+// (paymentInsertArgs).
+var paymentInsertColumns = []string{
+	"id", "merchant_id", "environment", "session_id", "invoice_id", "amount", "amount_refunded", "currency", "status",
+	"previous_status", "dispute_lost", "payment_method", "card_brand", "card_last4", "card_country", "card_funding",
+	"card_exp_month", "card_exp_year", "sepa_country", "sepa_last4",
+	"fee_service_eur", "fee_psp_eur", "fee_service_charge_currency", "fee_currency", "fee_rate_date",
+	"customer_name", "customer_email", "reference", "metadata", "failure_code", "failure_message",
+	"processor_ref", "settles_at", "created", "dispute_opens_at", "dispute_reason", "fee_rate", "available_at",
+	"payable_kind", "payable_key",
+}
+
+// paymentInsertArgs checks a new payment and answers the values of paymentInsertColumns.
+func paymentInsertArgs(rec *payments.Record) ([]any, error) {
+	if rec == nil || rec.Payment == nil {
+		return nil, errors.New("payments: insert: no payment")
+	}
+	if rec.PayableKey == "" || rec.Payment.PayableKind() == "" {
+		return nil, errors.New("payments: insert: the payable kind and key are required")
+	}
+	p := rec.Payment.Snapshot()
+	md := p.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	metadata, err := jsonText(md)
+	if err != nil {
+		return nil, err
+	}
+	var brand, last4, country, funding *string
+	if c := p.Card; c != nil {
+		brand, last4, country, funding = &c.Brand, &c.Last4, &c.Country, &c.Funding
+	}
+	prev := previousStatus(p)
+	var disputeReason *string
+	if rec.DisputeOpensAt != nil {
+		if rec.DisputeReason == "" {
+			return nil, errors.New("payments: insert: a dispute notice needs a reason")
+		}
+		disputeReason = &rec.DisputeReason
+	}
+	return []any{p.ID, p.Scope.MerchantID, string(p.Scope.Env), p.SessionID, p.InvoiceID, p.Amount, p.AmountRefunded,
 		string(p.Currency), string(p.Status), prev, p.DisputeLost, string(p.PaymentMethod),
 		brand, last4, country, funding, nullIfZero(rec.CardExpMonth), nullIfZero(rec.CardExpYear),
 		nullIfEmpty(rec.SEPACountry), nullIfEmpty(rec.SEPALast4),
@@ -188,8 +209,44 @@ func paymentInsert(rec *payments.Record) (write, error) {
 		p.Fee.RateDate.UTC().Format(time.DateOnly),
 		p.Customer.Name, p.Customer.Email, p.Reference, metadata, p.FailureCode, p.FailureMessage,
 		rec.ProcessorRef, rec.SettlesAt(), p.Created, rec.DisputeOpensAt, disputeReason,
-		nullIfEmpty(p.Fee.Rate), rec.AvailableAt(), string(p.PayableKind), rec.PayableKey}
-	return write{what: "payments: insert " + p.ID, sql: insert, args: args}, nil
+		nullIfEmpty(p.Fee.Rate), rec.AvailableAt(), string(p.PayableKind), rec.PayableKey}, nil
+}
+
+// paymentsInsert writes new payments with one statement: the rows of paymentInsert, as one
+// JSON array read back with json_populate_recordset over the table's row type (static SQL).
+func paymentsInsert(recs []*payments.Record) (write, error) {
+	rows := make([][]any, 0, len(recs))
+	for _, rec := range recs {
+		args, err := paymentInsertArgs(rec)
+		if err != nil {
+			return write{}, err
+		}
+		rows = append(rows, args)
+	}
+	doc, err := jsonRows(paymentInsertColumns, map[string]bool{"metadata": true}, rows)
+	if err != nil {
+		return write{}, err
+	}
+	return write{
+		what: fmt.Sprintf("payments: insert %d payments", len(recs)),
+		sql: `INSERT INTO payments (
+		id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
+		previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
+		card_exp_month, card_exp_year, sepa_country, sepa_last4,
+		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
+		customer_name, customer_email, reference, metadata, failure_code, failure_message,
+		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
+		payable_kind, payable_key)
+		SELECT id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
+		previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
+		card_exp_month, card_exp_year, sepa_country, sepa_last4,
+		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
+		customer_name, customer_email, reference, metadata, failure_code, failure_message,
+		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
+		payable_kind, payable_key
+		FROM json_populate_recordset(NULL::payments, $1::json)`,
+		args: []any{doc},
+	}, nil
 }
 
 func previousStatus(p payments.PaymentSnapshot) *string {

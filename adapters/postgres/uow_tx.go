@@ -217,6 +217,20 @@ func (r paymentRepo) Insert(ctx context.Context, rec *payments.Record) error {
 	return uniqueAs(r.q.exec(ctx, w), "payments_payable", payments.ErrPaymentExists)
 }
 
+// InsertMany saves new payments with one statement (paymentsInsert); a second payment of a
+// payable key among them (stored before, or twice in recs) is payments.ErrPaymentExists, and
+// none is written.
+func (r paymentRepo) InsertMany(ctx context.Context, recs []*payments.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	w, err := paymentsInsert(recs)
+	if err != nil {
+		return err
+	}
+	return uniqueAs(r.q.exec(ctx, w), "payments_payable", payments.ErrPaymentExists)
+}
+
 // LockDue locks the due sweep's payments, skipping locked ones (lockDuePayments).
 func (r paymentRepo) LockDue(ctx context.Context, recs []*payments.Record) ([]*payments.Record, error) {
 	out, err := lockDuePayments(ctx, r.q, recs)
@@ -279,10 +293,53 @@ func (r attemptRepo) Insert(ctx context.Context, a *payments.ChargeAttempt) erro
 	return uniqueAs(r.q.exec(ctx, w), "charge_attempts_one_pending", payments.ErrChargeInProgress)
 }
 
+// InsertMany writes new pending attempts with one statement (chargeAttemptsInsert); a second
+// pending one of any payable is payments.ErrChargeInProgress, and none is written.
+func (r attemptRepo) InsertMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	if len(as) == 0 {
+		return nil
+	}
+	w, err := chargeAttemptsInsert(as)
+	if err != nil {
+		return err
+	}
+	return uniqueAs(r.q.exec(ctx, w), "charge_attempts_one_pending", payments.ErrChargeInProgress)
+}
+
 // Lock reads an attempt FOR UPDATE.
 func (r attemptRepo) Lock(ctx context.Context, scope core.Scope, reference, key string) (*payments.ChargeAttempt, error) {
 	a, err := lockChargeAttempt(ctx, r.q, scope, reference, key)
 	return a, r.q.a.note(err)
+}
+
+// LockMany reads attempts FOR UPDATE with one statement (lockChargeAttempts).
+func (r attemptRepo) LockMany(ctx context.Context, as []*payments.ChargeAttempt) ([]*payments.ChargeAttempt, error) {
+	out, err := lockChargeAttempts(ctx, r.q, as)
+	return out, r.q.a.note(err)
+}
+
+// SaveMany writes the resolutions of pending attempts with one statement
+// (chargeAttemptsUpdate); if one is not pending, none is written.
+func (r attemptRepo) SaveMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	if len(as) == 0 {
+		return nil
+	}
+	w, err := chargeAttemptsUpdate(as)
+	if err != nil {
+		return err
+	}
+	res, err := r.q.ExecContext(ctx, w.sql, w.args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.what, r.q.a.note(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.what, err)
+	}
+	if n != int64(len(as)) {
+		return fmt.Errorf("%s: %w (%d of %d rows)", w.what, errRowMissed, n, len(as))
+	}
+	return nil
 }
 
 // Save writes the resolution of a pending attempt; an attempt no longer pending is an error.

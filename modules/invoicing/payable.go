@@ -46,6 +46,21 @@ func (Payables) LockPayable(ctx context.Context, tx Tx, scope core.Scope, id str
 	return tx.Invoices().Lock(ctx, scope, id)
 }
 
+var _ payments.PayableLocker[Tx] = Payables{}
+
+// LockPayables locks the invoices of a charge batch with one statement (ErrNotFound).
+func (Payables) LockPayables(ctx context.Context, tx Tx, refs []payments.PayableRef) ([]payments.Payable, error) {
+	invs, err := tx.Invoices().LockMany(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]payments.Payable, len(invs))
+	for i, inv := range invs {
+		out[i] = inv
+	}
+	return out, nil
+}
+
 func invoiceOf(p payments.Payable) (*Invoice, error) {
 	inv, ok := p.(*Invoice)
 	if !ok {

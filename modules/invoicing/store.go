@@ -22,6 +22,10 @@ type InvoiceRepository interface {
 	Insert(ctx context.Context, inv *Invoice) error
 	// Lock reads invoice id of scope FOR UPDATE; an unknown one is ErrNotFound.
 	Lock(ctx context.Context, scope core.Scope, id string) (*Invoice, error)
+	// LockMany reads the invoices refs name FOR UPDATE in one statement (locked in the order
+	// of merchant, environment and id) and answers them in the order of refs; an unknown one
+	// is ErrNotFound.
+	LockMany(ctx context.Context, refs []payments.PayableRef) ([]*Invoice, error)
 	// Save writes the invoice's state in one UPDATE that must change its one row.
 	Save(ctx context.Context, inv *Invoice) error
 	// Delete removes a draft; no row is ErrNotFound.

@@ -135,6 +135,21 @@ type PayableOwner[T Tx] interface {
 	ApplySettlement(ctx context.Context, tx T, p Payable, pay *Payment, at time.Time) ([]core.Event, error)
 }
 
+// PayableRef names a payable: its scope and id.
+type PayableRef struct {
+	Scope core.Scope
+	ID    string
+}
+
+// PayableLocker is what an owner may add to PayableOwner so that ChargeMany locks a batch's
+// payables with one statement: LockPayables reads the payables refs name and locks them until
+// the unit of work ends, in one lock order (scope, then id), answered in the order of refs;
+// an unknown one answers the owner's not-found sentinel, as LockPayable does. Without it each
+// payable is locked by LockPayable, in the order asked.
+type PayableLocker[T Tx] interface {
+	LockPayables(ctx context.Context, tx T, refs []PayableRef) ([]Payable, error)
+}
+
 // CommitRefusal wraps an owner's refusal whose changes must be committed (BeginCharge): the
 // Charger commits the unit of work and then answers err.
 func CommitRefusal(err error) error { return &commitRefusal{err: err} }
@@ -165,6 +180,9 @@ type kindRunner interface {
 // owner is a PayableOwner with its transaction bound.
 type owner interface {
 	lock(ctx context.Context, scope core.Scope, id string) (Payable, error)
+	// lockMany locks the payables refs name (given in scope and id order), answered in
+	// their order: with one statement when the owner is a PayableLocker.
+	lockMany(ctx context.Context, refs []PayableRef) ([]Payable, error)
 	begin(ctx context.Context, p Payable, start ChargeStart) (int, error)
 	applyOutcome(ctx context.Context, p Payable, a *ChargeAttempt, o *ChargeOutcome) ([]core.Event, error)
 	keepAction(ctx context.Context, p Payable, a *ChargeAttempt, act CustomerAction) error
@@ -204,6 +222,25 @@ type boundOwner[T Tx] struct {
 
 func (b boundOwner[T]) lock(ctx context.Context, scope core.Scope, id string) (Payable, error) {
 	return b.o.LockPayable(ctx, b.tx, scope, id)
+}
+
+func (b boundOwner[T]) lockMany(ctx context.Context, refs []PayableRef) ([]Payable, error) {
+	if l, ok := b.o.(PayableLocker[T]); ok {
+		ps, err := l.LockPayables(ctx, b.tx, refs)
+		if err == nil && len(ps) != len(refs) {
+			err = fmt.Errorf("payments: %d payables locked of %d", len(ps), len(refs))
+		}
+		return ps, err
+	}
+	ps := make([]Payable, len(refs))
+	for i, r := range refs {
+		p, err := b.o.LockPayable(ctx, b.tx, r.Scope, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return ps, nil
 }
 
 func (b boundOwner[T]) begin(ctx context.Context, p Payable, start ChargeStart) (int, error) {

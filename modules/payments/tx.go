@@ -32,6 +32,9 @@ type PaymentRepository interface {
 	// same payable kind and Record.PayableKey is refused with ErrPaymentExists (wrapped), and
 	// nothing is written.
 	Insert(ctx context.Context, rec *Record) error
+	// InsertMany saves the new payments recs as Insert does each, with one statement, all or
+	// none: a payment refused by Insert's rule refuses them all (ErrPaymentExists, wrapped).
+	InsertMany(ctx context.Context, recs []*Record) error
 	// Lock reads payment id of scope and locks it for the rest of the unit of work (FOR
 	// UPDATE). An unknown payment answers ErrNotFound.
 	Lock(ctx context.Context, scope core.Scope, id string) (*Record, error)
@@ -66,12 +69,23 @@ type AttemptRepository interface {
 	// Insert records a new pending attempt. A second pending attempt of the same payable is
 	// refused with ErrChargeInProgress, and nothing is written.
 	Insert(ctx context.Context, a *ChargeAttempt) error
+	// InsertMany records the new pending attempts as with one statement, all or none: a second
+	// pending attempt of any of their payables refuses them all with ErrChargeInProgress.
+	InsertMany(ctx context.Context, as []*ChargeAttempt) error
 	// Lock reads attempt key of the payable reference and locks it for the rest of the unit of
 	// work. An unknown attempt answers ErrAttemptNotFound.
 	Lock(ctx context.Context, scope core.Scope, reference, key string) (*ChargeAttempt, error)
+	// LockMany reads the stored attempts of as (each by its scope, payable reference and
+	// key) and locks them for the rest of the unit of work, with one statement; it answers
+	// them in the order of as. One not stored answers ErrAttemptNotFound.
+	LockMany(ctx context.Context, as []*ChargeAttempt) ([]*ChargeAttempt, error)
 	// Save writes the resolution of an attempt read by Lock (applied or abandoned). Only a
 	// stored attempt that is still pending changes; anything else is an error.
 	Save(ctx context.Context, a *ChargeAttempt) error
+	// SaveMany writes the resolutions of attempts read by Lock or LockMany, as Save does each,
+	// with one statement, all or none: if one is not a stored pending attempt (or comes
+	// twice), nothing is written and it answers an error.
+	SaveMany(ctx context.Context, as []*ChargeAttempt) error
 }
 
 // Store sentinels of the payments repositories.

@@ -96,3 +96,29 @@ func TestPaymentWritesMoveTheVolumeTotals(t *testing.T) {
 		})
 	}
 }
+
+// The volume changes of a unit of work's payments are summed per scope, day and currency,
+// in the lock order of their rows; a sum that moves nothing is left out.
+func TestSumVolumes(t *testing.T) {
+	d1, d2 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	other := dueScope
+	other.MerchantID = "mer_" + strings.Repeat("z", 8)
+	got := sumVolumes([]VolumeChange{
+		{Scope: dueScope, Day: d2, Currency: "EUR", Gross: 100, Fees: 4, Count: 1},
+		{Scope: other, Day: d1, Currency: "EUR", Gross: 7, Count: 1},
+		{Scope: dueScope, Day: d1, Currency: "USD", Gross: 50, Count: 1},
+		{Scope: dueScope, Day: d2, Currency: "EUR", Gross: 200, Fees: 6, Count: 1},
+		{Scope: dueScope, Day: d1, Currency: "EUR"},
+		{Scope: dueScope, Day: d1, Currency: "USD", Gross: -50, Count: -1},
+	})
+	want := []VolumeChange{
+		{Scope: dueScope, Day: d2, Currency: "EUR", Gross: 300, Fees: 10, Count: 2},
+		{Scope: other, Day: d1, Currency: "EUR", Gross: 7, Count: 1},
+	}
+	if dueScope.MerchantID > other.MerchantID {
+		want[0], want[1] = want[1], want[0]
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("sums %+v, want %+v", got, want)
+	}
+}

@@ -308,6 +308,17 @@ func (r fakePayments) Insert(_ context.Context, rec *payments.Record) error {
 	return nil
 }
 
+func (r fakePayments) InsertMany(ctx context.Context, recs []*payments.Record) error {
+	kept := len(r.f.payments)
+	for _, rec := range recs {
+		if err := r.Insert(ctx, rec); err != nil {
+			r.f.payments = r.f.payments[:kept] // all or none
+			return err
+		}
+	}
+	return nil
+}
+
 func (r fakePayments) LockDue(_ context.Context, recs []*payments.Record) ([]*payments.Record, error) {
 	var out []*payments.Record
 	for _, want := range recs {
@@ -433,6 +444,17 @@ func (r fakeAttempts) Insert(_ context.Context, a *payments.ChargeAttempt) error
 	return nil
 }
 
+func (r fakeAttempts) InsertMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	kept := len(r.f.attempts)
+	for _, a := range as {
+		if err := r.Insert(ctx, a); err != nil {
+			r.f.attempts = r.f.attempts[:kept] // all or none
+			return err
+		}
+	}
+	return nil
+}
+
 func (r fakeAttempts) find(scope core.Scope, reference, key string) int {
 	for k, e := range r.f.attempts {
 		if e.Scope == scope && e.Reference == reference && payments.AttemptKey(reference, e.Number) == key {
@@ -448,6 +470,36 @@ func (r fakeAttempts) Lock(_ context.Context, scope core.Scope, reference, key s
 		return nil, payments.ErrAttemptNotFound
 	}
 	return payments.RehydrateChargeAttempt(r.f.attempts[j]), nil
+}
+
+func (r fakeAttempts) LockMany(_ context.Context, as []*payments.ChargeAttempt) ([]*payments.ChargeAttempt, error) {
+	out := make([]*payments.ChargeAttempt, len(as))
+	for i, a := range as {
+		j := r.find(a.Scope(), a.Reference(), a.IdempotencyKey())
+		if j < 0 {
+			return nil, payments.ErrAttemptNotFound
+		}
+		out[i] = payments.RehydrateChargeAttempt(r.f.attempts[j])
+	}
+	return out, nil
+}
+
+func (r fakeAttempts) SaveMany(ctx context.Context, as []*payments.ChargeAttempt) error {
+	kept := slices.Clone(r.f.attempts)
+	seen := make(map[string]bool, len(as))
+	for _, a := range as {
+		key := string(a.Scope().Env) + " " + a.Scope().MerchantID + " " + a.IdempotencyKey()
+		if seen[key] {
+			r.f.attempts = kept
+			return errors.New("paymentstest: save attempts: one attempt twice")
+		}
+		seen[key] = true
+		if err := r.Save(ctx, a); err != nil {
+			r.f.attempts = kept // all or none
+			return err
+		}
+	}
+	return nil
 }
 
 func (r fakeAttempts) Save(_ context.Context, a *payments.ChargeAttempt) error {

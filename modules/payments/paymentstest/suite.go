@@ -34,6 +34,9 @@ func RunTx(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}{
 		{"attempt round trip", attemptRoundTrip},
 		{"one pending attempt per payable and kind", onePendingAttempt},
+		{"attempts inserted together, all or none", insertManyAttempts},
+		{"attempts locked and saved together", lockAndSaveManyAttempts},
+		{"payments inserted together, all or none", insertManyPayments},
 		{"unknown attempts and other scopes", unknownAttempts},
 		{"one payment per payable key and kind", paymentUniqueness},
 		{"failed unit of work writes nothing", rollback},
@@ -176,6 +179,140 @@ func onePendingAttempt(t *testing.T, h Harness) {
 	}
 	if err := insert(attempt(scope, kindA.Name, "in_one", 2)); err != nil {
 		t.Fatalf("after the first was resolved: %v", err)
+	}
+}
+
+// insertManyAttempts: InsertMany writes the rows Insert would, one per attempt; a second
+// pending attempt of any payable among them (stored before, or twice in the batch) refuses
+// them all with ErrChargeInProgress.
+func insertManyAttempts(t *testing.T, h Harness) {
+	ctx := context.Background()
+	scope := h.NewScope(t)
+	insertMany := func(as ...*payments.ChargeAttempt) error {
+		return do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.ChargeAttempts().InsertMany(ctx, as) })
+	}
+	if err := insertMany(); err != nil {
+		t.Fatalf("no attempts: %v", err)
+	}
+	as := []*payments.ChargeAttempt{attempt(scope, kindA.Name, "in_m1", 1), attempt(scope, kindA.Name, "in_m2", 3), attempt(scope, kindB.Name, "in_m5", 1)}
+	if err := insertMany(as...); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		got, err := h.Attempts.Pending(ctx, scope, a.PayableKind(), a.Reference())
+		if err != nil || got == nil || got.Snapshot() != a.Snapshot() {
+			t.Fatalf("pending %s: %+v %v, want %+v", a.IdempotencyKey(), got, err, a.Snapshot())
+		}
+	}
+	// in_m2 is still pending: a batch with it and a new payable writes nothing.
+	if err := insertMany(attempt(scope, kindA.Name, "in_m3", 1), attempt(scope, kindA.Name, "in_m2", 4)); !errors.Is(err, payments.ErrChargeInProgress) {
+		t.Fatalf("a batch with a payable in flight: %v", err)
+	}
+	// Two attempts of one payable in one batch: none.
+	if err := insertMany(attempt(scope, kindA.Name, "in_m4", 1), attempt(scope, kindA.Name, "in_m4", 2)); !errors.Is(err, payments.ErrChargeInProgress) {
+		t.Fatalf("a batch with one payable twice: %v", err)
+	}
+	for _, ref := range []string{"in_m3", "in_m4"} {
+		if got, err := h.Attempts.Pending(ctx, scope, kindA.Name, ref); err != nil || got != nil {
+			t.Fatalf("%s after a refused batch: %+v %v", ref, got, err)
+		}
+	}
+}
+
+// lockAndSaveManyAttempts: LockMany reads what Lock reads, in the order asked, and an
+// unknown attempt is ErrAttemptNotFound; SaveMany writes what Save writes, and one attempt no
+// longer pending fails it (its unit of work writes nothing).
+func lockAndSaveManyAttempts(t *testing.T, h Harness) {
+	ctx := context.Background()
+	scope := h.NewScope(t)
+	as := []*payments.ChargeAttempt{attempt(scope, kindA.Name, "in_l2", 1), attempt(scope, kindA.Name, "in_l1", 2), attempt(scope, kindB.Name, "in_l3", 1)}
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.ChargeAttempts().InsertMany(ctx, as) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		got, err := tx.ChargeAttempts().LockMany(ctx, as)
+		if err != nil {
+			return err
+		}
+		if len(got) != len(as) {
+			t.Fatalf("%d attempts locked of %d", len(got), len(as))
+		}
+		for i := range as {
+			if got[i].Snapshot() != as[i].Snapshot() {
+				t.Errorf("lock many %d: %+v, want %+v", i, got[i].Snapshot(), as[i].Snapshot())
+			}
+		}
+		return tx.ChargeAttempts().SaveMany(ctx, []*payments.ChargeAttempt{resolved(got[0], payments.AttemptApplied), resolved(got[2], payments.AttemptAbandoned)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []*payments.ChargeAttempt{resolved(as[0], payments.AttemptApplied), as[1], resolved(as[2], payments.AttemptAbandoned)} {
+		err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+			got, err := tx.ChargeAttempts().Lock(ctx, scope, want.Reference(), want.IdempotencyKey())
+			if err == nil && got.Snapshot() != want.Snapshot() {
+				t.Errorf("attempt %d saved: %+v, want %+v", i, got.Snapshot(), want.Snapshot())
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An attempt no longer pending among them: an error, and the pending one stays pending.
+	err := do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		got, err := tx.ChargeAttempts().LockMany(ctx, as[:2])
+		if err != nil {
+			return err
+		}
+		return tx.ChargeAttempts().SaveMany(ctx, []*payments.ChargeAttempt{resolved(got[1], payments.AttemptApplied), resolved(as[0], payments.AttemptApplied)})
+	})
+	if err == nil {
+		t.Fatal("an applied attempt was saved again among others")
+	}
+	if got, err := h.Attempts.Pending(ctx, scope, kindA.Name, "in_l1"); err != nil || got == nil {
+		t.Fatalf("in_l1 after a refused save: %v %v, want pending", got, err)
+	}
+	// An unknown attempt among them: ErrAttemptNotFound.
+	err = do(t, h, func(ctx context.Context, tx payments.Tx) error {
+		_, err := tx.ChargeAttempts().LockMany(ctx, []*payments.ChargeAttempt{as[1], attempt(scope, kindA.Name, "in_l9", 1)})
+		return err
+	})
+	if !errors.Is(err, payments.ErrAttemptNotFound) {
+		t.Fatalf("lock many with an unknown attempt: %v", err)
+	}
+}
+
+// insertManyPayments: InsertMany stores what Insert stores; a payment refused by the
+// uniqueness rule (stored before, or twice among them) refuses them all.
+func insertManyPayments(t *testing.T, h Harness) {
+	ctx := context.Background()
+	scope := h.NewScope(t)
+	insertMany := func(recs ...*payments.Record) error {
+		return do(t, h, func(ctx context.Context, tx payments.Tx) error { return tx.Payments().InsertMany(ctx, recs) })
+	}
+	recs := []*payments.Record{record(t, scope, kindA, "in_pm1", "in_pm1"), record(t, scope, kindB, "in_pm2", "in_pm2:1")}
+	if err := insertMany(recs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		got := lock(t, h, scope, rec.Payment.ID())
+		if got.Payment.Snapshot().ID != rec.Payment.ID() || got.PayableKey != rec.PayableKey || got.ProcessorRef != rec.ProcessorRef ||
+			got.Payment.Amount() != rec.Payment.Amount() || got.Payment.PayableKind() != rec.Payment.PayableKind() {
+			t.Fatalf("stored %+v, want %+v", got, rec)
+		}
+		if a, w := got.AvailableAt(), rec.AvailableAt(); a == nil || !a.Equal(*w) {
+			t.Fatalf("available at %v, want %v", a, w)
+		}
+	}
+	fresh := record(t, scope, kindA, "in_pm3", "in_pm3")
+	if err := insertMany(fresh, record(t, scope, kindA, "in_pm1", "in_pm1")); !errors.Is(err, payments.ErrPaymentExists) {
+		t.Fatalf("a batch with a payable already paid: %v", err)
+	}
+	if err := insertMany(record(t, scope, kindB, "in_pm4", "in_pm4:1"), record(t, scope, kindB, "in_pm4", "in_pm4:1")); !errors.Is(err, payments.ErrPaymentExists) {
+		t.Fatalf("a batch with one payable key twice: %v", err)
+	}
+	if _, err := h.Reader.Get(ctx, scope, fresh.Payment.ID()); !errors.Is(err, payments.ErrNotFound) {
+		t.Fatalf("a payment of a refused batch: %v", err)
 	}
 }
 
