@@ -391,7 +391,11 @@ func TestSubscriptionRenewalRunCrash(t *testing.T) {
 		}
 		t.Cleanup(third.Stop)
 		advanceAll(third)
-		crashWaitDone(t, db, ids, target, 2*total, false, 120*time.Second)
+		// A kill right after a batch's charges began leaves up to a merchant's whole batch of
+		// attempts pending; they wait out their 30 s grace before the sweep resolves them, so
+		// the third server's run takes about a minute on a quiet machine. 240 s is the hang
+		// guard, twice what a loaded run has needed.
+		crashWaitDone(t, db, ids, target, 2*total, false, 240*time.Second)
 		for i, o := range owners {
 			crashWantRenewed(t, db, o.ID, subs[i], false)
 		}
