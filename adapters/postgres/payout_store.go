@@ -155,13 +155,17 @@ func (st *PayoutStore) Unsent(ctx context.Context, scope *core.Scope, envs []cor
 	return payoutsOf(rows), nil
 }
 
-// NextArrival reads the earliest arrival ≤ until of scope's pending payouts.
-func (st *PayoutStore) NextArrival(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
+// NextStep reads the earliest of scope's unsent payouts' creation and pending payouts'
+// arrival, at or before until (one statement, each side on its partial index).
+func (st *PayoutStore) NextStep(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
 	var at sql.NullTime
-	if err := st.db.GetContext(ctx, &at, `SELECT min(arrival_date) FROM payouts
-		WHERE status = 'pending' AND merchant_id = $1 AND environment = $2 AND arrival_date <= $3`,
+	if err := st.db.GetContext(ctx, &at, `SELECT LEAST(
+			(SELECT min(created) FROM payouts
+				WHERE sent_at IS NULL AND merchant_id = $1 AND environment = $2 AND created <= $3),
+			(SELECT min(arrival_date) FROM payouts
+				WHERE status = 'pending' AND merchant_id = $1 AND environment = $2 AND arrival_date <= $3))`,
 		scope.MerchantID, string(scope.Env), until); err != nil {
-		return time.Time{}, false, fmt.Errorf("payouts: next arrival: %w", err)
+		return time.Time{}, false, fmt.Errorf("payouts: next step: %w", err)
 	}
 	return at.Time.UTC(), at.Valid, nil
 }

@@ -219,6 +219,11 @@ func TestAPayoutLeftUnsentIsSentByTheNextPass(t *testing.T) {
 		t.Fatalf("after a failed send: %v %v", page.Items, err)
 	}
 	checkLedger(t, e.db, scope, "recorded, unsent")
+	// The unsent payout is due work of its scope (its run is done): a test clock advance sends
+	// it, not only the background loop.
+	if at, ok, err := po.NextDue(ctx, scope, midnight); err != nil || !ok || !at.Equal(midnight) {
+		t.Fatalf("next due with a payout unsent: %v %v (%v), want %v", at, ok, err, midnight)
+	}
 	// Arrival does not pay an unsent payout.
 	if _, err := po.ProcessDue(ctx, &scope, midnight.Add(72*time.Hour)); err != nil {
 		t.Fatal(err)

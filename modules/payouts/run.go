@@ -258,7 +258,10 @@ func (s *Service) arrive(ctx context.Context, scope *core.Scope, until time.Time
 }
 
 // NextDue is the scope's next payout step at or before until: its next run (the first
-// midnight after its available balance changed) or the next arrival.
+// midnight after its available balance changed), a payout left unsent (a send that failed, or
+// a process that died between recording and sending it), or the next arrival. A test clock
+// advance therefore sends what is left unsent in its scope itself, not only the background
+// loop.
 func (s *Service) NextDue(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error) {
 	if !s.Enabled(scope.Env) {
 		return time.Time{}, false, nil
@@ -274,7 +277,7 @@ func (s *Service) NextDue(ctx context.Context, scope core.Scope, until time.Time
 			next, found = at, true
 		}
 	}
-	arr, ok, err := s.d.Store.NextArrival(ctx, scope, until)
+	arr, ok, err := s.d.Store.NextStep(ctx, scope, until)
 	if err != nil {
 		return time.Time{}, false, err
 	}

@@ -36,8 +36,9 @@ type Store interface {
 	List(ctx context.Context, scope core.Scope, q core.ListQuery) (core.Page[*Payout], error)
 	// Unsent lists up to limit payouts of envs not yet accepted by the rail, oldest first.
 	Unsent(ctx context.Context, scope *core.Scope, envs []core.Environment, limit int) ([]*Payout, error)
-	// NextArrival is the earliest arrival_date ≤ until of scope's pending payouts.
-	NextArrival(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
+	// NextStep is the earliest step ≤ until of scope's payouts other than a run: an unsent
+	// payout's creation (it is due to be sent from then on) or a pending payout's arrival_date.
+	NextStep(ctx context.Context, scope core.Scope, until time.Time) (time.Time, bool, error)
 }
 
 // Store sentinels.
