@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,8 +49,9 @@ type renewalResult struct {
 	payments int
 	advanced int
 	// floor is how long the floor took (renewalFloor), floorRows the rows it inserted.
-	floor     time.Duration
-	floorRows int64
+	floor      time.Duration
+	floorRows  int64
+	floorSteps []floorStep
 }
 
 func (r renewalResult) rate() float64 { return float64(r.n) / r.elapsed.Seconds() }
@@ -123,7 +125,7 @@ func benchRenewals(ctx context.Context, t *harness.Target, n int) (renewalResult
 			res.invoices, res.payments, res.advanced, n)
 	}
 	fmt.Fprintf(os.Stderr, "bench: renewed %d in %.1f s; writing the floor's rows …\n", n, res.elapsed.Seconds())
-	res.floor, res.floorRows, err = renewalFloor(ctx, db, ids, due, wall, per)
+	res.floor, res.floorRows, res.floorSteps, err = renewalFloor(ctx, db, ids, due, wall, per)
 	return res, err
 }
 
@@ -294,6 +296,11 @@ func reportRenewals(w io.Writer, rs []renewalResult) {
 			r.n, r.elapsed.Seconds(), r.rate(), r.invoices, r.payments, r.advanced, r.seed.Seconds())
 		fmt.Fprintf(w, "  %7s floor (the run's rows written again by bulk SQL, one transaction): %.2f s, %.0f renewals/s, %d rows inserted; run/floor %.3f\n",
 			"", r.floor.Seconds(), r.floorRate(), r.floorRows, r.rate()/r.floorRate())
+		var by []string
+		for _, st := range r.floorSteps {
+			by = append(by, fmt.Sprintf("%s %.2f", st.table, st.took.Seconds()))
+		}
+		fmt.Fprintf(w, "  %7s floor by statement (s): %s\n", "", strings.Join(by, ", "))
 	}
 	if len(rs) == 2 && rs[0].n > 0 {
 		fmt.Fprintf(w, "  linearity: the %d run took %.1f× the %d run (%.0f× the subscriptions)\n",

@@ -78,38 +78,62 @@ var renewalFloorWrites = []string{
 
 // renewalFloor writes the floor's rows of a run over the merchants ids (due is the renewals'
 // instant, started the run's wall-clock start, per the renewals per merchant) and returns how
-// long the transaction took, commit included, and how many rows it inserted.
-func renewalFloor(ctx context.Context, db *sqlx.DB, ids []string, due, started time.Time, per int) (time.Duration, int64, error) {
+// long the transaction took, commit included, how many rows it inserted, and each statement's
+// time (the table it writes, in order, then "commit").
+func renewalFloor(ctx context.Context, db *sqlx.DB, ids []string, due, started time.Time, per int) (time.Duration, int64, []floorStep, error) {
 	stmts := make([]string, 0, len(renewalFloorCopies))
 	for _, c := range renewalFloorCopies {
 		s, err := c.sql(ctx, db)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		stmts = append(stmts, s)
 	}
 	start := time.Now()
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	var rows int64
+	var steps []floorStep
 	args := map[string]any{"ids": pq.Array(ids), "due": due, "started": started, "per": per}
 	for i, s := range append(stmts, renewalFloorWrites...) {
+		at := time.Now()
 		r, err := tx.NamedExecContext(ctx, s, args)
 		if err != nil {
-			return 0, 0, fmt.Errorf("renewal floor: %w\n%s", err, s)
+			return 0, 0, nil, fmt.Errorf("renewal floor: %w\n%s", err, s)
 		}
+		steps = append(steps, floorStep{table: floorTable(s), took: time.Since(at)})
 		if i <= len(stmts) { // the inserts (copies and fan-out rows)
 			n, _ := r.RowsAffected()
 			rows += n
 		}
 	}
+	at := time.Now()
 	if err := tx.Commit(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	return time.Since(start), rows, nil
+	steps = append(steps, floorStep{table: "commit", took: time.Since(at)})
+	return time.Since(start), rows, steps, nil
+}
+
+// floorStep is one statement of the floor: the table it writes and how long it took.
+type floorStep struct {
+	table string
+	took  time.Duration
+}
+
+// floorTable is the table an INSERT INTO or UPDATE statement writes.
+func floorTable(stmt string) string {
+	f := strings.Fields(stmt)
+	switch {
+	case len(f) > 2 && f[0] == "INSERT":
+		return f[2]
+	case len(f) > 1 && f[0] == "UPDATE":
+		return f[1]
+	}
+	return "?"
 }
 
 // sql is the INSERT … SELECT of c, with the table's columns as the database lists them.
