@@ -15,16 +15,16 @@ import (
 	wire "github.com/kassa-pay/kassa/openapi/gen/schemas"
 )
 
-// The newcomer's recurring billing path of the README ("Then try recurring billing"), step by
-// step with the README's request bodies: a monthly price with a 7-day trial, a subscription
+// The newcomer's recurring billing path of docs/walkthrough.md ("Then try recurring billing"),
+// step by step with its request bodies: a monthly price with a 7-day trial, a subscription
 // checkout paid on the hosted page, the test clock through the trial end and a renewal, a
 // failed charge of a card saved from 4000000000000341 with its dunning e-mails, the recovery
 // on the hosted invoice page, and all of it in the dashboard and as signed webhooks at a
 // local receiver.
 
-func init() { sectionTitles["WALK"] = "the README's recurring billing walkthrough" }
+func init() { sectionTitles["WALK"] = "the recurring billing walkthrough (docs/walkthrough.md)" }
 
-// walkSubscribe creates the README's subscription checkout for name and email, pays it on
+// walkSubscribe creates the walkthrough's subscription checkout for name and email, pays it on
 // the hosted page with card and returns the subscription it started.
 func walkSubscribe(t *testing.T, m *Merchant, price, name, email, card string) api.Subscription {
 	t.Helper()
@@ -46,7 +46,7 @@ func walkSubscribe(t *testing.T, m *Merchant, price, name, email, card string) a
 	return sub
 }
 
-// walkAdvance is the README's advance request.
+// walkAdvance is the walkthrough's advance request.
 func walkAdvance(t *testing.T, m *Merchant, seconds string) {
 	t.Helper()
 	r := raw(t, http.MethodPost, "/v1/test_helpers/clock/advance", m.TestKey, `{"seconds": `+seconds+`}`, nil)
@@ -70,7 +70,7 @@ func walkFailed(t *testing.T, m *Merchant) (stage, hosted string) {
 
 func TestBillingWalkthrough(t *testing.T) {
 	t.Parallel()
-	harness.Rule(t, "WALK", "the README's steps: a monthly price with a 7-day trial, a subscription checkout, trial end and a renewal, a failed charge with 4000000000000341 and its dunning e-mails, recovery on the hosted invoice page, all in the dashboard and as signed webhooks (test clock)", func(t *testing.T) {
+	harness.Rule(t, "WALK", "the walkthrough's steps: a monthly price with a 7-day trial, a subscription checkout, trial end and a renewal, a failed charge with 4000000000000341 and its dunning e-mails, recovery on the hosted invoice page, all in the dashboard and as signed webhooks (test clock)", func(t *testing.T) {
 		t.Parallel()
 		payNeedsCheckout(t)
 		o := newDashOwner(t)

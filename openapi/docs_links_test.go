@@ -47,14 +47,14 @@ func anchors(t *testing.T, path string) map[string]bool {
 	return out
 }
 
-// Every relative link of the README and of docs/*.md names a file of the repository and, with
+// Every relative link of the README, of docs/*.md and of modules/README.md names a file of the repository and, with
 // a fragment, a heading of that file.
 func TestDocsLinksResolve(t *testing.T) {
 	files, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "../README.md")
+	files = append(files, "../README.md", "../modules/README.md")
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

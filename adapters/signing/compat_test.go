@@ -10,7 +10,7 @@ import (
 	"github.com/kassa-pay/kassa/openapi/webhook"
 )
 
-// The README says a receiver written for the common webhook verification libraries verifies
+// docs/webhooks.md says a receiver written for the common webhook verification libraries verifies
 // Kassa's deliveries when given the whsec_… secret and the Service-Signature value. These
 // cases hold that claim to one such library, the verifier of stripe-go (a test dependency
 // only): it accepts what the server signs, also the two-signature header of a rotation, and

@@ -12,7 +12,7 @@ import (
 
 const (
 	demoEmail    = "demo@kassa.example"
-	demoPassword = "kassa-demo-password" //nolint:gosec // G101: the documented password of the --demo merchant (README), not a secret
+	demoPassword = "kassa-demo-password" //nolint:gosec // G101: the documented password of the --demo merchant (docs/walkthrough.md), not a secret
 	// demoHookNote names the demo merchant's test endpoint for `kassa listen` (at
 	// --demo-webhook-addr; test mode may deliver to loopback addresses).
 	demoHookNote = "make run: kassa listen"
@@ -21,7 +21,7 @@ const (
 // demoKeyName names the test key every start under `make run` makes for the demo merchant.
 const demoKeyName = "make run"
 
-// demoSteps is what every --demo start prints (the README shows it with placeholders): the
+// demoSteps is what every --demo start prints (docs/walkthrough.md shows it with placeholders): the
 // API, checkout and dashboard URLs (1–3), the merchant id (4), the new test key (5), the
 // webhook secret (6), the sign-in (7, 8), the demo endpoint's URL (9) and the receiver's
 // address (10).

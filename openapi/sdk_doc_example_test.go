@@ -8,17 +8,18 @@ import (
 	"testing"
 )
 
-// readmeSection returns the README's section starting at heading, up to the next "## ".
-func readmeSection(t *testing.T, heading string) string {
+// docSection returns the section of the document at path starting at heading, up to the next
+// "## ".
+func docSection(t *testing.T, path, heading string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(readme)
+	s := string(doc)
 	i := strings.Index(s, heading+"\n")
 	if i < 0 {
-		t.Fatalf("README.md has no %q section", heading)
+		t.Fatalf("%s has no %q section", path, heading)
 	}
 	s = s[i+len(heading):]
 	if j := strings.Index(s, "\n## "); j >= 0 {
@@ -42,16 +43,16 @@ func fenced(t *testing.T, s, lang string) string {
 	return body[:end+1]
 }
 
-// The README's Go SDK example works as printed for someone who cloned Kassa: in a module of
+// The Go SDK example of docs/walkthrough.md works as printed for someone who cloned Kassa: in a module of
 // their own next to the clone, the printed `go mod` commands (a replace directive pointing at
 // the clone, then go mod tidy) make the printed program build. It runs offline against the
 // module cache (GOPROXY=off); only when the cache lacks a module tidy needs does it ask the
 // configured module proxy, and it is skipped when that cannot be reached either.
-func TestReadmeSDKExampleWorksOutsideTheRepository(t *testing.T) {
+func TestWalkthroughSDKExampleWorksOutsideTheRepository(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go tool not found")
 	}
-	section := readmeSection(t, "## Using the API from Go")
+	section := docSection(t, "../docs/walkthrough.md", "## Using the API from Go")
 	src := fenced(t, section, "go")
 	if !strings.HasPrefix(src, "package main\n") {
 		t.Fatalf("the example is not a whole program (package main):\n%s", src)
@@ -103,6 +104,6 @@ func TestReadmeSDKExampleWorksOutsideTheRepository(t *testing.T) {
 		}
 	}
 	if out, err := run(offline, "go", "vet", "."); err != nil {
-		t.Fatalf("the README's Go SDK example does not build outside the repository (go vet): %v\n%s\n%s", err, out, src)
+		t.Fatalf("the Go SDK example of docs/walkthrough.md does not build outside the repository (go vet): %v\n%s\n%s", err, out, src)
 	}
 }

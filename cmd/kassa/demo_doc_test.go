@@ -7,17 +7,17 @@ import (
 	"testing"
 )
 
-// The README shows what `make run` prints, word for word, with placeholders for the ids and
-// secrets of a start and the default addresses.
-func TestReadmeShowsTheDemoSteps(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// docs/walkthrough.md shows what `make run` prints, word for word, with placeholders for the
+// ids and secrets of a start and the default addresses.
+func TestWalkthroughShowsTheDemoSteps(t *testing.T) {
+	b, err := os.ReadFile("../../docs/walkthrough.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, "`make run` prints")
 	if i < 0 {
-		t.Fatal("README.md no longer shows what `make run` prints")
+		t.Fatal("docs/walkthrough.md no longer shows what `make run` prints")
 	}
 	s = s[i:]
 	j := strings.Index(s, "\n```\n")
@@ -30,6 +30,6 @@ func TestReadmeShowsTheDemoSteps(t *testing.T) {
 		"mer_…", "sk_test_…", "whsec_…", demoEmail, demoPassword, "http://127.0.0.1:4000/", "127.0.0.1:4000")
 	printed = strings.TrimSpace(printed) + "\n"
 	if shown != printed {
-		t.Errorf("the README's demo steps differ from what kassa serve --demo prints.\nREADME:\n%s\nprinted:\n%s", shown, printed)
+		t.Errorf("the demo steps of docs/walkthrough.md differ from what kassa serve --demo prints.\ndocs:\n%s\nprinted:\n%s", shown, printed)
 	}
 }
