@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -104,6 +105,25 @@ func TestSubscriptionsKeptProrationCharge(t *testing.T) {
 		}
 		if got := kcTransactions(t, o, s.Customer); fmt.Sprint(got) != "[applied_to_invoice -857 "+id+" proration_charge_at_cancel 857 "+s.Id+"]" {
 			t.Fatalf("balance transactions after the renewal %v", got)
+		}
+	})
+
+	harness.Rule(t, "D14", "the dashboard's cancel (now, clicked twice with one Idempotency-Key) puts kept create_prorations lines that net to a charge on the customer's balance as owed, once (test clock)", func(t *testing.T) {
+		t.Parallel()
+		o := subFrozenOwner(t)
+		s := balWeekly(t, o, "bob@example.com", 1)
+		clockAdvance(t, o.Test, day)
+		balKeep(t, o.Merchant, s, 2) // net +857, as above
+		no, key := false, "dash-cancel-"+o.Merchant.ID
+		for range 2 {
+			x, err := o.Client.CancelDashboardSubscriptionWithResponse(context.Background(), dashTest, s.Id,
+				&dash.CancelDashboardSubscriptionParams{IdempotencyKey: &key}, dash.SubscriptionCancel{AtPeriodEnd: &no})
+			if err != nil || x.JSON200 == nil || x.JSON200.Status != wire.SubscriptionStatusCanceled {
+				t.Fatalf("dashboard cancel: %v %d %s", err, x.StatusCode(), x.Body)
+			}
+		}
+		if got := kcTransactions(t, o, s.Customer); fmt.Sprint(got) != "[proration_charge_at_cancel 857 "+s.Id+"]" {
+			t.Fatalf("balance transactions %v", got)
 		}
 	})
 
