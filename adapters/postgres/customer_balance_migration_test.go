@@ -53,3 +53,34 @@ func TestCustomerBalanceAdjustmentsMigrationOrdersTheRowsThere(t *testing.T) {
 		t.Fatalf("after down and up: %d rows (%v), want the 3 that are not adjustments", n, err)
 	}
 }
+
+// Migration 00072 lets the balance hold the charge of the lines a canceled subscription kept
+// (proration_charge_at_cancel); before it the reason is refused, and down removes those rows.
+func TestCustomerBalanceProrationChargeAtCancelMigration(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	scope := pgtest.Merchant(t, db)
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	db.MustExec(`INSERT INTO customers (id, merchant_id, environment, name, email, email_key, created, updated)
+		VALUES ('cus_m1', $1, 'test', 'Ada', 'ada@example.com', 'ada@example.com', $2, $2)`, scope.MerchantID, t0)
+	const insert = `INSERT INTO customer_balance_transactions (id, merchant_id, environment, customer_id, currency, amount, reason,
+		subscription_id, created) VALUES ($1, $2, 'test', 'cus_m1', 'EUR', $3, $4, 'sub_1', $5)`
+	db.MustExec(insert, "cbtxn_1", scope.MerchantID, 857, "proration_charge_at_cancel", t0)
+	db.MustExec(insert, "cbtxn_2", scope.MerchantID, -857, "proration_credit", t0)
+	if err := postgres.MigrateTo(ctx, db, 71); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	if err := db.Select(&reasons, `SELECT reason FROM customer_balance_transactions WHERE customer_id = 'cus_m1'`); err != nil ||
+		fmt.Sprint(reasons) != "[proration_credit]" {
+		t.Fatalf("after down: %v %v", reasons, err)
+	}
+	if _, err := db.Exec(insert, "cbtxn_3", scope.MerchantID, 857, "proration_charge_at_cancel", t0); err == nil {
+		t.Fatal("the reason was taken before the migration")
+	}
+	if _, err := postgres.MigrateUp(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	db.MustExec(insert, "cbtxn_3", scope.MerchantID, 857, "proration_charge_at_cancel", t0)
+}

@@ -15,6 +15,9 @@ const (
 	// BalanceProrationTooSmall: the net charge of a plan change billed now, below the minimum
 	// charge: it is carried to the next invoice instead of being charged alone.
 	BalanceProrationTooSmall = "proration_too_small"
+	// BalanceProrationChargeAtCancel: the net charge of the proration lines a subscription
+	// kept for a renewal it will not make (it was canceled): owed, for the next invoice.
+	BalanceProrationChargeAtCancel = "proration_charge_at_cancel"
 	// BalanceAppliedToInvoice: the balance an invoice took (its starting minus its ending
 	// balance, negated).
 	BalanceAppliedToInvoice = "applied_to_invoice"
@@ -96,14 +99,22 @@ func recordApplied(ctx context.Context, tx Tx, sub *Subscription, in InvoiceInpu
 	return sub.InvoicePaid(invoiceID, nil, at)
 }
 
-// carryProration keeps the net proration of a plan change billed now that makes no invoice on
-// the customer's balance, in tx: a credit (a downgrade) or a charge below the minimum; or the
-// net credit of the lines an ended subscription kept. The caller holds the customer's lock.
-func carryProration(ctx context.Context, tx Tx, sub *Subscription, net int64, at time.Time) error {
-	reason := BalanceProrationCredit
-	if net > 0 {
-		reason = BalanceProrationTooSmall
-	}
+// carryProration puts a net proration on the customer's balance, in tx: a credit (net < 0) as
+// proration_credit, a charge as charge, the reason the caller names: a plan change billed now
+// that makes no invoice carries its credit or its charge below the minimum
+// (proration_too_small); a subscription that ends carries the net of the lines it kept for
+// the renewal it will not make (proration_charge_at_cancel when it is a charge). The caller
+// holds the customer's lock.
+func carryProration(ctx context.Context, tx Tx, sub *Subscription, net int64, charge string, at time.Time) error {
 	return tx.Customers().AddBalanceTransaction(ctx,
-		newBalanceTransaction(sub.Scope(), sub.Customer(), sub.s.Currency, net, reason, sub.ID(), "", at))
+		newBalanceTransaction(sub.Scope(), sub.Customer(), sub.s.Currency, net, prorationReason(net, charge), sub.ID(), "", at))
+}
+
+// prorationReason is the reason of a net proration put on a balance: proration_credit for a
+// credit (net < 0), charge otherwise.
+func prorationReason(net int64, charge string) string {
+	if net < 0 {
+		return BalanceProrationCredit
+	}
+	return charge
 }

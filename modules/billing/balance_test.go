@@ -30,3 +30,23 @@ func TestApplyBalance(t *testing.T) {
 		})
 	}
 }
+
+// A net proration put on a balance is a proration_credit when it is a credit, and otherwise
+// the charge's reason its caller names: a plan change's charge below the minimum, or the
+// charge of the lines a canceled subscription kept.
+func TestProrationReason(t *testing.T) {
+	for _, c := range []struct {
+		net    int64
+		charge string
+		want   string
+	}{
+		{-857, BalanceProrationTooSmall, BalanceProrationCredit},
+		{-857, BalanceProrationChargeAtCancel, BalanceProrationCredit},
+		{120, BalanceProrationTooSmall, BalanceProrationTooSmall},
+		{857, BalanceProrationChargeAtCancel, BalanceProrationChargeAtCancel},
+	} {
+		if got := prorationReason(c.net, c.charge); got != c.want {
+			t.Errorf("prorationReason(%d, %s) = %s, want %s", c.net, c.charge, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package billing_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,10 +10,10 @@ import (
 )
 
 // A subscription that ends with create_prorations lines kept for its next renewal puts their
-// net credit on the customer's balance (proration_credit) in the unit of work that ends it:
-// canceled now, or at its period end by the sweep. Kept lines that net to a charge are
-// dropped and leave the balance as it was.
-func TestEndedSubscriptionKeepsItsProrationCredit(t *testing.T) {
+// net on the customer's balance in the unit of work that ends it, canceled now or at its
+// period end by the sweep: a credit, or a charge the customer owes. A second cancellation
+// (refused: already canceled) and a second sweep leave the balance as it was.
+func TestEndedSubscriptionKeepsItsProrationNet(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		atPeriodEnd bool
@@ -21,7 +22,9 @@ func TestEndedSubscriptionKeepsItsProrationCredit(t *testing.T) {
 	}{
 		{"canceled now, a net credit", false, []int64{-1714, 857}, -857},
 		{"canceled at the period end, a net credit", true, []int64{-1714, 857}, -857},
-		{"canceled now, a net charge", false, []int64{-600, 1800}, 0},
+		{"canceled now, a net charge", false, []int64{-857, 1714}, 857},
+		{"canceled at the period end, a net charge", true, []int64{-857, 1714}, 857},
+		{"lines that cancel out", false, []int64{-857, 857}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
@@ -57,6 +60,15 @@ func TestEndedSubscriptionKeepsItsProrationCredit(t *testing.T) {
 			bal, err := f.CustomerBalances(ctx, scope, sub.Customer())
 			if err != nil || bal[snap.Currency] != c.want {
 				t.Fatalf("balance %v %v, want %d", bal, err, c.want)
+			}
+			if _, err := svc.CancelSubscription(ctx, scope, sub.ID(), false); !errors.Is(err, billing.ErrAlreadyCanceled) {
+				t.Fatalf("second cancel: %v", err)
+			}
+			if _, err := svc.ProcessDue(ctx, &scope, now.AddDate(0, 1, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := f.CustomerBalances(ctx, scope, sub.Customer()); again[snap.Currency] != c.want {
+				t.Fatalf("balance after a second cancel and sweep %v, want %d", again, c.want)
 			}
 		})
 	}

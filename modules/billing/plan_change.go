@@ -250,7 +250,7 @@ func (s *Service) ChangeSubscriptionPlan(ctx context.Context, scope core.Scope, 
 			if _, err := tx.Customers().Lock(ctx, scope, sub.Customer()); err != nil {
 				return customerNotFound(err)
 			}
-			if err := carryProration(ctx, tx, sub, pr.Net, now); err != nil {
+			if err := carryProration(ctx, tx, sub, pr.Net, BalanceProrationTooSmall, now); err != nil {
 				return err
 			}
 		}

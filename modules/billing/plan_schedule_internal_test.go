@@ -155,10 +155,10 @@ func TestEndDropsScheduledChangeAndKeptLines(t *testing.T) {
 	}
 }
 
-// The kept lines of a subscription that ends, now or at its period end, net to a credit the
-// change answers (KeptCredit, for the customer's balance); lines that net to a charge answer
-// none, and every kept line ends with the subscription.
-func TestEndAnswersTheKeptCredit(t *testing.T) {
+// The kept lines of a subscription that ends, now or at its period end, net to a credit or a
+// charge the change answers (Kept, for the customer's balance), and every kept line ends with
+// the subscription.
+func TestEndAnswersTheKeptNet(t *testing.T) {
 	start := time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
 	lines := func(amounts ...int64) []InvoiceLine {
 		var out []InvoiceLine
@@ -172,7 +172,8 @@ func TestEndAnswersTheKeptCredit(t *testing.T) {
 		amounts []int64
 		want    int64
 	}{
-		{"a net charge is dropped", []int64{-600, 1800}, 0},
+		{"a net charge", []int64{-600, 1800}, 1200},
+		{"lines that cancel out", []int64{-857, 857}, 0},
 		{"a net credit", []int64{-600, 1800, -1800, 400}, -200},
 		{"a credit alone", []int64{-1200, 400}, -800},
 		{"nothing kept", nil, 0},
@@ -180,7 +181,7 @@ func TestEndAnswersTheKeptCredit(t *testing.T) {
 		now := monthlySub(start, 900, 1)
 		now.s.PendingLines = lines(c.amounts...)
 		ch, err := now.Cancel(false, start.AddDate(0, 0, 20))
-		if err != nil || !ch.Deleted || ch.KeptCredit != c.want || len(now.PendingLines()) != 0 {
+		if err != nil || !ch.Deleted || ch.Kept != c.want || len(now.PendingLines()) != 0 {
 			t.Fatalf("%s, canceled now: %+v %v", c.name, ch, err)
 		}
 		atEnd := monthlySub(start, 900, 1)
@@ -189,7 +190,7 @@ func TestEndAnswersTheKeptCredit(t *testing.T) {
 			t.Fatal(err)
 		}
 		ch, st, err := atEnd.ProcessDue(atEnd.s.PeriodEnd)
-		if err != nil || st != StatusCanceled || !ch.Deleted || ch.KeptCredit != c.want {
+		if err != nil || st != StatusCanceled || !ch.Deleted || ch.Kept != c.want {
 			t.Fatalf("%s, canceled at the period end: %+v %s %v", c.name, ch, st, err)
 		}
 	}

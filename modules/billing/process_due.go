@@ -323,18 +323,21 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 }
 
 // clearEnded clears what a subscription that ends (ch) leaves behind, in its unit of work: a
-// setup waiting for 3-D Secure is deleted (an old answer saves no card for it), the net credit
-// of the proration lines it kept for a renewal that will not come goes to the customer's
-// balance (proration_credit), and its latest invoice is voided if it is still open.
+// setup waiting for 3-D Secure is deleted (an old answer saves no card for it), the net of the
+// proration lines it kept for a renewal that will not come goes to the customer's balance (a
+// credit as proration_credit, a charge owed as proration_charge_at_cancel), and its latest
+// invoice is voided if it is still open. The end, the lines' removal and the balance change
+// commit together, so a retried or repeated cancellation (the subscription is canceled, its
+// lines gone) cannot carry them twice.
 func (s *Service) clearEnded(ctx context.Context, tx Tx, sub *Subscription, ch Change, at time.Time) ([]core.Event, error) {
 	if err := dropPendingSetup(ctx, tx, sub.Scope(), sub.ID(), nil); err != nil {
 		return nil, err
 	}
-	if ch.KeptCredit < 0 {
+	if ch.Kept != 0 {
 		if _, err := tx.Customers().Lock(ctx, sub.Scope(), sub.Customer()); err != nil {
 			return nil, customerNotFound(err)
 		}
-		if err := carryProration(ctx, tx, sub, ch.KeptCredit, at); err != nil {
+		if err := carryProration(ctx, tx, sub, ch.Kept, BalanceProrationChargeAtCancel, at); err != nil {
 			return nil, err
 		}
 	}

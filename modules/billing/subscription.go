@@ -269,10 +269,11 @@ type DefaultMethod struct {
 // none when nothing changed.
 type Change struct {
 	Updated, Deleted, TrialWillEnd bool
-	// KeptCredit, with Deleted: the net credit (negative) of the proration lines kept for a
-	// renewal the ended subscription will not make; the unit of work that ends it puts it on
-	// the customer's balance (proration_credit). Kept lines that net to a charge are dropped.
-	KeptCredit int64
+	// Kept, with Deleted: the net of the proration lines kept for a renewal the ended
+	// subscription will not make, a credit (negative) or a charge (positive); the unit of work
+	// that ends it puts it on the customer's balance (proration_credit, or
+	// proration_charge_at_cancel: owed, added to the customer's next invoice).
+	Kept int64
 }
 
 // Cancel cancels the subscription (D14). atPeriodEnd on a running subscription sets
@@ -290,12 +291,11 @@ func (s *Subscription) Cancel(atPeriodEnd bool, now time.Time) (Change, error) {
 		s.s.CancelAtPeriodEnd, s.s.CanceledAt, s.s.Updated = true, &now, now
 		return Change{Updated: true}, nil
 	}
-	return Change{Deleted: true, KeptCredit: s.end(now)}, nil
+	return Change{Deleted: true, Kept: s.end(now)}, nil
 }
 
 // end ends the subscription at now; a scheduled change and kept proration lines end with it.
-// It answers the net credit of the kept lines (negative), or 0 when they net to a charge or
-// there are none.
+// It answers the net of the kept lines: a credit (negative), a charge (positive), or 0.
 func (s *Subscription) end(now time.Time) int64 {
 	var net int64
 	for _, l := range s.s.PendingLines {
@@ -307,7 +307,7 @@ func (s *Subscription) end(now time.Time) int64 {
 		s.s.CanceledAt = &now
 	}
 	s.s.EndedAt = &now
-	return min(net, 0)
+	return net
 }
 
 // Patch is the body of POST /v1/subscriptions/{id}: metadata ("" deletes a key) and
@@ -431,7 +431,7 @@ func (s *Subscription) ProcessDue(now time.Time) (Change, Status, error) {
 		s.s.EndedAt = &at
 		return Change{Updated: true}, StatusIncompleteExpired, nil
 	case s.s.CancelAtPeriodEnd && at.Equal(s.s.PeriodEnd):
-		return Change{Deleted: true, KeptCredit: s.end(at)}, StatusCanceled, nil
+		return Change{Deleted: true, Kept: s.end(at)}, StatusCanceled, nil
 	case c.Invoice != "" && c.UnpaidAt != nil && !c.UnpaidAt.After(at) && (c.NextCharge == nil || c.UnpaidAt.Before(*c.NextCharge)):
 		s.s.Status, s.s.Updated = StatusUnpaid, at
 		s.s.Collection.UnpaidAt, s.s.Collection.NextCharge = nil, nil

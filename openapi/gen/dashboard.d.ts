@@ -2262,10 +2262,11 @@ export interface components {
              * @description Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
              *     invoice took credit or added what was owed), `proration_credit` (a downgrade's
              *     credit), `proration_too_small` (a plan change's charge below the minimum, carried
-             *     to the next invoice).
+             *     to the next invoice), `proration_charge_at_cancel` (the charge of the plan changes
+             *     a canceled subscription kept for its renewal, owed on the next invoice).
              * @enum {string}
              */
-            type: "adjustment" | "applied_to_invoice" | "proration_credit" | "proration_too_small";
+            type: "adjustment" | "applied_to_invoice" | "proration_credit" | "proration_too_small" | "proration_charge_at_cancel";
         };
         CustomerBalanceTransactionList: {
             /** @description The customer's balance transactions, newest first. */

@@ -3,11 +3,14 @@ package dashboardweb
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kassa-pay/kassa/openapi"
 )
 
 func get(t *testing.T, h http.Handler, method, path string, header map[string]string) *httptest.ResponseRecorder {
@@ -214,5 +217,33 @@ func TestVendoredLibrariesArePinned(t *testing.T) {
 	// The pages build on the bridge module, which imports the vendored file.
 	if !strings.Contains(string(assets["preact.js"].body), "./vendor/htm-preact-standalone.module.js") {
 		t.Error("preact.js does not import the vendored bundle")
+	}
+}
+
+// The customer page names every reason a balance changes for (the API's enum of a customer
+// balance transaction's type) in words.
+func TestCustomerPageLabelsEveryBalanceReason(t *testing.T) {
+	t.Parallel()
+	var spec struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapi.DashboardJSON, &spec); err != nil {
+		t.Fatal(err)
+	}
+	reasons := spec.Components.Schemas["CustomerBalanceTransaction"].Properties["type"].Enum
+	if len(reasons) == 0 {
+		t.Fatal("no balance transaction types in the dashboard API's document")
+	}
+	page := get(t, New(), "GET", "/assets/pages/customers.js", nil).Body.String()
+	for _, r := range reasons {
+		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(r) + `: '[^']+',$`).MatchString(page) {
+			t.Errorf("customers.js has no label for the balance reason %s", r)
+		}
 	}
 }

@@ -556,13 +556,14 @@ func lockManyCustomers(t *testing.T, h Harness) {
 	c1, _ := findOrCreate(t, h, a, "Ada", "ada@example.com")
 	c2, _ := findOrCreate(t, h, a, "Bob", "bob@example.com")
 	c3, _ := findOrCreate(t, h, b, "Cy", "cy@example.com")
-	bt := func(scope core.Scope, customer string, cur core.Currency, amount int64) *billing.BalanceTransaction {
+	bt := func(scope core.Scope, customer string, cur core.Currency, amount int64, reason string) *billing.BalanceTransaction {
 		return &billing.BalanceTransaction{ID: core.NewID("cbtxn_"), Scope: scope, Customer: customer, Currency: cur, Amount: amount,
-			Reason: billing.BalanceProrationCredit, Subscription: "sub_1", Created: t0}
+			Reason: reason, Subscription: "sub_1", Created: t0}
 	}
 	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
-		for _, x := range []*billing.BalanceTransaction{bt(a, c1.ID(), "EUR", -500), bt(a, c1.ID(), "EUR", 200),
-			bt(a, c1.ID(), "USD", 100), bt(b, c3.ID(), "EUR", 999)} {
+		for _, x := range []*billing.BalanceTransaction{bt(a, c1.ID(), "EUR", -500, billing.BalanceProrationCredit),
+			bt(a, c1.ID(), "EUR", 200, billing.BalanceProrationChargeAtCancel),
+			bt(a, c1.ID(), "USD", 100, billing.BalanceProrationTooSmall), bt(b, c3.ID(), "EUR", 999, billing.BalanceProrationCredit)} {
 			if err := tx.Customers().AddBalanceTransaction(ctx, x); err != nil {
 				return err
 			}

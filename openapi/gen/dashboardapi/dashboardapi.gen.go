@@ -254,10 +254,11 @@ func (e CustomerBalanceTransactionObject) Valid() bool {
 
 // Defines values for CustomerBalanceTransactionType.
 const (
-	CustomerBalanceTransactionTypeAdjustment        CustomerBalanceTransactionType = "adjustment"
-	CustomerBalanceTransactionTypeAppliedToInvoice  CustomerBalanceTransactionType = "applied_to_invoice"
-	CustomerBalanceTransactionTypeProrationCredit   CustomerBalanceTransactionType = "proration_credit"
-	CustomerBalanceTransactionTypeProrationTooSmall CustomerBalanceTransactionType = "proration_too_small"
+	CustomerBalanceTransactionTypeAdjustment              CustomerBalanceTransactionType = "adjustment"
+	CustomerBalanceTransactionTypeAppliedToInvoice        CustomerBalanceTransactionType = "applied_to_invoice"
+	CustomerBalanceTransactionTypeProrationChargeAtCancel CustomerBalanceTransactionType = "proration_charge_at_cancel"
+	CustomerBalanceTransactionTypeProrationCredit         CustomerBalanceTransactionType = "proration_credit"
+	CustomerBalanceTransactionTypeProrationTooSmall       CustomerBalanceTransactionType = "proration_too_small"
 )
 
 // Valid indicates whether the value is a known member of the CustomerBalanceTransactionType enum.
@@ -266,6 +267,8 @@ func (e CustomerBalanceTransactionType) Valid() bool {
 	case CustomerBalanceTransactionTypeAdjustment:
 		return true
 	case CustomerBalanceTransactionTypeAppliedToInvoice:
+		return true
+	case CustomerBalanceTransactionTypeProrationChargeAtCancel:
 		return true
 	case CustomerBalanceTransactionTypeProrationCredit:
 		return true
@@ -1060,7 +1063,8 @@ type CustomerBalanceTransaction struct {
 	// Type Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
 	// invoice took credit or added what was owed), `proration_credit` (a downgrade's
 	// credit), `proration_too_small` (a plan change's charge below the minimum, carried
-	// to the next invoice).
+	// to the next invoice), `proration_charge_at_cancel` (the charge of the plan changes
+	// a canceled subscription kept for its renewal, owed on the next invoice).
 	Type CustomerBalanceTransactionType `json:"type"`
 }
 
@@ -1070,7 +1074,8 @@ type CustomerBalanceTransactionObject string
 // CustomerBalanceTransactionType Why the balance changed: `adjustment` (by the merchant), `applied_to_invoice` (an
 // invoice took credit or added what was owed), `proration_credit` (a downgrade's
 // credit), `proration_too_small` (a plan change's charge below the minimum, carried
-// to the next invoice).
+// to the next invoice), `proration_charge_at_cancel` (the charge of the plan changes
+// a canceled subscription kept for its renewal, owed on the next invoice).
 type CustomerBalanceTransactionType string
 
 // CustomerBalanceTransactionList defines model for CustomerBalanceTransactionList.

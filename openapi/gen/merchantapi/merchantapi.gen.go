@@ -1539,9 +1539,11 @@ type ClientInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
-	//   its kept lines on the customer's balance (for the customer's next invoice in that
-	//   currency); kept lines that net to a charge are not billed.
+	//   `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+	//   the period end) puts the net of its kept lines on the customer's balance in the same
+	//   transaction: a credit, or a charge the customer owes; the customer's next
+	//   subscription invoice in that currency takes it. Nothing is invoiced or charged when
+	//   it ends.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -1639,9 +1641,11 @@ type ClientInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
-	//   its kept lines on the customer's balance (for the customer's next invoice in that
-	//   currency); kept lines that net to a charge are not billed.
+	//   `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+	//   the period end) puts the net of its kept lines on the customer's balance in the same
+	//   transaction: a credit, or a charge the customer owes; the customer's next
+	//   subscription invoice in that currency takes it. Nothing is invoiced or charged when
+	//   it ends.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -1710,7 +1714,10 @@ type ClientInterface interface {
 	// invoice is made. Cancelling a pending cancellation again with `true` returns it
 	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 	// subscription, ends at once: `canceled`, `ended_at` now,
-	// `customer.subscription.deleted`. The body is optional.
+	// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+	// `create_prorations` for the renewal that will not come go, when it ends, to the
+	// customer's balance as their net: a credit, or a charge owed, which the customer's next
+	// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -1742,7 +1749,10 @@ type ClientInterface interface {
 	// invoice is made. Cancelling a pending cancellation again with `true` returns it
 	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 	// subscription, ends at once: `canceled`, `ended_at` now,
-	// `customer.subscription.deleted`. The body is optional.
+	// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+	// `create_prorations` for the renewal that will not come go, when it ends, to the
+	// customer's balance as their net: a credit, or a charge owed, which the customer's next
+	// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -3115,9 +3125,11 @@ func (c *Client) RetrieveSubscription(ctx context.Context, id SubscriptionId, re
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
-//     its kept lines on the customer's balance (for the customer's next invoice in that
-//     currency); kept lines that net to a charge are not billed.
+//     `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+//     the period end) puts the net of its kept lines on the customer's balance in the same
+//     transaction: a credit, or a charge the customer owes; the customer's next
+//     subscription invoice in that currency takes it. Nothing is invoiced or charged when
+//     it ends.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -3227,9 +3239,11 @@ func (c *Client) UpdateSubscriptionWithBody(ctx context.Context, id Subscription
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
-//     its kept lines on the customer's balance (for the customer's next invoice in that
-//     currency); kept lines that net to a charge are not billed.
+//     `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+//     the period end) puts the net of its kept lines on the customer's balance in the same
+//     transaction: a credit, or a charge the customer owes; the customer's next
+//     subscription invoice in that currency takes it. Nothing is invoiced or charged when
+//     it ends.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -3310,7 +3324,10 @@ func (c *Client) UpdateSubscription(ctx context.Context, id SubscriptionId, para
 // invoice is made. Cancelling a pending cancellation again with `true` returns it
 // unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 // subscription, ends at once: `canceled`, `ended_at` now,
-// `customer.subscription.deleted`. The body is optional.
+// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+// `create_prorations` for the renewal that will not come go, when it ends, to the
+// customer's balance as their net: a credit, or a charge owed, which the customer's next
+// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -3354,7 +3371,10 @@ func (c *Client) CancelSubscriptionWithBody(ctx context.Context, id Subscription
 // invoice is made. Cancelling a pending cancellation again with `true` returns it
 // unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 // subscription, ends at once: `canceled`, `ended_at` now,
-// `customer.subscription.deleted`. The body is optional.
+// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+// `create_prorations` for the renewal that will not come go, when it ends, to the
+// customer's balance as their net: a credit, or a charge owed, which the customer's next
+// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -6107,9 +6127,11 @@ type ClientWithResponsesInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
-	//   its kept lines on the customer's balance (for the customer's next invoice in that
-	//   currency); kept lines that net to a charge are not billed.
+	//   `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+	//   the period end) puts the net of its kept lines on the customer's balance in the same
+	//   transaction: a credit, or a charge the customer owes; the customer's next
+	//   subscription invoice in that currency takes it. Nothing is invoiced or charged when
+	//   it ends.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -6207,9 +6229,11 @@ type ClientWithResponsesInterface interface {
 	//   moves it to the customer's balance instead, bills the period alone and takes the
 	//   balance as any invoice does. The kept lines may not bring that invoice above the
 	//   maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-	//   `always_invoice`). A subscription that ends before its renewal puts the net credit of
-	//   its kept lines on the customer's balance (for the customer's next invoice in that
-	//   currency); kept lines that net to a charge are not billed.
+	//   `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+	//   the period end) puts the net of its kept lines on the customer's balance in the same
+	//   transaction: a credit, or a charge the customer owes; the customer's next
+	//   subscription invoice in that currency takes it. Nothing is invoiced or charged when
+	//   it ends.
 	// - `none`: nothing is billed for the change, and the new amount is charged from the
 	//   next renewal on.
 	//
@@ -6278,7 +6302,10 @@ type ClientWithResponsesInterface interface {
 	// invoice is made. Cancelling a pending cancellation again with `true` returns it
 	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 	// subscription, ends at once: `canceled`, `ended_at` now,
-	// `customer.subscription.deleted`. The body is optional.
+	// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+	// `create_prorations` for the renewal that will not come go, when it ends, to the
+	// customer's balance as their net: a credit, or a charge owed, which the customer's next
+	// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -6310,7 +6337,10 @@ type ClientWithResponsesInterface interface {
 	// invoice is made. Cancelling a pending cancellation again with `true` returns it
 	// unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 	// subscription, ends at once: `canceled`, `ended_at` now,
-	// `customer.subscription.deleted`. The body is optional.
+	// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+	// `create_prorations` for the renewal that will not come go, when it ends, to the
+	// customer's balance as their net: a credit, or a charge owed, which the customer's next
+	// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 	//
 	// **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 	// response commit in one database transaction: after a crash there is both or neither, and a
@@ -12418,9 +12448,11 @@ func (c *ClientWithResponses) RetrieveSubscriptionWithResponse(ctx context.Conte
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
-//     its kept lines on the customer's balance (for the customer's next invoice in that
-//     currency); kept lines that net to a charge are not billed.
+//     `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+//     the period end) puts the net of its kept lines on the customer's balance in the same
+//     transaction: a credit, or a charge the customer owes; the customer's next
+//     subscription invoice in that currency takes it. Nothing is invoiced or charged when
+//     it ends.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -12526,9 +12558,11 @@ func (c *ClientWithResponses) UpdateSubscriptionWithBodyWithResponse(ctx context
 //     moves it to the customer's balance instead, bills the period alone and takes the
 //     balance as any invoice does. The kept lines may not bring that invoice above the
 //     maximum amount (400 `renewal_amount_invalid` with `param` `proration_behavior`; use
-//     `always_invoice`). A subscription that ends before its renewal puts the net credit of
-//     its kept lines on the customer's balance (for the customer's next invoice in that
-//     currency); kept lines that net to a charge are not billed.
+//     `always_invoice`). A subscription that ends before its renewal (cancelled now or at
+//     the period end) puts the net of its kept lines on the customer's balance in the same
+//     transaction: a credit, or a charge the customer owes; the customer's next
+//     subscription invoice in that currency takes it. Nothing is invoiced or charged when
+//     it ends.
 //   - `none`: nothing is billed for the change, and the new amount is charged from the
 //     next renewal on.
 //
@@ -12605,7 +12639,10 @@ func (c *ClientWithResponses) UpdateSubscriptionWithResponse(ctx context.Context
 // invoice is made. Cancelling a pending cancellation again with `true` returns it
 // unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 // subscription, ends at once: `canceled`, `ended_at` now,
-// `customer.subscription.deleted`. The body is optional.
+// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+// `create_prorations` for the renewal that will not come go, when it ends, to the
+// customer's balance as their net: a credit, or a charge owed, which the customer's next
+// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a
@@ -12645,7 +12682,10 @@ func (c *ClientWithResponses) CancelSubscriptionWithBodyWithResponse(ctx context
 // invoice is made. Cancelling a pending cancellation again with `true` returns it
 // unchanged; with `false` it ends now. `at_period_end` `false`, or an `incomplete`
 // subscription, ends at once: `canceled`, `ended_at` now,
-// `customer.subscription.deleted`. The body is optional.
+// `customer.subscription.deleted`. The body is optional. Proration lines kept by
+// `create_prorations` for the renewal that will not come go, when it ends, to the
+// customer's balance as their net: a credit, or a charge owed, which the customer's next
+// subscription invoice in that currency takes; nothing is invoiced or charged at the end.
 //
 // **Idempotency (one transaction):** with an `Idempotency-Key`, the change and the stored
 // response commit in one database transaction: after a crash there is both or neither, and a

@@ -67,6 +67,7 @@ const balanceTypes = {
   applied_to_invoice: 'Applied to an invoice',
   proration_credit: 'Credit of a plan change',
   proration_too_small: 'Plan change charge carried to the next invoice',
+  proration_charge_at_cancel: 'Plan change charge of a canceled subscription',
 };
 
 /**
