@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -47,6 +48,16 @@ func jsonRows(cols []string, jsonCols map[string]bool, rows [][]any) (string, er
 	}
 	b, err := json.Marshal(out)
 	return string(b), err // text: a []byte would be sent as bytea
+}
+
+// columnNames splits a comma-separated column list (one of the constants the single-row and
+// the batch statements of a table share) into the names jsonRows keys its rows by.
+func columnNames(list string) []string {
+	out := strings.Split(list, ",")
+	for i, c := range out {
+		out[i] = strings.TrimSpace(c)
+	}
+	return out
 }
 
 // LockMany reads the customers FOR UPDATE in one statement, locked and answered in id order.
@@ -175,13 +186,8 @@ func (r invoiceRepo) NextNumbers(ctx context.Context, blocks []invoicing.NumberB
 	return first, nil
 }
 
-// invoiceInsertColumns are the columns an invoice is inserted with, in invoiceArgs' order
-// after id, merchant_id, environment, and then its subscription and balances.
-var invoiceInsertColumns = []string{"id", "merchant_id", "environment", "status", "number", "currency", "customer_name",
-	"customer_email", "lines", "days_until_due", "memo", "metadata", "public_token", "issue_date", "due_date", "amount_paid",
-	"payment_id", "created", "updated", "finalized_at", "paid_at", "voided_at", "uncollectible_at", "charging", "attempts",
-	"pending_action", "processing", "dunning_stage", "next_payment_attempt", "processing_off_session", "saved_method",
-	"subscription_id", "starting_balance", "ending_balance"}
+// invoiceInsertColumns are invoiceInsertList's names, which InsertMany's rows are keyed by.
+var invoiceInsertColumns = columnNames(invoiceInsertList)
 
 var invoiceJSONColumns = map[string]bool{"lines": true, "metadata": true, "pending_action": true}
 
@@ -203,15 +209,8 @@ func (r invoiceRepo) InsertMany(ctx context.Context, invs []*invoicing.Invoice) 
 	if err != nil {
 		return err
 	}
-	res, err := r.q.ExecContext(ctx, `INSERT INTO invoices (id, merchant_id, environment, status, number, currency,
-		customer_name, customer_email, lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid,
-		payment_id, created, updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action,
-		processing, dunning_stage, next_payment_attempt, processing_off_session, saved_method, subscription_id,
-		starting_balance, ending_balance)
-		SELECT id, merchant_id, environment, status, number, currency, customer_name, customer_email, lines, days_until_due,
-			memo, COALESCE(metadata, '{}'), public_token, issue_date, due_date, amount_paid, payment_id, created, updated,
-			finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, dunning_stage,
-			next_payment_attempt, processing_off_session, saved_method, subscription_id, starting_balance, ending_balance
+	res, err := r.q.ExecContext(ctx, `INSERT INTO invoices (`+invoiceInsertList+`)
+		SELECT `+invoiceInsertList+`
 		FROM json_populate_recordset(NULL::invoices, $1::json)`, doc)
 	if err != nil {
 		return fmt.Errorf("invoices: insert %d: %w", len(invs), r.q.a.note(err))
@@ -226,13 +225,53 @@ func (r invoiceRepo) InsertMany(ctx context.Context, invs []*invoicing.Invoice) 
 	return nil
 }
 
-// subscriptionSaveColumns are the columns a subscription is saved with, in subscriptionArgs'
-// order after id, merchant_id, environment.
-var subscriptionSaveColumns = []string{"id", "merchant_id", "environment", "status", "customer_id", "price_id", "quantity",
-	"currency", "unit_amount", "interval", "interval_count", "anchor", "period_start", "period_end", "trial_start", "trial_end",
-	"latest_invoice", "client_secret", "default_payment_method", "cancel_at_period_end", "canceled_at", "ended_at", "metadata",
-	"created", "updated", "due_at", "payment_intent", "trial_notified", "open_invoice", "renewed_at", "next_charge", "failures",
-	"unpaid_at", "pause_collection", "pending_update", "pending_lines"}
+// invoiceSaveColumns are the key and invoiceStateList's names, which SaveMany's rows are
+// keyed by.
+var invoiceSaveColumns = columnNames("id, merchant_id, environment, " + invoiceStateList)
+
+// SaveMany writes the invoices' states (invoiceStateList, as Save does each) in one UPDATE over
+// their rows; each must be there, once.
+func (r invoiceRepo) SaveMany(ctx context.Context, invs []*invoicing.Invoice) error {
+	if len(invs) == 0 {
+		return nil
+	}
+	rows := make([][]any, 0, len(invs))
+	seen := make(map[string]bool, len(invs))
+	for _, inv := range invs {
+		if seen[inv.ID()] {
+			return fmt.Errorf("invoices: update many: %s twice", inv.ID())
+		}
+		seen[inv.ID()] = true
+		args, err := invoiceArgs(inv)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...))
+	}
+	doc, err := jsonRows(invoiceSaveColumns, invoiceJSONColumns, rows)
+	if err != nil {
+		return err
+	}
+	res, err := r.q.ExecContext(ctx, `WITH x AS (SELECT * FROM json_populate_recordset(NULL::invoices, $1::json))
+		UPDATE invoices i SET (`+invoiceStateList+`) = (SELECT `+invoiceStateList+` FROM x
+			WHERE x.id = i.id AND x.merchant_id = i.merchant_id AND x.environment = i.environment)
+		WHERE (i.merchant_id, i.environment, i.id) IN (SELECT merchant_id, environment, id FROM x)`, doc)
+	if err != nil {
+		return fmt.Errorf("invoices: update %d: %w", len(invs), r.q.a.note(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("invoices: update %d: %w", len(invs), err)
+	}
+	if n != int64(len(invs)) {
+		return fmt.Errorf("invoices: update %d: %w (%d rows)", len(invs), invoicing.ErrNotFound, n)
+	}
+	return nil
+}
+
+// subscriptionSaveColumns are the key and subscriptionStateList's names, which SaveMany's rows
+// are keyed by.
+var subscriptionSaveColumns = columnNames("id, merchant_id, environment, " + subscriptionStateList)
 
 var subscriptionJSONColumns = map[string]bool{"default_payment_method": true, "metadata": true, "pause_collection": true,
 	"pending_update": true, "pending_lines": true}
@@ -259,18 +298,10 @@ func (r subscriptionRepo) SaveMany(ctx context.Context, subs []*billing.Subscrip
 	if err != nil {
 		return err
 	}
-	res, err := r.q.ExecContext(ctx, `UPDATE subscriptions s SET status = x.status, customer_id = x.customer_id,
-		price_id = x.price_id, quantity = x.quantity, currency = x.currency, unit_amount = x.unit_amount,
-		interval = x.interval, interval_count = x.interval_count, anchor = x.anchor, period_start = x.period_start,
-		period_end = x.period_end, trial_start = x.trial_start, trial_end = x.trial_end, latest_invoice = x.latest_invoice,
-		client_secret = x.client_secret, default_payment_method = x.default_payment_method,
-		cancel_at_period_end = x.cancel_at_period_end, canceled_at = x.canceled_at, ended_at = x.ended_at,
-		metadata = x.metadata, created = x.created, updated = x.updated, due_at = x.due_at,
-		payment_intent = x.payment_intent, trial_notified = x.trial_notified, open_invoice = x.open_invoice,
-		renewed_at = x.renewed_at, next_charge = x.next_charge, failures = x.failures, unpaid_at = x.unpaid_at,
-		pause_collection = x.pause_collection, pending_update = x.pending_update, pending_lines = x.pending_lines
-		FROM json_populate_recordset(NULL::subscriptions, $1::json) x
-		WHERE s.id = x.id AND s.merchant_id = x.merchant_id AND s.environment = x.environment`, doc)
+	res, err := r.q.ExecContext(ctx, `WITH x AS (SELECT * FROM json_populate_recordset(NULL::subscriptions, $1::json))
+		UPDATE subscriptions s SET (`+subscriptionStateList+`) = (SELECT `+subscriptionStateList+` FROM x
+			WHERE x.id = s.id AND x.merchant_id = s.merchant_id AND x.environment = s.environment)
+		WHERE (s.merchant_id, s.environment, s.id) IN (SELECT merchant_id, environment, id FROM x)`, doc)
 	if err != nil {
 		return fmt.Errorf("subscriptions: update many: %w", r.q.a.note(err))
 	}
@@ -280,6 +311,53 @@ func (r subscriptionRepo) SaveMany(ctx context.Context, subs []*billing.Subscrip
 	}
 	if n != int64(len(subs)) {
 		return fmt.Errorf("subscriptions: update many: %w (%d of %d rows)", billing.ErrSubscriptionMissing, n, len(subs))
+	}
+	return nil
+}
+
+// LockMany reads the subscriptions FOR UPDATE in one statement, locked and answered in the
+// order of merchant, environment and id; one that is not there is missing from the answer.
+func (r subscriptionRepo) LockMany(ctx context.Context, refs []billing.SubscriptionRef) ([]*billing.Subscription, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	mers, envs, ids := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, ref := range refs {
+		mers[i], envs[i], ids[i] = ref.Scope.MerchantID, string(ref.Scope.Env), ref.ID
+	}
+	var rows []subscriptionRow
+	if err := sqlx.SelectContext(ctx, r.q, &rows, `SELECT `+subscriptionColumns+` FROM subscriptions
+		WHERE (merchant_id, environment, id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+		ORDER BY merchant_id, environment, id FOR UPDATE`, pq.Array(mers), pq.Array(envs), pq.Array(ids)); err != nil {
+		return nil, fmt.Errorf("subscriptions: lock many: %w", r.q.a.note(err))
+	}
+	out := make([]*billing.Subscription, 0, len(rows))
+	for i := range rows {
+		sub, err := rows[i].subscription()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, nil
+}
+
+// DeleteForInvoices removes, with one statement, each subscription's pending setup that was
+// made for the invoice its ref names.
+func (r setupRepo) DeleteForInvoices(ctx context.Context, refs []billing.SetupRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	n := len(refs)
+	mers, envs, subs, invs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, ref := range refs {
+		mers[i], envs[i], subs[i], invs[i] = ref.Scope.MerchantID, string(ref.Scope.Env), ref.Subscription, ref.Invoice
+	}
+	if _, err := r.q.ExecContext(ctx, `DELETE FROM subscription_setups
+		WHERE (merchant_id, environment, subscription_id, invoice_id) IN
+			(SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))`,
+		pq.Array(mers), pq.Array(envs), pq.Array(subs), pq.Array(invs)); err != nil {
+		return fmt.Errorf("subscription_setups: delete %d for their invoices: %w", n, r.q.a.note(err))
 	}
 	return nil
 }

@@ -119,7 +119,18 @@ func utcp(t *time.Time) *time.Time {
 	return &u
 }
 
-// invoiceArgs are the stored columns of inv after id, merchant_id, environment.
+// invoiceStateList is an invoice's stored state: the columns Save and SaveMany write, in
+// invoiceArgs' order.
+const invoiceStateList = `status, number, currency, customer_name, customer_email, lines, days_until_due, memo, metadata,
+	public_token, issue_date, due_date, amount_paid, payment_id, created, updated, finalized_at, paid_at, voided_at,
+	uncollectible_at, charging, attempts, pending_action, processing, dunning_stage, next_payment_attempt,
+	processing_off_session, saved_method`
+
+// invoiceInsertList is the columns Insert and InsertMany write: the key, the state, and what
+// an invoice is created with and keeps (its subscription and balances).
+const invoiceInsertList = `id, merchant_id, environment, ` + invoiceStateList + `, subscription_id, starting_balance, ending_balance`
+
+// invoiceArgs are the stored columns of inv after id, merchant_id, environment (invoiceStateList).
 func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
 	s := inv.Snapshot()
 	ls := make([]lineJSON, 0, len(s.Lines))
@@ -131,7 +142,11 @@ func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := json.Marshal(s.Metadata)
+	md := s.Metadata
+	if md == nil {
+		md = map[string]string{} // the column is NOT NULL: '{}', never JSON null
+	}
+	mdJSON, err := json.Marshal(md)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +160,7 @@ func invoiceArgs(inv *invoicing.Invoice) ([]any, error) {
 		pending = &p
 	}
 	return []any{string(s.Status), s.Number, string(s.Currency), s.CustomerName, s.CustomerEmail, string(lines), s.DaysUntilDue,
-		s.Memo, string(md), s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
+		s.Memo, string(mdJSON), s.PublicToken, s.IssueDate, s.DueDate, s.AmountPaid, s.PaymentID, s.Created, s.Updated,
 		s.FinalizedAt, s.PaidAt, s.VoidedAt, s.Uncollectible, s.Charge.Charging, s.Charge.Attempts, pending,
 		s.Charge.Processing, s.DunningStage, s.NextPaymentAttempt, s.Charge.ProcessingOffSession, s.Charge.SavedMethod}, nil
 }
@@ -262,10 +277,7 @@ func (r invoiceRepo) Insert(ctx context.Context, inv *invoicing.Invoice) error {
 		return err
 	}
 	return r.q.exec(ctx, write{what: "invoices: insert " + inv.ID(), one: true,
-		sql: `INSERT INTO invoices (id, merchant_id, environment, status, number, currency, customer_name, customer_email,
-			lines, days_until_due, memo, metadata, public_token, issue_date, due_date, amount_paid, payment_id, created,
-			updated, finalized_at, paid_at, voided_at, uncollectible_at, charging, attempts, pending_action, processing, dunning_stage,
-			next_payment_attempt, processing_off_session, saved_method, subscription_id, starting_balance, ending_balance)
+		sql: `INSERT INTO invoices (` + invoiceInsertList + `)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 			$23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
 		args: append(append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...), inv.Subscription(),
@@ -279,12 +291,8 @@ func (r invoiceRepo) Save(ctx context.Context, inv *invoicing.Invoice) error {
 		return err
 	}
 	return r.q.exec(ctx, write{what: "invoices: update " + inv.ID(), one: true,
-		sql: `UPDATE invoices SET status = $4, number = $5, currency = $6, customer_name = $7, customer_email = $8,
-			lines = $9, days_until_due = $10, memo = $11, metadata = $12, public_token = $13, issue_date = $14,
-			due_date = $15, amount_paid = $16, payment_id = $17, created = $18, updated = $19, finalized_at = $20,
-			paid_at = $21, voided_at = $22, uncollectible_at = $23, charging = $24, attempts = $25,
-			pending_action = $26, processing = $27, dunning_stage = $28, next_payment_attempt = $29,
-			processing_off_session = $30, saved_method = $31
+		sql: `UPDATE invoices SET (` + invoiceStateList + `) = ($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+			$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
 			WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{inv.ID(), inv.Scope().MerchantID, string(inv.Scope().Env)}, args...)})
 }

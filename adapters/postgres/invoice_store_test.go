@@ -14,6 +14,7 @@ import (
 	"github.com/kassa-pay/kassa/core"
 	"github.com/kassa-pay/kassa/modules/invoicing"
 	"github.com/kassa-pay/kassa/modules/payments"
+	"github.com/kassa-pay/kassa/ports"
 )
 
 var errBoom = errors.New("boom")
@@ -380,5 +381,88 @@ func TestInvoiceLockMany(t *testing.T) {
 		if !errors.Is(err, invoicing.ErrNotFound) {
 			t.Fatalf("lock many with %+v: %v, want ErrNotFound", bad, err)
 		}
+	}
+}
+
+// SaveMany writes what Save writes, in one statement: the invoices read back as saved; one
+// that is not there (another scope's), or one given twice, writes none of the batch.
+func TestInvoiceSaveMany(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var invs []*invoicing.Invoice
+	for i := range 4 {
+		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+			Lines: []invoicing.Line{{Description: "A", Quantity: int64(i + 1), UnitAmount: 333, VATRate: 1900}}, Metadata: map[string]string{"k": "v"}}, now)
+		if err := inv.Finalize("ACME", int64(i+1), core.NewSecretPart(), now); err != nil {
+			t.Fatal(err)
+		}
+		invs = append(invs, inv)
+	}
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().InsertMany(ctx, invs) }); err != nil {
+		t.Fatal(err)
+	}
+	// Each changed in what a charge changes: the attempt in flight, a kept 3-D Secure action,
+	// the dunning fields, the memo and metadata.
+	changed := func(inv *invoicing.Invoice, n int) *invoicing.Invoice {
+		s := inv.Snapshot()
+		later := now.Add(time.Duration(n) * time.Hour)
+		memo, stage := fmt.Sprintf("memo %d", n), "notice"
+		s.Memo, s.Metadata, s.Updated, s.DunningStage, s.NextPaymentAttempt = &memo, map[string]string{"n": memo}, later, &stage, &later
+		s.Charge = invoicing.ChargeState{Charging: fmt.Sprintf("%s:%d", s.ID, n), Attempts: n, SavedMethod: "pm_1",
+			Pending: &payments.CustomerAction{ProcessorRef: "ch_1", Method: ports.MethodCard, Action: ports.ChargeAction{Kind: ports.ActionThreeDSecure}}}
+		return invoicing.Rehydrate(s)
+	}
+	st := postgres.NewInvoiceStore(db)
+	read := func(inv *invoicing.Invoice) invoicing.Snapshot {
+		got, err := st.Get(ctx, scope, inv.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Snapshot()
+	}
+	other := invoicing.Rehydrate(func() invoicing.Snapshot {
+		s := invs[3].Snapshot()
+		s.Scope = core.Scope{MerchantID: scope.MerchantID, Env: core.EnvLive}
+		return s
+	}())
+	for name, bad := range map[string][]*invoicing.Invoice{
+		"another scope's": {changed(invs[0], 1), other},
+		"one twice":       {changed(invs[0], 1), changed(invs[0], 2)},
+	} {
+		err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().SaveMany(ctx, bad) })
+		if err == nil {
+			t.Fatalf("a batch with %s was written", name)
+		}
+		if w, g := invs[0].Snapshot(), read(invs[0]); !reflect.DeepEqual(w, g) {
+			t.Fatalf("a batch with %s wrote part of itself: %+v", name, g)
+		}
+	}
+	// The one saved alone is the yardstick: what Save makes of an invoice on a read.
+	one, two, three := changed(invs[0], 1), changed(invs[1], 2), changed(invs[2], 3)
+	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
+		if err := tx.Invoices().SaveMany(ctx, nil); err != nil {
+			return err
+		}
+		if err := tx.Invoices().SaveMany(ctx, []*invoicing.Invoice{two, one}); err != nil {
+			return err
+		}
+		return tx.Invoices().Save(ctx, three)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w, g := three.Snapshot(), read(three); !reflect.DeepEqual(w, g) {
+		t.Fatalf("Save round trip differs:\n got %+v\nwant %+v", g, w)
+	}
+	for _, inv := range []*invoicing.Invoice{one, two} {
+		if w, g := inv.Snapshot(), read(inv); !reflect.DeepEqual(w, g) {
+			t.Fatalf("SaveMany round trip differs:\n got %+v\nwant %+v", g, w)
+		}
+	}
+	if w, g := invs[3].Snapshot(), read(invs[3]); !reflect.DeepEqual(w, g) {
+		t.Fatalf("an invoice not in the batch changed: %+v", g)
 	}
 }

@@ -147,30 +147,23 @@ func paymentInsert(rec *payments.Record) (write, error) {
 	if err != nil {
 		return write{}, err
 	}
-	insert := `INSERT INTO payments (
-		id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
-		previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
-		card_exp_month, card_exp_year, sepa_country, sepa_last4,
-		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
-		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
-		payable_kind, payable_key)
+	const insert = `INSERT INTO payments (` + paymentInsertList + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 		$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40)`
 	return write{what: "payments: insert " + rec.Payment.ID(), sql: insert, args: args}, nil
 }
 
-// paymentInsertColumns are the columns paymentInsert writes, in the order of its arguments
-// (paymentInsertArgs).
-var paymentInsertColumns = []string{
-	"id", "merchant_id", "environment", "session_id", "invoice_id", "amount", "amount_refunded", "currency", "status",
-	"previous_status", "dispute_lost", "payment_method", "card_brand", "card_last4", "card_country", "card_funding",
-	"card_exp_month", "card_exp_year", "sepa_country", "sepa_last4",
-	"fee_service_eur", "fee_psp_eur", "fee_service_charge_currency", "fee_currency", "fee_rate_date",
-	"customer_name", "customer_email", "reference", "metadata", "failure_code", "failure_message",
-	"processor_ref", "settles_at", "created", "dispute_opens_at", "dispute_reason", "fee_rate", "available_at",
-	"payable_kind", "payable_key",
-}
+// paymentInsertList is the columns paymentInsert and paymentsInsert write, in the order of
+// their arguments (paymentInsertArgs).
+const paymentInsertList = `id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
+	previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
+	card_exp_month, card_exp_year, sepa_country, sepa_last4,
+	fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
+	customer_name, customer_email, reference, metadata, failure_code, failure_message,
+	processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
+	payable_kind, payable_key`
+
+var paymentInsertColumns = columnNames(paymentInsertList)
 
 // paymentInsertArgs checks a new payment and answers the values of paymentInsertColumns.
 func paymentInsertArgs(rec *payments.Record) ([]any, error) {
@@ -229,21 +222,8 @@ func paymentsInsert(recs []*payments.Record) (write, error) {
 	}
 	return write{
 		what: fmt.Sprintf("payments: insert %d payments", len(recs)),
-		sql: `INSERT INTO payments (
-		id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
-		previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
-		card_exp_month, card_exp_year, sepa_country, sepa_last4,
-		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
-		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
-		payable_kind, payable_key)
-		SELECT id, merchant_id, environment, session_id, invoice_id, amount, amount_refunded, currency, status,
-		previous_status, dispute_lost, payment_method, card_brand, card_last4, card_country, card_funding,
-		card_exp_month, card_exp_year, sepa_country, sepa_last4,
-		fee_service_eur, fee_psp_eur, fee_service_charge_currency, fee_currency, fee_rate_date,
-		customer_name, customer_email, reference, metadata, failure_code, failure_message,
-		processor_ref, settles_at, created, dispute_opens_at, dispute_reason, fee_rate, available_at,
-		payable_kind, payable_key
+		sql: `INSERT INTO payments (` + paymentInsertList + `)
+		SELECT ` + paymentInsertList + `
 		FROM json_populate_recordset(NULL::payments, $1::json)`,
 		args: []any{doc},
 	}, nil

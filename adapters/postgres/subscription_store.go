@@ -143,7 +143,15 @@ func (r *subscriptionRow) subscription() (*billing.Subscription, error) {
 	return billing.RehydrateSubscription(s), nil
 }
 
-// subscriptionArgs are the stored columns of sub after id, merchant_id, environment ($4 on).
+// subscriptionStateList is a subscription's stored state: the columns Save and SaveMany write,
+// in subscriptionArgs' order (Insert writes the key before them).
+const subscriptionStateList = `status, customer_id, price_id, quantity, currency, unit_amount, interval, interval_count,
+	anchor, period_start, period_end, trial_start, trial_end, latest_invoice, client_secret, default_payment_method,
+	cancel_at_period_end, canceled_at, ended_at, metadata, created, updated, due_at, payment_intent, trial_notified,
+	open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection, pending_update, pending_lines`
+
+// subscriptionArgs are the stored columns of sub after id, merchant_id, environment ($4 on):
+// subscriptionStateList.
 func subscriptionArgs(sub *billing.Subscription) ([]any, error) {
 	s := sub.Snapshot()
 	md, err := json.Marshal(s.Metadata)
@@ -289,11 +297,7 @@ func (r subscriptionRepo) Insert(ctx context.Context, sub *billing.Subscription)
 		return err
 	}
 	return r.q.exec(ctx, write{what: "subscriptions: insert " + sub.ID(), one: true,
-		sql: `INSERT INTO subscriptions (id, merchant_id, environment, status, customer_id, price_id, quantity, currency,
-			unit_amount, interval, interval_count, anchor, period_start, period_end, trial_start, trial_end, latest_invoice,
-			client_secret, default_payment_method, cancel_at_period_end, canceled_at, ended_at, metadata, created, updated,
-			due_at, payment_intent, trial_notified, open_invoice, renewed_at, next_charge, failures, unpaid_at, pause_collection,
-			pending_update, pending_lines)
+		sql: `INSERT INTO subscriptions (id, merchant_id, environment, ` + subscriptionStateList + `)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
 			$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
@@ -320,13 +324,9 @@ func (r subscriptionRepo) Save(ctx context.Context, sub *billing.Subscription) e
 		return err
 	}
 	return r.q.exec(ctx, write{what: "subscriptions: update " + sub.ID(), one: true,
-		sql: `UPDATE subscriptions SET status = $4, customer_id = $5, price_id = $6, quantity = $7, currency = $8,
-			unit_amount = $9, interval = $10, interval_count = $11, anchor = $12, period_start = $13, period_end = $14,
-			trial_start = $15, trial_end = $16, latest_invoice = $17, client_secret = $18, default_payment_method = $19,
-			cancel_at_period_end = $20, canceled_at = $21, ended_at = $22, metadata = $23, created = $24, updated = $25,
-			due_at = $26, payment_intent = $27, trial_notified = $28, open_invoice = $29, renewed_at = $30,
-			next_charge = $31, failures = $32, unpaid_at = $33, pause_collection = $34,
-			pending_update = $35, pending_lines = $36 WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+		sql: `UPDATE subscriptions SET (` + subscriptionStateList + `) = ($4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+			$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34,
+			$35, $36) WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		args: append([]any{sub.ID(), sub.Scope().MerchantID, string(sub.Scope().Env)}, args...)})
 }
 

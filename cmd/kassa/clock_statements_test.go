@@ -9,10 +9,6 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
-	"github.com/kassa-pay/kassa/core"
-	"github.com/kassa-pay/kassa/modules/billing"
-	"github.com/kassa-pay/kassa/modules/catalog"
-	"github.com/kassa-pay/kassa/ports"
 )
 
 // monthAdvanceStatements advances the test clock of one merchant with subs subscriptions (a
@@ -37,21 +33,9 @@ func advanceStatements(t *testing.T, subs int, interval string, warm, days int64
 		t.Fatal(err)
 	}
 	if subs > 0 {
-		prod, err := a.catalog.CreateProduct(ctx, scope, catalog.ProductInput{Name: "Plan"}, &catalog.PriceInput{Currency: "eur", UnitAmount: 900,
-			Recurring: &catalog.Recurring{Interval: interval, IntervalCount: 1, UsageType: "licensed"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		price := newPlan(t, a, scope, interval, nil)
 		for i := range subs {
-			sub, err := a.billing.CreateSubscription(ctx, core.Caller{Scope: scope, Onboarded: true}, billing.CreateInput{
-				PriceID: prod.DefaultPrice(), CustomerName: "Ada Lovelace", CustomerEmail: fmt.Sprintf("ada%d@example.com", i)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.billing.ConfirmFirstPayment(ctx, sub.PaymentIntent(), *sub.Snapshot().ClientSecret, billing.MethodInput{
-				Method: ports.MethodCard, Card: &ports.CardDetails{Number: "4242424242424242", ExpMonth: 12, ExpYear: 2031, CVC: "123"}}); err != nil {
-				t.Fatal(err)
-			}
+			subscribeWithCard(t, a, scope, price, fmt.Sprintf("ada%d@example.com", i))
 		}
 	}
 	warmup := warm * day

@@ -112,6 +112,38 @@ func (h *subscriptionPayments) SubscriptionInvoicePaid(ctx context.Context, tx i
 	return h.bill.InvoicePaid(ctx, btx, inv.Scope(), *sub, inv.ID(), savedMethod, at)
 }
 
+// SubscriptionInvoicesPaid tells billing, in the unit of work that pays a charge batch's
+// invoices, that they were paid (billing.InvoicesPaid: one statement per table for all).
+func (h *subscriptionPayments) SubscriptionInvoicesPaid(ctx context.Context, tx invoicing.Tx, paid []invoicing.PaidInvoice) ([][]core.Event, error) {
+	evs := make([][]core.Event, len(paid))
+	var (
+		told []billing.PaidInvoice
+		of   []int // told[x] is paid[of[x]]
+	)
+	for i, p := range paid {
+		if sub := p.Invoice.Subscription(); h.bill != nil && sub != nil {
+			told = append(told, billing.PaidInvoice{Scope: p.Invoice.Scope(), Subscription: *sub, Invoice: p.Invoice.ID(),
+				SavedMethod: p.SavedMethod, At: p.At})
+			of = append(of, i)
+		}
+	}
+	if len(told) == 0 {
+		return evs, nil
+	}
+	btx, ok := tx.(billing.Tx)
+	if !ok {
+		return nil, fmt.Errorf("kassa: invoicing's unit of work %T is not billing's", tx)
+	}
+	more, err := h.bill.InvoicesPaid(ctx, btx, told)
+	if err != nil {
+		return nil, err
+	}
+	for x, i := range of {
+		evs[i] = more[x]
+	}
+	return evs, nil
+}
+
 var _ invoicing.SubscriptionMethods = (*subscriptionPayments)(nil)
 
 // SaveInvoiceMethod saves, through billing, the method a subscription's invoice is paid with

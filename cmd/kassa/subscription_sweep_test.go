@@ -7,10 +7,6 @@ import (
 	"time"
 
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
-	"github.com/kassa-pay/kassa/core"
-	"github.com/kassa-pay/kassa/modules/billing"
-	"github.com/kassa-pay/kassa/modules/catalog"
-	"github.com/kassa-pay/kassa/ports"
 )
 
 // Regression: the unscoped background sweep renews inside the unit of work that claimed its
@@ -24,21 +20,7 @@ func TestUnscopedSweepRenewsOnOneConnection(t *testing.T) {
 	a := wire(db, "https://pay.example.test", nil, clockWiring{})
 	ctx := context.Background()
 	trial := 1
-	prod, err := a.catalog.CreateProduct(ctx, scope, catalog.ProductInput{Name: "Plan"}, &catalog.PriceInput{Currency: "eur", UnitAmount: 900,
-		Recurring: &catalog.Recurring{Interval: "month", IntervalCount: 1, TrialPeriodDays: &trial, UsageType: "licensed"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := a.billing.CreateSubscription(ctx, core.Caller{Scope: scope, Onboarded: true}, billing.CreateInput{
-		PriceID: prod.DefaultPrice(), CustomerName: "Ada Lovelace", CustomerEmail: "ada@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The trial starts once the customer's card is saved.
-	if _, err := a.billing.ConfirmFirstPayment(ctx, sub.PaymentIntent(), *sub.Snapshot().ClientSecret, billing.MethodInput{
-		Method: ports.MethodCard, Card: &ports.CardDetails{Number: "4242424242424242", ExpMonth: 12, ExpYear: 2031, CVC: "123"}}); err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeWithCard(t, a, scope, newPlan(t, a, scope, "month", &trial), "ada@example.com")
 	if _, err := db.Exec(`INSERT INTO invoice_settings (merchant_id, invoice_prefix, updated) VALUES ($1, 'ACME', now())`, scope.MerchantID); err != nil {
 		t.Fatal(err)
 	}

@@ -136,25 +136,9 @@ func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subI
 	if err := dropPendingSetup(ctx, tx, scope, subID, &invoiceID); err != nil {
 		return nil, err
 	}
-	var dm *DefaultMethod
-	if savedMethod != "" {
-		pm, err := tx.PaymentMethods().Get(ctx, scope, savedMethod)
-		if err != nil {
-			return nil, err
-		}
-		dm = &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}
-	} else if sub.s.Status == StatusIncomplete {
-		c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
-		if err != nil {
-			return nil, customerNotFound(err)
-		}
-		if id := c.DefaultPaymentMethod(); id != nil {
-			pm, err := tx.PaymentMethods().Get(ctx, scope, *id)
-			if err != nil {
-				return nil, err
-			}
-			dm = &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}
-		}
+	dm, err := paidWith(ctx, tx, sub, savedMethod)
+	if err != nil {
+		return nil, err
 	}
 	ch, err := sub.InvoicePaid(invoiceID, dm, at)
 	if err != nil || ch == (Change{}) {
@@ -164,6 +148,103 @@ func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subI
 		return nil, err
 	}
 	return changeEvents(ch, sub, at), nil
+}
+
+// paidWith is the method that becomes the default of subscription sub, locked, as an invoice
+// of it is paid (InvoicePaid): savedMethod when not "", else for an incomplete one the
+// customer's default (locking the customer); nil for none.
+func paidWith(ctx context.Context, tx Tx, sub *Subscription, savedMethod string) (*DefaultMethod, error) {
+	scope := sub.Scope()
+	id := &savedMethod
+	if savedMethod == "" {
+		if sub.s.Status != StatusIncomplete {
+			return nil, nil
+		}
+		c, err := tx.Customers().Lock(ctx, scope, sub.Customer())
+		if err != nil {
+			return nil, customerNotFound(err)
+		}
+		if id = c.DefaultPaymentMethod(); id == nil {
+			return nil, nil
+		}
+	}
+	pm, err := tx.PaymentMethods().Get(ctx, scope, *id)
+	if err != nil {
+		return nil, err
+	}
+	return &DefaultMethod{ID: pm.ID(), Summary: pm.Summary()}, nil
+}
+
+// PaidInvoice is an invoice of a subscription, paid at At (InvoicesPaid); SavedMethod is the
+// method saved paying it on its hosted page ("" for none).
+type PaidInvoice struct {
+	Scope        core.Scope
+	Subscription string
+	Invoice      string
+	SavedMethod  string
+	At           time.Time
+}
+
+// InvoicesPaid is InvoicePaid of each of paid (the invoices a charge batch paid in one unit of
+// work), with one statement per table for all of them: their subscriptions locked
+// (Subscriptions().LockMany), the setups waiting for 3-D Secure to save a card for them
+// deleted (PendingSetups().DeleteForInvoices), the subscriptions that changed saved
+// (Subscriptions().SaveMany). A method to read (a saved one, or an incomplete subscription's
+// customer's default) is read for its invoice alone. It answers each invoice's events in the
+// order of paid.
+func (s *Service) InvoicesPaid(ctx context.Context, tx Tx, paid []PaidInvoice) ([][]core.Event, error) {
+	refs := make([]SubscriptionRef, len(paid))
+	for i, p := range paid {
+		refs[i] = SubscriptionRef{Scope: p.Scope, ID: p.Subscription}
+	}
+	locked, err := tx.Subscriptions().LockMany(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	subs := make(map[SubscriptionRef]*Subscription, len(locked))
+	for _, sub := range locked {
+		subs[SubscriptionRef{Scope: sub.Scope(), ID: sub.ID()}] = sub
+	}
+	setups := make([]SetupRef, 0, len(paid))
+	for i, p := range paid {
+		if subs[refs[i]] != nil { // an invoice whose subscription is gone pays alone
+			setups = append(setups, SetupRef{Scope: p.Scope, Subscription: p.Subscription, Invoice: p.Invoice})
+		}
+	}
+	// A challenge still waiting to save a card for one of these invoices is stale once it is
+	// paid: an old answer must neither save that card nor charge it.
+	if err := tx.PendingSetups().DeleteForInvoices(ctx, setups); err != nil {
+		return nil, err
+	}
+	evs := make([][]core.Event, len(paid))
+	var changed []*Subscription
+	saved := make(map[*Subscription]bool, len(locked))
+	for i, p := range paid {
+		sub := subs[refs[i]]
+		if sub == nil {
+			continue
+		}
+		dm, err := paidWith(ctx, tx, sub, p.SavedMethod)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := sub.InvoicePaid(p.Invoice, dm, p.At)
+		if err != nil {
+			return nil, err
+		}
+		if ch == (Change{}) {
+			continue
+		}
+		if !saved[sub] {
+			saved[sub] = true
+			changed = append(changed, sub)
+		}
+		evs[i] = changeEvents(ch, sub, p.At)
+	}
+	if err := tx.Subscriptions().SaveMany(ctx, changed); err != nil {
+		return nil, err
+	}
+	return evs, nil
 }
 
 // ChargeFailed is told, inside the unit of work that records a failed off-session charge of

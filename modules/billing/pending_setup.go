@@ -39,6 +39,16 @@ type PendingSetupRepository interface {
 	// DeleteForInvoice removes the subscription's pending setup if it was made for invoice
 	// invoiceID (one statement: a paid invoice asks for it every time); none is not an error.
 	DeleteForInvoice(ctx context.Context, scope core.Scope, subscriptionID, invoiceID string) error
+	// DeleteForInvoices is DeleteForInvoice of each ref, with one statement (the invoices of a
+	// charge batch, paid together).
+	DeleteForInvoices(ctx context.Context, refs []SetupRef) error
+}
+
+// SetupRef names a subscription's pending setup made for an invoice.
+type SetupRef struct {
+	Scope        core.Scope
+	Subscription string
+	Invoice      string
 }
 
 // ErrNoPendingSetup: no setup of the subscription waits for 3-D Secure (store sentinel).

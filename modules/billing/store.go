@@ -24,6 +24,10 @@ type SubscriptionRepository interface {
 	Insert(ctx context.Context, s *Subscription) error
 	// Lock reads subscription id of scope FOR UPDATE; an unknown one is ErrSubscriptionMissing.
 	Lock(ctx context.Context, scope core.Scope, id string) (*Subscription, error)
+	// LockMany reads the subscriptions refs name FOR UPDATE in one statement, locked in the
+	// order of merchant, environment and id, and answers them in that order; one that is not
+	// there is missing from the answer.
+	LockMany(ctx context.Context, refs []SubscriptionRef) ([]*Subscription, error)
 	// Save writes the subscription's state (and its due time, DueAt) in one UPDATE of its row.
 	Save(ctx context.Context, s *Subscription) error
 	// SaveMany writes the state of each of subs (each once) in one UPDATE for all of them, as
@@ -37,6 +41,12 @@ type SubscriptionRepository interface {
 	// MarkRecurring marks the scope for the daily MRR snapshot (MRRHistory), the first at
 	// next, unless it is marked already.
 	MarkRecurring(ctx context.Context, scope core.Scope, next time.Time) error
+}
+
+// SubscriptionRef names a subscription of a scope.
+type SubscriptionRef struct {
+	Scope core.Scope
+	ID    string
 }
 
 // SubscriptionFilter narrows a list of subscriptions (D14): each field set must match.

@@ -99,11 +99,27 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 	if err != nil {
 		return nil, err
 	}
-	if err := inv.stopCharge(a.IdempotencyKey()); err != nil {
+	evs, paid, err := ow.outcome(ctx, tx, inv, a, o)
+	if err != nil {
 		return nil, err
+	}
+	more, err := ow.tellPaid(ctx, tx, paid)
+	if err != nil {
+		return nil, err
+	}
+	return append(evs, more...), tx.Invoices().Save(ctx, inv)
+}
+
+// outcome applies o, the outcome of attempt a, to inv (not saved) and answers its events; a
+// paid invoice of a subscription answers too what its owner must be told after them
+// (SubscriptionPayments), and nothing else is told it yet.
+func (ow Payables) outcome(ctx context.Context, tx Tx, inv *Invoice, a *payments.ChargeAttempt, o *payments.ChargeOutcome) ([]core.Event, *PaidInvoice, error) {
+	if err := inv.stopCharge(a.IdempotencyKey()); err != nil {
+		return nil, nil, err
 	}
 	now := a.ChargedAt()
 	var evs []core.Event
+	var paid *PaidInvoice
 	switch o.Result {
 	case ports.OutcomeSucceeded:
 		inv.markPaid(o.Payment.Payment, now)
@@ -111,11 +127,7 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 			evs = append(evs, event(ow.base, EventPaymentSucceeded, inv, now))
 		}
 		evs = append(evs, event(ow.base, EventPaid, inv, now))
-		more, err := ow.paid(ctx, tx, inv, o.Payment.Payment, now)
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, more...)
+		paid = ow.paid(inv, o.Payment.Payment, now)
 	case ports.OutcomeProcessing:
 		inv.charge.Pending = nil
 		inv.charge.Processing = o.Payment.Payment.ID()
@@ -127,15 +139,82 @@ func (ow Payables) ApplyOutcome(ctx context.Context, tx Tx, p payments.Payable, 
 		if a.OffSession() && o.Decline != nil {
 			var err error
 			if more, err = ow.failed(ctx, tx, inv, o.Decline.Code, now); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		evs = append(evs, event(ow.base, EventPaymentFailed, inv, now))
 		evs = append(evs, more...)
 	default:
-		return nil, fmt.Errorf("invoicing: %s: unexpected charge outcome %q", inv.ID(), o.Result)
+		return nil, nil, fmt.Errorf("invoicing: %s: unexpected charge outcome %q", inv.ID(), o.Result)
 	}
-	return evs, tx.Invoices().Save(ctx, inv)
+	return evs, paid, nil
+}
+
+var _ payments.PayableBatchOwner[Tx] = Payables{}
+
+// BeginCharges checks and marks each invoice of a charge batch as BeginCharge does, and saves
+// them with one statement (Invoices().SaveMany).
+func (Payables) BeginCharges(ctx context.Context, tx Tx, ps []payments.Payable, starts []payments.ChargeStart) ([]int, error) {
+	invs := make([]*Invoice, len(ps))
+	ns := make([]int, len(ps))
+	for i, p := range ps {
+		inv, err := invoiceOf(p)
+		if err != nil {
+			return nil, err
+		}
+		if ns[i], err = inv.startCharge(starts[i].Kind, starts[i].SavedMethod, starts[i].Now); err != nil {
+			return nil, err
+		}
+		invs[i] = inv
+	}
+	return ns, tx.Invoices().SaveMany(ctx, invs)
+}
+
+// ApplyOutcomes applies each outcome of a charge batch to its invoice as ApplyOutcome (or
+// KeepCustomerAction) does, tells the subscriptions of the paid ones with one call for all of
+// them (SubscriptionInvoicesPaid), and saves the invoices with one statement
+// (Invoices().SaveMany). A failed automatic charge tells its subscription on its own
+// (SubscriptionChargeFailed): its dunning stage is on the invoice's event.
+func (ow Payables) ApplyOutcomes(ctx context.Context, tx Tx, outs []payments.PayableOutcome) ([][]core.Event, error) {
+	evs := make([][]core.Event, len(outs))
+	invs := make([]*Invoice, len(outs))
+	var (
+		paid []PaidInvoice
+		of   []int // paid[x] is the invoice of outs[of[x]]
+	)
+	for i, o := range outs {
+		inv, err := invoiceOf(o.P)
+		if err != nil {
+			return nil, err
+		}
+		invs[i] = inv
+		if o.O.Result == ports.OutcomeRequiresAction {
+			if err := inv.keepAction(o.A, *o.O.CustomerAction); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var p *PaidInvoice
+		if evs[i], p, err = ow.outcome(ctx, tx, inv, o.A, o.O); err != nil {
+			return nil, err
+		}
+		if p != nil {
+			paid, of = append(paid, *p), append(of, i)
+		}
+	}
+	if len(paid) > 0 {
+		more, err := ow.subs.SubscriptionInvoicesPaid(ctx, tx, paid)
+		if err != nil {
+			return nil, err
+		}
+		if len(more) != len(paid) {
+			return nil, fmt.Errorf("invoicing: events of %d paid invoices for %d", len(more), len(paid))
+		}
+		for x, i := range of {
+			evs[i] = append(evs[i], more[x]...)
+		}
+	}
+	return evs, tx.Invoices().SaveMany(ctx, invs)
 }
 
 // KeepCustomerAction keeps the charge waiting for 3-D Secure on the invoice.
@@ -144,11 +223,19 @@ func (Payables) KeepCustomerAction(ctx context.Context, tx Tx, p payments.Payabl
 	if err != nil {
 		return err
 	}
+	if err := inv.keepAction(a, act); err != nil {
+		return err
+	}
+	return tx.Invoices().Save(ctx, inv)
+}
+
+// keepAction ends the charge in flight of a, which waits for the customer, and keeps act.
+func (inv *Invoice) keepAction(a *payments.ChargeAttempt, act payments.CustomerAction) error {
 	if err := inv.stopCharge(a.IdempotencyKey()); err != nil {
 		return err
 	}
 	inv.charge.Pending = &act
-	return tx.Invoices().Save(ctx, inv)
+	return nil
 }
 
 // AbandonCharge ends the charge in flight that the processor never received.
@@ -190,7 +277,7 @@ func (ow Payables) ApplySettlement(ctx context.Context, tx Tx, p payments.Payabl
 		}
 		evs = append(evs, event(ow.base, EventPaid, inv, at))
 		if paidNow {
-			more, err := ow.paid(ctx, tx, inv, pay, at)
+			more, err := ow.tellPaid(ctx, tx, ow.paid(inv, pay, at))
 			if err != nil {
 				return nil, err
 			}

@@ -28,6 +28,9 @@ type InvoiceRepository interface {
 	LockMany(ctx context.Context, refs []payments.PayableRef) ([]*Invoice, error)
 	// Save writes the invoice's state in one UPDATE that must change its one row.
 	Save(ctx context.Context, inv *Invoice) error
+	// SaveMany writes the state of each of invs (each once) as Save does, in one UPDATE for
+	// all of them, all or none: one that is not there is ErrNotFound and nothing is written.
+	SaveMany(ctx context.Context, invs []*Invoice) error
 	// Delete removes a draft; no row is ErrNotFound.
 	Delete(ctx context.Context, scope core.Scope, id string) error
 	// NextNumber takes the next sequence number of scope and year: the counter row is

@@ -227,6 +227,10 @@ func (s *Service) VoidOpenIn(ctx context.Context, tx Tx, scope core.Scope, id st
 // commit together.
 type SubscriptionPayments interface {
 	SubscriptionInvoicePaid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, savedMethod string, at time.Time) ([]core.Event, error)
+	// SubscriptionInvoicesPaid is SubscriptionInvoicePaid of each of paid (a charge batch's
+	// invoices, paid in one unit of work), made for all of them at once; it answers each
+	// one's events in the order of paid.
+	SubscriptionInvoicesPaid(ctx context.Context, tx Tx, paid []PaidInvoice) ([][]core.Event, error)
 	// SubscriptionChargeFailed is told that an automatic (off-session) charge of the invoice
 	// failed with declineCode: it answers the dunning stage and next attempt the invoice
 	// shows ("" stage: no dunning).
@@ -238,14 +242,34 @@ type SubscriptionPayments interface {
 	SubscriptionCustomerAttemptFailed(ctx context.Context, tx Tx, inv *Invoice, at time.Time) (stage string, next *time.Time, err error)
 }
 
-// paid runs the subscription side of a paid invoice, if the invoice bills a subscription.
-func (ow Payables) paid(ctx context.Context, tx Tx, inv *Invoice, pay *payments.Payment, at time.Time) ([]core.Event, error) {
+// PaidInvoice is a subscription's invoice paid by Payment at At, as its subscription is told
+// (SubscriptionPayments); SavedMethod is the method saved paying it on its hosted page ("" for
+// none).
+type PaidInvoice struct {
+	Invoice     *Invoice
+	Payment     *payments.Payment
+	SavedMethod string
+	At          time.Time
+}
+
+// paid is what the subscription of the paid invoice inv is told (nil: it bills none, or no one
+// is told); the method saved for the charge is handed over and no longer kept on the invoice.
+func (ow Payables) paid(inv *Invoice, pay *payments.Payment, at time.Time) *PaidInvoice {
 	if inv.subscription == nil || ow.subs == nil {
-		return nil, nil
+		return nil
 	}
 	saved := inv.charge.SavedMethod
 	inv.charge.SavedMethod = ""
-	return ow.subs.SubscriptionInvoicePaid(ctx, tx, inv, pay, saved, at)
+	return &PaidInvoice{Invoice: inv, Payment: pay, SavedMethod: saved, At: at}
+}
+
+// tellPaid tells the subscription of one paid invoice (nil: none to tell) and answers its
+// events.
+func (ow Payables) tellPaid(ctx context.Context, tx Tx, p *PaidInvoice) ([]core.Event, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return ow.subs.SubscriptionInvoicePaid(ctx, tx, p.Invoice, p.Payment, p.SavedMethod, p.At)
 }
 
 // failed runs the subscription side of a failed automatic charge and sets the invoice's

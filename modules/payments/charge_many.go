@@ -27,19 +27,21 @@ type ChargeResult struct {
 }
 
 // ChargeMany runs the charge protocol for reqs of one payable kind (the sweeps' off-session
-// charges; a request of another kind, or a customer's answer, is made by Charge alone), with the same guarantees as Charge for each, and
-// answers each in the order of reqs:
+// charges; a request of another kind, or a customer's answer, is made by Charge alone), with
+// the same guarantees as Charge for each, and answers each in the order of reqs:
 //
 //  1. The charges begin together (beginMany, one unit of work of the owner: the payables
-//     locked in id order, each checked and marked by its owner, their attempts recorded with
-//     one insert), committed before any processor call. If that unit of work fails, each
-//     charge begins on its own (Charge's step 1).
+//     locked in id order, checked and marked by their owner, with one call for the batch
+//     when it is a PayableBatchOwner, their attempts recorded with one insert), committed
+//     before any processor call. If that unit of work fails, each charge begins on its own
+//     (Charge's step 1).
 //  2. Each begun charge calls the processor with no transaction open, ManyWorkers at a time.
 //  3. The outcomes of the calls that answered are applied together, ManyApplied to a unit of
 //     work of the owner (applyBatch), payables in id order, then their attempts (the
 //     protocol's lock order: payables, attempts, payments), payments' writes made with one
-//     statement each for the unit of work, and the payments' ledger postings last, so that
-//     the merchant's balances are locked once per unit of work instead of once per charge.
+//     statement each for the unit of work, the owner's side with one call for the batch
+//     when it is a PayableBatchOwner, and the payments' ledger postings last, so that the
+//     merchant's balances are locked once per unit of work instead of once per charge.
 //  4. A unit of work that fails is applied charge by charge (Charge's step 5: each
 //     attempt applied exactly once), and so is everything else Charge does after a call: a
 //     failed call, a charge in flight waited for.
@@ -121,7 +123,8 @@ func (c *Charger) ChargeMany(ctx context.Context, reqs []ChargeRequest) []Charge
 
 // beginMany is step 1 for the new charges reqs[i] of k, i in many, in one unit of work of
 // k's owner: each payable locked (in scope and id order, the lock order of the protocol),
-// checked and marked by the owner (BeginCharge), and the attempts recorded with one insert.
+// checked and marked by the owner (BeginCharges for all of them when it is a
+// PayableBatchOwner, else BeginCharge of each), and the attempts recorded with one insert.
 // It answers the attempts in the order of many once the unit of work has committed, or nil
 // when it failed (a payable refused or with a charge in flight, a conflict): nothing of it is
 // written, and each charge then begins on its own.
@@ -144,14 +147,20 @@ func (c *Charger) beginMany(ctx context.Context, k Kind, reqs []ChargeRequest, m
 		if err != nil {
 			return err
 		}
+		starts := make([]ChargeStart, len(order))
 		for j, i := range order {
-			req, p := reqs[i], ps[j]
-			start := ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, SavedMethod: req.SavedMethod, Now: req.Now}
-			n, err := o.begin(ctx, p, start)
-			if err != nil {
-				return err // a refusal too (committed or not): the charge begins on its own and answers it
-			}
-			a, err := newAttempt(k.spec.Name, p, n, start, c.wall.Now())
+			req := reqs[i]
+			starts[j] = ChargeStart{Kind: AttemptCharge, Method: req.Method, OffSession: req.Source.OffSession, SavedMethod: req.SavedMethod, Now: req.Now}
+		}
+		// Checked and marked by the owner: with one statement when it is a PayableBatchOwner.
+		// A refusal (committed or not) fails the batch: each charge then begins on its own
+		// and answers it.
+		ns, err := o.beginMany(ctx, ps, starts)
+		if err != nil {
+			return err
+		}
+		for j, i := range order {
+			a, err := newAttempt(k.spec.Name, ps[j], ns[j], starts[j], c.wall.Now())
 			if err != nil {
 				return err
 			}
@@ -217,7 +226,8 @@ func (c *Charger) applyMany(ctx context.Context, k Kind, calls []called) []Charg
 // statement (after every payable, the protocol's lock order: payables, attempts, payments),
 // an attempt no longer pending left alone; the payments inserted with one statement and
 // their days' volumes with one write per day and currency; the attempts updated with one;
-// then the owner's side of each outcome; the events of every outcome (each outcome's own,
+// then the owner's side of every outcome (ApplyOutcomes for all of them when it is a
+// PayableBatchOwner, else ApplyOutcome or KeepCustomerAction of each); the events of every outcome (each outcome's own,
 // then its owner's, in the order of calls) with one Outbox().Add, the receipts with one
 // Mail().Enqueue; the ledger last (postPayments).
 func (c *Charger) applyBatch(ctx context.Context, tx Tx, o owner, k Kind, calls []called, pres []*prepared) ([]*Charged, error) {
@@ -273,26 +283,28 @@ func (c *Charger) applyBatch(ctx context.Context, tx Tx, o owner, k Kind, calls 
 			return nil, fmt.Errorf("payments: apply %d outcomes: %w", len(resolved), err)
 		}
 	}
+	// The owner's side of every outcome: with one statement per table when it is a
+	// PayableBatchOwner.
+	var (
+		owned []PayableOutcome
+		at    []int // owned[x] is the outcome of calls[at[x]]
+	)
+	for j, out := range outs {
+		if out != nil {
+			owned, at = append(owned, PayableOutcome{P: ps[j], A: las[j], O: out}), append(at, j)
+		}
+	}
+	more, err := o.applyOutcomes(ctx, owned)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		evs   []core.Event
 		posts []*Record
 	)
-	for j, out := range outs {
-		if out == nil {
-			continue
-		}
-		evs = append(evs, out.Events...)
-		var more []core.Event
-		var err error
-		if out.Result == ports.OutcomeRequiresAction {
-			err = o.keepAction(ctx, ps[j], las[j], *out.CustomerAction)
-		} else {
-			more, err = o.applyOutcome(ctx, ps[j], las[j], out)
-		}
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, more...)
+	for x, j := range at {
+		out := outs[j]
+		evs = append(append(evs, out.Events...), more[x]...)
 		r := rs[j]
 		r.Applied, r.Outcome, r.Decline, r.Action = true, out.Result, out.Decline, out.Action
 		if out.Payment != nil {

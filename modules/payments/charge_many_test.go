@@ -156,18 +156,7 @@ func TestChargeManyLocksPayablesTogether(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t)
 	lo := &lockingOwner{orderOwner: w.owner}
-	kind, err := payments.BindKind[orderTx](orderKind, w.orders, lo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.charger, err = payments.NewCharger(payments.ChargerDeps{
-		Fees:       payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
-		Processors: map[core.Environment]ports.Processor{core.EnvTest: w.proc},
-		Attempts:   w.fake, Wall: w.wall, Kinds: []payments.Kind{kind},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w.bindOwner(t, lo)
 	ids := []string{w.newOrder(), w.newOrder(), w.newOrder()}
 	for i, r := range w.charger.ChargeMany(context.Background(), []payments.ChargeRequest{w.card(ids[0], cardOK), w.card(ids[1], cardOK), w.card(ids[2], cardOK)}) {
 		if r.Err != nil || r.Charged == nil || !r.Charged.Applied || r.Charged.Outcome != ports.OutcomeSucceeded {
@@ -187,5 +176,135 @@ func TestChargeManyLocksPayablesTogether(t *testing.T) {
 		if !slices.Equal(got, sorted) {
 			t.Fatalf("locked %v, want %v", got, sorted)
 		}
+	}
+}
+
+// batchOwner is the order owner with PayableBatchOwner: it counts the batches it began and
+// applied, and the charges begun and applied one by one; each outcome it applies adds its
+// own event.
+type batchOwner struct {
+	*orderOwner
+	mu                 sync.Mutex
+	begun, applied     []int // the batches' sizes
+	oneBegun, oneApply int
+}
+
+const eventOrderApplied core.EventType = "order.applied"
+
+func (b *batchOwner) BeginCharge(ctx context.Context, tx orderTx, p payments.Payable, start payments.ChargeStart) (int, error) {
+	b.mu.Lock()
+	b.oneBegun++
+	b.mu.Unlock()
+	return b.orderOwner.BeginCharge(ctx, tx, p, start)
+}
+
+func (b *batchOwner) ApplyOutcome(ctx context.Context, tx orderTx, p payments.Payable, a *payments.ChargeAttempt, out *payments.ChargeOutcome) ([]core.Event, error) {
+	b.mu.Lock()
+	b.oneApply++
+	b.mu.Unlock()
+	return b.applied1(ctx, tx, p, a, out)
+}
+
+func (b *batchOwner) applied1(ctx context.Context, tx orderTx, p payments.Payable, a *payments.ChargeAttempt, out *payments.ChargeOutcome) ([]core.Event, error) {
+	if _, err := b.orderOwner.ApplyOutcome(ctx, tx, p, a, out); err != nil {
+		return nil, err
+	}
+	return []core.Event{core.NewEvent(eventOrderApplied, p.Scope(), a.ChargedAt(), orderSettled{id: p.ID()})}, nil
+}
+
+func (b *batchOwner) BeginCharges(ctx context.Context, tx orderTx, ps []payments.Payable, starts []payments.ChargeStart) ([]int, error) {
+	b.mu.Lock()
+	b.begun = append(b.begun, len(ps))
+	b.mu.Unlock()
+	ns := make([]int, len(ps))
+	for i, p := range ps {
+		n, err := b.orderOwner.BeginCharge(ctx, tx, p, starts[i])
+		if err != nil {
+			return nil, err
+		}
+		ns[i] = n
+	}
+	return ns, nil
+}
+
+func (b *batchOwner) ApplyOutcomes(ctx context.Context, tx orderTx, outs []payments.PayableOutcome) ([][]core.Event, error) {
+	b.mu.Lock()
+	b.applied = append(b.applied, len(outs))
+	b.mu.Unlock()
+	evs := make([][]core.Event, len(outs))
+	for i, o := range outs {
+		var err error
+		if evs[i], err = b.applied1(ctx, tx, o.P, o.A, o.O); err != nil {
+			return nil, err
+		}
+	}
+	return evs, nil
+}
+
+func (w *orderWorld) bindOwner(t *testing.T, o payments.PayableOwner[orderTx]) {
+	t.Helper()
+	kind, err := payments.BindKind[orderTx](orderKind, w.orders, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.charger, err = payments.NewCharger(payments.ChargerDeps{
+		Fees:       payments.NewFeeCalculator(payments.DefaultFeeSchedule(), nil),
+		Processors: map[core.Environment]ports.Processor{core.EnvTest: w.proc},
+		Attempts:   w.fake, Wall: w.wall, Kinds: []payments.Kind{kind},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An owner with batch steps (PayableBatchOwner) begins the batch's charges with one call and
+// applies their outcomes with one, never payable by payable; each outcome's events are its
+// own, then the owner's, in the order of the payables. When the batch's outcomes cannot be
+// applied together, each is applied on its own, once.
+func TestChargeManyOwnerBatchSteps(t *testing.T) {
+	t.Parallel()
+	w := newOrderWorld(t)
+	bo := &batchOwner{orderOwner: w.owner}
+	w.bindOwner(t, bo)
+	ids := []string{w.newOrder(), w.newOrder(), w.newOrder()}
+	for i, r := range w.charger.ChargeMany(context.Background(), []payments.ChargeRequest{w.card(ids[0], cardOK), w.card(ids[1], cardDeclined), w.card(ids[2], cardOK)}) {
+		if r.Err != nil || r.Charged == nil || !r.Charged.Applied {
+			t.Fatalf("charge %d: %+v %v", i, r.Charged, r.Err)
+		}
+	}
+	if !slices.Equal(bo.begun, []int{3}) || !slices.Equal(bo.applied, []int{3}) || bo.oneBegun != 0 || bo.oneApply != 0 {
+		t.Fatalf("batches begun %v, applied %v; one by one %d begun, %d applied: want one batch of 3 each, none alone",
+			bo.begun, bo.applied, bo.oneBegun, bo.oneApply)
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	var want []core.EventType
+	for _, id := range sorted {
+		if id == ids[1] {
+			want = append(want, payments.EventPaymentIntentPaymentFailed, eventOrderApplied)
+		} else {
+			want = append(want, payments.EventPaymentIntentSucceeded, eventOrderApplied)
+		}
+	}
+	if !sameTypes(w.types(), want...) {
+		t.Fatalf("events %v, want %v", w.types(), want)
+	}
+
+	// The owner's batch fails (its first outcome): each outcome is applied on its own, once.
+	w2 := newOrderWorld(t)
+	bo2 := &batchOwner{orderOwner: w2.owner}
+	w2.bindOwner(t, bo2)
+	w2.owner.failApply = 1
+	ids2 := []string{w2.newOrder(), w2.newOrder()}
+	for i, r := range w2.charger.ChargeMany(context.Background(), []payments.ChargeRequest{w2.card(ids2[0], cardOK), w2.card(ids2[1], cardOK)}) {
+		if r.Err != nil || r.Charged == nil || !r.Charged.Applied || r.Charged.Outcome != ports.OutcomeSucceeded {
+			t.Fatalf("fallback charge %d: %+v %v", i, r.Charged, r.Err)
+		}
+		if p := w2.paymentsOf(ids2[i]); len(p) != 1 {
+			t.Fatalf("order %d: %d payments", i, len(p))
+		}
+	}
+	if !slices.Equal(bo2.applied, []int{2}) || bo2.oneApply != 2 {
+		t.Fatalf("batches applied %v, one by one %d: want the batch of 2 tried, then each alone", bo2.applied, bo2.oneApply)
 	}
 }

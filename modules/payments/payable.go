@@ -150,6 +150,32 @@ type PayableLocker[T Tx] interface {
 	LockPayables(ctx context.Context, tx T, refs []PayableRef) ([]Payable, error)
 }
 
+// PayableOutcome is one outcome of a charge batch for its owner (PayableBatchOwner): the
+// locked payable P, its attempt A (applied), and what it came to (O); an outcome waiting for
+// the customer (requires_action) carries the action to keep in O.CustomerAction.
+type PayableOutcome struct {
+	P Payable
+	A *ChargeAttempt
+	O *ChargeOutcome
+}
+
+// PayableBatchOwner is what an owner may add to PayableOwner so that ChargeMany writes the
+// owner's side of a batch with one statement per table instead of one per charge. Each
+// method does for the whole batch what its PayableOwner method does for one payable, and
+// runs its statements when it is called, in the Charger's unit of work:
+//
+//   - BeginCharges is BeginCharge of each ps[i] with starts[i] (the payables locked, in scope
+//     and id order), answering the attempt numbers in that order; a refusal of any refuses
+//     the batch (the Charger then begins each charge on its own).
+//   - ApplyOutcomes is ApplyOutcome (or KeepCustomerAction, for an outcome waiting for the
+//     customer) of each of outs, answering each outcome's events in the order of outs.
+//
+// Without it the Charger calls the PayableOwner methods payable by payable.
+type PayableBatchOwner[T Tx] interface {
+	BeginCharges(ctx context.Context, tx T, ps []Payable, starts []ChargeStart) ([]int, error)
+	ApplyOutcomes(ctx context.Context, tx T, outs []PayableOutcome) ([][]core.Event, error)
+}
+
 // CommitRefusal wraps an owner's refusal whose changes must be committed (BeginCharge): the
 // Charger commits the unit of work and then answers err.
 func CommitRefusal(err error) error { return &commitRefusal{err: err} }
@@ -184,6 +210,10 @@ type owner interface {
 	// their order: with one statement when the owner is a PayableLocker.
 	lockMany(ctx context.Context, refs []PayableRef) ([]Payable, error)
 	begin(ctx context.Context, p Payable, start ChargeStart) (int, error)
+	// beginMany and applyOutcomes are the batch's steps: with the owner's PayableBatchOwner
+	// methods when it has them, else payable by payable.
+	beginMany(ctx context.Context, ps []Payable, starts []ChargeStart) ([]int, error)
+	applyOutcomes(ctx context.Context, outs []PayableOutcome) ([][]core.Event, error)
 	applyOutcome(ctx context.Context, p Payable, a *ChargeAttempt, o *ChargeOutcome) ([]core.Event, error)
 	keepAction(ctx context.Context, p Payable, a *ChargeAttempt, act CustomerAction) error
 	abandon(ctx context.Context, p Payable, a *ChargeAttempt) error
@@ -245,6 +275,48 @@ func (b boundOwner[T]) lockMany(ctx context.Context, refs []PayableRef) ([]Payab
 
 func (b boundOwner[T]) begin(ctx context.Context, p Payable, start ChargeStart) (int, error) {
 	return b.o.BeginCharge(ctx, b.tx, p, start)
+}
+
+func (b boundOwner[T]) beginMany(ctx context.Context, ps []Payable, starts []ChargeStart) ([]int, error) {
+	if bo, ok := b.o.(PayableBatchOwner[T]); ok {
+		ns, err := bo.BeginCharges(ctx, b.tx, ps, starts)
+		if err == nil && len(ns) != len(ps) {
+			err = fmt.Errorf("payments: %d charges begun of %d", len(ns), len(ps))
+		}
+		return ns, err
+	}
+	ns := make([]int, len(ps))
+	for i, p := range ps {
+		n, err := b.o.BeginCharge(ctx, b.tx, p, starts[i])
+		if err != nil {
+			return nil, err
+		}
+		ns[i] = n
+	}
+	return ns, nil
+}
+
+func (b boundOwner[T]) applyOutcomes(ctx context.Context, outs []PayableOutcome) ([][]core.Event, error) {
+	if bo, ok := b.o.(PayableBatchOwner[T]); ok {
+		evs, err := bo.ApplyOutcomes(ctx, b.tx, outs)
+		if err == nil && len(evs) != len(outs) {
+			err = fmt.Errorf("payments: events of %d outcomes for %d", len(evs), len(outs))
+		}
+		return evs, err
+	}
+	evs := make([][]core.Event, len(outs))
+	for i, o := range outs {
+		var err error
+		if o.O.Result == ports.OutcomeRequiresAction {
+			err = b.o.KeepCustomerAction(ctx, b.tx, o.P, o.A, *o.O.CustomerAction)
+		} else {
+			evs[i], err = b.o.ApplyOutcome(ctx, b.tx, o.P, o.A, o.O)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return evs, nil
 }
 
 func (b boundOwner[T]) applyOutcome(ctx context.Context, p Payable, a *ChargeAttempt, o *ChargeOutcome) ([]core.Event, error) {

@@ -103,6 +103,15 @@ func (r fakeSetups) DeleteForInvoice(_ context.Context, scope core.Scope, sub, i
 	return nil
 }
 
+func (r fakeSetups) DeleteForInvoices(ctx context.Context, refs []billing.SetupRef) error {
+	for _, ref := range refs {
+		if err := r.DeleteForInvoice(ctx, ref.Scope, ref.Subscription, ref.Invoice); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PendingSetup implements billing.Store.
 func (f *Fake) PendingSetup(_ context.Context, scope core.Scope, sub string) (billing.PendingSetup, error) {
 	f.mu.Lock()
@@ -258,6 +267,27 @@ func (r fakeSubs) MarkRecurring(context.Context, core.Scope, time.Time) error { 
 
 func (r fakeSubs) Lock(_ context.Context, scope core.Scope, id string) (*billing.Subscription, error) {
 	return r.f.sub(scope, id)
+}
+
+func (r fakeSubs) LockMany(_ context.Context, refs []billing.SubscriptionRef) ([]*billing.Subscription, error) {
+	var out []*billing.Subscription
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		sub, err := r.f.sub(ref.Scope, ref.ID)
+		if err != nil || seen[ref.ID] {
+			continue
+		}
+		seen[ref.ID] = true
+		out = append(out, sub)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Scope(), out[j].Scope()
+		if a != b {
+			return a.MerchantID < b.MerchantID || a.MerchantID == b.MerchantID && a.Env < b.Env
+		}
+		return out[i].ID() < out[j].ID()
+	})
+	return out, nil
 }
 
 func (r fakeSubs) Save(_ context.Context, sub *billing.Subscription) error {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,8 @@ func RunStore(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"a pending setup is one per subscription, replaced, locked, deleted (also for its invoice only), per scope", pendingSetups},
 		{"customers are locked many at once in id order, their balances read at once, per scope", lockManyCustomers},
 		{"subscriptions are saved many at once, each as Save would, or none", saveManySubscriptions},
+		{"subscriptions are locked many at once in scope and id order, per scope", lockManySubscriptions},
+		{"pending setups are deleted many at once, each for its invoice only, per scope", deleteSetupsForInvoices},
 		{"saved methods are read many at once, per scope", getManyMethods},
 	}
 	for _, c := range cases {
@@ -659,6 +662,82 @@ func saveManySubscriptions(t *testing.T, h Harness) {
 	}
 	if got, _ := h.Store.Subscription(ctx, b, other.ID()); got.Snapshot().DefaultMethod != nil {
 		t.Fatalf("another scope's subscription changed: %+v", got.Snapshot())
+	}
+}
+
+// lockManySubscriptions: LockMany reads what Lock reads, in scope and id order; one unknown,
+// or of another scope, is missing from the answer.
+func lockManySubscriptions(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	s1 := newSubscription(t, h, a, "ada@example.com", monthly, t0)
+	s2 := newSubscription(t, h, a, "bob@example.com", monthly, t0)
+	other := newSubscription(t, h, b, "cy@example.com", monthly, t0)
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		got, err := tx.Subscriptions().LockMany(ctx, []billing.SubscriptionRef{{Scope: a, ID: s2.ID()}, {Scope: a, ID: other.ID()},
+			{Scope: a, ID: "sub_nope"}, {Scope: a, ID: s1.ID()}})
+		if err != nil {
+			return err
+		}
+		lo, hi := s1.ID(), s2.ID()
+		if hi < lo {
+			lo, hi = hi, lo
+		}
+		if len(got) != 2 || got[0].ID() != lo || got[1].ID() != hi {
+			return fmt.Errorf("locked %v, want %s and %s of the scope, in id order", got, lo, hi)
+		}
+		for _, g := range got {
+			one, err := tx.Subscriptions().Lock(ctx, a, g.ID())
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(g.Snapshot(), one.Snapshot()) {
+				return fmt.Errorf("lock many read %+v, Lock %+v", g.Snapshot(), one.Snapshot())
+			}
+		}
+		if none, err := tx.Subscriptions().LockMany(ctx, nil); err != nil || len(none) != 0 {
+			return fmt.Errorf("no refs: %v %w", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteSetupsForInvoices: DeleteForInvoices deletes each subscription's pending setup made for
+// the invoice its ref names, and no other (another invoice's, another scope's).
+func deleteSetupsForInvoices(t *testing.T, h Harness) {
+	a, b := h.NewScope(t), h.NewScope(t)
+	s1 := newSubscription(t, h, a, "ada@example.com", monthly, t0)
+	s2 := newSubscription(t, h, a, "bob@example.com", monthly, t0)
+	s3 := newSubscription(t, h, a, "cy@example.com", monthly, t0)
+	setup := func(sub *billing.Subscription, invoice string) billing.PendingSetup {
+		return billing.PendingSetup{Scope: a, Subscription: sub.ID(), Invoice: invoice, ProcessorRef: "ref_" + sub.ID(), CustomerRef: "cus_p", Created: t0}
+	}
+	keep2, keep3 := setup(s2, "in_2"), setup(s3, "in_3")
+	err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
+		for _, p := range []billing.PendingSetup{setup(s1, "in_1"), keep2, keep3} {
+			if err := tx.PendingSetups().Put(ctx, p); err != nil {
+				return err
+			}
+		}
+		if err := tx.PendingSetups().DeleteForInvoices(ctx, nil); err != nil {
+			return err
+		}
+		return tx.PendingSetups().DeleteForInvoices(ctx, []billing.SetupRef{{Scope: a, Subscription: s1.ID(), Invoice: "in_1"},
+			{Scope: a, Subscription: s2.ID(), Invoice: "in_other"}, {Scope: b, Subscription: s3.ID(), Invoice: "in_3"},
+			{Scope: a, Subscription: "sub_nope", Invoice: "in_1"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Store.PendingSetup(ctx, a, s1.ID()); !errors.Is(err, billing.ErrNoPendingSetup) {
+		t.Fatalf("the setup for its invoice: %v", err)
+	}
+	for _, want := range []billing.PendingSetup{keep2, keep3} {
+		if got, err := h.Store.PendingSetup(ctx, a, want.Subscription); err != nil || got != want {
+			t.Fatalf("deleted for another invoice or scope: %+v %v", got, err)
+		}
 	}
 }
 
