@@ -294,10 +294,12 @@ func TestWebhookDelivery(t *testing.T) {
 		if hits[1].Header.Get("Service-Delivery-Attempt") != "2" {
 			t.Fatalf("second request is attempt %q", hits[1].Header.Get("Service-Delivery-Attempt"))
 		}
-		// Due 4.5–5.5 s after the 500 was recorded. A worker that let the slow request hold it
-		// back could not send it before that request's timeout, 10 s after it arrived (when the
-		// 500 was answered). 9 s leaves 3.5 s past the latest due time for a loaded machine to
-		// claim and send it, and stays below those 10 s.
+		// Due 4.5–5.5 s after the 500 was recorded. The server's clock reads whole seconds, so
+		// the claim sees it at the 5th or 6th whole second after the one the 500 was recorded
+		// in: 4–6 s after the 500. A worker that let the slow request hold it back could not send
+		// it before that request's timeout, 10 s after it arrived (when the 500 was answered).
+		// 9 s leaves 3 s past the latest due time for a loaded machine to claim and send it, and
+		// stays below those 10 s.
 		gap := hits[1].At.Sub(<-answered)
 		if gap < 4*time.Second || gap > 9*time.Second {
 			t.Fatalf("retry came %s after the 500, want about 5 s (±10%%) while the other receiver hung", gap)
