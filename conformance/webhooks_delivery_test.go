@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -221,13 +222,7 @@ func TestWebhookDelivery(t *testing.T) {
 
 	harness.Rule(t, "D10", "no answer within 10 s is a timeout: the attempt is recorded with its error and the event is retried", func(t *testing.T) {
 		t.Parallel()
-		// On a server of its own: the delivery worker's round waits for every send it started,
-		// so this hanging receiver held the suite server's other deliveries for up to 10 s and
-		// the 302 case beside it saw its 5 s retry come after 15 s. That worker issue (one
-		// endpoint's slow answer delays other merchants' due deliveries) is open, not hidden:
-		// it is in the closing note of the session that moved this case.
-		srv, _ := idemLone(t, "webhook-timeout", nil)
-		o := newDashOwnerAt(t, srv)
+		o := newDashOwner(t)
 		rc := newHookReceiver(t, func(n int, _ http.ResponseWriter, r *http.Request) {
 			if n == 1 {
 				select { // hang past the sender's 10 s timeout
@@ -250,6 +245,66 @@ func TestWebhookDelivery(t *testing.T) {
 		if a1.StatusCode != nil || a1.Error == nil || !strings.Contains(*a1.Error, "timeout") || a1.LatencyMs < 9000 || a1.LatencyMs > 12000 {
 			t.Fatalf("timed-out attempt %+v (error %v)", a1, deref(a1.Error))
 		}
+	})
+
+	harness.Rule(t, "D10", "a receiver that does not answer holds back no other endpoint: another merchant's delivery goes out while it hangs, and that delivery's retry comes on schedule", func(t *testing.T) {
+		t.Parallel()
+		// On a server of its own (its own database, so one delivery worker) with two merchants:
+		// the slow merchant's receiver hangs until the sender's 10 s timeout; the other's
+		// receiver holds its first request open until the slow receiver's request has arrived,
+		// then answers 500. So the slow request is sent while the other's first request is in
+		// flight, and the other's retry (5 s ±10 % after its 500) falls due while the slow
+		// request still hangs, however long the steps before took.
+		srv, _ := idemLone(t, "webhook-hang-isolation", nil)
+		slow, other := newDashOwnerAt(t, srv), newDashOwnerAt(t, srv)
+		slowArrived := make(chan struct{})
+		var arrived sync.Once
+		rcSlow := newHookReceiver(t, func(n int, _ http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				arrived.Do(func() { close(slowArrived) })
+				select { // hang past the sender's 10 s timeout
+				case <-r.Context().Done():
+				case <-time.After(13 * time.Second):
+				}
+			}
+		})
+		answered := make(chan time.Time, 1) // when the other receiver answered its first request
+		var heldUntilSlow atomic.Bool
+		rcOther := newHookReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n == 1 {
+				select {
+				case <-slowArrived:
+					heldUntilSlow.Store(true)
+				case <-time.After(9 * time.Second): // within the other's own 10 s
+				}
+				answered <- time.Now()
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		})
+		hookEndpoint(t, slow, dash.DashboardEnvironmentTest, rcSlow.URL)
+		hookEndpoint(t, other, dash.DashboardEnvironmentTest, rcOther.URL)
+		otherSession := hookExpiredSession(t, other.Test)
+		rcOther.waitFor(t, 1, hookWait, aboutObject(t, otherSession))
+		slowSession := hookExpiredSession(t, slow.Test)
+		rcSlow.waitFor(t, 1, hookWait, aboutObject(t, slowSession))
+		hits := rcOther.waitFor(t, 2, hookWait, aboutObject(t, otherSession))
+		if !heldUntilSlow.Load() {
+			t.Fatalf("the slow merchant's delivery was not sent while the other merchant's request was in flight (the other receiver waited 9 s for it)")
+		}
+		if hits[1].Header.Get("Service-Delivery-Attempt") != "2" {
+			t.Fatalf("second request is attempt %q", hits[1].Header.Get("Service-Delivery-Attempt"))
+		}
+		// Due 4.5–5.5 s after the 500 was recorded. The server's clock reads whole seconds, so
+		// the claim sees it at the 5th or 6th whole second after the one the 500 was recorded
+		// in: 4–6 s after the 500. A worker that let the slow request hold it back could not send
+		// it before that request's timeout, 10 s after it arrived (when the 500 was answered).
+		// 9 s leaves 3 s past the latest due time for a loaded machine to claim and send it, and
+		// stays below those 10 s.
+		gap := hits[1].At.Sub(<-answered)
+		if gap < 4*time.Second || gap > 9*time.Second {
+			t.Fatalf("retry came %s after the 500, want about 5 s (±10%%) while the other receiver hung", gap)
+		}
+		t.Logf("retry %s after the 500", gap)
 	})
 
 	harness.Rule(t, "D10", "410 Gone disables the endpoint (endpoint_gone): nothing more is sent until it is enabled again", func(t *testing.T) {

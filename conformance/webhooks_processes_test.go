@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/kassa-pay/kassa/conformance/harness"
 	dash "github.com/kassa-pay/kassa/openapi/gen/dashboardapi"
 	api "github.com/kassa-pay/kassa/openapi/gen/merchantapi"
@@ -205,11 +207,27 @@ func TestWebhookProcesses(t *testing.T) {
 			t.Fatalf("first request: attempt %q about %s, want attempt 1 about %s",
 				a1.Header.Get("Service-Delivery-Attempt"), a1.envelope(t).objectID(), sidA)
 		}
-		// B is committed when the call returns; the server dies before it attempts it (its
-		// worker finishes the attempt in flight, which the receiver holds, before it takes
-		// more work).
+		// B is committed when the call returns; the server dies before it attempts it. Its
+		// worker would take B while A is in flight, so the case holds the deliveries table
+		// (SHARE: reads go on, the fan-out's insert and the claim's update wait) from before B
+		// until the kill. A waiting statement of the killed server never commits.
+		db, err := sqlx.Open("postgres", first.DatabaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		hold, err := db.Beginx()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hold.Exec(`LOCK TABLE webhook_deliveries IN SHARE MODE`); err != nil {
+			t.Fatal(err)
+		}
 		sidB := hookExpiredSession(t, o.Test)
 		first.Kill()
+		if err := hold.Rollback(); err != nil {
+			t.Fatal(err)
+		}
 		if n := len(rc.got()); n != 1 {
 			t.Fatalf("the receiver got %d requests before the kill; the case needs the second event not yet attempted", n)
 		}

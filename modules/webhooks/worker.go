@@ -37,11 +37,11 @@ type WorkerOptions struct {
 	Batch       int // deliveries (and events) taken per claim; default 128
 	Concurrency int // deliveries sent (and recorded) in parallel; default 32
 	// Lease is how long a claimed attempt is reserved; default 2 min. A claimed job may wait
-	// for a free slot behind the sends in flight from the previous claim and the earlier jobs
-	// of its own claim, so the last job of a claim is sent up to ceil(Batch/Concurrency) send
-	// timeouts (and recordings) after the claim: Lease must exceed (ceil(Batch/Concurrency)+1)
-	// send timeouts (5 × 10 s with the defaults), else another worker may claim the attempt
-	// again and send it twice.
+	// for a free slot behind the sends in flight when it was claimed (at most Concurrency,
+	// whichever earlier claims they came from) and the earlier jobs of its own claim, so the
+	// last job of a claim is sent up to ceil(Batch/Concurrency) send timeouts (and recordings)
+	// after the claim: Lease must exceed (ceil(Batch/Concurrency)+1) send timeouts (5 × 10 s
+	// with the defaults), else another worker may claim the attempt again and send it twice.
 	Lease        time.Duration
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
 	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY, which the
@@ -111,15 +111,20 @@ const minWait = 250 * time.Millisecond
 // round ran is found by these short polls instead of waiting for PollInterval.
 const settleWait = 50 * time.Millisecond
 
-// Run works until ctx ends: a round (RunOnce), then, when the round did work, another round
-// right away; else a sleep until the earliest pending delivery falls due, a wake-up, or the
-// poll interval (settleWait after work, doubling up to PollInterval), whichever comes first.
-// Sends in flight when ctx ends are finished and recorded (each is bounded by the sender's
-// timeout).
+// Run works until ctx ends: a round, then, when the round did work, another round right away;
+// else a sleep until the earliest pending delivery falls due, a wake-up, the end of a send, or
+// the poll interval (settleWait after work, doubling up to PollInterval), whichever comes
+// first. Run keeps one pool of sends for its whole life: a round starts its sends and returns
+// without waiting for them, so a receiver that takes the whole send timeout holds one slot of
+// the pool, not the deliveries that fall due meanwhile (another endpoint's retry, a new event).
+// Sends in flight when ctx ends are finished and recorded before Run returns (each is bounded
+// by the sender's timeout).
 func (w *Worker) Run(ctx context.Context) error {
+	p := w.newPool()
+	defer p.wait()
 	poll := w.o.PollInterval
 	for {
-		n, err := w.RunOnce(ctx)
+		n, err := w.round(ctx, p)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -146,6 +151,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-w.o.Wake:
+		case <-p.ended: // a recorded outcome may have scheduled a retry before wait ends
 		case <-t.C:
 		}
 		t.Stop()
@@ -154,15 +160,58 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // RunOnce fans out the waiting events and sends the deliveries due now, batch after batch,
 // until a claim finds fewer than Batch due deliveries and no event was waiting; it returns how
-// many attempts it made once all of them are recorded. Sending is a pipeline: up to
-// Concurrency attempts are in flight, and the next claim (with the fan-out of the events that
-// arrived meanwhile) is made as soon as the last job of the previous one has started, not when
-// the slowest of them has finished.
+// many attempts it made once all of them are recorded (Run does not wait: see round).
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	p := w.newPool()
+	defer p.wait()
+	return w.round(ctx, p)
+}
+
+// pool holds the sends in flight: at most Concurrency, each holding a slot from its start
+// until its outcome is recorded.
+type pool struct {
+	slots chan struct{}
+	wg    sync.WaitGroup
+	// ended receives (without blocking the send that ends, so at most one is kept) when a
+	// send's outcome has been recorded.
+	ended chan struct{}
+}
+
+func (w *Worker) newPool() *pool {
+	return &pool{slots: make(chan struct{}, w.o.Concurrency), ended: make(chan struct{}, 1)}
+}
+
+// start runs send on a goroutine of its own once a slot is free; it blocks while all
+// Concurrency slots are taken.
+func (p *pool) start(send func()) {
+	p.slots <- struct{}{}
+	p.wg.Add(1)
+	go func() {
+		defer func() {
+			<-p.slots
+			p.wg.Done()
+			select {
+			case p.ended <- struct{}{}:
+			default:
+			}
+		}()
+		send()
+	}()
+}
+
+// wait returns when every send started has ended.
+func (p *pool) wait() { p.wg.Wait() }
+
+// round fans out the waiting events and starts the sends of the deliveries due now on p,
+// batch after batch, until a claim finds fewer than Batch due deliveries and no event was
+// waiting; it returns how many attempts it started once the last of them has started, not
+// when they have ended. Sending is a pipeline: up to Concurrency attempts are in flight, and
+// the next claim (with the fan-out of the events that arrived meanwhile) is made as soon as
+// the last job of the previous one has started. At a claim at most Concurrency sends are in
+// flight whatever round started them, so a claimed job starts within ceil(Batch/Concurrency)
+// send timeouts (and recordings) of its claim (see WorkerOptions.Lease).
+func (w *Worker) round(ctx context.Context, p *pool) (int, error) {
 	match := func(e *Endpoint, typ string) bool { return e.Subscribes(typ) }
-	sem := make(chan struct{}, w.o.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	sent := 0
 	for {
 		fanned := 0
@@ -181,12 +230,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 			return sent, err
 		}
 		for _, j := range jobs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				w.deliver(ctx, j)
-			}()
+			p.start(func() { w.deliver(ctx, j) })
 		}
 		sent += len(jobs)
 		if (len(jobs) < w.o.Batch && fanned == 0) || ctx.Err() != nil {
