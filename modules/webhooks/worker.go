@@ -40,8 +40,11 @@ type WorkerOptions struct {
 	// for a free slot behind the sends in flight when it was claimed (at most Concurrency,
 	// whichever earlier claims they came from) and the earlier jobs of its own claim, so the
 	// last job of a claim is sent up to ceil(Batch/Concurrency) send timeouts (and recordings)
-	// after the claim: Lease must exceed (ceil(Batch/Concurrency)+1) send timeouts (5 × 10 s
-	// with the defaults), else another worker may claim the attempt again and send it twice.
+	// after the claim, which the default lease (2 min) covers with room to spare: more than
+	// (ceil(Batch/Concurrency)+1) send timeouts (5 × 10 s with the defaults). A job that still
+	// waits until its lease no longer covers a send (slow recordings) is not started; it is
+	// claimed again when the lease ends, so another worker never sends it at the same time.
+	// At least two send timeouts.
 	Lease        time.Duration
 	PollInterval time.Duration // longest sleep between rounds without a wake-up; default 5 s
 	// Wake, when set, ends a sleep early: the Postgres adapter signals it on NOTIFY, which the
@@ -88,6 +91,7 @@ func NewWorker(store Store, sender Sender, render Render, clock core.Clock, o Wo
 	if o.Lease <= 0 {
 		o.Lease = 2 * time.Minute
 	}
+	o.Lease = max(o.Lease, 2*Timeout) // room for at least one send per claim
 	if o.PollInterval <= 0 {
 		o.PollInterval = 5 * time.Second
 	}
@@ -225,12 +229,25 @@ func (w *Worker) round(ctx context.Context, p *pool) (int, error) {
 				break
 			}
 		}
-		jobs, err := w.store.ClaimDue(ctx, w.clock.Now(), w.o.Lease, w.o.Batch)
+		claimed := w.clock.Now()
+		jobs, err := w.store.ClaimDue(ctx, claimed, w.o.Lease, w.o.Batch)
 		if err != nil {
 			return sent, err
 		}
+		// The last moment a job of this claim may start and still end within its lease. A job
+		// that waited longer for a slot (receivers that all took the whole timeout, recordings
+		// that took long) is not sent: its attempt number stays reserved and the delivery is
+		// claimed again, by any worker, once the lease ends, so it is never sent twice at once.
+		lastStart := claimed.Add(w.o.Lease - Timeout)
 		for _, j := range jobs {
-			p.start(func() { w.deliver(ctx, j) })
+			p.start(func() {
+				if w.clock.Now().After(lastStart) {
+					w.o.Log.Warn("webhooks: a claimed attempt waited past its lease for a free slot; it is sent again when the lease ends",
+						"delivery", j.DeliveryID, "attempt", j.Attempt)
+					return
+				}
+				w.deliver(ctx, j)
+			})
 		}
 		sent += len(jobs)
 		if (len(jobs) < w.o.Batch && fanned == 0) || ctx.Err() != nil {

@@ -39,10 +39,11 @@ func (s *gateSender) Send(_ context.Context, m Message) Outcome {
 	s.mu.Lock()
 	s.flying++
 	s.most = max(s.most, s.flying)
+	hangs := s.hang[m.URL]
 	s.mu.Unlock()
 	defer func() { s.mu.Lock(); s.flying--; s.mu.Unlock() }()
 	s.started <- m
-	if s.hang[m.URL] {
+	if hangs {
 		<-s.release
 		return Outcome{Err: "timeout: no answer within the delivery timeout", Latency: Timeout}
 	}
@@ -223,5 +224,43 @@ func TestWorkerSendsAtMostConcurrencyAtOnce(t *testing.T) {
 	f.sender.mu.Unlock()
 	if most != 2 {
 		t.Fatalf("%d requests in flight at once, want at most 2 (Concurrency)", most)
+	}
+}
+
+// A claimed attempt that waited for a free slot until its lease no longer covers a whole send
+// is not sent: the delivery is claimed again when the lease ends and sent under the next
+// attempt number, never while another worker may hold it.
+func TestWorkerDoesNotStartAnAttemptItsLeaseNoLongerCovers(t *testing.T) {
+	const hang, other = "https://hangs.example/hook", "https://waits.example/hook"
+	f := newWorkerFixture(t, 1, []string{hang}, hang, other)
+	f.event("evt_h", hang)
+	if m := waitFor(t, f.sender.started, "the hanging request"); m.URL != hang {
+		t.Fatalf("first request to %s", m.URL)
+	}
+	waitFor(t, f.store.claimed, "claim of the hanging delivery")
+	f.event("evt_o", other)
+	waitFor(t, f.store.claimed, "claim of the waiting delivery") // it waits for the only slot
+	// The hanging request holds the slot until the waiting job's lease (2 min) no longer
+	// covers a send (10 s).
+	f.clock.advance(2*time.Minute - Timeout + time.Second)
+	f.sender.mu.Lock()
+	delete(f.sender.hang, hang) // its retry answers at once
+	f.sender.mu.Unlock()
+	f.sender.release <- struct{}{}
+	if id := waitFor(t, f.store.recorded, "the hanging attempt recorded"); id != "evt_h" {
+		t.Fatalf("recorded an attempt of %s", id)
+	}
+	// The lease ends: the delivery is claimed again and sent as attempt 2.
+	f.clock.advance(Timeout)
+	f.poke()
+	for {
+		m := waitFor(t, f.sender.started, "the waiting delivery after its lease")
+		if m.URL == hang {
+			continue // the hanging delivery's retry
+		}
+		if m.URL != other || m.Attempt != 2 {
+			t.Fatalf("request to %s, attempt %d; want %s attempt 2 (attempt 1 was not sent)", m.URL, m.Attempt, other)
+		}
+		break
 	}
 }
