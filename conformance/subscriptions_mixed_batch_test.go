@@ -22,8 +22,8 @@ import (
 // (succeeded, declined, authentication required, a SEPA debit processing) is applied to its
 // own subscription, invoice, payment, events and e-mails and to no other.
 
-// mixedPages reads every page of a list: page answers one page after the cursor (nil: the
-// first), whether more follow, and the id of an object of it.
+// mixedPages reads every page of a list: page answers the page after the cursor (nil: the
+// first), whether more follow, and the body of a failed answer; id is an object's id.
 func mixedPages[T any](t *testing.T, what string, page func(after *string) ([]T, bool, []byte, error), id func(T) string) []T {
 	t.Helper()
 	var out []T
