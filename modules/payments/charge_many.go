@@ -17,8 +17,11 @@ const ManyWorkers = 8
 
 // ManyApplied is how many outcomes one unit of work of ChargeMany applies at most: enough
 // that the merchant's balances are locked once for many charges and payments' writes are
-// made for many at once (applyBatch), few enough that the unit of work stays short.
-const ManyApplied = 20
+// made for many at once (applyBatch), few enough that the unit of work stays short. It is
+// the renewal sweep's batch (100), so a batch of renewals that all answer is applied in one
+// unit of work of about 19 multi-row statements (docs/performance.md: 20 → 100 took the
+// N = 100,000 renewal run from 115–117 s to 91–103 s).
+const ManyApplied = 100
 
 // ChargeResult is the answer of one request of ChargeMany: what Charge would have answered.
 type ChargeResult struct {
