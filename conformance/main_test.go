@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,6 +49,14 @@ func TestMain(m *testing.M) {
 // suiteParallel is how many cases run at once by default.
 const suiteParallel = 4
 
+// suiteLimits are the suite's rate limits and abuse throttles, raised for the target and for
+// every extra server a case starts (hookServerEnv), so that ordinary cases never meet them.
+var suiteLimits = map[string]string{
+	"KASSA_RATE_TEST": "300", "KASSA_RATE_LIVE": "600",
+	"KASSA_AUTH_FAILURES_PER_MINUTE": "1000000", "KASSA_DASHBOARD_RATE": "10000",
+	"KASSA_DASHBOARD_RATE_ANONYMOUS": "10000", "KASSA_CHECKOUT_RATE": "10000", "KASSA_CHECKOUT_RATE_PER_IP": "10000",
+}
+
 func run(m *testing.M) int {
 	ctx := context.Background()
 	var err error
@@ -55,11 +64,9 @@ func run(m *testing.M) int {
 	// the rate-limit case bursts until it does (D5), which works against any configuration.
 	// So are the abuse throttles: every case comes from 127.0.0.1, and many send wrong keys
 	// on purpose; the throttle cases run servers of their own with the defaults.
-	target, err = harness.Start(ctx, harness.Options{Env: map[string]string{
-		"KASSA_RATE_TEST": "300", "KASSA_RATE_LIVE": "600", "KASSA_SWEEP_INTERVAL": "1s",
-		"KASSA_AUTH_FAILURES_PER_MINUTE": "1000000", "KASSA_DASHBOARD_RATE": "10000",
-		"KASSA_DASHBOARD_RATE_ANONYMOUS": "10000", "KASSA_CHECKOUT_RATE": "10000", "KASSA_CHECKOUT_RATE_PER_IP": "10000",
-	}})
+	env := maps.Clone(suiteLimits)
+	env["KASSA_SWEEP_INTERVAL"] = "1s"
+	target, err = harness.Start(ctx, harness.Options{Env: env})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance: cannot start the target:", err)
 		return 1

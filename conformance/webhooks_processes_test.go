@@ -21,9 +21,11 @@ import (
 // next one. These cases need servers the harness starts (siblings on the target's database, or
 // a lone server on a database of its own) and are skipped against an external target.
 
-// hookServerEnv are the settings of the extra servers: the suite's rate limits, so that a
-// burst of API calls spread over them is not throttled.
-var hookServerEnv = map[string]string{"KASSA_RATE_TEST": "300", "KASSA_RATE_LIVE": "600"}
+// hookServerEnv are the settings of the extra servers: the suite's rate limits and throttles,
+// so that a burst of API calls spread over them is not throttled (on a fast machine eight
+// subscribers paying their first invoices at once passed the browser API's default 50
+// requests a second from one address and were refused with 429).
+var hookServerEnv = suiteLimits
 
 // hookSiblings starts n more servers on the target's database, concurrently, stopped when the
 // test ends.
