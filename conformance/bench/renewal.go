@@ -321,6 +321,9 @@ type renewalYear struct {
 	elapsed  time.Duration
 	invoices int
 	longest  time.Duration
+	// longestQuery is the state and the statement (its last, when idle) of the longest
+	// transaction seen, when it was seen longest.
+	longestQuery string
 }
 
 func benchRenewalYear(ctx context.Context, t *harness.Target) (renewalYear, error) {
@@ -342,10 +345,17 @@ func benchRenewalYear(ctx context.Context, t *harness.Target) (renewalYear, erro
 		var longest time.Duration
 		defer func() { sampled <- longest }()
 		for {
-			var us int64
-			if err := watch.GetContext(ctx, &us, `SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start) * 1e6), 0)::bigint
-				FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`); err == nil {
-				longest = max(longest, time.Duration(us)*time.Microsecond)
+			var tx struct {
+				US    int64  `db:"us"`
+				State string `db:"state"`
+				Query string `db:"query"`
+			}
+			if err := watch.GetContext(ctx, &tx, `SELECT (extract(epoch FROM clock_timestamp() - xact_start) * 1e6)::bigint AS us,
+					coalesce(state, '') AS state, left(query, 300) AS query
+				FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+				ORDER BY xact_start LIMIT 1`); err == nil && time.Duration(tx.US)*time.Microsecond > longest {
+				longest = time.Duration(tx.US) * time.Microsecond
+				res.longestQuery = tx.State + ": " + tx.Query
 			}
 			select {
 			case <-stop:
@@ -373,4 +383,7 @@ func reportRenewalYear(w io.Writer, r renewalYear) {
 	fmt.Fprintf(w, "\nRenewal year (%d monthly subscriptions of one merchant, one keyed test clock advance of a year):\n", r.n)
 	fmt.Fprintf(w, "  %d renewal invoices paid in %.1f s (%.0f renewals/s); longest transaction seen %d ms\n",
 		r.invoices, r.elapsed.Seconds(), float64(r.invoices)/r.elapsed.Seconds(), r.longest.Milliseconds())
+	if r.longestQuery != "" {
+		fmt.Fprintf(w, "  the longest transaction, last seen: %s\n", strings.Join(strings.Fields(r.longestQuery), " "))
+	}
 }
