@@ -368,6 +368,13 @@ func (r ledgerRepo) Currencies(ctx context.Context, scope core.Scope) ([]core.Cu
 
 // Settle links payoutID to every available, unsettled, non-payout transaction of scope in
 // currency, and sums their nets.
+//
+// Each of the merchant's transactions is looked up by primary key in the pending releases and
+// in the settled ones. The OFFSET 0 keeps each NOT EXISTS a lookup per transaction (PostgreSQL
+// does not turn a subquery with an OFFSET into a join): as an anti-join, on tables without
+// statistics (autovacuum off, or a merchant's rows newer than the last ANALYZE) it was planned
+// as a nested loop that compared every transaction with every settled one, about 20 s for a
+// merchant with 12,000 of each (docs/performance.md, the year of renewals).
 func (r ledgerRepo) Settle(ctx context.Context, scope core.Scope, currency core.Currency, payoutID string) (int64, error) {
 	var sum int64
 	err := sqlx.GetContext(ctx, r.q, &sum, `WITH settled AS (
@@ -375,9 +382,9 @@ func (r ledgerRepo) Settle(ctx context.Context, scope core.Scope, currency core.
 			SELECT t.merchant_id, t.environment, t.id, $4 FROM balance_transactions t
 			WHERE t.merchant_id = $1 AND t.environment = $2 AND t.currency = $3 AND t.type <> 'payout' AND t.seq > 0
 				AND NOT EXISTS (SELECT 1 FROM ledger_releases q WHERE q.merchant_id = t.merchant_id
-					AND q.environment = t.environment AND q.transaction_id = t.id)
+					AND q.environment = t.environment AND q.transaction_id = t.id OFFSET 0)
 				AND NOT EXISTS (SELECT 1 FROM balance_transaction_payouts s WHERE s.merchant_id = t.merchant_id
-					AND s.environment = t.environment AND s.transaction_id = t.id)
+					AND s.environment = t.environment AND s.transaction_id = t.id OFFSET 0)
 			RETURNING transaction_id)
 		SELECT coalesce(sum(t.net), 0) FROM balance_transactions t JOIN settled s ON t.id = s.transaction_id
 		WHERE t.merchant_id = $1 AND t.environment = $2`, scope.MerchantID, string(scope.Env), string(currency), payoutID)
