@@ -90,14 +90,3 @@ func (r setupRepo) Delete(ctx context.Context, scope core.Scope, subID string) e
 	}
 	return nil
 }
-
-// DeleteForInvoice removes the subscription's pending setup if it was made for the invoice.
-func (r setupRepo) DeleteForInvoice(ctx context.Context, scope core.Scope, subID, invoiceID string) error {
-	_, err := r.q.ExecContext(ctx, `DELETE FROM subscription_setups
-		WHERE merchant_id = $1 AND environment = $2 AND subscription_id = $3 AND invoice_id = $4`,
-		scope.MerchantID, string(scope.Env), subID, invoiceID)
-	if err != nil {
-		return fmt.Errorf("subscription_setups: delete %s for %s: %w", subID, invoiceID, r.q.a.note(err))
-	}
-	return nil
-}

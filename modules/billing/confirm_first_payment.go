@@ -134,7 +134,7 @@ func (s *Service) ConfirmFirstPayment(ctx context.Context, piID, secret string, 
 	}
 	return s.startTrial(ctx, sub, now, func(ctx context.Context, tx Tx) (*PaymentMethod, error) {
 		// This card replaces one still waiting for 3-D Secure: that answer saves nothing now.
-		if err := dropPendingSetup(ctx, tx, scope, sub.ID(), nil); err != nil {
+		if err := tx.PendingSetups().Delete(ctx, scope, sub.ID()); err != nil {
 			return nil, err
 		}
 		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,

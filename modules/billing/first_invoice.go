@@ -122,32 +122,14 @@ func (s *Subscription) FirstInvoicePaid(invoiceID string, dm *DefaultMethod, at 
 // customer.subscription.updated. savedMethod, when not "", is the method the customer saved
 // paying the invoice on its hosted page: it becomes the subscription's default, whatever the
 // invoice (the first, or one in collection after a failed renewal). A setup waiting for 3-D
-// Secure to save a card for this invoice is deleted with it.
+// Secure to save a card for this invoice is deleted with it. An invoice whose subscription is
+// gone pays alone. It is InvoicesPaid of the one invoice.
 func (s *Service) InvoicePaid(ctx context.Context, tx Tx, scope core.Scope, subID, invoiceID, savedMethod string, at time.Time) ([]core.Event, error) {
-	sub, err := tx.Subscriptions().Lock(ctx, scope, subID)
-	if errors.Is(err, ErrSubscriptionMissing) {
-		return nil, nil // an invoice whose subscription is gone pays alone
-	}
+	evs, err := s.InvoicesPaid(ctx, tx, []PaidInvoice{{Scope: scope, Subscription: subID, Invoice: invoiceID, SavedMethod: savedMethod, At: at}})
 	if err != nil {
 		return nil, err
 	}
-	// A challenge still waiting to save a card for this invoice is stale once it is paid: an
-	// old answer must neither save that card nor charge it.
-	if err := dropPendingSetup(ctx, tx, scope, subID, &invoiceID); err != nil {
-		return nil, err
-	}
-	dm, err := paidWith(ctx, tx, sub, savedMethod)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := sub.InvoicePaid(invoiceID, dm, at)
-	if err != nil || ch == (Change{}) {
-		return nil, err
-	}
-	if err := tx.Subscriptions().Save(ctx, sub); err != nil {
-		return nil, err
-	}
-	return changeEvents(ch, sub, at), nil
+	return evs[0], nil
 }
 
 // paidWith is the method that becomes the default of subscription sub, locked, as an invoice
@@ -185,8 +167,9 @@ type PaidInvoice struct {
 	At           time.Time
 }
 
-// InvoicesPaid is InvoicePaid of each of paid (the invoices a charge batch paid in one unit of
-// work), with one statement per table for all of them: their subscriptions locked
+// InvoicesPaid is InvoicePaid for several invoices at once (those a charge batch paid in one
+// unit of work; InvoicePaid is its one-invoice case), with one statement per table for all of
+// them: their subscriptions locked
 // (Subscriptions().LockMany), the setups waiting for 3-D Secure to save a card for them
 // deleted (PendingSetups().DeleteForInvoices), the subscriptions that changed saved
 // (Subscriptions().SaveMany). A method to read (a saved one, or an incomplete subscription's
@@ -332,7 +315,7 @@ func (s *Service) confirmFirstCharge(ctx context.Context, sub *Subscription, c *
 		return &FirstPayment{Subscription: sub, Amount: sub.Amount(), Action: act}, nil
 	}
 	return s.recordAndChargeFirst(ctx, sub, in.Method, func(ctx context.Context, tx Tx) (*PaymentMethod, error) {
-		if err := dropPendingSetup(ctx, tx, scope, sub.ID(), nil); err != nil {
+		if err := tx.PendingSetups().Delete(ctx, scope, sub.ID()); err != nil {
 			return nil, err // this card replaces one still waiting for 3-D Secure
 		}
 		_, pm, err := RecordSavedMethod(ctx, tx, scope, c.ID(), Saved{Type: in.Method, ProcessorRef: res.PaymentMethodRef,

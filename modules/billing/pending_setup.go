@@ -36,11 +36,9 @@ type PendingSetupRepository interface {
 	Lock(ctx context.Context, scope core.Scope, subscriptionID string) (PendingSetup, error)
 	// Delete removes the subscription's pending setup; none is not an error.
 	Delete(ctx context.Context, scope core.Scope, subscriptionID string) error
-	// DeleteForInvoice removes the subscription's pending setup if it was made for invoice
-	// invoiceID (one statement: a paid invoice asks for it every time); none is not an error.
-	DeleteForInvoice(ctx context.Context, scope core.Scope, subscriptionID, invoiceID string) error
-	// DeleteForInvoices is DeleteForInvoice of each ref, with one statement (the invoices of a
-	// charge batch, paid together).
+	// DeleteForInvoices removes, with one statement, the pending setup of each ref's
+	// subscription if it was made for the ref's invoice (paid invoices ask for it every time,
+	// a charge batch's together); none is not an error.
 	DeleteForInvoices(ctx context.Context, refs []SetupRef) error
 }
 
@@ -155,13 +153,4 @@ func finishSetup(ctx context.Context, tx Tx, p PendingSetup, customerID string, 
 	_, pm, err := RecordSavedMethod(ctx, tx, p.Scope, customerID, Saved{Type: ports.MethodCard, ProcessorRef: res.PaymentMethodRef,
 		Card: res.Card}, res.CustomerRef, makeDefault, now)
 	return pm, err
-}
-
-// dropPendingSetup deletes, in tx, the pending setup of subscription subID, if one waits
-// and, with invoiceID given, it was made for that invoice.
-func dropPendingSetup(ctx context.Context, tx Tx, scope core.Scope, subID string, invoiceID *string) error {
-	if invoiceID != nil {
-		return tx.PendingSetups().DeleteForInvoice(ctx, scope, subID, *invoiceID)
-	}
-	return tx.PendingSetups().Delete(ctx, scope, subID)
 }

@@ -330,7 +330,7 @@ func (s *Service) collectionChange(ctx context.Context, c dueCharge, fn func(*Su
 // commit together, so a retried or repeated cancellation (the subscription is canceled, its
 // lines gone) cannot carry them twice.
 func (s *Service) clearEnded(ctx context.Context, tx Tx, sub *Subscription, ch Change, at time.Time) ([]core.Event, error) {
-	if err := dropPendingSetup(ctx, tx, sub.Scope(), sub.ID(), nil); err != nil {
+	if err := tx.PendingSetups().Delete(ctx, sub.Scope(), sub.ID()); err != nil {
 		return nil, err
 	}
 	if ch.Kept != 0 {

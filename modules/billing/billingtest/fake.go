@@ -96,17 +96,10 @@ func (r fakeSetups) Delete(_ context.Context, scope core.Scope, sub string) erro
 	return nil
 }
 
-func (r fakeSetups) DeleteForInvoice(_ context.Context, scope core.Scope, sub, invoice string) error {
-	if p, ok := r.f.setups[setupKey(scope, sub)]; ok && p.Invoice == invoice {
-		delete(r.f.setups, setupKey(scope, sub))
-	}
-	return nil
-}
-
-func (r fakeSetups) DeleteForInvoices(ctx context.Context, refs []billing.SetupRef) error {
+func (r fakeSetups) DeleteForInvoices(_ context.Context, refs []billing.SetupRef) error {
 	for _, ref := range refs {
-		if err := r.DeleteForInvoice(ctx, ref.Scope, ref.Subscription, ref.Invoice); err != nil {
-			return err
+		if p, ok := r.f.setups[setupKey(ref.Scope, ref.Subscription)]; ok && p.Invoice == ref.Invoice {
+			delete(r.f.setups, setupKey(ref.Scope, ref.Subscription))
 		}
 	}
 	return nil

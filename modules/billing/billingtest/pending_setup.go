@@ -35,7 +35,7 @@ func pendingSetups(t *testing.T, h Harness) {
 		invoice string
 	}{{scope, "in_2"}, {scope, ""}, {other, "in_1"}} {
 		if err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
-			return tx.PendingSetups().DeleteForInvoice(ctx, c.scope, sub.ID(), c.invoice)
+			return tx.PendingSetups().DeleteForInvoices(ctx, []billing.SetupRef{{Scope: c.scope, Subscription: sub.ID(), Invoice: c.invoice}})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func pendingSetups(t *testing.T, h Harness) {
 		t.Fatalf("deleted for another invoice or scope: %+v %v", got, err)
 	}
 	if err := h.UoW.Do(ctx, func(ctx context.Context, tx billing.Tx) error {
-		return tx.PendingSetups().DeleteForInvoice(ctx, scope, sub.ID(), "in_1")
+		return tx.PendingSetups().DeleteForInvoices(ctx, []billing.SetupRef{{Scope: scope, Subscription: sub.ID(), Invoice: "in_1"}})
 	}); err != nil {
 		t.Fatal(err)
 	}
