@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/kassa-pay/kassa/adapters/postgres"
 	"github.com/kassa-pay/kassa/adapters/postgres/pgtest"
 	"github.com/kassa-pay/kassa/core"
@@ -334,23 +336,8 @@ func TestInvoiceInsertMany(t *testing.T) {
 // one statement); an unknown invoice, or one of another scope, is ErrNotFound.
 func TestInvoiceLockMany(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	scope := pgtest.Merchant(t, db)
-	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	_, scope, uow, _, invs := finalizedInvoices(t, 3)
 	ctx := context.Background()
-	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	var invs []*invoicing.Invoice
-	for i := range 3 {
-		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
-			Lines: []invoicing.Line{{Description: "A", Quantity: int64(i + 1), UnitAmount: 333, VATRate: 1900}}, Metadata: map[string]string{"k": "v"}}, now)
-		if err := inv.Finalize("ACME", int64(i+1), core.NewSecretPart(), now); err != nil {
-			t.Fatal(err)
-		}
-		invs = append(invs, inv)
-	}
-	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().InsertMany(ctx, invs) }); err != nil {
-		t.Fatal(err)
-	}
 	refs := []payments.PayableRef{{Scope: scope, ID: invs[2].ID()}, {Scope: scope, ID: invs[0].ID()}, {Scope: scope, ID: invs[1].ID()}}
 	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error {
 		got, err := tx.Invoices().LockMany(ctx, refs)
@@ -388,23 +375,8 @@ func TestInvoiceLockMany(t *testing.T) {
 // that is not there (another scope's), or one given twice, writes none of the batch.
 func TestInvoiceSaveMany(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	scope := pgtest.Merchant(t, db)
-	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	db, scope, uow, now, invs := finalizedInvoices(t, 4)
 	ctx := context.Background()
-	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	var invs []*invoicing.Invoice
-	for i := range 4 {
-		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
-			Lines: []invoicing.Line{{Description: "A", Quantity: int64(i + 1), UnitAmount: 333, VATRate: 1900}}, Metadata: map[string]string{"k": "v"}}, now)
-		if err := inv.Finalize("ACME", int64(i+1), core.NewSecretPart(), now); err != nil {
-			t.Fatal(err)
-		}
-		invs = append(invs, inv)
-	}
-	if err := uow.Do(ctx, func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().InsertMany(ctx, invs) }); err != nil {
-		t.Fatal(err)
-	}
 	// Each changed in what a charge changes: the attempt in flight, a kept 3-D Secure action,
 	// the dunning fields, the memo and metadata.
 	changed := func(inv *invoicing.Invoice, n int) *invoicing.Invoice {
@@ -465,4 +437,27 @@ func TestInvoiceSaveMany(t *testing.T) {
 	if w, g := invs[3].Snapshot(), read(invs[3]); !reflect.DeepEqual(w, g) {
 		t.Fatalf("an invoice not in the batch changed: %+v", g)
 	}
+}
+
+// finalizedInvoices writes n open invoices of a new merchant with one InsertMany (the first
+// has one line of quantity 1, the second 2, …) for the batch statements' tests.
+func finalizedInvoices(t *testing.T, n int) (*sqlx.DB, core.Scope, ports.UnitOfWorkOf[invoicing.Tx], time.Time, []*invoicing.Invoice) {
+	t.Helper()
+	db := pgtest.New(t)
+	scope := pgtest.Merchant(t, db)
+	uow := postgres.Bind(postgres.NewUnitOfWork(db), func(tx *postgres.Tx) invoicing.Tx { return tx })
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var invs []*invoicing.Invoice
+	for i := range n {
+		inv := invoicing.NewDraft(scope, invoicing.Draft{Currency: "EUR", CustomerName: "Ada", CustomerEmail: "ada@example.com",
+			Lines: []invoicing.Line{{Description: "A", Quantity: int64(i + 1), UnitAmount: 333, VATRate: 1900}}, Metadata: map[string]string{"k": "v"}}, now)
+		if err := inv.Finalize("ACME", int64(i+1), core.NewSecretPart(), now); err != nil {
+			t.Fatal(err)
+		}
+		invs = append(invs, inv)
+	}
+	if err := uow.Do(context.Background(), func(ctx context.Context, tx invoicing.Tx) error { return tx.Invoices().InsertMany(ctx, invs) }); err != nil {
+		t.Fatal(err)
+	}
+	return db, scope, uow, now, invs
 }
